@@ -1,0 +1,119 @@
+/** Every number and fixed name of the contract, in one place (spec/ and CONTRACT.md). */
+
+export const KiB = 1024;
+export const MiB = 1024 * KiB;
+
+// Delivery and capture (spec/bg_result.md, spec/bg_delegate.md)
+export const INLINE_ANSWER_MAX_BYTES = 48 * KiB;
+export const ANSWER_CAPTURE_MAX_BYTES = 4 * MiB;
+export const ANSWER_BLOCK_BYTES = 256 * KiB;
+export const SPILL_THRESHOLD_BYTES = 64 * KiB;
+export const AGGREGATE_TOOL_OUTPUT_MAX_BYTES = 64 * MiB;
+export const READ_ARTIFACT_MAX_RESPONSE_BYTES = 60 * KiB;
+/** Bytes around the base64 payload of one delegate_read_artifact response (header line). */
+export const READ_ARTIFACT_FRAMING_BYTES = 256;
+
+// Budget (CONTRACT.md §6), tokens
+export const RESERVE_OUTPUT_TOKENS = 16_384;
+export const RESERVE_FRAMING_TOKENS = 8_192;
+export const RESERVE_SAFETY_TOKENS = 4_096;
+export const FINALIZATION_RUNWAY_TOKENS = 32_768;
+export const LOW_RUNWAY_TRIGGER_TOKENS = 8_192;
+export const MIN_USABLE_INPUT_TOKENS = 8_192;
+/** pi appends "Current date" and "Current working directory" lines to the system prompt. */
+export const SYSTEM_PROMPT_APPENDIX_BYTES = 512;
+export const PROVABLE_BYTES_PER_TOKEN = 1.0;
+export const CALIBRATION_MIN_PROMPT_BYTES = 50 * KiB;
+
+// Argument defaults and bounds (spec tables, CONTRACT.md §2)
+export const DELEGATE_DEFAULTS = {
+  capability: "inspect",
+  extensionMode: "isolated",
+  maxTurns: 24,
+  maxToolCalls: 120,
+  timeoutSeconds: 1200,
+  autoDeliver: "never",
+  notifyOnCompletion: true,
+  triggerOnCompletion: true,
+} as const;
+
+export const ARGUMENT_BOUNDS = {
+  nameMaxChars: 80,
+  promptMaxBytes: 1 * MiB,
+  maxTurns: 1_000,
+  maxToolCalls: 10_000,
+  timeoutSeconds: 86_400,
+  taskIdMaxChars: 128,
+} as const;
+
+export const CAPABILITIES = ["inspect"] as const;
+export const EXTENSION_MODES = ["isolated", "ambient"] as const;
+export const AUTO_DELIVER_MODES = ["never", "when_small", "always"] as const;
+export const DELIVERY_MODES = ["inline", "artifact"] as const;
+export type Capability = (typeof CAPABILITIES)[number];
+export type ExtensionMode = (typeof EXTENSION_MODES)[number];
+export type AutoDeliver = (typeof AUTO_DELIVER_MODES)[number];
+export type DeliveryMode = (typeof DELIVERY_MODES)[number];
+
+/** The inspect capability's tool set, the only tools a child may call. */
+export const CHILD_TOOLS = ["read", "grep", "find", "ls", "delegate_read_artifact"] as const;
+export const CHILD_BUILTIN_TOOLS = ["read", "grep", "find", "ls"] as const;
+export const READ_ARTIFACT_TOOL = "delegate_read_artifact";
+
+// Registry (CONTRACT.md §7, §8)
+export const DEFAULT_MAX_RUNNING = 4;
+export const NOTIFICATION_CUSTOM_TYPE = "background-task-notification";
+export const SETTINGS_KEY = "bgDelegate";
+
+// Schema versions of what we write; the two view versions are exact in the spec.
+export const SCHEMA = {
+  seed: "pi-bg-delegate.seed.v1",
+  ledger: "pi-bg-delegate.omission-ledger.v1",
+  budgetPlan: "pi-bg-delegate.budget-plan.v1",
+  manifest: "pi-bg-delegate.manifest.v1",
+  ready: "pi-bg-delegate.child-ready.v1",
+  result: "pi-bg-delegate.result.v1",
+  terminal: "pi-bg-delegate.child-terminal.v1",
+  runtimeBudget: "pi-bg-delegate.runtime-budget.v1",
+  outcome: "pi-bg-delegate.outcome.v1",
+  spillReceipt: "pi-bg-delegate.spill-receipt.v1",
+  spillEnvelope: "pi-bg-delegate.tool-result-content.v1",
+  delegateView: "pi-background-tasks.delegate-result-view.v1",
+  fusionView: "pi-background-tasks.fusion-result-view.v1",
+} as const;
+
+export const PROJECTION_TRANSFORM = "visible-conversation-ledger-v2";
+
+/** Files of a delegate task directory. */
+export const TASK_FILES = {
+  seed: "seed.json",
+  prompt: "child-prompt.txt",
+  ledger: "context-omission-ledger.json",
+  budgetPlan: "budget-plan.json",
+  manifest: "manifest.json",
+  sessionDir: "child-session",
+  sessionFile: "child-session/session.jsonl",
+  spillDir: "spill",
+  ready: "child-ready.json",
+  runtimeBudget: "runtime-budget.json",
+  result: "result.json",
+  terminal: "child-terminal.json",
+  outcome: "outcome.json",
+  output: "child-output.log",
+  answer: "answer.txt",
+} as const;
+
+/** Roots under the project cwd. */
+export const DELEGATE_ROOT = ".pi/delegate";
+export const FUSION_ROOT = ".pi/fusion";
+
+/** Environment handed to the child (CONTRACT.md §4). */
+export const CHILD_ENV = {
+  taskDir: "PI_BG_DELEGATE_TASK_DIR",
+  taskId: "PI_BG_DELEGATE_TASK_ID",
+  nonce: "PI_BG_DELEGATE_LAUNCH_NONCE",
+  seedSha256: "PI_BG_DELEGATE_SEED_SHA256",
+  marker: "PI_BG_DELEGATE_CHILD",
+} as const;
+export const PI_CLI_ENV = "PI_BG_DELEGATE_PI_CLI";
+export const MAX_RUNNING_ENV = "PI_BG_DELEGATE_MAX_RUNNING";

@@ -1,0 +1,197 @@
+/**
+ * Shapes of the files parent and child share through the task directory. The child and the parent
+ * never share memory; these types are the whole interface between them.
+ */
+import type { Capability, ExtensionMode, AutoDeliver } from "./constants.ts";
+import type { FailureCode } from "./errors.ts";
+
+export interface PinnedRoute {
+  provider: string;
+  model: string;
+}
+
+export interface SeedRoute extends PinnedRoute {
+  context_window_tokens: number;
+  thinking_level: string;
+  origin: "parent_current" | "explicit";
+}
+
+export interface SeedLimits {
+  max_turns: number;
+  max_tool_calls: number;
+  timeout_seconds: number;
+  spill_threshold_bytes: number;
+  aggregate_tool_output_bytes: number;
+  answer_capture_bytes: number;
+  read_artifact_max_response_bytes: number;
+}
+
+/** The token budget the guard enforces at run time (CONTRACT.md §6). */
+export interface SeedBudget {
+  capacity_tokens: number;
+  admission_estimate_tokens: number;
+  growth_budget_tokens: number;
+  finalization_runway_tokens: number;
+  low_runway_trigger_tokens: number;
+  bytes_per_token: number;
+}
+
+/** seed.json: canonical JSON plus one newline; its file bytes' SHA-256 identifies the task's seed. */
+export interface SeedDocument {
+  schema_version: string;
+  task_id: string;
+  launch_nonce: string;
+  created_at: string;
+  cwd: string;
+  capability: Capability;
+  extension_mode: ExtensionMode;
+  route: SeedRoute;
+  child_session_id: string;
+  directive: { text: string; sha256: string; authority: "explicit_text" };
+  /** The projection of the parent branch (launch/seed.ts). */
+  projection: unknown;
+  limits: SeedLimits;
+  budget: SeedBudget;
+  /** SHA-256 of child-prompt.txt, the exact bytes pi delivers to the child. */
+  child_prompt_sha256: string;
+  /** SHA-256 of the package-owned system prompt passed with --system-prompt. */
+  system_prompt_sha256: string;
+}
+
+export interface RouteAttestation {
+  provider: string;
+  model: string;
+  response_model?: string;
+  stop_reason: string;
+}
+
+export interface AnswerBlock {
+  byte_length: number;
+  sha256: string;
+  data_base64: string;
+}
+
+export interface AnswerPackage {
+  encoding: "utf-8";
+  byte_length: number;
+  sha256: string;
+  blocks: AnswerBlock[];
+}
+
+export type UsageRecord =
+  | {
+      status: "observed";
+      input: number;
+      output: number;
+      cache_read: number;
+      cache_write: number;
+      total_tokens: number;
+      cost_total: number;
+    }
+  | { status: "unavailable"; reason: string };
+
+export interface SpillReceipt {
+  schema_version: string;
+  artifact: string;
+  tool_name: string;
+  tool_call_id: string;
+  turn_sequence: number;
+  source_call_index: number;
+  byte_length: number;
+  sha256: string;
+  content_format: "single_text_utf8" | "tool_result_content_json_v1";
+}
+
+/** What the child read: path, range and the SHA-256 of exactly the bytes it saw. */
+export interface EvidenceRow {
+  tool: string;
+  path: string;
+  offset: number;
+  length: number;
+  sha256: string;
+}
+
+/** result.json: the child's commit point (CONTRACT.md §5). */
+export interface DelegateResultFile {
+  schema_version: string;
+  task_id: string;
+  launch_nonce: string;
+  seed_sha256: string;
+  route: PinnedRoute;
+  route_attestations: RouteAttestation[];
+  answer: AnswerPackage;
+  turns: number;
+  tool_calls: number;
+  usage: UsageRecord;
+  spilled_artifacts: SpillReceipt[];
+  evidence: EvidenceRow[];
+  /** True when the runway trigger turned tools off and asked for the answer. */
+  finalized_by_runway: boolean;
+}
+
+/** child-terminal.json: written by the guard instead of result.json on any failure. */
+export interface ChildTerminalFile {
+  schema_version: string;
+  task_id: string;
+  launch_nonce: string;
+  code: FailureCode;
+  message: string;
+  turns: number;
+  tool_calls: number;
+  usage: UsageRecord;
+  spilled_artifacts: SpillReceipt[];
+  at: string;
+}
+
+/** child-ready.json: the guard's signal that it loaded and the seed checked out. */
+export interface ChildReadyFile {
+  schema_version: string;
+  task_id: string;
+  launch_nonce: string;
+  pid: number;
+  pi_version: string;
+  at: string;
+}
+
+export type TaskState = "running" | "completed" | "failed" | "cancelled";
+
+export interface BoundArtifact {
+  path: string;
+  byte_length: number;
+  sha256: string;
+}
+
+/** manifest.json: the parent's record of the task, kept current for its life. */
+export interface DelegateManifest {
+  schema_version: string;
+  kind: "delegate";
+  task_id: string;
+  name: string;
+  launch_nonce: string;
+  parent_session_id: string;
+  cwd: string;
+  created_at: string;
+  updated_at: string;
+  state: TaskState;
+  route: PinnedRoute;
+  capability: Capability;
+  extension_mode: ExtensionMode;
+  limits: { max_turns: number; max_tool_calls: number; timeout_seconds: number };
+  auto_deliver: AutoDeliver;
+  notify_on_completion: boolean;
+  trigger_on_completion: boolean;
+  child_session_id: string;
+  child_session_dir: string;
+  seed_sha256: string;
+  seed_bytes: number;
+  owner: { pid: number; start_time: string };
+  child: { pid: number; pgid: number } | null;
+  artifacts: Record<string, BoundArtifact>;
+  terminal: {
+    ended_at: string;
+    code?: FailureCode;
+    message?: string;
+    answer_bytes?: number;
+    answer_sha256?: string;
+  } | null;
+}
