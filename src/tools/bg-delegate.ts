@@ -1,0 +1,46 @@
+import type { AgentToolResult, ExtensionContext, ToolDefinition } from "@mariozechner/pi-coding-agent";
+import { toToolError } from "../core/failure-text.ts";
+import { DELEGATE_PARAMETERS, type DelegateArguments, parseDelegateArguments } from "./delegate-arguments.ts";
+
+export interface DelegateLauncher<TDetails> {
+  launch(args: DelegateArguments, toolCallId: string, ctx: ExtensionContext): Promise<AgentToolResult<TDetails>>;
+}
+
+const DESCRIPTION =
+  "Start one background Pi agent that investigates read-only (read, grep, find, ls) on a model route pinned now and " +
+  "never substituted. It receives a frozen, hash-accounted copy of this conversation and its own session, and this " +
+  "call returns a receipt at once. When it ends you get one notification; then fetch the verified answer with " +
+  "bg_result. Extensions are not loaded in the child unless extensionMode is \"ambient\".";
+
+export function createBgDelegateTool<TDetails>(
+  launcher: DelegateLauncher<TDetails>,
+): ToolDefinition<typeof DELEGATE_PARAMETERS, TDetails> {
+  return {
+    name: "bg_delegate",
+    label: "Background Delegate",
+    description: DESCRIPTION,
+    promptSnippet: "bg_delegate: hand a read-only investigation to a background Pi agent; fetch it with bg_result",
+    promptGuidelines: [
+      "Use bg_delegate for a self-contained read-only investigation that can run while you work; restate in its prompt any fact that only a tool result showed, because tool output is not copied to the delegate.",
+      "After bg_delegate, do not poll bg_result in a loop: wait for the completion notification, then call bg_result once.",
+    ],
+    parameters: DELEGATE_PARAMETERS,
+    prepareArguments: (raw) => {
+      try {
+        const args = parseDelegateArguments(raw);
+        const { route, ...rest } = args;
+        return (route === undefined ? rest : args) as never;
+      } catch (error) {
+        throw toToolError(error);
+      }
+    },
+    async execute(toolCallId, params, _signal, _onUpdate, ctx) {
+      try {
+        // prepareArguments already normalized; parse again so execute never trusts coerced input.
+        return await launcher.launch(parseDelegateArguments(params), toolCallId, ctx);
+      } catch (error) {
+        throw toToolError(error);
+      }
+    },
+  };
+}
