@@ -88,3 +88,131 @@ export class DelegateError extends Error {
 export function fail(code: FailureCode, message: string, facts?: FailureFacts): never {
   throw new DelegateError(code, message, facts);
 }
+
+/** Where in a task's life a code can arise; docs/failure-codes.md derives "what you see" from it. */
+export type FailureStage = "admission" | "launch" | "run" | "verify" | "retrieval";
+
+/**
+ * When each code is produced (CONTRACT.md §1), beside FAILURE_REMEDIATION so the failure table in
+ * docs/failure-codes.md is generated from one place (scripts/docs/generate.mjs checks the keys match).
+ */
+export const FAILURE_WHEN = {
+  invalid_arguments: {
+    stages: ["admission"],
+    when: "An argument fails the strict check: wrong JSON type, unknown key, blank text, lone surrogate, value not in its enum, or outside its bound.",
+  },
+  route_unresolved: {
+    stages: ["admission"],
+    when: "The explicit route is not in the model registry, or no route was given and the session has no current model.",
+  },
+  route_capacity_unknown: {
+    stages: ["admission"],
+    when: "The pinned model declares no usable context window (only possible for models an extension registers).",
+  },
+  route_capacity_insufficient: {
+    stages: ["admission"],
+    when: "The model's window leaves less than 8,192 tokens of usable input after reserves and the 32,768-token runway (window below 69,632).",
+  },
+  delegate_hook_contract_unsupported: {
+    stages: ["admission", "run"],
+    when: "The parent's Pi version, or the child's as seen by the guard at load, is outside the proven range.",
+  },
+  delegate_isolation_unsupported: {
+    stages: ["admission", "run"],
+    when: "The guard cannot be loaded or pi's CLI cannot be located; or, in the child, an allowed tool name is served by something other than the built-in tool or the guard.",
+  },
+  seed_projection_failed: {
+    stages: ["admission"],
+    when: "The branch holds a message role or content block type the projection does not know.",
+  },
+  seed_budget_exceeded: {
+    stages: ["admission"],
+    when: "The admission estimate of the child prompt plus the 32,768-token runway exceeds the route's capacity.",
+  },
+  delegate_concurrency_limit: {
+    stages: ["admission"],
+    when: "This project already has maxRunning delegates running (checked right after the arguments).",
+  },
+  artifact_error: {
+    stages: ["admission", "launch"],
+    when: "The task's artifact directory could not be created or written; what was written is removed.",
+  },
+  child_spawn_failed: { stages: ["launch"], when: "The child process could not be started." },
+  child_startup_failed: {
+    stages: ["launch"],
+    when: "The child exited before its guard reported that it was ready.",
+  },
+  seed_hash_mismatch: {
+    stages: ["run", "verify"],
+    when: "The guard's load check failed (seed file, task id, nonce, or the delivered prompt differs from child-prompt.txt), or result.json names another seed.",
+  },
+  child_timeout: {
+    stages: ["run"],
+    when: "timeoutSeconds of wall clock passed; the child's process group was killed.",
+  },
+  child_cancelled: {
+    stages: ["run"],
+    when: "The task was cancelled with /delegates cancel, the host exited, or the child saw its parent die.",
+  },
+  child_turn_limit: { stages: ["run"], when: "The child reached maxTurns; no result is committed." },
+  child_tool_call_limit: { stages: ["run"], when: "The child reached maxToolCalls; no result is committed." },
+  provider_context_budget_exhausted: {
+    stages: ["run"],
+    when: "The provider rejected a child request as larger than its context (the child never compacts, so this surfaces).",
+  },
+  child_provider_error: {
+    stages: ["run"],
+    when: "The child's last model call ended in a provider error after pi's own retries.",
+  },
+  aggregate_tool_output_cap: { stages: ["run"], when: "The child's tools produced 64 MiB of raw output in total." },
+  child_model_output_limit: { stages: ["run"], when: "The final model message stopped because of its length limit." },
+  child_capture_limit: {
+    stages: ["run"],
+    when: "The answer is larger than 4 MiB; nothing of it is committed.",
+  },
+  artifact_spill_failed: {
+    stages: ["run"],
+    when: "Writing a large tool result to the spill directory failed; the payload is withheld from the child.",
+  },
+  child_exited_without_commit: {
+    stages: ["run"],
+    when: "The child is gone and left neither result.json nor child-terminal.json.",
+  },
+  child_result_invalid: {
+    stages: ["verify"],
+    when: "result.json is not canonical JSON of the expected shape and version, names another task or nonce, or carries a blank answer.",
+  },
+  route_attestation_missing: {
+    stages: ["run", "verify"],
+    when: "result.json carries no route attestation for the child's assistant messages.",
+  },
+  route_mismatch: {
+    stages: ["run", "verify"],
+    when: "The child's model at start, or the provider/model of any assistant message, differs from the pinned route.",
+  },
+  child_result_encoding_invalid: {
+    stages: ["verify"],
+    when: "The answer's encoding is not utf-8, a block is not strict base64, or the answer bytes are not well-formed UTF-8.",
+  },
+  answer_hash_mismatch: {
+    stages: ["verify"],
+    when: "A block's or the whole answer's byte length or SHA-256 differs from what result.json states.",
+  },
+  artifact_read_failed: {
+    stages: ["verify"],
+    when: "result.json or another hash-bound task file exists but cannot be read.",
+  },
+  result_unavailable: {
+    stages: ["retrieval"],
+    when: "The task is known (cached, or notified in this session) but its artifact directory or manifest is gone.",
+  },
+  result_too_large_for_inline: {
+    stages: ["retrieval"],
+    when: 'bg_result was called with delivery "inline" for an answer larger than 48 KiB.',
+  },
+  task_unknown: { stages: ["retrieval"], when: "No task in this project matches the id or prefix." },
+  task_ambiguous: {
+    stages: ["retrieval"],
+    when: "More than one task matches the prefix; the error lists them.",
+  },
+} as const satisfies Record<FailureCode, { stages: readonly FailureStage[]; when: string }>;
