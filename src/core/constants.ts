@@ -95,6 +95,7 @@ export const TASK_FILES = {
   sessionFile: "child-session/session.jsonl",
   spillDir: "spill",
   ready: "child-ready.json",
+  progress: "progress.json",
   runtimeBudget: "runtime-budget.json",
   result: "result.json",
   terminal: "child-terminal.json",

@@ -1,0 +1,75 @@
+import { CHILD_ENV, CHILD_TOOLS, type ExtensionMode } from "../core/constants.ts";
+
+export interface ChildArgvInput {
+  piCli: string;
+  guardPath: string;
+  provider: string;
+  model: string;
+  thinkingLevel: string;
+  sessionFile: string;
+  systemPrompt: string;
+  extensionMode: ExtensionMode;
+}
+
+/**
+ * The child's argv allowlist (CONTRACT.md §4). Text print mode (-p with the prompt on stdin): json mode
+ * would repeat the whole partial message on every update. Built-in tools are off and exactly the
+ * inspect tool set is allowed; the guard is loaded explicitly in both extension modes.
+ */
+export function buildChildArgv(input: ChildArgvInput): string[] {
+  return [
+    input.piCli,
+    "-p",
+    "--no-builtin-tools",
+    "--tools",
+    CHILD_TOOLS.join(","),
+    "--no-skills",
+    "--no-prompt-templates",
+    "--no-themes",
+    "--no-context-files",
+    ...(input.extensionMode === "isolated" ? ["--no-extensions"] : []),
+    "-e",
+    input.guardPath,
+    "--provider",
+    input.provider,
+    "--model",
+    input.model,
+    "--thinking",
+    input.thinkingLevel,
+    "--session",
+    input.sessionFile,
+    "--system-prompt",
+    input.systemPrompt,
+  ];
+}
+
+export interface ChildEnvInput {
+  taskDir: string;
+  taskId: string;
+  launchNonce: string;
+  seedSha256: string;
+}
+
+/** Variables that would tie the child to the parent's session; removed from the child env. */
+const PARENT_SESSION_VARS = ["PI_CODING_AGENT_SESSION_DIR", "PI_CODING_AGENT_SESSION", "PI_SESSION_FILE"];
+
+/**
+ * The child inherits the parent's environment (provider credentials and PI_CODING_AGENT_DIR, so the
+ * pinned route authenticates exactly as in the parent), minus anything naming the parent session and
+ * any stale handover variable, plus the handover and PI_OFFLINE=1 (no downloads in a child).
+ */
+export function buildChildEnv(base: NodeJS.ProcessEnv, input: ChildEnvInput): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(base)) {
+    if (value === undefined) continue;
+    if (PARENT_SESSION_VARS.includes(key) || key.startsWith("PI_BG_DELEGATE_")) continue;
+    env[key] = value;
+  }
+  env[CHILD_ENV.taskDir] = input.taskDir;
+  env[CHILD_ENV.taskId] = input.taskId;
+  env[CHILD_ENV.nonce] = input.launchNonce;
+  env[CHILD_ENV.seedSha256] = input.seedSha256;
+  env[CHILD_ENV.marker] = "1";
+  env.PI_OFFLINE = "1";
+  return env;
+}

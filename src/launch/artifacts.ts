@@ -1,0 +1,111 @@
+import { mkdirSync, readdirSync, rmdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { CURRENT_SESSION_VERSION } from "@mariozechner/pi-coding-agent";
+import { canonicalJsonLine } from "../core/canonical.ts";
+import { DELEGATE_ROOT, SCHEMA, TASK_FILES } from "../core/constants.ts";
+import { DelegateError } from "../core/errors.ts";
+import { DIR_MODE, writeFileAtomic } from "../core/fs.ts";
+import { sha256Hex } from "../core/hash.ts";
+import type { BoundArtifact, DelegateManifest, SeedDocument } from "../core/types.ts";
+
+/** Session ids become path segments: keep them to a safe alphabet. */
+export function sessionSegment(parentSessionId: string): string {
+  const safe = parentSessionId.replace(/[^A-Za-z0-9_.-]/g, "-").slice(0, 120);
+  return safe === "" || safe === "." || safe === ".." ? "session" : safe;
+}
+
+export function delegateRoot(cwd: string): string {
+  return join(cwd, DELEGATE_ROOT);
+}
+
+export function taskDirFor(cwd: string, parentSessionId: string, taskId: string): string {
+  return join(delegateRoot(cwd), sessionSegment(parentSessionId), taskId);
+}
+
+export interface TaskTreeInput {
+  taskDir: string;
+  seed: SeedDocument;
+  childPrompt: string;
+  ledger: unknown;
+  budgetPlan: unknown;
+  /** The manifest without the fields this function fills in (hashes, artifacts, seed size). */
+  manifest: Omit<DelegateManifest, "schema_version" | "artifacts" | "seed_sha256" | "seed_bytes">;
+}
+
+export interface TaskTree {
+  taskDir: string;
+  seedSha256: string;
+  seedBytes: number;
+  sessionFile: string;
+  manifest: DelegateManifest;
+}
+
+function bind(taskDir: string, name: string, bytes: Buffer): BoundArtifact {
+  writeFileAtomic(join(taskDir, name), bytes);
+  return { path: name, byte_length: bytes.length, sha256: sha256Hex(bytes) };
+}
+
+/** Remove the task dir, then its session dir if that is now empty (a failed launch leaves nothing). */
+export function removeTaskTree(taskDir: string): void {
+  rmSync(taskDir, { recursive: true, force: true });
+  const sessionDir = join(taskDir, "..");
+  try {
+    if (readdirSync(sessionDir).length === 0) rmdirSync(sessionDir);
+  } catch {
+    // already gone or not empty: nothing to do
+  }
+}
+
+export function writeManifest(taskDir: string, manifest: DelegateManifest): void {
+  writeFileAtomic(join(taskDir, TASK_FILES.manifest), canonicalJsonLine(manifest));
+}
+
+/**
+ * Create the task's artifact tree (dirs 0700, files 0600). The task dir must not exist yet. Any
+ * failure removes what was created and is reported as artifact_error.
+ */
+export function writeTaskTree(input: TaskTreeInput): TaskTree {
+  const { taskDir, seed } = input;
+  let created = false;
+  try {
+    mkdirSync(join(taskDir, ".."), { recursive: true, mode: DIR_MODE });
+    mkdirSync(taskDir, { mode: DIR_MODE });
+    created = true;
+    mkdirSync(join(taskDir, TASK_FILES.sessionDir), { mode: DIR_MODE });
+    mkdirSync(join(taskDir, TASK_FILES.spillDir), { mode: DIR_MODE });
+
+    const seedBytes = Buffer.from(canonicalJsonLine(seed), "utf8");
+    const artifacts: Record<string, BoundArtifact> = {
+      seed: bind(taskDir, TASK_FILES.seed, seedBytes),
+      prompt: bind(taskDir, TASK_FILES.prompt, Buffer.from(input.childPrompt, "utf8")),
+      ledger: bind(taskDir, TASK_FILES.ledger, Buffer.from(canonicalJsonLine(input.ledger), "utf8")),
+      budgetPlan: bind(taskDir, TASK_FILES.budgetPlan, Buffer.from(canonicalJsonLine(input.budgetPlan), "utf8")),
+    };
+    // A pre-written header makes the child's session id ours: pi 0.73.1 has no --session-id.
+    const header = {
+      type: "session",
+      version: CURRENT_SESSION_VERSION,
+      id: seed.child_session_id,
+      timestamp: seed.created_at,
+      cwd: seed.cwd,
+    };
+    const sessionFile = join(taskDir, TASK_FILES.sessionFile);
+    writeFileAtomic(sessionFile, `${JSON.stringify(header)}\n`);
+
+    const manifest: DelegateManifest = {
+      schema_version: SCHEMA.manifest,
+      ...input.manifest,
+      seed_sha256: artifacts.seed!.sha256,
+      seed_bytes: seedBytes.length,
+      artifacts,
+    };
+    writeManifest(taskDir, manifest);
+    return { taskDir, seedSha256: manifest.seed_sha256, seedBytes: seedBytes.length, sessionFile, manifest };
+  } catch (error) {
+    if (created) removeTaskTree(taskDir);
+    if (error instanceof DelegateError) throw error;
+    throw new DelegateError("artifact_error", `could not create the task's artifact tree: ${String(error)}`, {
+      childProcessCreated: false,
+    });
+  }
+}

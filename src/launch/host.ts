@@ -1,0 +1,65 @@
+import { existsSync, realpathSync, statSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { DelegateError } from "../core/errors.ts";
+import { isProvenPiVersion, provenRangeText } from "../core/host-range.ts";
+
+/** Refuse a host whose hook behaviour was not proven (delegate_hook_contract_unsupported). */
+export function checkHookContract(piVersion: string): void {
+  if (!isProvenPiVersion(piVersion)) {
+    throw new DelegateError(
+      "delegate_hook_contract_unsupported",
+      `pi ${piVersion} is outside the proven range ${provenRangeText()}`,
+      { childProcessCreated: false },
+    );
+  }
+}
+
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+function looksLikePiCli(path: string): boolean {
+  return basename(path) === "cli.js" && basename(dirname(path)) === "dist" && isFile(path);
+}
+
+/**
+ * The host's own pi CLI (CONTRACT.md §4): the configured path, else process.argv[1] when it resolves
+ * to pi's dist/cli.js. Never "whatever pi is on PATH".
+ */
+export function locatePiCli(configured: string | undefined, argv1: string | undefined = process.argv[1]): string {
+  if (configured !== undefined) {
+    if (isFile(configured)) return configured;
+    throw new DelegateError("delegate_isolation_unsupported", `configured pi CLI ${configured} is not a file`, {
+      childProcessCreated: false,
+    });
+  }
+  if (argv1 !== undefined) {
+    try {
+      const real = realpathSync(argv1);
+      if (looksLikePiCli(real)) return real;
+    } catch {
+      // fall through to the refusal
+    }
+  }
+  throw new DelegateError(
+    "delegate_isolation_unsupported",
+    "cannot locate the host's pi CLI (process.argv[1] is not pi's dist/cli.js and bgDelegate.piCli is not set)",
+    { childProcessCreated: false },
+  );
+}
+
+/** The package-owned child guard, loaded into every child with -e. */
+export function locateGuard(): string {
+  const path = join(dirname(fileURLToPath(import.meta.url)), "..", "child", "guard.ts");
+  if (!existsSync(path)) {
+    throw new DelegateError("delegate_isolation_unsupported", `the child guard is missing at ${path}`, {
+      childProcessCreated: false,
+    });
+  }
+  return path;
+}
