@@ -1,0 +1,169 @@
+/**
+ * A temporary pi agent dir (PI_CODING_AGENT_DIR) wired to the scripted model server.
+ *
+ * models.json declares provider `fake` (openai-completions, apiKey "fake-key") with three models:
+ *   fake-model   contextWindow 200,000
+ *   big-model    contextWindow 2,000,000
+ *   small-model  contextWindow 60,000 (below the 69,632 minimum: route_capacity_insufficient)
+ * settings.json: retries off and a quiet start by default. With `retry: true` pi's agent-level
+ * auto-retry is on with a 1 ms base delay (keys `retry.enabled`, `retry.maxRetries`,
+ * `retry.baseDelayMs`; pi waits baseDelayMs * 2^(attempt-1)). The OpenAI SDK's own HTTP retries are
+ * always off (`retry.provider.maxRetries: 0`; the server also sends `x-should-retry: false`), so
+ * every failure a test scripts reaches pi exactly once.
+ *
+ * Context windows of models.json entries: pi 0.73.1 rejects contextWindow <= 0 there ("invalid
+ * contextWindow") and fills 128,000 when it is missing, so a models.json route always has a usable
+ * window. Only an extension can register a model without one: ModelRegistry.registerProvider copies
+ * `contextWindow` verbatim (no validation, no default), so the model keeps 0 or undefined, and
+ * pi's own getContextUsage() then returns undefined. See writeNoWindowProviderExtension.
+ */
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { makeTempDir } from "./temp.ts";
+
+export const FAKE_PROVIDER = "fake";
+export const FAKE_API_KEY = "fake-key";
+export const FAKE_MODELS = {
+  /** The default route: 200,000 tokens. */
+  default: "fake-model",
+  big: "big-model",
+  /** Below the 69,632-token minimum. */
+  small: "small-model",
+} as const;
+
+export interface FakeModelSpec {
+  id: string;
+  contextWindow?: number;
+  maxTokens?: number;
+  reasoning?: boolean;
+  input?: ("text" | "image")[];
+}
+
+export const DEFAULT_FAKE_MODELS: readonly FakeModelSpec[] = [
+  { id: FAKE_MODELS.default, contextWindow: 200_000, maxTokens: 8192 },
+  { id: FAKE_MODELS.big, contextWindow: 2_000_000, maxTokens: 8192 },
+  { id: FAKE_MODELS.small, contextWindow: 60_000, maxTokens: 8192 },
+];
+
+export interface AgentDirOptions {
+  /** Base URL of the model server (ModelServer.url). */
+  serverUrl: string;
+  /** Enable pi's auto-retry with tiny delays; a number sets maxRetries (default 3). */
+  retry?: boolean | number;
+  /** Merged over the default settings (top-level keys replace). */
+  settings?: Record<string, unknown>;
+  /** Replaces the default model list of provider `fake`. */
+  models?: readonly FakeModelSpec[];
+  /** Directory to create the agent dir in; default: a new temp dir (removed after the test file). */
+  parentDir?: string;
+}
+
+export interface AgentDir {
+  /** The directory to put in PI_CODING_AGENT_DIR. */
+  dir: string;
+  modelsPath: string;
+  settingsPath: string;
+  /** The settings written to settings.json (pass the same object to SettingsManager.inMemory). */
+  settings: Record<string, unknown>;
+  /** Rewrite settings.json with `patch` merged over the current settings. */
+  updateSettings(patch: Record<string, unknown>): Promise<void>;
+}
+
+function modelEntry(spec: FakeModelSpec): Record<string, unknown> {
+  const entry: Record<string, unknown> = {
+    id: spec.id,
+    name: `Fake ${spec.id}`,
+    reasoning: spec.reasoning ?? false,
+    input: spec.input ?? ["text"],
+    maxTokens: spec.maxTokens ?? 8192,
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+  };
+  if (spec.contextWindow !== undefined) entry.contextWindow = spec.contextWindow;
+  return entry;
+}
+
+export function defaultSettings(retry: boolean | number = false): Record<string, unknown> {
+  const provider = { maxRetries: 0 };
+  if (retry === false) return { retry: { enabled: false, provider }, quietStartup: true };
+  const maxRetries = typeof retry === "number" ? retry : 3;
+  return { retry: { enabled: true, maxRetries, baseDelayMs: 1, provider }, quietStartup: true };
+}
+
+export async function createAgentDir(options: AgentDirOptions): Promise<AgentDir> {
+  const dir = join(options.parentDir ?? (await makeTempDir("agent")), "agent");
+  await mkdir(dir, { recursive: true });
+  const modelsPath = join(dir, "models.json");
+  const settingsPath = join(dir, "settings.json");
+  const models = {
+    providers: {
+      [FAKE_PROVIDER]: {
+        baseUrl: options.serverUrl,
+        api: "openai-completions",
+        apiKey: FAKE_API_KEY,
+        models: (options.models ?? DEFAULT_FAKE_MODELS).map(modelEntry),
+      },
+    },
+  };
+  await writeFile(modelsPath, `${JSON.stringify(models, null, 2)}\n`);
+  const settings: Record<string, unknown> = { ...defaultSettings(options.retry), ...options.settings };
+  await writeFile(settingsPath, `${JSON.stringify(settings, null, 2)}\n`);
+  const agentDir: AgentDir = {
+    dir,
+    modelsPath,
+    settingsPath,
+    settings,
+    async updateSettings(patch) {
+      Object.assign(settings, patch);
+      await writeFile(settingsPath, `${JSON.stringify(settings, null, 2)}\n`);
+    },
+  };
+  return agentDir;
+}
+
+export const NO_WINDOW_PROVIDER = "nowindow";
+export const NO_WINDOW_MODEL = "no-window-model";
+
+export interface NoWindowExtensionOptions {
+  serverUrl: string;
+  /** Where to write the extension file (a .ts path). For ambient children use `<agentDir>/extensions/<name>.ts`. */
+  path: string;
+  provider?: string;
+  model?: string;
+  /** 0 (default, type-valid) or "omit" (the field is left out; pi stores undefined). */
+  contextWindow?: 0 | "omit";
+}
+
+/**
+ * Write an extension that registers a provider whose only model has no usable context window
+ * (for route_capacity_unknown). It imports nothing, so it loads from any directory. Load it in an
+ * SDK parent with `extraExtensions`, in an RPC parent with `-e <path>`, or put it in
+ * `<agentDir>/extensions/` so every pi without --no-extensions (ambient children) discovers it.
+ * Returns the path written.
+ */
+export async function writeNoWindowProviderExtension(options: NoWindowExtensionOptions): Promise<string> {
+  const model: Record<string, unknown> = {
+    id: options.model ?? NO_WINDOW_MODEL,
+    name: "Model without a context window",
+    reasoning: false,
+    input: ["text"],
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+    maxTokens: 8192,
+  };
+  if (options.contextWindow !== "omit") model.contextWindow = 0;
+  const config = {
+    baseUrl: options.serverUrl,
+    apiKey: FAKE_API_KEY,
+    api: "openai-completions",
+    models: [model],
+  };
+  const source = [
+    "// Test fixture written by test/helpers/agent-dir.ts: a provider model with no usable context window.",
+    "export default function noWindowProvider(pi: { registerProvider(name: string, config: unknown): void }): void {",
+    `  pi.registerProvider(${JSON.stringify(options.provider ?? NO_WINDOW_PROVIDER)}, ${JSON.stringify(config)});`,
+    "}",
+    "",
+  ].join("\n");
+  await mkdir(join(options.path, ".."), { recursive: true });
+  await writeFile(options.path, source);
+  return options.path;
+}

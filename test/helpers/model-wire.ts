@@ -1,0 +1,282 @@
+/**
+ * The OpenAI chat-completions wire format, both directions, for the scripted model server:
+ * a request body becomes a normalized view tests can read; a reply becomes SSE chunks (or one
+ * JSON body) the way real providers stream them (text deltas, tool-call arguments in pieces,
+ * a final usage chunk).
+ */
+import type { IncomingHttpHeaders, ServerResponse } from "node:http";
+
+/** One message of a request, flattened to what tests assert on. */
+export interface NormalizedMessage {
+  /** "developer" is folded into "system". */
+  role: "system" | "user" | "assistant" | "tool";
+  /** Concatenated text parts (tool results and custom messages included). */
+  text: string;
+  /** Assistant tool calls, arguments as sent and parsed (undefined when not JSON). */
+  toolCalls?: { id: string; name: string; arguments: string; args: unknown }[];
+  /** For role "tool": the call it answers. */
+  toolCallId?: string;
+  /** Image parts in the message (user images are markers elsewhere; here only counted). */
+  images?: number;
+}
+
+export interface ToolSchema {
+  name: string;
+  description: string;
+  parameters: unknown;
+}
+
+/** The normalized view of one request the server received. */
+export interface ModelRequest {
+  /** 0-based arrival order on this server. */
+  seq: number;
+  path: string;
+  /** The model id the client asked for. */
+  model: string;
+  stream: boolean;
+  /** System/developer text joined with "\n". */
+  systemPrompt: string;
+  /** Every message in order, the system message included. */
+  messages: NormalizedMessage[];
+  /** Names of the tools offered, in order. */
+  tools: string[];
+  /** Full tool list with the JSON schemas the model was offered. */
+  toolSchemas: ToolSchema[];
+  headers: IncomingHttpHeaders;
+  /** The parsed request body, untouched. */
+  raw: Record<string, unknown>;
+}
+
+/** What the server answers. Every field is optional; an empty reply is an empty text answer. */
+export interface FakeReply {
+  text?: string;
+  /** Repeat `text` this many times (long answers without long scripts). */
+  repeat?: number;
+  /** Streamed as `reasoning_content` before the text (pi turns it into a thinking block). */
+  thinking?: string;
+  toolCalls?: { name: string; args?: unknown; rawArgs?: string; id?: string }[];
+  /** HTTP status of a provider error (no body streamed). */
+  error?: number;
+  /** Error message for `error` (OpenAI error body). */
+  message?: string;
+  /** Report this model in the chunks instead of the requested one (pi records responseModel). */
+  model?: string;
+  /** finish_reason override, e.g. "length". */
+  finish?: string;
+  /** Send no usage at all (pi then reports all-zero usage). */
+  noUsage?: boolean;
+  usage?: { prompt_tokens?: number; completion_tokens?: number };
+  /** Wait this long before answering. */
+  delayMs?: number;
+  /** Close the connection after the first text chunk (a broken stream). */
+  hangup?: boolean;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function partsText(content: unknown): { text: string; images: number } {
+  if (typeof content === "string") return { text: content, images: 0 };
+  if (!Array.isArray(content)) return { text: "", images: 0 };
+  let text = "";
+  let images = 0;
+  for (const part of content) {
+    if (!isRecord(part)) continue;
+    if (typeof part.text === "string") text += part.text;
+    if (part.type === "image_url") images++;
+  }
+  return { text, images };
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function normalizeMessage(raw: unknown): NormalizedMessage {
+  const m = isRecord(raw) ? raw : {};
+  const role = m.role === "developer" ? "system" : (m.role as NormalizedMessage["role"]);
+  const { text, images } = partsText(m.content);
+  const out: NormalizedMessage = { role, text };
+  if (images > 0) out.images = images;
+  if (typeof m.tool_call_id === "string") out.toolCallId = m.tool_call_id;
+  if (Array.isArray(m.tool_calls)) {
+    out.toolCalls = m.tool_calls.filter(isRecord).map((call) => {
+      const fn = isRecord(call.function) ? call.function : {};
+      const args = typeof fn.arguments === "string" ? fn.arguments : "";
+      return { id: String(call.id ?? ""), name: String(fn.name ?? ""), arguments: args, args: parseJson(args) };
+    });
+  }
+  return out;
+}
+
+export function normalizeRequest(
+  body: Record<string, unknown>,
+  seq: number,
+  path: string,
+  headers: IncomingHttpHeaders,
+): ModelRequest {
+  const messages = (Array.isArray(body.messages) ? body.messages : []).map(normalizeMessage);
+  const toolSchemas: ToolSchema[] = (Array.isArray(body.tools) ? body.tools : []).filter(isRecord).map((tool) => {
+    const fn = isRecord(tool.function) ? tool.function : {};
+    return { name: String(fn.name ?? ""), description: String(fn.description ?? ""), parameters: fn.parameters };
+  });
+  return {
+    seq,
+    path,
+    model: String(body.model ?? ""),
+    stream: body.stream === true,
+    systemPrompt: messages
+      .filter((m) => m.role === "system")
+      .map((m) => m.text)
+      .join("\n"),
+    messages,
+    tools: toolSchemas.map((t) => t.name),
+    toolSchemas,
+    headers,
+    raw: body,
+  };
+}
+
+let idCounter = 0;
+function nextId(prefix: string): string {
+  idCounter++;
+  return `${prefix}_${process.pid.toString(36)}_${idCounter}`;
+}
+
+/** Split text into at most ~48 pieces, never inside a surrogate pair. */
+export function splitText(text: string): string[] {
+  const size = Math.max(16, Math.ceil(text.length / 48));
+  const pieces: string[] = [];
+  let start = 0;
+  while (start < text.length) {
+    let end = Math.min(text.length, start + size);
+    const last = text.charCodeAt(end - 1);
+    if (end < text.length && last >= 0xd800 && last <= 0xdbff) end++;
+    pieces.push(text.slice(start, end));
+    start = end;
+  }
+  return pieces;
+}
+
+function replyText(reply: FakeReply): string {
+  const text = reply.text ?? "";
+  return reply.repeat !== undefined && reply.repeat > 1 ? text.repeat(reply.repeat) : text;
+}
+
+function usageOf(request: ModelRequest, reply: FakeReply, text: string) {
+  // Plausible numbers (about 4 bytes per token) so pi's usage and cost paths run; tests never rely on them.
+  const promptTokens = reply.usage?.prompt_tokens ?? Math.max(1, Math.ceil(JSON.stringify(request.raw).length / 4));
+  const completionTokens = reply.usage?.completion_tokens ?? Math.max(1, Math.ceil(text.length / 4));
+  return {
+    prompt_tokens: promptTokens,
+    completion_tokens: completionTokens,
+    total_tokens: promptTokens + completionTokens,
+  };
+}
+
+function toolCallArgs(call: NonNullable<FakeReply["toolCalls"]>[number]): string {
+  return call.rawArgs ?? JSON.stringify(call.args ?? {});
+}
+
+/** Write a provider error the way OpenAI does; `x-should-retry: false` keeps the OpenAI SDK from retrying on its own. */
+export function sendError(res: ServerResponse, status: number, message: string | undefined): void {
+  res.writeHead(status, { "content-type": "application/json", "x-should-retry": "false" });
+  res.end(
+    JSON.stringify({
+      error: { message: message ?? `fake provider error ${status}`, type: "fake_error", code: status },
+    }),
+  );
+}
+
+export function sendNonStreaming(res: ServerResponse, request: ModelRequest, reply: FakeReply): void {
+  const text = replyText(reply);
+  const message: Record<string, unknown> = { role: "assistant", content: reply.toolCalls ? text || null : text };
+  if (reply.thinking) message.reasoning_content = reply.thinking;
+  if (reply.toolCalls) {
+    message.tool_calls = reply.toolCalls.map((call) => ({
+      id: call.id ?? nextId("call"),
+      type: "function",
+      function: { name: call.name, arguments: toolCallArgs(call) },
+    }));
+  }
+  const finish = reply.finish ?? (reply.toolCalls ? "tool_calls" : "stop");
+  const body: Record<string, unknown> = {
+    id: nextId("chatcmpl"),
+    object: "chat.completion",
+    created: Math.floor(Date.now() / 1000),
+    model: reply.model ?? request.model,
+    choices: [{ index: 0, message, finish_reason: finish }],
+  };
+  if (!reply.noUsage) body.usage = usageOf(request, reply, text);
+  res.writeHead(200, { "content-type": "application/json" });
+  res.end(JSON.stringify(body));
+}
+
+/** Stream the reply as SSE. Resolves when the response is finished (or the client went away). */
+export async function sendStreaming(res: ServerResponse, request: ModelRequest, reply: FakeReply): Promise<void> {
+  const text = replyText(reply);
+  const base = {
+    id: nextId("chatcmpl"),
+    object: "chat.completion.chunk",
+    created: Math.floor(Date.now() / 1000),
+    model: reply.model ?? request.model,
+  };
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
+  let backlog = false;
+  const write = (chunk: Record<string, unknown>) => {
+    if (!res.write(`data: ${JSON.stringify({ ...base, ...chunk })}\n\n`)) backlog = true;
+  };
+  const delta = (d: Record<string, unknown>, finish: string | null = null) =>
+    write({ choices: [{ index: 0, delta: d, finish_reason: finish }] });
+  // Honour back-pressure so a 4 MiB answer does not pile up in memory; stop if the client is gone.
+  const drain = async () => {
+    if (backlog && !res.destroyed) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          res.off("drain", done);
+          res.off("close", done);
+          resolve();
+        };
+        res.on("drain", done);
+        res.on("close", done);
+      });
+    }
+    backlog = false;
+  };
+
+  delta({ role: "assistant", content: "" });
+  if (reply.thinking) for (const piece of splitText(reply.thinking)) delta({ reasoning_content: piece });
+  const pieces = splitText(text);
+  for (const piece of pieces) {
+    if (res.destroyed) return;
+    delta({ content: piece });
+    if (reply.hangup) {
+      // Let the chunk reach the client, then break the stream without a finish reason.
+      await new Promise<void>((resolve) => res.write("", () => resolve()));
+      res.socket?.destroy();
+      return;
+    }
+    await drain();
+  }
+  if (reply.hangup) {
+    res.socket?.destroy();
+    return;
+  }
+  (reply.toolCalls ?? []).forEach((call, index) => {
+    const args = toolCallArgs(call);
+    const half = Math.floor(args.length / 2);
+    const id = call.id ?? nextId("call");
+    delta({
+      tool_calls: [{ index, id, type: "function", function: { name: call.name, arguments: args.slice(0, half) } }],
+    });
+    delta({ tool_calls: [{ index, function: { arguments: args.slice(half) } }] });
+  });
+  delta({}, reply.finish ?? (reply.toolCalls?.length ? "tool_calls" : "stop"));
+  if (!reply.noUsage) write({ choices: [], usage: usageOf(request, reply, text) });
+  res.end("data: [DONE]\n\n");
+}
