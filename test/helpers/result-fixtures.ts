@@ -1,0 +1,106 @@
+/**
+ * Valid, canonical result.json fixtures as a child guard would commit them, for unit tests of the
+ * verifier and for integration tests that need a committed task directory.
+ */
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { packAnswer } from "../../src/core/answer.ts";
+import { canonicalJsonLine } from "../../src/core/canonical.ts";
+import { SCHEMA, TASK_FILES } from "../../src/core/constants.ts";
+import { writeFileAtomic } from "../../src/core/fs.ts";
+import { sha256Hex } from "../../src/core/hash.ts";
+import type { ChildTerminalFile, DelegateResultFile } from "../../src/core/types.ts";
+import type { ExpectedResultIdentity } from "../../src/verify/delegate-result.ts";
+
+export const FIXTURE_IDENTITY: ExpectedResultIdentity = {
+  taskId: "delegate-0123456789abcdef0123456789abcdef",
+  launchNonce: "9f86d081884c7d659a2feaa0c55ad015",
+  seedSha256: sha256Hex("fixture seed.json bytes"),
+  route: { provider: "scripted", model: "scripted-model" },
+};
+
+export interface ResultFixtureOverrides extends Partial<Omit<DelegateResultFile, "answer">> {
+  /** The answer as text (encoded UTF-8) or exact bytes; default a short English answer. */
+  answer?: string | Uint8Array;
+}
+
+export interface ResultFixture {
+  /** The parsed document (a fresh object each call: safe to mutate). */
+  result: DelegateResultFile;
+  /** Its committed bytes: canonical JSON plus one newline. */
+  bytes: Buffer;
+  /** The answer bytes packed into the blocks. */
+  answerBytes: Buffer;
+  /** The identity a parent would expect for this fixture (taken from the fixture's own fields). */
+  expected: ExpectedResultIdentity;
+}
+
+/** Canonical result.json bytes for a document (what the guard writes). */
+export function encodeResultFile(result: unknown): Buffer {
+  return Buffer.from(canonicalJsonLine(result), "utf8");
+}
+
+/**
+ * Build a valid result.json. Every field can be overridden; the identity fields default to
+ * {@link FIXTURE_IDENTITY} and `expected` follows whatever the fixture ends up holding.
+ */
+export function makeResultFile(overrides: ResultFixtureOverrides = {}): ResultFixture {
+  const { answer = "The answer: 42.\n", ...fields } = overrides;
+  const answerBytes = typeof answer === "string" ? Buffer.from(answer, "utf8") : Buffer.from(answer);
+  const result: DelegateResultFile = {
+    schema_version: SCHEMA.result,
+    task_id: FIXTURE_IDENTITY.taskId,
+    launch_nonce: FIXTURE_IDENTITY.launchNonce,
+    seed_sha256: FIXTURE_IDENTITY.seedSha256,
+    route: { ...FIXTURE_IDENTITY.route },
+    route_attestations: [{ ...FIXTURE_IDENTITY.route, stop_reason: "stop" }],
+    answer: packAnswer(answerBytes),
+    turns: 1,
+    tool_calls: 0,
+    usage: {
+      status: "observed",
+      input: 1200,
+      output: 40,
+      cache_read: 0,
+      cache_write: 0,
+      total_tokens: 1240,
+      cost_total: 0.0125,
+    },
+    spilled_artifacts: [],
+    evidence: [],
+    finalized_by_runway: false,
+    ...fields,
+  };
+  const expected: ExpectedResultIdentity = {
+    taskId: result.task_id,
+    launchNonce: result.launch_nonce,
+    seedSha256: result.seed_sha256,
+    route: { ...result.route },
+  };
+  return { result, bytes: encodeResultFile(result), answerBytes, expected };
+}
+
+/** Commit a fixture into a task dir as the guard would (atomic write of result.json). */
+export function writeResultFile(taskDir: string, fixture: Pick<ResultFixture, "bytes">): string {
+  mkdirSync(taskDir, { recursive: true });
+  const path = join(taskDir, TASK_FILES.result);
+  writeFileAtomic(path, fixture.bytes);
+  return path;
+}
+
+/** A valid child-terminal.json document for the fixture identity. */
+export function makeTerminalFile(overrides: Partial<ChildTerminalFile> = {}): ChildTerminalFile {
+  return {
+    schema_version: SCHEMA.terminal,
+    task_id: FIXTURE_IDENTITY.taskId,
+    launch_nonce: FIXTURE_IDENTITY.launchNonce,
+    code: "child_turn_limit",
+    message: "maxTurns 24 reached",
+    turns: 24,
+    tool_calls: 30,
+    usage: { status: "unavailable", reason: "provider reported no usage" },
+    spilled_artifacts: [],
+    at: "2025-01-01T00:00:00.000Z",
+    ...overrides,
+  };
+}
