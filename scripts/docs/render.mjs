@@ -1,0 +1,237 @@
+/**
+ * Renders the bodies of the generated blocks. Pure functions of their inputs: the same tool
+ * definitions and failure table always give the same bytes.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { join, relative, sep } from "node:path";
+
+/** Sorted keys everywhere; `required` is a set, so its order is normalized too. Arrays otherwise keep order. */
+export function normalizeSchema(value) {
+  // JSON round trip first: what a provider receives is the JSON serialization (symbols and
+  // non-enumerable typebox metadata drop out, exactly as on the wire).
+  return sortDeep(JSON.parse(JSON.stringify(value)), undefined);
+}
+
+function sortDeep(value, key) {
+  if (Array.isArray(value)) {
+    const items = value.map((item) => sortDeep(item, undefined));
+    return key === "required" ? items.sort() : items;
+  }
+  if (value !== null && typeof value === "object") {
+    const out = {};
+    for (const k of Object.keys(value).sort()) out[k] = sortDeep(value[k], k);
+    return out;
+  }
+  return value;
+}
+
+function listFiles(dir) {
+  const out = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...listFiles(path));
+    else if (entry.isFile() && entry.name.endsWith(".ts")) out.push(path);
+  }
+  return out.sort();
+}
+
+/** `src/tools/<file>:<line>` of the tool definition's `name: "<tool>"`; exactly one must exist. */
+export function findToolSource(root, tool) {
+  const pattern = new RegExp(`\\bname:\\s*["']${tool.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}["']`);
+  const hits = [];
+  for (const file of listFiles(join(root, "src", "tools"))) {
+    const lines = readFileSync(file, "utf8").split("\n");
+    lines.forEach((line, index) => {
+      if (pattern.test(line)) hits.push(`${relative(root, file).split(sep).join("/")}:${index + 1}`);
+    });
+  }
+  if (hits.length !== 1) {
+    throw new Error(
+      `expected exactly one \`name: "${tool}"\` under src/tools, found ${hits.length}${hits.length > 0 ? `: ${hits.join(", ")}` : ""}`,
+    );
+  }
+  return hits[0];
+}
+
+/**
+ * A markdown table cell: pipes escaped, angle brackets as entities (so `<cwd>` is not read as an
+ * HTML tag), line breaks flattened so the row stays one line.
+ */
+function cell(text) {
+  return String(text)
+    .replace(/\\/g, "\\\\")
+    .replace(/\|/g, "\\|")
+    .replace(/&/g, "&amp;")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;")
+    .replace(/\r?\n/g, "<br>");
+}
+
+function typeName(schema) {
+  if (typeof schema.type === "string") return schema.type;
+  if (Array.isArray(schema.type)) return schema.type.join(" | ");
+  const union = schema.anyOf ?? schema.oneOf;
+  if (Array.isArray(union)) return union.map(typeName).join(" | ");
+  if (Object.hasOwn(schema, "const")) return `const ${JSON.stringify(schema.const)}`;
+  return "any";
+}
+
+// Keywords shown in their own columns or rows; every other keyword is listed as a constraint.
+const SHOWN_ELSEWHERE = new Set(["type", "description", "properties", "required", "items", "anyOf", "oneOf", "title"]);
+
+function constraints(schema) {
+  const out = [];
+  if (Array.isArray(schema.enum)) out.push(`enum: ${schema.enum.map((v) => `\`${JSON.stringify(v)}\``).join(", ")}`);
+  for (const key of Object.keys(schema)) {
+    if (SHOWN_ELSEWHERE.has(key) || key === "enum") continue;
+    out.push(`${key}: \`${JSON.stringify(schema[key])}\``);
+  }
+  return out.join("; ");
+}
+
+function fieldRows(schema, prefix) {
+  const rows = [];
+  const required = new Set(schema.required ?? []);
+  for (const name of Object.keys(schema.properties ?? {})) {
+    const field = schema.properties[name];
+    const path = `${prefix}${name}`;
+    rows.push(
+      `| \`${path}\` | ${required.has(name) ? "yes" : "no"} | \`${cell(typeName(field))}\` | ${cell(field.description ?? "")} | ${cell(constraints(field))} |`,
+    );
+    if (field.properties) rows.push(...fieldRows(field, `${path}.`));
+    else if (field.items?.properties) rows.push(...fieldRows(field.items, `${path}[].`));
+  }
+  return rows;
+}
+
+/** Continuation lines of a list item are indented so a multi-line text stays inside the item. */
+function listText(text) {
+  return String(text).replace(/\r?\n/g, "\n  ");
+}
+
+/** Body of `tool-contract-<tool>` (spec/bg_result.md shows the layout). */
+export function renderToolContract({ definition, source }) {
+  const schema = normalizeSchema(definition.parameters);
+  const additional = Object.hasOwn(schema, "additionalProperties")
+    ? `\`${JSON.stringify(schema.additionalProperties)}\``
+    : "not set";
+  return [
+    `- Label: **${definition.label}**`,
+    `- Source: \`${source}\``,
+    `- Description: ${listText(definition.description)}`,
+    `- Root schema: \`${typeName(schema)}\`; additionalProperties: ${additional}`,
+    "",
+    "| Field | Required | Type | Description | Constraints |",
+    "| --- | --- | --- | --- | --- |",
+    ...fieldRows(schema, ""),
+    "",
+    "<details>",
+    "<summary>Normalized TypeBox contract</summary>",
+    "",
+    "",
+    "```json",
+    JSON.stringify(schema, null, 2),
+    "```",
+    "",
+    "</details>",
+  ].join("\n");
+}
+
+/** 1048576 → "1,048,576": fixed grouping, independent of the machine's locale. */
+function grouped(n) {
+  return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+}
+
+function check(spec) {
+  switch (spec.kind) {
+    case "string": {
+      const parts = ["string, not blank after trimming"];
+      if (spec.maxChars !== undefined) parts.push(`at most ${grouped(spec.maxChars)} characters`);
+      if (spec.maxBytes !== undefined) parts.push(`at most ${grouped(spec.maxBytes)} bytes of UTF-8`);
+      return parts.join(", ");
+    }
+    case "enum":
+      return `one of ${spec.values.map((v) => `\`${v}\``).join(", ")}`;
+    case "integer":
+      return `integer, 1 to ${grouped(spec.max)}`;
+    case "boolean":
+      return "boolean";
+    case "object":
+      return `object with only the keys ${Object.keys(spec.fields)
+        .sort()
+        .map((k) => `\`${k}\``)
+        .join(", ")}`;
+    default:
+      throw new Error(`unknown field kind ${JSON.stringify(spec.kind)}`);
+  }
+}
+
+function defaultText(name, spec, defaults) {
+  if (spec.required) return "required";
+  if (Object.hasOwn(defaults, name)) return `\`${JSON.stringify(defaults[name])}\``;
+  return "see description";
+}
+
+function checkRows(fields, defaults, prefix) {
+  const rows = [];
+  for (const name of Object.keys(fields).sort()) {
+    const spec = fields[name];
+    const path = `${prefix}${name}`;
+    rows.push(
+      `| \`${path}\` | ${cell(defaultText(name, spec, prefix === "" ? defaults : {}))} | ${cell(check(spec))} |`,
+    );
+    if (spec.kind === "object") rows.push(...checkRows(spec.fields, {}, `${path}.`));
+  }
+  return rows;
+}
+
+/** Body of `argument-checks-<tool>`: the strict check run before pi's own validation (src/tools/fields.ts). */
+export function renderArgumentChecks({ fields, defaults }) {
+  return ["| Field | Default | Accepted values |", "| --- | --- | --- |", ...checkRows(fields, defaults, "")].join(
+    "\n",
+  );
+}
+
+/** What the user meets, by the stage the code arises in (FailureStage of src/core/errors.ts). */
+const STAGE_SURFACE = {
+  admission: "The `bg_delegate` call fails with this code; no child is started and no task files are kept.",
+  launch:
+    "The `bg_delegate` call fails with this code; when it happens after the receipt was returned, the completion notice and `bg_result` report it instead.",
+  run: "The task ends as failed; the completion notice and `bg_result` show the code and the output log, and no answer is returned.",
+  verify: "The completion notice and `bg_result` show the code; no answer bytes are returned.",
+  retrieval: "The `bg_result` call fails with this code; the task itself is unchanged.",
+};
+const STAGE_LABEL = {
+  admission: "Before launch",
+  launch: "At launch",
+  run: "In the child",
+  verify: "On verification",
+  retrieval: "On retrieval",
+};
+
+function surface(stages) {
+  if (stages.length === 1) return STAGE_SURFACE[stages[0]];
+  const lower = (text) => text.charAt(0).toLowerCase() + text.slice(1);
+  return stages.map((stage) => `${STAGE_LABEL[stage]}: ${lower(STAGE_SURFACE[stage])}`).join(" ");
+}
+
+/** Body of `failure-codes`: every code of src/core/errors.ts, in its order. */
+export function renderFailureCodes(rows) {
+  return [
+    `${rows.length} codes, generated from \`FAILURE_WHEN\` and \`FAILURE_REMEDIATION\` in \`src/core/errors.ts\`.`,
+    "",
+    "| Code | When | What you see | What to do |",
+    "| --- | --- | --- | --- |",
+    ...rows.map(
+      (row) => `| \`${row.code}\` | ${cell(row.when)} | ${cell(surface(row.stages))} | ${cell(row.remediation)} |`,
+    ),
+  ].join("\n");
+}
+
+/** Body of `pi-versions`, from PROVEN_PI_VERSIONS. */
+export function renderPiVersions({ min, max }) {
+  return [
+    min === max ? `- Proven on: Pi \`${min}\` only.` : `- Proven on: Pi \`${min}\` through \`${max}\`.`,
+    "- Source: `PROVEN_PI_VERSIONS` in `src/core/host-range.ts`, the one place the range is written.",
+  ].join("\n");
+}
