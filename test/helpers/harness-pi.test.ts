@@ -87,6 +87,51 @@ describe("scripted model server through a real pi", () => {
   });
 });
 
+describe("SDK parent sessions", () => {
+  it("a file-backed session can be reopened (resume) with its messages", async () => {
+    const sessions = await makeTempDir("sessions");
+    const first = await startSdkParent({ agentDir, cwd, loadPackage: false, session: { dir: sessions } });
+    let file: string | undefined;
+    try {
+      await first.prompt(script({ text: "remember RESUME-7" }, { text: "second turn, history intact" }));
+      file = first.session.sessionFile;
+    } finally {
+      await first.dispose();
+    }
+    if (!file) throw new Error("no session file");
+    const second = await startSdkParent({ agentDir, cwd, loadPackage: false, session: { file } });
+    try {
+      expect(second.lastAssistantText()).toBe("remember RESUME-7");
+      // The resumed history reaches the model: the script in the first prompt is now at step 1.
+      await second.prompt("after resume");
+      expect(second.lastAssistantText()).toBe("second turn, history intact");
+    } finally {
+      await second.dispose();
+    }
+    const third = await startSdkParent({ agentDir, cwd, loadPackage: false, session: { continueIn: sessions } });
+    try {
+      expect(third.session.sessionFile).toBe(file);
+    } finally {
+      await third.dispose();
+    }
+  });
+
+  it("reload keeps the session usable and restores process.env on dispose", async () => {
+    const before = process.env.PI_CODING_AGENT_DIR;
+    const parent = await startSdkParent({ agentDir, cwd, loadPackage: false });
+    try {
+      expect(process.env.PI_CODING_AGENT_DIR).toBe(agentDir.dir);
+      expect(process.env.PI_BG_DELEGATE_PI_CLI).toMatch(/pi-coding-agent\/dist\/cli\.js$/);
+      await parent.reload();
+      await parent.prompt("after reload");
+      expect(parent.lastAssistantText()).toBe("echo: after reload");
+    } finally {
+      await parent.dispose();
+    }
+    expect(process.env.PI_CODING_AGENT_DIR).toBe(before);
+  });
+});
+
 describe("agent dir options", () => {
   it("with retry on, pi auto-retries a step that fails its first two calls", async () => {
     const retryDir = await createAgentDir({ serverUrl: server.url, retry: true });

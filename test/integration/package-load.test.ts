@@ -144,6 +144,8 @@ describe("a real pi process loads the package through package.json", () => {
     });
     const parent = await startRpcParent({ agentDir, cwd, load: "cli" });
     try {
+      // Positive control for the leftover check below: the live parent is found by its agent dir.
+      expect((await findProcesses(agentDir.dir, { includeEnv: true })).map((p) => p.pid)).toContain(parent.pid);
       await parent.promptAndWait("hello");
       const first = server.requests[0];
       if (!first) throw new Error("pi made no model request");
