@@ -1,0 +1,48 @@
+/**
+ * The RPC driver against a real pi process: a crash (SIGKILL) leaves no process behind, and a
+ * restarted parent with --continue resumes the same session file. Two pi processes, package loaded.
+ */
+import { readdir } from "node:fs/promises";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import {
+  createAgentDir,
+  findProcesses,
+  type ModelServer,
+  makeTempDir,
+  script,
+  startModelServer,
+  startRpcParent,
+} from "./pi-parent.ts";
+
+let server: ModelServer;
+beforeAll(async () => {
+  server = await startModelServer();
+});
+afterAll(() => server.close());
+
+it("kill() ends the process without a trace; --continue resumes the session file", async () => {
+  const agentDir = await createAgentDir({ serverUrl: server.url });
+  const cwd = await makeTempDir("rpc-proj");
+  const sessions = await makeTempDir("rpc-sessions");
+
+  const first = await startRpcParent({ agentDir, cwd, session: { dir: sessions } });
+  await first.promptAndWait(script({ text: "first run" }, { text: "after restart" }));
+  expect(await first.lastAssistantText()).toBe("first run");
+  const pid = first.pid;
+  expect(pid).toBeTypeOf("number");
+  await first.kill();
+  expect(first.pid).toBeUndefined();
+  expect((await findProcesses(agentDir.dir, { includeEnv: true })).map((p) => p.pid)).not.toContain(pid);
+  const files = await readdir(sessions);
+  expect(files.filter((f) => f.endsWith(".jsonl"))).toHaveLength(1);
+
+  const second = await startRpcParent({ agentDir, cwd, session: { continueIn: sessions } });
+  try {
+    expect((await second.messages()).map((m) => m.role)).toEqual(["user", "assistant"]);
+    await second.promptAndWait("again");
+    expect(await second.lastAssistantText()).toBe("after restart");
+  } finally {
+    await second.stop();
+  }
+  expect(await findProcesses(agentDir.dir, { includeEnv: true })).toEqual([]);
+});
