@@ -10,6 +10,11 @@ export const ANSWER_BLOCK_BYTES = 256 * KiB;
 export const SPILL_THRESHOLD_BYTES = 64 * KiB;
 export const AGGREGATE_TOOL_OUTPUT_MAX_BYTES = 64 * MiB;
 export const READ_ARTIFACT_MAX_RESPONSE_BYTES = 60 * KiB;
+/**
+ * Largest child-written JSON file (result.json, child-terminal.json) the parent reads whole: a
+ * 4 MiB answer is ~5.6 MB of base64, plus receipts and evidence rows for up to 10,000 tool calls.
+ */
+export const CHILD_FILE_MAX_BYTES = 64 * MiB;
 /** Bytes around the base64 payload of one delegate_read_artifact response (header line). */
 export const READ_ARTIFACT_FRAMING_BYTES = 256;
 
@@ -80,6 +85,11 @@ export const SCHEMA = {
   spillEnvelope: "pi-bg-delegate.tool-result-content.v1",
   delegateView: "pi-background-tasks.delegate-result-view.v1",
   fusionView: "pi-background-tasks.fusion-result-view.v1",
+  fusionManifest: "pi-bg-delegate.fusion-manifest.v1",
+  fusionResult: "pi-bg-delegate.fusion-result.v1",
+  fusionDetails: "pi-bg-delegate.fusion-details.v1",
+  fusionFailureSummary: "pi-bg-delegate.fusion-failure-summary.v1",
+  fusionUsageClaim: "pi-bg-delegate.fusion-usage-claim.v1",
 } as const;
 
 export const PROJECTION_TRANSFORM = "visible-conversation-ledger-v2";
@@ -108,6 +118,26 @@ export const TASK_FILES = {
 export const DELEGATE_ROOT = ".pi/delegate";
 export const FUSION_ROOT = ".pi/fusion";
 
+/** Fixed files of a Fusion run directory (src/fusion/); every other artifact is named by the runner. */
+export const FUSION_FILES = {
+  manifest: "manifest.json",
+  result: "result.json",
+  merged: "merged.md",
+  failureSummary: "failure-summary.json",
+  failureMessage: "failure-message.txt",
+  usageClaim: "usage-claim.json",
+} as const;
+
+// Fusion bounds (CONTRACT.md §7, §9)
+export const FUSION_FAILURE_VIEW_MAX_BYTES = 8 * KiB;
+/** A failure message up to this size rides inline in failure-summary.json; a longer one is its own artifact. */
+export const FUSION_INLINE_MESSAGE_MAX_BYTES = 2 * KiB;
+export const FUSION_MAX_ARTIFACTS = 64;
+export const FUSION_MAX_ATTEMPTS = 32;
+/** Cap on manifest.json, result.json and failure-summary.json; read before parsing. */
+export const FUSION_DOCUMENT_MAX_BYTES = 64 * KiB;
+export const FUSION_MERGED_MAX_BYTES = ANSWER_CAPTURE_MAX_BYTES;
+
 /** Environment handed to the child (CONTRACT.md §4). */
 export const CHILD_ENV = {
   taskDir: "PI_BG_DELEGATE_TASK_DIR",
@@ -118,3 +148,6 @@ export const CHILD_ENV = {
 } as const;
 export const PI_CLI_ENV = "PI_BG_DELEGATE_PI_CLI";
 export const MAX_RUNNING_ENV = "PI_BG_DELEGATE_MAX_RUNNING";
+
+/** How often a child guard checks that its parent process still exists (CONTRACT.md §4). */
+export const PARENT_WATCH_INTERVAL_MS = 500;

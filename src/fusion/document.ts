@@ -1,0 +1,42 @@
+/**
+ * Bytes ⇄ value for the Fusion JSON documents. The one accepted byte layout is canonical JSON
+ * (RFC 8785) plus one newline, as for delegate result.json (CONTRACT.md §5): a reordered key, extra
+ * whitespace or a different number spelling is a different document, so it is refused.
+ */
+import { canonicalJsonLine } from "../core/canonical.ts";
+import { violation } from "./check.ts";
+
+const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+export function encodeDocument(value: unknown): Buffer {
+  return Buffer.from(canonicalJsonLine(value), "utf8");
+}
+
+/** Strict UTF-8 decode; null when the bytes are not well-formed UTF-8. */
+export function decodeUtf8(bytes: Uint8Array): string | null {
+  try {
+    return STRICT_UTF8.decode(bytes);
+  } catch {
+    return null;
+  }
+}
+
+/** Parse a document's bytes, refusing anything but the canonical layout. Throws SchemaViolation. */
+export function decodeDocument(bytes: Uint8Array, at: string): unknown {
+  const text = decodeUtf8(bytes);
+  if (text === null) violation(at, "is not well-formed UTF-8");
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    violation(at, "is not JSON");
+  }
+  let canonical: string;
+  try {
+    canonical = canonicalJsonLine(value);
+  } catch {
+    violation(at, "has no canonical JSON form");
+  }
+  if (canonical !== text) violation(at, "is not canonical JSON plus one newline");
+  return value;
+}

@@ -1,0 +1,162 @@
+/**
+ * Reading a Fusion run for retrieval, with the one failure-code mapping (existing codes only,
+ * CONTRACT.md §1):
+ *
+ *   run dir or manifest.json absent                     → result_unavailable
+ *   a manifest-bound file absent                        → result_unavailable
+ *   a file present but unreadable, or not a regular file → artifact_read_failed
+ *   manifest.json / result.json / failure-summary.json not canonical JSON, outside the closed schema,
+ *     over the size bound, identity or state wrong for its role, incomplete usage
+ *                                                       → child_result_invalid
+ *   a "running" manifest whose owner is gone             → child_exited_without_commit (retrieve.ts)
+ *   byte length or SHA-256 ≠ the manifest binding        → answer_hash_mismatch
+ *   merged.md not well-formed UTF-8                      → child_result_encoding_invalid
+ *   inline delivery of an answer over 48 KiB             → result_too_large_for_inline (retrieve.ts)
+ *
+ * Sizes are checked with lstat before a read, so a swollen file is refused without loading it;
+ * symlinks and directories are refused rather than followed.
+ */
+import type { Stats } from "node:fs";
+import { lstat, readFile } from "node:fs/promises";
+import { basename, join } from "node:path";
+import { FUSION_DOCUMENT_MAX_BYTES, FUSION_FILES, SCHEMA } from "../core/constants.ts";
+import { DelegateError, type FailureCode } from "../core/errors.ts";
+import { sha256Hex } from "../core/hash.ts";
+import { SchemaViolation } from "./check.ts";
+import { decodeDocument, decodeUtf8 } from "./document.ts";
+import { parseManifest } from "./schema.ts";
+import { type BoundArtifact, FUSION_STATES, type FusionManifest, type FusionState } from "./types.ts";
+
+function errnoOf(error: unknown): string | undefined {
+  return (error as NodeJS.ErrnoException | undefined)?.code;
+}
+
+const GONE = new Set(["ENOENT", "ENOTDIR"]);
+
+function readFailure(path: string, error: unknown): DelegateError {
+  const code: FailureCode = GONE.has(errnoOf(error) ?? "") ? "result_unavailable" : "artifact_read_failed";
+  const problem = code === "result_unavailable" ? "is gone" : `cannot be read (${errnoOf(error) ?? "error"})`;
+  return new DelegateError(code, `${path} ${problem}`, { artifacts: [path] });
+}
+
+/** The size of a regular file (lstat: a symlink or directory is refused, not followed). */
+async function regularFileSize(path: string): Promise<number> {
+  let stat: Stats;
+  try {
+    stat = await lstat(path);
+  } catch (error) {
+    throw readFailure(path, error);
+  }
+  if (!stat.isFile()) {
+    throw new DelegateError("artifact_read_failed", `${path} is not a regular file`, { artifacts: [path] });
+  }
+  return stat.size;
+}
+
+async function readAll(path: string): Promise<Buffer> {
+  try {
+    return await readFile(path);
+  } catch (error) {
+    throw readFailure(path, error);
+  }
+}
+
+/** Read, decode and parse a JSON document whose bytes were already bounded; child_result_invalid if not. */
+export function parseDocumentBytes<T>(path: string, bytes: Uint8Array, at: string, parse: (value: unknown) => T): T {
+  try {
+    return parse(decodeDocument(bytes, at));
+  } catch (error) {
+    if (!(error instanceof SchemaViolation)) throw error;
+    throw new DelegateError("child_result_invalid", `${path}: ${error.message}`, { artifacts: [path] });
+  }
+}
+
+export type ManifestReading =
+  | { trusted: true; manifest: FusionManifest }
+  /**
+   * The file exists but fails verification. claimedState is the state it claims when its envelope
+   * (schema version, kind, this directory's run id) still reads; the caller uses it only to decide
+   * between a typed failure and the answer-free "unavailable" view, never to expose anything.
+   */
+  | { trusted: false; claimedState: FusionState | null; error: DelegateError };
+
+function claimedStateOf(runDir: string, bytes: Uint8Array): FusionState | null {
+  const text = decodeUtf8(bytes);
+  if (text === null) return null;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (typeof value !== "object" || value === null) return null;
+  const o = value as Record<string, unknown>;
+  const envelope = o.schema_version === SCHEMA.fusionManifest && o.kind === "fusion" && o.run_id === basename(runDir);
+  return envelope && (FUSION_STATES as readonly unknown[]).includes(o.state) ? (o.state as FusionState) : null;
+}
+
+/**
+ * manifest.json of the run in `runDir`: canonical, closed schema, and naming this directory's run.
+ * It is the root of trust, so nothing binds it; every other file is checked against it. Throws only
+ * when the directory or the file is gone (result_unavailable) or unreadable (artifact_read_failed).
+ */
+export async function readFusionManifest(runDir: string): Promise<ManifestReading> {
+  try {
+    const stat = await lstat(runDir);
+    if (!stat.isDirectory()) throw Object.assign(new Error("not a directory"), { code: "ENOTDIR" });
+  } catch (error) {
+    throw readFailure(runDir, error);
+  }
+  const path = join(runDir, FUSION_FILES.manifest);
+  if ((await regularFileSize(path)) > FUSION_DOCUMENT_MAX_BYTES) {
+    const error = new DelegateError("child_result_invalid", `${path} is over ${FUSION_DOCUMENT_MAX_BYTES} bytes`, {
+      artifacts: [path],
+    });
+    return { trusted: false, claimedState: null, error };
+  }
+  const bytes = await readAll(path);
+  try {
+    const manifest = parseDocumentBytes(path, bytes, "manifest.json", parseManifest);
+    if (manifest.run_id !== basename(runDir)) {
+      throw new DelegateError("child_result_invalid", `${path} names run ${manifest.run_id}, not ${basename(runDir)}`, {
+        artifacts: [path],
+      });
+    }
+    return { trusted: true, manifest };
+  } catch (error) {
+    if (!(error instanceof DelegateError)) throw error;
+    return { trusted: false, claimedState: claimedStateOf(runDir, bytes), error };
+  }
+}
+
+/** The manifest, or the typed failure that it cannot be trusted. For the registry and retrieval. */
+export async function loadFusionManifest(runDir: string): Promise<FusionManifest> {
+  const reading = await readFusionManifest(runDir);
+  if (!reading.trusted) throw reading.error;
+  return reading.manifest;
+}
+
+/** The bytes of a manifest-bound file, checked against the binding's byte length and SHA-256. */
+export async function readBound(runDir: string, ref: BoundArtifact): Promise<Buffer> {
+  const path = join(runDir, ref.path);
+  const mismatch = (problem: string) =>
+    new DelegateError(
+      "answer_hash_mismatch",
+      `${path}: ${problem} (manifest binds ${ref.byte_length} bytes, sha256 ${ref.sha256})`,
+      {
+        artifacts: [path],
+      },
+    );
+  const size = await regularFileSize(path);
+  if (size !== ref.byte_length) throw mismatch(`holds ${size} bytes`);
+  const bytes = await readAll(path);
+  if (bytes.length !== ref.byte_length) throw mismatch(`holds ${bytes.length} bytes`);
+  const actual = sha256Hex(bytes);
+  if (actual !== ref.sha256) throw mismatch(`has sha256 ${actual}`);
+  return bytes;
+}
+
+/** The manifest's binding of a fixed path, or null. */
+export function bindingOf(manifest: FusionManifest, path: string): BoundArtifact | null {
+  return manifest.artifacts.find((ref) => ref.path === path) ?? null;
+}

@@ -1,0 +1,159 @@
+/**
+ * bg_result for a Fusion run: the one entry the lead calls. Never blocks. Reads only the run
+ * directory; the caller says whether a "running" manifest's owner is still alive.
+ *
+ *   manifest gone / unreadable            → throws result_unavailable / artifact_read_failed
+ *   manifest untrusted, claims failed|cancelled → answer-free view, summary_status "unavailable"
+ *   manifest untrusted otherwise          → throws child_result_invalid (never a partial answer)
+ *   running, owner alive                  → not-ready view
+ *   running, owner gone                   → throws child_exited_without_commit
+ *   completed                             → verified answer (inline or artifact) or a typed failure
+ *   failed | cancelled                    → answer-free view (bounded to 8 KiB), never throws
+ *
+ * The failure-code mapping of every read and check is listed in read.ts.
+ */
+import { basename, join, resolve } from "node:path";
+import { type DeliveryMode, FUSION_FILES, INLINE_ANSWER_MAX_BYTES, SCHEMA } from "../core/constants.ts";
+import { DelegateError } from "../core/errors.ts";
+import { boundFailureView } from "./failure-view.ts";
+import { readFusionManifest } from "./read.ts";
+import type { FusionCompletedView, FusionManifest, FusionRetrieval, FusionRunningView, FusionUsage } from "./types.ts";
+import { claimUsage } from "./usage-claim.ts";
+import { type VerifiedCompletedRun, verifyCompletedRun } from "./verify-completed.ts";
+import { failureView, unavailableView } from "./verify-failure.ts";
+
+export interface RetrieveFusionArgs {
+  delivery?: DeliveryMode;
+}
+
+export interface RetrieveFusionOptions {
+  /** Whether the owner of a "running" run is still alive (the registry knows; the files cannot). */
+  isRunning(manifest: FusionManifest): boolean;
+}
+
+function runningView(runDir: string, manifest: FusionManifest): FusionRetrieval<FusionRunningView> {
+  const details: FusionRunningView = {
+    schema_version: SCHEMA.fusionView,
+    run_id: manifest.run_id,
+    state: "running",
+    delivery: "none",
+    workflow: manifest.workflow,
+    artifact_dir: resolve(runDir),
+    created_at: manifest.created_at,
+    artifacts_bound: manifest.artifacts.length,
+  };
+  const text =
+    `Fusion run ${manifest.run_id} (${manifest.workflow}) is still running. This is not an error and bg_result ` +
+    "never blocks. End this turn or do other independent work; a notification arrives when the run ends, then " +
+    "call bg_result again.";
+  return { text, details };
+}
+
+type Delivery = Pick<FusionCompletedView, "delivery" | "delivery_reason">;
+
+function decideDelivery(requested: DeliveryMode | undefined, bytes: number, mergedPath: string): Delivery {
+  if (requested === "artifact") return { delivery: "artifact", delivery_reason: "requested_artifact" };
+  if (bytes <= INLINE_ANSWER_MAX_BYTES) {
+    return { delivery: "inline", delivery_reason: requested === "inline" ? "requested_inline" : "default_inline" };
+  }
+  if (requested === "inline") {
+    throw new DelegateError(
+      "result_too_large_for_inline",
+      `The verified answer is ${bytes} bytes, over the ${INLINE_ANSWER_MAX_BYTES}-byte inline cap; it is preserved ` +
+        `complete in ${mergedPath}.`,
+      { artifacts: [mergedPath], childProcessCreated: true },
+    );
+  }
+  return { delivery: "artifact", delivery_reason: "over_inline_cap" };
+}
+
+function usageLine(usage: FusionUsage): string {
+  return (
+    `Usage: input ${usage.input}, output ${usage.output}, cache read ${usage.cache_read}, cache write ` +
+    `${usage.cache_write}, total ${usage.total_tokens} tokens; cost ${usage.cost_total} ` +
+    "(reported once: this is the first retrieval)"
+  );
+}
+
+function completedRetrieval(
+  runDir: string,
+  verified: VerifiedCompletedRun,
+  requested: DeliveryMode | undefined,
+): FusionRetrieval<FusionCompletedView> {
+  const { manifest, result, merged, answer } = verified;
+  const dir = resolve(runDir);
+  const mergedPath = join(dir, FUSION_FILES.merged);
+  const delivery = decideDelivery(requested, merged.byte_length, mergedPath);
+  const resultRef = manifest.artifacts.find((ref) => ref.path === FUSION_FILES.result);
+  const claim = claimUsage(runDir, manifest.run_id, resultRef?.sha256 ?? "");
+  const usage = result.details.usage;
+  const details: FusionCompletedView = {
+    schema_version: SCHEMA.fusionView,
+    run_id: manifest.run_id,
+    state: "completed",
+    ...delivery,
+    workflow: manifest.workflow,
+    artifact_dir: dir,
+    ended_at: result.ended_at,
+    answer: { present: true, byte_length: merged.byte_length, sha256: merged.sha256, path: mergedPath },
+    usage_status: claim.status,
+    ...(claim.status === "attached" ? { usage: { ...usage } } : {}),
+  };
+  const lines = [
+    `Fusion run ${manifest.run_id} (${manifest.workflow}) completed.`,
+    `Answer: ${merged.byte_length} bytes, sha256 ${merged.sha256} (verified against manifest.json and result.json)`,
+    claim.status === "attached"
+      ? usageLine(usage)
+      : claim.status === "already_reported"
+        ? "Usage: already reported by an earlier bg_result; not counted again."
+        : `Usage: withheld; the report could not be recorded (${claim.problem}), so it is not attached to avoid double counting.`,
+    `Artifacts: ${dir}`,
+  ];
+  if (details.delivery === "inline") {
+    lines.push("Delivery: inline", "", answer);
+  } else {
+    const why = details.delivery_reason === "requested_artifact" ? "requested" : "over the 48 KiB inline cap";
+    lines.push(
+      `Delivery: artifact (${why}). The complete verified answer is ${mergedPath} ` +
+        `(${merged.byte_length} bytes, sha256 ${merged.sha256}). It was not truncated.`,
+    );
+  }
+  return { text: lines.join("\n"), details };
+}
+
+export async function retrieveFusion(
+  runDir: string,
+  args: RetrieveFusionArgs,
+  opts: RetrieveFusionOptions,
+): Promise<FusionRetrieval> {
+  const reading = await readFusionManifest(runDir);
+  if (!reading.trusted) {
+    if (reading.claimedState === "failed" || reading.claimedState === "cancelled") {
+      return boundFailureView(unavailableView(runDir, basename(resolve(runDir)), reading.error));
+    }
+    throw reading.error;
+  }
+  const { manifest } = reading;
+  switch (manifest.state) {
+    case "running":
+      if (opts.isRunning(manifest)) return runningView(runDir, manifest);
+      throw new DelegateError(
+        "child_exited_without_commit",
+        `Fusion run ${manifest.run_id} ended without committing: manifest.json still says "running" and its owner is gone.`,
+        { artifacts: [join(resolve(runDir), FUSION_FILES.manifest)] },
+      );
+    case "completed": {
+      let verified: VerifiedCompletedRun;
+      try {
+        verified = await verifyCompletedRun(runDir, manifest);
+      } catch (error) {
+        throw error instanceof DelegateError ? error.withFacts({ childProcessCreated: true }) : error;
+      }
+      return completedRetrieval(runDir, verified, args.delivery);
+    }
+    case "failed":
+    case "cancelled":
+      // A requested delivery cannot turn a run that did not commit into an answer.
+      return boundFailureView(await failureView(runDir, manifest));
+  }
+}

@@ -1,0 +1,372 @@
+/**
+ * Closed-schema parsers for the three Fusion documents. A parser accepts exactly the shape in
+ * types.ts plus the rules that hold inside one document; rules that relate two documents (the
+ * manifest and what it binds) live in the verifiers. The writer runs the same parsers on what it is
+ * about to write, so the verifier accepts everything the writer produces.
+ */
+import {
+  FUSION_DOCUMENT_MAX_BYTES,
+  FUSION_FILES,
+  FUSION_INLINE_MESSAGE_MAX_BYTES,
+  FUSION_MAX_ARTIFACTS,
+  FUSION_MAX_ATTEMPTS,
+  FUSION_MERGED_MAX_BYTES,
+  SCHEMA,
+} from "../core/constants.ts";
+import { type FailureCode, isFailureCode } from "../core/errors.ts";
+import { sha256Hex } from "../core/hash.ts";
+import type { PinnedRoute, UsageRecord } from "../core/types.ts";
+import {
+  amount,
+  bool,
+  closedObject,
+  count,
+  list,
+  literal,
+  nullable,
+  oneOf,
+  sha256,
+  str,
+  timestamp,
+  violation,
+} from "./check.ts";
+import {
+  ARTIFACT_PATH,
+  COMPLETED_FIXED_PATHS,
+  FAILURE_FIXED_PATHS,
+  FUSION_RUN_ID,
+  relativeRunDir,
+  WORKFLOW_NAME,
+} from "./layout.ts";
+import {
+  ATTEMPT_STATUSES,
+  type BoundArtifact,
+  FUSION_STAGES,
+  FUSION_STATES,
+  type FusionAttemptRow,
+  type FusionDetails,
+  type FusionFailureFacts,
+  type FusionFailureSummary,
+  type FusionManifest,
+  type FusionManifestTerminal,
+  type FusionOwner,
+  type FusionProgress,
+  type FusionResultDocument,
+  type FusionRunIdentity,
+  type FusionUsage,
+  NO_ANSWER,
+} from "./types.ts";
+
+const NAME_MAX = 256;
+const SLOT = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+const MAX_ATTEMPT_NUMBER = 1_000;
+
+function failureCode(value: unknown, at: string): FailureCode {
+  if (!isFailureCode(value)) violation(at, "must be a known failure code");
+  return value;
+}
+
+export function parseBoundArtifact(value: unknown, at: string): BoundArtifact {
+  const o = closedObject(value, at, ["path", "byte_length", "sha256"]);
+  return {
+    path: str(o.path, `${at}.path`, { max: 128, pattern: ARTIFACT_PATH }),
+    byte_length: count(o.byte_length, `${at}.byte_length`),
+    sha256: sha256(o.sha256, `${at}.sha256`),
+  };
+}
+
+/** A list of bindings with unique paths. */
+function parseBindings(value: unknown, at: string): BoundArtifact[] {
+  const refs = list(value, at, FUSION_MAX_ARTIFACTS, parseBoundArtifact);
+  const seen = new Set<string>();
+  refs.forEach((ref, index) => {
+    if (seen.has(ref.path)) violation(`${at}[${index}].path`, `binds ${ref.path} twice`);
+    seen.add(ref.path);
+  });
+  return refs;
+}
+
+function parseOwner(value: unknown, at: string): FusionOwner {
+  const o = closedObject(value, at, ["pid", "start_time"]);
+  return { pid: count(o.pid, `${at}.pid`, 1), start_time: str(o.start_time, `${at}.start_time`, { max: 64 }) };
+}
+
+/** Size bounds of the fixed files, checked on the binding so a reader never loads an oversized file. */
+const FIXED_SIZE_BOUNDS: Readonly<Record<string, number>> = {
+  [FUSION_FILES.result]: FUSION_DOCUMENT_MAX_BYTES,
+  [FUSION_FILES.failureSummary]: FUSION_DOCUMENT_MAX_BYTES,
+  [FUSION_FILES.merged]: FUSION_MERGED_MAX_BYTES,
+};
+
+const IDENTITY_KEYS = ["run_id", "workflow", "artifact_dir", "created_at", "owner"] as const;
+
+function identityFields(o: Record<string, unknown>, at: string): FusionRunIdentity {
+  const runId = str(o.run_id, `${at}.run_id`, { max: 33, pattern: FUSION_RUN_ID });
+  const artifactDir = str(o.artifact_dir, `${at}.artifact_dir`, { max: 64 });
+  if (artifactDir !== relativeRunDir(runId)) violation(`${at}.artifact_dir`, `must be ${relativeRunDir(runId)}`);
+  return {
+    run_id: runId,
+    workflow: str(o.workflow, `${at}.workflow`, { max: 64, pattern: WORKFLOW_NAME }),
+    artifact_dir: artifactDir,
+    created_at: timestamp(o.created_at, `${at}.created_at`),
+    owner: parseOwner(o.owner, `${at}.owner`),
+  };
+}
+
+export function parseRunIdentity(value: unknown, at: string): FusionRunIdentity {
+  return identityFields(closedObject(value, at, IDENTITY_KEYS), at);
+}
+
+function notBefore(later: string, earlier: string, at: string): void {
+  if (Date.parse(later) < Date.parse(earlier)) violation(at, "is before created_at");
+}
+
+function parseTerminal(value: unknown, at: string): FusionManifestTerminal {
+  const o = closedObject(value, at, ["ended_at", "failure"]);
+  return {
+    ended_at: timestamp(o.ended_at, `${at}.ended_at`),
+    failure: nullable(o.failure, `${at}.failure`, (failure, where) => {
+      const f = closedObject(failure, where, ["code", "stage"]);
+      return { code: failureCode(f.code, `${where}.code`), stage: oneOf(f.stage, `${where}.stage`, FUSION_STAGES) };
+    }),
+  };
+}
+
+/** manifest.json, including the rules that tie its state to its terminal record and its bindings. */
+export function parseManifest(value: unknown): FusionManifest {
+  const at = "manifest";
+  const o = closedObject(value, at, ["schema_version", "kind", ...IDENTITY_KEYS, "state", "artifacts", "terminal"]);
+  literal(o.schema_version, `${at}.schema_version`, SCHEMA.fusionManifest);
+  literal(o.kind, `${at}.kind`, "fusion");
+  const identity = identityFields(o, at);
+  const state = oneOf(o.state, `${at}.state`, FUSION_STATES);
+  const artifacts = parseBindings(o.artifacts, `${at}.artifacts`);
+  const terminal = nullable(o.terminal, `${at}.terminal`, parseTerminal);
+  const bound = new Set(artifacts.map((ref) => ref.path));
+  artifacts.forEach((ref, index) => {
+    const max = FIXED_SIZE_BOUNDS[ref.path];
+    if (max !== undefined && (ref.byte_length === 0 || ref.byte_length > max)) {
+      violation(`${at}.artifacts[${index}].byte_length`, `${ref.path} must hold 1..${max} bytes`);
+    }
+  });
+  for (const path of [FUSION_FILES.manifest, FUSION_FILES.usageClaim]) {
+    if (bound.has(path)) violation(`${at}.artifacts`, `must not bind ${path}`);
+  }
+  const refuse = (paths: readonly string[]) => {
+    for (const path of paths) if (bound.has(path)) violation(`${at}.artifacts`, `a ${state} run must not bind ${path}`);
+  };
+  if (state === "running") {
+    if (terminal !== null) violation(`${at}.terminal`, "must be null while running");
+    refuse([...COMPLETED_FIXED_PATHS, ...FAILURE_FIXED_PATHS]);
+  } else {
+    if (terminal === null) violation(`${at}.terminal`, `must be set for a ${state} run`);
+    notBefore(terminal.ended_at, identity.created_at, `${at}.terminal.ended_at`);
+    if (state === "completed") {
+      if (terminal.failure !== null) violation(`${at}.terminal.failure`, "must be null for a completed run");
+      for (const path of COMPLETED_FIXED_PATHS) {
+        if (!bound.has(path)) violation(`${at}.artifacts`, `a completed run must bind ${path}`);
+      }
+      refuse(FAILURE_FIXED_PATHS);
+    } else {
+      if (terminal.failure === null) violation(`${at}.terminal.failure`, `must be set for a ${state} run`);
+      refuse(COMPLETED_FIXED_PATHS);
+    }
+  }
+  return { schema_version: SCHEMA.fusionManifest, kind: "fusion", ...identity, state, artifacts, terminal };
+}
+
+export function parseUsage(value: unknown, at: string): FusionUsage {
+  const o = closedObject(value, at, ["input", "output", "cache_read", "cache_write", "total_tokens", "cost_total"]);
+  return {
+    input: count(o.input, `${at}.input`),
+    output: count(o.output, `${at}.output`),
+    cache_read: count(o.cache_read, `${at}.cache_read`),
+    cache_write: count(o.cache_write, `${at}.cache_write`),
+    total_tokens: count(o.total_tokens, `${at}.total_tokens`),
+    cost_total: amount(o.cost_total, `${at}.cost_total`),
+  };
+}
+
+function parseUsageRecord(value: unknown, at: string): UsageRecord {
+  const unavailable =
+    typeof value === "object" && value !== null && (value as Record<string, unknown>).status === "unavailable";
+  if (unavailable) {
+    const o = closedObject(value, at, ["status", "reason"]);
+    return { status: "unavailable", reason: str(o.reason, `${at}.reason`, { max: NAME_MAX }) };
+  }
+  const o = closedObject(value, at, [
+    "status",
+    "input",
+    "output",
+    "cache_read",
+    "cache_write",
+    "total_tokens",
+    "cost_total",
+  ]);
+  literal(o.status, `${at}.status`, "observed");
+  const { status: _status, ...counts } = o;
+  return { status: "observed", ...parseUsage(counts, at) };
+}
+
+function parseRoute(value: unknown, at: string): PinnedRoute {
+  const o = closedObject(value, at, ["provider", "model"]);
+  return {
+    provider: str(o.provider, `${at}.provider`, { max: NAME_MAX }),
+    model: str(o.model, `${at}.model`, { max: NAME_MAX }),
+  };
+}
+
+export function parseAttemptRow(value: unknown, at: string): FusionAttemptRow {
+  const o = closedObject(value, at, ["stage", "slot", "attempt", "status", "code", "route", "output"]);
+  const row: FusionAttemptRow = {
+    stage: oneOf(o.stage, `${at}.stage`, FUSION_STAGES),
+    slot: str(o.slot, `${at}.slot`, { max: 64, pattern: SLOT }),
+    attempt: count(o.attempt, `${at}.attempt`, 1, MAX_ATTEMPT_NUMBER),
+    status: oneOf(o.status, `${at}.status`, ATTEMPT_STATUSES),
+    code: nullable(o.code, `${at}.code`, failureCode),
+    route: parseRoute(o.route, `${at}.route`),
+    output: nullable(o.output, `${at}.output`, (path, where) => str(path, where, { max: 128, pattern: ARTIFACT_PATH })),
+  };
+  if ((row.status === "completed") !== (row.code === null)) {
+    violation(`${at}.code`, "must be null exactly when the attempt completed");
+  }
+  return row;
+}
+
+function parseAttempts(value: unknown, at: string): FusionAttemptRow[] {
+  return list(value, at, FUSION_MAX_ATTEMPTS, parseAttemptRow);
+}
+
+function parseDetails(value: unknown, at: string): FusionDetails {
+  const o = closedObject(value, at, ["schema_version", "usage", "attempts"]);
+  literal(o.schema_version, `${at}.schema_version`, SCHEMA.fusionDetails);
+  return {
+    schema_version: SCHEMA.fusionDetails,
+    usage: parseUsage(o.usage, `${at}.usage`),
+    attempts: parseAttempts(o.attempts, `${at}.attempts`),
+  };
+}
+
+/** result.json of a completed run. */
+export function parseResultDocument(value: unknown): FusionResultDocument {
+  const at = "result";
+  const o = closedObject(value, at, ["schema_version", "run", "ended_at", "merged", "artifacts", "details"]);
+  literal(o.schema_version, `${at}.schema_version`, SCHEMA.fusionResult);
+  const run = parseRunIdentity(o.run, `${at}.run`);
+  const endedAt = timestamp(o.ended_at, `${at}.ended_at`);
+  notBefore(endedAt, run.created_at, `${at}.ended_at`);
+  const merged = parseBoundArtifact(o.merged, `${at}.merged`);
+  if (merged.path !== FUSION_FILES.merged) violation(`${at}.merged.path`, `must be ${FUSION_FILES.merged}`);
+  if (merged.byte_length === 0 || merged.byte_length > FUSION_MERGED_MAX_BYTES) {
+    violation(`${at}.merged.byte_length`, `must be within 1..${FUSION_MERGED_MAX_BYTES}`);
+  }
+  return {
+    schema_version: SCHEMA.fusionResult,
+    run,
+    ended_at: endedAt,
+    merged,
+    artifacts: parseBindings(o.artifacts, `${at}.artifacts`),
+    details: parseDetails(o.details, `${at}.details`),
+  };
+}
+
+function parseFailureFacts(value: unknown, at: string): FusionFailureFacts {
+  const o = closedObject(value, at, ["code", "stage", "slot", "attempt", "child_created", "message"]);
+  const m = closedObject(o.message, `${at}.message`, ["byte_length", "sha256", "text"]);
+  const message = {
+    byte_length: count(m.byte_length, `${at}.message.byte_length`, 1),
+    sha256: sha256(m.sha256, `${at}.message.sha256`),
+    text: nullable(m.text, `${at}.message.text`, (text, where) =>
+      str(text, where, { max: FUSION_INLINE_MESSAGE_MAX_BYTES, allowControl: true }),
+    ),
+  };
+  if (message.text !== null) {
+    const bytes = Buffer.from(message.text, "utf8");
+    if (bytes.length > FUSION_INLINE_MESSAGE_MAX_BYTES) violation(`${at}.message.text`, "is over the inline bound");
+    if (bytes.length !== message.byte_length || sha256Hex(bytes) !== message.sha256) {
+      violation(`${at}.message`, "byte_length/sha256 do not match the inline text");
+    }
+  } else if (message.byte_length <= FUSION_INLINE_MESSAGE_MAX_BYTES) {
+    violation(`${at}.message.text`, "a message within the inline bound must be inline");
+  }
+  return {
+    code: failureCode(o.code, `${at}.code`),
+    stage: oneOf(o.stage, `${at}.stage`, FUSION_STAGES),
+    slot: nullable(o.slot, `${at}.slot`, (slot, where) => str(slot, where, { max: 64, pattern: SLOT })),
+    attempt: nullable(o.attempt, `${at}.attempt`, (n, where) => count(n, where, 1, MAX_ATTEMPT_NUMBER)),
+    child_created: bool(o.child_created, `${at}.child_created`),
+    message,
+  };
+}
+
+/** The progress counts a list of attempts implies; the writer records them, the parser re-derives them. */
+export function progressOf(stage: FusionProgress["stage_reached"], attempts: FusionAttemptRow[]): FusionProgress {
+  const with_ = (status: FusionAttemptRow["status"]) => attempts.filter((row) => row.status === status).length;
+  return {
+    stage_reached: stage,
+    attempts_total: attempts.length,
+    attempts_completed: with_("completed"),
+    attempts_failed: with_("failed"),
+    attempts_cancelled: with_("cancelled"),
+  };
+}
+
+function parseProgress(value: unknown, at: string): FusionProgress {
+  const o = closedObject(value, at, [
+    "stage_reached",
+    "attempts_total",
+    "attempts_completed",
+    "attempts_failed",
+    "attempts_cancelled",
+  ]);
+  return {
+    stage_reached: oneOf(o.stage_reached, `${at}.stage_reached`, FUSION_STAGES),
+    attempts_total: count(o.attempts_total, `${at}.attempts_total`, 0, FUSION_MAX_ATTEMPTS),
+    attempts_completed: count(o.attempts_completed, `${at}.attempts_completed`, 0, FUSION_MAX_ATTEMPTS),
+    attempts_failed: count(o.attempts_failed, `${at}.attempts_failed`, 0, FUSION_MAX_ATTEMPTS),
+    attempts_cancelled: count(o.attempts_cancelled, `${at}.attempts_cancelled`, 0, FUSION_MAX_ATTEMPTS),
+  };
+}
+
+/** failure-summary.json, with its inner consistency (progress = what the attempts imply). */
+export function parseFailureSummary(value: unknown): FusionFailureSummary {
+  const at = "summary";
+  const o = closedObject(value, at, [
+    "schema_version",
+    "run",
+    "terminal_state",
+    "ended_at",
+    "answer",
+    "failure",
+    "progress",
+    "usage_so_far",
+    "attempts",
+    "evidence",
+  ]);
+  literal(o.schema_version, `${at}.schema_version`, SCHEMA.fusionFailureSummary);
+  const run = parseRunIdentity(o.run, `${at}.run`);
+  const endedAt = timestamp(o.ended_at, `${at}.ended_at`);
+  notBefore(endedAt, run.created_at, `${at}.ended_at`);
+  const answer = closedObject(o.answer, `${at}.answer`, ["present", "reason"]);
+  literal(answer.present, `${at}.answer.present`, NO_ANSWER.present);
+  literal(answer.reason, `${at}.answer.reason`, NO_ANSWER.reason);
+  const failure = parseFailureFacts(o.failure, `${at}.failure`);
+  const progress = parseProgress(o.progress, `${at}.progress`);
+  const attempts = parseAttempts(o.attempts, `${at}.attempts`);
+  const implied = progressOf(failure.stage, attempts);
+  for (const key of Object.keys(implied) as (keyof FusionProgress)[]) {
+    if (progress[key] !== implied[key]) violation(`${at}.progress.${key}`, `must be ${implied[key]}`);
+  }
+  return {
+    schema_version: SCHEMA.fusionFailureSummary,
+    run,
+    terminal_state: oneOf(o.terminal_state, `${at}.terminal_state`, ["failed", "cancelled"] as const),
+    ended_at: endedAt,
+    answer: NO_ANSWER,
+    failure,
+    progress,
+    usage_so_far: parseUsageRecord(o.usage_so_far, `${at}.usage_so_far`),
+    attempts,
+    evidence: parseBindings(o.evidence, `${at}.evidence`),
+  };
+}

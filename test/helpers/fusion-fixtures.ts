@@ -1,0 +1,241 @@
+/**
+ * Real Fusion run trees built with the production writer (src/fusion/writer.ts), plus the tools the
+ * tamper suite uses to change one thing in a tree: rewrite a JSON document, rebind a file in the
+ * manifest (and in result.json), and copy a pristine tree so each mutation starts from scratch.
+ */
+import { cpSync, mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { canonicalJsonLine } from "../../src/core/canonical.ts";
+import { FUSION_FILES } from "../../src/core/constants.ts";
+import { writeFileAtomic } from "../../src/core/fs.ts";
+import { sha256Hex } from "../../src/core/hash.ts";
+import type { UsageRecord } from "../../src/core/types.ts";
+import { fusionRunDir } from "../../src/fusion/layout.ts";
+import type { FusionAttemptRow, FusionManifest, FusionUsage } from "../../src/fusion/types.ts";
+import {
+  createRun,
+  type FusionFailureInput,
+  type FusionRunHandle,
+  type FusionWriterIo,
+  nodeWriterIo,
+} from "../../src/fusion/writer.ts";
+import { makeTempDir } from "./temp.ts";
+
+export const WORKFLOW = "reason";
+export const OWNER = { pid: 4242, start_time: "2025-01-01T00:00:00.000Z" };
+export const ROUTE = { provider: "scripted", model: "scripted-model" };
+export const USAGE: FusionUsage = {
+  input: 1200,
+  output: 340,
+  cache_read: 50,
+  cache_write: 10,
+  total_tokens: 1600,
+  cost_total: 0.0123,
+};
+export const USAGE_SO_FAR: UsageRecord = { status: "observed", ...USAGE };
+export const MERGED = "# Merged answer\n\nThree candidates agreed: the cache is stale after `/reload`. ✓\n";
+
+export const isRunning = { yes: { isRunning: () => true }, no: { isRunning: () => false } };
+
+/** A fixed clock that moves 1 s per call, so timestamps are distinct but deterministic. */
+export function steppingClock(start = Date.parse("2025-06-01T12:00:00.000Z")): () => Date {
+  let at = start;
+  return () => {
+    const now = new Date(at);
+    at += 1000;
+    return now;
+  };
+}
+
+export async function newProject(label = "fusion"): Promise<string> {
+  return makeTempDir(label, "each");
+}
+
+export function startRun(cwd: string, io: FusionWriterIo = nodeWriterIo, runId?: string): FusionRunHandle {
+  return createRun({ cwd, workflow: WORKFLOW, owner: OWNER, now: steppingClock(), io, ...(runId ? { runId } : {}) });
+}
+
+export function candidateAttempts(count: number, outputs: (string | null)[] = []): FusionAttemptRow[] {
+  return Array.from({ length: count }, (_, index) => ({
+    stage: "candidate" as const,
+    slot: `candidate-${index + 1}`,
+    attempt: 1,
+    status: "completed" as const,
+    code: null,
+    route: { ...ROUTE },
+    output: outputs[index] ?? null,
+  }));
+}
+
+/** Three candidate outputs bound as artifacts; returns their paths. */
+export function writeCandidates(handle: FusionRunHandle, count = 3): string[] {
+  return Array.from({ length: count }, (_, index) => {
+    const path = `candidates/candidate-${index + 1}.md`;
+    handle.writeArtifact(path, `candidate ${index + 1} says: the cache is stale\n`);
+    return path;
+  });
+}
+
+export function buildCompletedRun(cwd: string, merged: string | Uint8Array = MERGED): FusionRunHandle {
+  const handle = startRun(cwd);
+  const outputs = writeCandidates(handle);
+  handle.commitCompleted({ merged, details: { usage: USAGE, attempts: candidateAttempts(3, outputs) } });
+  return handle;
+}
+
+export function failureInput(overrides: Partial<FusionFailureInput> = {}): FusionFailureInput {
+  return {
+    code: "child_provider_error",
+    stage: "evaluate",
+    slot: "evaluator",
+    attempt: 1,
+    childCreated: true,
+    message: "The evaluator's provider answered 529 overloaded after retries.",
+    attempts: [
+      ...candidateAttempts(3, ["candidates/candidate-1.md", "candidates/candidate-2.md", "candidates/candidate-3.md"]),
+      {
+        stage: "evaluate",
+        slot: "evaluator",
+        attempt: 1,
+        status: "failed",
+        code: "child_provider_error",
+        route: { ...ROUTE },
+        output: null,
+      },
+    ],
+    usageSoFar: USAGE_SO_FAR,
+    ...overrides,
+  };
+}
+
+export function buildFailedRun(
+  cwd: string,
+  state: "failed" | "cancelled" = "failed",
+  overrides: Partial<FusionFailureInput> = {},
+): FusionRunHandle {
+  const handle = startRun(cwd);
+  writeCandidates(handle);
+  const summary = failureInput(state === "cancelled" ? { code: "child_cancelled", ...overrides } : overrides);
+  if (state === "cancelled") handle.commitCancelled({ summary });
+  else handle.commitFailed({ summary });
+  return handle;
+}
+
+/** An io whose failure-summary.json write fails: the writer then commits a manifest without it. */
+export function summaryWriteFails(): FusionWriterIo {
+  return {
+    ...nodeWriterIo,
+    writeFile: (path, bytes) => {
+      if (path.endsWith(`/${FUSION_FILES.failureSummary}`))
+        throw Object.assign(new Error("no space"), { code: "ENOSPC" });
+      nodeWriterIo.writeFile(path, bytes);
+    },
+  };
+}
+
+/**
+ * An io that simulates the process dying at its `k`-th file write (0-based): "before" the write
+ * happens, or "after" it was renamed into place. From then on every operation fails, as nothing
+ * runs in a dead process.
+ */
+export function crashingIo(k: number, when: "before" | "after"): FusionWriterIo & { writes: string[] } {
+  let dead = false;
+  const writes: string[] = [];
+  const guard = () => {
+    if (dead) throw new Error("process is dead");
+  };
+  return {
+    writes,
+    makeDir: (path, recursive) => {
+      guard();
+      nodeWriterIo.makeDir(path, recursive);
+    },
+    readFile: (path) => {
+      guard();
+      return nodeWriterIo.readFile(path);
+    },
+    remove: (path) => {
+      guard();
+      nodeWriterIo.remove(path);
+    },
+    writeFile: (path, bytes) => {
+      guard();
+      if (writes.length === k) {
+        if (when === "after") nodeWriterIo.writeFile(path, bytes);
+        dead = true;
+        writes.push(path);
+        throw new Error(`simulated crash ${when} writing ${path}`);
+      }
+      writes.push(path);
+      nodeWriterIo.writeFile(path, bytes);
+    },
+  };
+}
+
+// -------------------------------------------------------------------------------------------------
+// Tampering
+
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+export function readBytes(runDir: string, path: string): Buffer {
+  return readFileSync(join(runDir, path));
+}
+
+export function readJson(runDir: string, path: string): { [key: string]: Json } {
+  return JSON.parse(readBytes(runDir, path).toString("utf8")) as { [key: string]: Json };
+}
+
+export function writeRaw(runDir: string, path: string, bytes: string | Uint8Array): void {
+  writeFileAtomic(join(runDir, path), bytes);
+}
+
+export function writeJson(runDir: string, path: string, value: unknown): Buffer {
+  const bytes = Buffer.from(canonicalJsonLine(value), "utf8");
+  writeRaw(runDir, path, bytes);
+  return bytes;
+}
+
+export function manifestOf(runDir: string): FusionManifest {
+  return readJson(runDir, FUSION_FILES.manifest) as unknown as FusionManifest;
+}
+
+function bindingFor(path: string, bytes: Uint8Array) {
+  return { path, byte_length: bytes.length, sha256: sha256Hex(bytes) };
+}
+
+/**
+ * Replace a file and keep every binding consistent with it, as a forger who controls the whole
+ * tree would: the manifest binding, and for a completed run result.json's refs (then result.json's
+ * own binding). What is left to catch such a change is the closed schema and the cross-checks.
+ */
+export function rebind(runDir: string, path: string, bytes: Uint8Array): void {
+  writeRaw(runDir, path, bytes);
+  const manifest = manifestOf(runDir);
+  const ref = bindingFor(path, bytes);
+  manifest.artifacts = manifest.artifacts.map((a) => (a.path === path ? ref : a));
+  if (manifest.state === "completed" && path !== FUSION_FILES.result) {
+    const result = readJson(runDir, FUSION_FILES.result);
+    if (path === FUSION_FILES.merged) result.merged = ref;
+    result.artifacts = (result.artifacts as { path: string }[]).map((a) => (a.path === path ? ref : a)) as Json;
+    const resultBytes = writeJson(runDir, FUSION_FILES.result, result);
+    const resultRef = bindingFor(FUSION_FILES.result, resultBytes);
+    manifest.artifacts = manifest.artifacts.map((a) => (a.path === FUSION_FILES.result ? resultRef : a));
+  }
+  writeJson(runDir, FUSION_FILES.manifest, manifest);
+}
+
+/** Rewrite a JSON document canonically after `mutate`, then rebind it. */
+export function mutateBoundJson(runDir: string, path: string, mutate: (doc: { [key: string]: Json }) => void): void {
+  const doc = readJson(runDir, path);
+  mutate(doc);
+  rebind(runDir, path, Buffer.from(canonicalJsonLine(doc), "utf8"));
+}
+
+/** A fresh copy of a pristine run (same run id, new project dir) for one mutation. */
+export async function copyRun(pristineRunDir: string, runId: string): Promise<string> {
+  const cwd = await makeTempDir("fusion-copy", "each");
+  const runDir = fusionRunDir(cwd, runId);
+  mkdirSync(join(cwd, ".pi", "fusion"), { recursive: true });
+  cpSync(pristineRunDir, runDir, { recursive: true });
+  return runDir;
+}
