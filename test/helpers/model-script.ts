@@ -4,7 +4,10 @@
  *
  * A script is a JSON array after the marker `FAKE_SCRIPT:`. It is taken from the latest user
  * message that contains the marker (the FIRST marker in that message: a parent's script may embed
- * a child's script inside a tool argument), or else from the system prompt. The step index is the
+ * a child's script inside a tool argument), or else from the system prompt. Markers followed by
+ * JSON-escaped text (`[{\"...`) are skipped: that is a script quoted inside JSON, e.g. the parent's
+ * prompt inside a child's seed. A child prompt puts the directive before the seed, so a script in
+ * the directive wins over anything the seed quotes. The step index is the
  * number of assistant messages after that user message (for a system-prompt script: all assistant
  * messages of the conversation); the last step repeats.
  *
@@ -66,16 +69,29 @@ export function extractBalancedJson(text: string, start: number): string {
   throw new Error(`${SCRIPT_MARKER} unterminated JSON at offset ${start}`);
 }
 
-/** Parse the script after the first marker of `text`, or undefined when there is no marker. */
+/**
+ * A marker whose script sits inside a JSON string (a child's seed carries the parent's messages as
+ * canonical JSON): its quotes are escaped, so it is text about a script, not a script.
+ */
+function isEscapedScript(text: string, start: number): boolean {
+  return /^\[\s*(\{\s*)?\\"/.test(text.slice(start, start + 16));
+}
+
+/**
+ * Parse the script after the first marker of `text` that is not JSON-escaped, or undefined when
+ * there is none. A malformed script throws (the server answers HTTP 500 and records the error).
+ */
 export function parseScript(text: string): { source: string; steps: ScriptStep[] } | undefined {
-  const at = text.indexOf(SCRIPT_MARKER);
-  if (at === -1) return undefined;
-  let start = at + SCRIPT_MARKER.length;
-  while (start < text.length && /\s/.test(text[start] ?? "")) start++;
-  const source = extractBalancedJson(text, start);
-  const steps: unknown = JSON.parse(source);
-  if (!Array.isArray(steps) || steps.length === 0) throw new Error(`${SCRIPT_MARKER} must be a non-empty JSON array`);
-  return { source, steps: steps as ScriptStep[] };
+  for (let at = text.indexOf(SCRIPT_MARKER); at !== -1; at = text.indexOf(SCRIPT_MARKER, at + 1)) {
+    let start = at + SCRIPT_MARKER.length;
+    while (start < text.length && /\s/.test(text[start] ?? "")) start++;
+    if (isEscapedScript(text, start)) continue;
+    const source = extractBalancedJson(text, start);
+    const steps: unknown = JSON.parse(source);
+    if (!Array.isArray(steps) || steps.length === 0) throw new Error(`${SCRIPT_MARKER} must be a non-empty JSON array`);
+    return { source, steps: steps as ScriptStep[] };
+  }
+  return undefined;
 }
 
 export interface ScriptPosition {

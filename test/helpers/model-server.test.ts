@@ -22,6 +22,15 @@ describe("FAKE_SCRIPT location", () => {
     expect(parseScript(embedded)?.steps).toEqual([{ text: "child answer" }]);
   });
 
+  it("skips scripts quoted inside JSON (a parent's prompt in a child's seed)", () => {
+    const parentPrompt = `delegate please ${script({ tool: "bg_delegate", args: { name: "t", prompt: "p" } })}`;
+    const seed = JSON.stringify({ messages: [{ role: "user", text: parentPrompt }] });
+    expect(parseScript(`<<<DIRECTIVE\nno script here\n<<<BACKGROUND\n${seed}`)).toBeUndefined();
+    const withDirective = `<<<DIRECTIVE\n${script({ text: "child" })}\n<<<BACKGROUND\n${seed}`;
+    expect(parseScript(withDirective)?.steps).toEqual([{ text: "child" }]);
+    expect(parseScript(`${seed} then ${script({ text: "later" })}`)?.steps).toEqual([{ text: "later" }]);
+  });
+
   it("counts assistant messages after the scripted user message; the last step repeats", () => {
     const s = script({ text: "a" }, { text: "b" });
     expect(locateScript([user(s)])?.index).toBe(0);
