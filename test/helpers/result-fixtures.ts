@@ -9,7 +9,7 @@ import { canonicalJsonLine } from "../../src/core/canonical.ts";
 import { SCHEMA, TASK_FILES } from "../../src/core/constants.ts";
 import { writeFileAtomic } from "../../src/core/fs.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
-import type { ChildTerminalFile, DelegateResultFile } from "../../src/core/types.ts";
+import type { AnswerPackage, ChildTerminalFile, DelegateResultFile } from "../../src/core/types.ts";
 import type { ExpectedResultIdentity } from "../../src/verify/delegate-result.ts";
 
 export const FIXTURE_IDENTITY: ExpectedResultIdentity = {
@@ -103,4 +103,43 @@ export function makeTerminalFile(overrides: Partial<ChildTerminalFile> = {}): Ch
     at: "2025-01-01T00:00:00.000Z",
     ...overrides,
   };
+}
+
+/**
+ * Pack bytes like packAnswer but with blocks of `blockBytes` (the last may be shorter): a valid
+ * package whose block boundaries fall elsewhere, e.g. inside a multi-byte character.
+ */
+export function packAnswerInBlocksOf(bytes: Uint8Array, blockBytes: number): AnswerPackage {
+  const blocks: AnswerPackage["blocks"] = [];
+  for (let start = 0; start < bytes.length; start += blockBytes) {
+    const piece = Buffer.from(bytes.subarray(start, Math.min(bytes.length, start + blockBytes)));
+    blocks.push({ byte_length: piece.length, sha256: sha256Hex(piece), data_base64: piece.toString("base64") });
+  }
+  return { encoding: "utf-8", byte_length: bytes.length, sha256: sha256Hex(bytes), blocks };
+}
+
+/** Canonical bytes of a deep copy of `result` after `mutate` (a committed file changed by one field). */
+export function recommit(result: DelegateResultFile, mutate: (doc: DelegateResultFile) => void): Buffer {
+  const doc = structuredClone(result);
+  mutate(doc);
+  return encodeResultFile(doc);
+}
+
+/** Marks a field for removal in {@link withField}. */
+export const REMOVE = Symbol("remove");
+
+/**
+ * Canonical bytes of a deep copy of `result` with the field at a dotted path ("answer.blocks.0.sha256")
+ * set to `value` (any JSON value, wrong types included) or removed with {@link REMOVE}.
+ */
+export function withField(result: DelegateResultFile, path: string, value: unknown): Buffer {
+  return recommit(result, (doc) => {
+    const keys = path.split(".");
+    const last = keys.pop()!;
+    let node = doc as unknown as Record<string, unknown>;
+    for (const key of keys) node = node[key] as Record<string, unknown>;
+    if (node === undefined || node === null) throw new Error(`no parent for ${path}`);
+    if (value === REMOVE) delete node[last];
+    else node[last] = value;
+  });
 }

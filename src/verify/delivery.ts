@@ -1,0 +1,75 @@
+/**
+ * Inline or artifact delivery of a verified answer (spec/bg_result.md "Inline/artifact delivery and
+ * no truncation"), and the plain-text copy the parent model reads for artifact delivery.
+ */
+import { lstatSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { type DeliveryMode, INLINE_ANSWER_MAX_BYTES, TASK_FILES } from "../core/constants.ts";
+import { DelegateError } from "../core/errors.ts";
+import { writeFileAtomic } from "../core/fs.ts";
+import { sha256Hex } from "../core/hash.ts";
+import type { BoundArtifact } from "../core/types.ts";
+import type { VerifiedAnswer } from "./delegate-result.ts";
+
+/**
+ * Default: inline up to and including 48 KiB, artifact above. An explicit "artifact" always wins; an
+ * explicit "inline" over the cap fails loudly and names where the whole answer is kept — an answer
+ * is never truncated to fit.
+ */
+export function decideDelivery(
+  byteLength: number,
+  requested: DeliveryMode | undefined,
+  artifactPath: string,
+): DeliveryMode {
+  const fits = byteLength <= INLINE_ANSWER_MAX_BYTES;
+  if (requested === "artifact") return "artifact";
+  if (requested === "inline" && !fits) {
+    throw new DelegateError(
+      "result_too_large_for_inline",
+      `the answer is ${byteLength} bytes, over the ${INLINE_ANSWER_MAX_BYTES}-byte inline cap; ` +
+        `the complete verified answer is preserved at ${artifactPath}`,
+      { artifacts: [artifactPath] },
+    );
+  }
+  return fits ? "inline" : "artifact";
+}
+
+/** The existing copy's bytes when it is a regular file, else null (absent, or not a file). */
+function readExisting(path: string): Buffer | null {
+  try {
+    if (!lstatSync(path).isFile()) return null;
+    return readFileSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw new DelegateError("artifact_read_failed", `${path} cannot be read: ${(error as Error).message}`, {
+      artifacts: [path],
+    });
+  }
+}
+
+/**
+ * Write the verified answer as plain UTF-8 text to answer.txt (the model can open it with `read`,
+ * unlike the base64 blocks of result.json). Written atomically, only when absent or different, and
+ * its bytes are re-hashed before the path is handed out, so the reference always holds exactly the
+ * verified answer.
+ */
+export function writeAnswerCopy(taskDir: string, verified: VerifiedAnswer): BoundArtifact {
+  const path = join(taskDir, TASK_FILES.answer);
+  const { answerBytes } = verified;
+  const { byte_length, sha256 } = verified.result.answer;
+  const existing = readExisting(path);
+  if (existing === null || !existing.equals(answerBytes)) {
+    try {
+      writeFileAtomic(path, answerBytes);
+    } catch (error) {
+      throw new DelegateError("artifact_error", `${path} cannot be written: ${(error as Error).message}`);
+    }
+  }
+  const written = readExisting(path);
+  if (written === null || written.length !== byte_length || sha256Hex(written) !== sha256) {
+    throw new DelegateError("artifact_read_failed", `${path} does not hold the verified answer after writing`, {
+      artifacts: [path],
+    });
+  }
+  return { path, byte_length, sha256 };
+}

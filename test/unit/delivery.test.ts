@@ -1,0 +1,103 @@
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { INLINE_ANSWER_MAX_BYTES, KiB, TASK_FILES } from "../../src/core/constants.ts";
+import { DelegateError } from "../../src/core/errors.ts";
+import { sha256Hex } from "../../src/core/hash.ts";
+import { verifyDelegateResult } from "../../src/verify/delegate-result.ts";
+import { decideDelivery, writeAnswerCopy } from "../../src/verify/delivery.ts";
+import { makeResultFile } from "../helpers/result-fixtures.ts";
+
+const ARTIFACT = "/project/.pi/delegate/delegate-0123/answer.txt";
+
+describe("decideDelivery", () => {
+  it("is 48 KiB", () => {
+    expect(INLINE_ANSWER_MAX_BYTES).toBe(48 * KiB);
+  });
+
+  it("defaults to inline at exactly 48 KiB and to artifact at 48 KiB + 1", () => {
+    expect(decideDelivery(48 * KiB, undefined, ARTIFACT)).toBe("inline");
+    expect(decideDelivery(48 * KiB + 1, undefined, ARTIFACT)).toBe("artifact");
+    expect(decideDelivery(1, undefined, ARTIFACT)).toBe("inline");
+  });
+
+  it("honours an explicit inline request up to and including 48 KiB", () => {
+    expect(decideDelivery(48 * KiB, "inline", ARTIFACT)).toBe("inline");
+  });
+
+  it("refuses inline over 48 KiB with result_too_large_for_inline naming the preserved artifact", () => {
+    let error: unknown;
+    try {
+      decideDelivery(48 * KiB + 1, "inline", ARTIFACT);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(DelegateError);
+    expect((error as DelegateError).code).toBe("result_too_large_for_inline");
+    expect((error as DelegateError).message).toContain(ARTIFACT);
+    expect((error as DelegateError).message).toContain(String(48 * KiB + 1));
+    expect((error as DelegateError).facts.artifacts).toEqual([ARTIFACT]);
+  });
+
+  it("returns artifact whenever artifact is requested, even for a small answer", () => {
+    expect(decideDelivery(10, "artifact", ARTIFACT)).toBe("artifact");
+    expect(decideDelivery(48 * KiB + 1, "artifact", ARTIFACT)).toBe("artifact");
+  });
+});
+
+describe("writeAnswerCopy", () => {
+  const dirs: string[] = [];
+  const taskDir = () => {
+    const dir = mkdtempSync(join(tmpdir(), "delivery-"));
+    dirs.push(dir);
+    return dir;
+  };
+  afterEach(() => {
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+
+  const text = `# Report\n${"Zeile mit Umlauten äöü und 🚀.\n".repeat(3000)}`; // > 48 KiB, multi-byte
+  const fixture = makeResultFile({ answer: text });
+  const verified = verifyDelegateResult(fixture.bytes, fixture.expected);
+
+  it("writes the verified answer as plain UTF-8 text and returns its binding", () => {
+    const dir = taskDir();
+    const bound = writeAnswerCopy(dir, verified);
+    expect(bound).toEqual({
+      path: join(dir, TASK_FILES.answer),
+      byte_length: fixture.answerBytes.length,
+      sha256: sha256Hex(fixture.answerBytes),
+    });
+    expect(readFileSync(bound.path, "utf8")).toBe(text);
+    expect(statSync(bound.path).mode & 0o777).toBe(0o600);
+  });
+
+  it("leaves an identical copy in place and replaces a different one", () => {
+    const dir = taskDir();
+    const { path } = writeAnswerCopy(dir, verified);
+    const inode = statSync(path).ino;
+    writeAnswerCopy(dir, verified);
+    expect(statSync(path).ino).toBe(inode); // not rewritten
+
+    writeFileSync(path, "stale or tampered copy");
+    writeAnswerCopy(dir, verified);
+    expect(readFileSync(path, "utf8")).toBe(text);
+  });
+
+  it("replaces a symlink instead of writing through it", () => {
+    const dir = taskDir();
+    const outside = join(dir, "outside.txt");
+    writeFileSync(outside, "do not touch");
+    symlinkSync(outside, join(dir, TASK_FILES.answer));
+    const { path } = writeAnswerCopy(dir, verified);
+    expect(readFileSync(path, "utf8")).toBe(text);
+    expect(readFileSync(outside, "utf8")).toBe("do not touch");
+  });
+
+  it("fails with artifact_error when the copy cannot be written", () => {
+    const dir = taskDir();
+    mkdirSync(join(dir, TASK_FILES.answer));
+    expect(() => writeAnswerCopy(dir, verified)).toThrowError(expect.objectContaining({ code: "artifact_error" }));
+  });
+});
