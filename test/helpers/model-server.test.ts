@@ -209,6 +209,17 @@ describe("model server over HTTP", () => {
     expect((await pending).text).toBe("released");
   });
 
+  it("serves concurrent conversations independently (a parent and its children at once)", async () => {
+    const slow = chat(server, [{ role: "user", content: script({ text: "slow parent", delayMs: 200 }) }]);
+    const children = Array.from({ length: 6 }, (_, i) =>
+      chat(server, [{ role: "user", content: script({ text: `child ${i}`, repeat: 100 + i }) }]),
+    );
+    const answers = await Promise.all(children);
+    answers.forEach((answer, i) => expect(answer.text).toBe(`child ${i}`.repeat(100 + i)));
+    expect((await slow).text).toBe("slow parent");
+    expect(server.requests).toHaveLength(7);
+  });
+
   it("records handler errors and answers them with HTTP 500", async () => {
     server.setHandler(() => {
       throw new Error("handler bug");
