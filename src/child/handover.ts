@@ -1,0 +1,121 @@
+/**
+ * The load check (CONTRACT.md §4): the env handover names the task dir, task id, launch nonce and
+ * seed hash; seed.json must hash to exactly that and carry the same identity, and child-prompt.txt
+ * must hash to the seed's child_prompt_sha256. Only then are the limits in the seed trusted.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { CHILD_ENV, TASK_FILES } from "../core/constants.ts";
+import { DelegateError } from "../core/errors.ts";
+import { sha256Hex } from "../core/hash.ts";
+import type { SeedDocument } from "../core/types.ts";
+
+export interface Handover {
+  taskDir: string;
+  taskId: string;
+  launchNonce: string;
+  seedSha256: string;
+}
+
+export interface VerifiedTask {
+  seed: SeedDocument;
+  /** The exact text pi must deliver as the prompt. */
+  prompt: string;
+}
+
+const mismatch = (message: string): DelegateError => new DelegateError("seed_hash_mismatch", message);
+
+/** The handover from the env, or undefined when this process is not a delegate child at all. */
+export function readHandover(env: NodeJS.ProcessEnv): Handover | undefined {
+  const taskDir = env[CHILD_ENV.taskDir];
+  if (taskDir === undefined || taskDir === "") return undefined;
+  return {
+    taskDir,
+    taskId: env[CHILD_ENV.taskId] ?? "",
+    launchNonce: env[CHILD_ENV.nonce] ?? "",
+    seedSha256: env[CHILD_ENV.seedSha256] ?? "",
+  };
+}
+
+function positiveInteger(value: unknown): boolean {
+  return typeof value === "number" && Number.isSafeInteger(value) && value > 0;
+}
+
+/** The numbers the guard enforces must be present and sane, or the seed is not one we wrote. */
+function checkSeedShape(seed: SeedDocument): void {
+  const limits = seed.limits as unknown as Record<string, unknown> | undefined;
+  const budget = seed.budget as unknown as Record<string, unknown> | undefined;
+  const route = seed.route as unknown as Record<string, unknown> | undefined;
+  if (typeof route?.provider !== "string" || typeof route.model !== "string") throw mismatch("seed.json has no route");
+  for (const key of [
+    "max_turns",
+    "max_tool_calls",
+    "spill_threshold_bytes",
+    "aggregate_tool_output_bytes",
+    "answer_capture_bytes",
+    "read_artifact_max_response_bytes",
+  ]) {
+    if (!positiveInteger(limits?.[key])) throw mismatch(`seed.json limits.${key} is not a positive integer`);
+  }
+  for (const key of ["growth_budget_tokens", "low_runway_trigger_tokens", "finalization_runway_tokens"]) {
+    const value = budget?.[key];
+    if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
+      throw mismatch(`seed.json budget.${key} is not a non-negative integer`);
+    }
+  }
+}
+
+/** Verify seed.json and child-prompt.txt against the handover. Throws seed_hash_mismatch. */
+export function verifyTask(handover: Handover): VerifiedTask {
+  if (handover.taskId === "" || handover.launchNonce === "" || handover.seedSha256 === "") {
+    throw mismatch(
+      `incomplete handover: ${CHILD_ENV.taskId}, ${CHILD_ENV.nonce} and ${CHILD_ENV.seedSha256} must all be set`,
+    );
+  }
+  let seedBytes: Buffer;
+  try {
+    seedBytes = readFileSync(join(handover.taskDir, TASK_FILES.seed));
+  } catch (error) {
+    throw mismatch(`cannot read seed.json: ${(error as Error).message}`);
+  }
+  const seedSha = sha256Hex(seedBytes);
+  if (seedSha !== handover.seedSha256) {
+    throw mismatch(`seed.json hashes to ${seedSha}, the parent handed over ${handover.seedSha256}`);
+  }
+  let seed: SeedDocument;
+  try {
+    seed = JSON.parse(seedBytes.toString("utf8")) as SeedDocument;
+  } catch {
+    throw mismatch("seed.json is not JSON");
+  }
+  if (seed.task_id !== handover.taskId) throw mismatch(`seed task_id ${seed.task_id} ≠ ${handover.taskId}`);
+  if (seed.launch_nonce !== handover.launchNonce) throw mismatch("seed launch_nonce differs from the handover");
+  checkSeedShape(seed);
+  let promptBytes: Buffer;
+  try {
+    promptBytes = readFileSync(join(handover.taskDir, TASK_FILES.prompt));
+  } catch (error) {
+    throw mismatch(`cannot read child-prompt.txt: ${(error as Error).message}`);
+  }
+  const promptSha = sha256Hex(promptBytes);
+  if (promptSha !== seed.child_prompt_sha256) {
+    throw mismatch(`child-prompt.txt hashes to ${promptSha}, the seed binds ${seed.child_prompt_sha256}`);
+  }
+  let prompt: string;
+  try {
+    prompt = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(promptBytes);
+  } catch {
+    throw mismatch("child-prompt.txt is not well-formed UTF-8");
+  }
+  return { seed, prompt };
+}
+
+/** The prompt pi delivered must be exactly child-prompt.txt (pi trims stdin; the file never has edge whitespace). */
+export function checkDeliveredPrompt(delivered: string, expected: string, hasImages: boolean): void {
+  if (hasImages) throw mismatch("the delivered prompt carries images; the task prompt has none");
+  if (delivered !== expected) {
+    throw mismatch(
+      `the delivered prompt (${Buffer.byteLength(delivered, "utf8")} bytes, sha256 ${sha256Hex(delivered)}) is not child-prompt.txt (sha256 ${sha256Hex(expected)})`,
+    );
+  }
+}

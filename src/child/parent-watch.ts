@@ -1,0 +1,25 @@
+/**
+ * The child outlives nothing: when the process that launched it is gone (its pid no longer exists,
+ * or the child was reparented), the guard records child_cancelled and exits. The timer is unref'd so
+ * it never keeps a finished child alive.
+ */
+export function parentGone(parentPid: number, currentParentPid: number): boolean {
+  if (currentParentPid !== parentPid) return true;
+  try {
+    process.kill(parentPid, 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "ESRCH";
+  }
+}
+
+/** Poll every `intervalMs`; call `onGone` once when the parent is gone. Returns a stop function. */
+export function watchParent(parentPid: number, intervalMs: number, onGone: () => void): () => void {
+  const timer = setInterval(() => {
+    if (!parentGone(parentPid, process.ppid)) return;
+    clearInterval(timer);
+    onGone();
+  }, intervalMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}

@@ -1,0 +1,115 @@
+/**
+ * Runway arithmetic of the child (CONTRACT.md §6), pure. Budgets are tokens; the child counts bytes
+ * at the provable 1.00 B/token, so "R" below is bytes added to the transcript after launch: assistant
+ * text, thinking and tool-call arguments, tool results as kept (or their receipts), and our own notice.
+ * The initial prompt is not growth: admission already counted it in L.
+ */
+import { PROVABLE_BYTES_PER_TOKEN, READ_ARTIFACT_FRAMING_BYTES } from "../core/constants.ts";
+
+/** The slice of pi's message shapes the counters read; anything else counts as zero bytes. */
+interface Block {
+  type?: unknown;
+  text?: unknown;
+  thinking?: unknown;
+  arguments?: unknown;
+  data?: unknown;
+}
+
+function utf8(text: unknown): number {
+  return typeof text === "string" ? Buffer.byteLength(text, "utf8") : 0;
+}
+
+function blockBytes(block: Block): number {
+  switch (block.type) {
+    case "text":
+      return utf8(block.text);
+    case "thinking":
+      return utf8(block.thinking);
+    case "toolCall":
+      return utf8(JSON.stringify(block.arguments ?? {}));
+    case "image":
+      // Images travel as base64; count the characters that are sent.
+      return utf8(block.data);
+    default:
+      return 0;
+  }
+}
+
+/** Bytes a message content (string or block list) adds to the transcript. */
+export function contentBytes(content: unknown): number {
+  if (typeof content === "string") return utf8(content);
+  if (!Array.isArray(content)) return 0;
+  let total = 0;
+  for (const block of content) if (typeof block === "object" && block !== null) total += blockBytes(block as Block);
+  return total;
+}
+
+/** Bytes of one transcript message of any role. */
+export function messageBytes(message: unknown): number {
+  if (typeof message !== "object" || message === null) return 0;
+  return contentBytes((message as { content?: unknown }).content);
+}
+
+/**
+ * R of a context pi is about to send: every message after the first user message (the launch
+ * prompt). Recomputed from the exact list at each request, so it never drifts from the transcript.
+ */
+export function transcriptGrowthBytes(messages: readonly unknown[]): number {
+  const first = messages.findIndex((m) => (m as { role?: unknown } | null)?.role === "user");
+  let total = 0;
+  messages.forEach((m, i) => {
+    if (i !== first) total += messageBytes(m);
+  });
+  return total;
+}
+
+export function tokensToBytes(tokens: number): number {
+  return Math.floor(tokens * PROVABLE_BYTES_PER_TOKEN);
+}
+
+export interface RunwayBudget {
+  /** G, the growth budget (tokens). */
+  growthBudgetTokens: number;
+  /** The low-runway trigger (tokens). */
+  triggerTokens: number;
+}
+
+/** Headroom G − R in bytes (may be negative). */
+export function headroomBytes(budget: RunwayBudget, retainedBytes: number): number {
+  return tokensToBytes(budget.growthBudgetTokens) - retainedBytes;
+}
+
+/** Finalize (tools off, one instruction to answer) when G − R ≤ trigger. */
+export function shouldFinalize(budget: RunwayBudget, retainedBytes: number): boolean {
+  return headroomBytes(budget, retainedBytes) <= tokensToBytes(budget.triggerTokens);
+}
+
+export type SpillReason = "size" | "runway";
+
+/** Spill a result over the per-result threshold, or one whose retention would make R > G. */
+export function spillReason(
+  payloadBytes: number,
+  thresholdBytes: number,
+  budget: RunwayBudget,
+  retainedBytes: number,
+): SpillReason | undefined {
+  if (payloadBytes > thresholdBytes) return "size";
+  if (retainedBytes + payloadBytes > tokensToBytes(budget.growthBudgetTokens)) return "runway";
+  return undefined;
+}
+
+/** Response bytes of a delegate_read_artifact call: base64 is 4 bytes per 3, plus the header line. */
+export function readArtifactCost(length: number): number {
+  return Math.ceil(length / 3) * 4 + READ_ARTIFACT_FRAMING_BYTES;
+}
+
+/** The admission bound of a read: min(max response, G − R − trigger), never below zero. */
+export function readArtifactBound(budget: RunwayBudget, retainedBytes: number, maxResponseBytes: number): number {
+  const runway = headroomBytes(budget, retainedBytes) - tokensToBytes(budget.triggerTokens);
+  return Math.max(0, Math.min(maxResponseBytes, runway));
+}
+
+/** The largest length whose response fits `bound` (0 when nothing fits). */
+export function maxReadLength(bound: number): number {
+  return Math.max(0, Math.floor((bound - READ_ARTIFACT_FRAMING_BYTES) / 4) * 3);
+}

@@ -1,0 +1,107 @@
+/**
+ * Everything the guard knows about its run, in one record. The hooks mutate it; the commit reads it.
+ * A failure is latched once (the first one wins) and from then on no model call is made and no
+ * result can be committed.
+ */
+import type { DelegateError, FailureCode } from "../core/errors.ts";
+import type { EvidenceRow, RouteAttestation, SeedDocument, SpillReceipt } from "../core/types.ts";
+import type { Handover } from "./handover.ts";
+import type { Failure, FinalMessage } from "./outcome.ts";
+import type { RuntimeBudgetFile } from "./records.ts";
+import type { RunwayBudget } from "./runway.ts";
+import { emptyUsage, type UsageTally } from "./usage.ts";
+
+export interface RunwayState {
+  budget: RunwayBudget;
+  /** R in bytes: recomputed at each request, advanced by each kept message in between. */
+  retainedBytes: number;
+  keptToolBytes: number;
+  spilledToolBytes: number;
+  aggregateToolBytes: number;
+  finalized: boolean;
+  /** Where the one finalization notice sits in the context (it is re-applied to every later request). */
+  noticeIndex: number | undefined;
+  finalizedAtRequest: number | undefined;
+  finalizedHeadroom: number | undefined;
+  readRefusals: number;
+  requests: RuntimeBudgetFile["requests"];
+}
+
+export interface GuardState {
+  handover: Handover | undefined;
+  seed: SeedDocument | undefined;
+  prompt: string | undefined;
+  latched: Failure | undefined;
+  /** Model requests pi is about to send (context events; synchronous with the agent loop). */
+  requests: number;
+  /** Assistant message_end events seen (pi delivers them through a queue, after the request). */
+  assistantEnds: number;
+  /** Completed model turns (assistant messages that are not provider errors or aborts). */
+  turns: number;
+  toolCalls: number;
+  attestations: RouteAttestation[];
+  usage: UsageTally;
+  /** Evidence rows with the turn and call index they came from (parallel calls finish in any order). */
+  evidence: { turn: number; callIndex: number; row: EvidenceRow }[];
+  receipts: SpillReceipt[];
+  last: (FinalMessage & { toolCallIds: string[] }) | undefined;
+  runway: RunwayState;
+  /** SIGTERM/SIGHUP seen: the parent is ending this run and records the outcome itself. */
+  signalled: boolean;
+  /** An outcome file was written (or deliberately not): nothing more is written. */
+  finished: boolean;
+}
+
+export function newState(): GuardState {
+  return {
+    handover: undefined,
+    seed: undefined,
+    prompt: undefined,
+    latched: undefined,
+    requests: 0,
+    assistantEnds: 0,
+    turns: 0,
+    toolCalls: 0,
+    attestations: [],
+    usage: emptyUsage(),
+    evidence: [],
+    receipts: [],
+    last: undefined,
+    runway: {
+      budget: { growthBudgetTokens: 0, triggerTokens: 0 },
+      retainedBytes: 0,
+      keptToolBytes: 0,
+      spilledToolBytes: 0,
+      aggregateToolBytes: 0,
+      finalized: false,
+      noticeIndex: undefined,
+      finalizedAtRequest: undefined,
+      finalizedHeadroom: undefined,
+      readRefusals: 0,
+      requests: [],
+    },
+    signalled: false,
+    finished: false,
+  };
+}
+
+/** Record the first failure; later ones are ignored (the first cause is the one to report). */
+export function latch(state: GuardState, code: FailureCode, message: string): void {
+  state.latched ??= { code, message };
+}
+
+/** Evidence rows in call order: by turn, then by the call's position in its assistant message. */
+export function evidenceRows(state: GuardState): EvidenceRow[] {
+  return [...state.evidence].sort((a, b) => a.turn - b.turn || a.callIndex - b.callIndex).map((e) => e.row);
+}
+
+/** Spill receipts in call order. */
+export function receiptsInOrder(state: GuardState): SpillReceipt[] {
+  return [...state.receipts].sort(
+    (a, b) => a.turn_sequence - b.turn_sequence || a.source_call_index - b.source_call_index,
+  );
+}
+
+export function latchError(state: GuardState, error: DelegateError): void {
+  latch(state, error.code, error.message);
+}

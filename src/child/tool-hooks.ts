@@ -1,0 +1,158 @@
+/**
+ * The tool boundary of the child: which calls may run (tool_call), and what of a result enters the
+ * transcript (tool_result): kept inline, spilled behind a receipt, or withheld. Evidence rows are
+ * recorded here for every successful read the model actually saw:
+ *   read                    path as given, offset = first line read (1-based), length and sha256 of
+ *                           the exact content bytes returned (UTF-8 text, or the JSON envelope for images);
+ *   delegate_read_artifact  artifact path, byte offset, byte length, sha256 of those bytes.
+ */
+import { CHILD_TOOLS, READ_ARTIFACT_TOOL } from "../core/constants.ts";
+import { sha256Hex } from "../core/hash.ts";
+import type { EvidenceRow, SeedLimits } from "../core/types.ts";
+import type { ReadArtifactDetails } from "./read-artifact.ts";
+import { contentBytes, maxReadLength, readArtifactBound, spillReason } from "./runway.ts";
+import { encodeToolContent, receiptText, spillToolResult, withheldText } from "./spill.ts";
+import { type GuardState, latch } from "./state.ts";
+
+export const FINALIZATION_NOTICE =
+  "[delegate finalization] The runway protected for your answer has been reached, so tools are now disabled. Do not call any tool. Write your final answer now, from the evidence you already have.";
+
+const FINALIZATION_REFUSAL =
+  "[delegate] Tools are disabled: the runway protected for the answer has been reached. Answer now from the evidence you already have.";
+
+export type CallVerdict = { block: true; reason: string } | undefined;
+
+/** Decide one tool call. Counts calls that may run; the call after maxToolCalls latches the limit. */
+export function decideToolCall(
+  state: GuardState,
+  toolName: string,
+  limits: Pick<SeedLimits, "max_tool_calls">,
+): CallVerdict {
+  if (state.latched) {
+    return { block: true, reason: `[delegate] The delegate is stopping (${state.latched.code}); no tool runs.` };
+  }
+  if (!(CHILD_TOOLS as readonly string[]).includes(toolName)) {
+    return {
+      block: true,
+      reason: `[delegate] Tool ${toolName} is not allowed in an inspect-only delegate. Allowed: ${CHILD_TOOLS.join(", ")}.`,
+    };
+  }
+  if (state.runway.finalized) return { block: true, reason: FINALIZATION_REFUSAL };
+  state.toolCalls++;
+  if (state.toolCalls > limits.max_tool_calls) {
+    latch(
+      state,
+      "child_tool_call_limit",
+      `the run made tool call ${state.toolCalls}; maxToolCalls is ${limits.max_tool_calls}`,
+    );
+    return {
+      block: true,
+      reason: `[delegate] The tool call limit (${limits.max_tool_calls}) is reached; the delegate is stopping.`,
+    };
+  }
+  return undefined;
+}
+
+export interface ToolResultInput {
+  toolName: string;
+  toolCallId: string;
+  input: Record<string, unknown>;
+  content: readonly unknown[];
+  details: unknown;
+  isError: boolean;
+}
+
+export type ToolResultPatch =
+  | { content: { type: "text"; text: string }[]; details?: unknown; isError?: boolean }
+  | undefined;
+
+function evidenceFor(state: GuardState, event: ToolResultInput, callIndex: number): void {
+  if (event.isError) return;
+  const add = (row: EvidenceRow) => state.evidence.push({ turn: state.turns, callIndex, row });
+  if (event.toolName === READ_ARTIFACT_TOOL) {
+    const d = event.details as ReadArtifactDetails | undefined;
+    if (d && typeof d.sha256 === "string") {
+      add({
+        tool: READ_ARTIFACT_TOOL,
+        path: d.artifact,
+        offset: d.offset,
+        length: d.length,
+        sha256: d.sha256,
+      });
+    }
+    return;
+  }
+  if (event.toolName !== "read") return;
+  let bytes: Buffer;
+  try {
+    bytes = encodeToolContent(event.content).bytes;
+  } catch {
+    return; // content we cannot hash faithfully is not evidence
+  }
+  const offset = typeof event.input.offset === "number" ? event.input.offset : 1;
+  add({
+    tool: "read",
+    path: String(event.input.path ?? ""),
+    offset,
+    length: bytes.length,
+    sha256: sha256Hex(bytes),
+  });
+}
+
+/**
+ * Keep, spill or withhold one result. Returns the replacement for the transcript (undefined keeps
+ * the result as pi produced it). Latches aggregate_tool_output_cap or artifact_spill_failed.
+ */
+export function handleToolResult(
+  state: GuardState,
+  event: ToolResultInput,
+  taskDir: string,
+  limits: SeedLimits,
+): ToolResultPatch {
+  const runway = state.runway;
+  const payload = contentBytes(event.content);
+  runway.aggregateToolBytes += payload;
+  if (runway.aggregateToolBytes > limits.aggregate_tool_output_bytes) {
+    latch(
+      state,
+      "aggregate_tool_output_cap",
+      `tool output reached ${runway.aggregateToolBytes} bytes in aggregate, over the ${limits.aggregate_tool_output_bytes}-byte cap`,
+    );
+    return {
+      content: [{ type: "text", text: withheldText(event.toolName, "the aggregate tool output cap is reached") }],
+      isError: true,
+    };
+  }
+  const callIndex = Math.max(0, state.last?.toolCallIds.indexOf(event.toolCallId) ?? 0);
+  const reason = spillReason(payload, limits.spill_threshold_bytes, runway.budget, runway.retainedBytes);
+  if (reason === undefined) {
+    runway.retainedBytes += payload;
+    runway.keptToolBytes += payload;
+    evidenceFor(state, event, callIndex);
+    return undefined;
+  }
+  try {
+    const receipt = spillToolResult({
+      taskDir,
+      toolName: event.toolName,
+      toolCallId: event.toolCallId,
+      turn: state.turns,
+      callIndex,
+      content: event.content,
+    });
+    state.receipts.push(receipt);
+    runway.spilledToolBytes += payload;
+    const bound = readArtifactBound(runway.budget, runway.retainedBytes, limits.read_artifact_max_response_bytes);
+    const text = receiptText(receipt, reason, Math.min(receipt.byte_length, maxReadLength(bound)));
+    runway.retainedBytes += Buffer.byteLength(text, "utf8");
+    return { content: [{ type: "text", text }], details: { delegate_spill: receipt }, isError: event.isError };
+  } catch (error) {
+    latch(state, "artifact_spill_failed", `spilling the ${event.toolName} result failed: ${(error as Error).message}`);
+    return {
+      content: [
+        { type: "text", text: withheldText(event.toolName, `it could not be spilled (${(error as Error).message})`) },
+      ],
+      isError: true,
+    };
+  }
+}

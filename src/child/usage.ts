@@ -1,0 +1,59 @@
+/**
+ * Usage summed over every turn (CONTRACT.md §5). pi fills all-zero usage when a provider sends none,
+ * so an all-zero report on a message with content means "not reported": the total is then
+ * `unavailable` with the reason, never a synthesized zero.
+ */
+import type { UsageRecord } from "../core/types.ts";
+
+/** pi's per-message usage (pi-ai Usage), read defensively. */
+export interface PiUsage {
+  input?: number;
+  output?: number;
+  cacheRead?: number;
+  cacheWrite?: number;
+  totalTokens?: number;
+  cost?: { total?: number };
+}
+
+export interface UsageTally {
+  input: number;
+  output: number;
+  cache_read: number;
+  cache_write: number;
+  total_tokens: number;
+  cost_total: number;
+  /** Why some turn's usage is missing (first reason kept). */
+  missing: string | undefined;
+}
+
+export function emptyUsage(): UsageTally {
+  return { input: 0, output: 0, cache_read: 0, cache_write: 0, total_tokens: 0, cost_total: 0, missing: undefined };
+}
+
+const num = (value: unknown): number => (typeof value === "number" && Number.isFinite(value) ? value : 0);
+
+/** Add one assistant message's usage. Messages without content (failed requests) are skipped. */
+export function addUsage(tally: UsageTally, usage: PiUsage | undefined, hasContent: boolean, turn: number): void {
+  if (!hasContent) return;
+  const input = num(usage?.input);
+  const output = num(usage?.output);
+  const cacheRead = num(usage?.cacheRead);
+  const cacheWrite = num(usage?.cacheWrite);
+  const total = num(usage?.totalTokens);
+  if (input === 0 && output === 0 && cacheRead === 0 && cacheWrite === 0 && total === 0) {
+    tally.missing ??= `turn ${turn}: the provider reported no usage (pi recorded all zeros for a message with content)`;
+    return;
+  }
+  tally.input += input;
+  tally.output += output;
+  tally.cache_read += cacheRead;
+  tally.cache_write += cacheWrite;
+  tally.total_tokens += total;
+  tally.cost_total += num(usage?.cost?.total);
+}
+
+export function usageRecord(tally: UsageTally): UsageRecord {
+  if (tally.missing !== undefined) return { status: "unavailable", reason: tally.missing };
+  const { missing: _missing, ...observed } = tally;
+  return { status: "observed", ...observed };
+}

@@ -1,0 +1,284 @@
+/**
+ * A real delegate child for guard tests: a task tree written with the production writeTaskTree (a
+ * small hand-made seed: the projection does not matter to the guard), launched with the production
+ * argv/env (buildChildArgv / buildChildEnv) from process.execPath, prompt bytes on stdin, stdout and
+ * stderr into child-output.log through one descriptor, in its own process group.
+ *
+ *   const agent = await createAgentDir({ serverUrl: server.url });
+ *   const run = await runChildTask({ agentDir: agent.dir, prompt: `Look. ${script({ text: "hi" })}` });
+ *   expect(run.files.result?.turns).toBe(1);
+ *
+ * The seed's limits and budget default to the contract's numbers; tests shrink them to reach a path
+ * cheaply (the guard enforces whatever the hash-checked seed says).
+ */
+import { closeSync, existsSync, openSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { execa } from "execa";
+import type { RuntimeBudgetFile } from "../../src/child/records.ts";
+import { canonicalJsonLine } from "../../src/core/canonical.ts";
+import {
+  AGGREGATE_TOOL_OUTPUT_MAX_BYTES,
+  ANSWER_CAPTURE_MAX_BYTES,
+  DELEGATE_DEFAULTS,
+  type ExtensionMode,
+  FINALIZATION_RUNWAY_TOKENS,
+  LOW_RUNWAY_TRIGGER_TOKENS,
+  PROVABLE_BYTES_PER_TOKEN,
+  READ_ARTIFACT_MAX_RESPONSE_BYTES,
+  SCHEMA,
+  SPILL_THRESHOLD_BYTES,
+  TASK_FILES,
+} from "../../src/core/constants.ts";
+import { sha256Hex } from "../../src/core/hash.ts";
+import type {
+  ChildReadyFile,
+  ChildTerminalFile,
+  DelegateResultFile,
+  PinnedRoute,
+  SeedBudget,
+  SeedDocument,
+  SeedLimits,
+} from "../../src/core/types.ts";
+import { buildChildArgv, buildChildEnv } from "../../src/launch/argv.ts";
+import { taskDirFor, writeTaskTree } from "../../src/launch/artifacts.ts";
+import { locateGuard } from "../../src/launch/host.ts";
+import { newChildSessionId, newLaunchNonce, newTaskId } from "../../src/launch/ids.ts";
+import { FAKE_MODELS, FAKE_PROVIDER } from "./agent-dir.ts";
+import { PI_CLI_PATH } from "./pi-paths.ts";
+import { makeTempDir } from "./temp.ts";
+
+export const DEFAULT_ROUTE: PinnedRoute = { provider: FAKE_PROVIDER, model: FAKE_MODELS.default };
+const CONTEXT_WINDOW = 200_000;
+const SYSTEM_PROMPT = "You are a read-only delegate. Answer the task in the first user message.";
+
+export interface ChildTaskOptions {
+  /** PI_CODING_AGENT_DIR for the child (createAgentDir(...).dir). */
+  agentDir: string;
+  /** child-prompt.txt: the exact prompt (no leading/trailing whitespace); carry the FAKE_SCRIPT here. */
+  prompt: string;
+  /** The child's cwd (the project); default: a new temp dir. */
+  cwd?: string;
+  /** The pinned route written to the seed and passed on argv. */
+  route?: PinnedRoute;
+  limits?: Partial<SeedLimits>;
+  budget?: Partial<SeedBudget>;
+  extensionMode?: ExtensionMode;
+}
+
+export interface PreparedChildTask {
+  taskDir: string;
+  cwd: string;
+  seed: SeedDocument;
+  seedSha256: string;
+  argv: string[];
+  env: Record<string, string>;
+  /** The bytes piped on stdin: the prompt, unless a test overrides them. */
+  stdin: Buffer;
+  outputPath: string;
+}
+
+export interface ChildFiles {
+  ready?: ChildReadyFile;
+  result?: DelegateResultFile;
+  /** result.json exactly as written (the verifier checks the byte layout). */
+  resultText?: string;
+  terminal?: ChildTerminalFile;
+  runtimeBudget?: RuntimeBudgetFile;
+  progress?: { turns: number; tool_calls: number; at: string };
+  /** Names under spill/. */
+  spill: string[];
+}
+
+export interface ChildRun extends PreparedChildTask {
+  exitCode: number | null;
+  signal: string | null;
+  files: ChildFiles;
+  /** child-output.log (pi's stdout and stderr). */
+  output: string;
+}
+
+function seedLimits(patch: Partial<SeedLimits> = {}): SeedLimits {
+  return {
+    max_turns: DELEGATE_DEFAULTS.maxTurns,
+    max_tool_calls: DELEGATE_DEFAULTS.maxToolCalls,
+    timeout_seconds: DELEGATE_DEFAULTS.timeoutSeconds,
+    spill_threshold_bytes: SPILL_THRESHOLD_BYTES,
+    aggregate_tool_output_bytes: AGGREGATE_TOOL_OUTPUT_MAX_BYTES,
+    answer_capture_bytes: ANSWER_CAPTURE_MAX_BYTES,
+    read_artifact_max_response_bytes: READ_ARTIFACT_MAX_RESPONSE_BYTES,
+    ...patch,
+  };
+}
+
+function seedBudget(patch: Partial<SeedBudget> = {}): SeedBudget {
+  const capacity = CONTEXT_WINDOW - 28_672;
+  const estimate = 2_000;
+  return {
+    capacity_tokens: capacity,
+    admission_estimate_tokens: estimate,
+    growth_budget_tokens: capacity - estimate - FINALIZATION_RUNWAY_TOKENS,
+    finalization_runway_tokens: FINALIZATION_RUNWAY_TOKENS,
+    low_runway_trigger_tokens: LOW_RUNWAY_TRIGGER_TOKENS,
+    bytes_per_token: PROVABLE_BYTES_PER_TOKEN,
+    ...patch,
+  };
+}
+
+/** Write the task tree and compute the exact child argv/env, without starting anything. */
+export async function prepareChildTask(options: ChildTaskOptions): Promise<PreparedChildTask> {
+  if (options.prompt !== options.prompt.trim()) throw new Error("a child prompt must not start or end with whitespace");
+  const cwd = options.cwd ?? (await makeTempDir("child-cwd"));
+  const route = options.route ?? DEFAULT_ROUTE;
+  const extensionMode = options.extensionMode ?? "isolated";
+  const taskId = newTaskId();
+  const launchNonce = newLaunchNonce();
+  const childSessionId = newChildSessionId();
+  const taskDir = taskDirFor(cwd, "guard-test-session", taskId);
+  const createdAt = new Date().toISOString();
+  const seed: SeedDocument = {
+    schema_version: SCHEMA.seed,
+    task_id: taskId,
+    launch_nonce: launchNonce,
+    created_at: createdAt,
+    cwd,
+    capability: "inspect",
+    extension_mode: extensionMode,
+    route: { ...route, context_window_tokens: CONTEXT_WINDOW, thinking_level: "off", origin: "explicit" },
+    child_session_id: childSessionId,
+    directive: { text: options.prompt, sha256: sha256Hex(options.prompt), authority: "explicit_text" },
+    projection: { entries: [] },
+    limits: seedLimits(options.limits),
+    budget: seedBudget(options.budget),
+    child_prompt_sha256: sha256Hex(options.prompt),
+    system_prompt_sha256: sha256Hex(SYSTEM_PROMPT),
+  };
+  const tree = writeTaskTree({
+    taskDir,
+    seed,
+    childPrompt: options.prompt,
+    ledger: { entries: [] },
+    budgetPlan: { budget: seed.budget },
+    manifest: {
+      kind: "delegate",
+      task_id: taskId,
+      name: "guard test",
+      launch_nonce: launchNonce,
+      parent_session_id: "guard-test-session",
+      cwd,
+      created_at: createdAt,
+      updated_at: createdAt,
+      state: "running",
+      route,
+      capability: "inspect",
+      extension_mode: extensionMode,
+      limits: { max_turns: seed.limits.max_turns, max_tool_calls: seed.limits.max_tool_calls, timeout_seconds: 60 },
+      auto_deliver: "never",
+      notify_on_completion: false,
+      trigger_on_completion: false,
+      child_session_id: childSessionId,
+      child_session_dir: join(taskDir, TASK_FILES.sessionDir),
+      owner: { pid: process.pid, start_time: createdAt },
+      child: null,
+      terminal: null,
+    },
+  });
+  const argv = buildChildArgv({
+    piCli: PI_CLI_PATH,
+    guardPath: locateGuard(),
+    provider: route.provider,
+    model: route.model,
+    thinkingLevel: "off",
+    sessionFile: tree.sessionFile,
+    systemPrompt: SYSTEM_PROMPT,
+    extensionMode,
+  });
+  const env = buildChildEnv(
+    { ...process.env, PI_CODING_AGENT_DIR: options.agentDir },
+    { taskDir, taskId, launchNonce, seedSha256: tree.seedSha256 },
+  );
+  return {
+    taskDir,
+    cwd,
+    seed,
+    seedSha256: tree.seedSha256,
+    argv,
+    env,
+    stdin: Buffer.from(options.prompt, "utf8"),
+    outputPath: join(taskDir, TASK_FILES.output),
+  };
+}
+
+function readJson<T>(path: string): T | undefined {
+  return existsSync(path) ? (JSON.parse(readFileSync(path, "utf8")) as T) : undefined;
+}
+
+export function readChildFiles(taskDir: string): ChildFiles {
+  const at = (name: string) => join(taskDir, name);
+  const resultPath = at(TASK_FILES.result);
+  const spillDir = at(TASK_FILES.spillDir);
+  let spill: string[] = [];
+  try {
+    spill = readdirSync(spillDir).sort();
+  } catch {
+    // spill/ may have been replaced by a test
+  }
+  return {
+    ready: readJson(at(TASK_FILES.ready)),
+    result: readJson(resultPath),
+    resultText: existsSync(resultPath) ? readFileSync(resultPath, "utf8") : undefined,
+    terminal: readJson(at(TASK_FILES.terminal)),
+    runtimeBudget: readJson(at(TASK_FILES.runtimeBudget)),
+    progress: readJson(at(TASK_FILES.progress)),
+    spill,
+  };
+}
+
+export interface RunOptions {
+  /** Called with the child's pid right after it started (to signal it, for instance). */
+  onSpawn?(pid: number): void;
+}
+
+/** Start the prepared child and wait for it to exit; returns its files and output. */
+export async function runPreparedChild(task: PreparedChildTask, options: RunOptions = {}): Promise<ChildRun> {
+  const fd = openSync(task.outputPath, "a", 0o600);
+  let subprocess: ReturnType<typeof execa>;
+  try {
+    subprocess = execa(process.execPath, task.argv, {
+      cwd: task.cwd,
+      env: task.env,
+      extendEnv: false,
+      input: task.stdin,
+      stdout: fd as 3,
+      stderr: fd as 3,
+      detached: true,
+      reject: false,
+      buffer: false,
+    });
+  } finally {
+    closeSync(fd);
+  }
+  if (subprocess.pid !== undefined) options.onSpawn?.(subprocess.pid);
+  const ended = await subprocess;
+  return {
+    ...task,
+    exitCode: ended.exitCode ?? null,
+    signal: ended.signal ?? null,
+    files: readChildFiles(task.taskDir),
+    output: readFileSync(task.outputPath, "utf8"),
+  };
+}
+
+/** prepareChildTask + runPreparedChild. */
+export async function runChildTask(options: ChildTaskOptions, run: RunOptions = {}): Promise<ChildRun> {
+  return runPreparedChild(await prepareChildTask(options), run);
+}
+
+/** result.json's answer, decoded (tests compare it with what the script sent). */
+export function decodeAnswer(result: DelegateResultFile): string {
+  return Buffer.concat(result.answer.blocks.map((b) => Buffer.from(b.data_base64, "base64"))).toString("utf8");
+}
+
+/** The canonical layout the verifier demands: canonical JSON plus one newline. */
+export function isCanonicalLine(text: string): boolean {
+  return canonicalJsonLine(JSON.parse(text)) === text;
+}
