@@ -1,26 +1,84 @@
-import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
-import { CHILD_ENV } from "./core/constants.ts";
-import { DelegateError } from "./core/errors.ts";
+import { type ExtensionAPI, type ExtensionContext, getAgentDir, VERSION } from "@mariozechner/pi-coding-agent";
+import { CHILD_ENV, NOTIFICATION_CUSTOM_TYPE } from "./core/constants.ts";
+import { admit } from "./launch/launch.ts";
+import { startDelegate } from "./launch/start.ts";
+import { loadSettings } from "./settings.ts";
+import { SessionLink } from "./tasks/notifier.ts";
+import { getRegistry } from "./tasks/registry.ts";
+import { retrieveTask } from "./tasks/retrieve-any.ts";
 import { createBgDelegateTool } from "./tools/bg-delegate.ts";
 import { createBgResultTool } from "./tools/bg-result.ts";
+import { registerDelegatesCommand } from "./ui/delegates-command.ts";
+import { startFooter } from "./ui/footer.ts";
+import { registerNotificationRenderer, renderDelegateCall, renderResultCall, renderToolResult } from "./ui/render.ts";
+import { receiptText } from "./views/receipt.ts";
+
+/** Ids and dirs of tasks this session was notified about (result_unavailable if their dir vanished). */
+function knownTasks(ctx: ExtensionContext): Map<string, string> {
+  const known = new Map(getRegistry().known);
+  for (const entry of ctx.sessionManager.getEntries()) {
+    if (entry.type !== "custom_message" || entry.customType !== NOTIFICATION_CUSTOM_TYPE) continue;
+    const d = entry.details as { taskId?: unknown; artifact_dir?: unknown } | undefined;
+    if (typeof d?.taskId === "string" && typeof d.artifact_dir === "string") known.set(d.taskId, d.artifact_dir);
+  }
+  return known;
+}
 
 /** The package's one entry: registers bg_delegate, bg_result, their hooks, renderers and /delegates. */
 export default function bgDelegateExtension(pi: ExtensionAPI): void {
   // Inside a delegate child this package registers nothing parent-side (the guard is loaded with -e).
   if (process.env[CHILD_ENV.marker] === "1") return;
 
-  pi.registerTool(
-    createBgDelegateTool({
-      launch: async () => {
-        throw new DelegateError("child_spawn_failed", "launch is not wired yet", { childProcessCreated: false });
+  let link: SessionLink | undefined;
+  let stopFooter: (() => void) | undefined;
+
+  pi.registerTool({
+    ...createBgDelegateTool({
+      launch: async (args, toolCallId, ctx) => {
+        const settings = loadSettings(getAgentDir(), ctx.cwd);
+        const plan = admit(args, toolCallId, ctx, {
+          piVersion: VERSION,
+          thinkingLevel: pi.getThinkingLevel(),
+          settings,
+        });
+        const receipt = startDelegate(plan);
+        return { content: [{ type: "text", text: receiptText(receipt) }], details: receipt };
       },
     }),
-  );
-  pi.registerTool(
-    createBgResultTool({
-      retrieve: async (args) => {
-        throw new DelegateError("task_unknown", `no task matches ${args.taskId}`);
+    renderCall: (args, theme) => renderDelegateCall(args, theme),
+    renderResult: (result, options, theme) => renderToolResult(result, options, theme),
+  });
+
+  pi.registerTool({
+    ...createBgResultTool({
+      retrieve: async (args, ctx) => {
+        const { text, details } = retrieveTask(ctx.cwd, args, knownTasks(ctx));
+        return { content: [{ type: "text", text }], details };
       },
     }),
-  );
+    renderCall: (args, theme) => renderResultCall(args, theme),
+    renderResult: (result, options, theme) => renderToolResult(result, options, theme),
+  });
+
+  registerNotificationRenderer(pi);
+  registerDelegatesCommand(pi);
+
+  pi.on("session_start", (_event, ctx) => {
+    link?.close();
+    link = new SessionLink(pi, ctx);
+    const current = link;
+    stopFooter?.();
+    stopFooter = startFooter(() => current.context);
+    // After startup settles: tasks that ended while no session of ours was live get their notice now.
+    setImmediate(() => current.deliverPending());
+  });
+
+  pi.on("session_shutdown", (event) => {
+    link?.close();
+    link = undefined;
+    stopFooter?.();
+    stopFooter = undefined;
+    // /reload, /new, /resume and /fork keep children running for the next instance; quitting ends them.
+    if (event.reason === "quit") getRegistry().cancelAll();
+  });
 }

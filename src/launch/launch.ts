@@ -1,0 +1,172 @@
+import { join } from "node:path";
+import { buildSessionContext, type ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { canonicalJson } from "../core/canonical.ts";
+import {
+  AGGREGATE_TOOL_OUTPUT_MAX_BYTES,
+  ANSWER_CAPTURE_MAX_BYTES,
+  DELEGATE_DEFAULTS,
+  READ_ARTIFACT_MAX_RESPONSE_BYTES,
+  SCHEMA,
+  SPILL_THRESHOLD_BYTES,
+  TASK_FILES,
+} from "../core/constants.ts";
+import { DelegateError } from "../core/errors.ts";
+import { sha256Hex } from "../core/hash.ts";
+import type { DelegateManifest, SeedDocument } from "../core/types.ts";
+import type { PackageSettings } from "../settings.ts";
+import { processStartTime } from "../tasks/process-identity.ts";
+import { countRunning } from "../tasks/running.ts";
+import type { DelegateArguments } from "../tools/delegate-arguments.ts";
+import { buildChildArgv, buildChildEnv } from "./argv.ts";
+import { type TaskTree, taskDirFor, writeTaskTree } from "./artifacts.ts";
+import { type BudgetPlan, planBudget, toSeedBudget } from "./budget.ts";
+import { checkHookContract, locateGuard, locatePiCli } from "./host.ts";
+import { newChildSessionId, newLaunchNonce, newTaskId } from "./ids.ts";
+import { buildChildPrompt, CHILD_SYSTEM_PROMPT } from "./prompt.ts";
+import { resolveRoute } from "./route.ts";
+import { projectConversation } from "./seed.ts";
+
+export interface HostFacts {
+  piVersion: string;
+  thinkingLevel: string;
+  settings: PackageSettings;
+}
+
+/** Everything admission decided; nothing exists on disk yet. */
+export interface LaunchPlan {
+  args: DelegateArguments;
+  taskDir: string;
+  seed: SeedDocument;
+  childPrompt: string;
+  ledger: unknown;
+  budget: BudgetPlan;
+  argv: string[];
+  manifest: Omit<DelegateManifest, "schema_version" | "artifacts" | "seed_sha256" | "seed_bytes">;
+}
+
+/**
+ * Admission (pure: no directory, no process) in the documented order: arguments (already parsed),
+ * running-delegate cap, route, hook contract, capability and tool set, limits, seed projection, budget.
+ */
+export function admit(args: DelegateArguments, toolCallId: string, ctx: ExtensionContext, host: HostFacts): LaunchPlan {
+  const cwd = ctx.cwd;
+  const running = countRunning(cwd);
+  if (running >= host.settings.maxRunning) {
+    throw new DelegateError(
+      "delegate_concurrency_limit",
+      `${running} delegates are already running in this project (maxRunning ${host.settings.maxRunning})`,
+      { childProcessCreated: false },
+    );
+  }
+  const route = resolveRoute(args.route, ctx, host.thinkingLevel);
+  checkHookContract(host.piVersion);
+  // Capability and tool set: "inspect" is the only profile; its isolation needs pi's CLI and our guard.
+  const piCli = locatePiCli(host.settings.piCli);
+  const guardPath = locateGuard();
+  // Limits were bounded by the argument check; nothing further to refuse here.
+
+  const messages = buildSessionContext(ctx.sessionManager.getEntries(), ctx.sessionManager.getLeafId()).messages;
+  const { projection, ledger } = projectConversation(messages, toolCallId);
+  const childPrompt = buildChildPrompt({ directive: args.prompt, seedJson: canonicalJson(projection) });
+  const budget = planBudget({
+    route: { provider: route.provider, model: route.model },
+    contextWindow: route.contextWindow,
+    systemPrompt: CHILD_SYSTEM_PROMPT,
+    childPrompt,
+  });
+
+  const taskId = newTaskId();
+  const launchNonce = newLaunchNonce();
+  const childSessionId = newChildSessionId();
+  const parentSessionId = ctx.sessionManager.getSessionId();
+  const taskDir = taskDirFor(cwd, parentSessionId, taskId);
+  const createdAt = new Date().toISOString();
+  const seed: SeedDocument = {
+    schema_version: SCHEMA.seed,
+    task_id: taskId,
+    launch_nonce: launchNonce,
+    created_at: createdAt,
+    cwd,
+    capability: args.capability,
+    extension_mode: args.extensionMode,
+    route: {
+      provider: route.provider,
+      model: route.model,
+      context_window_tokens: route.contextWindow,
+      thinking_level: route.thinkingLevel,
+      origin: route.origin,
+    },
+    child_session_id: childSessionId,
+    directive: { text: args.prompt, sha256: sha256Hex(args.prompt), authority: "explicit_text" },
+    projection,
+    limits: {
+      max_turns: args.maxTurns,
+      max_tool_calls: args.maxToolCalls,
+      timeout_seconds: args.timeoutSeconds,
+      spill_threshold_bytes: SPILL_THRESHOLD_BYTES,
+      aggregate_tool_output_bytes: AGGREGATE_TOOL_OUTPUT_MAX_BYTES,
+      answer_capture_bytes: ANSWER_CAPTURE_MAX_BYTES,
+      read_artifact_max_response_bytes: READ_ARTIFACT_MAX_RESPONSE_BYTES,
+    },
+    budget: toSeedBudget(budget),
+    child_prompt_sha256: sha256Hex(childPrompt),
+    system_prompt_sha256: sha256Hex(CHILD_SYSTEM_PROMPT),
+  };
+  const argv = buildChildArgv({
+    piCli,
+    guardPath,
+    provider: route.provider,
+    model: route.model,
+    thinkingLevel: route.thinkingLevel,
+    sessionFile: join(taskDir, TASK_FILES.sessionFile),
+    systemPrompt: CHILD_SYSTEM_PROMPT,
+    extensionMode: args.extensionMode,
+  });
+  const manifest: LaunchPlan["manifest"] = {
+    kind: "delegate",
+    task_id: taskId,
+    name: args.name,
+    launch_nonce: launchNonce,
+    parent_session_id: parentSessionId,
+    cwd,
+    created_at: createdAt,
+    updated_at: createdAt,
+    state: "running",
+    route: { provider: route.provider, model: route.model },
+    capability: args.capability,
+    extension_mode: args.extensionMode,
+    limits: { max_turns: args.maxTurns, max_tool_calls: args.maxToolCalls, timeout_seconds: args.timeoutSeconds },
+    auto_deliver: args.autoDeliver,
+    notify_on_completion: args.notifyOnCompletion,
+    trigger_on_completion: args.triggerOnCompletion,
+    child_session_id: childSessionId,
+    child_session_dir: join(taskDir, TASK_FILES.sessionDir),
+    owner: { pid: process.pid, start_time: processStartTime(process.pid) },
+    child: null,
+    terminal: null,
+  };
+  return { args, taskDir, seed, childPrompt, ledger, budget, argv, manifest };
+}
+
+/** Commit the plan to disk (artifact_error removes it again). */
+export function commitPlan(plan: LaunchPlan): TaskTree {
+  return writeTaskTree({
+    taskDir: plan.taskDir,
+    seed: plan.seed,
+    childPrompt: plan.childPrompt,
+    ledger: plan.ledger,
+    budgetPlan: plan.budget,
+    manifest: plan.manifest,
+  });
+}
+
+export function childEnvFor(plan: LaunchPlan, tree: TaskTree): Record<string, string> {
+  return buildChildEnv(process.env, {
+    taskDir: tree.taskDir,
+    taskId: plan.seed.task_id,
+    launchNonce: plan.seed.launch_nonce,
+    seedSha256: tree.seedSha256,
+  });
+}
+
+export const DEFAULTS_FOR_DOCS = DELEGATE_DEFAULTS;

@@ -1,0 +1,41 @@
+import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { DelegateError } from "../core/errors.ts";
+import type { PinnedRoute } from "../core/types.ts";
+import { checkRouteCapacity } from "./budget.ts";
+
+export interface ResolvedRoute extends PinnedRoute {
+  contextWindow: number;
+  thinkingLevel: string;
+  origin: "parent_current" | "explicit";
+}
+
+/**
+ * Pin the route: the parent's current model, or an exact registry entry. Never a substitute, a
+ * fallback or a fuzzy match; a route without a usable declared window is refused here.
+ */
+export function resolveRoute(
+  requested: PinnedRoute | undefined,
+  ctx: ExtensionContext,
+  thinkingLevel: string,
+): ResolvedRoute {
+  const model = requested ? ctx.modelRegistry.find(requested.provider, requested.model) : ctx.model;
+  if (!model) {
+    const what = requested
+      ? `${requested.provider}/${requested.model} is not in the model registry (exact match required)`
+      : "this session has no current model";
+    throw new DelegateError("route_unresolved", what, { childProcessCreated: false });
+  }
+  if (requested && (model.provider !== requested.provider || model.id !== requested.model)) {
+    throw new DelegateError("route_unresolved", `registry returned ${model.provider}/${model.id} for the pin`, {
+      childProcessCreated: false,
+    });
+  }
+  const capacity = checkRouteCapacity(model.contextWindow);
+  return {
+    provider: model.provider,
+    model: model.id,
+    contextWindow: capacity.context_window_tokens,
+    thinkingLevel,
+    origin: requested ? "explicit" : "parent_current",
+  };
+}

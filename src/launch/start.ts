@@ -1,0 +1,59 @@
+import { join } from "node:path";
+import { TASK_FILES } from "../core/constants.ts";
+import { DelegateError } from "../core/errors.ts";
+import type { DelegateManifest } from "../core/types.ts";
+import { getRegistry } from "../tasks/registry.ts";
+import { spawnChild } from "../tasks/spawn.ts";
+import { buildReceipt, type ReceiptDetails } from "../views/receipt.ts";
+import { writeManifest } from "./artifacts.ts";
+import { childEnvFor, commitPlan, type LaunchPlan } from "./launch.ts";
+
+/**
+ * Commit the admitted plan and start the child; returns the receipt at once (the call never waits
+ * for the child). A spawn failure keeps the tree with its terminal record and is child_spawn_failed.
+ */
+export function startDelegate(plan: LaunchPlan): ReceiptDetails {
+  const tree = commitPlan(plan);
+  const outputPath = join(tree.taskDir, TASK_FILES.output);
+  let child: ReturnType<typeof spawnChild>;
+  try {
+    child = spawnChild({
+      argv: plan.argv,
+      env: childEnvFor(plan, tree),
+      cwd: plan.seed.cwd,
+      prompt: Buffer.from(plan.childPrompt, "utf8"),
+      outputPath,
+    });
+  } catch (error) {
+    const failure =
+      error instanceof DelegateError
+        ? error
+        : new DelegateError("child_spawn_failed", String(error), { childProcessCreated: false });
+    const now = new Date().toISOString();
+    const failed: DelegateManifest = {
+      ...tree.manifest,
+      state: "failed",
+      updated_at: now,
+      terminal: { ended_at: now, code: failure.code, message: failure.message },
+    };
+    try {
+      writeManifest(tree.taskDir, failed);
+    } catch {
+      // the error below still says what happened
+    }
+    getRegistry().known.set(plan.seed.task_id, tree.taskDir);
+    throw failure.withFacts({
+      childProcessCreated: false,
+      artifacts: [tree.taskDir, join(tree.taskDir, TASK_FILES.manifest)],
+      outputPath,
+    });
+  }
+  const manifest: DelegateManifest = { ...tree.manifest, child: { pid: child.pid, pgid: child.pid } };
+  try {
+    writeManifest(tree.taskDir, manifest);
+  } catch {
+    // the registry still owns the child; finalizeTask records the end
+  }
+  getRegistry().track(tree.taskDir, manifest, child);
+  return buildReceipt(plan, manifest, child.pid);
+}

@@ -1,0 +1,93 @@
+import { join } from "node:path";
+import { canonicalJsonLine } from "../core/canonical.ts";
+import { SCHEMA, TASK_FILES } from "../core/constants.ts";
+import { DelegateError } from "../core/errors.ts";
+import { writeFileAtomic } from "../core/fs.ts";
+import type { DelegateManifest, TaskState } from "../core/types.ts";
+import { writeManifest } from "../launch/artifacts.ts";
+import { classifyChildOutcome } from "../verify/classify.ts";
+import type { VerifiedAnswer } from "../verify/delegate-result.ts";
+import { fileExists } from "./store.ts";
+
+/** Why the parent ended a child itself, when it did. */
+export type ParentEndReason = "timeout" | "cancelled" | "parent_lost";
+
+export interface TaskEnd {
+  manifest: DelegateManifest;
+  /** Present only for a verified commit; held just long enough to notify (autoDeliver). */
+  verified: VerifiedAnswer | null;
+  error: DelegateError | null;
+}
+
+export function expectedIdentity(manifest: DelegateManifest) {
+  return {
+    taskId: manifest.task_id,
+    launchNonce: manifest.launch_nonce,
+    seedSha256: manifest.seed_sha256,
+    route: manifest.route,
+  };
+}
+
+const REASON_CODES = {
+  timeout: ["child_timeout", "the wall-clock timeout passed; the child's process group was killed"],
+  cancelled: ["child_cancelled", "the task was cancelled; the child's process group was killed"],
+  parent_lost: ["child_cancelled", "the host that owned the task is gone and the child ended without a commit"],
+} as const;
+
+/**
+ * Adjudicate an ended child from its files (result.json wins, verified), record it in manifest.json
+ * and outcome.json. outcome.json is best effort: its failure never changes the adjudication.
+ */
+export function finalizeTask(taskDir: string, manifest: DelegateManifest, reason?: ParentEndReason): TaskEnd {
+  const outcome = classifyChildOutcome(taskDir, expectedIdentity(manifest));
+  let state: TaskState;
+  let verified: VerifiedAnswer | null = null;
+  let error: DelegateError | null = null;
+  if (outcome.kind === "committed") {
+    state = "completed";
+    verified = outcome.verified;
+  } else {
+    error = outcome.error;
+    const noCommit = error.code === "child_exited_without_commit";
+    if (reason !== undefined && (noCommit || outcome.terminal?.code === "child_cancelled")) {
+      const [code, message] = REASON_CODES[reason];
+      error = new DelegateError(code, message, { childProcessCreated: true });
+    } else if (noCommit && !fileExists(join(taskDir, TASK_FILES.ready))) {
+      error = new DelegateError("child_startup_failed", "the child exited before its guard reported ready", {
+        childProcessCreated: true,
+      });
+    }
+    state = error.code === "child_cancelled" ? "cancelled" : "failed";
+  }
+  const now = new Date().toISOString();
+  const next: DelegateManifest = {
+    ...manifest,
+    state,
+    updated_at: now,
+    terminal: {
+      ended_at: now,
+      ...(error ? { code: error.code, message: error.message } : {}),
+      ...(verified ? { answer_bytes: verified.answerBytes.length, answer_sha256: verified.result.answer.sha256 } : {}),
+    },
+  };
+  writeManifest(taskDir, next);
+  try {
+    writeFileAtomic(
+      join(taskDir, TASK_FILES.outcome),
+      canonicalJsonLine({
+        schema_version: SCHEMA.outcome,
+        task_id: manifest.task_id,
+        launch_nonce: manifest.launch_nonce,
+        adjudicated_at: now,
+        state,
+        error_code: error?.code ?? null,
+        error_message: error?.message ?? null,
+        answer_bytes: verified?.answerBytes.length ?? null,
+        answer_sha256: verified?.result.answer.sha256 ?? null,
+      }),
+    );
+  } catch {
+    // best effort by contract
+  }
+  return { manifest: next, verified, error };
+}

@@ -1,0 +1,112 @@
+import { join } from "node:path";
+import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { NOTIFICATION_CUSTOM_TYPE, TASK_FILES } from "../core/constants.ts";
+import type { DelegateManifest } from "../core/types.ts";
+import { delegateRoot, sessionSegment } from "../launch/artifacts.ts";
+import { readVerifiedResult } from "../verify/delegate-result.ts";
+import { writeAnswerCopy } from "../verify/delivery.ts";
+import { chooseAutoDelivery, notificationDetails, notificationText } from "../views/notification.ts";
+import { expectedIdentity, finalizeTask, type TaskEnd } from "./finalize.ts";
+import { getRegistry } from "./registry.ts";
+import { isTaskRunning } from "./running.ts";
+import { fileExists, listTaskRefs, readManifest } from "./store.ts";
+
+/** Task ids this session already holds a notification for (it is recorded in the session itself). */
+function notifiedInSession(ctx: ExtensionContext): Set<string> {
+  const ids = new Set<string>();
+  for (const entry of ctx.sessionManager.getEntries()) {
+    if (entry.type !== "custom_message" || entry.customType !== NOTIFICATION_CUSTOM_TYPE) continue;
+    const details = entry.details as { taskId?: unknown } | undefined;
+    if (typeof details?.taskId === "string") ids.add(details.taskId);
+  }
+  return ids;
+}
+
+/**
+ * The link between the host's registry and one live session: it delivers each terminal task's one
+ * notification to the session that launched it, and goes inert at session_shutdown so nothing ever
+ * calls a stale pi/ctx.
+ */
+export class SessionLink {
+  private closed = false;
+  private readonly sessionId: string;
+  private readonly unsubscribe: () => void;
+
+  constructor(
+    private readonly pi: ExtensionAPI,
+    private readonly ctx: ExtensionContext,
+  ) {
+    this.sessionId = ctx.sessionManager.getSessionId();
+    this.unsubscribe = getRegistry().subscribe((end) => this.onTerminal(end));
+  }
+
+  close(): void {
+    this.closed = true;
+    this.unsubscribe();
+  }
+
+  get context(): ExtensionContext | undefined {
+    return this.closed ? undefined : this.ctx;
+  }
+
+  /** Deliver once what ended while no session of ours was live (after /reload, /resume, a restart). */
+  deliverPending(): void {
+    if (this.closed) return;
+    const seen = notifiedInSession(this.ctx);
+    const dir = join(delegateRoot(this.ctx.cwd), sessionSegment(this.sessionId));
+    for (const ref of listTaskRefs(this.ctx.cwd)) {
+      if (ref.kind !== "delegate" || !ref.dir.startsWith(`${dir}/`)) continue;
+      if (!fileExists(join(ref.dir, TASK_FILES.manifest)) || seen.has(ref.id)) continue;
+      try {
+        let manifest = readManifest(ref.dir);
+        if (isTaskRunning(manifest)) continue;
+        if (manifest.state === "running") manifest = finalizeTask(ref.dir, manifest).manifest;
+        this.send(ref.dir, manifest, () => readVerifiedResult(ref.dir, expectedIdentity(manifest)));
+      } catch {
+        // a task whose files cannot be read is reported by bg_result, not here
+      }
+    }
+  }
+
+  private onTerminal(end: TaskEnd): void {
+    const dir = getRegistry().known.get(end.manifest.task_id);
+    if (dir === undefined) return;
+    this.send(dir, end.manifest, () => end.verified);
+  }
+
+  private send(
+    taskDir: string,
+    manifest: DelegateManifest,
+    verified: () => ReturnType<typeof readVerifiedResult>,
+  ): void {
+    if (this.closed || manifest.parent_session_id !== this.sessionId || !manifest.notify_on_completion) return;
+    const registry = getRegistry();
+    if (registry.notified.has(manifest.task_id)) return;
+    registry.notified.add(manifest.task_id);
+    let auto = null;
+    if (manifest.state === "completed" && manifest.auto_deliver !== "never") {
+      try {
+        const v = verified();
+        auto = chooseAutoDelivery(manifest.auto_deliver, v ? { text: v.text, bytes: v.answerBytes.length } : null, () =>
+          writeAnswerCopy(taskDir, v!),
+        );
+      } catch {
+        auto = null; // verification failed since: no answer rides along; bg_result reports why
+      }
+    }
+    try {
+      this.pi.sendMessage(
+        {
+          customType: NOTIFICATION_CUSTOM_TYPE,
+          content: notificationText(manifest, auto),
+          display: true,
+          details: notificationDetails(manifest, taskDir, auto),
+        },
+        { deliverAs: "followUp", triggerTurn: manifest.trigger_on_completion },
+      );
+    } catch {
+      // The runtime went stale between our check and the call: the next session start delivers it.
+      registry.notified.delete(manifest.task_id);
+    }
+  }
+}

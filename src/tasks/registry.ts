@@ -1,0 +1,132 @@
+import { join } from "node:path";
+import { TASK_FILES } from "../core/constants.ts";
+import type { DelegateManifest } from "../core/types.ts";
+import { finalizeTask, type ParentEndReason, type TaskEnd } from "./finalize.ts";
+import { killGroup, type SpawnedChild } from "./spawn.ts";
+
+/** Grace between SIGTERM and SIGKILL when the parent ends a child. */
+const KILL_GRACE_MS = 2_000;
+
+export interface LiveTask {
+  taskId: string;
+  taskDir: string;
+  cwd: string;
+  manifest: DelegateManifest;
+  pid: number;
+  startedAt: number;
+  reason: ParentEndReason | undefined;
+  deadline: NodeJS.Timeout;
+  /** Resolves once the child is gone and the task is adjudicated. */
+  done: Promise<TaskEnd>;
+}
+
+export type TerminalListener = (end: TaskEnd) => void;
+
+/**
+ * One registry per host process, kept on globalThis so a reloaded extension instance finds the
+ * children the previous instance started (CONTRACT.md §7). It owns the handles and deadlines; an
+ * extension instance only subscribes for the duration of its session.
+ */
+export class DelegateRegistry {
+  readonly live = new Map<string, LiveTask>();
+  /** Every task this host has seen: id → dir (result_unavailable when the dir later vanishes). */
+  readonly known = new Map<string, string>();
+  /** Task ids whose notification this host already handed to a session. */
+  readonly notified = new Set<string>();
+  private readonly listeners = new Set<TerminalListener>();
+  private exitHookInstalled = false;
+
+  subscribe(listener: TerminalListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  track(taskDir: string, manifest: DelegateManifest, child: SpawnedChild): LiveTask {
+    this.installExitHook();
+    const taskId = manifest.task_id;
+    const deadline = setTimeout(() => this.end(taskId, "timeout"), manifest.limits.timeout_seconds * 1000);
+    deadline.unref();
+    const task: LiveTask = {
+      taskId,
+      taskDir,
+      cwd: manifest.cwd,
+      manifest,
+      pid: child.pid,
+      startedAt: Date.now(),
+      reason: undefined,
+      deadline,
+      done: child.exited.then(() => this.settle(taskId)),
+    };
+    this.live.set(taskId, task);
+    this.known.set(taskId, taskDir);
+    return task;
+  }
+
+  /** End a running child by killing its process group; the exit handler adjudicates. */
+  end(taskId: string, reason: ParentEndReason): boolean {
+    const task = this.live.get(taskId);
+    if (!task) return false;
+    task.reason ??= reason;
+    killGroup(task.pid, "SIGTERM");
+    setTimeout(() => killGroup(task.pid, "SIGKILL"), KILL_GRACE_MS).unref();
+    return true;
+  }
+
+  runningIn(cwd: string): LiveTask[] {
+    return [...this.live.values()].filter((t) => t.cwd === cwd);
+  }
+
+  /** Host exit: no child may outlive it. Synchronous, so it also works from process 'exit'. */
+  cancelAll(): void {
+    for (const task of this.live.values()) {
+      task.reason ??= "cancelled";
+      killGroup(task.pid, "SIGKILL");
+      try {
+        // The exit handler will not run once the host is gone: adjudicate now.
+        finalizeTask(task.taskDir, task.manifest, task.reason);
+      } catch {
+        // a missing dir cannot be recorded; the child is dead either way
+      }
+    }
+  }
+
+  private settle(taskId: string): TaskEnd {
+    const task = this.live.get(taskId)!;
+    clearTimeout(task.deadline);
+    let end: TaskEnd;
+    try {
+      end = finalizeTask(task.taskDir, task.manifest, task.reason);
+    } catch (error) {
+      // The task dir vanished under us: nothing durable can be written; report it live only.
+      end = { manifest: { ...task.manifest, state: "failed" }, verified: null, error: null };
+      void error;
+    }
+    this.live.delete(taskId);
+    for (const listener of this.listeners) {
+      try {
+        listener(end);
+      } catch {
+        // one listener's failure must not stop the others
+      }
+    }
+    return end;
+  }
+
+  private installExitHook(): void {
+    if (this.exitHookInstalled) return;
+    this.exitHookInstalled = true;
+    process.once("exit", () => this.cancelAll());
+  }
+}
+
+const REGISTRY_KEY = Symbol.for("pi-bg-delegate.registry.v1");
+
+export function getRegistry(): DelegateRegistry {
+  const holder = globalThis as typeof globalThis & { [REGISTRY_KEY]?: DelegateRegistry };
+  holder[REGISTRY_KEY] ??= new DelegateRegistry();
+  return holder[REGISTRY_KEY];
+}
+
+export function outputPathOf(taskDir: string): string {
+  return join(taskDir, TASK_FILES.output);
+}

@@ -1,0 +1,34 @@
+import { join } from "node:path";
+import { TASK_FILES } from "../core/constants.ts";
+import type { DelegateManifest } from "../core/types.ts";
+import { isSameProcessAlive } from "./process-identity.ts";
+import { getRegistry } from "./registry.ts";
+import { isAlive } from "./spawn.ts";
+import { fileExists, listTaskRefs, readManifest } from "./store.ts";
+
+/**
+ * Whether a task recorded as running is really running: this host holds it, or its owning host and
+ * its child are still alive (another pi process of the project owns it).
+ */
+export function isTaskRunning(manifest: DelegateManifest): boolean {
+  if (manifest.state !== "running") return false;
+  if (getRegistry().live.has(manifest.task_id)) return true;
+  if (manifest.owner.pid === process.pid) return false; // ours, but not live: it ended
+  const ownerAlive = isSameProcessAlive(manifest.owner.pid, manifest.owner.start_time);
+  const childAlive = manifest.child !== null && isAlive(manifest.child.pid);
+  return ownerAlive || childAlive;
+}
+
+/** Running delegates of this project (CONTRACT.md §7: live child pids in the tree). */
+export function countRunning(cwd: string): number {
+  let count = 0;
+  for (const ref of listTaskRefs(cwd)) {
+    if (ref.kind !== "delegate" || !fileExists(join(ref.dir, TASK_FILES.manifest))) continue;
+    try {
+      if (isTaskRunning(readManifest(ref.dir))) count++;
+    } catch {
+      // an unreadable manifest is not a running task
+    }
+  }
+  return count;
+}

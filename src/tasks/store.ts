@@ -1,0 +1,94 @@
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { DELEGATE_ROOT, FUSION_ROOT, TASK_FILES } from "../core/constants.ts";
+import { DelegateError } from "../core/errors.ts";
+import type { DelegateManifest } from "../core/types.ts";
+
+/** A task or run found in the project's artifact tree. The tree is the record; memory is a cache. */
+export interface TaskRef {
+  kind: "delegate" | "fusion";
+  id: string;
+  dir: string;
+}
+
+function subdirs(dir: string): string[] {
+  try {
+    return readdirSync(dir, { withFileTypes: true })
+      .filter((d) => d.isDirectory())
+      .map((d) => d.name);
+  } catch {
+    return [];
+  }
+}
+
+/** Every delegate task dir (<cwd>/.pi/delegate/<session>/<task>) and Fusion run dir (<cwd>/.pi/fusion/<run>). */
+export function listTaskRefs(cwd: string): TaskRef[] {
+  const refs: TaskRef[] = [];
+  const delegateRoot = join(cwd, DELEGATE_ROOT);
+  for (const session of subdirs(delegateRoot)) {
+    for (const id of subdirs(join(delegateRoot, session))) {
+      refs.push({ kind: "delegate", id, dir: join(delegateRoot, session, id) });
+    }
+  }
+  const fusionRoot = join(cwd, FUSION_ROOT);
+  for (const id of subdirs(fusionRoot)) refs.push({ kind: "fusion", id, dir: join(fusionRoot, id) });
+  return refs;
+}
+
+/**
+ * Resolve an exact id or a unique prefix. `known` holds ids the registry or this session has seen,
+ * so a task whose directory was removed reads result_unavailable rather than task_unknown.
+ */
+export function resolveTaskRef(cwd: string, query: string, known: ReadonlyMap<string, string>): TaskRef {
+  const refs = listTaskRefs(cwd);
+  const exact = refs.filter((r) => r.id === query);
+  if (exact.length === 1) return exact[0]!;
+  const matches = exact.length > 1 ? exact : refs.filter((r) => r.id.startsWith(query));
+  if (matches.length === 1) return matches[0]!;
+  if (matches.length > 1) {
+    throw new DelegateError(
+      "task_ambiguous",
+      `${matches.length} tasks match "${query}": ${matches.map((m) => m.id).join(", ")}`,
+    );
+  }
+  const knownDir = known.get(query) ?? [...known.entries()].find(([id]) => id.startsWith(query))?.[1];
+  if (knownDir !== undefined) {
+    throw new DelegateError("result_unavailable", `the artifacts of task ${query} are gone (${knownDir})`, {
+      artifacts: [knownDir],
+    });
+  }
+  throw new DelegateError("task_unknown", `no delegate task or Fusion run matches "${query}"`);
+}
+
+/** Read a delegate manifest; a missing one is result_unavailable, an unreadable one artifact_read_failed. */
+export function readManifest(taskDir: string): DelegateManifest {
+  const path = join(taskDir, TASK_FILES.manifest);
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") {
+      throw new DelegateError("result_unavailable", `the task's manifest is gone (${path})`, { artifacts: [taskDir] });
+    }
+    throw new DelegateError("artifact_read_failed", `cannot read ${path}: ${String(error)}`, { artifacts: [path] });
+  }
+  try {
+    const parsed = JSON.parse(text) as DelegateManifest;
+    if (parsed.kind !== "delegate" || typeof parsed.task_id !== "string") throw new Error("not a delegate manifest");
+    return parsed;
+  } catch (error) {
+    throw new DelegateError("result_unavailable", `the task's manifest is not readable JSON: ${String(error)}`, {
+      artifacts: [path],
+    });
+  }
+}
+
+export function fileExists(path: string): boolean {
+  try {
+    statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,75 @@
+import type { DelegateManifest } from "../core/types.ts";
+import type { LaunchPlan } from "../launch/launch.ts";
+
+export interface ReceiptDetails {
+  kind: "bg_delegate_receipt";
+  task_id: string;
+  name: string;
+  route: { provider: string; model: string; origin: string; thinking_level: string; context_window_tokens: number };
+  child_session_id: string;
+  child_pid: number;
+  artifact_dir: string;
+  seed_sha256: string;
+  seed_bytes: number;
+  budget_source: string;
+  bytes_per_token: number;
+  growth_budget_tokens: number;
+  extension_mode: string;
+  ambient_warning: string | null;
+  limits: DelegateManifest["limits"];
+  auto_deliver: string;
+  notify_on_completion: boolean;
+  trigger_on_completion: boolean;
+  retrieve_with: { tool: "bg_result"; taskId: string };
+}
+
+export const AMBIENT_WARNING =
+  "ambient mode: pi discovers user/project extensions in the child and they run arbitrary code there; only the model's tools stay inspect-only.";
+
+export function buildReceipt(plan: LaunchPlan, manifest: DelegateManifest, childPid: number): ReceiptDetails {
+  const { seed, budget } = plan;
+  return {
+    kind: "bg_delegate_receipt",
+    task_id: seed.task_id,
+    name: manifest.name,
+    route: {
+      provider: seed.route.provider,
+      model: seed.route.model,
+      origin: seed.route.origin,
+      thinking_level: seed.route.thinking_level,
+      context_window_tokens: seed.route.context_window_tokens,
+    },
+    child_session_id: seed.child_session_id,
+    child_pid: childPid,
+    artifact_dir: plan.taskDir,
+    seed_sha256: manifest.seed_sha256,
+    seed_bytes: manifest.seed_bytes,
+    budget_source: budget.admission.estimate_source,
+    bytes_per_token: budget.admission.bytes_per_token,
+    growth_budget_tokens: budget.growth_budget_tokens,
+    extension_mode: seed.extension_mode,
+    ambient_warning: seed.extension_mode === "ambient" ? AMBIENT_WARNING : null,
+    limits: manifest.limits,
+    auto_deliver: manifest.auto_deliver,
+    notify_on_completion: manifest.notify_on_completion,
+    trigger_on_completion: manifest.trigger_on_completion,
+    retrieve_with: { tool: "bg_result", taskId: seed.task_id },
+  };
+}
+
+/** The model-facing receipt: the facts that matter, kept under 700 bytes (details hold the rest). */
+export function receiptText(r: ReceiptDetails): string {
+  const notify = !r.notify_on_completion
+    ? "No completion notification (notifyOnCompletion false): call bg_result later yourself."
+    : `You will get one notification when it ends${r.trigger_on_completion ? " (it starts a turn)" : ""}; then call bg_result {"taskId":"${r.task_id}"}. Do not poll.`;
+  const lines = [
+    `Delegate ${r.task_id} started: ${r.name}`,
+    `Route ${r.route.provider}/${r.route.model} pinned (${r.route.origin}), thinking ${r.route.thinking_level}, ${r.extension_mode} mode.`,
+    `Limits: ${r.limits.max_turns} turns, ${r.limits.max_tool_calls} tool calls, ${r.limits.timeout_seconds} s. autoDeliver ${r.auto_deliver}.`,
+    `Seed sha256 ${r.seed_sha256} (${r.seed_bytes} bytes), budget ${r.budget_source} ${r.bytes_per_token.toFixed(2)} B/token.`,
+    `Artifacts: ${r.artifact_dir}`,
+    notify,
+  ];
+  if (r.ambient_warning) lines.push(`WARNING: ${r.ambient_warning}`);
+  return lines.join("\n");
+}

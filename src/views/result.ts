@@ -1,0 +1,126 @@
+import { join } from "node:path";
+import { SCHEMA, TASK_FILES } from "../core/constants.ts";
+import type { BoundArtifact, DelegateManifest, DelegateResultFile, EvidenceRow, UsageRecord } from "../core/types.ts";
+import type { ChildProgress } from "../tasks/progress.ts";
+
+export interface RunningView {
+  schema_version: typeof SCHEMA.delegateView;
+  kind: "delegate";
+  task_id: string;
+  name: string;
+  state: "running";
+  delivery: "none";
+  artifact_dir: string;
+  route: { provider: string; model: string };
+  elapsed_seconds: number;
+  progress: ChildProgress;
+  limits: DelegateManifest["limits"];
+  budget: { capacity_tokens: number; growth_budget_tokens: number; finalization_runway_tokens: number } | null;
+}
+
+export interface CompletedView {
+  schema_version: typeof SCHEMA.delegateView;
+  kind: "delegate";
+  task_id: string;
+  name: string;
+  state: "completed";
+  delivery: "inline" | "artifact";
+  artifact_dir: string;
+  route: { provider: string; model: string };
+  answer: { byte_length: number; sha256: string; result_path: string; text_path: string | null };
+  turns: number;
+  tool_calls: number;
+  usage: UsageRecord;
+  evidence: EvidenceRow[];
+  spilled_artifacts: number;
+  flags: { no_tool_calls: boolean; finalized_by_runway: boolean };
+}
+
+export function runningView(
+  manifest: DelegateManifest,
+  taskDir: string,
+  progress: ChildProgress,
+  budget: RunningView["budget"],
+): RunningView {
+  return {
+    schema_version: SCHEMA.delegateView,
+    kind: "delegate",
+    task_id: manifest.task_id,
+    name: manifest.name,
+    state: "running",
+    delivery: "none",
+    artifact_dir: taskDir,
+    route: manifest.route,
+    elapsed_seconds: Math.max(0, Math.round((Date.now() - Date.parse(manifest.created_at)) / 1000)),
+    progress,
+    limits: manifest.limits,
+    budget,
+  };
+}
+
+/** At most 300 bytes: the task is running, this is not an error, and do not poll. */
+export function runningText(view: RunningView): string {
+  return (
+    `Task ${view.task_id} is still running (${view.elapsed_seconds} s, ${view.progress.turns} turns, ` +
+    `${view.progress.tool_calls} tool calls). Not an error: end your turn or do other work; ` +
+    "its completion notification will arrive. Do not poll."
+  );
+}
+
+export function completedView(
+  manifest: DelegateManifest,
+  taskDir: string,
+  result: DelegateResultFile,
+  delivery: "inline" | "artifact",
+  textCopy: BoundArtifact | null,
+): CompletedView {
+  return {
+    schema_version: SCHEMA.delegateView,
+    kind: "delegate",
+    task_id: manifest.task_id,
+    name: manifest.name,
+    state: "completed",
+    delivery,
+    artifact_dir: taskDir,
+    route: result.route,
+    answer: {
+      byte_length: result.answer.byte_length,
+      sha256: result.answer.sha256,
+      result_path: join(taskDir, TASK_FILES.result),
+      text_path: textCopy?.path ?? null,
+    },
+    turns: result.turns,
+    tool_calls: result.tool_calls,
+    usage: result.usage,
+    evidence: result.evidence,
+    spilled_artifacts: result.spilled_artifacts.length,
+    flags: { no_tool_calls: result.tool_calls === 0, finalized_by_runway: result.finalized_by_runway },
+  };
+}
+
+function usageText(usage: UsageRecord): string {
+  if (usage.status === "unavailable") return `usage unavailable (${usage.reason})`;
+  return `${usage.total_tokens} tokens, $${usage.cost_total.toFixed(4)}`;
+}
+
+/** The facts header printed above an inline answer or instead of it. */
+export function completedHeader(view: CompletedView): string {
+  const lines = [
+    `Verified answer of ${view.task_id} (${view.name}): ${view.answer.byte_length} bytes, sha256 ${view.answer.sha256}.`,
+    `Route ${view.route.provider}/${view.route.model}; ${view.turns} turns, ${view.tool_calls} tool calls; ${usageText(view.usage)}; ${view.evidence.length} evidence reads.`,
+  ];
+  if (view.flags.no_tool_calls)
+    lines.push("Note: the delegate made no tool calls; the answer rests on the seed alone.");
+  if (view.flags.finalized_by_runway)
+    lines.push("Note: the delegate ran low on context and was told to answer from the evidence it had.");
+  return lines.join("\n");
+}
+
+export function completedText(view: CompletedView, answer: string | null): string {
+  const header = completedHeader(view);
+  if (view.delivery === "inline" && answer !== null) return `${header}\n\n${answer}`;
+  return (
+    `${header}\nAnswer file (plain UTF-8, complete): ${view.answer.text_path} — open it with read.\n` +
+    `Committed package: ${view.answer.result_path}`
+  );
+}
