@@ -282,3 +282,66 @@ export function decodeAnswer(result: DelegateResultFile): string {
 export function isCanonicalLine(text: string): boolean {
   return canonicalJsonLine(JSON.parse(text)) === text;
 }
+
+/** A stand-in parent process: it starts the child (as the real parent would) and then just waits. */
+const STAND_IN_PARENT = `
+const { spawn } = require("node:child_process");
+const { openSync } = require("node:fs");
+const task = JSON.parse(process.env.GUARD_TEST_TASK);
+const fd = openSync(task.outputPath, "a", 0o600);
+const child = spawn(process.execPath, task.argv, { cwd: task.cwd, env: task.env, detached: true, stdio: ["pipe", fd, fd] });
+child.stdin.end(Buffer.from(task.stdin, "base64"));
+child.unref();
+process.stdout.write(String(child.pid) + "\\n");
+setInterval(() => {}, 1 << 30);
+`;
+
+/**
+ * Start the child through a stand-in parent process, so a test can make the parent disappear.
+ * Returns both pids; the stand-in stays alive until killed.
+ */
+export async function startChildUnderStandInParent(
+  task: PreparedChildTask,
+): Promise<{ parentPid: number; childPid: number }> {
+  const parent = execa(process.execPath, ["-e", STAND_IN_PARENT], {
+    env: {
+      ...process.env,
+      GUARD_TEST_TASK: JSON.stringify({ ...task, stdin: task.stdin.toString("base64") }),
+    },
+    stdin: "ignore",
+    stderr: "inherit",
+    reject: false,
+    detached: true,
+  });
+  const pid = await new Promise<number>((resolve, reject) => {
+    let text = "";
+    parent.stdout?.on("data", (chunk: Buffer) => {
+      text += chunk.toString("utf8");
+      const line = text.split("\n")[0];
+      if (text.includes("\n") && line) resolve(Number(line));
+    });
+    parent.once("exit", () => reject(new Error("the stand-in parent exited before starting the child")));
+  });
+  if (parent.pid === undefined) throw new Error("the stand-in parent has no pid");
+  void parent.catch(() => undefined);
+  return { parentPid: parent.pid, childPid: pid };
+}
+
+/** True while `pid` runs (a zombie waiting to be reaped counts as gone). Linux /proc. */
+export function isAlive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return !stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
+  } catch {
+    return false;
+  }
+}
+
+/** Poll until `pid` is gone (the timeout only turns a hang into a readable failure). */
+export async function waitForExit(pid: number, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (isAlive(pid)) {
+    if (Date.now() > deadline) throw new Error(`process ${pid} is still alive after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
