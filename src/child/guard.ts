@@ -233,7 +233,8 @@ export default function delegateGuard(pi: ExtensionAPI): void {
   pi.on("context", (event, ctx) => {
     state.requests++;
     const seed = state.seed;
-    if (state.latched || seed === undefined) {
+    // After the outcome is on disk no model call may follow (nothing could change the outcome).
+    if (state.latched || seed === undefined || state.finished) {
       stopRun(ctx);
       return undefined;
     }
