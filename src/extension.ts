@@ -52,7 +52,7 @@ export default function bgDelegateExtension(pi: ExtensionAPI): void {
   pi.registerTool({
     ...createBgResultTool({
       retrieve: async (args, ctx) => {
-        const { text, details } = retrieveTask(ctx.cwd, args, knownTasks(ctx));
+        const { text, details } = await retrieveTask(ctx.cwd, args, knownTasks(ctx));
         return { content: [{ type: "text", text }], details };
       },
     }),

@@ -1,20 +1,23 @@
 import type { DeliveryMode } from "../core/constants.ts";
-import { DelegateError } from "../core/errors.ts";
+import { retrieveFusion } from "../fusion/index.ts";
+import { isSameProcessAlive } from "./process-identity.ts";
 import { type DelegateRetrieval, retrieveDelegate } from "./retrieve.ts";
 import { resolveTaskRef } from "./store.ts";
 
 export interface Retrieval {
   text: string;
-  details: DelegateRetrieval["details"] | Record<string, unknown>;
+  details: DelegateRetrieval["details"] | object;
 }
 
 /** bg_result's dispatch: resolve the id in the project's tree, then the delegate or Fusion path. */
-export function retrieveTask(
+export async function retrieveTask(
   cwd: string,
   args: { taskId: string; delivery: DeliveryMode | undefined },
   known: ReadonlyMap<string, string>,
-): Retrieval {
+): Promise<Retrieval> {
   const ref = resolveTaskRef(cwd, args.taskId, known);
   if (ref.kind === "delegate") return retrieveDelegate(ref.dir, args.delivery);
-  throw new DelegateError("task_unknown", `Fusion retrieval for ${ref.id} is not wired yet`);
+  return retrieveFusion(ref.dir, args.delivery === undefined ? {} : { delivery: args.delivery }, {
+    isRunning: (manifest) => isSameProcessAlive(manifest.owner.pid, manifest.owner.start_time),
+  });
 }

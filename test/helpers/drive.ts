@@ -1,0 +1,96 @@
+/**
+ * Drive a parent by instruction: a user prompt "CALL <tool> <json args>" makes the scripted parent
+ * model call that tool once, then answer "ok"; anything else (a notification) gets "noted".
+ * Child requests (recognised by the child prompt's DIRECTIVE fence) go to `child`, or fall through
+ * to the child's own FAKE_SCRIPT.
+ */
+import type { FakeReply, ModelRequest, ModelServer } from "./model-server.ts";
+
+export const CHILD_FENCE = "<<<DIRECTIVE";
+
+export function isChildRequest(req: ModelRequest): boolean {
+  return req.messages.some((m) => m.role === "user" && m.text.includes(CHILD_FENCE));
+}
+
+export function call(tool: string, args: unknown): string {
+  return `CALL ${tool} ${JSON.stringify(args)}`;
+}
+
+export function installParentDriver(
+  server: ModelServer,
+  child?: (req: ModelRequest) => FakeReply | undefined | Promise<FakeReply | undefined>,
+): void {
+  server.setHandler((req) => {
+    if (isChildRequest(req)) return child?.(req);
+    const last = req.messages.at(-1);
+    if (last?.role === "user") {
+      const m = /^CALL (\w+) ([\s\S]*)$/.exec(last.text);
+      if (m) return { toolCalls: [{ name: m[1] as string, args: JSON.parse(m[2] as string) }] };
+      return { text: "noted" };
+    }
+    return { text: "ok" };
+  });
+}
+
+/** A gate a held child request waits on; release() lets every waiting request through. */
+export function gate(): { wait: Promise<void>; release: () => void } {
+  let release = () => {};
+  const wait = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  return { wait, release };
+}
+
+interface ToolResultLike {
+  role: string;
+  toolName?: string;
+  isError?: boolean;
+  content?: { type: string; text?: string }[];
+  details?: unknown;
+}
+
+/** The tool results of `toolName` in order: text, isError, details. */
+export function toolResults(messages: readonly unknown[], toolName: string) {
+  return (messages as ToolResultLike[])
+    .filter((m) => m.role === "toolResult" && m.toolName === toolName)
+    .map((m) => ({
+      text: (m.content ?? []).map((c) => c.text ?? "").join(""),
+      isError: m.isError === true,
+      details: m.details as Record<string, unknown> | undefined,
+    }));
+}
+
+export function lastToolResult(messages: readonly unknown[], toolName: string) {
+  const all = toolResults(messages, toolName);
+  const last = all.at(-1);
+  if (!last) throw new Error(`no ${toolName} result yet`);
+  return last;
+}
+
+export function notifications(messages: readonly unknown[]) {
+  return (messages as { role: string; customType?: string; content?: unknown; details?: unknown }[]).filter(
+    (m) => m.role === "custom" && m.customType === "background-task-notification",
+  );
+}
+
+export function taskIdOf(receiptText: string): string {
+  const id = /Delegate (d[0-9a-f]{32}) started/.exec(receiptText)?.[1];
+  if (!id) throw new Error(`no task id in receipt: ${receiptText}`);
+  return id;
+}
+
+/** Prompt once the parent is idle; a notification may start a turn at any moment, so retry then. */
+export async function promptWhenIdle(
+  parent: { prompt(text: string): Promise<void>; waitForIdle(timeoutMs?: number): Promise<void> },
+  text: string,
+): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    await parent.waitForIdle(45_000);
+    try {
+      await parent.prompt(text);
+      return;
+    } catch (error) {
+      if (attempt >= 20 || !String(error).includes("already processing")) throw error;
+    }
+  }
+}

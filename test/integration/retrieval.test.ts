@@ -1,0 +1,190 @@
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { packAnswer } from "../../src/core/answer.ts";
+import { sha256Hex } from "../../src/core/hash.ts";
+import type { DelegateResultFile } from "../../src/core/types.ts";
+import {
+  call,
+  installParentDriver,
+  lastToolResult,
+  notifications,
+  promptWhenIdle,
+  taskIdOf,
+  toolResults,
+} from "../helpers/drive.ts";
+import {
+  createAgentDir,
+  type ModelServer,
+  makeTempDir,
+  type SdkParent,
+  script,
+  startModelServer,
+  startSdkParent,
+} from "../helpers/pi-parent.ts";
+import { recommit } from "../helpers/result-fixtures.ts";
+
+let server: ModelServer;
+beforeAll(async () => {
+  server = await startModelServer();
+});
+afterAll(() => server.close());
+beforeEach(() => server.reset());
+
+const LINE = `${"The cache is invalidated in src/cache.ts:42 when the session reloads.".padEnd(99, ".")}\n`;
+
+async function until(check: () => boolean, what: string, timeoutMs = 45_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+async function delegate(parent: SdkParent, args: Record<string, unknown>): Promise<string> {
+  await promptWhenIdle(parent, call("bg_delegate", args));
+  const receipt = lastToolResult(parent.messages(), "bg_delegate");
+  expect(receipt.isError, receipt.text).toBe(false);
+  return taskIdOf(receipt.text);
+}
+
+async function bgResult(parent: SdkParent, args: Record<string, unknown>) {
+  await promptWhenIdle(parent, call("bg_result", args));
+  return lastToolResult(parent.messages(), "bg_result");
+}
+
+function taskDir(cwd: string, parent: SdkParent, taskId: string): string {
+  return join(cwd, ".pi/delegate", parent.sessionManager.getSessionId(), taskId);
+}
+
+describe("bg_result against real children", () => {
+  it("delivers large answers as artifacts, refuses inline, and rejects every tampered verification step", async () => {
+    const agentDir = await createAgentDir({ serverUrl: server.url });
+    const cwd = await makeTempDir("proj");
+    installParentDriver(server);
+    const parent = await startSdkParent({ agentDir, cwd });
+    try {
+      const id = await delegate(parent, {
+        name: "large answer",
+        prompt: `Report everything. ${script({ text: LINE, repeat: 600 })}`,
+      });
+      await until(() => notifications(parent.messages()).length === 1, "the notification");
+      await parent.waitForIdle();
+      const expected = LINE.repeat(600);
+      const note = notifications(parent.messages())[0] as { content: string; details: Record<string, unknown> };
+      expect(Buffer.byteLength(note.content)).toBeLessThanOrEqual(500);
+      expect(note.content).toContain(sha256Hex(expected));
+      expect(note.details.answer_bytes).toBe(Buffer.byteLength(expected));
+
+      // Default delivery of a 60,000-byte answer is an artifact reference with a verified text copy.
+      const byDefault = await bgResult(parent, { taskId: id });
+      expect(byDefault.isError).toBe(false);
+      expect(byDefault.details?.delivery).toBe("artifact");
+      const dir = taskDir(cwd, parent, id);
+      expect(readFileSync(join(dir, "answer.txt"), "utf8")).toBe(expected);
+      expect(byDefault.text).toContain(join(dir, "answer.txt"));
+      expect(byDefault.text).not.toContain(LINE.trim());
+
+      const inline = await bgResult(parent, { taskId: id, delivery: "inline" });
+      expect(inline.isError).toBe(true);
+      expect(inline.text).toMatch(/^\[result_too_large_for_inline\]/);
+      expect(inline.text).toContain(join(dir, "result.json"));
+      expect(inline.text).not.toContain(LINE.trim());
+
+      // Each verification step, failing on a tampered result.json, gives its code and no answer bytes.
+      const resultPath = join(dir, "result.json");
+      const original = readFileSync(resultPath);
+      const result = JSON.parse(original.toString("utf8")) as DelegateResultFile;
+      const badUtf8 = packAnswer(Buffer.from([0x41, 0xff, 0x42]));
+      const cases: [string, Buffer][] = [
+        ["child_result_invalid", Buffer.concat([original, Buffer.from(" ")])],
+        ["child_result_invalid", recommit(result, (d) => void (d.task_id = `d${"0".repeat(32)}`))],
+        ["child_result_invalid", recommit(result, (d) => void (d.launch_nonce = "0".repeat(64)))],
+        ["seed_hash_mismatch", recommit(result, (d) => void (d.seed_sha256 = "0".repeat(64)))],
+        ["route_mismatch", recommit(result, (d) => void (d.route = { provider: "fake", model: "big-model" }))],
+        ["route_attestation_missing", recommit(result, (d) => void (d.route_attestations = []))],
+        ["route_mismatch", recommit(result, (d) => void (d.route_attestations[0]!.model = "big-model"))],
+        [
+          "child_result_encoding_invalid",
+          recommit(result, (d) => void ((d.answer as { encoding: string }).encoding = "latin1")),
+        ],
+        ["child_result_encoding_invalid", recommit(result, (d) => void (d.answer.blocks[0]!.data_base64 += "="))],
+        ["answer_hash_mismatch", recommit(result, (d) => void (d.answer.blocks[0]!.sha256 = "0".repeat(64)))],
+        ["answer_hash_mismatch", recommit(result, (d) => void (d.answer.sha256 = "0".repeat(64)))],
+        ["child_result_encoding_invalid", recommit(result, (d) => void (d.answer = badUtf8))],
+      ];
+      for (const [code, bytes] of cases) {
+        writeFileSync(resultPath, bytes);
+        const r = await bgResult(parent, { taskId: id, delivery: "artifact" });
+        expect(r.isError, `${code}: ${r.text}`).toBe(true);
+        expect(r.text.startsWith(`[${code}]`), `${code}: ${r.text}`).toBe(true);
+        expect(r.text).toContain("Child process created: yes");
+        expect(r.text).not.toContain(LINE.trim());
+      }
+      writeFileSync(resultPath, original);
+      expect((await bgResult(parent, { taskId: id, delivery: "artifact" })).isError).toBe(false);
+
+      // Unknown, then ambiguous once a second task shares the prefix; a removed task dir is result_unavailable.
+      const unknown = await bgResult(parent, { taskId: "dffff" });
+      expect(unknown.text).toMatch(/^\[task_unknown\]/);
+      const second = await delegate(parent, { name: "second", prompt: `Answer. ${script({ text: "small" })}` });
+      await until(() => notifications(parent.messages()).length === 2, "the second notification");
+      const ambiguous = await bgResult(parent, { taskId: "d" });
+      expect(ambiguous.text).toMatch(/^\[task_ambiguous\]/);
+      expect(ambiguous.text).toContain(id);
+      expect(ambiguous.text).toContain(second);
+      rmSync(taskDir(cwd, parent, second), { recursive: true });
+      const gone = await bgResult(parent, { taskId: second });
+      expect(gone.text).toMatch(/^\[result_unavailable\]/);
+    } finally {
+      await parent.dispose();
+    }
+  });
+
+  it("autoDeliver carries verified answers; notifyOnCompletion false sends nothing", async () => {
+    const agentDir = await createAgentDir({ serverUrl: server.url });
+    const cwd = await makeTempDir("proj");
+    installParentDriver(server);
+    const parent = await startSdkParent({ agentDir, cwd });
+    try {
+      await delegate(parent, {
+        name: "small auto",
+        autoDeliver: "when_small",
+        prompt: `Answer briefly. ${script({ text: "AUTO-SMALL-ANSWER" })}`,
+      });
+      await until(() => notifications(parent.messages()).length === 1, "when_small notification");
+      const big = await delegate(parent, {
+        name: "big auto",
+        autoDeliver: "always",
+        prompt: `Report. ${script({ text: LINE, repeat: 600 })}`,
+      });
+      await until(() => notifications(parent.messages()).length === 2, "always notification");
+      const silent = await delegate(parent, {
+        name: "silent",
+        notifyOnCompletion: false,
+        prompt: `Answer. ${script({ text: "SILENT-ANSWER" })}`,
+      });
+      const [small, large] = notifications(parent.messages()) as {
+        content: string;
+        details: Record<string, unknown>;
+      }[];
+      expect(small?.content).toContain("AUTO-SMALL-ANSWER");
+      expect(small?.details.auto_delivered).toBe("answer");
+      expect(large?.details.auto_delivered).toBe("artifact");
+      expect(large?.content).toContain(join(taskDir(cwd, parent, big), "answer.txt"));
+      expect(large?.content).not.toContain(LINE.trim());
+      // The silent task ends without a notification; bg_result still returns it.
+      await until(() => {
+        const m = JSON.parse(readFileSync(join(taskDir(cwd, parent, silent), "manifest.json"), "utf8"));
+        return m.state !== "running";
+      }, "the silent task to end");
+      const r = await bgResult(parent, { taskId: silent });
+      expect(r.text).toContain("SILENT-ANSWER");
+      expect(notifications(parent.messages())).toHaveLength(2);
+      expect(toolResults(parent.messages(), "bg_result")).toHaveLength(1);
+      expect(existsSync(join(taskDir(cwd, parent, silent), "outcome.json"))).toBe(true);
+    } finally {
+      await parent.dispose();
+    }
+  });
+});
