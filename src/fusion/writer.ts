@@ -27,6 +27,7 @@ import { DelegateError, type FailureCode } from "../core/errors.ts";
 import { DIR_MODE, writeFileAtomic } from "../core/fs.ts";
 import { sha256Hex } from "../core/hash.ts";
 import type { UsageRecord } from "../core/types.ts";
+import { processStartTime } from "../tasks/process-identity.ts";
 import { SchemaViolation } from "./check.ts";
 import { decodeUtf8, encodeDocument } from "./document.ts";
 import {
@@ -74,7 +75,7 @@ export const nodeWriterIo: FusionWriterIo = {
 export interface CreateRunOptions {
   cwd: string;
   workflow: string;
-  /** Default: this process, with its start time derived from process.uptime(). */
+  /** Default: this process, with its /proc start time (src/tasks/process-identity.ts). */
   owner?: FusionOwner;
   /** Default: a fresh "f" + 32 hex id. */
   runId?: string;
@@ -142,8 +143,9 @@ function toBytes(data: string | Uint8Array): Buffer {
   return typeof data === "string" ? Buffer.from(data, "utf8") : Buffer.from(data);
 }
 
+/** This process, identified the way the registry checks liveness (isSameProcessAlive). */
 function defaultOwner(): FusionOwner {
-  return { pid: process.pid, start_time: new Date(Math.round(Date.now() - process.uptime() * 1000)).toISOString() };
+  return { pid: process.pid, start_time: processStartTime(process.pid) };
 }
 
 export function createRun(options: CreateRunOptions): FusionRunHandle {

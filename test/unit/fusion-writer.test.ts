@@ -13,6 +13,7 @@ import { FUSION_RUN_ID } from "../../src/fusion/layout.ts";
 import { retrieveFusion } from "../../src/fusion/retrieve.ts";
 import type { FusionCompletedView, FusionFailureView } from "../../src/fusion/types.ts";
 import { createRun, nodeWriterIo } from "../../src/fusion/writer.ts";
+import { isSameProcessAlive } from "../../src/tasks/process-identity.ts";
 import {
   buildCompletedRun,
   buildFailedRun,
@@ -155,6 +156,15 @@ describe("the writer's trees", () => {
     // None of the refused calls changed the tree: still running, one artifact.
     expect(manifestOf(handle.runDir)).toMatchObject({ state: "running", artifacts: [{ path: "a.md" }] });
     expect(existsSync(join(handle.runDir, FUSION_FILES.merged))).toBe(false);
+  });
+
+  it("by default the owner is this process, identified as the registry checks liveness", async () => {
+    const cwd = await newProject();
+    const handle = createRun({ cwd, workflow: WORKFLOW });
+    const { owner } = manifestOf(handle.runDir);
+    expect(owner.pid).toBe(process.pid);
+    expect(isSameProcessAlive(owner.pid, owner.start_time)).toBe(true);
+    expect(isSameProcessAlive(owner.pid, `${owner.start_time}0`)).toBe(owner.start_time === "unknown");
   });
 
   it("refuses to continue when manifest.json changed under it", async () => {
