@@ -1,0 +1,98 @@
+/**
+ * The commit waits until pi's run is final. With pi's auto-retry on (this file's agent dirs), a
+ * first call that fails with a retryable error and a retry that succeeds must leave exactly one
+ * consistent result.json and no terminal record; errors that outlast the retries end as
+ * child_provider_error; and a model switched behind the guard's back (here by an ambient extension,
+ * between the failure and the retry) is caught as route_mismatch.
+ */
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type AgentDir, createAgentDir } from "../helpers/agent-dir.ts";
+import { type ChildRun, decodeAnswer, isCanonicalLine, runChildTask } from "../helpers/child-task.ts";
+import { type ModelServer, type RecordedRequest, script, startModelServer } from "../helpers/model-server.ts";
+import { makeTempDir, waitForNoProcesses } from "../helpers/temp.ts";
+
+let server: ModelServer;
+let agent: AgentDir;
+let switchAgent: AgentDir;
+let recovered: ChildRun;
+let exhausted: ChildRun;
+let switched: ChildRun;
+
+const requestsFor = (tag: string): RecordedRequest[] =>
+  server.requests.filter((r) => r.messages.some((m) => m.role === "user" && m.text.startsWith(tag)));
+
+beforeAll(async () => {
+  server = await startModelServer();
+  agent = await createAgentDir({ serverUrl: server.url, retry: 2 });
+  switchAgent = await createAgentDir({ serverUrl: server.url, retry: 2 });
+  const switchCwd = await makeTempDir("guard-switch");
+  await mkdir(join(switchCwd, ".pi", "extensions"), { recursive: true });
+  await writeFile(
+    join(switchCwd, ".pi", "extensions", "switch-model.ts"),
+    [
+      "// Switches the session model once, after the first (failed) run; pi's retry then uses it.",
+      "export default function (pi: any) {",
+      "  let done = false;",
+      '  pi.on("agent_end", async (_event: unknown, ctx: any) => {',
+      "    if (done) return;",
+      "    done = true;",
+      '    const model = ctx.modelRegistry.find("fake", "big-model");',
+      "    if (model) await pi.setModel(model);",
+      "  });",
+      "}",
+      "",
+    ].join("\n"),
+  );
+  const retryOnce = script({ text: "Recovered answer.", failFirst: 1, failStatus: 503 });
+  [recovered, exhausted] = await Promise.all([
+    runChildTask({ agentDir: agent.dir, prompt: `RECOVER: answer. ${retryOnce}` }),
+    runChildTask({ agentDir: agent.dir, prompt: `EXHAUST: answer. ${script({ error: 503, message: "overloaded" })}` }),
+  ]);
+  switched = await runChildTask({
+    agentDir: switchAgent.dir,
+    cwd: switchCwd,
+    extensionMode: "ambient",
+    prompt: `SWITCH: answer. ${script({ text: "Answer from another model.", failFirst: 1, failStatus: 503 })}`,
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await server.close();
+  expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
+  expect(await waitForNoProcesses(switchAgent.dir, { includeEnv: true })).toEqual([]);
+});
+
+describe("commit only when the run is final", () => {
+  it("retryable error, then success: exactly one consistent result.json, no terminal record", () => {
+    expect(requestsFor("RECOVER")).toHaveLength(2);
+    expect(recovered.files.terminal, recovered.output).toBeUndefined();
+    const result = recovered.files.result;
+    expect(isCanonicalLine(recovered.files.resultText ?? "")).toBe(true);
+    expect(decodeAnswer(result ?? ({} as never))).toBe("Recovered answer.");
+    // Both assistant messages are attested, the failed one included; turns count completed replies.
+    expect(result?.route_attestations.map((a) => a.stop_reason)).toEqual(["error", "stop"]);
+    expect(result?.turns).toBe(1);
+    expect(result?.usage.status).toBe("observed");
+    expect(recovered.files.runtimeBudget?.requests).toHaveLength(2);
+    expect(recovered.exitCode).toBe(0);
+  });
+
+  it("an error that outlasts pi's retries is child_provider_error, with no result", () => {
+    // One call and two retries.
+    expect(requestsFor("EXHAUST")).toHaveLength(3);
+    expect(exhausted.files.result).toBeUndefined();
+    expect(exhausted.files.terminal?.code, exhausted.output).toBe("child_provider_error");
+    expect(exhausted.files.terminal?.message).toContain("overloaded");
+  });
+
+  it("a reply from a model other than the pin latches route_mismatch: no success is committed", () => {
+    const requests = requestsFor("SWITCH");
+    expect(requests.map((r) => r.model)).toEqual(["fake-model", "big-model"]);
+    expect(switched.files.ready).toBeDefined();
+    expect(switched.files.result).toBeUndefined();
+    expect(switched.files.terminal?.code, switched.output).toBe("route_mismatch");
+    expect(switched.files.terminal?.message).toContain("a reply came from fake/big-model; the pin is fake/fake-model");
+  });
+});
