@@ -18,7 +18,7 @@
  */
 import type { Stats } from "node:fs";
 import { lstat, readFile } from "node:fs/promises";
-import { basename, join } from "node:path";
+import { basename, join, resolve, sep } from "node:path";
 import { FUSION_DOCUMENT_MAX_BYTES, FUSION_FILES, SCHEMA } from "../core/constants.ts";
 import { DelegateError, type FailureCode } from "../core/errors.ts";
 import { sha256Hex } from "../core/hash.ts";
@@ -117,10 +117,13 @@ export async function readFusionManifest(runDir: string): Promise<ManifestReadin
   const bytes = await readAll(path);
   try {
     const manifest = parseDocumentBytes(path, bytes, "manifest.json", parseManifest);
-    if (manifest.run_id !== basename(runDir)) {
-      throw new DelegateError("child_result_invalid", `${path} names run ${manifest.run_id}, not ${basename(runDir)}`, {
-        artifacts: [path],
-      });
+    // Artifact identity: the manifest's artifact_dir (.pi/fusion/<run id>) is where it really lives.
+    if (!resolve(runDir).endsWith(`${sep}${join(manifest.artifact_dir)}`)) {
+      throw new DelegateError(
+        "child_result_invalid",
+        `${path} names run ${manifest.run_id} at ${manifest.artifact_dir}, but lives in ${resolve(runDir)}`,
+        { artifacts: [path] },
+      );
     }
     return { trusted: true, manifest };
   } catch (error) {

@@ -276,7 +276,8 @@ export function createRun(options: CreateRunOptions): FusionRunHandle {
         message: {
           byte_length: messageBytes.length,
           sha256: sha256Hex(messageBytes),
-          text: inline ? input.message : null,
+          // From the bytes, so a lone surrogate becomes U+FFFD and the text re-encodes to exactly them.
+          text: inline ? messageBytes.toString("utf8") : null,
         },
       },
       progress: progressOf(input.stage, input.attempts),

@@ -3,7 +3,7 @@
  * exactly once (across a "restart" and two parallel calls), the failed/cancelled/legacy/unavailable
  * views, and the typed failures for a gone or unreadable tree.
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { canonicalJson } from "../../src/core/canonical.ts";
@@ -355,6 +355,16 @@ describe("a gone or unreadable tree", () => {
     const handle = startRun(await newProject());
     writeFileSync(join(handle.runDir, FUSION_FILES.manifest), Buffer.alloc(64 * 1024 + 1, 0x20));
     expect((await rejection(retrieveFusion(handle.runDir, {}, isRunning.yes))).code).toBe("child_result_invalid");
+  });
+
+  it("a run read from outside <cwd>/.pi/fusion/<run id> is child_result_invalid", async () => {
+    const cwd = await newProject();
+    const handle = buildCompletedRun(cwd);
+    const elsewhere = join(cwd, "moved", handle.runId);
+    mkdirSync(join(cwd, "moved"));
+    cpSync(handle.runDir, elsewhere, { recursive: true });
+    expect((await rejection(retrieveFusion(elsewhere, {}, isRunning.no))).code).toBe("child_result_invalid");
+    expect((await retrieveFusion(handle.runDir, {}, isRunning.no)).details.state).toBe("completed");
   });
 
   it("a manifest of another run in this directory is child_result_invalid", async () => {

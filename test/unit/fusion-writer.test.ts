@@ -126,6 +126,14 @@ describe("the writer's trees", () => {
     });
   });
 
+  it("a message with a lone surrogate is stored well-formed, its hash over exactly the stored bytes", async () => {
+    const handle = buildFailedRun(await newProject(), "failed", { message: "bad \ud800 byte" });
+    const view = (await retrieveFusion(handle.runDir, {}, isRunning.no)).details as FusionFailureView;
+    expect(view.summary_status).toBe("verified");
+    expect(view.message?.text).toBe("bad \ufffd byte");
+    expect(view.message?.sha256).toBe(sha256Hex("bad \ufffd byte"));
+  });
+
   it("refuses reserved, duplicate, unsafe and unbound names, bad workflows and incomplete inputs", async () => {
     const cwd = await newProject();
     expect(() => createRun({ cwd, workflow: "Bad Name" })).toThrow(TypeError);
