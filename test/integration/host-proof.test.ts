@@ -1,0 +1,229 @@
+/**
+ * Host proof: each pi behaviour the guard relies on, checked against the installed pi with a probe
+ * extension (not the guard) in a real print-mode child. src/core/host-range.ts names the versions
+ * this suite passed on; bg_delegate and the guard refuse any other.
+ *
+ * Relied on (and proven below):
+ *  1. print mode fires session_start → input → before_agent_start → agent_start … agent_end, and
+ *     session_shutdown last, after pi's auto-retry run (the guard commits there);
+ *  2. `input` returning {action:"handled"} means no model call at all;
+ *  3. a tool_call block holds: the tool does not run and the model sees the reason;
+ *  4. a tool_result replacement is what enters the transcript (the next request carries it);
+ *  5. a message injected by the `context` hook reaches that request; setActiveTools mid-run does
+ *     not change the current run's tool list (so the guard refuses calls instead);
+ *  6. without a cancel, an overflow's compaction and retry run AFTER session_shutdown (why the guard
+ *     cancels compaction: otherwise its outcome could be contradicted).
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { VERSION } from "@mariozechner/pi-coding-agent";
+import { execa } from "execa";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { isProvenPiVersion } from "../../src/core/host-range.ts";
+import { type AgentDir, createAgentDir } from "../helpers/agent-dir.ts";
+import type { RecordedRequest } from "../helpers/model-server.ts";
+import { type ModelServer, script, startModelServer } from "../helpers/model-server.ts";
+import { PI_CLI_PATH } from "../helpers/pi-paths.ts";
+import { makeTempDir, waitForNoProcesses } from "../helpers/temp.ts";
+
+const PROBE = `
+import { appendFileSync, writeFileSync } from "node:fs";
+const log = (entry: Record<string, unknown>) => appendFileSync(process.env.PROBE_LOG as string, JSON.stringify(entry) + "\\n");
+const mode = process.env.PROBE_MODE ?? "";
+export default function probe(pi: any) {
+  pi.registerTool({
+    name: "probe_touch", label: "probe_touch", description: "Creates the marker file.",
+    parameters: { type: "object", properties: {} },
+    async execute() { writeFileSync(process.env.PROBE_MARKER as string, "ran"); return { content: [{ type: "text", text: "touched" }], details: {} }; },
+  });
+  let contexts = 0;
+  for (const name of ["session_start", "before_agent_start", "agent_start", "agent_end", "turn_start", "turn_end", "session_before_compact", "session_shutdown"]) {
+    pi.on(name, () => log({ event: name }));
+  }
+  pi.on("input", (event: any) => {
+    log({ event: "input", text: event.text });
+    return mode === "handle-input" ? { action: "handled" } : { action: "continue" };
+  });
+  pi.on("message_end", (event: any) => {
+    if (event.message.role === "assistant") log({ event: "assistant", stop: event.message.stopReason });
+  });
+  pi.on("context", (event: any) => {
+    contexts++;
+    log({ event: "context", n: contexts });
+    if (mode === "main" && contexts === 2) {
+      pi.setActiveTools([]);
+      return { messages: [...event.messages, { role: "user", content: [{ type: "text", text: "PROBE-INJECTED" }], timestamp: Date.now() }] };
+    }
+    return undefined;
+  });
+  pi.on("tool_call", (event: any) => {
+    if (event.toolName === "probe_touch") return { block: true, reason: "PROBE-BLOCKED" };
+    return undefined;
+  });
+  pi.on("tool_result", (event: any) => {
+    if (event.toolName === "read") return { content: [{ type: "text", text: "PROBE-REPLACED" }] };
+    return undefined;
+  });
+}
+`;
+
+let server: ModelServer;
+let probePath: string;
+let cwd: string;
+
+interface ProbeRun {
+  events: { event: string; [key: string]: unknown }[];
+  marker: string;
+  exitCode: number | undefined;
+}
+
+async function runProbe(agent: AgentDir, mode: string, prompt: string): Promise<ProbeRun> {
+  const dir = await makeTempDir(`probe-${mode}`);
+  const logPath = join(dir, "events.jsonl");
+  const marker = join(dir, "MARKER");
+  const result = await execa(
+    process.execPath,
+    [
+      PI_CLI_PATH,
+      "-p",
+      "--no-builtin-tools",
+      "--tools",
+      "read,probe_touch",
+      "--no-extensions",
+      "-e",
+      probePath,
+      "--provider",
+      "fake",
+      "--model",
+      "fake-model",
+      "--thinking",
+      "off",
+      "--no-session",
+    ],
+    {
+      cwd,
+      input: prompt,
+      env: {
+        PI_CODING_AGENT_DIR: agent.dir,
+        PI_OFFLINE: "1",
+        PROBE_LOG: logPath,
+        PROBE_MODE: mode,
+        PROBE_MARKER: marker,
+      },
+      reject: false,
+    },
+  );
+  const events = existsSync(logPath)
+    ? readFileSync(logPath, "utf8")
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line) as ProbeRun["events"][number])
+    : [];
+  return { events, marker, exitCode: result.exitCode };
+}
+
+const names = (run: ProbeRun) => run.events.map((e) => e.event);
+
+beforeAll(async () => {
+  server = await startModelServer();
+  const dir = await makeTempDir("host-proof");
+  probePath = join(dir, "probe.ts");
+  await writeFile(probePath, PROBE);
+  cwd = await makeTempDir("host-proof-cwd");
+  await writeFile(join(cwd, "payload.txt"), "SECRET-PAYLOAD-7731\n");
+});
+afterAll(async () => {
+  await server.close();
+  expect(await waitForNoProcesses(cwd, { includeEnv: true })).toEqual([]);
+});
+
+it("this pi is inside the proven range (src/core/host-range.ts)", () => {
+  expect(isProvenPiVersion(VERSION)).toBe(true);
+});
+
+describe("print mode with auto-retry on", () => {
+  let run: ProbeRun;
+  let requests: RecordedRequest[];
+  beforeAll(async () => {
+    server.reset();
+    const agent = await createAgentDir({ serverUrl: server.url, retry: 1 });
+    run = await runProbe(
+      agent,
+      "main",
+      `Probe. ${script(
+        { tools: [{ tool: "read", args: { path: "payload.txt" } }, { tool: "probe_touch" }] },
+        { text: "final", failFirst: 1, failStatus: 503 },
+      )}`,
+    );
+    requests = [...server.requests];
+  });
+
+  it("hooks fire in order, and session_shutdown comes once, last, after the auto-retry run", () => {
+    const order = names(run).filter((n) => !["turn_start", "turn_end", "context"].includes(n));
+    expect(order).toEqual([
+      "session_start",
+      "input",
+      "before_agent_start",
+      "agent_start",
+      "assistant", // toolUse
+      "assistant", // the 503
+      "agent_end",
+      "agent_start", // pi's auto-retry
+      "assistant", // stop
+      "agent_end",
+      "session_shutdown",
+    ]);
+    expect(run.events.filter((e) => e.event === "assistant").map((e) => e.stop)).toEqual(["toolUse", "error", "stop"]);
+    expect(requests).toHaveLength(3);
+  });
+
+  it("a tool_call block holds: the tool never ran and the model saw the reason", () => {
+    expect(existsSync(run.marker)).toBe(false);
+    const tools = requests[1]?.messages.filter((m) => m.role === "tool").map((m) => m.text);
+    expect(tools?.[1]).toBe("PROBE-BLOCKED");
+  });
+
+  it("a tool_result replacement is what enters the transcript", () => {
+    const tools = requests[1]?.messages.filter((m) => m.role === "tool").map((m) => m.text);
+    expect(tools?.[0]).toBe("PROBE-REPLACED");
+    const all = requests.flatMap((r) => r.messages.map((m) => m.text)).join("\n");
+    expect(all).not.toContain("SECRET-PAYLOAD-7731");
+  });
+
+  it("a context-hook message reaches that request; setActiveTools mid-run leaves the run's tools as they were", () => {
+    expect(requests[1]?.messages.at(-1)).toMatchObject({ role: "user", text: "PROBE-INJECTED" });
+    expect(requests[1]?.tools).toEqual(["read", "probe_touch"]);
+    // The injected message is not persisted: the retry's request does not carry it.
+    expect(requests[2]?.messages.some((m) => m.text === "PROBE-INJECTED")).toBe(false);
+  });
+});
+
+it("input {action:'handled'} ends the prompt without any model call", async () => {
+  server.reset();
+  const agent = await createAgentDir({ serverUrl: server.url });
+  const run = await runProbe(agent, "handle-input", `Probe. ${script({ text: "never" })}`);
+  expect(names(run)).toEqual(["session_start", "input", "session_shutdown"]);
+  expect(server.requests).toEqual([]);
+});
+
+it("without a cancel, an overflow's compaction and retry run after session_shutdown", async () => {
+  server.reset();
+  const agent = await createAgentDir({ serverUrl: server.url, settings: { compaction: { keepRecentTokens: 1 } } });
+  const run = await runProbe(
+    agent,
+    "overflow",
+    `Probe. ${script(
+      { tool: "read", args: { path: "payload.txt" } },
+      { error: 400, message: "Your input exceeds the context window of this model" },
+      { text: "after compaction" },
+    )}`,
+  );
+  const order = names(run);
+  const shutdown = order.indexOf("session_shutdown");
+  expect(shutdown).toBeGreaterThan(0);
+  expect(order.indexOf("session_before_compact")).toBeGreaterThan(shutdown);
+  // The retry's model request happens after the shutdown the guard would have committed at.
+  expect(order.slice(shutdown).filter((n) => n === "context").length).toBeGreaterThan(0);
+  expect(server.requests.length).toBeGreaterThan(2);
+});
