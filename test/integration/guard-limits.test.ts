@@ -46,6 +46,9 @@ const CASES: Case[] = [
   },
   { tag: "CAPTURE", steps: [{ text: "0123456789", repeat: 101 }], limits: { answer_capture_bytes: 1_000 } },
   { tag: "LENGTH", steps: [{ text: "a cut-off answ", finish: "length" }] },
+  { tag: "BLANK", steps: [{ text: " \n\t " }] },
+  // JSON carries the lone surrogate as an escape, so the provider stream hands pi a malformed string.
+  { tag: "SURROGATE", steps: [{ text: "broken \ud800 answer" }] },
   { tag: "PROVIDER", steps: [{ error: 500, message: "upstream exploded" }] },
   {
     tag: "OVERFLOW",
@@ -131,6 +134,16 @@ describe("limits are failures: the code is latched, the run stops, nothing is co
   it("a final stop at the output limit is child_model_output_limit", () => {
     const r = expectTerminal("LENGTH", "child_model_output_limit");
     expect(r.files.terminal?.usage.status).toBe("observed");
+  });
+});
+
+describe("the answer must be usable text", () => {
+  it("a blank final answer is child_result_invalid", () => {
+    expect(expectTerminal("BLANK", "child_result_invalid").files.terminal?.message).toBe("the final answer is blank");
+  });
+
+  it("an answer that is not well-formed UTF-8 (lone surrogate) is child_result_encoding_invalid", () => {
+    expectTerminal("SURROGATE", "child_result_encoding_invalid");
   });
 });
 

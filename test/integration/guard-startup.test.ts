@@ -3,8 +3,8 @@
  * each in a real pi child: a failed check ends the child with child-terminal.json carrying its code,
  * no child-ready.json, and not a single request to the model.
  */
-import { mkdir, readFile, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { SCHEMA, TASK_FILES } from "../../src/core/constants.ts";
 import { type AgentDir, createAgentDir } from "../helpers/agent-dir.ts";
@@ -17,6 +17,7 @@ import {
   waitForExit,
 } from "../helpers/child-task.ts";
 import { type ModelServer, script, startModelServer } from "../helpers/model-server.ts";
+import { PI_CLI_PATH } from "../helpers/pi-paths.ts";
 import { makeTempDir, waitForNoProcesses } from "../helpers/temp.ts";
 
 let server: ModelServer;
@@ -105,6 +106,27 @@ describe("load checks: no model call on a mismatch", () => {
     expect(server.requests).toEqual([]);
     const { existsSync } = await import("node:fs");
     expect(existsSync(marker)).toBe(false);
+  });
+});
+
+describe("host version", () => {
+  it("a child pi outside the proven range ends as delegate_hook_contract_unsupported before any model call", async () => {
+    // pi reads its version from the package dir, which PI_PACKAGE_DIR overrides: a stand-in dir with
+    // the real files (symlinked) and a package.json claiming a version the host proof never passed on.
+    const realDir = dirname(dirname(PI_CLI_PATH));
+    const standIn = await makeTempDir("pi-next-version");
+    for (const name of await readdir(realDir)) {
+      if (name !== "package.json") await symlink(join(realDir, name), join(standIn, name));
+    }
+    const pkg = JSON.parse(await readFile(join(realDir, "package.json"), "utf8")) as { version: string };
+    await writeFile(join(standIn, "package.json"), JSON.stringify({ ...pkg, version: "0.99.0" }));
+    const task = await prepareChildTask({ agentDir: agent.dir, prompt: PROMPT });
+    task.env.PI_PACKAGE_DIR = standIn;
+    const run = await runPreparedChild(task);
+    expect(run.files.terminal?.code, run.output).toBe("delegate_hook_contract_unsupported");
+    expect(run.files.terminal?.message).toContain("the child runs pi 0.99.0, outside the proven range 0.73.1");
+    expect(run.files.ready).toBeUndefined();
+    expect(server.requests).toEqual([]);
   });
 });
 
