@@ -1,0 +1,64 @@
+/**
+ * `npm run demo` (offline) as a user runs it: a process that starts its own scripted model, a real
+ * pi parent and a real pi child, and must exit 0 with the verified answer, the artifact tree and a
+ * hash check — and leave no process or temp dir behind.
+ */
+import { existsSync } from "node:fs";
+import { execa } from "execa";
+import { describe, expect, it } from "vitest";
+import { REPO_ROOT } from "../helpers/pi-paths.ts";
+import { waitForNoProcesses } from "../helpers/temp.ts";
+
+/** The text between a section's header line and the next section (see scripts/demo/report.mjs). */
+function sectionOf(output: string, title: string): string {
+  const start = output.indexOf(`── ${title} `);
+  if (start === -1) return "";
+  const body = output.slice(output.indexOf("\n", start) + 1);
+  const next = body.indexOf("\n── ");
+  return next === -1 ? body : body.slice(0, next);
+}
+
+describe("npm run demo (offline)", () => {
+  it("delegates, is notified, prints the verified answer and the artifact tree, and cleans up", async () => {
+    const run = await execa(process.execPath, ["scripts/demo.mjs"], {
+      cwd: REPO_ROOT,
+      all: true,
+      reject: false,
+      // On a hung run the demo gets SIGINT, which makes it clean up after itself.
+      timeout: 110_000,
+      killSignal: "SIGINT",
+    });
+    const output = run.all ?? "";
+    expect(run.exitCode, output).toBe(0);
+
+    // The answer bg_result returned is the child's evidence from the sample project, verified.
+    const answer = sectionOf(output, "VERIFIED ANSWER (bg_result result)");
+    expect(answer).toMatch(
+      /^Verified answer of d[0-9a-f]{32} \(session cache audit\): \d+ bytes, sha256 [0-9a-f]{64}\./,
+    );
+    expect(answer).toContain("- src/auth.js:25  sessionCache.invalidate(userId);");
+    expect(answer).toContain("- src/auth.js:32  user.passwordHash = hashPassword(newPassword, user.salt);");
+    expect(answer).toContain(
+      "Finding: src/auth.js:32 (changePassword) writes a new password hash but never calls sessionCache.invalidate(userId)",
+    );
+    expect(sectionOf(output, "RECEIPT (bg_delegate result)")).toMatch(/^Delegate d[0-9a-f]{32} started/);
+    expect(sectionOf(output, 'NOTIFICATION (custom message "background-task-notification")')).toContain(
+      "completed: verified answer",
+    );
+
+    const tree = sectionOf(output, "ARTIFACT TREE");
+    expect(tree).toMatch(/^\.pi\/delegate\/[^/\s]+\/d[0-9a-f]{32}\/ /);
+    expect(tree).toMatch(/result\.json\s+\d/);
+    const check = sectionOf(output, "CHECK");
+    const hashes = [...check.matchAll(/answer(?: shown above|\.sha256):\s+([0-9a-f]{64})/g)].map((m) => m[1]);
+    expect(hashes).toHaveLength(3);
+    expect(new Set(hashes).size).toBe(1);
+    expect(answer).toContain(`sha256 ${hashes[0]}`);
+
+    // Nothing left: the temp root (agent dir + project copy) is gone, and no process mentions it.
+    const root = /temp agent dir (\S+)\/agent/.exec(output)?.[1];
+    expect(root).toMatch(/pi-bg-delegate-demo-/);
+    expect(existsSync(root ?? "")).toBe(false);
+    expect(await waitForNoProcesses(root ?? "", { includeEnv: true })).toEqual([]);
+  }, 120_000);
+});
