@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { spawnSync } from "node:child_process";
 /**
  * `npm run demo` — the main job, end to end, with a real pi parent and a real pi child.
  *
@@ -204,6 +205,10 @@ async function main() {
   }
   if (!existsSync(PI_CLI)) throw new Error(`pi is not installed at ${PI_CLI}; run npm ci first`);
   const offline = options.model === undefined;
+  // The child's grep runs rg; with PI_OFFLINE pi never downloads it, and the temp agent dir has no bin/.
+  if (offline && spawnSync("rg", ["--version"]).status !== 0) {
+    throw new Error("rg (ripgrep) is not on PATH; the delegate's grep needs it (Debian: apt-get install ripgrep)");
+  }
   state.keep = options.keep;
   state.root = realpathSync(mkdtempSync(join(tmpdir(), "pi-bg-delegate-demo-")));
   let cwd = join(state.root, "project");
