@@ -1,0 +1,86 @@
+import { describe, expect, it } from "vitest";
+import {
+  contentBytes,
+  headroomBytes,
+  maxReadLength,
+  readArtifactBound,
+  readArtifactCost,
+  shouldFinalize,
+  spillReason,
+  transcriptGrowthBytes,
+} from "../../src/child/runway.ts";
+
+const budget = { growthBudgetTokens: 20_000, triggerTokens: 8_192 };
+
+describe("transcript growth R", () => {
+  it("counts assistant text, thinking, tool-call arguments, tool results and images; not the launch prompt", () => {
+    const messages = [
+      { role: "user", content: [{ type: "text", text: "the launch prompt is not growth" }] },
+      {
+        role: "assistant",
+        content: [
+          { type: "thinking", thinking: "ñ" }, // 2 bytes
+          { type: "text", text: "abc" }, // 3
+          { type: "toolCall", id: "c1", name: "read", arguments: { path: "a" } }, // {"path":"a"} = 12
+        ],
+      },
+      {
+        role: "toolResult",
+        content: [
+          { type: "text", text: "12345" },
+          { type: "image", data: "QUJD", mimeType: "image/png" },
+        ],
+      },
+      { role: "user", content: "notice" }, // a later user message (our notice) is growth: 6
+    ];
+    expect(transcriptGrowthBytes(messages)).toBe(2 + 3 + 12 + 5 + 4 + 6);
+  });
+
+  it("unknown shapes count as zero rather than throwing", () => {
+    expect(contentBytes(undefined)).toBe(0);
+    expect(contentBytes([null, 1, { type: "other", text: "x" }])).toBe(0);
+    expect(transcriptGrowthBytes([null, { role: "user", content: "x" }])).toBe(0);
+  });
+});
+
+describe("finalization trigger", () => {
+  it("fires when G − R ≤ trigger, not before", () => {
+    expect(headroomBytes(budget, 11_807)).toBe(8_193);
+    expect(shouldFinalize(budget, 11_807)).toBe(false);
+    expect(shouldFinalize(budget, 11_808)).toBe(true);
+    expect(shouldFinalize({ growthBudgetTokens: 0, triggerTokens: 8_192 }, 0)).toBe(true);
+  });
+});
+
+describe("spill decision", () => {
+  it("spills over the per-result threshold, or when retention would make R > G", () => {
+    expect(spillReason(65_537, 65_536, budget, 0)).toBe("size");
+    expect(spillReason(65_536, 65_536, { growthBudgetTokens: 1_000_000, triggerTokens: 8_192 }, 0)).toBeUndefined();
+    expect(spillReason(10_000, 65_536, budget, 10_000)).toBeUndefined(); // R = G exactly is allowed
+    expect(spillReason(10_001, 65_536, budget, 10_000)).toBe("runway");
+  });
+});
+
+describe("delegate_read_artifact admission", () => {
+  it("costs ⌈length/3⌉·4 plus the framing", () => {
+    expect(readArtifactCost(1)).toBe(4 + 256);
+    expect(readArtifactCost(3)).toBe(4 + 256);
+    expect(readArtifactCost(4)).toBe(8 + 256);
+    expect(readArtifactCost(45_888)).toBe(61_440);
+  });
+
+  it("is bounded by min(60 KiB, G − R − trigger), never negative", () => {
+    const big = { growthBudgetTokens: 1_000_000, triggerTokens: 8_192 };
+    expect(readArtifactBound(big, 0, 61_440)).toBe(61_440);
+    expect(readArtifactBound(budget, 1_000, 61_440)).toBe(20_000 - 1_000 - 8_192);
+    expect(readArtifactBound(budget, 19_000, 61_440)).toBe(0);
+  });
+
+  it("the largest admitted length fits its bound exactly", () => {
+    for (const bound of [0, 100, 260, 261, 4_256, 61_440, 12_345]) {
+      const n = maxReadLength(bound);
+      if (n > 0) expect(readArtifactCost(n)).toBeLessThanOrEqual(bound);
+      expect(readArtifactCost(n + 3)).toBeGreaterThan(bound);
+    }
+  });
+});
