@@ -1,0 +1,192 @@
+/**
+ * How a launch fails after admission, each on its real path with a real SDK parent: a wall-clock
+ * timeout kills the child's whole process group (child_timeout), a spawn the kernel refuses
+ * (child_spawn_failed, no process), and a child that exits before its guard is ready
+ * (child_startup_failed). None of them may surface as a generic code.
+ */
+import { readFileSync, writeFileSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
+import { basename, join } from "node:path";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { PI_CLI_ENV, TASK_FILES } from "../../src/core/constants.ts";
+import { FAILURE_REMEDIATION } from "../../src/core/errors.ts";
+import {
+  type AgentDir,
+  createAgentDir,
+  findProcesses,
+  type ModelServer,
+  makeTempDir,
+  type SdkParent,
+  startModelServer,
+  startSdkParent,
+  waitForNoProcesses,
+} from "../helpers/pi-parent.ts";
+import {
+  calls,
+  delegateCall,
+  gate,
+  groupAlive,
+  isChildRequest,
+  parentModel,
+  readJson,
+  resultOf,
+  taskDirs,
+} from "./launch-support.ts";
+
+let server: ModelServer;
+let agent: AgentDir;
+
+beforeAll(async () => {
+  server = await startModelServer();
+  agent = await createAgentDir({ serverUrl: server.url });
+});
+beforeEach(() => server.reset());
+afterAll(async () => {
+  await server.close();
+  expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
+});
+
+const NOTIFICATION = /^Background delegate (d[0-9a-f]{32}) /;
+
+/**
+ * The parent's model: "go" launches with `args`; the completion notification is answered with one
+ * bg_result call for that task (id "c_result"); everything else ends the turn.
+ */
+function launchThenFetch(args: Record<string, unknown>, onChild?: Parameters<typeof parentModel>[0]["onChild"]) {
+  server.setHandler(
+    parentModel({
+      onUser: (text) => {
+        if (text === "go") return calls(delegateCall("c_launch", args));
+        const taskId = NOTIFICATION.exec(text)?.[1];
+        if (taskId) return calls({ id: "c_result", name: "bg_result", args: { taskId } });
+        return { text: "ok" };
+      },
+      onChild,
+    }),
+  );
+}
+
+function notificationTexts(parent: SdkParent): string[] {
+  return parent
+    .messages()
+    .filter((m) => m.role === "custom" && m.customType === "background-task-notification")
+    .map((m) => (m.role === "custom" && typeof m.content === "string" ? m.content : ""));
+}
+
+describe("launch faults", () => {
+  it("child_timeout: the whole process group is killed, the notification and bg_result say so", async () => {
+    const cwd = await makeTempDir("fault-timeout");
+    const held = gate(); // the child's model request is never answered while the test runs
+    launchThenFetch({ name: "slow", prompt: "Take your time.", timeoutSeconds: 1 }, async () => {
+      await held.promise;
+      return { text: "too late" };
+    });
+    const parent = await startSdkParent({ agentDir: agent, cwd });
+    try {
+      await parent.prompt("go");
+      const receipt = resultOf(parent.messages(), "c_launch");
+      expect(receipt.isError).toBe(false);
+      const { artifact_dir: taskDir, child_pid: pgid } = receipt.details as { artifact_dir: string; child_pid: number };
+      expect(readJson(join(taskDir, TASK_FILES.manifest)).child).toEqual({ pid: pgid, pgid });
+
+      await parent.log.waitForCount("agent_end", 2, { timeoutMs: 45_000 }); // the notification's turn
+      await parent.waitForIdle(45_000);
+      const [notice] = notificationTexts(parent);
+      expect(notice).toMatch(
+        new RegExp(`^Background delegate ${basename(taskDir)} \\(slow\\) failed: \\[child_timeout\\]`),
+      );
+      const fetched = resultOf(parent.messages(), "c_result");
+      expect(fetched.isError).toBe(true);
+      expect(fetched.text.split("\n")[0]).toMatch(/^\[child_timeout\] the wall-clock timeout passed/);
+      expect(fetched.text).toContain("Child process created: yes");
+      expect(fetched.text).toContain(`Remediation: ${FAILURE_REMEDIATION.child_timeout}`);
+
+      const manifest = readJson(join(taskDir, TASK_FILES.manifest));
+      expect(manifest.state).toBe("failed");
+      expect(manifest.terminal).toMatchObject({ code: "child_timeout" });
+      // The group is gone (it was adjudicated only after the child exited), and nothing of ours lives.
+      expect(groupAlive(pgid)).toBe(false);
+      expect(await findProcesses(agent.dir, { includeEnv: true })).toEqual([]);
+    } finally {
+      held.open();
+      await parent.dispose();
+    }
+  });
+
+  it("child_spawn_failed: execve refuses an environment string over 128 KiB (E2BIG); no process is created", async () => {
+    const cwd = await makeTempDir("fault-spawn");
+    launchThenFetch({ name: "unspawnable", prompt: "look" });
+    const parent = await startSdkParent({ agentDir: agent, cwd });
+    // The child inherits the parent's environment; Linux caps one argv/env string at 128 KiB.
+    process.env.PI_BGD_TEST_HUGE = "x".repeat(256 * 1024);
+    try {
+      await parent.prompt("go");
+    } finally {
+      delete process.env.PI_BGD_TEST_HUGE;
+    }
+    try {
+      const result = resultOf(parent.messages(), "c_launch");
+      expect(result.isError).toBe(true);
+      const [taskDir] = taskDirs(cwd);
+      if (taskDir === undefined) throw new Error("the failed launch kept no task dir");
+      const lines = result.text.split("\n");
+      expect(lines[0]).toMatch(/^\[child_spawn_failed\] /);
+      expect(lines).toContain("Child process created: no");
+      expect(lines).toContain(`Artifacts: ${taskDir}, ${join(taskDir, TASK_FILES.manifest)}`);
+      expect(lines).toContain(`Output: ${join(taskDir, TASK_FILES.output)}`);
+      expect(lines.at(-1)).toBe(`Remediation: ${FAILURE_REMEDIATION.child_spawn_failed}`);
+      // The tree stays, with the failure recorded and no child in it.
+      const manifest = readJson(join(taskDir, TASK_FILES.manifest));
+      expect(manifest).toMatchObject({ state: "failed", child: null, terminal: { code: "child_spawn_failed" } });
+      expect(server.requests.filter(isChildRequest)).toEqual([]);
+      expect(await findProcesses(agent.dir, { includeEnv: true })).toEqual([]);
+      // No notification for a task that never ran: only this one prompt's run happened.
+      expect(notificationTexts(parent)).toEqual([]);
+      expect(parent.log.count("agent_end")).toBe(1);
+    } finally {
+      await parent.dispose();
+    }
+  });
+
+  it("child_startup_failed: the configured pi CLI is a script that exits 1 before any guard runs", async () => {
+    const cwd = await makeTempDir("fault-startup");
+    const fakePiDir = join(await makeTempDir("fault-startup-cli"), "dist");
+    await mkdir(fakePiDir);
+    const fakeCli = join(fakePiDir, "cli.js");
+    writeFileSync(fakeCli, 'process.stderr.write("fake pi: refusing to start\\n");\nprocess.exit(1);\n');
+    await mkdir(join(cwd, ".pi"));
+    writeFileSync(join(cwd, ".pi", "settings.json"), JSON.stringify({ bgDelegate: { piCli: fakeCli } }));
+    launchThenFetch({ name: "stillborn", prompt: "look" });
+    const parent = await startSdkParent({ agentDir: agent, cwd });
+    // The project setting is used only without the environment variable (which the helper sets).
+    delete process.env[PI_CLI_ENV];
+    try {
+      await parent.prompt("go");
+      const receipt = resultOf(parent.messages(), "c_launch");
+      expect(receipt.isError).toBe(false); // admission accepts any existing file as the configured CLI
+      const { artifact_dir: taskDir, child_pid: pid } = receipt.details as { artifact_dir: string; child_pid: number };
+
+      await parent.log.waitForCount("agent_end", 2, { timeoutMs: 45_000 });
+      await parent.waitForIdle(45_000);
+      const [notice] = notificationTexts(parent);
+      expect(notice).toMatch(/failed: \[child_startup_failed\] no answer was committed/);
+      const fetched = resultOf(parent.messages(), "c_result");
+      expect(fetched.isError).toBe(true);
+      const lines = fetched.text.split("\n");
+      expect(lines[0]).toBe("[child_startup_failed] the child exited before its guard reported ready");
+      expect(lines).toContain("Child process created: yes");
+      expect(lines).toContain(`Output: ${join(taskDir, TASK_FILES.output)}`);
+      // What the child printed went straight to the output file.
+      expect(readFileSync(join(taskDir, TASK_FILES.output), "utf8")).toBe("fake pi: refusing to start\n");
+      expect(readJson(join(taskDir, TASK_FILES.manifest))).toMatchObject({
+        state: "failed",
+        child: { pid, pgid: pid },
+        terminal: { code: "child_startup_failed" },
+      });
+      expect(server.requests.filter(isChildRequest)).toEqual([]);
+      expect(groupAlive(pid)).toBe(false);
+    } finally {
+      await parent.dispose();
+    }
+  });
+});
