@@ -8,6 +8,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { verifyDelegateResult } from "../../src/verify/delegate-result.ts";
 import { type AgentDir, createAgentDir } from "../helpers/agent-dir.ts";
 import { type ChildRun, decodeAnswer, isCanonicalLine, runChildTask } from "../helpers/child-task.ts";
 import { type ModelServer, type RecordedRequest, script, startModelServer } from "../helpers/model-server.ts";
@@ -77,6 +78,16 @@ describe("commit only when the run is final", () => {
     expect(result?.usage.status).toBe("observed");
     expect(recovered.files.runtimeBudget?.requests).toHaveLength(2);
     expect(recovered.exitCode).toBe(0);
+  });
+
+  it("the parent's verifier accepts the retried result.json (the failed attempt's attestation included)", () => {
+    const verified = verifyDelegateResult(Buffer.from(recovered.files.resultText ?? "", "utf8"), {
+      taskId: recovered.seed.task_id,
+      launchNonce: recovered.seed.launch_nonce,
+      seedSha256: recovered.seedSha256,
+      route: { provider: recovered.seed.route.provider, model: recovered.seed.route.model },
+    });
+    expect(verified.text).toBe(decodeAnswer(recovered.files.result ?? ({} as never)));
   });
 
   it("an error that outlasts pi's retries is child_provider_error, with no result", () => {

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SCHEMA, TASK_FILES } from "../../src/core/constants.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
+import { verifyDelegateResult } from "../../src/verify/delegate-result.ts";
 import { type AgentDir, createAgentDir } from "../helpers/agent-dir.ts";
 import {
   type ChildRun,
@@ -86,6 +87,16 @@ describe("a successful child run", () => {
     // No temp files of the atomic writes are left behind.
     const { readdir } = await import("node:fs/promises");
     expect((await readdir(run.taskDir)).filter((n) => n.endsWith(".tmp"))).toEqual([]);
+  });
+
+  it("the parent's verifier accepts the committed result.json", () => {
+    const verified = verifyDelegateResult(Buffer.from(run.files.resultText ?? "", "utf8"), {
+      taskId: run.seed.task_id,
+      launchNonce: run.seed.launch_nonce,
+      seedSha256: run.seedSha256,
+      route: { provider: run.seed.route.provider, model: run.seed.route.model },
+    });
+    expect(verified.text).toBe(decodeAnswer(run.files.result ?? ({} as never)));
   });
 
   it("binds the result to the task and the pinned route, with attestations per assistant message", () => {
