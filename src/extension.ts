@@ -41,8 +41,8 @@ export default function bgDelegateExtension(pi: ExtensionAPI): void {
           thinkingLevel: pi.getThinkingLevel(),
           settings,
         });
-        const receipt = startDelegate(plan);
-        return { content: [{ type: "text", text: receiptText(receipt) }], details: receipt };
+        const receipt = await startDelegate(plan);
+        return { content: [{ type: "text", text: receiptText(receipt, ctx.cwd) }], details: receipt };
       },
     }),
     renderCall: (args, theme) => renderDelegateCall(args, theme),

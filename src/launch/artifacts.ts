@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, rmdirSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CURRENT_SESSION_VERSION } from "@mariozechner/pi-coding-agent";
 import { canonicalJsonLine } from "../core/canonical.ts";
@@ -56,6 +56,15 @@ export function removeTaskTree(taskDir: string): void {
   }
 }
 
+/**
+ * rg and fd honour .ignore files even outside git: without this, a child's grep over the project
+ * would match its own live transcript, seeds and earlier answers under .pi/delegate.
+ */
+function keepOutOfSearches(root: string): void {
+  const path = join(root, ".ignore");
+  if (!existsSync(path)) writeFileSync(path, "*\n", { mode: 0o600 });
+}
+
 export function writeManifest(taskDir: string, manifest: DelegateManifest): void {
   writeFileAtomic(join(taskDir, TASK_FILES.manifest), canonicalJsonLine(manifest));
 }
@@ -69,6 +78,7 @@ export function writeTaskTree(input: TaskTreeInput): TaskTree {
   let created = false;
   try {
     mkdirSync(join(taskDir, ".."), { recursive: true, mode: DIR_MODE });
+    keepOutOfSearches(join(taskDir, "..", ".."));
     mkdirSync(taskDir, { mode: DIR_MODE });
     created = true;
     mkdirSync(join(taskDir, TASK_FILES.sessionDir), { mode: DIR_MODE });

@@ -12,12 +12,12 @@ import { childEnvFor, commitPlan, type LaunchPlan } from "./launch.ts";
  * Commit the admitted plan and start the child; returns the receipt at once (the call never waits
  * for the child). A spawn failure keeps the tree with its terminal record and is child_spawn_failed.
  */
-export function startDelegate(plan: LaunchPlan): ReceiptDetails {
+export async function startDelegate(plan: LaunchPlan): Promise<ReceiptDetails> {
   const tree = commitPlan(plan);
   const outputPath = join(tree.taskDir, TASK_FILES.output);
-  let child: ReturnType<typeof spawnChild>;
+  let child: Awaited<ReturnType<typeof spawnChild>>;
   try {
-    child = spawnChild({
+    child = await spawnChild({
       argv: plan.argv,
       env: childEnvFor(plan, tree),
       cwd: plan.seed.cwd,

@@ -11,6 +11,9 @@ import { getRegistry } from "./registry.ts";
 import { isTaskRunning } from "./running.ts";
 import { fileExists, listTaskRefs, readManifest } from "./store.ts";
 
+/** How often a task held by another process is looked at again, until it ends. */
+const RECHECK_MS = 1_000;
+
 /** Task ids this session already holds a notification for (it is recorded in the session itself). */
 function notifiedInSession(ctx: ExtensionContext): Set<string> {
   const ids = new Set<string>();
@@ -42,6 +45,7 @@ export class SessionLink {
 
   close(): void {
     this.closed = true;
+    clearTimeout(this.recheck);
     this.unsubscribe();
   }
 
@@ -49,9 +53,15 @@ export class SessionLink {
     return this.closed ? undefined : this.ctx;
   }
 
-  /** Deliver once what ended while no session of ours was live (after /reload, /resume, a restart). */
+  private recheck: NodeJS.Timeout | undefined;
+
+  /**
+   * Deliver once what ended while no session of ours was live (after /reload, /resume, a restart).
+   * A task another (possibly dying) process still holds is re-checked until it ends.
+   */
   deliverPending(): void {
     if (this.closed) return;
+    let waiting = false;
     const seen = notifiedInSession(this.ctx);
     const dir = join(delegateRoot(this.ctx.cwd), sessionSegment(this.sessionId));
     for (const ref of listTaskRefs(this.ctx.cwd)) {
@@ -59,12 +69,20 @@ export class SessionLink {
       if (!fileExists(join(ref.dir, TASK_FILES.manifest)) || seen.has(ref.id)) continue;
       try {
         let manifest = readManifest(ref.dir);
-        if (isTaskRunning(manifest)) continue;
+        if (isTaskRunning(manifest)) {
+          waiting ||= !getRegistry().live.has(manifest.task_id);
+          continue;
+        }
         if (manifest.state === "running") manifest = finalizeTask(ref.dir, manifest).manifest;
         this.send(ref.dir, manifest, () => readVerifiedResult(ref.dir, expectedIdentity(manifest)));
       } catch {
         // a task whose files cannot be read is reported by bg_result, not here
       }
+    }
+    clearTimeout(this.recheck);
+    if (waiting) {
+      this.recheck = setTimeout(() => this.deliverPending(), RECHECK_MS);
+      this.recheck.unref();
     }
   }
 

@@ -1,4 +1,4 @@
-import { closeSync, openSync } from "node:fs";
+import { closeSync, openSync, readFileSync } from "node:fs";
 import { execa } from "execa";
 import { DelegateError } from "../core/errors.ts";
 import { FILE_MODE } from "../core/fs.ts";
@@ -22,7 +22,7 @@ export interface SpawnedChild {
  * through a descriptor the child owns: no pipe, so nothing must be drained and the parent never holds
  * child output in memory. The prompt goes on stdin, which then closes (an open pipe hangs pi).
  */
-export function spawnChild(input: SpawnInput): SpawnedChild {
+export async function spawnChild(input: SpawnInput): Promise<SpawnedChild> {
   const fd = openSync(input.outputPath, "a", FILE_MODE);
   let subprocess: ReturnType<typeof start>;
   const start = () =>
@@ -52,12 +52,12 @@ export function spawnChild(input: SpawnInput): SpawnedChild {
   closeSync(fd);
   const pid = subprocess.pid;
   if (pid === undefined) {
-    const failure = subprocess.then(
-      (r) => String(r.message ?? "no pid"),
-      (e: unknown) => String(e),
+    // execve failed (E2BIG, EACCES, ...): execa's promise rejects at once and says why.
+    const reason = await subprocess.then(
+      (r) => r.message ?? "no pid was assigned",
+      (e: unknown) => (e instanceof Error ? e.message : String(e)),
     );
-    void failure;
-    throw new DelegateError("child_spawn_failed", "the child process could not be started (no pid)", {
+    throw new DelegateError("child_spawn_failed", `the child process could not be started: ${reason}`, {
       childProcessCreated: false,
     });
   }
@@ -81,11 +81,17 @@ export function killGroup(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
+/** Alive and not a zombie (an orphan's exit may never be reaped in a container whose init does not). */
 export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return true; // no /proc: the signal check is all we have
   }
 }

@@ -1,3 +1,4 @@
+import { relative } from "node:path";
 import type { DelegateManifest } from "../core/types.ts";
 import type { LaunchPlan } from "../launch/launch.ts";
 
@@ -24,7 +25,14 @@ export interface ReceiptDetails {
 }
 
 export const AMBIENT_WARNING =
-  "ambient mode: pi discovers user/project extensions in the child and they run arbitrary code there; only the model's tools stay inspect-only.";
+  "ambient mode runs discovered extensions' arbitrary code in the child; only its model tools stay inspect-only.";
+
+const NAME_BUDGET = 60;
+
+function shortName(name: string): string {
+  const chars = [...name];
+  return chars.length <= NAME_BUDGET ? name : `${chars.slice(0, NAME_BUDGET - 1).join("")}…`;
+}
 
 export function buildReceipt(plan: LaunchPlan, manifest: DelegateManifest, childPid: number): ReceiptDetails {
   const { seed, budget } = plan;
@@ -57,17 +65,20 @@ export function buildReceipt(plan: LaunchPlan, manifest: DelegateManifest, child
   };
 }
 
-/** The model-facing receipt: the facts that matter, kept under 700 bytes (details hold the rest). */
-export function receiptText(r: ReceiptDetails): string {
+/**
+ * The model-facing receipt: the facts that matter, kept under 700 bytes (details hold the rest).
+ * The artifact dir is shown relative to the project, so a deep project path cannot grow it.
+ */
+export function receiptText(r: ReceiptDetails, cwd: string): string {
   const notify = !r.notify_on_completion
     ? "No completion notification (notifyOnCompletion false): call bg_result later yourself."
     : `You will get one notification when it ends${r.trigger_on_completion ? " (it starts a turn)" : ""}; then call bg_result {"taskId":"${r.task_id}"}. Do not poll.`;
   const lines = [
-    `Delegate ${r.task_id} started: ${r.name}`,
+    `Delegate ${r.task_id} started: ${shortName(r.name)}`,
     `Route ${r.route.provider}/${r.route.model} pinned (${r.route.origin}), thinking ${r.route.thinking_level}, ${r.extension_mode} mode.`,
     `Limits: ${r.limits.max_turns} turns, ${r.limits.max_tool_calls} tool calls, ${r.limits.timeout_seconds} s. autoDeliver ${r.auto_deliver}.`,
     `Seed sha256 ${r.seed_sha256} (${r.seed_bytes} bytes), budget ${r.budget_source} ${r.bytes_per_token.toFixed(2)} B/token.`,
-    `Artifacts: ${r.artifact_dir}`,
+    `Artifacts: ${relative(cwd, r.artifact_dir)}`,
     notify,
   ];
   if (r.ambient_warning) lines.push(`WARNING: ${r.ambient_warning}`);

@@ -101,9 +101,11 @@ export function listTree(dir: string): string[] {
 export function taskDirs(cwd: string): string[] {
   const root = join(cwd, ".pi", "delegate");
   if (!existsSync(root) || !statSync(root).isDirectory()) return [];
-  return readdirSync(root).flatMap((session) =>
-    readdirSync(join(root, session)).map((task) => join(root, session, task)),
-  );
+  const dirs = (dir: string) =>
+    readdirSync(dir, { withFileTypes: true })
+      .filter((d) => d.isDirectory())
+      .map((d) => d.name);
+  return dirs(root).flatMap((session) => dirs(join(root, session)).map((task) => join(root, session, task)));
 }
 
 export function readJson(path: string): Record<string, unknown> {

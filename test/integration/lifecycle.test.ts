@@ -1,0 +1,189 @@
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { isAlive } from "../../src/tasks/spawn.ts";
+import {
+  call,
+  gate,
+  installParentDriver,
+  lastToolResult,
+  notifications,
+  promptWhenIdle,
+  taskIdOf,
+} from "../helpers/drive.ts";
+import {
+  createAgentDir,
+  findProcesses,
+  type ModelServer,
+  makeTempDir,
+  type SdkParent,
+  script,
+  startModelServer,
+  startRpcParent,
+  startSdkParent,
+  waitForNoProcesses,
+} from "../helpers/pi-parent.ts";
+
+let server: ModelServer;
+beforeAll(async () => {
+  server = await startModelServer();
+});
+afterAll(() => server.close());
+beforeEach(() => server.reset());
+
+async function until(check: () => boolean, what: string, timeoutMs = 45_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+async function delegate(parent: SdkParent, args: Record<string, unknown>): Promise<string> {
+  await promptWhenIdle(parent, call("bg_delegate", args));
+  const receipt = lastToolResult(parent.messages(), "bg_delegate");
+  expect(receipt.isError, receipt.text).toBe(false);
+  return taskIdOf(receipt.text);
+}
+
+async function bgResult(parent: SdkParent, args: Record<string, unknown>) {
+  await promptWhenIdle(parent, call("bg_result", args));
+  return lastToolResult(parent.messages(), "bg_result");
+}
+
+function manifestOf(cwd: string, sessionId: string, taskId: string): Record<string, unknown> {
+  return JSON.parse(readFileSync(join(cwd, ".pi/delegate", sessionId, taskId, "manifest.json"), "utf8"));
+}
+
+function sessionFileIn(dir: string): string {
+  const files = readdirSync(dir).filter((f) => f.endsWith(".jsonl"));
+  if (files.length !== 1) throw new Error(`expected one session file in ${dir}, found ${files.join(", ")}`);
+  return join(dir, files[0] as string);
+}
+
+describe("task lifecycle with real parents and children", () => {
+  it("answers a running task with the typed not-ready view, then cancels it", async () => {
+    const agentDir = await createAgentDir({ serverUrl: server.url });
+    const cwd = await makeTempDir("proj");
+    const held = gate();
+    let childAsked = false;
+    installParentDriver(server, async () => {
+      childAsked = true;
+      await held.wait;
+      return { text: "too late" };
+    });
+    const parent = await startSdkParent({ agentDir, cwd });
+    try {
+      const id = await delegate(parent, { name: "held task", prompt: "Investigate slowly." });
+      await until(() => childAsked, "the child's first model request");
+      const running = await bgResult(parent, { taskId: id.slice(0, 8) });
+      expect(running.isError).toBe(false);
+      expect(running.details?.schema_version).toBe("pi-background-tasks.delegate-result-view.v1");
+      expect(running.details?.state).toBe("running");
+      expect(running.details?.delivery).toBe("none");
+      expect(Buffer.byteLength(running.text)).toBeLessThanOrEqual(300);
+
+      await promptWhenIdle(parent, `/delegates cancel ${id}`);
+      await until(() => notifications(parent.messages()).length === 1, "the cancel notification");
+      const note = notifications(parent.messages())[0] as { details: Record<string, unknown> };
+      expect(note.details.state).toBe("cancelled");
+      expect(note.details.code).toBe("child_cancelled");
+      const after = await bgResult(parent, { taskId: id });
+      expect(after.isError).toBe(true);
+      expect(after.text).toMatch(/^\[child_cancelled\]/);
+      expect(await waitForNoProcesses(join(cwd, ".pi/delegate"))).toEqual([]);
+    } finally {
+      held.release();
+      await parent.dispose();
+    }
+  });
+
+  it("keeps a delegate across /reload: one owner, one notification, still retrievable", async () => {
+    const agentDir = await createAgentDir({ serverUrl: server.url });
+    const cwd = await makeTempDir("proj");
+    const sessions = await makeTempDir("sessions");
+    const held = gate();
+    let childAsked = false;
+    installParentDriver(server, async () => {
+      childAsked = true;
+      await held.wait;
+      return { text: "ANSWER AFTER RELOAD" };
+    });
+    const parent = await startSdkParent({ agentDir, cwd, session: { dir: sessions } });
+    try {
+      const id = await delegate(parent, { name: "survives reload", prompt: "Look around." });
+      await until(() => childAsked, "the child's first model request");
+      await parent.reload();
+      held.release();
+      await until(() => notifications(parent.messages()).length === 1, "the notification after reload");
+      const r = await bgResult(parent, { taskId: id });
+      expect(r.text).toContain("ANSWER AFTER RELOAD");
+      await parent.reload();
+      await promptWhenIdle(parent, "anything new?");
+      expect(notifications(parent.messages())).toHaveLength(1);
+    } finally {
+      held.release();
+      await parent.dispose();
+    }
+  });
+
+  it("a parent killed mid-run stops its child; the next parent classifies it and notifies exactly once", async () => {
+    const agentDir = await createAgentDir({ serverUrl: server.url });
+    const cwd = await makeTempDir("proj");
+    const sessions = await makeTempDir("sessions");
+    const held = gate();
+    let childAsked = false;
+    installParentDriver(server, async () => {
+      childAsked = true;
+      await held.wait;
+      return { text: "never committed" };
+    });
+    const first = await startRpcParent({ agentDir, cwd, session: { dir: sessions } });
+    let taskId = "";
+    try {
+      await first.promptAndWait(call("bg_delegate", { name: "orphan", prompt: "Investigate." }));
+      const messages = await first.messages();
+      const receipt = lastToolResult(messages, "bg_delegate");
+      taskId = taskIdOf(receipt.text);
+      await until(() => childAsked, "the child's first model request");
+      const [sessionDir] = readdirSync(join(cwd, ".pi/delegate"), { withFileTypes: true }).filter((d) =>
+        d.isDirectory(),
+      );
+      const manifest = JSON.parse(
+        readFileSync(join(cwd, ".pi/delegate", sessionDir?.name ?? "", taskId, "manifest.json"), "utf8"),
+      ) as { child: { pid: number } };
+      await first.kill();
+      // The guard sees its parent die, records child_cancelled and exits (before the model ever answers).
+      await until(() => !isAlive(manifest.child.pid), "the orphaned child to exit", 20_000);
+    } finally {
+      held.release();
+      await first.stop();
+    }
+    const sessionFile = sessionFileIn(sessions);
+    const second = await startSdkParent({ agentDir, cwd, session: { file: sessionFile } });
+    try {
+      const sessionId = second.sessionManager.getSessionId();
+      await until(() => notifications(second.messages()).length === 1, "the deferred notification");
+      const note = notifications(second.messages())[0] as { details: Record<string, unknown> };
+      expect(note.details.taskId).toBe(taskId);
+      expect(note.details.code).toBe("child_cancelled");
+      expect(manifestOf(cwd, sessionId, taskId).state).toBe("cancelled");
+      expect(existsSync(join(cwd, ".pi/delegate", sessionId, taskId, "child-terminal.json"))).toBe(true);
+      const r = await bgResult(second, { taskId });
+      expect(r.text).toMatch(/^\[child_cancelled\]/);
+    } finally {
+      await second.dispose();
+    }
+    // A third start of the same session (another process) sees the notification already recorded.
+    const third = await startRpcParent({ agentDir, cwd, session: { file: sessionFile } });
+    try {
+      await third.promptAndWait(call("bg_result", { taskId }));
+      const messages = await third.messages();
+      expect(notifications(messages)).toHaveLength(1);
+      expect(lastToolResult(messages, "bg_result").text).toMatch(/^\[child_cancelled\]/);
+    } finally {
+      await third.stop();
+    }
+    expect(await findProcesses(agentDir.dir, { includeEnv: true })).toEqual([]);
+  });
+});
