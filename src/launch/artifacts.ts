@@ -78,7 +78,6 @@ export function writeTaskTree(input: TaskTreeInput): TaskTree {
   let created = false;
   try {
     mkdirSync(join(taskDir, ".."), { recursive: true, mode: DIR_MODE });
-    keepOutOfSearches(join(taskDir, "..", ".."));
     mkdirSync(taskDir, { mode: DIR_MODE });
     created = true;
     mkdirSync(join(taskDir, TASK_FILES.sessionDir), { mode: DIR_MODE });
@@ -110,6 +109,7 @@ export function writeTaskTree(input: TaskTreeInput): TaskTree {
       artifacts,
     };
     writeManifest(taskDir, manifest);
+    keepOutOfSearches(join(taskDir, "..", ".."));
     return { taskDir, seedSha256: manifest.seed_sha256, seedBytes: seedBytes.length, sessionFile, manifest };
   } catch (error) {
     if (created) removeTaskTree(taskDir);

@@ -27,12 +27,8 @@ export interface ReceiptDetails {
 export const AMBIENT_WARNING =
   "ambient mode runs discovered extensions' arbitrary code in the child; only its model tools stay inspect-only.";
 
-const NAME_BUDGET = 60;
-
-function shortName(name: string): string {
-  const chars = [...name];
-  return chars.length <= NAME_BUDGET ? name : `${chars.slice(0, NAME_BUDGET - 1).join("")}…`;
-}
+/** The receipt's text budget for the model (issue 3); details carry everything else. */
+export const RECEIPT_TEXT_MAX_BYTES = 700;
 
 export function buildReceipt(plan: LaunchPlan, manifest: DelegateManifest, childPid: number): ReceiptDetails {
   const { seed, budget } = plan;
@@ -65,22 +61,31 @@ export function buildReceipt(plan: LaunchPlan, manifest: DelegateManifest, child
   };
 }
 
-/**
- * The model-facing receipt: the facts that matter, kept under 700 bytes (details hold the rest).
- * The artifact dir is shown relative to the project, so a deep project path cannot grow it.
- */
-export function receiptText(r: ReceiptDetails, cwd: string): string {
+function receiptLines(r: ReceiptDetails, cwd: string, name: string): string[] {
   const notify = !r.notify_on_completion
     ? "No completion notification (notifyOnCompletion false): call bg_result later yourself."
-    : `You will get one notification when it ends${r.trigger_on_completion ? " (it starts a turn)" : ""}; then call bg_result {"taskId":"${r.task_id}"}. Do not poll.`;
+    : `One notification arrives when it ends${r.trigger_on_completion ? " (it starts a turn)" : ""}; then call bg_result with this taskId once. Do not poll.`;
   const lines = [
-    `Delegate ${r.task_id} started: ${shortName(r.name)}`,
+    `Delegate ${r.task_id} started: ${name}`,
     `Route ${r.route.provider}/${r.route.model} pinned (${r.route.origin}), thinking ${r.route.thinking_level}, ${r.extension_mode} mode.`,
-    `Limits: ${r.limits.max_turns} turns, ${r.limits.max_tool_calls} tool calls, ${r.limits.timeout_seconds} s. autoDeliver ${r.auto_deliver}.`,
-    `Seed sha256 ${r.seed_sha256} (${r.seed_bytes} bytes), budget ${r.budget_source} ${r.bytes_per_token.toFixed(2)} B/token.`,
+    `Limits: ${r.limits.max_turns} turns, ${r.limits.max_tool_calls} tool calls, ${r.limits.timeout_seconds} s; autoDeliver ${r.auto_deliver}.`,
+    `Seed sha256 ${r.seed_sha256} (${r.seed_bytes} B), budget ${r.budget_source} ${r.bytes_per_token.toFixed(2)} B/token.`,
     `Artifacts: ${relative(cwd, r.artifact_dir)}`,
     notify,
   ];
   if (r.ambient_warning) lines.push(`WARNING: ${r.ambient_warning}`);
-  return lines.join("\n");
+  return lines;
+}
+
+/**
+ * The model-facing receipt: the facts that matter, at most 700 bytes (details hold the rest). The
+ * artifact dir is shown relative to the project; a long name is shortened for display only.
+ */
+export function receiptText(r: ReceiptDetails, cwd: string): string {
+  const chars = [...r.name];
+  for (let keep = chars.length; ; keep--) {
+    const name = keep === chars.length ? r.name : `${chars.slice(0, Math.max(keep, 1)).join("")}…`;
+    const text = receiptLines(r, cwd, name).join("\n");
+    if (Buffer.byteLength(text) <= RECEIPT_TEXT_MAX_BYTES || keep <= 1) return text;
+  }
 }
