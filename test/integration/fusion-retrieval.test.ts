@@ -1,0 +1,131 @@
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createRun } from "../../src/fusion/writer.ts";
+import { call, installParentDriver, lastToolResult, promptWhenIdle } from "../helpers/drive.ts";
+import {
+  buildCompletedRun,
+  buildFailedRun,
+  candidateAttempts,
+  MERGED,
+  startRun,
+  summaryWriteFails,
+  WORKFLOW,
+  writeCandidates,
+} from "../helpers/fusion-fixtures.ts";
+import {
+  createAgentDir,
+  type ModelServer,
+  makeTempDir,
+  type SdkParent,
+  startModelServer,
+  startRpcParent,
+  startSdkParent,
+} from "../helpers/pi-parent.ts";
+
+let server: ModelServer;
+beforeAll(async () => {
+  server = await startModelServer();
+  installParentDriver(server);
+});
+afterAll(() => server.close());
+
+async function bgResult(parent: SdkParent, args: Record<string, unknown>) {
+  await promptWhenIdle(parent, call("bg_result", args));
+  return lastToolResult(parent.messages(), "bg_result");
+}
+
+describe("bg_result retrieves Fusion runs in a real pi parent", () => {
+  it("returns each run's documented view or typed failure, and attaches usage once across a restart", async () => {
+    const agentDir = await createAgentDir({ serverUrl: server.url });
+    const cwd = await makeTempDir("fusion-proj");
+    const completed = buildCompletedRun(cwd);
+    const failed = buildFailedRun(cwd, "failed");
+    const cancelled = buildFailedRun(cwd, "cancelled");
+    // Owned by this (live) process: still running.
+    const running = createRun({ cwd, workflow: WORKFLOW });
+    // Owned by a process that is gone, never committed: a crash.
+    const crashed = startRun(cwd);
+    writeCandidates(crashed);
+    // The summary write failed: a valid terminal manifest without a summary.
+    const legacy = startRun(cwd, summaryWriteFails());
+    legacy.commitFailed({
+      summary: {
+        code: "child_timeout",
+        stage: "candidate",
+        childCreated: true,
+        message: "timed out",
+        attempts: candidateAttempts(1),
+        usageSoFar: { status: "unavailable", reason: "never reported" },
+      },
+    });
+    const tampered = buildCompletedRun(cwd);
+    const mergedPath = join(tampered.runDir, "merged.md");
+    const bytes = readFileSync(mergedPath);
+    bytes[0] = bytes[0] === 0x23 ? 0x24 : 0x23;
+    writeFileSync(mergedPath, bytes);
+
+    const parent = await startSdkParent({ agentDir, cwd });
+    try {
+      const first = await bgResult(parent, { taskId: completed.runId });
+      expect(first.isError, first.text).toBe(false);
+      expect(first.text).toContain(MERGED.trim());
+      expect(first.details?.schema_version).toBe("pi-background-tasks.fusion-result-view.v1");
+      expect(first.details?.usage_status).toBe("attached");
+      expect(first.details?.usage).toMatchObject({ input: 1200, output: 340 });
+
+      const again = await bgResult(parent, { taskId: completed.runId.slice(0, 12), delivery: "artifact" });
+      expect(again.isError).toBe(false);
+      expect(again.details?.usage_status).toBe("already_reported");
+      expect(again.details?.usage).toBeUndefined();
+      expect(again.details?.delivery).toBe("artifact");
+
+      for (const [run, state] of [
+        [failed, "failed"],
+        [cancelled, "cancelled"],
+      ] as const) {
+        const view = await bgResult(parent, { taskId: run.runId, delivery: "inline" });
+        expect(view.isError, view.text).toBe(false);
+        expect(view.details).toMatchObject({
+          state,
+          delivery: "none",
+          answer: { present: false, reason: "run_did_not_commit" },
+          summary_status: "verified",
+        });
+        expect(view.details?.usage).toBeUndefined();
+        expect(Buffer.byteLength(view.text)).toBeLessThanOrEqual(8 * 1024);
+      }
+
+      const notReady = await bgResult(parent, { taskId: running.runId });
+      expect(notReady.isError).toBe(false);
+      expect(notReady.details).toMatchObject({ state: "running", delivery: "none" });
+
+      const crash = await bgResult(parent, { taskId: crashed.runId });
+      expect(crash.isError).toBe(true);
+      expect(crash.text).toMatch(/^\[child_exited_without_commit\]/);
+
+      const old = await bgResult(parent, { taskId: legacy.runId });
+      expect(old.isError).toBe(false);
+      expect(old.details?.summary_status).toBe("legacy_manifest_only");
+
+      const bad = await bgResult(parent, { taskId: tampered.runId });
+      expect(bad.isError).toBe(true);
+      expect(bad.text).toMatch(/^\[answer_hash_mismatch\]/);
+      expect(bad.text).not.toContain("Three candidates agreed");
+    } finally {
+      await parent.dispose();
+    }
+
+    // Another pi process (a restart): the usage was already reported and is not attached again.
+    const rpc = await startRpcParent({ agentDir, cwd });
+    try {
+      await rpc.promptAndWait(call("bg_result", { taskId: completed.runId }));
+      const result = lastToolResult(await rpc.messages(), "bg_result");
+      expect(result.isError).toBe(false);
+      expect(result.text).toContain(MERGED.trim());
+      expect(result.details?.usage_status).toBe("already_reported");
+    } finally {
+      await rpc.stop();
+    }
+  });
+});
