@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { TASK_FILES } from "../core/constants.ts";
+import { DelegateError } from "../core/errors.ts";
 import type { DelegateManifest } from "../core/types.ts";
 import { finalizeTask, type ParentEndReason, type TaskEnd } from "./finalize.ts";
 import { killGroup, type SpawnedChild } from "./spawn.ts";
@@ -97,9 +98,21 @@ export class DelegateRegistry {
     try {
       end = finalizeTask(task.taskDir, task.manifest, task.reason);
     } catch (error) {
-      // The task dir vanished under us: nothing durable can be written; report it live only.
-      end = { manifest: { ...task.manifest, state: "failed" }, verified: null, error: null };
-      void error;
+      // The task dir vanished (or cannot be written): nothing durable can be recorded; say so live.
+      const failure = new DelegateError("result_unavailable", `the task's artifacts are gone: ${String(error)}`, {
+        childProcessCreated: true,
+      });
+      const now = new Date().toISOString();
+      end = {
+        manifest: {
+          ...task.manifest,
+          state: "failed",
+          updated_at: now,
+          terminal: { ended_at: now, code: failure.code, message: failure.message },
+        },
+        verified: null,
+        error: failure,
+      };
     }
     this.live.delete(taskId);
     for (const listener of this.listeners) {
