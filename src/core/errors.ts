@@ -5,8 +5,7 @@
  */
 export const FAILURE_REMEDIATION = {
   invalid_arguments: "Fix the named argument and call the tool again.",
-  route_unresolved:
-    "Pass an exact route {provider, model} that exists in the model registry, or select a model first.",
+  route_unresolved: "Pass an exact route {provider, model} that exists in the model registry, or select a model first.",
   route_capacity_unknown:
     "Declare a context window for this model (models.json or the providing extension), or pick another route.",
   route_capacity_insufficient: "Pick a route with a context window of at least 69,632 tokens.",
@@ -31,22 +30,19 @@ export const FAILURE_REMEDIATION = {
   provider_context_budget_exhausted:
     "The provider rejected the context; narrow the prompt or use a route with a larger window.",
   child_provider_error: "The provider failed after retries; read the output log, then launch again.",
-  aggregate_tool_output_cap:
-    "The child read more than 64 MiB of tool output; narrow the investigation.",
+  aggregate_tool_output_cap: "The child read more than 64 MiB of tool output; narrow the investigation.",
   child_model_output_limit: "The model hit its output limit; ask for a shorter answer.",
   child_capture_limit: "The answer exceeded 4 MiB; ask for a shorter answer.",
   artifact_spill_failed: "A spill write failed; check disk space under .pi/delegate, then launch again.",
   child_exited_without_commit: "Read the output log; the child ended without committing an answer.",
   child_result_invalid: "The committed result is malformed; launch the delegate again.",
   route_attestation_missing: "The result carries no route evidence; launch the delegate again.",
-  route_mismatch:
-    "The child ran on a different model than the pin; check the route and the provider configuration.",
+  route_mismatch: "The child ran on a different model than the pin; check the route and the provider configuration.",
   child_result_encoding_invalid: "The committed answer is not valid base64/UTF-8; launch again.",
   answer_hash_mismatch: "The committed answer does not match its hashes; launch again.",
   artifact_read_failed: "A task file exists but cannot be read; check its permissions.",
   result_unavailable: "The task's artifacts are gone; launch the delegate again.",
-  result_too_large_for_inline:
-    "Call bg_result with delivery \"artifact\" (or no delivery) and read the answer file.",
+  result_too_large_for_inline: 'Call bg_result with delivery "artifact" (or no delivery) and read the answer file.',
   task_unknown: "Check the task id (see /delegates).",
   task_ambiguous: "Use more characters of the task id.",
 } as const satisfies Record<string, string>;

@@ -1,6 +1,6 @@
+import { randomBytes } from "node:crypto";
 import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { randomBytes } from "node:crypto";
 
 export const FILE_MODE = 0o600;
 export const DIR_MODE = 0o700;

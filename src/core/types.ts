@@ -2,7 +2,7 @@
  * Shapes of the files parent and child share through the task directory. The child and the parent
  * never share memory; these types are the whole interface between them.
  */
-import type { Capability, ExtensionMode, AutoDeliver } from "./constants.ts";
+import type { AutoDeliver, Capability, ExtensionMode } from "./constants.ts";
 import type { FailureCode } from "./errors.ts";
 
 export interface PinnedRoute {

@@ -10,7 +10,7 @@ const DESCRIPTION =
   "Start one background Pi agent that investigates read-only (read, grep, find, ls) on a model route pinned now and " +
   "never substituted. It receives a frozen, hash-accounted copy of this conversation and its own session, and this " +
   "call returns a receipt at once. When it ends you get one notification; then fetch the verified answer with " +
-  "bg_result. Extensions are not loaded in the child unless extensionMode is \"ambient\".";
+  'bg_result. Extensions are not loaded in the child unless extensionMode is "ambient".';
 
 export function createBgDelegateTool<TDetails>(
   launcher: DelegateLauncher<TDetails>,

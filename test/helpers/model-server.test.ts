@@ -215,7 +215,7 @@ describe("model server over HTTP", () => {
       chat(server, [{ role: "user", content: script({ text: `child ${i}`, repeat: 100 + i }) }]),
     );
     const answers = await Promise.all(children);
-    answers.forEach((answer, i) => expect(answer.text).toBe(`child ${i}`.repeat(100 + i)));
+    for (const [i, answer] of answers.entries()) expect(answer.text).toBe(`child ${i}`.repeat(100 + i));
     expect((await slow).text).toBe("slow parent");
     expect(server.requests).toHaveLength(7);
   });

@@ -17,7 +17,6 @@ import {
   type ModelServer,
   makeTempDir,
   type SdkParent,
-  script,
   startModelServer,
   startRpcParent,
   startSdkParent,

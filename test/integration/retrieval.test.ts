@@ -98,20 +98,72 @@ describe("bg_result against real children", () => {
       const badUtf8 = packAnswer(Buffer.from([0x41, 0xff, 0x42]));
       const cases: [string, Buffer][] = [
         ["child_result_invalid", Buffer.concat([original, Buffer.from(" ")])],
-        ["child_result_invalid", recommit(result, (d) => void (d.task_id = `d${"0".repeat(32)}`))],
-        ["child_result_invalid", recommit(result, (d) => void (d.launch_nonce = "0".repeat(64)))],
-        ["seed_hash_mismatch", recommit(result, (d) => void (d.seed_sha256 = "0".repeat(64)))],
-        ["route_mismatch", recommit(result, (d) => void (d.route = { provider: "fake", model: "big-model" }))],
-        ["route_attestation_missing", recommit(result, (d) => void (d.route_attestations = []))],
-        ["route_mismatch", recommit(result, (d) => void (d.route_attestations[0]!.model = "big-model"))],
+        [
+          "child_result_invalid",
+          recommit(result, (d) => {
+            d.task_id = `d${"0".repeat(32)}`;
+          }),
+        ],
+        [
+          "child_result_invalid",
+          recommit(result, (d) => {
+            d.launch_nonce = "0".repeat(64);
+          }),
+        ],
+        [
+          "seed_hash_mismatch",
+          recommit(result, (d) => {
+            d.seed_sha256 = "0".repeat(64);
+          }),
+        ],
+        [
+          "route_mismatch",
+          recommit(result, (d) => {
+            d.route = { provider: "fake", model: "big-model" };
+          }),
+        ],
+        [
+          "route_attestation_missing",
+          recommit(result, (d) => {
+            d.route_attestations = [];
+          }),
+        ],
+        [
+          "route_mismatch",
+          recommit(result, (d) => {
+            d.route_attestations[0]!.model = "big-model";
+          }),
+        ],
         [
           "child_result_encoding_invalid",
-          recommit(result, (d) => void ((d.answer as { encoding: string }).encoding = "latin1")),
+          recommit(result, (d) => {
+            (d.answer as { encoding: string }).encoding = "latin1";
+          }),
         ],
-        ["child_result_encoding_invalid", recommit(result, (d) => void (d.answer.blocks[0]!.data_base64 += "="))],
-        ["answer_hash_mismatch", recommit(result, (d) => void (d.answer.blocks[0]!.sha256 = "0".repeat(64)))],
-        ["answer_hash_mismatch", recommit(result, (d) => void (d.answer.sha256 = "0".repeat(64)))],
-        ["child_result_encoding_invalid", recommit(result, (d) => void (d.answer = badUtf8))],
+        [
+          "child_result_encoding_invalid",
+          recommit(result, (d) => {
+            d.answer.blocks[0]!.data_base64 += "=";
+          }),
+        ],
+        [
+          "answer_hash_mismatch",
+          recommit(result, (d) => {
+            d.answer.blocks[0]!.sha256 = "0".repeat(64);
+          }),
+        ],
+        [
+          "answer_hash_mismatch",
+          recommit(result, (d) => {
+            d.answer.sha256 = "0".repeat(64);
+          }),
+        ],
+        [
+          "child_result_encoding_invalid",
+          recommit(result, (d) => {
+            d.answer = badUtf8;
+          }),
+        ],
       ];
       for (const [code, bytes] of cases) {
         writeFileSync(resultPath, bytes);
