@@ -48,8 +48,8 @@ export function verifyDelegateResult(bytes: Uint8Array, expected: ExpectedResult
   step4Route(result, expected.route);
   step5Encoding(result);
   const { answerBytes, slices } = step6StrictBase64(result, () => {
-    // The fast layout check assumed every data_base64 needs no JSON escaping, which only a
-    // canonical base64 string guarantees; now that one is not, settle step 1 exactly first.
+    // The fast layout check assumed every data_base64 needs no JSON escaping; now that one is not
+    // canonical base64, settle step 1 exactly first (insurance: costs nothing on success).
     if (layoutIsProvisional && !layoutIsCanonical(result, json)) invalid("bytes are not canonical JSON + one newline");
   });
   step7Blocks(result.answer.blocks, slices);
@@ -105,21 +105,24 @@ function layoutIsCanonical(result: DelegateResultFile, json: string): boolean {
   }
 }
 
+const MARKER_PREFIX = "\u0000pi-bg-delegate block ";
+
 /**
  * Canonicalizing the whole document scans every character of the multi-megabyte base64 strings in
  * JS; this does the same comparison for a fraction of the cost. It canonicalizes the document with
  * each data_base64 replaced by a unique marker, then compares the file piece by piece, expecting
  * each marker's place to hold `"` + data + `"`. That is exactly the canonical form when the data
- * needs no JSON escaping — which step 6 proves (canonical base64 is plain ASCII) or, when step 6
- * fails, the caller re-checks with {@link layoutIsCanonical}. "mismatch" here is not final either:
- * the caller settles it with the definitive check.
+ * needs no JSON escaping. A raw match already implies that (a literal that parses to its own inner
+ * text holds no escapes), and step 6 proves it again (canonical base64 is plain ASCII); should step
+ * 6 fail, the caller re-checks with {@link layoutIsCanonical} anyway, so step 1's code never rests
+ * on this argument. "mismatch" is not final either: the caller settles it with the definitive check.
  */
 function layoutMatchesAssumingPlainBlocks(result: DelegateResultFile, json: string): "match" | "mismatch" {
   const blocks = result.answer.blocks;
-  const markers = blocks.map((_, i) => `\u0000pi-bg-delegate block ${i}\u0000`);
+  const marker = (i: number) => `${MARKER_PREFIX}${i}\u0000`;
   const skeletonDoc = {
     ...result,
-    answer: { ...result.answer, blocks: blocks.map((b, i) => ({ ...b, data_base64: markers[i] })) },
+    answer: { ...result.answer, blocks: blocks.map((b, i) => ({ ...b, data_base64: marker(i) })) },
   };
   let skeleton: string;
   try {
@@ -127,14 +130,19 @@ function layoutMatchesAssumingPlainBlocks(result: DelegateResultFile, json: stri
   } catch {
     return "mismatch";
   }
+  // Each marker must be where its block is and nowhere else. Counting the shared prefix once over
+  // the skeleton keeps this linear however many blocks a child writes; a child string that holds
+  // the prefix makes the count differ, and the definitive check decides.
+  const prefix = JSON.stringify(MARKER_PREFIX).slice(1, -1);
+  let occurrences = 0;
+  for (let i = skeleton.indexOf(prefix); i >= 0; i = skeleton.indexOf(prefix, i + prefix.length)) occurrences++;
+  if (occurrences !== blocks.length) return "mismatch";
   let from = 0; // in skeleton
   let at = 0; // in json
   for (let i = 0; i < blocks.length; i++) {
-    const literal = JSON.stringify(markers[i]);
+    const literal = JSON.stringify(marker(i));
     const found = skeleton.indexOf(literal, from);
-    if (found < 0 || skeleton.indexOf(literal) !== found || skeleton.indexOf(literal, found + 1) >= 0) {
-      return "mismatch"; // a child string imitates a marker: let the definitive check decide
-    }
+    if (found < 0) return "mismatch";
     const piece = skeleton.slice(from, found);
     const data = blocks[i]!.data_base64;
     // slice + === compares flat memory; startsWith walks characters and is several times slower.
