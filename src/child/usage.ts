@@ -3,7 +3,7 @@
  * so an all-zero report on a message with content means "not reported": the total is then
  * `unavailable` with the reason, never a synthesized zero.
  */
-import type { UsageRecord } from "../core/types.ts";
+import type { UsageCounts, UsageRecord } from "../core/types.ts";
 
 /** pi's per-message usage (pi-ai Usage), read defensively. */
 export interface PiUsage {
@@ -15,13 +15,7 @@ export interface PiUsage {
   cost?: { total?: number };
 }
 
-export interface UsageTally {
-  input: number;
-  output: number;
-  cache_read: number;
-  cache_write: number;
-  total_tokens: number;
-  cost_total: number;
+export interface UsageTally extends UsageCounts {
   /** Why some turn's usage is missing (first reason kept). */
   missing: string | undefined;
 }

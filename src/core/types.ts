@@ -78,17 +78,18 @@ export interface AnswerPackage {
   blocks: AnswerBlock[];
 }
 
-export type UsageRecord =
-  | {
-      status: "observed";
-      input: number;
-      output: number;
-      cache_read: number;
-      cache_write: number;
-      total_tokens: number;
-      cost_total: number;
-    }
-  | { status: "unavailable"; reason: string };
+/** Token and cost counts of one or more model calls. */
+export interface UsageCounts {
+  input: number;
+  output: number;
+  cache_read: number;
+  cache_write: number;
+  total_tokens: number;
+  cost_total: number;
+}
+
+/** Usage as reported: observed counts, or unavailable with why (never a synthesized zero). */
+export type UsageRecord = ({ status: "observed" } & UsageCounts) | { status: "unavailable"; reason: string };
 
 export interface SpillReceipt {
   schema_version: string;

@@ -5,7 +5,7 @@
  */
 import type { SCHEMA } from "../core/constants.ts";
 import type { FailureCode } from "../core/errors.ts";
-import type { BoundArtifact, PinnedRoute, UsageRecord } from "../core/types.ts";
+import type { BoundArtifact, PinnedRoute, UsageCounts, UsageRecord } from "../core/types.ts";
 
 export type { BoundArtifact } from "../core/types.ts";
 
@@ -53,14 +53,7 @@ export interface FusionManifestTerminal {
 }
 
 /** Complete usage of a completed run: every count is known (no "unavailable"). */
-export interface FusionUsage {
-  input: number;
-  output: number;
-  cache_read: number;
-  cache_write: number;
-  total_tokens: number;
-  cost_total: number;
-}
+export type FusionUsage = UsageCounts;
 
 /** One model call of the pipeline (a candidate, the evaluator, a repair, the merger). */
 export interface FusionAttemptRow {

@@ -94,3 +94,28 @@ export async function promptWhenIdle(
     }
   }
 }
+
+/** Poll a condition (files, messages) until it holds; the timeout only turns a hang into a failure. */
+export async function until(check: () => boolean, what: string, timeoutMs = 45_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+type DrivenParent = Parameters<typeof promptWhenIdle>[0] & { messages(): readonly unknown[] };
+
+/** Have the scripted parent call bg_delegate; returns the task id from the receipt (fails on a refusal). */
+export async function delegateVia(parent: DrivenParent, args: Record<string, unknown>): Promise<string> {
+  await promptWhenIdle(parent, call("bg_delegate", args));
+  const receipt = lastToolResult(parent.messages(), "bg_delegate");
+  if (receipt.isError) throw new Error(`bg_delegate refused: ${receipt.text}`);
+  return taskIdOf(receipt.text);
+}
+
+/** Have the scripted parent call bg_result; returns that tool result. */
+export async function bgResultVia(parent: DrivenParent, args: Record<string, unknown>) {
+  await promptWhenIdle(parent, call("bg_result", args));
+  return lastToolResult(parent.messages(), "bg_result");
+}

@@ -3,20 +3,22 @@ import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { isAlive } from "../../src/tasks/spawn.ts";
 import {
+  bgResultVia,
   call,
+  delegateVia,
   gate,
   installParentDriver,
   lastToolResult,
   notifications,
   promptWhenIdle,
   taskIdOf,
+  until,
 } from "../helpers/drive.ts";
 import {
   createAgentDir,
   findProcesses,
   type ModelServer,
   makeTempDir,
-  type SdkParent,
   startModelServer,
   startRpcParent,
   startSdkParent,
@@ -29,26 +31,6 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 beforeEach(() => server.reset());
-
-async function until(check: () => boolean, what: string, timeoutMs = 45_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
-async function delegate(parent: SdkParent, args: Record<string, unknown>): Promise<string> {
-  await promptWhenIdle(parent, call("bg_delegate", args));
-  const receipt = lastToolResult(parent.messages(), "bg_delegate");
-  expect(receipt.isError, receipt.text).toBe(false);
-  return taskIdOf(receipt.text);
-}
-
-async function bgResult(parent: SdkParent, args: Record<string, unknown>) {
-  await promptWhenIdle(parent, call("bg_result", args));
-  return lastToolResult(parent.messages(), "bg_result");
-}
 
 function manifestOf(cwd: string, sessionId: string, taskId: string): Record<string, unknown> {
   return JSON.parse(readFileSync(join(cwd, ".pi/delegate", sessionId, taskId, "manifest.json"), "utf8"));
@@ -73,9 +55,9 @@ describe("task lifecycle with real parents and children", () => {
     });
     const parent = await startSdkParent({ agentDir, cwd });
     try {
-      const id = await delegate(parent, { name: "held task", prompt: "Investigate slowly." });
+      const id = await delegateVia(parent, { name: "held task", prompt: "Investigate slowly." });
       await until(() => childAsked, "the child's first model request");
-      const running = await bgResult(parent, { taskId: id.slice(0, 8) });
+      const running = await bgResultVia(parent, { taskId: id.slice(0, 8) });
       expect(running.isError).toBe(false);
       expect(running.details?.schema_version).toBe("pi-background-tasks.delegate-result-view.v1");
       expect(running.details?.state).toBe("running");
@@ -87,7 +69,7 @@ describe("task lifecycle with real parents and children", () => {
       const note = notifications(parent.messages())[0] as { details: Record<string, unknown> };
       expect(note.details.state).toBe("cancelled");
       expect(note.details.code).toBe("child_cancelled");
-      const after = await bgResult(parent, { taskId: id });
+      const after = await bgResultVia(parent, { taskId: id });
       expect(after.isError).toBe(true);
       expect(after.text).toMatch(/^\[child_cancelled\]/);
       expect(await waitForNoProcesses(join(cwd, ".pi/delegate"))).toEqual([]);
@@ -110,12 +92,12 @@ describe("task lifecycle with real parents and children", () => {
     });
     const parent = await startSdkParent({ agentDir, cwd, session: { dir: sessions } });
     try {
-      const id = await delegate(parent, { name: "survives reload", prompt: "Look around." });
+      const id = await delegateVia(parent, { name: "survives reload", prompt: "Look around." });
       await until(() => childAsked, "the child's first model request");
       await parent.reload();
       held.release();
       await until(() => notifications(parent.messages()).length === 1, "the notification after reload");
-      const r = await bgResult(parent, { taskId: id });
+      const r = await bgResultVia(parent, { taskId: id });
       expect(r.text).toContain("ANSWER AFTER RELOAD");
       await parent.reload();
       await promptWhenIdle(parent, "anything new?");
@@ -168,7 +150,7 @@ describe("task lifecycle with real parents and children", () => {
       expect(note.details.code).toBe("child_cancelled");
       expect(manifestOf(cwd, sessionId, taskId).state).toBe("cancelled");
       expect(existsSync(join(cwd, ".pi/delegate", sessionId, taskId, "child-terminal.json"))).toBe(true);
-      const r = await bgResult(second, { taskId });
+      const r = await bgResultVia(second, { taskId });
       expect(r.text).toMatch(/^\[child_cancelled\]/);
     } finally {
       await second.dispose();

@@ -4,15 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { packAnswer } from "../../src/core/answer.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
 import type { DelegateResultFile } from "../../src/core/types.ts";
-import {
-  call,
-  installParentDriver,
-  lastToolResult,
-  notifications,
-  promptWhenIdle,
-  taskIdOf,
-  toolResults,
-} from "../helpers/drive.ts";
+import { bgResultVia, delegateVia, installParentDriver, notifications, toolResults, until } from "../helpers/drive.ts";
 import {
   createAgentDir,
   type ModelServer,
@@ -33,26 +25,6 @@ beforeEach(() => server.reset());
 
 const LINE = `${"The cache is invalidated in src/cache.ts:42 when the session reloads.".padEnd(99, ".")}\n`;
 
-async function until(check: () => boolean, what: string, timeoutMs = 45_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
-async function delegate(parent: SdkParent, args: Record<string, unknown>): Promise<string> {
-  await promptWhenIdle(parent, call("bg_delegate", args));
-  const receipt = lastToolResult(parent.messages(), "bg_delegate");
-  expect(receipt.isError, receipt.text).toBe(false);
-  return taskIdOf(receipt.text);
-}
-
-async function bgResult(parent: SdkParent, args: Record<string, unknown>) {
-  await promptWhenIdle(parent, call("bg_result", args));
-  return lastToolResult(parent.messages(), "bg_result");
-}
-
 function taskDir(cwd: string, parent: SdkParent, taskId: string): string {
   return join(cwd, ".pi/delegate", parent.sessionManager.getSessionId(), taskId);
 }
@@ -64,7 +36,7 @@ describe("bg_result against real children", () => {
     installParentDriver(server);
     const parent = await startSdkParent({ agentDir, cwd });
     try {
-      const id = await delegate(parent, {
+      const id = await delegateVia(parent, {
         name: "large answer",
         prompt: `Report everything. ${script({ text: LINE, repeat: 600 })}`,
       });
@@ -77,7 +49,7 @@ describe("bg_result against real children", () => {
       expect(note.details.answer_bytes).toBe(Buffer.byteLength(expected));
 
       // Default delivery of a 60,000-byte answer is an artifact reference with a verified text copy.
-      const byDefault = await bgResult(parent, { taskId: id });
+      const byDefault = await bgResultVia(parent, { taskId: id });
       expect(byDefault.isError).toBe(false);
       expect(byDefault.details?.delivery).toBe("artifact");
       const dir = taskDir(cwd, parent, id);
@@ -85,7 +57,7 @@ describe("bg_result against real children", () => {
       expect(byDefault.text).toContain(join(dir, "answer.txt"));
       expect(byDefault.text).not.toContain(LINE.trim());
 
-      const inline = await bgResult(parent, { taskId: id, delivery: "inline" });
+      const inline = await bgResultVia(parent, { taskId: id, delivery: "inline" });
       expect(inline.isError).toBe(true);
       expect(inline.text).toMatch(/^\[result_too_large_for_inline\]/);
       expect(inline.text).toContain(join(dir, "result.json"));
@@ -167,26 +139,26 @@ describe("bg_result against real children", () => {
       ];
       for (const [code, bytes] of cases) {
         writeFileSync(resultPath, bytes);
-        const r = await bgResult(parent, { taskId: id, delivery: "artifact" });
+        const r = await bgResultVia(parent, { taskId: id, delivery: "artifact" });
         expect(r.isError, `${code}: ${r.text}`).toBe(true);
         expect(r.text.startsWith(`[${code}]`), `${code}: ${r.text}`).toBe(true);
         expect(r.text).toContain("Child process created: yes");
         expect(r.text).not.toContain(LINE.trim());
       }
       writeFileSync(resultPath, original);
-      expect((await bgResult(parent, { taskId: id, delivery: "artifact" })).isError).toBe(false);
+      expect((await bgResultVia(parent, { taskId: id, delivery: "artifact" })).isError).toBe(false);
 
       // Unknown, then ambiguous once a second task shares the prefix; a removed task dir is result_unavailable.
-      const unknown = await bgResult(parent, { taskId: "dffff" });
+      const unknown = await bgResultVia(parent, { taskId: "dffff" });
       expect(unknown.text).toMatch(/^\[task_unknown\]/);
-      const second = await delegate(parent, { name: "second", prompt: `Answer. ${script({ text: "small" })}` });
+      const second = await delegateVia(parent, { name: "second", prompt: `Answer. ${script({ text: "small" })}` });
       await until(() => notifications(parent.messages()).length === 2, "the second notification");
-      const ambiguous = await bgResult(parent, { taskId: "d" });
+      const ambiguous = await bgResultVia(parent, { taskId: "d" });
       expect(ambiguous.text).toMatch(/^\[task_ambiguous\]/);
       expect(ambiguous.text).toContain(id);
       expect(ambiguous.text).toContain(second);
       rmSync(taskDir(cwd, parent, second), { recursive: true });
-      const gone = await bgResult(parent, { taskId: second });
+      const gone = await bgResultVia(parent, { taskId: second });
       expect(gone.text).toMatch(/^\[result_unavailable\]/);
     } finally {
       await parent.dispose();
@@ -199,19 +171,19 @@ describe("bg_result against real children", () => {
     installParentDriver(server);
     const parent = await startSdkParent({ agentDir, cwd });
     try {
-      await delegate(parent, {
+      await delegateVia(parent, {
         name: "small auto",
         autoDeliver: "when_small",
         prompt: `Answer briefly. ${script({ text: "AUTO-SMALL-ANSWER" })}`,
       });
       await until(() => notifications(parent.messages()).length === 1, "when_small notification");
-      const big = await delegate(parent, {
+      const big = await delegateVia(parent, {
         name: "big auto",
         autoDeliver: "always",
         prompt: `Report. ${script({ text: LINE, repeat: 600 })}`,
       });
       await until(() => notifications(parent.messages()).length === 2, "always notification");
-      const silent = await delegate(parent, {
+      const silent = await delegateVia(parent, {
         name: "silent",
         notifyOnCompletion: false,
         prompt: `Answer. ${script({ text: "SILENT-ANSWER" })}`,
@@ -230,7 +202,7 @@ describe("bg_result against real children", () => {
         const m = JSON.parse(readFileSync(join(taskDir(cwd, parent, silent), "manifest.json"), "utf8"));
         return m.state !== "running";
       }, "the silent task to end");
-      const r = await bgResult(parent, { taskId: silent });
+      const r = await bgResultVia(parent, { taskId: silent });
       expect(r.text).toContain("SILENT-ANSWER");
       expect(notifications(parent.messages())).toHaveLength(2);
       expect(toolResults(parent.messages(), "bg_result")).toHaveLength(1);
