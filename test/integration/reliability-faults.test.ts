@@ -1,0 +1,335 @@
+/**
+ * Reliability, faults: each fault is injected into a REAL child started through bg_delegate by a
+ * real in-process pi parent, and each must end in its documented terminal state with nothing lost
+ * or invented — the notification, bg_result and manifest.json agree on the code, no answer is
+ * accepted that the child did not commit whole, and no process is left.
+ *
+ * Covered elsewhere, not repeated here: parent SIGKILL (lifecycle.test.ts), timeout, spawn and
+ * startup faults (launch-faults.test.ts), limits and retries inside a child run directly
+ * (guard-limits.test.ts, guard-retry.test.ts). Here the same limits go through the public tools.
+ */
+import { execFileSync } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { sha256Hex } from "../../src/core/hash.ts";
+import type { DelegateManifest, DelegateResultFile } from "../../src/core/types.ts";
+import { decodeAnswer, isAlive } from "../helpers/child-task.ts";
+import {
+  call,
+  gate,
+  installParentDriver,
+  isChildRequest,
+  lastToolResult,
+  notifications,
+  promptWhenIdle,
+  taskIdOf,
+} from "../helpers/drive.ts";
+import {
+  type AgentDir,
+  createAgentDir,
+  type ModelServer,
+  makeTempDir,
+  type SdkParent,
+  script,
+  startModelServer,
+  startSdkParent,
+  waitForNoProcesses,
+} from "../helpers/pi-parent.ts";
+
+let server: ModelServer;
+let agent: AgentDir;
+let retryAgent: AgentDir;
+
+beforeAll(async () => {
+  server = await startModelServer();
+  agent = await createAgentDir({ serverUrl: server.url });
+  retryAgent = await createAgentDir({ serverUrl: server.url, retry: true });
+});
+beforeEach(() => server.reset());
+afterAll(async () => {
+  await server.close();
+  expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
+  expect(await waitForNoProcesses(retryAgent.dir, { includeEnv: true })).toEqual([]);
+});
+
+/** Poll for what another process makes true; the timeout only turns a hang into a failure. */
+async function until(check: () => boolean, what: string, timeoutMs = 45_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+async function delegate(parent: SdkParent, args: Record<string, unknown>): Promise<string> {
+  await promptWhenIdle(parent, call("bg_delegate", args));
+  const receipt = lastToolResult(parent.messages(), "bg_delegate");
+  expect(receipt.isError, receipt.text).toBe(false);
+  return taskIdOf(receipt.text);
+}
+
+async function bgResult(parent: SdkParent, taskId: string) {
+  await promptWhenIdle(parent, call("bg_result", { taskId }));
+  return lastToolResult(parent.messages(), "bg_result");
+}
+
+function taskDirOf(cwd: string, parent: SdkParent, taskId: string): string {
+  return join(cwd, ".pi/delegate", parent.sessionManager.getSessionId(), taskId);
+}
+
+function manifestOf(taskDir: string): DelegateManifest {
+  return JSON.parse(readFileSync(join(taskDir, "manifest.json"), "utf8")) as DelegateManifest;
+}
+
+interface NoteDetails {
+  taskId: string;
+  state: string;
+  code: string | null;
+  answer_bytes: number | null;
+  answer_sha256: string | null;
+}
+
+/** The one notification of `taskId` (waits for it; fails if there are two). */
+async function noteOf(parent: SdkParent, taskId: string): Promise<{ content: string; details: NoteDetails }> {
+  const of = () =>
+    (notifications(parent.messages()) as { content: string; details: NoteDetails }[]).filter(
+      (n) => n.details.taskId === taskId,
+    );
+  await until(() => of().length > 0, `the notification of ${taskId}`);
+  await parent.waitForIdle(45_000);
+  expect(of()).toHaveLength(1);
+  return of()[0] as { content: string; details: NoteDetails };
+}
+
+/**
+ * A failed task, told the same way everywhere: the notification's code, manifest.json's state and
+ * terminal code, and bg_result's failure line; no result.json, and no answer text anywhere.
+ */
+async function expectFailedEverywhere(
+  parent: SdkParent,
+  taskDir: string,
+  taskId: string,
+  code: string,
+  answerNeverShown?: string,
+): Promise<void> {
+  const note = await noteOf(parent, taskId);
+  expect(note.details.state).toBe("failed");
+  expect(note.details.code).toBe(code);
+  expect(note.details.answer_sha256).toBeNull();
+  expect(note.content).toContain(`[${code}]`);
+  const manifest = manifestOf(taskDir);
+  expect(manifest.state).toBe("failed");
+  expect(manifest.terminal?.code).toBe(code);
+  expect(manifest.terminal?.answer_sha256).toBeUndefined();
+  expect(existsSync(join(taskDir, "result.json"))).toBe(false);
+  const fetched = await bgResult(parent, taskId);
+  expect(fetched.isError).toBe(true);
+  expect(fetched.text.split("\n")[0]).toMatch(new RegExp(`^\\[${code}\\] `));
+  expect(fetched.text).toContain("Child process created: yes");
+  if (answerNeverShown !== undefined) {
+    expect(fetched.text).not.toContain(answerNeverShown);
+    expect(note.content).not.toContain(answerNeverShown);
+  }
+}
+
+/** The task's pid from manifest.json, once its child's first model request is being held. */
+function childPidOf(taskDir: string): number {
+  const manifest = manifestOf(taskDir);
+  expect(manifest.state).toBe("running");
+  if (manifest.child === null) throw new Error("a running task without a child");
+  return manifest.child.pid;
+}
+
+describe("faults end in their documented terminal state", () => {
+  it("child killed with SIGKILL mid-run → child_exited_without_commit, nothing written for it", async () => {
+    const cwd = await makeTempDir("rel-kill");
+    const held = gate();
+    let asked = 0;
+    installParentDriver(server, async () => {
+      asked++;
+      await held.wait;
+      return { text: "AN ANSWER THE KILLED CHILD NEVER RECEIVED" };
+    });
+    const parent = await startSdkParent({ agentDir: agent, cwd });
+    try {
+      const id = await delegate(parent, { name: "killed child", prompt: "Investigate the cache." });
+      await until(() => asked === 1, "the child's first model request");
+      const dir = taskDirOf(cwd, parent, id);
+      const pid = childPidOf(dir);
+      process.kill(pid, "SIGKILL");
+
+      await expectFailedEverywhere(parent, dir, id, "child_exited_without_commit", "NEVER RECEIVED");
+      // The guard had no chance to write anything: neither commit file exists, only its ready record.
+      expect(existsSync(join(dir, "child-terminal.json"))).toBe(false);
+      expect(existsSync(join(dir, "child-ready.json"))).toBe(true);
+      expect(asked).toBe(1);
+      expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
+    } finally {
+      held.release();
+      await parent.dispose();
+    }
+  });
+
+  it("maxTurns 1, maxToolCalls 1 and a provider error, through bg_delegate → their three codes", async () => {
+    const cwd = await makeTempDir("rel-limits");
+    installParentDriver(server); // children follow their own scripts
+    const parent = await startSdkParent({ agentDir: agent, cwd });
+    const keepsCalling = script({ tool: "ls", args: { path: "." } }); // the last step repeats
+    try {
+      const turns = await delegate(parent, { name: "turn limit", prompt: `List. ${keepsCalling}`, maxTurns: 1 });
+      const calls = await delegate(parent, {
+        name: "tool-call limit",
+        prompt: `List again. ${keepsCalling}`,
+        maxToolCalls: 1,
+      });
+      const provider = await delegate(parent, {
+        name: "provider error",
+        prompt: `Answer. ${script({ error: 500, message: "scripted internal error" })}`,
+      });
+      const expected: [string, string][] = [
+        [turns, "child_turn_limit"],
+        [calls, "child_tool_call_limit"],
+        [provider, "child_provider_error"],
+      ];
+      for (const [id, code] of expected) {
+        const dir = taskDirOf(cwd, parent, id);
+        await expectFailedEverywhere(parent, dir, id, code);
+        // The child's own record says the same: the code is not the parent's guess.
+        const terminal = JSON.parse(readFileSync(join(dir, "child-terminal.json"), "utf8")) as { code: string };
+        expect(terminal.code).toBe(code);
+      }
+      const providerTerminal = readFileSync(join(taskDirOf(cwd, parent, provider), "child-terminal.json"), "utf8");
+      expect(providerTerminal).toContain("scripted internal error");
+      expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
+    } finally {
+      await parent.dispose();
+    }
+  });
+
+  it("a retryable provider error, then success → one consistent result.json and a completed task", async () => {
+    const cwd = await makeTempDir("rel-retry");
+    installParentDriver(server);
+    const parent = await startSdkParent({ agentDir: retryAgent, cwd });
+    const answer = "RECOVERED ANSWER: the cache key omits the session id.";
+    try {
+      const id = await delegate(parent, {
+        name: "retry then success",
+        prompt: `Answer. ${script({ text: answer, failFirst: 1, failStatus: 503 })}`,
+      });
+      const dir = taskDirOf(cwd, parent, id);
+      const note = await noteOf(parent, id);
+      expect(note.details.state).toBe("completed");
+      expect(note.details.code).toBeNull();
+      expect(note.details.answer_sha256).toBe(sha256Hex(answer));
+      expect(note.details.answer_bytes).toBe(Buffer.byteLength(answer));
+
+      // Two child requests (the failure and the retry), one commit, no failure record, no leftovers.
+      expect(server.requests.filter(isChildRequest)).toHaveLength(2);
+      expect(
+        readdirSync(dir).filter((f) => f.includes("result") || f.includes("terminal") || f.endsWith(".tmp")),
+      ).toEqual(["result.json"]);
+      const result = JSON.parse(readFileSync(join(dir, "result.json"), "utf8")) as DelegateResultFile;
+      expect(decodeAnswer(result)).toBe(answer);
+      expect(result.answer.sha256).toBe(sha256Hex(answer));
+      expect(result.route_attestations.map((a) => a.stop_reason)).toEqual(["error", "stop"]);
+      const manifest = manifestOf(dir);
+      expect(manifest.state).toBe("completed");
+      expect(manifest.terminal?.answer_sha256).toBe(result.answer.sha256);
+      expect(manifest.terminal?.code).toBeUndefined();
+
+      const fetched = await bgResult(parent, id);
+      expect(fetched.isError, fetched.text).toBe(false);
+      expect(fetched.text).toContain(answer);
+      expect(await waitForNoProcesses(retryAgent.dir, { includeEnv: true })).toEqual([]);
+    } finally {
+      await parent.dispose();
+    }
+  });
+
+  it("no room to commit (a file-size limit on the child): the task fails typed, no partial result accepted", async () => {
+    // A full disk, honestly: the kernel refuses the commit's write. RLIMIT_FSIZE on the running child
+    // (prlimit needs no privilege on one's own process) fails any write past LIMIT with EFBIG, the
+    // same path as ENOSPC, and it reaches only the child. The answer is sized so that everything
+    // else the child writes (session file, output log) fits and only result.json, whose base64
+    // is 4/3 of the answer, does not: the failure lands exactly at the commit.
+    const cwd = await makeTempDir("rel-disk");
+    const line = `${"Evidence: src/cache.ts:42 keys entries by path only.".padEnd(99, ".")}\n`;
+    const answer = line.repeat(3000); // 300,000 bytes; its result.json is over 400,000
+    const limit = 360_000;
+    const held = gate();
+    let asked = 0;
+    installParentDriver(server, async () => {
+      asked++;
+      await held.wait;
+      return { text: answer };
+    });
+    const parent = await startSdkParent({ agentDir: agent, cwd });
+    try {
+      const id = await delegate(parent, { name: "full disk", prompt: "Report all the evidence." });
+      await until(() => asked === 1, "the child's first model request");
+      const dir = taskDirOf(cwd, parent, id);
+      const pid = childPidOf(dir);
+      execFileSync("prlimit", ["--pid", String(pid), `--fsize=${limit}:${limit}`]);
+      held.release();
+
+      await expectFailedEverywhere(parent, dir, id, "child_exited_without_commit", line.trim());
+      // The refusal came at the commit: the answer reached the child (its session holds it whole)...
+      const session = readFileSync(join(dir, "child-session", "session.jsonl"), "utf8");
+      expect(session).toContain(JSON.stringify(answer).slice(1, -1));
+      // ...and the guard said it could not write the outcome. No temp file is left to be mistaken
+      // for a commit, and no prefix of the answer is anywhere the parent reads answers from.
+      const log = readFileSync(join(dir, "child-output.log"), "utf8");
+      expect(log).toContain("delegate guard: could not write the outcome");
+      expect(log).toContain("EFBIG");
+      expect(readdirSync(dir).filter((f) => f.includes("result") || f.endsWith(".tmp"))).toEqual([]);
+      expect(existsSync(join(dir, "answer.txt"))).toBe(false);
+      expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
+    } finally {
+      held.release();
+      await parent.dispose();
+    }
+  });
+
+  it("the artifact dir removed mid-run → result_unavailable from the notification and bg_result; the parent stays usable", async () => {
+    const cwd = await makeTempDir("rel-removed");
+    const held = gate();
+    let asked = 0;
+    installParentDriver(server, async () => {
+      asked++;
+      await held.wait;
+      return { text: "AN ANSWER WITH NOWHERE TO GO" };
+    });
+    const parent = await startSdkParent({ agentDir: agent, cwd });
+    try {
+      const id = await delegate(parent, { name: "dir removed", prompt: "Investigate." });
+      await until(() => asked === 1, "the child's first model request");
+      const dir = taskDirOf(cwd, parent, id);
+      const pid = childPidOf(dir);
+      rmSync(dir, { recursive: true, force: true });
+      held.release();
+
+      const note = await noteOf(parent, id);
+      expect(note.details.state).toBe("failed");
+      expect(note.details.code).toBe("result_unavailable");
+      expect(note.content).toContain("[result_unavailable]");
+      const fetched = await bgResult(parent, id);
+      expect(fetched.isError).toBe(true);
+      expect(fetched.text.split("\n")[0]).toMatch(/^\[result_unavailable\] /);
+      expect(fetched.text).not.toContain("NOWHERE TO GO");
+      // Nothing brought the directory back, the child is gone, and the parent still works.
+      expect(existsSync(dir)).toBe(false);
+      expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
+      expect(isAlive(pid)).toBe(false);
+      expect(parent.extensionErrors).toEqual([]);
+      await promptWhenIdle(parent, "still there?");
+      expect(parent.lastAssistantText()).toBe("noted");
+      const second = await delegate(parent, { name: "after removal", prompt: `Answer. ${script({ text: "FINE" })}` });
+      expect((await noteOf(parent, second)).details.state).toBe("completed");
+      expect((await bgResult(parent, second)).text).toContain("FINE");
+    } finally {
+      held.release();
+      await parent.dispose();
+    }
+  });
+});
