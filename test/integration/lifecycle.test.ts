@@ -2,6 +2,8 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { isAlive } from "../../src/tasks/spawn.ts";
+import { listDelegates } from "../../src/ui/delegates-command.ts";
+import { footerText } from "../../src/ui/footer.ts";
 import {
   bgResultVia,
   call,
@@ -64,6 +66,9 @@ describe("task lifecycle with real parents and children", () => {
       expect(running.details?.delivery).toBe("none");
       expect(Buffer.byteLength(running.text)).toBeLessThanOrEqual(300);
 
+      // The footer shows the running delegate (name, elapsed, turns, tool calls); /delegates lists it.
+      expect(footerText(cwd)).toMatch(/⧗ held task \d+s · \d+t \d+c/);
+      expect(listDelegates(cwd)).toMatch(new RegExp(`${id}\\s+running\\s+fake/fake-model`));
       await promptWhenIdle(parent, `/delegates cancel ${id}`);
       await until(() => notifications(parent.messages()).length === 1, "the cancel notification");
       const note = notifications(parent.messages())[0] as { details: Record<string, unknown> };
@@ -72,6 +77,8 @@ describe("task lifecycle with real parents and children", () => {
       const after = await bgResultVia(parent, { taskId: id });
       expect(after.isError).toBe(true);
       expect(after.text).toMatch(/^\[child_cancelled\]/);
+      expect(listDelegates(cwd)).toMatch(new RegExp(`${id}\\s+cancelled .*child_cancelled`));
+      expect(footerText(cwd)).toBeUndefined();
       expect(await waitForNoProcesses(join(cwd, ".pi/delegate"))).toEqual([]);
     } finally {
       held.release();
