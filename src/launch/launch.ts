@@ -4,7 +4,6 @@ import { canonicalJson } from "../core/canonical.ts";
 import {
   AGGREGATE_TOOL_OUTPUT_MAX_BYTES,
   ANSWER_CAPTURE_MAX_BYTES,
-  DELEGATE_DEFAULTS,
   READ_ARTIFACT_MAX_RESPONSE_BYTES,
   SCHEMA,
   SPILL_THRESHOLD_BYTES,
@@ -168,5 +167,3 @@ export function childEnvFor(plan: LaunchPlan, tree: TaskTree): Record<string, st
     seedSha256: tree.seedSha256,
   });
 }
-
-export const DEFAULTS_FOR_DOCS = DELEGATE_DEFAULTS;
