@@ -1,0 +1,102 @@
+/**
+ * What the bench's scripted model says, for parents and children alike (served by the demo's
+ * model server, scripts/demo/model-server.mjs, in this process).
+ *
+ * Conversations only carry a scenario id: `BENCH-PARENT <id>` as a parent's prompt, `BENCH-CHILD <id>`
+ * in a child's prompt (a delegate's directive or a bare `pi -p` prompt). The scenario itself lives
+ * in this process, so a child prompt never has to be escaped inside a parent prompt, and a delegate
+ * child — whose seed also holds its parent's prompt — is still told apart from its parent: only a
+ * child's conversation has a user message naming a child scenario.
+ *
+ *   parent scenario: { steps: [[{ name, args }], ...] }  step k = the tool calls of the k-th reply
+ *                    after the prompt (several calls in one step run in parallel); then "ok".
+ *   child scenario:  { read?: "file", answerBytes?: n, fail?: true }
+ *                    reply 0 reads the file (if any); the next reply is the answer, exactly
+ *                    answerBytes bytes of UTF-8, or an HTTP 500 with fail.
+ */
+import { createHash } from "node:crypto";
+
+const PARENT = /^BENCH-PARENT (\w+)/;
+const CHILD = /BENCH-CHILD (\w+)/;
+
+const parents = new Map();
+const children = new Map();
+/** Answer texts as the model sent them, per child scenario (every request of that scenario sends the same). */
+const answersSent = new Map();
+let nextId = 0;
+
+/** A provider failure the bench asked for (kept apart from real scripted-model errors). */
+export class ScriptedProviderError extends Error {}
+
+/** Register a parent scenario; returns the prompt that runs it. */
+export function parentPrompt(steps) {
+  const id = `p${++nextId}`;
+  parents.set(id, { steps });
+  return `BENCH-PARENT ${id}`;
+}
+
+/** Register a child scenario; returns its id and the directive text to give the child. */
+export function childWork(work, label = "Do the scripted work") {
+  const id = `c${++nextId}`;
+  children.set(id, work);
+  return { id, prompt: `${label}. BENCH-CHILD ${id}` };
+}
+
+/** sha256 of the answer the model sent for child scenario `id` (undefined if it never answered). */
+export function sentAnswerSha256(id) {
+  const text = answersSent.get(id);
+  return text === undefined ? undefined : createHash("sha256").update(text, "utf8").digest("hex");
+}
+
+const LINE = "The scripted delegate reports: every cache write at src/cache/store.ts is followed by an invalidation.\n";
+
+/** Exactly `bytes` bytes: a header naming the evidence, then whole filler lines, then a tail. */
+function answerText(id, readResult, bytes) {
+  const digest = createHash("sha256")
+    .update(readResult ?? "", "utf8")
+    .digest("hex");
+  const head = `ANSWER ${id}: read ${Buffer.byteLength(readResult ?? "")} bytes, sha256 ${digest}.\n`;
+  const target = Math.max(bytes ?? 0, Buffer.byteLength(head));
+  const fill = target - Buffer.byteLength(head);
+  return head + LINE.repeat(Math.floor(fill / LINE.length)) + "x".repeat(fill % LINE.length);
+}
+
+function assistantsAfter(messages, index) {
+  return messages.slice(index + 1).filter((m) => m.role === "assistant").length;
+}
+
+function childReply(id, messages, at) {
+  const work = children.get(id);
+  if (!work) throw new Error(`unknown child scenario ${id}`);
+  const turn = assistantsAfter(messages, at);
+  if (work.fail) throw new ScriptedProviderError(`scripted provider failure for ${id}`);
+  if (work.read && turn === 0) return { toolCalls: [{ name: "read", args: { path: work.read } }] };
+  const readResult = work.read ? messages.findLast((m) => m.role === "tool")?.text : undefined;
+  const text = answerText(id, readResult, work.answerBytes);
+  answersSent.set(id, text);
+  return { text };
+}
+
+function parentReply(messages) {
+  let at = -1;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (messages[i].role === "user" && PARENT.test(messages[i].text)) {
+      at = i;
+      break;
+    }
+  }
+  if (at === -1) return { text: "noted" };
+  const scenario = parents.get(PARENT.exec(messages[at].text)[1]);
+  if (!scenario) throw new Error(`unknown parent scenario in ${JSON.stringify(messages[at].text)}`);
+  const turn = assistantsAfter(messages, at);
+  const step = scenario.steps[turn];
+  return step ? { toolCalls: step } : { text: "ok" };
+}
+
+/** The model's decision for one request (see scripts/demo/model-server.mjs). */
+export function decide(request) {
+  const { messages } = request;
+  const at = messages.findIndex((m) => m.role === "user" && CHILD.test(m.text));
+  if (at !== -1) return childReply(CHILD.exec(messages[at].text)[1], messages, at);
+  return parentReply(messages);
+}

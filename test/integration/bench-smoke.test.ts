@@ -1,0 +1,85 @@
+/**
+ * `npm run bench -- --quick` as a user runs it: a smoke test of the benchmark, not a timing check.
+ * The run must exit 0 and write a JSON report holding every figure of issue 8 with a numeric value,
+ * its min/median/max and its target, every delegate verified — and leave no process or temp dir.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { execa } from "execa";
+import { describe, expect, it } from "vitest";
+import { REPO_ROOT } from "../helpers/pi-paths.ts";
+import { makeTempDir, waitForNoProcesses } from "../helpers/temp.ts";
+
+/** The figures of issue 8 and their targets, written down here independently of the bench's code. */
+const EXPECTED_TARGETS: Record<string, number> = {
+  receipt_latency_small: 5,
+  receipt_latency_large: 5,
+  receipt_latency_growth: 25,
+  end_to_end: 1.1,
+  verify_answer: 3,
+  parent_memory_growth: 16,
+  concurrent: 1.15,
+  context_receipt: 700,
+  context_notification: 500,
+  context_running_view: 300,
+  context_failure_view: 1024,
+};
+
+interface Figure {
+  id: string;
+  title: string;
+  value: number;
+  min: number;
+  median: number;
+  max: number;
+  runs: number;
+  target: { op: string; value: number };
+  detail: Record<string, unknown>;
+}
+
+describe("npm run bench -- --quick", () => {
+  it("writes every figure with a number and its target, and cleans up", async () => {
+    const out = join(await makeTempDir("bench"), "report.json");
+    const run = await execa(process.execPath, ["scripts/bench.mjs", "--quick", "--out", out], {
+      cwd: REPO_ROOT,
+      all: true,
+      reject: false,
+      // On a hung run the bench gets SIGINT, which makes it clean up after itself.
+      timeout: 170_000,
+      killSignal: "SIGINT",
+    });
+    const output = run.all ?? "";
+    expect(run.exitCode, output).toBe(0);
+
+    const report = JSON.parse(readFileSync(out, "utf8")) as {
+      schema_version: string;
+      mode: string;
+      figures: Figure[];
+      errors: unknown[];
+    };
+    expect(report.schema_version).toBe("pi-bg-delegate.bench-report.v1");
+    expect(report.mode).toBe("quick");
+    expect(report.errors).toEqual([]);
+    expect(report.figures.map((f) => f.id).sort()).toEqual(Object.keys(EXPECTED_TARGETS).sort());
+    for (const f of report.figures) {
+      expect(Number.isFinite(f.value), f.id).toBe(true);
+      expect(f.value, f.id).toBe(f.median);
+      expect(f.runs, f.id).toBeGreaterThanOrEqual(1);
+      expect(f.min, f.id).toBeLessThanOrEqual(f.median);
+      expect(f.median, f.id).toBeLessThanOrEqual(f.max);
+      expect(f.target, f.id).toEqual({ op: "<=", value: EXPECTED_TARGETS[f.id] });
+      // The printed table shows each figure next to its target.
+      const row = output.split("\n").find((line) => line.includes(f.title));
+      expect(row, f.id).toMatch(new RegExp(`≤ ${String(f.target.value).replace(".", "\\.")}`));
+    }
+    const concurrent = report.figures.find((f) => f.id === "concurrent");
+    expect(concurrent?.detail.delegates_lost_or_unverified).toBe(0);
+    expect(concurrent?.detail.delegates_verified).toBe(concurrent?.detail.delegates_launched);
+
+    // Nothing left: the workspace dir is gone and no process mentions it.
+    const root = /workspace (\S+);/.exec(output)?.[1];
+    expect(root).toMatch(/pi-bg-delegate-bench-/);
+    expect(existsSync(root ?? "")).toBe(false);
+    expect(await waitForNoProcesses(root ?? "", { includeEnv: true })).toEqual([]);
+  }, 180_000);
+});
