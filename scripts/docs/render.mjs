@@ -196,7 +196,7 @@ export function renderArgumentChecks({ fields, defaults }) {
 const STAGE_SURFACE = {
   admission: "The `bg_delegate` call fails with this code; no child is started and no task files are kept.",
   launch:
-    "The `bg_delegate` call fails with this code; when it happens after the receipt was returned, the completion notice and `bg_result` report it instead.",
+    "The `bg_delegate` call fails with this code and no child runs; the task's directory stays, with the failure recorded in its `manifest.json`.",
   run: "The task ends as failed; the completion notice and `bg_result` show the code and the output log, and no answer is returned.",
   verify: "The completion notice and `bg_result` show the code; no answer bytes are returned.",
   retrieval: "The `bg_result` call fails with this code; the task itself is unchanged.",

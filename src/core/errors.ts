@@ -130,12 +130,12 @@ export const FAILURE_WHEN = {
     when: "This project already has maxRunning delegates running (checked right after the arguments).",
   },
   artifact_error: {
-    stages: ["admission", "launch"],
-    when: "The task's artifact directory could not be created or written; what was written is removed.",
+    stages: ["admission", "retrieval"],
+    when: "The task's artifact directory could not be created or written (what was written is removed), or bg_result could not write answer.txt.",
   },
   child_spawn_failed: { stages: ["launch"], when: "The child process could not be started." },
   child_startup_failed: {
-    stages: ["launch"],
+    stages: ["run"],
     when: "The child exited before its guard reported that it was ready.",
   },
   seed_hash_mismatch: {
@@ -175,11 +175,11 @@ export const FAILURE_WHEN = {
     when: "The child is gone and left neither result.json nor child-terminal.json.",
   },
   child_result_invalid: {
-    stages: ["verify"],
-    when: "result.json is not canonical JSON of the expected shape and version, names another task or nonce, or carries a blank answer.",
+    stages: ["run", "verify"],
+    when: "The child's final answer is blank; or result.json (or child-terminal.json) is not of the expected shape and version, names another task or nonce, or carries a blank answer.",
   },
   route_attestation_missing: {
-    stages: ["run", "verify"],
+    stages: ["verify"],
     when: "result.json carries no route attestation for the child's assistant messages.",
   },
   route_mismatch: {
@@ -187,15 +187,15 @@ export const FAILURE_WHEN = {
     when: "The child's model at start, or the provider/model of any assistant message, differs from the pinned route.",
   },
   child_result_encoding_invalid: {
-    stages: ["verify"],
-    when: "The answer's encoding is not utf-8, a block is not strict base64, or the answer bytes are not well-formed UTF-8.",
+    stages: ["run", "verify"],
+    when: "The child's final answer holds a lone surrogate; or the answer's encoding is not utf-8, a block is not strict base64, or the answer bytes are not well-formed UTF-8.",
   },
   answer_hash_mismatch: {
     stages: ["verify"],
     when: "A block's or the whole answer's byte length or SHA-256 differs from what result.json states.",
   },
   artifact_read_failed: {
-    stages: ["verify"],
+    stages: ["verify", "retrieval"],
     when: "result.json or another hash-bound task file exists but cannot be read.",
   },
   result_unavailable: {
