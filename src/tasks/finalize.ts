@@ -10,7 +10,7 @@ import type { VerifiedAnswer } from "../verify/delegate-result.ts";
 import { fileExists } from "./store.ts";
 
 /** Why the parent ended a child itself, when it did. */
-export type ParentEndReason = "timeout" | "cancelled" | "parent_lost";
+export type ParentEndReason = "timeout" | "cancelled";
 
 export interface TaskEnd {
   manifest: DelegateManifest;
@@ -31,7 +31,6 @@ export function expectedIdentity(manifest: DelegateManifest) {
 const REASON_CODES = {
   timeout: ["child_timeout", "the wall-clock timeout passed; the child's process group was killed"],
   cancelled: ["child_cancelled", "the task was cancelled; the child's process group was killed"],
-  parent_lost: ["child_cancelled", "the host that owned the task is gone and the child ended without a commit"],
 } as const;
 
 /**

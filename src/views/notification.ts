@@ -1,3 +1,4 @@
+import { relative } from "node:path";
 import { INLINE_ANSWER_MAX_BYTES } from "../core/constants.ts";
 import type { BoundArtifact, DelegateManifest } from "../core/types.ts";
 
@@ -25,37 +26,41 @@ export function chooseAutoDelivery(
   return mode === "always" ? { kind: "artifact", copy: copy() } : null;
 }
 
-const NAME_BUDGET = 60;
+/** The notification's own text budget for the model; an autoDelivered answer comes on top. */
+export const NOTIFICATION_TEXT_MAX_BYTES = 500;
 
-function shortName(name: string): string {
-  const chars = [...name];
-  return chars.length <= NAME_BUDGET ? name : `${chars.slice(0, NAME_BUDGET - 1).join("")}…`;
-}
-
-/**
- * The notification's own text stays under 500 bytes (the name is shortened for display only); an
- * answer carried by autoDeliver follows it in full, never cut.
- */
-export function notificationText(m: DelegateManifest, auto: AutoDelivery): string {
+function noticeText(m: DelegateManifest, auto: AutoDelivery, name: string): string {
   const t = m.terminal;
-  const head = `Background delegate ${m.task_id} (${shortName(m.name)}) ${m.state}`;
-  let body: string;
-  if (m.state === "completed" && t?.answer_sha256) {
-    body = `: verified answer ${t.answer_bytes} bytes, sha256 ${t.answer_sha256}.`;
-  } else {
-    body = `: [${t?.code ?? "unknown"}] no answer was committed.`;
-  }
-  if (auto?.kind === "answer") {
-    return `${head}${body} The verified answer follows (autoDeliver); bg_result is not needed.\n\n${auto.text}`;
-  }
+  const head = `Background delegate ${m.task_id} (${name}) ${m.state}`;
+  const body =
+    m.state === "completed" && t?.answer_sha256
+      ? `: verified answer ${t.answer_bytes} bytes, sha256 ${t.answer_sha256}.`
+      : `: [${t?.code ?? "unknown"}] no answer was committed.`;
+  if (auto?.kind === "answer")
+    return `${head}${body} The verified answer follows (autoDeliver); bg_result is not needed.`;
   if (auto?.kind === "artifact") {
-    return `${head}${body} The answer is in ${auto.copy.path} (plain text, ${auto.copy.byte_length} bytes); open it with read.`;
+    const path = relative(m.cwd, auto.copy.path);
+    return `${head}${body} The answer is in ${path} (plain text); open it with read.`;
   }
   const next =
     m.state === "completed"
       ? ` Call bg_result {"taskId":"${m.task_id}"} once to read it; do not poll.`
       : ` Call bg_result {"taskId":"${m.task_id}"} for the failure details.`;
   return `${head}${body}${next}`;
+}
+
+/**
+ * The notification: its own text fits 500 bytes by construction (a long name is shortened for
+ * display only; the artifact path is relative to the project); an answer carried by autoDeliver
+ * follows it in full, never cut.
+ */
+export function notificationText(m: DelegateManifest, auto: AutoDelivery): string {
+  const chars = [...m.name];
+  let notice = noticeText(m, auto, m.name);
+  for (let keep = chars.length - 1; Buffer.byteLength(notice) > NOTIFICATION_TEXT_MAX_BYTES && keep >= 1; keep--) {
+    notice = noticeText(m, auto, `${chars.slice(0, keep).join("")}…`);
+  }
+  return auto?.kind === "answer" ? `${notice}\n\n${auto.text}` : notice;
 }
 
 export function notificationDetails(m: DelegateManifest, taskDir: string, auto: AutoDelivery): NotificationDetails {

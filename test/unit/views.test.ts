@@ -1,0 +1,100 @@
+import { describe, expect, it } from "vitest";
+import type { DelegateManifest } from "../../src/core/types.ts";
+import { NOTIFICATION_TEXT_MAX_BYTES, notificationText } from "../../src/views/notification.ts";
+import { RECEIPT_TEXT_MAX_BYTES, type ReceiptDetails, receiptText } from "../../src/views/receipt.ts";
+
+const LONG_NAME = "ünïcödé 名前 ".repeat(20).slice(0, 80);
+const CWD = `/projects/${"deeply/nested/".repeat(30)}repo`;
+const TASK = `d${"a".repeat(32)}`;
+const DIR = `${CWD}/.pi/delegate/01a22e3b-bb08-73c8-8fc6-6a5d4674fadd/${TASK}`;
+
+function manifest(over: Partial<DelegateManifest> = {}): DelegateManifest {
+  return {
+    schema_version: "x",
+    kind: "delegate",
+    task_id: TASK,
+    name: LONG_NAME,
+    launch_nonce: "n",
+    parent_session_id: "s",
+    cwd: CWD,
+    created_at: "2026-01-01T00:00:00.000Z",
+    updated_at: "2026-01-01T00:00:00.000Z",
+    state: "completed",
+    route: { provider: "fake", model: "fake-model" },
+    capability: "inspect",
+    extension_mode: "isolated",
+    limits: { max_turns: 1000, max_tool_calls: 10000, timeout_seconds: 86400 },
+    auto_deliver: "always",
+    notify_on_completion: true,
+    trigger_on_completion: true,
+    child_session_id: "delegate-x",
+    child_session_dir: `${DIR}/child-session`,
+    seed_sha256: "b".repeat(64),
+    seed_bytes: 123456,
+    owner: { pid: 1, start_time: "1" },
+    child: { pid: 2, pgid: 2 },
+    artifacts: {},
+    terminal: { ended_at: "2026-01-01T00:00:00.000Z", answer_bytes: 4 * 1024 * 1024, answer_sha256: "c".repeat(64) },
+    ...over,
+  };
+}
+
+describe("notification text", () => {
+  it("stays within 500 bytes with a long multibyte name, a 4 MiB answer and a deep project path", () => {
+    const copy = { path: `${DIR}/answer.txt`, byte_length: 4 * 1024 * 1024, sha256: "c".repeat(64) };
+    const text = notificationText(manifest(), { kind: "artifact", copy });
+    expect(Buffer.byteLength(text)).toBeLessThanOrEqual(NOTIFICATION_TEXT_MAX_BYTES);
+    expect(text).toContain(`.pi/delegate/01a22e3b-bb08-73c8-8fc6-6a5d4674fadd/${TASK}/answer.txt`);
+    expect(text).not.toContain(CWD);
+    expect(text).toContain("c".repeat(64));
+    const failed = manifest({
+      state: "failed",
+      terminal: { ended_at: "x", code: "provider_context_budget_exhausted" },
+    });
+    expect(Buffer.byteLength(notificationText(failed, null))).toBeLessThanOrEqual(NOTIFICATION_TEXT_MAX_BYTES);
+  });
+
+  it("carries an autoDelivered answer in full after the bounded notice", () => {
+    const answer = "x".repeat(40_000);
+    const text = notificationText(manifest({ auto_deliver: "when_small" }), { kind: "answer", text: answer });
+    expect(text.endsWith(`\n\n${answer}`)).toBe(true);
+    expect(Buffer.byteLength(text.slice(0, text.indexOf("\n\n")))).toBeLessThanOrEqual(NOTIFICATION_TEXT_MAX_BYTES);
+  });
+});
+
+describe("receipt text", () => {
+  it("stays within 700 bytes for an ambient task with a long name under a deep project", () => {
+    const receipt: ReceiptDetails = {
+      kind: "bg_delegate_receipt",
+      task_id: TASK,
+      name: LONG_NAME,
+      route: {
+        provider: "fake",
+        model: "fake-model",
+        origin: "explicit",
+        thinking_level: "high",
+        context_window_tokens: 1,
+      },
+      child_session_id: "delegate-x",
+      child_pid: 2,
+      artifact_dir: DIR,
+      seed_sha256: "b".repeat(64),
+      seed_bytes: 1_048_576,
+      budget_source: "calibrated",
+      bytes_per_token: 1.73,
+      growth_budget_tokens: 1,
+      extension_mode: "ambient",
+      ambient_warning: "ambient mode runs discovered extensions' arbitrary code in the child.",
+      limits: { max_turns: 1000, max_tool_calls: 10000, timeout_seconds: 86400 },
+      auto_deliver: "when_small",
+      notify_on_completion: true,
+      trigger_on_completion: true,
+      retrieve_with: { tool: "bg_result", taskId: TASK },
+    };
+    const text = receiptText(receipt, CWD);
+    expect(Buffer.byteLength(text)).toBeLessThanOrEqual(RECEIPT_TEXT_MAX_BYTES);
+    expect(text).toContain(TASK);
+    expect(text).toContain("WARNING: ambient mode");
+    expect(text).not.toContain(CWD);
+  });
+});
