@@ -148,6 +148,7 @@ function check(spec) {
       const parts = ["string, not blank after trimming"];
       if (spec.maxChars !== undefined) parts.push(`at most ${grouped(spec.maxChars)} characters`);
       if (spec.maxBytes !== undefined) parts.push(`at most ${grouped(spec.maxBytes)} bytes of UTF-8`);
+      if (spec.printable) parts.push("no control characters");
       return parts.join(", ");
     }
     case "enum":

@@ -17,6 +17,7 @@ export const DELEGATE_FIELDS = {
     kind: "string",
     required: true,
     maxChars: ARGUMENT_BOUNDS.nameMaxChars,
+    printable: true,
     description: "A short label for the task (2-6 words), shown in the footer and in /delegates.",
   },
   prompt: {

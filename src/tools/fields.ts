@@ -6,7 +6,15 @@ import { type TSchema, Type } from "@sinclair/typebox";
 import { DelegateError } from "../core/errors.ts";
 
 export type FieldSpec =
-  | { kind: "string"; required: boolean; description: string; maxChars?: number; maxBytes?: number }
+  | {
+      kind: "string";
+      required: boolean;
+      description: string;
+      maxChars?: number;
+      maxBytes?: number;
+      /** Refuse control characters (a display label must not carry terminal escapes or NULs). */
+      printable?: boolean;
+    }
   | { kind: "enum"; required: boolean; description: string; values: readonly string[] }
   | { kind: "integer"; required: boolean; description: string; max: number }
   | { kind: "boolean"; required: boolean; description: string }
@@ -77,6 +85,9 @@ function checkField(path: string, spec: FieldSpec, value: unknown): unknown {
       if (typeof value !== "string") invalid(path, `must be a string, got ${typeName(value)}`);
       if (hasLoneSurrogate(value)) invalid(path, "must be well-formed Unicode (lone surrogate found)");
       if (value.trim().length === 0) invalid(path, "must not be blank");
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+      if (spec.printable && /[\u0000-\u001f\u007f-\u009f]/.test(value))
+        invalid(path, "must not contain control characters");
       if (spec.maxChars !== undefined && [...value].length > spec.maxChars)
         invalid(path, `must be at most ${spec.maxChars} characters`);
       if (spec.maxBytes !== undefined && Buffer.byteLength(value, "utf8") > spec.maxBytes)
