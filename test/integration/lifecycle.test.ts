@@ -175,3 +175,52 @@ describe("task lifecycle with real parents and children", () => {
     expect(await findProcesses(agentDir.dir, { includeEnv: true })).toEqual([]);
   });
 });
+
+describe("/new and /resume", () => {
+  it("notifies only the launching session: not the new one (which can still retrieve), then once on resume", async () => {
+    const agentDir = await createAgentDir({ serverUrl: server.url });
+    const cwd = await makeTempDir("proj");
+    const sessions = await makeTempDir("sessions");
+    const held = gate();
+    let childAsked = false;
+    installParentDriver(server, async () => {
+      childAsked = true;
+      await held.wait;
+      return { text: "ANSWER FOR THE FIRST SESSION" };
+    });
+    const rpc = await startRpcParent({ agentDir, cwd, session: { dir: sessions } });
+    try {
+      await rpc.promptAndWait(call("bg_delegate", { name: "outlives /new", prompt: "Look around." }));
+      const taskId = taskIdOf(lastToolResult(await rpc.messages(), "bg_delegate").text);
+      const first = (await rpc.client.getState()).sessionFile;
+      await until(() => childAsked, "the child's first model request");
+      await rpc.client.newSession();
+      held.release();
+      const [sessionDir] = readdirSync(join(cwd, ".pi/delegate"), { withFileTypes: true }).filter((d) =>
+        d.isDirectory(),
+      );
+      await until(
+        () => manifestOf(cwd, sessionDir?.name ?? "", taskId).state === "completed",
+        "the task to complete while the new session is live",
+      );
+      await rpc.promptAndWait(call("bg_result", { taskId }));
+      const inNew = await rpc.messages();
+      expect(lastToolResult(inNew, "bg_result").text).toContain("ANSWER FOR THE FIRST SESSION");
+      expect(notifications(inNew)).toHaveLength(0);
+
+      expect(first).toBeTruthy();
+      await rpc.client.switchSession(first as string);
+      // Resuming the launching session delivers the notification that was held back (poll its messages).
+      let resumed: unknown[] = [];
+      for (let i = 0; i < 400 && notifications(resumed).length === 0; i++) {
+        resumed = await rpc.messages();
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(notifications(resumed)).toHaveLength(1);
+      expect((notifications(resumed)[0] as { details: { taskId: string } }).details.taskId).toBe(taskId);
+    } finally {
+      held.release();
+      await rpc.stop();
+    }
+  });
+});
