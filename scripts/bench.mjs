@@ -6,7 +6,7 @@
  * target; targets are goals, not gates: the exit code is 0 unless the bench itself breaks.
  * What each figure measures and how: docs/benchmarks.md.
  *
- *   npm run bench                       the full bench (~5–10 min on 2 cores)
+ *   npm run bench                       the full bench (~3–5 min on 2 cores)
  *   npm run bench -- --quick            1 run of each, smallest sizes (a smoke run, < 2 min)
  *   npm run bench -- --out <file>       where to write the JSON report (default bench-report.json)
  *   npm run bench -- --keep             keep the temp workspace (agent dir, projects, task trees)
@@ -29,11 +29,11 @@ import { openWorkspace, REPO_ROOT } from "./bench/workspace.mjs";
 const MiB = 1 << 20;
 const CONFIGS = {
   default: {
-    receipt: { small: 1_000, large: 20_000, reps: 5 },
-    endToEnd: { reps: 5 },
-    verify: { answerBytes: 4 * MiB, reps: 15 },
+    receipt: { small: 1_000, large: 20_000, reps: 7 },
+    endToEnd: { reps: 7 },
+    verify: { answerBytes: 4 * MiB, reps: 25 },
     memory: { answerBytes: 1 * MiB, reps: 3 },
-    concurrency: { count: 8, reps: 3 },
+    concurrency: { count: 8, reps: 5 },
   },
   quick: {
     receipt: { small: 100, large: 2_000, reps: 1 },

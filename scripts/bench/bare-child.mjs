@@ -43,10 +43,18 @@ export function startBareChild(ws, { cwd, prompt }) {
     "off",
   ];
   const started = performance.now();
-  const child = spawn(process.execPath, argv, { cwd, env: bareEnv(), stdio: ["pipe", fd, fd] });
+  // Detached like a delegate (execa detached: true): a new session, hence its own scheduler
+  // autogroup on Linux. Otherwise, on a busy machine, N bare children would share one group's CPU
+  // while N delegates got N shares, and the comparison would favour the delegates.
+  const child = spawn(process.execPath, argv, { cwd, env: bareEnv(), stdio: ["pipe", fd, fd], detached: true });
   closeSync(fd);
   ws.onClose(() => {
-    if (child.pid !== undefined && isAlive(child.pid)) child.kill("SIGKILL");
+    if (child.pid === undefined || !isAlive(child.pid)) return;
+    try {
+      process.kill(-child.pid, "SIGKILL");
+    } catch {
+      child.kill("SIGKILL");
+    }
   });
   child.stdin.end(prompt);
   return new Promise((resolve, reject) => {
