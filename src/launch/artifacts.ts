@@ -25,6 +25,8 @@ export function taskDirFor(cwd: string, parentSessionId: string, taskId: string)
 export interface TaskTreeInput {
   taskDir: string;
   seed: SeedDocument;
+  /** seed.json's bytes when the caller already has them (canonical JSON + "\n" of `seed`). */
+  seedLine?: string;
   childPrompt: string;
   ledger: unknown;
   budgetPlan: unknown;
@@ -83,7 +85,7 @@ export function writeTaskTree(input: TaskTreeInput): TaskTree {
     mkdirSync(join(taskDir, TASK_FILES.sessionDir), { mode: DIR_MODE });
     mkdirSync(join(taskDir, TASK_FILES.spillDir), { mode: DIR_MODE });
 
-    const seedBytes = Buffer.from(canonicalJsonLine(seed), "utf8");
+    const seedBytes = Buffer.from(input.seedLine ?? canonicalJsonLine(seed), "utf8");
     const artifacts: Record<string, BoundArtifact> = {
       seed: bind(taskDir, TASK_FILES.seed, seedBytes),
       prompt: bind(taskDir, TASK_FILES.prompt, Buffer.from(input.childPrompt, "utf8")),

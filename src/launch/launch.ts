@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { buildSessionContext, type ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { canonicalJson } from "../core/canonical.ts";
+import { canonicalJson, canonicalJsonWithPart } from "../core/canonical.ts";
 import {
   AGGREGATE_TOOL_OUTPUT_MAX_BYTES,
   ANSWER_CAPTURE_MAX_BYTES,
@@ -36,6 +36,7 @@ export interface LaunchPlan {
   args: DelegateArguments;
   taskDir: string;
   seed: SeedDocument;
+  seedLine: string;
   childPrompt: string;
   ledger: unknown;
   budget: BudgetPlan;
@@ -66,7 +67,8 @@ export function admit(args: DelegateArguments, toolCallId: string, ctx: Extensio
 
   const messages = buildSessionContext(ctx.sessionManager.getEntries(), ctx.sessionManager.getLeafId()).messages;
   const { projection, ledger } = projectConversation(messages, toolCallId);
-  const childPrompt = buildChildPrompt({ directive: args.prompt, seedJson: canonicalJson(projection) });
+  const projectionJson = canonicalJson(projection);
+  const childPrompt = buildChildPrompt({ directive: args.prompt, seedJson: projectionJson });
   const budget = planBudget({
     route: { provider: route.provider, model: route.model },
     contextWindow: route.contextWindow,
@@ -144,7 +146,10 @@ export function admit(args: DelegateArguments, toolCallId: string, ctx: Extensio
     child: null,
     terminal: null,
   };
-  return { args, taskDir, seed, childPrompt, ledger, budget, argv, manifest };
+  // The projection is the bulk of the seed: splice its canonical text in rather than re-serialize it.
+  const { projection: _projection, ...rest } = seed;
+  const seedLine = `${canonicalJsonWithPart(rest, "projection", projectionJson)}\n`;
+  return { args, taskDir, seed, seedLine, childPrompt, ledger, budget, argv, manifest };
 }
 
 /** Commit the plan to disk (artifact_error removes it again). */
@@ -152,6 +157,7 @@ export function commitPlan(plan: LaunchPlan): TaskTree {
   return writeTaskTree({
     taskDir: plan.taskDir,
     seed: plan.seed,
+    seedLine: plan.seedLine,
     childPrompt: plan.childPrompt,
     ledger: plan.ledger,
     budgetPlan: plan.budget,

@@ -4,7 +4,7 @@
  * named step per check, in the documented order; each step throws one DelegateError code.
  */
 
-import { isAscii } from "node:buffer";
+import { isAscii, isUtf8 } from "node:buffer";
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { join } from "node:path";
 import { canonicalJsonLine } from "../core/canonical.ts";
@@ -22,11 +22,14 @@ export interface ExpectedResultIdentity {
   route: PinnedRoute;
 }
 
-/** A result that passed every step; `text` is decoded from the very buffer that was hashed. */
+/**
+ * A result that passed every step; `text` is decoded from the very buffer that was hashed. It is
+ * decoded on first use: a 4 MiB answer delivered as a file reference never becomes a string.
+ */
 export interface VerifiedAnswer {
-  result: DelegateResultFile;
-  answerBytes: Buffer;
-  text: string;
+  readonly result: DelegateResultFile;
+  readonly answerBytes: Buffer;
+  readonly text: string;
 }
 
 function fail(code: FailureCode, message: string): never {
@@ -54,8 +57,16 @@ export function verifyDelegateResult(bytes: Uint8Array, expected: ExpectedResult
   });
   step7Blocks(result.answer.blocks, slices);
   step8Aggregate(result, answerBytes);
-  const text = step9Utf8(answerBytes);
-  return { result, answerBytes, text };
+  step9Utf8(answerBytes);
+  let text: string | undefined;
+  return {
+    result,
+    answerBytes,
+    get text() {
+      text ??= answerBytes.toString("utf8");
+      return text;
+    },
+  };
 }
 
 // ── step 1: JSON, closed schema, schema version, canonical byte layout ───────────────────────────
@@ -272,18 +283,26 @@ function step8Aggregate(result: DelegateResultFile, answerBytes: Buffer): void {
   if (sha256Hex(answerBytes) !== answer.sha256) fail("answer_hash_mismatch", "the answer does not match answer.sha256");
 }
 
+/** ASCII whitespace as String.prototype.trim sees it (tab, LF, VT, FF, CR, space). */
+function isAsciiSpace(byte: number): boolean {
+  return byte === 0x20 || (byte >= 0x09 && byte <= 0x0d);
+}
+
 /**
- * Well-formed UTF-8 round trip. The decoder is fatal and keeps a BOM, so on success the string
- * re-encodes to exactly these bytes (UTF-8 has one encoding per scalar value); the length check
- * guards that reasoning without a second 4 MiB encode.
+ * Well-formed UTF-8: Node's validator (no string is built; UTF-8 has one encoding per scalar value,
+ * so valid bytes round-trip exactly). Then not blank: decided on the bytes, decoding only an answer
+ * made of whitespace and non-ASCII characters (which may be Unicode spaces).
  */
-function step9Utf8(answerBytes: Buffer): string {
-  const text = decodeUtf8(answerBytes);
-  if (text === null || Buffer.byteLength(text, "utf8") !== answerBytes.length) {
-    fail("child_result_encoding_invalid", "the answer is not well-formed UTF-8");
+function step9Utf8(answerBytes: Buffer): void {
+  if (!isUtf8(answerBytes)) fail("child_result_encoding_invalid", "the answer is not well-formed UTF-8");
+  let onlySpaceOrNonAscii = true;
+  for (const byte of answerBytes) {
+    if (byte < 0x80 && !isAsciiSpace(byte)) {
+      onlySpaceOrNonAscii = false;
+      break;
+    }
   }
-  if (text.trim() === "") invalid("the answer is blank");
-  return text;
+  if (onlySpaceOrNonAscii && answerBytes.toString("utf8").trim() === "") invalid("the answer is blank");
 }
 
 // ── the file-reading layer ───────────────────────────────────────────────────────────────────────

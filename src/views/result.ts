@@ -14,6 +14,8 @@ export interface RunningView {
   route: { provider: string; model: string };
   elapsed_seconds: number;
   progress: ChildProgress;
+  /** Whether a completion notification will come (notifyOnCompletion). */
+  notify: boolean;
   limits: DelegateManifest["limits"];
   budget: { capacity_tokens: number; growth_budget_tokens: number; finalization_runway_tokens: number } | null;
 }
@@ -53,6 +55,7 @@ export function runningView(
     route: manifest.route,
     elapsed_seconds: Math.max(0, Math.round((Date.now() - Date.parse(manifest.created_at)) / 1000)),
     progress,
+    notify: manifest.notify_on_completion,
     limits: manifest.limits,
     budget,
   };
@@ -60,10 +63,12 @@ export function runningView(
 
 /** At most 300 bytes: the task is running, this is not an error, and do not poll. */
 export function runningText(view: RunningView): string {
+  const then = view.notify
+    ? "its completion notification will arrive. Do not poll."
+    : "it sends no notification (notifyOnCompletion false), so call bg_result again later.";
   return (
     `Task ${view.task_id} is still running (${view.elapsed_seconds} s, ${view.progress.turns} turns, ` +
-    `${view.progress.tool_calls} tool calls). Not an error: end your turn or do other work; ` +
-    "its completion notification will arrive. Do not poll."
+    `${view.progress.tool_calls} tool calls). Not an error: end your turn or do other work; ${then}`
   );
 }
 
