@@ -119,3 +119,18 @@ export async function bgResultVia(parent: DrivenParent, args: Record<string, unk
   await promptWhenIdle(parent, call("bg_result", args));
   return lastToolResult(parent.messages(), "bg_result");
 }
+
+/**
+ * Drive the parent by instruction and hold every child model request at a gate until released,
+ * then answer `answer`. `asked()` tells whether a child has reached the model yet.
+ */
+export function installHeldChildren(server: ModelServer, answer: string) {
+  const held = gate();
+  let asked = false;
+  installParentDriver(server, async () => {
+    asked = true;
+    await held.wait;
+    return { text: answer };
+  });
+  return { release: held.release, asked: () => asked };
+}

@@ -8,8 +8,7 @@ import {
   bgResultVia,
   call,
   delegateVia,
-  gate,
-  installParentDriver,
+  installHeldChildren,
   lastToolResult,
   notifications,
   promptWhenIdle,
@@ -48,17 +47,11 @@ describe("task lifecycle with real parents and children", () => {
   it("answers a running task with the typed not-ready view, then cancels it", async () => {
     const agentDir = await createAgentDir({ serverUrl: server.url });
     const cwd = await makeTempDir("proj");
-    const held = gate();
-    let childAsked = false;
-    installParentDriver(server, async () => {
-      childAsked = true;
-      await held.wait;
-      return { text: "too late" };
-    });
+    const held = installHeldChildren(server, "too late");
     const parent = await startSdkParent({ agentDir, cwd });
     try {
       const id = await delegateVia(parent, { name: "held task", prompt: "Investigate slowly." });
-      await until(() => childAsked, "the child's first model request");
+      await until(held.asked, "the child's first model request");
       const running = await bgResultVia(parent, { taskId: id.slice(0, 8) });
       expect(running.isError).toBe(false);
       expect(running.details?.schema_version).toBe("pi-background-tasks.delegate-result-view.v1");
@@ -90,17 +83,11 @@ describe("task lifecycle with real parents and children", () => {
     const agentDir = await createAgentDir({ serverUrl: server.url });
     const cwd = await makeTempDir("proj");
     const sessions = await makeTempDir("sessions");
-    const held = gate();
-    let childAsked = false;
-    installParentDriver(server, async () => {
-      childAsked = true;
-      await held.wait;
-      return { text: "ANSWER AFTER RELOAD" };
-    });
+    const held = installHeldChildren(server, "ANSWER AFTER RELOAD");
     const parent = await startSdkParent({ agentDir, cwd, session: { dir: sessions } });
     try {
       const id = await delegateVia(parent, { name: "survives reload", prompt: "Look around." });
-      await until(() => childAsked, "the child's first model request");
+      await until(held.asked, "the child's first model request");
       await parent.reload();
       held.release();
       await until(() => notifications(parent.messages()).length === 1, "the notification after reload");
@@ -119,13 +106,7 @@ describe("task lifecycle with real parents and children", () => {
     const agentDir = await createAgentDir({ serverUrl: server.url });
     const cwd = await makeTempDir("proj");
     const sessions = await makeTempDir("sessions");
-    const held = gate();
-    let childAsked = false;
-    installParentDriver(server, async () => {
-      childAsked = true;
-      await held.wait;
-      return { text: "never committed" };
-    });
+    const held = installHeldChildren(server, "never committed");
     const first = await startRpcParent({ agentDir, cwd, session: { dir: sessions } });
     let taskId = "";
     try {
@@ -133,7 +114,7 @@ describe("task lifecycle with real parents and children", () => {
       const messages = await first.messages();
       const receipt = lastToolResult(messages, "bg_delegate");
       taskId = taskIdOf(receipt.text);
-      await until(() => childAsked, "the child's first model request");
+      await until(held.asked, "the child's first model request");
       const [sessionDir] = readdirSync(join(cwd, ".pi/delegate"), { withFileTypes: true }).filter((d) =>
         d.isDirectory(),
       );
@@ -181,19 +162,13 @@ describe("/new and /resume", () => {
     const agentDir = await createAgentDir({ serverUrl: server.url });
     const cwd = await makeTempDir("proj");
     const sessions = await makeTempDir("sessions");
-    const held = gate();
-    let childAsked = false;
-    installParentDriver(server, async () => {
-      childAsked = true;
-      await held.wait;
-      return { text: "ANSWER FOR THE FIRST SESSION" };
-    });
+    const held = installHeldChildren(server, "ANSWER FOR THE FIRST SESSION");
     const rpc = await startRpcParent({ agentDir, cwd, session: { dir: sessions } });
     try {
       await rpc.promptAndWait(call("bg_delegate", { name: "outlives /new", prompt: "Look around." }));
       const taskId = taskIdOf(lastToolResult(await rpc.messages(), "bg_delegate").text);
       const first = (await rpc.client.getState()).sessionFile;
-      await until(() => childAsked, "the child's first model request");
+      await until(held.asked, "the child's first model request");
       await rpc.client.newSession();
       held.release();
       const [sessionDir] = readdirSync(join(cwd, ".pi/delegate"), { withFileTypes: true }).filter((d) =>
