@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, readdirSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { CURRENT_SESSION_VERSION } from "@mariozechner/pi-coding-agent";
 import { canonicalJsonLine } from "../core/canonical.ts";
 import { DELEGATE_ROOT, SCHEMA, TASK_FILES } from "../core/constants.ts";
@@ -67,6 +67,18 @@ function keepOutOfSearches(root: string): void {
   if (!existsSync(path)) writeFileSync(path, "*\n", { mode: 0o600 });
 }
 
+/** rmdir from `dir` up to and including `top` while empty (never a directory that holds anything). */
+function removeEmptyUpTo(dir: string, top: string): void {
+  for (let d = dir; d.startsWith(top); d = dirname(d)) {
+    try {
+      rmdirSync(d);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") return; // not empty: another task's
+    }
+    if (d === top) return;
+  }
+}
+
 export function writeManifest(taskDir: string, manifest: DelegateManifest): void {
   writeFileAtomic(join(taskDir, TASK_FILES.manifest), canonicalJsonLine(manifest));
 }
@@ -78,8 +90,11 @@ export function writeManifest(taskDir: string, manifest: DelegateManifest): void
 export function writeTaskTree(input: TaskTreeInput): TaskTree {
   const { taskDir, seed } = input;
   let created = false;
+  // mkdirSync(recursive) returns the first directory it had to create: on failure, everything
+  // from there down was ours and is removed, so a failed launch leaves no empty .pi/delegate behind.
+  let firstCreated: string | undefined;
   try {
-    mkdirSync(join(taskDir, ".."), { recursive: true, mode: DIR_MODE });
+    firstCreated = mkdirSync(join(taskDir, ".."), { recursive: true, mode: DIR_MODE });
     mkdirSync(taskDir, { mode: DIR_MODE });
     created = true;
     mkdirSync(join(taskDir, TASK_FILES.sessionDir), { mode: DIR_MODE });
@@ -115,6 +130,7 @@ export function writeTaskTree(input: TaskTreeInput): TaskTree {
     return { taskDir, seedSha256: manifest.seed_sha256, seedBytes: seedBytes.length, sessionFile, manifest };
   } catch (error) {
     if (created) removeTaskTree(taskDir);
+    if (firstCreated !== undefined) removeEmptyUpTo(join(taskDir, ".."), firstCreated);
     if (error instanceof DelegateError) throw error;
     throw new DelegateError("artifact_error", `could not create the task's artifact tree: ${String(error)}`, {
       childProcessCreated: false,
