@@ -12,5 +12,7 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     teardownTimeout: 20_000,
+    // In CI also write a machine-readable summary; .ci/run prints its plain "N passed, N failed" line.
+    reporters: process.env.CI ? ["default", ["json", { outputFile: "test-results.json" }]] : ["default"],
   },
 });
