@@ -44,8 +44,8 @@ function runningView(runDir: string, manifest: FusionManifest): FusionRetrieval<
   };
   const text =
     `Fusion run ${manifest.run_id} (${manifest.workflow}) is still running. This is not an error and bg_result ` +
-    "never blocks. End this turn or do other independent work; a notification arrives when the run ends, then " +
-    "call bg_result again.";
+    "never blocks. End this turn or do other independent work, then call bg_result again later (the run's " +
+    "notification, if its runner sends one, says when it ended).";
   return { text, details };
 }
 

@@ -24,6 +24,7 @@ import {
   notifications,
   promptWhenIdle,
   taskIdOf,
+  until,
 } from "../helpers/drive.ts";
 import {
   type AgentDir,
@@ -52,15 +53,6 @@ afterAll(async () => {
   expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
   expect(await waitForNoProcesses(retryAgent.dir, { includeEnv: true })).toEqual([]);
 });
-
-/** Poll for what another process makes true; the timeout only turns a hang into a failure. */
-async function until(check: () => boolean, what: string, timeoutMs = 45_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 async function delegate(parent: SdkParent, args: Record<string, unknown>): Promise<string> {
   await promptWhenIdle(parent, call("bg_delegate", args));

@@ -23,6 +23,7 @@ import {
   promptWhenIdle,
   taskIdOf,
   toolResults,
+  until,
 } from "../helpers/drive.ts";
 import {
   type AgentDir,
@@ -52,14 +53,6 @@ afterAll(async () => {
   await server.close();
   expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
 });
-
-async function until(check: () => boolean, what: string, timeoutMs = 120_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 /** The token in a child's DIRECTIVE block (the background after it quotes earlier tokens too). */
 function tokenOf(request: ModelRequest): string {
@@ -114,7 +107,11 @@ describe("load", () => {
           expect(receipt.isError, receipt.text).toBe(false);
           ids.push([taskIdOf(receipt.text), token]);
         }
-        await until(() => (waiting.get(r) ?? []).length === WIDTH, `round ${r}: all ${WIDTH} children waiting`);
+        await until(
+          () => (waiting.get(r) ?? []).length === WIDTH,
+          `round ${r}: all ${WIDTH} children waiting`,
+          120_000,
+        );
         // All 8 are running at once: each manifest says so and each child pid is alive.
         const live = await findProcesses(agent.dir, { includeEnv: true });
         for (const [id] of ids) {
@@ -147,6 +144,7 @@ describe("load", () => {
           await until(
             () => (notifications(parent?.messages() ?? []) as Note[]).some((n) => n.details.taskId === id),
             `the notification of ${token}`,
+            120_000,
           );
         }
         await parent.waitForIdle(60_000);
