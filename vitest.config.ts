@@ -1,8 +1,16 @@
 import { defineConfig } from "vitest/config";
+import { HOST_ENV, hostNames } from "./scripts/hosts.mjs";
+
+/** scripts/test.mjs runs this config once per host; unit tests are host-free and run on the first. */
+const host = process.env[HOST_ENV] ?? hostNames()[0];
+const realPiOnly = host !== hostNames()[0];
+const report = process.env.PI_BG_DELEGATE_TEST_REPORT;
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
+    include: realPiOnly
+      ? ["test/integration/**/*.test.ts", "test/helpers/**/*.test.ts"]
+      : ["test/**/*.test.ts"],
     // Real pi processes cost ~2 s each on a 2-core machine: run test files one or two at a time.
     fileParallelism: true,
     // SDK parents set process.env (PI_CODING_AGENT_DIR, PI_BG_DELEGATE_PI_CLI) for their children:
@@ -12,7 +20,7 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     teardownTimeout: 20_000,
-    // In CI also write a machine-readable summary; .ci/run prints its plain "N passed, N failed" line.
-    reporters: process.env.CI ? ["default", ["json", { outputFile: "test-results.json" }]] : ["default"],
+    // scripts/test.mjs asks for a machine-readable report and prints its plain summary lines.
+    reporters: report ? ["default", ["json", { outputFile: report }]] : ["default"],
   },
 });

@@ -7,14 +7,14 @@
 import { realpathSync } from "node:fs";
 import { CHILD_BUILTIN_TOOLS, CHILD_TOOLS, READ_ARTIFACT_TOOL } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
-import { isProvenPiVersion, provenRangeText } from "../core/host-range.ts";
+import { isProvenPiVersion, unprovenVersionText } from "../core/host-range.ts";
 import type { PinnedRoute } from "../core/types.ts";
 
 export function checkPiVersion(version: string): void {
   if (!isProvenPiVersion(version)) {
     throw new DelegateError(
       "delegate_hook_contract_unsupported",
-      `the child runs pi ${version}, outside the proven range ${provenRangeText()}`,
+      `the child runs ${unprovenVersionText(version)}`,
     );
   }
 }

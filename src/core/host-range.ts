@@ -1,32 +1,26 @@
 /**
- * The Pi versions the host-proof suite (test/integration/host-proof.test.ts) passed on. This is the one
- * place the range is written; the parent refuses to launch and the child guard refuses to run outside it.
+ * The Pi versions the host-proof suite (test/integration/host-proof.test.ts) passed on, exactly: a
+ * set, not a range, because only a version the suite ran on is proven. This is the one place they are
+ * written; the parent refuses to launch and the child guard refuses to run on any other version.
+ * docs/configuration.md ("Supported Pi versions") says how a new version is proven.
  */
-export const PROVEN_PI_VERSIONS = { min: "0.73.1", max: "0.73.1" } as const;
+export const PROVEN_PI_VERSIONS = ["0.73.1", "1.6.0"] as const;
 
-function parse(version: string): [number, number, number] | undefined {
-  const match = /^(\d+)\.(\d+)\.(\d+)$/.exec(version.trim());
-  if (!match) return undefined;
-  return [Number(match[1]), Number(match[2]), Number(match[3])];
-}
-
-function compare(a: [number, number, number], b: [number, number, number]): number {
-  for (let i = 0; i < 3; i++) {
-    const d = (a[i] ?? 0) - (b[i] ?? 0);
-    if (d !== 0) return d;
-  }
-  return 0;
-}
+/** The one command that runs the host-proof suite on another Pi version (docs/configuration.md). */
+export const PROVE_HOST_COMMAND = "npm run prove-host -- <version>";
 
 export function isProvenPiVersion(version: string): boolean {
-  const v = parse(version);
-  const min = parse(PROVEN_PI_VERSIONS.min);
-  const max = parse(PROVEN_PI_VERSIONS.max);
-  if (!v || !min || !max) return false;
-  return compare(v, min) >= 0 && compare(v, max) <= 0;
+  return (PROVEN_PI_VERSIONS as readonly string[]).includes(version.trim());
 }
 
-export function provenRangeText(): string {
-  const { min, max } = PROVEN_PI_VERSIONS;
-  return min === max ? min : `${min} to ${max}`;
+export function provenVersionsText(): string {
+  return PROVEN_PI_VERSIONS.join(", ");
+}
+
+/** Why a version is refused, naming the proven versions and how to prove another one. */
+export function unprovenVersionText(version: string): string {
+  return (
+    `pi ${version} is not a proven host (proven: ${provenVersionsText()}); ` +
+    `prove it with \`${PROVE_HOST_COMMAND}\` in a clone of pi-bg-delegate`
+  );
 }

@@ -2,14 +2,14 @@ import { existsSync, realpathSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { DelegateError } from "../core/errors.ts";
-import { isProvenPiVersion, provenRangeText } from "../core/host-range.ts";
+import { isProvenPiVersion, unprovenVersionText } from "../core/host-range.ts";
 
 /** Refuse a host whose hook behaviour was not proven (delegate_hook_contract_unsupported). */
 export function checkHookContract(piVersion: string): void {
   if (!isProvenPiVersion(piVersion)) {
     throw new DelegateError(
       "delegate_hook_contract_unsupported",
-      `pi ${piVersion} is outside the proven range ${provenRangeText()}`,
+      unprovenVersionText(piVersion),
       { childProcessCreated: false },
     );
   }
@@ -23,8 +23,11 @@ function isFile(path: string): boolean {
   }
 }
 
+/** pi's CLI entry: dist/cli.js, or dist/bundle/cli.js (the `pi` bin of the @earendil-works 1.x hosts). */
 function looksLikePiCli(path: string): boolean {
-  return basename(path) === "cli.js" && basename(dirname(path)) === "dist" && isFile(path);
+  if (basename(path) !== "cli.js" || !isFile(path)) return false;
+  const dir = dirname(path);
+  return basename(dir) === "dist" || (basename(dir) === "bundle" && basename(dirname(dir)) === "dist");
 }
 
 /**
@@ -48,7 +51,7 @@ export function locatePiCli(configured: string | undefined, argv1: string | unde
   }
   throw new DelegateError(
     "delegate_isolation_unsupported",
-    "cannot locate the host's pi CLI (process.argv[1] is not pi's dist/cli.js and bgDelegate.piCli is not set)",
+    "cannot locate the host's pi CLI (process.argv[1] is not pi's dist/cli.js or dist/bundle/cli.js and bgDelegate.piCli is not set)",
     { childProcessCreated: false },
   );
 }

@@ -17,7 +17,8 @@ export type OmittedKind =
   | "tool_call_arguments"
   | "tool_result_text"
   | "tool_result_image"
-  | "bash_output";
+  | "bash_output"
+  | "system_prompt";
 
 export interface LedgerRow {
   /** Position of the row in the ledger, from 0. */
@@ -27,7 +28,10 @@ export interface LedgerRow {
   /** Index of the block in the message's content array; null when the payload is not a block (bash output). */
   block_index: number | null;
   kind: OmittedKind;
-  /** UTF-8 bytes of text, decoded bytes of images, canonical-JSON bytes of tool-call arguments. */
+  /**
+   * UTF-8 bytes of text, decoded bytes of images, canonical-JSON bytes of tool-call arguments and of a
+   * system message (every field but its timestamp).
+   */
   byte_length: number;
   sha256: string;
   tool_name?: string;
@@ -80,15 +84,20 @@ export function decodeBase64(data: string, where: string): Buffer {
 }
 
 /** Canonical JSON bytes of tool-call arguments: the ledger hashes what the arguments mean, not their spelling. */
-export function argumentBytes(args: unknown, where: string): Buffer {
-  if (typeof args !== "object" || args === null || Array.isArray(args)) {
-    projectionFailure(where, "tool-call arguments are not a JSON object");
+/** Canonical-JSON bytes of a JSON object; `what` names it in the failure. */
+export function canonicalObjectBytes(value: unknown, where: string, what: string): Buffer {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    projectionFailure(where, `${what} are not a JSON object`);
   }
   let text: string;
   try {
-    text = canonicalJson(args);
+    text = canonicalJson(value);
   } catch (error) {
-    projectionFailure(where, `tool-call arguments have no canonical JSON form (${(error as Error).message})`);
+    projectionFailure(where, `${what} have no canonical JSON form (${(error as Error).message})`);
   }
   return utf8Bytes(text, where);
+}
+
+export function argumentBytes(args: unknown, where: string): Buffer {
+  return canonicalObjectBytes(args, where, "tool-call arguments");
 }

@@ -15,6 +15,7 @@ import { sha256Hex } from "../core/hash.ts";
 import {
   argumentBytes,
   buildLedger,
+  canonicalObjectBytes,
   decodeBase64,
   type LedgerRow,
   type OmissionLedger,
@@ -56,9 +57,10 @@ export type ProjectionEntry =
   | {
       /** A receipt: the payload exists in the parent, is hashed in the ledger, and is not shown. */
       kind: "omitted";
-      role: "assistant" | "toolResult";
+      role: "assistant" | "toolResult" | "system";
       source_index: number;
-      block_index: number;
+      /** null for a receipt of a whole message (a system message). */
+      block_index: number | null;
       ledger_index: number;
       omitted: OmittedKind;
       byte_length: number;
@@ -220,12 +222,12 @@ class Projector {
     return full;
   }
 
-  receipt(role: "assistant" | "toolResult", row: LedgerRow, extra: { tool_name?: string; is_error?: boolean } = {}) {
+  receipt(role: "assistant" | "toolResult" | "system", row: LedgerRow, extra: { tool_name?: string; is_error?: boolean } = {}) {
     this.entries.push({
       kind: "omitted",
       role,
       source_index: row.source_index,
-      block_index: row.block_index ?? 0,
+      block_index: row.block_index,
       ledger_index: row.index,
       omitted: row.kind,
       byte_length: row.byte_length,
@@ -328,6 +330,21 @@ function projectBash(p: Projector, index: number, message: Rec) {
   });
 }
 
+/**
+ * A system message (Pi 1.x keeps the system prompt in the session as `role: "system"`, with named
+ * `sections`, and appends one when the prompt changes): the parent's own instructions, never shown to
+ * the child, which has its own system prompt. A receipt binds every field but the timestamp.
+ */
+function projectSystem(p: Projector, index: number, message: Rec) {
+  const where = `message ${index} (system)`;
+  const { timestamp: _timestamp, ...rest } = message;
+  const row = p.omit(
+    { source_index: index, block_index: null, kind: "system_prompt" },
+    canonicalObjectBytes(rest, where, "system message fields"),
+  );
+  p.receipt("system", row);
+}
+
 function projectSummary(p: Projector, index: number, role: "compactionSummary" | "branchSummary", message: Rec) {
   const where = `message ${index} (${role})`;
   const text = stringField(message, "summary", where);
@@ -350,6 +367,7 @@ function accounting(p: Projector, messageCount: number, excluded: number, skippe
     tool_result_text: { count: 0, bytes: 0 },
     tool_result_image: { count: 0, bytes: 0 },
     bash_output: { count: 0, bytes: 0 },
+    system_prompt: { count: 0, bytes: 0 },
   };
   let omittedBytes = 0;
   for (const row of p.rows) {
@@ -372,7 +390,11 @@ function accounting(p: Projector, messageCount: number, excluded: number, skippe
   };
 }
 
-/** One rule per role pi can put on a branch (pi-coding-agent's convertToLlm covers the same seven). */
+/**
+ * One rule per role pi can put on a branch: the seven of 0.73.1's convertToLlm, and `system` (Pi 1.x).
+ * Context edits (Pi ≥ 0.87) are applied by the host's buildSessionContext before the projection sees
+ * the messages, exactly as they reach the model.
+ */
 const ROLE_RULES: Readonly<Record<string, (p: Projector, index: number, message: Rec) => void>> = {
   user: (p, index, message) => projectUserLike(p, "user", index, message),
   custom: (p, index, message) =>
@@ -382,6 +404,7 @@ const ROLE_RULES: Readonly<Record<string, (p: Projector, index: number, message:
   bashExecution: projectBash,
   compactionSummary: (p, index, message) => projectSummary(p, index, "compactionSummary", message),
   branchSummary: (p, index, message) => projectSummary(p, index, "branchSummary", message),
+  system: projectSystem,
 };
 
 /**

@@ -1,14 +1,19 @@
-/** Where things are, for the drivers: this repository (the package pi loads) and pi's own CLI. */
-import { existsSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+/** Where things are, for the drivers: this repository (the package pi loads) and the host pi under test. */
+import { resolveHost } from "../../scripts/hosts.mjs";
 
-/** The repository root: a pi package (package.json "pi": {"extensions": [...]}). */
-export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+export { REPO_ROOT } from "../../scripts/hosts.mjs";
 
-/** pi's CLI entry (dist/cli.js) of the pinned devDependency, the one the host itself would run. */
-export const PI_CLI_PATH = join(REPO_ROOT, "node_modules/@mariozechner/pi-coding-agent/dist/cli.js");
-if (!existsSync(PI_CLI_PATH)) throw new Error(`pi CLI not found at ${PI_CLI_PATH}; run npm install`);
+/**
+ * The pi host this test run is on ($PI_BG_DELEGATE_TEST_HOST, set by scripts/test.mjs; default
+ * 0.73.1): its version, CLI (dist/cli.js, the one the host itself would run), SDK module and Node.
+ */
+export const HOST = resolveHost();
+
+/** pi's CLI entry (dist/cli.js) of the host under test. */
+export const PI_CLI_PATH = HOST.cliPath;
+
+/** True on the @earendil-works hosts (1.x), whose session, SDK and CLI differ from 0.73.1. */
+export const IS_EARENDIL_HOST = HOST.packageName.startsWith("@earendil-works/");
 
 /** Concatenated text blocks of a message (string content is returned as is). */
 export function assistantText(message: { content?: unknown }): string {

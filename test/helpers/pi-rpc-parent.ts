@@ -11,12 +11,15 @@
  *   await parent.stop();
  */
 import type { ChildProcess } from "node:child_process";
-import { RpcClient } from "@mariozechner/pi-coding-agent";
+import type { RpcClient } from "@mariozechner/pi-coding-agent";
 import { afterAll } from "vitest";
 import type { AgentDir } from "./agent-dir.ts";
 import { FAKE_MODELS, FAKE_PROVIDER } from "./agent-dir.ts";
 import { EventLog } from "./event-log.ts";
-import { PI_CLI_PATH, REPO_ROOT } from "./pi-paths.ts";
+import { HOST, PI_CLI_PATH, REPO_ROOT } from "./pi-paths.ts";
+
+/** The host's own RpcClient (it spawns `node` from PATH: scripts/test.mjs puts the host's Node first). */
+const { RpcClient: HostRpcClient } = (await import(HOST.sdkUrl)) as typeof import("@mariozechner/pi-coding-agent");
 
 /** Events and extension UI requests as they arrive on pi's RPC stdout. */
 export type RpcEvent = { type: string } & Record<string, unknown>;
@@ -87,10 +90,16 @@ export async function startRpcParent(options: RpcParentOptions): Promise<RpcPare
     if (!packages.includes(REPO_ROOT)) await options.agentDir.updateSettings({ packages: [...packages, REPO_ROOT] });
   }
   const route = options.model ?? { provider: FAKE_PROVIDER, id: FAKE_MODELS.default };
-  const client = new RpcClient({
+  const client = new HostRpcClient({
     cliPath: PI_CLI_PATH,
     cwd: options.cwd,
-    env: { PI_CODING_AGENT_DIR: options.agentDir.dir, PI_OFFLINE: "1", PI_TELEMETRY: "0", ...options.env },
+    env: {
+      PI_CODING_AGENT_DIR: options.agentDir.dir,
+      PI_OFFLINE: "1",
+      PI_TELEMETRY: "0",
+      PATH: HOST.pathEnv(),
+      ...options.env,
+    },
     provider: route.provider,
     model: route.id,
     args: [...(load === "cli" ? ["-e", REPO_ROOT] : []), ...sessionArgs(options.session), ...(options.args ?? [])],

@@ -11,22 +11,40 @@
  *   await parent.dispose();                           // session_shutdown("quit"), then dispose
  */
 import { join } from "node:path";
-import {
-  type AgentSession,
-  type AgentSessionEvent,
-  AuthStorage,
-  createAgentSession,
-  DefaultResourceLoader,
-  ModelRegistry,
-  SessionManager,
-  SettingsManager,
-} from "@mariozechner/pi-coding-agent";
+import type { AgentSession, AgentSessionEvent, ModelRegistry, SessionManager } from "@mariozechner/pi-coding-agent";
 import { afterAll } from "vitest";
 import { PI_CLI_ENV } from "../../src/core/constants.ts";
 import type { AgentDir } from "./agent-dir.ts";
 import { FAKE_MODELS, FAKE_PROVIDER } from "./agent-dir.ts";
 import { EventLog } from "./event-log.ts";
-import { assistantText, PI_CLI_PATH, REPO_ROOT } from "./pi-paths.ts";
+import { assistantText, HOST, IS_EARENDIL_HOST, PI_CLI_PATH, REPO_ROOT } from "./pi-paths.ts";
+
+/**
+ * The host's own SDK module (0.73.1's or 1.6's dist/index.js), typed as 0.73.1's: the parts this
+ * driver uses have the same shape on both, except how the model registry is made (below).
+ */
+type PiSdk = typeof import("@mariozechner/pi-coding-agent");
+const sdk = (await import(HOST.sdkUrl)) as PiSdk;
+
+/** 1.6 builds its registry over a ModelRuntime (AuthStorage is gone) and passes the runtime to the session. */
+interface EarendilModelSdk {
+  ModelRuntime: { create(options: { authPath: string; modelsPath: string | null }): Promise<object> };
+  ModelRegistry: new (runtime: object) => ModelRegistry;
+}
+
+async function createRegistry(
+  agentDir: AgentDir,
+): Promise<{ modelRegistry: ModelRegistry; sessionOptions: Record<string, unknown> }> {
+  const authPath = join(agentDir.dir, "auth.json");
+  if (IS_EARENDIL_HOST) {
+    const earendil = sdk as unknown as EarendilModelSdk;
+    const modelRuntime = await earendil.ModelRuntime.create({ authPath, modelsPath: agentDir.modelsPath });
+    return { modelRegistry: new earendil.ModelRegistry(modelRuntime), sessionOptions: { modelRuntime } };
+  }
+  const authStorage = sdk.AuthStorage.create(authPath);
+  const modelRegistry = sdk.ModelRegistry.create(authStorage, agentDir.modelsPath);
+  return { modelRegistry, sessionOptions: { authStorage, modelRegistry } };
+}
 
 export type ParentMessage = AgentSession["messages"][number];
 export type ExtensionBindings = Parameters<AgentSession["bindExtensions"]>[0];
@@ -84,6 +102,7 @@ afterAll(async () => {
 });
 
 function sessionManagerFor(option: SdkParentOptions["session"], cwd: string): SessionManager {
+  const { SessionManager } = sdk;
   if (option === undefined || option === "memory") return SessionManager.inMemory(cwd);
   if ("file" in option) return SessionManager.open(option.file);
   if ("continueIn" in option) return SessionManager.continueRecent(cwd, option.continueIn);
@@ -111,11 +130,10 @@ export async function startSdkParent(options: SdkParentOptions): Promise<SdkPare
     [PI_CLI_ENV]: PI_CLI_PATH,
   });
   try {
-    const authStorage = AuthStorage.create(join(agentDir.dir, "auth.json"));
-    const modelRegistry = ModelRegistry.create(authStorage, agentDir.modelsPath);
-    const settingsManager = SettingsManager.inMemory(options.settings ?? agentDir.settings);
+    const { modelRegistry, sessionOptions } = await createRegistry(agentDir);
+    const settingsManager = sdk.SettingsManager.inMemory(options.settings ?? agentDir.settings);
     const extensionPaths = [...(options.loadPackage === false ? [] : [REPO_ROOT]), ...(options.extraExtensions ?? [])];
-    const resourceLoader = new DefaultResourceLoader({
+    const resourceLoader = new sdk.DefaultResourceLoader({
       cwd,
       agentDir: agentDir.dir,
       settingsManager,
@@ -135,11 +153,10 @@ export async function startSdkParent(options: SdkParentOptions): Promise<SdkPare
     }
     const route = options.model ?? { provider: FAKE_PROVIDER, id: FAKE_MODELS.default };
     const sessionManager = sessionManagerFor(options.session, cwd);
-    const { session } = await createAgentSession({
+    const { session } = await sdk.createAgentSession({
       cwd,
       agentDir: agentDir.dir,
-      authStorage,
-      modelRegistry,
+      ...sessionOptions,
       settingsManager,
       resourceLoader,
       sessionManager,

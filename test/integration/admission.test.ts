@@ -10,7 +10,7 @@ import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { MAX_RUNNING_ENV, PI_CLI_ENV } from "../../src/core/constants.ts";
-import { PROVEN_PI_VERSIONS } from "../../src/core/host-range.ts";
+import { PROVE_HOST_COMMAND, PROVEN_PI_VERSIONS } from "../../src/core/host-range.ts";
 import {
   type AgentDir,
   createAgentDir,
@@ -409,7 +409,7 @@ function fakeVersionPackageDir(dir: string, version: string): void {
 
 describe("delegate_hook_contract_unsupported", () => {
   it("a pi process reporting version 0.99.0 starts, loads the package, and refuses to launch", async () => {
-    expect(PROVEN_PI_VERSIONS.max).not.toBe("0.99.0");
+    expect(PROVEN_PI_VERSIONS).not.toContain("0.99.0");
     const cwd = await makeTempDir("adm-hook");
     const packageDir = await makeTempDir("adm-hook-pi");
     fakeVersionPackageDir(packageDir, "0.99.0");
@@ -427,7 +427,8 @@ describe("delegate_hook_contract_unsupported", () => {
       const messages = (await parent.messages()) as unknown as ParentMessage[];
       const result = resultOf(messages, "c_hook");
       expectRefusal(result, "delegate_hook_contract_unsupported");
-      expect(result.text).toContain(`pi 0.99.0 is outside the proven range ${PROVEN_PI_VERSIONS.min}`);
+      expect(result.text).toContain(`pi 0.99.0 is not a proven host (proven: ${PROVEN_PI_VERSIONS.join(", ")})`);
+      expect(result.text).toContain(PROVE_HOST_COMMAND);
       expect(server.requests.filter(isChildRequest)).toEqual([]);
       const others = (await findProcesses(agent.dir, { includeEnv: true })).filter((p) => p.pid !== parent.pid);
       expect(others).toEqual([]);

@@ -14,17 +14,17 @@
  *  6. without a cancel, an overflow's compaction and retry run AFTER session_shutdown (why the guard
  *     cancels compaction: otherwise its outcome could be contradicted).
  */
+import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { VERSION } from "@mariozechner/pi-coding-agent";
 import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isProvenPiVersion } from "../../src/core/host-range.ts";
 import { type AgentDir, createAgentDir } from "../helpers/agent-dir.ts";
 import type { RecordedRequest } from "../helpers/model-server.ts";
 import { type ModelServer, script, startModelServer } from "../helpers/model-server.ts";
-import { PI_CLI_PATH } from "../helpers/pi-paths.ts";
+import { HOST, PI_CLI_PATH } from "../helpers/pi-paths.ts";
 import { makeTempDir, waitForNoProcesses } from "../helpers/temp.ts";
 
 const PROBE = `
@@ -138,8 +138,15 @@ afterAll(async () => {
   expect(await waitForNoProcesses(cwd, { includeEnv: true })).toEqual([]);
 });
 
-it("this pi is inside the proven range (src/core/host-range.ts)", () => {
-  expect(isProvenPiVersion(VERSION)).toBe(true);
+it("this pi is one of the proven versions (src/core/host-range.ts)", () => {
+  // pi prints its version on stderr when stdout is not a terminal.
+  const run = spawnSync(process.execPath, [PI_CLI_PATH, "--version"], {
+    env: { ...process.env, PI_OFFLINE: "1" },
+    encoding: "utf8",
+  });
+  const version = `${run.stdout}${run.stderr}`.trim();
+  expect(version).toBe(HOST.version);
+  expect(isProvenPiVersion(version)).toBe(true);
 });
 
 describe("print mode with auto-retry on", () => {

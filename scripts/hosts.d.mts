@@ -1,0 +1,20 @@
+export interface HostSpec {
+  name: string;
+  packageName: string;
+  minNode: string;
+  node: "npm" | "registry";
+}
+export interface ResolvedHost extends HostSpec {
+  version: string;
+  packageDir: string;
+  cliPath: string;
+  sdkUrl: string;
+  nodePath: string;
+  nodeVersion: string | undefined;
+  pathEnv(path?: string): string;
+}
+export const REPO_ROOT: string;
+export const HOSTS: readonly HostSpec[];
+export const HOST_ENV: string;
+export function hostNames(): string[];
+export function resolveHost(name?: string): ResolvedHost;

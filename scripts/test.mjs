@@ -1,0 +1,84 @@
+#!/usr/bin/env node
+/**
+ * `npm test`: the suite on every Pi host, one after the other (scripts/hosts.mjs).
+ *
+ *   npm test                          every host: all tests on the first, the real-pi tests on the rest
+ *   npm test -- --host 1.6.0          one host (repeat --host for several)
+ *   npm test -- --host 0.73.1 test/unit/seed.test.ts    further arguments go to vitest
+ *
+ * Each host runs vitest on its own Node (0.73.1: the Node that runs npm; 1.6.0: Node 22 from the
+ * npm registry) with $PI_BG_DELEGATE_TEST_HOST set, so every pi process a test starts, parent or
+ * child, is that host's. Writes test-results.json (per host and in all) and prints one plain
+ * "N passed, N failed, N skipped" line per host and one for all; fails when a host ran no test.
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { HOST_ENV, hostNames, REPO_ROOT, resolveHost } from "./hosts.mjs";
+
+function parseArgs(argv) {
+  const hosts = [];
+  const rest = [];
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === "--host") {
+      const name = argv[++i];
+      if (!name) throw new Error(`--host needs one of: ${hostNames().join(", ")}`);
+      hosts.push(name);
+    } else rest.push(argv[i]);
+  }
+  return { hosts: hosts.length > 0 ? hosts : hostNames(), rest };
+}
+
+function counts(report) {
+  return {
+    passed: report.numPassedTests,
+    failed: report.numFailedTests,
+    skipped: report.numPendingTests + report.numTodoTests,
+    total: report.numTotalTests,
+    failedFiles: report.testResults.filter((file) => file.status === "failed").map((file) => file.name),
+  };
+}
+
+function line(label, c) {
+  return `${label}: ${c.passed} passed, ${c.failed} failed, ${c.skipped} skipped`;
+}
+
+const { hosts, rest } = parseArgs(process.argv.slice(2));
+const vitest = join(REPO_ROOT, "node_modules", "vitest", "vitest.mjs");
+const results = {};
+let ok = true;
+for (const name of hosts) {
+  const host = resolveHost(name);
+  const reportFile = join(REPO_ROOT, `test-results-${host.name}.json`);
+  rmSync(reportFile, { force: true });
+  console.log(`\n=== pi ${host.name} (${host.packageName}) on Node ${host.nodeVersion} ===\n`);
+  const run = spawnSync(host.nodePath, [vitest, "run", ...rest], {
+    cwd: REPO_ROOT,
+    stdio: "inherit",
+    env: { ...process.env, [HOST_ENV]: host.name, PI_BG_DELEGATE_TEST_REPORT: reportFile, PATH: host.pathEnv() },
+  });
+  if (!existsSync(reportFile)) {
+    console.error(`pi ${host.name}: vitest wrote no report (exit ${run.status ?? run.signal})`);
+    results[host.name] = { passed: 0, failed: 0, skipped: 0, total: 0, failedFiles: [], error: "no report" };
+    ok = false;
+    continue;
+  }
+  const c = counts(JSON.parse(readFileSync(reportFile, "utf8")));
+  rmSync(reportFile, { force: true });
+  results[host.name] = c;
+  if (run.status !== 0 || c.failed > 0 || c.total === 0) ok = false;
+  if (c.total === 0) console.error(`pi ${host.name}: no test ran`);
+}
+
+const all = Object.values(results).reduce(
+  (sum, c) => ({ passed: sum.passed + c.passed, failed: sum.failed + c.failed, skipped: sum.skipped + c.skipped }),
+  { passed: 0, failed: 0, skipped: 0 },
+);
+writeFileSync(join(REPO_ROOT, "test-results.json"), `${JSON.stringify({ hosts: results, ...all }, null, 2)}\n`);
+console.log("");
+for (const [name, c] of Object.entries(results)) {
+  console.log(line(`pi ${name}`, c));
+  for (const file of c.failedFiles) console.log(`  failed: ${file}`);
+}
+console.log(line("all hosts", all));
+process.exit(ok ? 0 : 1);
