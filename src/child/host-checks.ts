@@ -44,6 +44,15 @@ function samePath(a: string, b: string): boolean {
 }
 
 /**
+ * pi's own marking of a built-in tool: source "builtin" (only pi assigns it; an extension's tools carry
+ * the extension's path) and the path `<builtin:name>` (0.73.1) or `builtin:name` (1.6.0), as the
+ * host-proof suite records on each host.
+ */
+export function isBuiltinSource(name: string, info: ToolSource["sourceInfo"]): boolean {
+  return info.source === "builtin" && (info.path === `<builtin:${name}>` || info.path === `builtin:${name}`);
+}
+
+/**
  * Every tool pi has configured must be an allowed name, built-ins must be pi's own, and
  * delegate_read_artifact must be the one this guard (at `guardPath`) registered.
  */
@@ -62,7 +71,7 @@ export function checkToolSources(tools: readonly ToolSource[], active: readonly 
   for (const name of CHILD_BUILTIN_TOOLS) {
     const tool = byName.get(name);
     if (tool === undefined) continue; // pi refuses calls to it; nothing can shadow a missing tool
-    if (tool.sourceInfo.source !== "builtin" || tool.sourceInfo.path !== `<builtin:${name}>`) {
+    if (!isBuiltinSource(name, tool.sourceInfo)) {
       refuse(`tool ${name} is served by ${tool.sourceInfo.path} (${tool.sourceInfo.source}), not pi's built-in`);
     }
   }

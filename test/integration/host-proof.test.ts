@@ -11,8 +11,10 @@
  *  4. a tool_result replacement is what enters the transcript (the next request carries it);
  *  5. a message injected by the `context` hook reaches that request; setActiveTools mid-run does
  *     not change the current run's tool list (so the guard refuses calls instead);
- *  6. without a cancel, an overflow's compaction and retry run AFTER session_shutdown (why the guard
- *     cancels compaction: otherwise its outcome could be contradicted).
+ *  6. where an overflow's compaction runs relative to session_shutdown (0.73.1: after it, so the guard
+ *     cancels compaction, otherwise its outcome could contradict the commit; 1.6.0: before it);
+ *  7. pi marks its built-in tools (source "builtin" and its path form) so the guard can tell them from
+ *     an extension's tool of the same name.
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
@@ -20,6 +22,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { isBuiltinSource, type ToolSource } from "../../src/child/host-checks.ts";
 import { isProvenPiVersion } from "../../src/core/host-range.ts";
 import { type AgentDir, createAgentDir } from "../helpers/agent-dir.ts";
 import type { RecordedRequest } from "../helpers/model-server.ts";
@@ -36,6 +39,9 @@ export default function probe(pi: any) {
     name: "probe_touch", label: "probe_touch", description: "Creates the marker file.",
     parameters: { type: "object", properties: {} },
     async execute() { writeFileSync(process.env.PROBE_MARKER as string, "ran"); return { content: [{ type: "text", text: "touched" }], details: {} }; },
+  });
+  pi.on("session_start", () => {
+    log({ event: "tools", tools: pi.getAllTools().map((t: any) => ({ name: t.name, sourceInfo: t.sourceInfo })) });
   });
   let contexts = 0;
   for (const name of ["session_start", "before_agent_start", "agent_start", "agent_end", "turn_start", "turn_end", "session_before_compact", "session_shutdown"]) {
@@ -123,7 +129,7 @@ async function runProbe(agent: AgentDir, mode: string, prompt: string): Promise<
   return { events, marker, exitCode: result.exitCode };
 }
 
-const names = (run: ProbeRun) => run.events.map((e) => e.event);
+const names = (run: ProbeRun) => run.events.map((e) => e.event).filter((n) => n !== "tools");
 
 beforeAll(async () => {
   server = await startModelServer();
@@ -167,7 +173,7 @@ describe("print mode with auto-retry on", () => {
   });
 
   it("hooks fire in order, and session_shutdown comes once, last, after the auto-retry run", () => {
-    const order = names(run).filter((n) => !["turn_start", "turn_end", "context"].includes(n));
+    const order = names(run).filter((n) => !["turn_start", "turn_end", "context", "tools"].includes(n));
     expect(order).toEqual([
       "session_start",
       "input",
@@ -183,6 +189,15 @@ describe("print mode with auto-retry on", () => {
     ]);
     expect(run.events.filter((e) => e.event === "assistant").map((e) => e.stop)).toEqual(["toolUse", "error", "stop"]);
     expect(requests).toHaveLength(3);
+  });
+
+  it("pi marks its built-in read as built-in, and the probe's tool with the probe's path", () => {
+    const tools = run.events.find((e) => e.event === "tools")?.tools as ToolSource[] | undefined;
+    const read = tools?.find((t) => t.name === "read");
+    const touch = tools?.find((t) => t.name === "probe_touch");
+    expect(read && isBuiltinSource("read", read.sourceInfo)).toBe(true);
+    expect(touch && isBuiltinSource("probe_touch", touch.sourceInfo)).toBe(false);
+    expect(touch?.sourceInfo.path).toBe(probePath);
   });
 
   it("a tool_call block holds: the tool never ran and the model saw the reason", () => {
@@ -214,7 +229,18 @@ it("input {action:'handled'} ends the prompt without any model call", async () =
   expect(server.requests).toEqual([]);
 });
 
-it("without a cancel, an overflow's compaction and retry run after session_shutdown", async () => {
+/**
+ * Where an overflow's compaction runs relative to session_shutdown differs by host. 0.73.1: after it
+ * (compaction and the retry would contradict a result committed at shutdown, so the guard cancels
+ * compaction). 1.6.0: before it, and session_shutdown stays the last event. The guard cancels
+ * compaction on both, which is right on both.
+ */
+const OVERFLOW_COMPACTION: Record<string, "after_shutdown" | "before_shutdown"> = {
+  "0.73.1": "after_shutdown",
+  "1.6.0": "before_shutdown",
+};
+
+it(`without a cancel, an overflow's compaction runs ${OVERFLOW_COMPACTION[HOST.version]} on pi ${HOST.version}`, async () => {
   server.reset();
   const agent = await createAgentDir({ serverUrl: server.url, settings: { compaction: { keepRecentTokens: 1 } } });
   const run = await runProbe(
@@ -228,9 +254,18 @@ it("without a cancel, an overflow's compaction and retry run after session_shutd
   );
   const order = names(run);
   const shutdown = order.indexOf("session_shutdown");
+  const compact = order.indexOf("session_before_compact");
   expect(shutdown).toBeGreaterThan(0);
-  expect(order.indexOf("session_before_compact")).toBeGreaterThan(shutdown);
-  // The retry's model request happens after the shutdown the guard would have committed at.
-  expect(order.slice(shutdown).filter((n) => n === "context").length).toBeGreaterThan(0);
-  expect(server.requests.length).toBeGreaterThan(2);
+  expect(compact).toBeGreaterThan(0);
+  if (OVERFLOW_COMPACTION[HOST.version] === "after_shutdown") {
+    expect(compact).toBeGreaterThan(shutdown);
+    // The retry's model request happens after the shutdown the guard would have committed at.
+    expect(order.slice(shutdown).filter((n) => n === "context").length).toBeGreaterThan(0);
+    expect(server.requests.length).toBeGreaterThan(2);
+  } else {
+    expect(OVERFLOW_COMPACTION[HOST.version]).toBe("before_shutdown");
+    expect(compact).toBeLessThan(shutdown);
+    expect(shutdown).toBe(order.length - 1);
+    expect(order.filter((n) => n === "session_shutdown")).toHaveLength(1);
+  }
 });
