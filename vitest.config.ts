@@ -8,9 +8,7 @@ const report = process.env.PI_BG_DELEGATE_TEST_REPORT;
 
 export default defineConfig({
   test: {
-    include: realPiOnly
-      ? ["test/integration/**/*.test.ts", "test/helpers/**/*.test.ts"]
-      : ["test/**/*.test.ts"],
+    include: realPiOnly ? ["test/integration/**/*.test.ts", "test/helpers/**/*.test.ts"] : ["test/**/*.test.ts"],
     // Real pi processes cost ~2 s each on a 2-core machine: run test files one or two at a time.
     fileParallelism: true,
     // SDK parents set process.env (PI_CODING_AGENT_DIR, PI_BG_DELEGATE_PI_CLI) for their children:

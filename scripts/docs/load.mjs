@@ -7,11 +7,12 @@
  * Pi runs against a throw-away agent dir and cwd, so no user or project extension, setting or
  * credential is read, and nothing under ~/.pi is touched.
  */
+
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 const PI_PACKAGE = "@mariozechner/pi-coding-agent";
 
@@ -145,14 +146,30 @@ export async function loadArgumentTables(root, tools) {
   return out;
 }
 
-/** PROVEN_PI_VERSIONS of src/core/host-range.ts: the range the parent and the guard accept. */
+/**
+ * PROVEN_PI_VERSIONS and HOST_CAPABILITIES of src/core/host-range.ts (the versions the parent and the
+ * guard accept, and the child flags each one adds), with each version's package and Node from
+ * scripts/hosts.mjs (the hosts the suite runs on). Both lists must name the same versions.
+ * @returns {Promise<Array<{version: string, packageName: string, minNode: string, capabilities: Record<string, boolean>}>>}
+ */
 export async function loadProvenPiVersions(root) {
   const file = join(root, "src", "core", "host-range.ts");
-  const { PROVEN_PI_VERSIONS: range } = await importTypeScript(file);
-  if (typeof range?.min !== "string" || typeof range?.max !== "string") {
-    throw new Error(`${file}: PROVEN_PI_VERSIONS must be {min, max} version strings`);
+  const { PROVEN_PI_VERSIONS: versions, HOST_CAPABILITIES: caps } = await importTypeScript(file);
+  if (!Array.isArray(versions) || versions.some((v) => typeof v !== "string")) {
+    throw new Error(`${file}: PROVEN_PI_VERSIONS must be an array of version strings`);
   }
-  return { min: range.min, max: range.max };
+  const { HOSTS } = await import(pathToFileURL(join(root, "scripts", "hosts.mjs")).href);
+  const hostNames = HOSTS.map((host) => host.name);
+  if (JSON.stringify(hostNames) !== JSON.stringify(versions)) {
+    throw new Error(
+      `${file}: PROVEN_PI_VERSIONS ${versions.join(", ")} differ from the test hosts ${hostNames.join(", ")}`,
+    );
+  }
+  return versions.map((version) => {
+    const host = HOSTS.find((h) => h.name === version);
+    if (!caps?.[version]) throw new Error(`${file}: HOST_CAPABILITIES has no entry for ${version}`);
+    return { version, packageName: host.packageName, minNode: host.minNode, capabilities: caps[version] };
+  });
 }
 
 const STAGES = ["admission", "launch", "run", "verify", "retrieval"];

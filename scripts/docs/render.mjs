@@ -229,10 +229,25 @@ export function renderFailureCodes(rows) {
   ].join("\n");
 }
 
-/** Body of `pi-versions`, from PROVEN_PI_VERSIONS. */
-export function renderPiVersions({ min, max }) {
+/** The child flags a capability adds (src/launch/argv.ts hostFlags). */
+const CAPABILITY_FLAGS = {
+  noMcp: "`--no-mcp`",
+  projectTrust: "`--no-approve` (ambient in a trusted project: `--approve`)",
+};
+
+/** Body of `pi-versions`, from PROVEN_PI_VERSIONS, HOST_CAPABILITIES and scripts/hosts.mjs. */
+export function renderPiVersions(hosts) {
+  const flags = (caps) =>
+    Object.entries(CAPABILITY_FLAGS)
+      .filter(([name]) => caps[name] === true)
+      .map(([, text]) => text)
+      .join(", ") || "none";
   return [
-    min === max ? `- Proven on: Pi \`${min}\` only.` : `- Proven on: Pi \`${min}\` through \`${max}\`.`,
-    "- Source: `PROVEN_PI_VERSIONS` in `src/core/host-range.ts`, the one place the range is written.",
+    "| Pi version | package | Node | child flags beyond 0.73.1's |",
+    "| --- | --- | --- | --- |",
+    ...hosts.map((h) => `| \`${h.version}\` | \`${h.packageName}\` | ≥ ${h.minNode} | ${flags(h.capabilities)} |`),
+    "",
+    "- Source: `PROVEN_PI_VERSIONS` and `HOST_CAPABILITIES` in `src/core/host-range.ts`, the one place they are written;",
+    "  every other version is refused with `delegate_hook_contract_unsupported`.",
   ].join("\n");
 }

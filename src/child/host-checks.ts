@@ -12,10 +12,7 @@ import type { PinnedRoute } from "../core/types.ts";
 
 export function checkPiVersion(version: string): void {
   if (!isProvenPiVersion(version)) {
-    throw new DelegateError(
-      "delegate_hook_contract_unsupported",
-      `the child runs ${unprovenVersionText(version)}`,
-    );
+    throw new DelegateError("delegate_hook_contract_unsupported", `in the child, ${unprovenVersionText(version)}`);
   }
 }
 

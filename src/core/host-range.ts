@@ -6,6 +6,31 @@
  */
 export const PROVEN_PI_VERSIONS = ["0.73.1", "1.6.0"] as const;
 
+export type ProvenPiVersion = (typeof PROVEN_PI_VERSIONS)[number];
+
+/**
+ * What each proven host's CLI offers a child beyond 0.73.1's flags, as its host-proof run recorded
+ * (`pi --help` lists the flag, and the launch-boundary suite shows its effect):
+ * - `noMcp`: `--no-mcp` (1.x has built-in MCP support; servers could add tools to the child);
+ * - `projectTrust`: `--approve` / `--no-approve` (1.x loads project-local settings, extensions and
+ *   context files only for a trusted project).
+ */
+export interface HostCapabilities {
+  noMcp: boolean;
+  projectTrust: boolean;
+}
+
+export const HOST_CAPABILITIES: Readonly<Record<ProvenPiVersion, HostCapabilities>> = {
+  "0.73.1": { noMcp: false, projectTrust: false },
+  "1.6.0": { noMcp: true, projectTrust: true },
+};
+
+/** The capabilities of a proven version (call only after isProvenPiVersion). */
+export function hostCapabilities(version: string): HostCapabilities {
+  const found = Object.hasOwn(HOST_CAPABILITIES, version) ? HOST_CAPABILITIES[version as ProvenPiVersion] : undefined;
+  return found ?? { noMcp: false, projectTrust: false };
+}
+
 /** The one command that runs the host-proof suite on another Pi version (docs/configuration.md). */
 export const PROVE_HOST_COMMAND = "npm run prove-host -- <version>";
 

@@ -1,4 +1,5 @@
 import { CHILD_ENV, CHILD_TOOLS, type ExtensionMode } from "../core/constants.ts";
+import { hostCapabilities } from "../core/host-range.ts";
 
 export interface ChildArgvInput {
   piCli: string;
@@ -9,6 +10,27 @@ export interface ChildArgvInput {
   sessionFile: string;
   systemPrompt: string;
   extensionMode: ExtensionMode;
+  /** The host's version (proven): which of its own flags make the child stricter. */
+  piVersion: string;
+  /**
+   * Whether the parent's project is trusted (hosts with project trust). An ambient child mirrors the
+   * parent's decision; an isolated child never trusts project-local files.
+   */
+  projectTrusted: boolean;
+}
+
+/**
+ * Flags only some hosts have (docs/configuration.md, "Supported Pi versions"): no MCP servers, ever
+ * (they would add tools the guard refuses); project trust exactly as the extension mode says.
+ */
+function hostFlags(input: ChildArgvInput): string[] {
+  const caps = hostCapabilities(input.piVersion);
+  const flags: string[] = [];
+  if (caps.noMcp) flags.push("--no-mcp");
+  if (caps.projectTrust) {
+    flags.push(input.extensionMode === "ambient" && input.projectTrusted ? "--approve" : "--no-approve");
+  }
+  return flags;
 }
 
 /**
@@ -28,6 +50,7 @@ export function buildChildArgv(input: ChildArgvInput): string[] {
     "--no-themes",
     "--no-context-files",
     ...(input.extensionMode === "isolated" ? ["--no-extensions"] : []),
+    ...hostFlags(input),
     "-e",
     input.guardPath,
     "--provider",

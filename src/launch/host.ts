@@ -7,11 +7,9 @@ import { isProvenPiVersion, unprovenVersionText } from "../core/host-range.ts";
 /** Refuse a host whose hook behaviour was not proven (delegate_hook_contract_unsupported). */
 export function checkHookContract(piVersion: string): void {
   if (!isProvenPiVersion(piVersion)) {
-    throw new DelegateError(
-      "delegate_hook_contract_unsupported",
-      unprovenVersionText(piVersion),
-      { childProcessCreated: false },
-    );
+    throw new DelegateError("delegate_hook_contract_unsupported", unprovenVersionText(piVersion), {
+      childProcessCreated: false,
+    });
   }
 }
 

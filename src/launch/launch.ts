@@ -44,6 +44,12 @@ export interface LaunchPlan {
   manifest: Omit<DelegateManifest, "schema_version" | "artifacts" | "seed_sha256" | "seed_bytes">;
 }
 
+/** The parent's project trust on hosts that have it (Pi 1.x `isProjectTrusted`); 0.73.1 has none. */
+function projectTrusted(ctx: ExtensionContext): boolean {
+  const withTrust = ctx as ExtensionContext & { isProjectTrusted?: () => boolean };
+  return typeof withTrust.isProjectTrusted === "function" ? withTrust.isProjectTrusted() === true : false;
+}
+
 /**
  * Admission (pure: no directory, no process) in the documented order: arguments (already parsed),
  * running-delegate cap, route, hook contract, capability and tool set, limits, seed projection, budget.
@@ -122,6 +128,8 @@ export function admit(args: DelegateArguments, toolCallId: string, ctx: Extensio
     sessionFile: join(taskDir, TASK_FILES.sessionFile),
     systemPrompt: CHILD_SYSTEM_PROMPT,
     extensionMode: args.extensionMode,
+    piVersion: host.piVersion,
+    projectTrusted: projectTrusted(ctx),
   });
   const manifest: LaunchPlan["manifest"] = {
     kind: "delegate",

@@ -222,7 +222,11 @@ class Projector {
     return full;
   }
 
-  receipt(role: "assistant" | "toolResult" | "system", row: LedgerRow, extra: { tool_name?: string; is_error?: boolean } = {}) {
+  receipt(
+    role: "assistant" | "toolResult" | "system",
+    row: LedgerRow,
+    extra: { tool_name?: string; is_error?: boolean } = {},
+  ) {
     this.entries.push({
       kind: "omitted",
       role,

@@ -44,7 +44,7 @@ import { taskDirFor, writeTaskTree } from "../../src/launch/artifacts.ts";
 import { locateGuard } from "../../src/launch/host.ts";
 import { newChildSessionId, newLaunchNonce, newTaskId } from "../../src/launch/ids.ts";
 import { FAKE_MODELS, FAKE_PROVIDER } from "./agent-dir.ts";
-import { PI_CLI_PATH } from "./pi-paths.ts";
+import { HOST, PI_CLI_PATH } from "./pi-paths.ts";
 import { makeTempDir } from "./temp.ts";
 
 export const DEFAULT_ROUTE: PinnedRoute = { provider: FAKE_PROVIDER, model: FAKE_MODELS.default };
@@ -63,6 +63,8 @@ export interface ChildTaskOptions {
   limits?: Partial<SeedLimits>;
   budget?: Partial<SeedBudget>;
   extensionMode?: ExtensionMode;
+  /** The parent's project trust the child mirrors in ambient mode on hosts with project trust (default true). */
+  projectTrusted?: boolean;
 }
 
 export interface PreparedChildTask {
@@ -191,6 +193,8 @@ export async function prepareChildTask(options: ChildTaskOptions): Promise<Prepa
     sessionFile: tree.sessionFile,
     systemPrompt: SYSTEM_PROMPT,
     extensionMode,
+    piVersion: HOST.version,
+    projectTrusted: options.projectTrusted ?? true,
   });
   const env = buildChildEnv(
     { ...process.env, PI_CODING_AGENT_DIR: options.agentDir },

@@ -28,10 +28,10 @@ function generator(args: string[]): Promise<Run> {
   });
 }
 
-/** package.json, src/ and docs/ copied; node_modules linked so the copy resolves its dependencies. */
+/** package.json, src/, docs/ and scripts/hosts.mjs (the tested hosts) copied; node_modules linked so the copy resolves its dependencies. */
 async function scratchCopy(): Promise<string> {
   const dir = await makeTempDir("docs", "each");
-  for (const entry of ["package.json", "src", "docs"]) {
+  for (const entry of ["package.json", "src", "docs", "scripts/hosts.mjs"]) {
     await cp(join(ROOT, entry), join(dir, entry), { recursive: true });
   }
   await symlink(join(ROOT, "node_modules"), join(dir, "node_modules"), "dir");

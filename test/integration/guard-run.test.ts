@@ -18,6 +18,7 @@ import {
   runPreparedChild,
 } from "../helpers/child-task.ts";
 import { type ModelServer, script, startModelServer } from "../helpers/model-server.ts";
+import { HOST } from "../helpers/pi-paths.ts";
 import { makeTempDir, waitForNoProcesses } from "../helpers/temp.ts";
 
 let server: ModelServer;
@@ -79,7 +80,7 @@ describe("a successful child run", () => {
       schema_version: SCHEMA.ready,
       task_id: run.seed.task_id,
       launch_nonce: run.seed.launch_nonce,
-      pi_version: "0.73.1",
+      pi_version: HOST.version,
     });
     expect(run.files.resultText).toBeDefined();
     expect(isCanonicalLine(run.files.resultText ?? "")).toBe(true);

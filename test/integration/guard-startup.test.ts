@@ -3,10 +3,12 @@
  * each in a real pi child: a failed check ends the child with child-terminal.json carrying its code,
  * no child-ready.json, and not a single request to the model.
  */
+import { existsSync } from "node:fs";
 import { mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { SCHEMA, TASK_FILES } from "../../src/core/constants.ts";
+import { hostCapabilities, unprovenVersionText } from "../../src/core/host-range.ts";
 import { type AgentDir, createAgentDir } from "../helpers/agent-dir.ts";
 import {
   prepareChildTask,
@@ -17,7 +19,7 @@ import {
   waitForExit,
 } from "../helpers/child-task.ts";
 import { type ModelServer, script, startModelServer } from "../helpers/model-server.ts";
-import { PI_CLI_PATH } from "../helpers/pi-paths.ts";
+import { HOST, PI_CLI_PATH } from "../helpers/pi-paths.ts";
 import { makeTempDir, waitForNoProcesses } from "../helpers/temp.ts";
 
 let server: ModelServer;
@@ -80,8 +82,8 @@ describe("load checks: no model call on a mismatch", () => {
     expect(server.requests).toEqual([]);
   });
 
-  it("ambient mode: a project extension shadowing `read` makes the child refuse, and its read never runs", async () => {
-    const cwd = await makeTempDir("guard-shadow");
+  /** A project extension (.pi/extensions) that registers its own `read`; returns the marker its read writes. */
+  async function plantShadowRead(cwd: string): Promise<string> {
     const marker = join(cwd, "SHADOW-READ-RAN");
     await mkdir(join(cwd, ".pi", "extensions"), { recursive: true });
     await writeFile(
@@ -98,15 +100,46 @@ describe("load checks: no model call on a mismatch", () => {
         "",
       ].join("\n"),
     );
+    return marker;
+  }
+
+  it("ambient mode: a project extension shadowing `read` makes the child refuse, and its read never runs", async () => {
+    const cwd = await makeTempDir("guard-shadow");
+    const marker = await plantShadowRead(cwd);
     const prompt = `Read the file. ${script({ tool: "read", args: { path: "x.txt" } }, { text: "done" })}`;
     const run = await runChildTask({ agentDir: agent.dir, prompt, cwd, extensionMode: "ambient" });
     expect(run.files.terminal?.code).toBe("delegate_isolation_unsupported");
     expect(run.files.terminal?.message).toMatch(/tool read is served by .*shadow-read\.ts \(auto\), not pi's built-in/);
     expect(run.files.ready).toBeUndefined();
     expect(server.requests).toEqual([]);
-    const { existsSync } = await import("node:fs");
     expect(existsSync(marker)).toBe(false);
   });
+
+  it.runIf(hostCapabilities(HOST.version).projectTrust)(
+    "ambient mode in a project the parent does not trust: the guard loads, the project's extension does not",
+    async () => {
+      const cwd = await makeTempDir("guard-untrusted");
+      const marker = await plantShadowRead(cwd);
+      await writeFile(join(cwd, "x.txt"), "plain file\n");
+      const prompt = `Read the file. ${script({ tool: "read", args: { path: "x.txt" } }, { text: "done" })}`;
+      const run = await runChildTask({
+        agentDir: agent.dir,
+        prompt,
+        cwd,
+        extensionMode: "ambient",
+        projectTrusted: false,
+      });
+      expect(run.argv).toContain("--no-approve");
+      expect(run.files.terminal, run.output).toBeUndefined();
+      expect(run.files.ready).toBeDefined();
+      expect(existsSync(marker)).toBe(false);
+      const toolResults = server.requests
+        .at(-1)
+        ?.messages.filter((m) => m.role === "tool")
+        .map((m) => m.text);
+      expect(toolResults?.[0]).toContain("plain file");
+    },
+  );
 });
 
 describe("host version", () => {
@@ -124,7 +157,7 @@ describe("host version", () => {
     task.env.PI_PACKAGE_DIR = standIn;
     const run = await runPreparedChild(task);
     expect(run.files.terminal?.code, run.output).toBe("delegate_hook_contract_unsupported");
-    expect(run.files.terminal?.message).toContain("the child runs pi 0.99.0, outside the proven range 0.73.1");
+    expect(run.files.terminal?.message).toBe(`in the child, ${unprovenVersionText("0.99.0")}`);
     expect(run.files.ready).toBeUndefined();
     expect(server.requests).toEqual([]);
   });

@@ -16,6 +16,7 @@ import {
   type AgentDir,
   createAgentDir,
   findProcesses,
+  HOST,
   type ModelServer,
   makeTempDir,
   type RecordedRequest,
@@ -113,15 +114,19 @@ function mode(path: string): number {
   return statSync(path).mode & 0o777;
 }
 
+/** What each host appends to --system-prompt (1.6.0 renders it as its `cwd` section). */
+const SYSTEM_PROMPT_SUFFIX: Record<string, RegExp> = {
+  "0.73.1": /^\nCurrent date: \d{4}-\d{2}-\d{2}\nCurrent working directory: .+$/,
+  "1.6.0": /^\n\n<cwd>\n.+\n<\/cwd>$/,
+};
+
 /** What the child's model saw, against what the parent wrote: system prompt, one user prompt, five tools. */
 function expectChildBoundary(request: RecordedRequest, taskDir: string): void {
   expect([...request.tools].sort()).toEqual([...CHILD_TOOLS].sort());
   expect(request.tools).not.toContain("planted_tool");
-  // pi appends only its date and working-directory lines to --system-prompt.
+  // pi appends only the working directory (0.73.1: and the date) to --system-prompt.
   expect(request.systemPrompt.startsWith(CHILD_SYSTEM_PROMPT)).toBe(true);
-  expect(request.systemPrompt.slice(CHILD_SYSTEM_PROMPT.length)).toMatch(
-    /^\nCurrent date: \d{4}-\d{2}-\d{2}\nCurrent working directory: .+$/,
-  );
+  expect(request.systemPrompt.slice(CHILD_SYSTEM_PROMPT.length)).toMatch(SYSTEM_PROMPT_SUFFIX[HOST.version] ?? /^$/);
   expect(request.messages.map((m) => m.role)).toEqual(["system", "user"]);
   expect(request.messages[1]?.text).toBe(readFileSync(join(taskDir, TASK_FILES.prompt), "utf8"));
   expect(request.model).toBe("fake-model");

@@ -19,6 +19,7 @@ import {
   FAKE_MODELS,
   FAKE_PROVIDER,
   findProcesses,
+  IS_EARENDIL_HOST,
   type ModelServer,
   makeTempDir,
   type SdkParent,
@@ -42,6 +43,11 @@ interface Case {
   raw?: string;
   code: "invalid_arguments" | "route_unresolved" | "task_unknown";
   field?: string;
+  /**
+   * The field named on Pi 1.x, which replaces arguments that are not a JSON object with `{}` (and
+   * records the text in the call's argumentsError) before any extension sees them.
+   */
+  earendilField?: string;
   /** A phrase the first line must hold (the problem as stated to the model). */
   says?: string;
 }
@@ -295,6 +301,7 @@ const delegateCases: Case[] = [
     raw: '["audit","look"]',
     code: "invalid_arguments",
     field: "arguments",
+    earendilField: "name",
   },
   {
     label: "arguments are truncated JSON (pi keeps the parsed prefix)",
@@ -302,6 +309,7 @@ const delegateCases: Case[] = [
     raw: '{"name":"audit","prompt":',
     code: "invalid_arguments",
     field: "prompt",
+    earendilField: "name",
   },
   {
     label: 'duplicate maxTurns keys, the last one "5"',
@@ -469,7 +477,8 @@ describe("malformed calls through the real tools create nothing", () => {
     const result = results.at(-1) as (typeof results)[number];
     expect(result.isError).toBe(true);
     const lines = result.text.split("\n");
-    const head = c.field === undefined ? `[${c.code}] ` : `[${c.code}] ${c.field}: `;
+    const field = IS_EARENDIL_HOST && c.earendilField !== undefined ? c.earendilField : c.field;
+    const head = field === undefined ? `[${c.code}] ` : `[${c.code}] ${field}: `;
     expect(lines[0]?.startsWith(head), lines[0]?.slice(0, 200)).toBe(true);
     if (c.says !== undefined) expect(lines[0]).toContain(c.says);
     expect(lines).toContain("Child process created: no");
