@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import {
   type AgentDir,
+  assistantText,
   createAgentDir,
   type ModelServer,
   makeTempDir,
@@ -65,10 +66,19 @@ describe("scripted model server through a real pi", () => {
     expect(message.responseModel).toBe("other-name");
   });
 
-  it("a length stop and a missing usage chunk", async () => {
-    await parent.prompt(script({ text: "cut", finish: "length", noUsage: true }));
+  it("a length stop", async () => {
+    // At the model's full maxTokens (8192): Pi 1.x compacts and retries a length stop below it.
+    await parent.prompt(script({ text: "cut", finish: "length", outputTokens: 8192 }));
     const message = lastAssistant(parent);
     expect(message.stopReason).toBe("length");
+    expect(assistantText(message)).toBe("cut");
+  });
+
+  it("a missing usage chunk", async () => {
+    // (Pi 1.x reads a length stop with zero usage as a silent context overflow, so this uses "stop".)
+    await parent.prompt(script({ text: "no usage", noUsage: true }));
+    const message = lastAssistant(parent);
+    expect(message.stopReason).toBe("stop");
     expect(message.usage.input + message.usage.output + message.usage.totalTokens).toBe(0);
   });
 

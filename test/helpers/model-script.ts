@@ -16,7 +16,7 @@
  *   {"tools": [{"tool": ..., "args": ...}]}     parallel tool calls
  *   {"text": "... {{lastToolResult}} ..."}      an answer; {{lastToolResult}} is the latest tool result text
  *   {"error": 503, "message": "..."}            an HTTP provider error
- * and on any step: "model" (reported model differs), "finish" (e.g. "length"), "noUsage": true,
+ * and on any step: "model" (reported model differs), "finish" (e.g. "length"), "noUsage": true, "outputTokens",
  * "delayMs", "repeat" (repeat the text N times), "thinking" (reasoning text), "hangup": true,
  * "failFirst": N with "failStatus" (or "error"; default 503): the first N requests that reach this step of this
  * script fail with that status, later ones get the step (for pi's auto-retry; counted per server,
@@ -37,6 +37,8 @@ export interface ScriptStep {
   model?: string;
   finish?: string;
   noUsage?: boolean;
+  /** completion_tokens reported in the usage (default: about a quarter of the text's length). */
+  outputTokens?: number;
   delayMs?: number;
   repeat?: number;
   thinking?: string;
@@ -163,6 +165,7 @@ export function stepReply(position: ScriptPosition, request: ModelRequest, failu
   if (step.model !== undefined) reply.model = step.model;
   if (step.finish !== undefined) reply.finish = step.finish;
   if (step.noUsage) reply.noUsage = true;
+  if (step.outputTokens !== undefined) reply.usage = { completion_tokens: step.outputTokens };
   if (step.delayMs !== undefined) reply.delayMs = step.delayMs;
   if (step.repeat !== undefined) reply.repeat = step.repeat;
   if (step.thinking !== undefined) reply.thinking = step.thinking;
