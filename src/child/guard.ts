@@ -11,10 +11,12 @@
  */
 import { fileURLToPath } from "node:url";
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { VERSION } from "@mariozechner/pi-coding-agent";
+import { getAgentDir, VERSION } from "@mariozechner/pi-coding-agent";
 import { packAnswer } from "../core/answer.ts";
 import { PARENT_WATCH_INTERVAL_MS, PROVABLE_BYTES_PER_TOKEN } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
+import { resolveSearchTools, type SearchTools } from "../core/search-tools.ts";
+import { createRgFindTool } from "./find-tool.ts";
 import { checkDeliveredPrompt, readHandover, verifyTask } from "./handover.ts";
 import { checkPiVersion, checkResolvedModel, checkToolSources } from "./host-checks.ts";
 import { decideOutcome, type FinalMessage } from "./outcome.ts";
@@ -166,6 +168,7 @@ export default function delegateGuard(pi: ExtensionAPI): void {
   const state = newState();
   load(state);
   const handover = state.handover;
+  let searchTools: SearchTools | undefined;
   if (handover === undefined) {
     process.stderr.write(`delegate guard: ${state.latched?.message ?? "not a delegate child"}\n`);
   } else {
@@ -177,6 +180,11 @@ export default function delegateGuard(pi: ExtensionAPI): void {
     });
     onSignal(state, "SIGTERM");
     onSignal(state, "SIGHUP");
+    searchTools = resolveSearchTools(getAgentDir(), process.env.PATH ?? "");
+    // Without any fd, the guard serves find itself: Pi's find tool over `rg --files`.
+    if (searchTools?.find.served_by === "guard_rg_files") {
+      pi.registerTool(createRgFindTool(process.cwd(), searchTools.find.rg.path));
+    }
     pi.registerTool(
       createReadArtifactTool({
         taskDir: handover.taskDir,
@@ -197,7 +205,11 @@ export default function delegateGuard(pi: ExtensionAPI): void {
     if (state.latched || handover === undefined || state.seed === undefined) return;
     try {
       checkResolvedModel(ctx.model, state.seed.route);
-      checkToolSources(pi.getAllTools(), pi.getActiveTools(), GUARD_PATH);
+      if (searchTools === undefined) {
+        throw new DelegateError("search_tools_unavailable", "no rg for the child's grep and find");
+      }
+      const guardServed = searchTools.find.served_by === "guard_rg_files" ? ["find"] : [];
+      checkToolSources(pi.getAllTools(), pi.getActiveTools(), GUARD_PATH, guardServed);
     } catch (error) {
       asFailure(state, error);
       return;
@@ -208,6 +220,7 @@ export default function delegateGuard(pi: ExtensionAPI): void {
       pid: process.pid,
       pi_version: VERSION,
       at: now(),
+      search_tools: searchTools,
     });
   });
 

@@ -50,10 +50,16 @@ export function isBuiltinSource(name: string, info: ToolSource["sourceInfo"]): b
 }
 
 /**
- * Every tool pi has configured must be an allowed name, built-ins must be pi's own, and
- * delegate_read_artifact must be the one this guard (at `guardPath`) registered.
+ * Every tool pi has configured must be an allowed name, built-ins must be pi's own (except those in
+ * `guardServed`, which this guard registered itself), and delegate_read_artifact must be the one this
+ * guard (at `guardPath`) registered.
  */
-export function checkToolSources(tools: readonly ToolSource[], active: readonly string[], guardPath: string): void {
+export function checkToolSources(
+  tools: readonly ToolSource[],
+  active: readonly string[],
+  guardPath: string,
+  guardServed: readonly string[] = [],
+): void {
   const refuse = (message: string): never => {
     throw new DelegateError("delegate_isolation_unsupported", message);
   };
@@ -68,6 +74,15 @@ export function checkToolSources(tools: readonly ToolSource[], active: readonly 
   for (const name of CHILD_BUILTIN_TOOLS) {
     const tool = byName.get(name);
     if (tool === undefined) continue; // pi refuses calls to it; nothing can shadow a missing tool
+    if (guardServed.includes(name)) {
+      // Served by this guard on purpose (find without fd): it must be the guard's own registration.
+      if (!samePath(tool.sourceInfo.path, guardPath)) {
+        refuse(
+          `tool ${name} is served by ${tool.sourceInfo.path} (${tool.sourceInfo.source}), not by the delegate guard`,
+        );
+      }
+      continue;
+    }
     if (!isBuiltinSource(name, tool.sourceInfo)) {
       refuse(`tool ${name} is served by ${tool.sourceInfo.path} (${tool.sourceInfo.source}), not pi's built-in`);
     }

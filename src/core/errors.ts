@@ -10,7 +10,9 @@ export const FAILURE_REMEDIATION = {
     "Declare a context window for this model (models.json or the providing extension), or pick another route.",
   route_capacity_insufficient: "Pick a route with a context window of at least 69,632 tokens.",
   delegate_hook_contract_unsupported:
-    "Run a Pi version inside the proven range (see docs/configuration.md) or upgrade pi-bg-delegate.",
+    "Run a proven Pi version (see docs/configuration.md), or prove yours with `npm run prove-host -- <version>` in a clone of pi-bg-delegate.",
+  search_tools_unavailable:
+    "Install ripgrep (rg) on PATH or in the Pi agent dir's bin/; this platform has no rg from @vscode/ripgrep.",
   delegate_isolation_unsupported:
     "Set bgDelegate.piCli (or PI_BG_DELEGATE_PI_CLI) to pi's dist/cli.js, and remove extensions that shadow read-only tools.",
   seed_projection_failed:
@@ -111,7 +113,11 @@ export const FAILURE_WHEN = {
   },
   delegate_hook_contract_unsupported: {
     stages: ["admission", "run"],
-    when: "The parent's Pi version, or the child's as seen by the guard at load, is outside the proven range.",
+    when: "The parent's Pi version, or the child's as seen by the guard at load, is not one of the proven versions.",
+  },
+  search_tools_unavailable: {
+    stages: ["admission", "run"],
+    when: "No rg exists for the child's grep and find: none in the agent dir's bin/ or on PATH, and none bundled for this platform.",
   },
   delegate_isolation_unsupported: {
     stages: ["admission", "run"],

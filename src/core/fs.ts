@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import { closeSync, existsSync, fsyncSync, openSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 
 export const FILE_MODE = 0o600;
@@ -61,4 +61,16 @@ export function writeFileExclusive(path: string, data: string | Uint8Array): boo
   }
   fsyncDir(dirname(path));
   return true;
+}
+
+/**
+ * Keep a package root (.pi/delegate, .pi/fusion) out of searches and out of git: rg and fd honour
+ * `.ignore` even outside git (a child's grep would otherwise match its own transcript, seeds and
+ * earlier answers), and `.gitignore` keeps `git add -A` from staging conversation content.
+ */
+export function markPrivateRoot(root: string): void {
+  for (const name of [".ignore", ".gitignore"]) {
+    const path = join(root, name);
+    if (!existsSync(path)) writeFileSync(path, "*\n", { mode: FILE_MODE });
+  }
 }

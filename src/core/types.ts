@@ -4,6 +4,7 @@
  */
 import type { AutoDeliver, Capability, ExtensionMode } from "./constants.ts";
 import type { FailureCode } from "./errors.ts";
+import type { SearchTools } from "./search-tools.ts";
 
 export interface PinnedRoute {
   provider: string;
@@ -152,6 +153,8 @@ export interface ChildReadyFile {
   pid: number;
   pi_version: string;
   at: string;
+  /** Which binaries serve the child's grep and find (src/core/search-tools.ts). */
+  search_tools?: SearchTools;
 }
 
 export type TaskState = "running" | "completed" | "failed" | "cancelled";

@@ -24,7 +24,7 @@ import {
   SCHEMA,
 } from "../core/constants.ts";
 import { DelegateError, type FailureCode } from "../core/errors.ts";
-import { DIR_MODE, writeFileAtomic } from "../core/fs.ts";
+import { DIR_MODE, markPrivateRoot, writeFileAtomic } from "../core/fs.ts";
 import { sha256Hex } from "../core/hash.ts";
 import type { UsageRecord } from "../core/types.ts";
 import { processStartTime } from "../tasks/process-identity.ts";
@@ -225,6 +225,7 @@ export function createRun(options: CreateRunOptions): FusionRunHandle {
 
   try {
     io.makeDir(dirname(runDir), true);
+    markPrivateRoot(dirname(runDir));
     io.makeDir(runDir, false);
   } catch (error) {
     throw ioFailure("the run directory could not be created", error);

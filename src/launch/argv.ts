@@ -1,5 +1,7 @@
+import { delimiter, dirname } from "node:path";
 import { CHILD_ENV, CHILD_TOOLS, type ExtensionMode } from "../core/constants.ts";
 import { hostCapabilities } from "../core/host-range.ts";
+import { bundledRgPath } from "../core/search-tools.ts";
 
 export interface ChildArgvInput {
   piCli: string;
@@ -73,13 +75,22 @@ export interface ChildEnvInput {
   seedSha256: string;
 }
 
+function withBundledRg(pathEnv: string): string {
+  const rg = bundledRgPath();
+  if (rg === undefined) return pathEnv;
+  const dirs = pathEnv.split(delimiter).filter((dir) => dir !== "");
+  return dirs.includes(dirname(rg)) ? pathEnv : [...dirs, dirname(rg)].join(delimiter);
+}
+
 /** Variables that would tie the child to the parent's session; removed from the child env. */
 const PARENT_SESSION_VARS = ["PI_CODING_AGENT_SESSION_DIR", "PI_CODING_AGENT_SESSION", "PI_SESSION_FILE"];
 
 /**
  * The child inherits the parent's environment (provider credentials and PI_CODING_AGENT_DIR, so the
  * pinned route authenticates exactly as in the parent), minus anything naming the parent session and
- * any stale handover variable, plus the handover and PI_OFFLINE=1 (no downloads in a child).
+ * any stale handover variable, plus the handover and PI_OFFLINE=1 (no downloads in a child). The
+ * bundled rg's directory goes last on PATH: Pi looks in its agent dir's bin/, then along PATH, so the
+ * user's own rg still wins (src/core/search-tools.ts).
  */
 export function buildChildEnv(base: NodeJS.ProcessEnv, input: ChildEnvInput): Record<string, string> {
   const env: Record<string, string> = {};
@@ -94,5 +105,6 @@ export function buildChildEnv(base: NodeJS.ProcessEnv, input: ChildEnvInput): Re
   env[CHILD_ENV.seedSha256] = input.seedSha256;
   env[CHILD_ENV.marker] = "1";
   env.PI_OFFLINE = "1";
+  env.PATH = withBundledRg(env.PATH ?? "");
   return env;
 }

@@ -1,10 +1,10 @@
-import { existsSync, mkdirSync, readdirSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, rmdirSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { CURRENT_SESSION_VERSION } from "@mariozechner/pi-coding-agent";
 import { canonicalJsonLine } from "../core/canonical.ts";
 import { DELEGATE_ROOT, SCHEMA, TASK_FILES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
-import { DIR_MODE, writeFileAtomic } from "../core/fs.ts";
+import { DIR_MODE, markPrivateRoot, writeFileAtomic } from "../core/fs.ts";
 import { sha256Hex } from "../core/hash.ts";
 import type { BoundArtifact, DelegateManifest, SeedDocument } from "../core/types.ts";
 
@@ -56,15 +56,6 @@ export function removeTaskTree(taskDir: string): void {
   } catch {
     // already gone or not empty: nothing to do
   }
-}
-
-/**
- * rg and fd honour .ignore files even outside git: without this, a child's grep over the project
- * would match its own live transcript, seeds and earlier answers under .pi/delegate.
- */
-function keepOutOfSearches(root: string): void {
-  const path = join(root, ".ignore");
-  if (!existsSync(path)) writeFileSync(path, "*\n", { mode: 0o600 });
 }
 
 /** rmdir from `dir` up to and including `top` while empty (never a directory that holds anything). */
@@ -126,7 +117,7 @@ export function writeTaskTree(input: TaskTreeInput): TaskTree {
       artifacts,
     };
     writeManifest(taskDir, manifest);
-    keepOutOfSearches(join(taskDir, "..", ".."));
+    markPrivateRoot(join(taskDir, "..", ".."));
     return { taskDir, seedSha256: manifest.seed_sha256, seedBytes: seedBytes.length, sessionFile, manifest };
   } catch (error) {
     if (created) removeTaskTree(taskDir);

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { buildSessionContext, type ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { buildSessionContext, type ExtensionContext, getAgentDir } from "@mariozechner/pi-coding-agent";
 import { canonicalJson, canonicalJsonWithPart } from "../core/canonical.ts";
 import {
   AGGREGATE_TOOL_OUTPUT_MAX_BYTES,
@@ -11,6 +11,7 @@ import {
 } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import { sha256Hex } from "../core/hash.ts";
+import { resolveSearchTools } from "../core/search-tools.ts";
 import type { DelegateManifest, SeedDocument } from "../core/types.ts";
 import type { PackageSettings } from "../settings.ts";
 import { processStartTime } from "../tasks/process-identity.ts";
@@ -69,6 +70,14 @@ export function admit(args: DelegateArguments, toolCallId: string, ctx: Extensio
   // Capability and tool set: "inspect" is the only profile; its isolation needs pi's CLI and our guard.
   const piCli = locatePiCli(host.settings.piCli);
   const guardPath = locateGuard();
+  if (resolveSearchTools(getAgentDir(), process.env.PATH ?? "") === undefined) {
+    throw new DelegateError(
+      "search_tools_unavailable",
+      "no rg for the child's grep and find: none in the agent dir's bin/ or on PATH, and @vscode/ripgrep has none for " +
+        `${process.platform}-${process.arch}`,
+      { childProcessCreated: false },
+    );
+  }
   // Limits were bounded by the argument check; nothing further to refuse here.
 
   const messages = buildSessionContext(ctx.sessionManager.getEntries(), ctx.sessionManager.getLeafId()).messages;

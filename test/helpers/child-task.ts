@@ -63,6 +63,8 @@ export interface ChildTaskOptions {
   limits?: Partial<SeedLimits>;
   budget?: Partial<SeedBudget>;
   extensionMode?: ExtensionMode;
+  /** Environment over the test process's for the child's base environment (e.g. PATH). */
+  env?: Record<string, string>;
   /** The parent's project trust the child mirrors in ambient mode on hosts with project trust (default true). */
   projectTrusted?: boolean;
 }
@@ -197,7 +199,7 @@ export async function prepareChildTask(options: ChildTaskOptions): Promise<Prepa
     projectTrusted: options.projectTrusted ?? true,
   });
   const env = buildChildEnv(
-    { ...process.env, PI_CODING_AGENT_DIR: options.agentDir },
+    { ...process.env, ...options.env, PI_CODING_AGENT_DIR: options.agentDir },
     { taskDir, taskId, launchNonce, seedSha256: tree.seedSha256 },
   );
   return {

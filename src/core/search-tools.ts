@@ -1,0 +1,86 @@
+/**
+ * Which binaries serve a child's `grep` and `find` (docs/subsystems/launch.md, "Search tools").
+ * Children run with PI_OFFLINE=1, so Pi never downloads rg or fd for them. Pi's own lookup is
+ * `<agent dir>/bin/<name>`, then `PATH`; the user's binaries found that way always win. Otherwise
+ * `rg` comes with this package from the npm registry (`@vscode/ripgrep`'s per-platform package), and
+ * without any `fd` the guard serves `find` itself through Pi's find tool with a glob backed by
+ * `rg --files`. Resolved by the parent at admission (no rg at all: refused) and again by the guard.
+ */
+import { accessSync, constants, realpathSync, statSync } from "node:fs";
+import { createRequire } from "node:module";
+import { delimiter, join } from "node:path";
+
+export type BinarySource = "agent_bin" | "path" | "bundled";
+
+export interface ResolvedBinary {
+  path: string;
+  source: BinarySource;
+}
+
+export interface SearchTools {
+  /** The rg Pi's grep runs (and the guard's find, when there is no fd). */
+  rg: ResolvedBinary;
+  /** Pi's own find with this fd, or the guard's find over `rg --files`. */
+  find: { served_by: "pi_fd"; fd: ResolvedBinary } | { served_by: "guard_rg_files"; rg: ResolvedBinary };
+}
+
+function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+function sameFile(a: string, b: string): boolean {
+  try {
+    return realpathSync(a) === realpathSync(b);
+  } catch {
+    return false;
+  }
+}
+
+/** Pi's lookup order for a tool binary: the agent dir's bin/, then PATH (first name that exists). */
+function findUserBinary(names: readonly string[], agentDir: string, pathEnv: string): ResolvedBinary | undefined {
+  for (const name of names) {
+    const inAgentBin = join(agentDir, "bin", name);
+    if (isExecutable(inAgentBin)) return { path: inAgentBin, source: "agent_bin" };
+  }
+  const dirs = pathEnv.split(delimiter).filter((dir) => dir !== "");
+  for (const name of names) {
+    for (const dir of dirs) {
+      const candidate = join(dir, name);
+      if (isExecutable(candidate)) return { path: candidate, source: "path" };
+    }
+  }
+  return undefined;
+}
+
+/** rg from `@vscode/ripgrep-<platform>-<arch>`, a dependency of this package; undefined on other platforms. */
+export function bundledRgPath(): string | undefined {
+  const require = createRequire(import.meta.url);
+  const exe = process.platform === "win32" ? "rg.exe" : "rg";
+  try {
+    const path = require.resolve(`@vscode/ripgrep-${process.platform}-${process.arch}/bin/${exe}`);
+    return isExecutable(path) ? path : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** undefined when no rg exists for the child at all (the parent refuses the launch then). */
+export function resolveSearchTools(
+  agentDir: string,
+  pathEnv: string,
+  bundled: string | undefined = bundledRgPath(),
+): SearchTools | undefined {
+  const user = findUserBinary(["rg"], agentDir, pathEnv);
+  // In a child the bundled rg's directory is on PATH (src/launch/argv.ts): it is still the bundled one.
+  const isBundled = user !== undefined && bundled !== undefined && sameFile(user.path, bundled);
+  const rg: ResolvedBinary | undefined =
+    user !== undefined && !isBundled ? user : bundled !== undefined ? { path: bundled, source: "bundled" } : undefined;
+  if (rg === undefined) return undefined;
+  const fd = findUserBinary(["fd", "fdfind"], agentDir, pathEnv);
+  return { rg, find: fd ? { served_by: "pi_fd", fd } : { served_by: "guard_rg_files", rg } };
+}
