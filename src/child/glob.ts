@@ -4,7 +4,7 @@
  * matches a file's name at any depth; one with `/` matches the path from the search root. An
  * all-lowercase pattern matches case-insensitively (fd's smart case).
  */
-function escape(char: string): string {
+function escapeChar(char: string): string {
   return /[\\^$.*+?()[\]{}|/]/.test(char) ? `\\${char}` : char;
 }
 
@@ -42,7 +42,7 @@ function translate(pattern: string): string {
           .join("|")})`;
         i = end;
       }
-    } else out += escape(c);
+    } else out += escapeChar(c);
   }
   return out;
 }

@@ -88,6 +88,8 @@ export interface SkippedMessage {
 
 export interface ProjectionAccounting {
   message_count: number;
+  /** Source messages per role, excluded and skipped ones included: every message on the branch, once. */
+  roles: Record<string, number>;
   projected_message_count: number;
   excluded_message_count: number;
   skipped_message_count: number;
@@ -364,7 +366,18 @@ function skipReason(message: Rec): SkippedMessage["reason"] | undefined {
   return undefined;
 }
 
-function accounting(p: Projector, messageCount: number, excluded: number, skipped: number): ProjectionAccounting {
+function accounting(
+  p: Projector,
+  messages: readonly unknown[],
+  excluded: number,
+  skipped: number,
+): ProjectionAccounting {
+  const roles: Record<string, number> = {};
+  for (const message of messages) {
+    const role = isRecord(message) && typeof message.role === "string" ? message.role : "";
+    roles[role] = (roles[role] ?? 0) + 1;
+  }
+  const messageCount = messages.length;
   const omitted: ProjectionAccounting["omitted"] = {
     assistant_thinking: { count: 0, bytes: 0 },
     tool_call_arguments: { count: 0, bytes: 0 },
@@ -381,6 +394,7 @@ function accounting(p: Projector, messageCount: number, excluded: number, skippe
   }
   return {
     message_count: messageCount,
+    roles,
     projected_message_count: messageCount - excluded - skipped,
     excluded_message_count: excluded,
     skipped_message_count: skipped,
@@ -445,7 +459,7 @@ export function projectConversation(messages: readonly unknown[], activeToolCall
     exclusion,
     skipped,
     entries: p.entries,
-    accounting: accounting(p, messages.length, excluded.size, skipped.length),
+    accounting: accounting(p, messages, excluded.size, skipped.length),
     ledger: { row_count: ledger.row_count, root_sha256: ledger.root_sha256 },
   };
   return { projection, ledger };

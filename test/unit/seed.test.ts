@@ -339,9 +339,78 @@ describe("projection rules, role by role", () => {
   });
 });
 
+describe("Pi 1.x system messages", () => {
+  const system = (sections: Record<string, string | null>, content = "") => ({
+    role: "system",
+    content,
+    sections,
+    timestamp: 9,
+  });
+
+  it("become system_prompt receipts bound to every field but the timestamp, never shown", () => {
+    const first = system({ preamble: "You are Pi.", tools: "<tools>read</tools>" });
+    const update = system({ tools: null, rules: "<rules>be brief</rules>" });
+    const { projection, ledger } = projectConversation([first, user("hi"), update, assistant([text("ok")])], ACTIVE);
+    const expectedBytes = (m: Record<string, unknown>) => {
+      const { timestamp: _t, ...rest } = m;
+      return Buffer.from(canonicalJson(rest), "utf8");
+    };
+    expect(ledger.rows).toEqual([
+      {
+        index: 0,
+        source_index: 0,
+        block_index: null,
+        kind: "system_prompt",
+        byte_length: expectedBytes(first).length,
+        sha256: createHash("sha256").update(expectedBytes(first)).digest("hex"),
+      },
+      {
+        index: 1,
+        source_index: 2,
+        block_index: null,
+        kind: "system_prompt",
+        byte_length: expectedBytes(update).length,
+        sha256: createHash("sha256").update(expectedBytes(update)).digest("hex"),
+      },
+    ]);
+    expect(projection.entries.filter((e) => e.kind === "omitted")).toEqual([
+      {
+        kind: "omitted",
+        role: "system",
+        source_index: 0,
+        block_index: null,
+        ledger_index: 0,
+        omitted: "system_prompt",
+        byte_length: expectedBytes(first).length,
+      },
+      {
+        kind: "omitted",
+        role: "system",
+        source_index: 2,
+        block_index: null,
+        ledger_index: 1,
+        omitted: "system_prompt",
+        byte_length: expectedBytes(update).length,
+      },
+    ]);
+    expect(JSON.stringify(projection.entries)).not.toContain("You are Pi.");
+    expect(projection.accounting.roles).toEqual({ system: 2, user: 1, assistant: 1 });
+    expect(projection.accounting.omitted.system_prompt).toEqual({
+      count: 2,
+      bytes: expectedBytes(first).length + expectedBytes(update).length,
+    });
+  });
+
+  it("a system message that cannot be measured fails loudly", () => {
+    const error = failure(() => projectConversation([system({ preamble: "bad \ud800" })], ACTIVE));
+    expect(error.code).toBe("seed_projection_failed");
+    expect(error.message).toContain("message 0 (system)");
+  });
+});
+
 describe("loud failures (seed_projection_failed)", () => {
   const cases: Array<[string, unknown[]]> = [
-    ["unknown role", [{ role: "system", content: "x" }]],
+    ["unknown role", [{ role: "developer", content: "x" }]],
     ["missing role", [{ content: "x" }]],
     ["non-object message", ["hello"]],
     ["unknown user block", [user([{ type: "audio", data: "AA==" }])]],
