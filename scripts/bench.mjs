@@ -1,134 +1,23 @@
 #!/usr/bin/env node
 /**
- * `npm run bench` — speed, memory and context cost of pi-bg-delegate, measured side by side on this
- * machine with real pi processes against a scripted model on 127.0.0.1 (no network, no API key).
- * Every figure is a ratio or a size with min/median/max over repeated runs, printed next to its
- * target; targets are goals, not gates: the exit code is 0 unless the bench itself breaks.
- * What each figure measures and how: docs/benchmarks.md.
- *
- *   npm run bench                       the full bench (~3–5 min on 2 cores)
- *   npm run bench -- --quick            1 run of each, smallest sizes (a smoke run, < 2 min)
- *   npm run bench -- --out <file>       where to write the JSON report (default bench-report.json)
- *   npm run bench -- --keep             keep the temp workspace (agent dir, projects, task trees)
- *
- * Every process it starts and its temp dir are cleaned up, also on Ctrl-C.
+ * `npm run bench [-- --host <version>] …`: runs scripts/bench/run.mjs on the chosen pi host's own
+ * Node (scripts/hosts.mjs), so the in-process SDK parents, the RPC parents and every child are that
+ * host's. The other options are the bench's (see scripts/bench/run.mjs, docs/benchmarks.md).
  */
-import { writeFileSync } from "node:fs";
-import { loadavg } from "node:os";
-import { resolve } from "node:path";
-import { concurrencyFigure } from "./bench/figures/concurrency.mjs";
-import { contextFigures } from "./bench/figures/context.mjs";
-import { endToEndFigure } from "./bench/figures/end-to-end.mjs";
-import { memoryFigure } from "./bench/figures/memory.mjs";
-import { receiptFigures } from "./bench/figures/receipt.mjs";
-import { verifyFigure } from "./bench/figures/verify.mjs";
-import { buildReport, table } from "./bench/report.mjs";
-import { createViewCollector } from "./bench/views.mjs";
-import { openWorkspace, REPO_ROOT } from "./bench/workspace.mjs";
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { HOST_ENV, hostNames, resolveHost } from "./hosts.mjs";
 
-const MiB = 1 << 20;
-const CONFIGS = {
-  default: {
-    receipt: { small: 1_000, large: 20_000, reps: 7 },
-    endToEnd: { reps: 7 },
-    verify: { answerBytes: 4 * MiB, reps: 25 },
-    memory: { answerBytes: 1 * MiB, reps: 3 },
-    concurrency: { count: 8, reps: 5 },
-  },
-  quick: {
-    receipt: { small: 100, large: 2_000, reps: 1 },
-    endToEnd: { reps: 1 },
-    verify: { answerBytes: 1 * MiB, reps: 1 },
-    memory: { answerBytes: MiB / 4, reps: 1 },
-    concurrency: { count: 2, reps: 1 },
-  },
-};
-const USAGE = "usage: npm run bench [-- --quick] [--out <file>] [--keep]";
-
-function parseArgs(argv) {
-  const options = { mode: "default", out: resolve(REPO_ROOT, "bench-report.json"), keep: false };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    if (arg === "--quick") options.mode = "quick";
-    else if (arg === "--keep") options.keep = true;
-    else if (arg === "--out" && argv[i + 1]) options.out = resolve(argv[++i]);
-    else if (arg === "--help" || arg === "-h") options.help = true;
-    else throw new Error(`unknown argument ${arg}\n${USAGE}`);
-  }
-  return options;
+const argv = process.argv.slice(2);
+const at = argv.indexOf("--host");
+const name = at === -1 ? process.env[HOST_ENV] || hostNames()[0] : argv[at + 1];
+if (name === undefined || name.startsWith("-")) {
+  process.stderr.write(`--host needs one of: ${hostNames().join(", ")}\n`);
+  process.exit(2);
 }
-
-const startedAt = Date.now();
-const loadBefore = Number(loadavg()[0].toFixed(2));
-const log = (line) => process.stdout.write(`[${((Date.now() - startedAt) / 1000).toFixed(1).padStart(6)} s] ${line}\n`);
-
-let workspace;
-let interrupted = false;
-for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
-  process.on(signal, () => {
-    if (interrupted) return;
-    interrupted = true;
-    process.stderr.write(`\nbench: ${signal}, stopping every process it started and removing its temp dir…\n`);
-    Promise.resolve(workspace?.close())
-      .catch(() => {})
-      .finally(() => process.exit(130));
-  });
-}
-
-async function main() {
-  const options = parseArgs(process.argv.slice(2));
-  if (options.help) {
-    process.stdout.write(`${USAGE}\n`);
-    return 0;
-  }
-  const config = CONFIGS[options.mode];
-  workspace = await openWorkspace();
-  log(`${options.mode} bench; workspace ${workspace.root}; scripted model on ${workspace.server.url}`);
-  const collect = createViewCollector();
-  const figures = [];
-  const errors = [];
-  const steps = [
-    ["verify", () => verifyFigure({ ...config.verify, log })],
-    ["receipt", () => receiptFigures(workspace, { ...config.receipt, collect, log })],
-    ["end-to-end", () => endToEndFigure(workspace, { ...config.endToEnd, log })],
-    ["concurrency", () => concurrencyFigure(workspace, { ...config.concurrency, collect, log })],
-    ["memory", () => memoryFigure(workspace, { ...config.memory, collect, log })],
-    ["context", () => contextFigures(workspace, { collect, log })],
-  ];
-  for (const [name, run] of steps) {
-    if (interrupted) break;
-    try {
-      figures.push(...[await run()].flat());
-    } catch (error) {
-      const message = error instanceof Error ? (error.stack ?? error.message) : String(error);
-      errors.push({ step: name, message });
-      log(`${name} broke: ${message}`);
-    }
-  }
-  const warnings = workspace.unexpectedModelErrors().map((m) => `scripted model error: ${m}`);
-  const leftovers = await workspace.close({ keep: options.keep });
-  if (leftovers.length > 0) warnings.push(`killed ${leftovers.length} process(es) still running at cleanup`);
-  if (options.keep) log(`kept ${workspace.root} (--keep)`);
-  const report = buildReport({ mode: options.mode, startedAt, loadBefore, figures, errors, warnings, config });
-  writeFileSync(options.out, `${JSON.stringify(report, null, 2)}\n`);
-  process.stdout.write(`\n${table(figures)}\n\n`);
-  for (const f of figures) for (const note of f.notes) process.stdout.write(`${f.id}: ${note}\n`);
-  for (const w of warnings) process.stdout.write(`warning: ${w}\n`);
-  process.stdout.write(`\nTargets are goals, not gates. JSON report: ${options.out} (${report.duration_seconds} s)\n`);
-  if (errors.length > 0) {
-    process.stderr.write(`bench: ${errors.length} step(s) broke: ${errors.map((e) => e.step).join(", ")}\n`);
-    return 1;
-  }
-  return 0;
-}
-
-main()
-  .then((code) => {
-    if (!interrupted) process.exit(code);
-  })
-  .catch(async (error) => {
-    if (interrupted) return;
-    process.stderr.write(`\nbench failed: ${error instanceof Error ? error.stack : String(error)}\n`);
-    await workspace?.close().catch(() => {});
-    process.exit(1);
-  });
+const host = resolveHost(name);
+const run = spawnSync(host.nodePath, [fileURLToPath(new URL("./bench/run.mjs", import.meta.url)), ...argv], {
+  stdio: "inherit",
+  env: { ...process.env, [HOST_ENV]: host.name, PATH: host.pathEnv() },
+});
+process.exit(run.status ?? 1);

@@ -1,5 +1,4 @@
 #!/usr/bin/env node
-import { spawnSync } from "node:child_process";
 /**
  * `npm run demo` — the main job, end to end, with a real pi parent and a real pi child.
  *
@@ -21,9 +20,9 @@ import { startModelServer } from "./demo/model-server.mjs";
 import { createParent, isToolResult, messageOf, textOf } from "./demo/parent.mjs";
 import { answerCheck, artifactTree, section } from "./demo/report.mjs";
 import { DEMO_INVESTIGATION, DEMO_MODEL, DEMO_PROVIDER, DEMO_USER_PROMPT, decide } from "./demo/scripted-model.mjs";
+import { HOST_ENV, hostNames, resolveHost } from "./hosts.mjs";
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-const PI_CLI = join(REPO_ROOT, "node_modules/@mariozechner/pi-coding-agent/dist/cli.js");
 const SAMPLE = join(REPO_ROOT, "scripts/demo/sample-project");
 const NOTIFICATION = "background-task-notification";
 /** bg_delegate's default timeoutSeconds (src/core/constants.ts DELEGATE_DEFAULTS) plus slack for the parent's turns. */
@@ -32,15 +31,22 @@ const USAGE = [
   "usage: npm run demo [-- --keep]                      offline: scripted model, sample project",
   '       npm run demo -- --model <provider>/<id> ["<task>"] [--cwd <dir>] [--keep]',
   "                                                     a model configured in your pi agent dir",
+  `       add --host <${hostNames().join("|")}> for the pi host (default ${hostNames()[0]})`,
 ].join("\n");
 
 function parseArgs(argv) {
-  const options = { model: undefined, task: undefined, cwd: undefined, keep: false };
+  const options = {
+    model: undefined,
+    task: undefined,
+    cwd: undefined,
+    keep: false,
+    host: process.env[HOST_ENV] || hostNames()[0],
+  };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === "--help" || arg === "-h") options.help = true;
     else if (arg === "--keep") options.keep = true;
-    else if (arg === "--model" || arg === "--cwd") {
+    else if (arg === "--model" || arg === "--cwd" || arg === "--host") {
       const value = argv[++i];
       if (!value) throw new Error(`${arg} needs a value\n${USAGE}`);
       options[arg.slice(2)] = value;
@@ -203,12 +209,8 @@ async function main() {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
-  if (!existsSync(PI_CLI)) throw new Error(`pi is not installed at ${PI_CLI}; run npm ci first`);
+  const host = resolveHost(options.host);
   const offline = options.model === undefined;
-  // The child's grep runs rg; with PI_OFFLINE pi never downloads it, and the temp agent dir has no bin/.
-  if (offline && spawnSync("rg", ["--version"]).status !== 0) {
-    throw new Error("rg (ripgrep) is not on PATH; the delegate's grep needs it (Debian: apt-get install ripgrep)");
-  }
   state.keep = options.keep;
   state.root = realpathSync(mkdtempSync(join(tmpdir(), "pi-bg-delegate-demo-")));
   let cwd = join(state.root, "project");
@@ -218,7 +220,8 @@ async function main() {
   } else cpSync(SAMPLE, cwd, { recursive: true });
 
   // Nothing of an outer pi session may steer this one (or make the package think it is a child).
-  const env = { PI_OFFLINE: "1", PI_TELEMETRY: "0", PI_CODING_AGENT_SESSION_DIR: undefined };
+  // PATH: the host's Node first (pi's RpcClient starts `node` from PATH).
+  const env = { PI_OFFLINE: "1", PI_TELEMETRY: "0", PI_CODING_AGENT_SESSION_DIR: undefined, PATH: host.pathEnv() };
   for (const key of Object.keys(process.env)) if (key.startsWith("PI_BG_DELEGATE_")) env[key] = undefined;
   let provider;
   let model;
@@ -238,10 +241,20 @@ async function main() {
     `project ${cwd}${options.cwd ? " (its .pi/delegate/ tree is kept: it is the task's record)" : " (a copy of scripts/demo/sample-project)"}`,
   );
 
-  const parent = createParent({ cliPath: PI_CLI, cwd, packageDir: REPO_ROOT, provider, model, env });
+  const parent = await createParent({
+    cliPath: host.cliPath,
+    sdkUrl: host.sdkUrl,
+    cwd,
+    packageDir: REPO_ROOT,
+    provider,
+    model,
+    env,
+  });
   state.parent = parent;
   await parent.start();
-  progress(`pi parent started (pid ${parent.pid}, RPC mode, -e ${REPO_ROOT})`);
+  progress(
+    `pi ${host.version} parent started (pid ${parent.pid}, Node ${host.nodeVersion}, RPC mode, -e ${REPO_ROOT})`,
+  );
   const turnWaitMs = offline ? 60_000 : 300_000;
 
   const prompt = offline ? DEMO_USER_PROMPT : realPrompt(options.task ?? DEMO_INVESTIGATION);

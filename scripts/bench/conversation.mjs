@@ -3,7 +3,7 @@
  * pairs, the way a long session looks to the seed projection). Deterministic: the same N gives the
  * same bytes, so the seed of every repetition at one size is the same size.
  */
-import { SessionManager } from "@mariozechner/pi-coding-agent";
+import { sdk } from "./host.mjs";
 import { MODEL, PROVIDER } from "./workspace.mjs";
 
 const ZERO_USAGE = {
@@ -28,7 +28,7 @@ function assistantText(i) {
 
 /** An in-memory session of `messages` messages (rounded down to whole pairs) for project `cwd`. */
 export function sessionWithMessages(cwd, messages) {
-  const sessionManager = SessionManager.inMemory(cwd);
+  const sessionManager = sdk.SessionManager.inMemory(cwd);
   const t0 = Date.now() - messages * 1000;
   for (let i = 0; i < Math.floor(messages / 2); i++) {
     sessionManager.appendMessage({ role: "user", content: userText(i), timestamp: t0 + i * 2000 });

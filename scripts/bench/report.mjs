@@ -3,6 +3,7 @@
 import { readFileSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
 import { join } from "node:path";
+import { HOST } from "./host.mjs";
 import { REPO_ROOT } from "./workspace.mjs";
 
 export const REPORT_SCHEMA = "pi-bg-delegate.bench-report.v1";
@@ -51,12 +52,7 @@ export function table(figures) {
 }
 
 function piVersion() {
-  try {
-    const pkg = join(REPO_ROOT, "node_modules/@mariozechner/pi-coding-agent/package.json");
-    return JSON.parse(readFileSync(pkg, "utf8")).version;
-  } catch {
-    return null;
-  }
+  return HOST.version;
 }
 
 export function buildReport({ mode, startedAt, loadBefore, figures, errors, warnings, config }) {

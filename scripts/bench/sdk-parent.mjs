@@ -10,14 +10,7 @@
  */
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import {
-  AuthStorage,
-  createAgentSession,
-  DefaultResourceLoader,
-  ModelRegistry,
-  SessionManager,
-  SettingsManager,
-} from "@mariozechner/pi-coding-agent";
+import { createRegistry, sdk } from "./host.mjs";
 import { MODEL, PROVIDER, REPO_ROOT, waitUntil } from "./workspace.mjs";
 
 /** Streaming updates repeat the whole partial message; only these are kept. */
@@ -50,11 +43,10 @@ export function toolEnds(events, toolName, from = 0) {
  * @param {{ agentDir: string, settings: object, onClose(stop: () => unknown): unknown }} ws
  * @param {{ cwd: string, sessionManager?: SessionManager }} options
  */
-export async function startSdkParent(ws, { cwd, sessionManager = SessionManager.inMemory(cwd) }) {
-  const authStorage = AuthStorage.create(join(ws.agentDir, "auth.json"));
-  const modelRegistry = ModelRegistry.create(authStorage, join(ws.agentDir, "models.json"));
-  const settingsManager = SettingsManager.inMemory(ws.settings);
-  const resourceLoader = new DefaultResourceLoader({
+export async function startSdkParent(ws, { cwd, sessionManager = sdk.SessionManager.inMemory(cwd) }) {
+  const { modelRegistry, sessionOptions } = await createRegistry(ws.agentDir, join(ws.agentDir, "models.json"));
+  const settingsManager = sdk.SettingsManager.inMemory(ws.settings);
+  const resourceLoader = new sdk.DefaultResourceLoader({
     cwd,
     agentDir: ws.agentDir,
     settingsManager,
@@ -68,11 +60,10 @@ export async function startSdkParent(ws, { cwd, sessionManager = SessionManager.
   await resourceLoader.reload();
   const loadErrors = resourceLoader.getExtensions().errors;
   if (loadErrors.length > 0) throw new Error(`the package did not load: ${JSON.stringify(loadErrors)}`);
-  const { session } = await createAgentSession({
+  const { session } = await sdk.createAgentSession({
     cwd,
     agentDir: ws.agentDir,
-    authStorage,
-    modelRegistry,
+    ...sessionOptions,
     settingsManager,
     resourceLoader,
     sessionManager,

@@ -3,17 +3,18 @@
  * environment every pi of the bench sees, and the bookkeeping that lets cleanup end exactly the
  * processes this bench started (by pid) and remove exactly the dirs it made.
  */
-import { spawnSync } from "node:child_process";
+
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startModelServer } from "../demo/model-server.mjs";
+import { HOST } from "./host.mjs";
 import { isAlive } from "./pids.mjs";
 import { decide, ScriptedProviderError } from "./scripted.mjs";
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
-export const PI_CLI = join(REPO_ROOT, "node_modules/@mariozechner/pi-coding-agent/dist/cli.js");
+export const PI_CLI = HOST.cliPath;
 export const PROVIDER = "bench";
 export const MODEL = "bench-model";
 /** Large enough that a 20,000-message seed passes admission (CONTRACT.md §6: L + 32,768 ≤ window − 28,672). */
@@ -70,7 +71,6 @@ export async function waitUntil(check, what, timeoutMs = 60_000, everyMs = 20) {
  * parents run in this process; RPC parents, delegates and bare children are its descendants).
  */
 export async function openWorkspace() {
-  if (spawnSync("rg", ["--version"]).status !== 0) throw new Error("rg (ripgrep) is not on PATH; pi's grep needs it");
   const root = realpathSync(mkdtempSync(join(tmpdir(), "pi-bg-delegate-bench-")));
   const stoppers = [];
   const server = await startModelServer(decide);

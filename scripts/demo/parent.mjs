@@ -7,16 +7,16 @@
  *   await parent.start();
  *   const end = await parent.waitFor((e) => e.type === "agent_end", { from: 0, timeoutMs, what: "…" });
  */
-import { RpcClient } from "@mariozechner/pi-coding-agent";
 
 /** Streaming updates repeat the whole partial message each time; the demo keeps only what it waits on. */
 const KEPT_EVENTS = new Set(["message_end", "agent_end", "tool_execution_start", "tool_execution_end"]);
 
 /**
- * @param {{ cliPath: string, cwd: string, packageDir: string, provider: string, model: string,
- *           env: Record<string, string | undefined> }} options
+ * @param {{ cliPath: string, sdkUrl: string, cwd: string, packageDir: string, provider: string, model: string,
+ *           env: Record<string, string | undefined> }} options  sdkUrl: the host's SDK (its own RpcClient)
  */
-export function createParent(options) {
+export async function createParent(options) {
+  const { RpcClient } = await import(options.sdkUrl);
   const client = new RpcClient({
     cliPath: options.cliPath,
     cwd: options.cwd,

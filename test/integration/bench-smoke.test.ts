@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { execa } from "execa";
 import { describe, expect, it } from "vitest";
-import { REPO_ROOT } from "../helpers/pi-paths.ts";
+import { HOST, REPO_ROOT } from "../helpers/pi-paths.ts";
 import { makeTempDir, waitForNoProcesses } from "../helpers/temp.ts";
 
 /** The figures of issue 8 and their targets, written down here independently of the bench's code. */
@@ -40,7 +40,7 @@ interface Figure {
 describe("npm run bench -- --quick", () => {
   it("writes every figure with a number and its target, and cleans up", async () => {
     const out = join(await makeTempDir("bench"), "report.json");
-    const run = await execa(process.execPath, ["scripts/bench.mjs", "--quick", "--out", out], {
+    const run = await execa(process.execPath, ["scripts/bench.mjs", "--quick", "--out", out, "--host", HOST.version], {
       cwd: REPO_ROOT,
       all: true,
       reject: false,

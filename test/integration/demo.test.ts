@@ -6,7 +6,7 @@
 import { existsSync } from "node:fs";
 import { execa } from "execa";
 import { describe, expect, it } from "vitest";
-import { REPO_ROOT } from "../helpers/pi-paths.ts";
+import { HOST, REPO_ROOT } from "../helpers/pi-paths.ts";
 import { waitForNoProcesses } from "../helpers/temp.ts";
 
 /** The text between a section's header line and the next section (see scripts/demo/report.mjs). */
@@ -20,7 +20,7 @@ function sectionOf(output: string, title: string): string {
 
 describe("npm run demo (offline)", () => {
   it("delegates, is notified, prints the verified answer and the artifact tree, and cleans up", async () => {
-    const run = await execa(process.execPath, ["scripts/demo.mjs"], {
+    const run = await execa(process.execPath, ["scripts/demo.mjs", "--host", HOST.version], {
       cwd: REPO_ROOT,
       all: true,
       reject: false,
@@ -30,6 +30,7 @@ describe("npm run demo (offline)", () => {
     });
     const output = run.all ?? "";
     expect(run.exitCode, output).toBe(0);
+    expect(output).toContain(`pi ${HOST.version} parent started`);
 
     // The answer bg_result returned is the child's evidence from the sample project, verified.
     const answer = sectionOf(output, "VERIFIED ANSWER (bg_result result)");

@@ -9,6 +9,7 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { createParent, messageOf } from "../../demo/parent.mjs";
+import { HOST } from "../host.mjs";
 import { childWork, parentPrompt, sentAnswerSha256 } from "../scripted.mjs";
 import { textOf } from "../sdk-parent.mjs";
 import { figure, summarize } from "../stats.mjs";
@@ -57,13 +58,14 @@ async function delegate(parent, work, name) {
 
 async function measureOnce(ws, answerBytes, collect) {
   const cwd = ws.project("memory");
-  const parent = createParent({
+  const parent = await createParent({
     cliPath: PI_CLI,
+    sdkUrl: HOST.sdkUrl,
     cwd,
     packageDir: REPO_ROOT,
     provider: PROVIDER,
     model: MODEL,
-    env: { PI_BG_DELEGATE_PI_CLI: undefined, PI_BG_DELEGATE_MAX_RUNNING: undefined },
+    env: { PI_BG_DELEGATE_PI_CLI: undefined, PI_BG_DELEGATE_MAX_RUNNING: undefined, PATH: HOST.pathEnv() },
   });
   ws.onClose(() => parent.stop());
   try {
