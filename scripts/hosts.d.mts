@@ -3,6 +3,7 @@ export interface HostSpec {
   packageName: string;
   minNode: string;
   node: "npm" | "registry";
+  packageDir?: string;
 }
 export interface ResolvedHost extends HostSpec {
   version: string;
@@ -16,5 +17,6 @@ export interface ResolvedHost extends HostSpec {
 export const REPO_ROOT: string;
 export const HOSTS: readonly HostSpec[];
 export const HOST_ENV: string;
+export const EXTRA_HOST_ENV: string;
 export function hostNames(): string[];
 export function resolveHost(name?: string): ResolvedHost;

@@ -15,14 +15,29 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
+/** The environment variable that selects the host of a test run, demo or bench. */
+export const HOST_ENV = "PI_BG_DELEGATE_TEST_HOST";
+
+/**
+ * A host being proven (scripts/prove-host.mjs): "<version>=<package dir>" of an
+ * @earendil-works/pi-coding-agent installed outside node_modules. Never set in normal runs.
+ */
+export const EXTRA_HOST_ENV = "PI_BG_DELEGATE_EXTRA_HOST";
+
+function extraHosts() {
+  const value = process.env[EXTRA_HOST_ENV];
+  if (!value) return [];
+  const [name, packageDir] = value.split("=");
+  if (!name || !packageDir) throw new Error(`${EXTRA_HOST_ENV} must be <version>=<package dir>`);
+  return [{ name, packageName: "@earendil-works/pi-coding-agent", minNode: "22.19.0", node: "registry", packageDir }];
+}
+
 /** Every host, oldest first. `minNode` is the host package's own engines.node. */
 export const HOSTS = [
   { name: "0.73.1", packageName: "@mariozechner/pi-coding-agent", minNode: "20.6.0", node: "npm" },
   { name: "1.6.0", packageName: "@earendil-works/pi-coding-agent", minNode: "22.19.0", node: "registry" },
+  ...extraHosts(),
 ];
-
-/** The environment variable that selects the host of a test run, demo or bench. */
-export const HOST_ENV = "PI_BG_DELEGATE_TEST_HOST";
 
 export function hostNames() {
   return HOSTS.map((host) => host.name);
@@ -66,7 +81,7 @@ function nodeFor(host) {
 export function resolveHost(name = process.env[HOST_ENV] || HOSTS[0].name) {
   const host = HOSTS.find((h) => h.name === name);
   if (!host) throw new Error(`unknown pi host "${name}" (known: ${hostNames().join(", ")})`);
-  const packageDir = join(REPO_ROOT, "node_modules", ...host.packageName.split("/"));
+  const packageDir = host.packageDir ?? join(REPO_ROOT, "node_modules", ...host.packageName.split("/"));
   const manifest = join(packageDir, "package.json");
   if (!existsSync(manifest)) throw new Error(`${host.packageName} is not installed at ${packageDir}; run npm ci`);
   const version = JSON.parse(readFileSync(manifest, "utf8")).version;

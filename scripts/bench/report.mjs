@@ -1,10 +1,7 @@
 /** The printed table and the JSON report of `npm run bench`. */
 
-import { readFileSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
-import { join } from "node:path";
 import { HOST } from "./host.mjs";
-import { REPO_ROOT } from "./workspace.mjs";
 
 export const REPORT_SCHEMA = "pi-bg-delegate.bench-report.v1";
 
@@ -69,6 +66,7 @@ export function buildReport({ mode, startedAt, loadBefore, figures, errors, warn
       memory_bytes: totalmem(),
       platform: `${process.platform} ${process.arch}`,
       node: process.version,
+      pi_package: HOST.packageName,
       pi: piVersion(),
       // Other work on the machine shows up in every timing; the 1-minute load average before and after.
       load_average_1m: { before: loadBefore, after: Number(loadavg()[0].toFixed(2)) },

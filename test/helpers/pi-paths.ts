@@ -1,5 +1,5 @@
 /** Where things are, for the drivers: this repository (the package pi loads) and the host pi under test. */
-import { resolveHost } from "../../scripts/hosts.mjs";
+import { HOSTS, resolveHost } from "../../scripts/hosts.mjs";
 
 export { REPO_ROOT } from "../../scripts/hosts.mjs";
 
@@ -24,4 +24,17 @@ export function assistantText(message: { content?: unknown }): string {
     .filter((b): b is { type: "text"; text: string } => b?.type === "text" && typeof b.text === "string")
     .map((b) => b.text)
     .join("");
+}
+
+/**
+ * A host's entry in a table of measured per-host behaviour. A version being proven (not in the
+ * table) is expected to behave like the newest one of its package: prove-host then shows whether it does.
+ */
+export function forHost<T>(table: Record<string, T>): T {
+  const own = table[HOST.version];
+  if (own !== undefined) return own;
+  const sameFamily = HOSTS.filter((h) => h.packageName === HOST.packageName && table[h.name] !== undefined);
+  const newest = sameFamily.at(-1);
+  if (newest === undefined) throw new Error(`no measured behaviour for pi ${HOST.version}`);
+  return table[newest.name] as T;
 }

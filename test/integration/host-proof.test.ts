@@ -27,7 +27,7 @@ import { isProvenPiVersion } from "../../src/core/host-range.ts";
 import { type AgentDir, createAgentDir } from "../helpers/agent-dir.ts";
 import type { RecordedRequest } from "../helpers/model-server.ts";
 import { type ModelServer, script, startModelServer } from "../helpers/model-server.ts";
-import { HOST, PI_CLI_PATH } from "../helpers/pi-paths.ts";
+import { forHost, HOST, PI_CLI_PATH } from "../helpers/pi-paths.ts";
 import { makeTempDir, waitForNoProcesses } from "../helpers/temp.ts";
 
 const PROBE = `
@@ -240,7 +240,7 @@ const OVERFLOW_COMPACTION: Record<string, "after_shutdown" | "before_shutdown"> 
   "1.6.0": "before_shutdown",
 };
 
-it(`without a cancel, an overflow's compaction runs ${OVERFLOW_COMPACTION[HOST.version]} on pi ${HOST.version}`, async () => {
+it(`without a cancel, an overflow's compaction runs ${forHost(OVERFLOW_COMPACTION)} on pi ${HOST.version}`, async () => {
   server.reset();
   const agent = await createAgentDir({ serverUrl: server.url, settings: { compaction: { keepRecentTokens: 1 } } });
   const run = await runProbe(
@@ -257,13 +257,13 @@ it(`without a cancel, an overflow's compaction runs ${OVERFLOW_COMPACTION[HOST.v
   const compact = order.indexOf("session_before_compact");
   expect(shutdown).toBeGreaterThan(0);
   expect(compact).toBeGreaterThan(0);
-  if (OVERFLOW_COMPACTION[HOST.version] === "after_shutdown") {
+  if (forHost(OVERFLOW_COMPACTION) === "after_shutdown") {
     expect(compact).toBeGreaterThan(shutdown);
     // The retry's model request happens after the shutdown the guard would have committed at.
     expect(order.slice(shutdown).filter((n) => n === "context").length).toBeGreaterThan(0);
     expect(server.requests.length).toBeGreaterThan(2);
   } else {
-    expect(OVERFLOW_COMPACTION[HOST.version]).toBe("before_shutdown");
+    expect(forHost(OVERFLOW_COMPACTION)).toBe("before_shutdown");
     expect(compact).toBeLessThan(shutdown);
     expect(shutdown).toBe(order.length - 1);
     expect(order.filter((n) => n === "session_shutdown")).toHaveLength(1);

@@ -16,7 +16,7 @@ import {
   type AgentDir,
   createAgentDir,
   findProcesses,
-  HOST,
+  forHost,
   type ModelServer,
   makeTempDir,
   type RecordedRequest,
@@ -126,7 +126,7 @@ function expectChildBoundary(request: RecordedRequest, taskDir: string): void {
   expect(request.tools).not.toContain("planted_tool");
   // pi appends only the working directory (0.73.1: and the date) to --system-prompt.
   expect(request.systemPrompt.startsWith(CHILD_SYSTEM_PROMPT)).toBe(true);
-  expect(request.systemPrompt.slice(CHILD_SYSTEM_PROMPT.length)).toMatch(SYSTEM_PROMPT_SUFFIX[HOST.version] ?? /^$/);
+  expect(request.systemPrompt.slice(CHILD_SYSTEM_PROMPT.length)).toMatch(forHost(SYSTEM_PROMPT_SUFFIX));
   expect(request.messages.map((m) => m.role)).toEqual(["system", "user"]);
   expect(request.messages[1]?.text).toBe(readFileSync(join(taskDir, TASK_FILES.prompt), "utf8"));
   expect(request.model).toBe("fake-model");

@@ -7,14 +7,17 @@
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { execa } from "execa";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import {
   type AgentDir,
   createAgentDir,
   findProcesses,
+  HOST,
   type ModelRequest,
   type ModelServer,
   makeTempDir,
+  PI_CLI_PATH,
   REPO_ROOT,
   type RpcMessage,
   startModelServer,
@@ -174,6 +177,30 @@ describe("a real pi process loads the package through package.json", () => {
     const parent = await startRpcParent({ agentDir: settingsDir, cwd, load: "settings" });
     try {
       expect(JSON.parse(await readFile(settingsDir.settingsPath, "utf8")).packages).toEqual([REPO_ROOT]);
+      await parent.promptAndWait("hello");
+      const first = server.requests[0];
+      if (!first) throw new Error("pi made no model request");
+      expectDocumentedContract(first);
+    } finally {
+      await parent.stop();
+    }
+  });
+});
+
+describe("installed with the host's own `pi install`", () => {
+  it("`pi install <local path>` into a fresh agent dir: both tools load and offer the documented contract", async () => {
+    const fresh = await createAgentDir({ serverUrl: server.url });
+    const install = await execa(HOST.nodePath, [PI_CLI_PATH, "install", REPO_ROOT], {
+      cwd,
+      env: { PI_CODING_AGENT_DIR: fresh.dir, PI_OFFLINE: "1", PI_TELEMETRY: "0", PATH: HOST.pathEnv() },
+      reject: false,
+      all: true,
+    });
+    expect(install.exitCode, install.all).toBe(0);
+    const settings = JSON.parse(await readFile(fresh.settingsPath, "utf8")) as { packages?: unknown[] };
+    expect(settings.packages).toHaveLength(1);
+    const parent = await startRpcParent({ agentDir: fresh, cwd, load: "none" });
+    try {
       await parent.promptAndWait("hello");
       const first = server.requests[0];
       if (!first) throw new Error("pi made no model request");
