@@ -9,6 +9,7 @@
  * Inside `npm run …`, `node` on PATH is node_modules/.bin/node (Node 22, linked from that package),
  * so the Node that ran npm is taken from `npm_node_execpath`, never from PATH.
  */
+import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { delimiter, dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -54,10 +55,8 @@ function versionAtLeast(version, min) {
 
 function nodeVersionOf(path) {
   if (path === process.execPath) return process.version;
-  // The registry packages are named after their version; read it from the package beside the binary.
-  const pkg = join(dirname(path), "..", "package.json");
-  if (existsSync(pkg)) return JSON.parse(readFileSync(pkg, "utf8")).version;
-  return undefined;
+  const run = spawnSync(path, ["--version"], { encoding: "utf8" });
+  return run.status === 0 ? run.stdout.trim() : undefined;
 }
 
 /** The Node binary a host runs on, or an Error saying why there is none. */

@@ -84,11 +84,20 @@ interface ProbeRun {
   exitCode: number | undefined;
 }
 
-async function runProbe(agent: AgentDir, mode: string, prompt: string): Promise<ProbeRun> {
+/**
+ * Run the probe child; with `signalWhen`, send SIGTERM once an event matching it is logged (the run
+ * is then mid-flight) and return what the probe saw until the process ended.
+ */
+async function runProbe(
+  agent: AgentDir,
+  mode: string,
+  prompt: string,
+  signalWhen?: (event: string) => boolean,
+): Promise<ProbeRun> {
   const dir = await makeTempDir(`probe-${mode}`);
   const logPath = join(dir, "events.jsonl");
   const marker = join(dir, "MARKER");
-  const result = await execa(
+  const child = execa(
     process.execPath,
     [
       PI_CLI_PATH,
@@ -120,13 +129,24 @@ async function runProbe(agent: AgentDir, mode: string, prompt: string): Promise<
       reject: false,
     },
   );
-  const events = existsSync(logPath)
-    ? readFileSync(logPath, "utf8")
-        .trim()
-        .split("\n")
-        .map((line) => JSON.parse(line) as ProbeRun["events"][number])
-    : [];
-  return { events, marker, exitCode: result.exitCode };
+  const read = () =>
+    existsSync(logPath)
+      ? readFileSync(logPath, "utf8")
+          .trim()
+          .split("\n")
+          .filter((line) => line !== "")
+          .map((line) => JSON.parse(line) as ProbeRun["events"][number])
+      : [];
+  if (signalWhen !== undefined) {
+    const deadline = Date.now() + 30_000;
+    while (!read().some((e) => signalWhen(e.event))) {
+      if (Date.now() > deadline) throw new Error(`the probe never reached the point to signal at`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    child.kill("SIGTERM");
+  }
+  const result = await child;
+  return { events: read(), marker, exitCode: result.exitCode };
 }
 
 const names = (run: ProbeRun) => run.events.map((e) => e.event).filter((n) => n !== "tools");
@@ -268,4 +288,35 @@ it(`without a cancel, an overflow's compaction runs ${forHost(OVERFLOW_COMPACTIO
     expect(shutdown).toBe(order.length - 1);
     expect(order.filter((n) => n === "session_shutdown")).toHaveLength(1);
   }
+});
+
+/**
+ * SIGTERM during a run (pi's print mode has a handler on both hosts; exit status 143):
+ * - 0.73.1 runs session_shutdown at once: the run gets no agent_end;
+ * - 1.6.0 aborts the run first (an aborted assistant message, agent_end), then session_shutdown.
+ * Either way the guard sees a signalled run, which the parent is ending and records itself, so the
+ * guard commits nothing in that shutdown (test/integration/lifecycle.test.ts cancels on both hosts).
+ */
+const SIGTERM_ORDER: Record<string, string[]> = {
+  "0.73.1": ["agent_start", "session_shutdown"],
+  "1.6.0": ["agent_start", "assistant:aborted", "agent_end", "session_shutdown"],
+};
+
+it(`SIGTERM mid-run on pi ${HOST.version}: ${forHost(SIGTERM_ORDER).join(" → ")}`, async () => {
+  server.reset();
+  const agent = await createAgentDir({ serverUrl: server.url });
+  const run = await runProbe(
+    agent,
+    "sigterm",
+    `Probe. ${script({ text: "held", delayMs: 20_000 })}`,
+    (event) => event === "agent_start",
+  );
+  const order = run.events
+    .map((e) => (e.event === "assistant" ? `assistant:${String(e.stop)}` : e.event))
+    .filter(
+      (n) =>
+        !["tools", "session_start", "input", "before_agent_start", "turn_start", "turn_end", "context"].includes(n),
+    );
+  expect(order).toEqual(forHost(SIGTERM_ORDER));
+  expect(run.exitCode).toBe(143);
 });

@@ -251,7 +251,7 @@ describe("a crash at any write leaves a tree the verifier classifies correctly",
     }
     if (runDir !== null) return runDir;
     const root = join(cwd, ".pi", "fusion");
-    const names = existsSync(root) ? readdirSync(root) : [];
+    const names = existsSync(root) ? readdirSync(root).filter((name) => !name.startsWith(".")) : [];
     return names.length === 1 ? join(root, names[0] as string) : null;
   }
 
