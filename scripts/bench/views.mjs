@@ -4,7 +4,10 @@
  * (the target is for the view itself; paths grow with the project's location).
  */
 
-/** Paths listed on the failure text's `Artifacts:` and `Output:` lines (CONTRACT.md §1). */
+/**
+ * Paths listed on the failure text's `Artifacts:` and `Output:` lines (docs/failure-codes.md, "How a
+ * failure reads").
+ */
 export function listedPaths(text) {
   const paths = [];
   for (const line of text.split("\n")) {

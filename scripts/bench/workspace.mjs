@@ -17,7 +17,10 @@ export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", 
 export const PI_CLI = HOST.cliPath;
 export const PROVIDER = "bench";
 export const MODEL = "bench-model";
-/** Large enough that a 20,000-message seed passes admission (CONTRACT.md §6: L + 32,768 ≤ window − 28,672). */
+/**
+ * Large enough that a 20,000-message seed passes admission (L + 32,768 ≤ window − 28,672:
+ * docs/subsystems/launch.md, "The budget").
+ */
 export const MODEL_WINDOW_TOKENS = 20_000_000;
 
 function writeAgentDir(dir, serverUrl) {
@@ -82,7 +85,8 @@ export async function openWorkspace() {
     PI_CODING_AGENT_DIR: agentDir,
     PI_OFFLINE: "1",
     PI_TELEMETRY: "0",
-    // SDK parents run in this process, whose argv[1] is not pi's CLI (CONTRACT.md §4).
+    // SDK parents run in this process, whose argv[1] is not pi's CLI (docs/configuration.md, "How the
+    // child's Pi is found").
     PI_BG_DELEGATE_PI_CLI: PI_CLI,
     // Figure 5 runs 8 delegates at once; the other figures never have more than one running.
     PI_BG_DELEGATE_MAX_RUNNING: "8",

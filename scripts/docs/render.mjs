@@ -109,7 +109,7 @@ function listText(text) {
   return String(text).replace(/\r?\n/g, "\n  ");
 }
 
-/** Body of `tool-contract-<tool>` (spec/bg_result.md shows the layout). */
+/** Body of `tool-contract-<tool>` (docs/tools/bg_result.md, under its title "`bg_result`", shows the layout). */
 export function renderToolContract({ definition, source }) {
   const schema = normalizeSchema(definition.parameters);
   const additional = Object.hasOwn(schema, "additionalProperties")

@@ -1,5 +1,6 @@
 /**
- * The load check (CONTRACT.md §4): the env handover names the task dir, task id, launch nonce and
+ * The load check (docs/subsystems/child-guard.md, "At load and at `session_start`: is this the task
+ * the parent wrote?"): the env handover names the task dir, task id, launch nonce and
  * seed hash; seed.json must hash to exactly that and carry the same identity, and child-prompt.txt
  * must hash to the seed's child_prompt_sha256. Only then are the limits in the seed trusted.
  */

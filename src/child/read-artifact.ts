@@ -1,7 +1,8 @@
 /**
  * delegate_read_artifact: exact bytes of a file in the task's artifact directory, as base64 with
  * their offset and length. A range is read whole or refused: no short reads, no clamping. The
- * response size is admitted against the runway (CONTRACT.md §6) before anything is read.
+ * response size is admitted against the runway (docs/subsystems/child-guard.md, "During the run")
+ * before anything is read.
  */
 import { closeSync, fstatSync, openSync, readSync, realpathSync, statSync } from "node:fs";
 import { isAbsolute, join, relative, sep } from "node:path";

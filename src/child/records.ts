@@ -10,7 +10,10 @@ import { SCHEMA, TASK_FILES } from "../core/constants.ts";
 import { writeFileAtomic } from "../core/fs.ts";
 import type { ChildReadyFile, ChildTerminalFile, DelegateResultFile } from "../core/types.ts";
 
-/** runtime-budget.json: the runway evidence of the run (CONTRACT.md §6). */
+/**
+ * runtime-budget.json: the runway evidence of the run (docs/subsystems/child-guard.md, "Committing
+ * only when the run is final").
+ */
 export interface RuntimeBudgetFile {
   schema_version: string;
   task_id: string;

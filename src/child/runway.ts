@@ -1,8 +1,8 @@
 /**
- * Runway arithmetic of the child (CONTRACT.md §6), pure. Budgets are tokens; the child counts bytes
- * at the provable 1.00 B/token, so "R" below is bytes added to the transcript after launch: assistant
- * text, thinking and tool-call arguments, tool results as kept (or their receipts), and our own notice.
- * The initial prompt is not growth: admission already counted it in L.
+ * Runway arithmetic of the child (docs/subsystems/launch.md, "The budget"), pure. Budgets are tokens;
+ * the child counts bytes at the provable 1.00 B/token, so "R" below is bytes added to the transcript
+ * after launch: assistant text, thinking and tool-call arguments, tool results as kept (or their
+ * receipts), and our own notice. The initial prompt is not growth: admission already counted it in L.
  */
 import { PROVABLE_BYTES_PER_TOKEN, READ_ARTIFACT_FRAMING_BYTES } from "../core/constants.ts";
 

@@ -1,7 +1,7 @@
 /**
- * Usage summed over every turn (CONTRACT.md §5). pi fills all-zero usage when a provider sends none,
- * so an all-zero report on a message with content means "not reported": the total is then
- * `unavailable` with the reason, never a synthesized zero.
+ * Usage summed over every turn (docs/subsystems/child-guard.md, "During the run"). pi fills all-zero
+ * usage when a provider sends none, so an all-zero report on a message with content means "not
+ * reported": the total is then `unavailable` with the reason, never a synthesized zero.
  */
 import type { UsageCounts, UsageRecord } from "../core/types.ts";
 

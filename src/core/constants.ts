@@ -1,9 +1,9 @@
-/** Every number and fixed name of the contract, in one place (spec/ and CONTRACT.md). */
+/** Every number and fixed name of the contract, in one place (the pages of docs/, see docs/INDEX.md). */
 
 export const KiB = 1024;
 export const MiB = 1024 * KiB;
 
-// Delivery and capture (spec/bg_result.md, spec/bg_delegate.md)
+// Delivery and capture (docs/tools/bg_result.md, "Delivery"; docs/tools/bg_delegate.md, "Limits")
 export const INLINE_ANSWER_MAX_BYTES = 48 * KiB;
 export const ANSWER_CAPTURE_MAX_BYTES = 4 * MiB;
 export const ANSWER_BLOCK_BYTES = 256 * KiB;
@@ -18,7 +18,7 @@ export const CHILD_FILE_MAX_BYTES = 64 * MiB;
 /** Bytes around the base64 payload of one delegate_read_artifact response (header line). */
 export const READ_ARTIFACT_FRAMING_BYTES = 256;
 
-// Budget (CONTRACT.md §6), tokens
+// Budget (docs/subsystems/launch.md, "The budget"), tokens
 export const RESERVE_OUTPUT_TOKENS = 16_384;
 export const RESERVE_FRAMING_TOKENS = 8_192;
 export const RESERVE_SAFETY_TOKENS = 4_096;
@@ -30,7 +30,7 @@ export const SYSTEM_PROMPT_APPENDIX_BYTES = 512;
 export const PROVABLE_BYTES_PER_TOKEN = 1.0;
 export const CALIBRATION_MIN_PROMPT_BYTES = 50 * KiB;
 
-// Argument defaults and bounds (spec tables, CONTRACT.md §2)
+// Argument defaults and bounds (docs/tools/bg_delegate.md and docs/tools/bg_result.md, "Arguments")
 export const DELEGATE_DEFAULTS = {
   capability: "inspect",
   extensionMode: "isolated",
@@ -65,7 +65,7 @@ export const CHILD_TOOLS = ["read", "grep", "find", "ls", "delegate_read_artifac
 export const CHILD_BUILTIN_TOOLS = ["read", "grep", "find", "ls"] as const;
 export const READ_ARTIFACT_TOOL = "delegate_read_artifact";
 
-// Registry (CONTRACT.md §7, §8)
+// Registry (docs/configuration.md, "Configuration"; docs/subsystems/retrieval.md, "The completion notice")
 export const DEFAULT_MAX_RUNNING = 4;
 export const NOTIFICATION_CUSTOM_TYPE = "background-task-notification";
 export const SETTINGS_KEY = "bgDelegate";
@@ -128,7 +128,7 @@ export const FUSION_FILES = {
   usageClaim: "usage-claim.json",
 } as const;
 
-// Fusion bounds (CONTRACT.md §7, §9)
+// Fusion bounds (docs/subsystems/fusion.md, "The run directory", "The writer", "A failed or cancelled run")
 export const FUSION_FAILURE_VIEW_MAX_BYTES = 8 * KiB;
 /** A failure message up to this size rides inline in failure-summary.json; a longer one is its own artifact. */
 export const FUSION_INLINE_MESSAGE_MAX_BYTES = 2 * KiB;
@@ -138,7 +138,7 @@ export const FUSION_MAX_ATTEMPTS = 32;
 export const FUSION_DOCUMENT_MAX_BYTES = 64 * KiB;
 export const FUSION_MERGED_MAX_BYTES = ANSWER_CAPTURE_MAX_BYTES;
 
-/** Environment handed to the child (CONTRACT.md §4). */
+/** Environment handed to the child (docs/subsystems/launch.md, "Environment and credentials"). */
 export const CHILD_ENV = {
   taskDir: "PI_BG_DELEGATE_TASK_DIR",
   taskId: "PI_BG_DELEGATE_TASK_ID",
@@ -149,5 +149,8 @@ export const CHILD_ENV = {
 export const PI_CLI_ENV = "PI_BG_DELEGATE_PI_CLI";
 export const MAX_RUNNING_ENV = "PI_BG_DELEGATE_MAX_RUNNING";
 
-/** How often a child guard checks that its parent process still exists (CONTRACT.md §4). */
+/**
+ * How often a child guard checks that its parent process still exists (docs/subsystems/child-guard.md,
+ * "During the run").
+ */
 export const PARENT_WATCH_INTERVAL_MS = 500;

@@ -1,5 +1,5 @@
 /**
- * The one error class of this package and its one closed code union (CONTRACT.md §1).
+ * The one error class of this package and its one closed code union (docs/failure-codes.md, "All codes").
  * Every code here is produced by a real path; remediation text lives beside the code so no list is
  * written twice (docs are generated from this table).
  */
@@ -91,7 +91,7 @@ export function fail(code: FailureCode, message: string, facts?: FailureFacts): 
 export type FailureStage = "admission" | "launch" | "run" | "verify" | "retrieval";
 
 /**
- * When each code is produced (CONTRACT.md §1), beside FAILURE_REMEDIATION so the failure table in
+ * When each code is produced, beside FAILURE_REMEDIATION so the failure table in
  * docs/failure-codes.md is generated from one place (scripts/docs/generate.mjs checks the keys match).
  */
 export const FAILURE_WHEN = {

@@ -2,8 +2,9 @@ import { existsSync } from "node:fs";
 import { DelegateError, FAILURE_REMEDIATION } from "./errors.ts";
 
 /**
- * The failure text of CONTRACT.md §1, in its fixed order. pi keeps only the text of a thrown tool
- * error, so everything the user needs is here. Only artifact paths that exist are listed.
+ * The failure text (docs/failure-codes.md, "How a failure reads"), in its fixed order. pi keeps only
+ * the text of a thrown tool error, so everything the user needs is here. Only artifact paths that
+ * exist are listed.
  */
 export function renderFailure(error: DelegateError): string {
   const { facts } = error;

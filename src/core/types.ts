@@ -27,7 +27,7 @@ export interface SeedLimits {
   read_artifact_max_response_bytes: number;
 }
 
-/** The token budget the guard enforces at run time (CONTRACT.md §6). */
+/** The token budget the guard enforces at run time (docs/subsystems/launch.md, "The budget"). */
 export interface SeedBudget {
   capacity_tokens: number;
   admission_estimate_tokens: number;
@@ -113,7 +113,10 @@ export interface EvidenceRow {
   sha256: string;
 }
 
-/** result.json: the child's commit point (CONTRACT.md §5). */
+/**
+ * result.json: the child's commit point (docs/subsystems/child-guard.md, "Committing only when the run
+ * is final").
+ */
 export interface DelegateResultFile {
   schema_version: string;
   task_id: string;

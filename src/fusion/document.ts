@@ -1,6 +1,7 @@
 /**
  * Bytes ⇄ value for the Fusion JSON documents. The one accepted byte layout is canonical JSON
- * (RFC 8785) plus one newline, as for delegate result.json (CONTRACT.md §5): a reordered key, extra
+ * (RFC 8785) plus one newline, as for delegate result.json (docs/subsystems/fusion.md, "The run
+ * directory"; docs/subsystems/retrieval.md, "Verification order"): a reordered key, extra
  * whitespace or a different number spelling is a different document, so it is refused.
  */
 import { canonicalJsonLine } from "../core/canonical.ts";

@@ -1,5 +1,6 @@
 /**
- * Text of the failed/cancelled view and its 8 KiB bound (CONTRACT.md §7, §9). The bound counts the
+ * Text of the failed/cancelled view and its 8 KiB bound (docs/subsystems/fusion.md, "A failed or
+ * cancelled run"). The bound counts the
  * UTF-8 bytes of the text plus the canonical JSON of the details. To meet it, whole optional rows
  * are dropped in a fixed order — evidence refs (last first), then attempt rows (oldest first), then
  * the inline failure message — each with an exact omitted count. No string is ever cut.

@@ -1,6 +1,6 @@
 /**
- * Reading a Fusion run for retrieval, with the one failure-code mapping (existing codes only,
- * CONTRACT.md §1):
+ * Reading a Fusion run for retrieval, with the one failure-code mapping (existing codes only: see
+ * docs/failure-codes.md, "All codes"; docs/subsystems/fusion.md, "Reading a run" and "A completed run"):
  *
  *   run dir or manifest.json absent                     → result_unavailable
  *   a manifest-bound file absent                        → result_unavailable

@@ -1,5 +1,6 @@
 /**
- * Exactly-once reporting of a completed run's usage (CONTRACT.md §9). The first successful
+ * Exactly-once reporting of a completed run's usage (docs/subsystems/fusion.md, "A completed run").
+ * The first successful
  * retrieval creates usage-claim.json with O_EXCL; that create is atomic across processes and
  * durable across restarts, so two parallel bg_result calls, or a call after a restart, cannot both
  * attach usage. The semantics are at most once: if the claim cannot be written, usage is withheld

@@ -1,5 +1,5 @@
 /**
- * Acceptance of a completed Fusion run, in the order spec/bg_result.md ("Fusion retrieval") lists:
+ * Acceptance of a completed Fusion run, in the order of docs/subsystems/fusion.md, "A completed run":
  *
  *   1. manifest.json is terminal "completed" (loaded and schema-checked by the caller);
  *   2. both fixed refs, result.json and merged.md, are bound at their fixed paths;

@@ -1,6 +1,6 @@
 /**
- * The answer-free view of a failed or cancelled Fusion run (spec/bg_result.md "Fusion
- * failed/cancelled terminal view", CONTRACT.md §9). Never throws for a summary problem: the problem
+ * The answer-free view of a failed or cancelled Fusion run (docs/subsystems/fusion.md, "A failed or
+ * cancelled run"). Never throws for a summary problem: the problem
  * becomes summary_status "integrity_failed" and nothing from the summary is shown.
  *
  * "verified" means failure-summary.json is bound by the manifest, has exactly the bound bytes and

@@ -241,7 +241,8 @@ export function createRun(options: CreateRunOptions): FusionRunHandle {
     });
   } catch (error) {
     try {
-      io.remove(runDir); // CONTRACT.md §1 artifact_error: a tree that could not be created is removed
+      // artifact_error: a tree that could not be created is removed (docs/subsystems/fusion.md, "The writer")
+      io.remove(runDir);
     } catch {
       // Best effort; a directory without manifest.json reads as result_unavailable.
     }

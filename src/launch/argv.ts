@@ -36,9 +36,10 @@ function hostFlags(input: ChildArgvInput): string[] {
 }
 
 /**
- * The child's argv allowlist (CONTRACT.md §4). Text print mode (-p with the prompt on stdin): json mode
- * would repeat the whole partial message on every update. Built-in tools are off and exactly the
- * inspect tool set is allowed; the guard is loaded explicitly in both extension modes.
+ * The child's argv allowlist (docs/subsystems/launch.md, "Starting the child"). Text print mode (-p
+ * with the prompt on stdin): json mode would repeat the whole partial message on every update.
+ * Built-in tools are off and exactly the inspect tool set is allowed; the guard is loaded explicitly
+ * in both extension modes.
  */
 export function buildChildArgv(input: ChildArgvInput): string[] {
   return [

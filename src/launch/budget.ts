@@ -1,5 +1,5 @@
 /**
- * The launch budget (CONTRACT.md §6), in tokens:
+ * The launch budget (docs/subsystems/launch.md, "The budget"), in tokens:
  *   capacity        C = window − (16,384 output + 8,192 framing + 4,096 safety)
  *   usable input      = C − 32,768 protected finalization runway; < 8,192 → route_capacity_insufficient
  *   admission est.  L = ⌈(system prompt + 512 + child prompt bytes) ÷ bytes-per-token⌉
@@ -237,8 +237,8 @@ export function planBudget(input: BudgetInput): BudgetPlan {
 
 /**
  * seed.json's budget block, what the guard enforces. `bytes_per_token` is the rate the guard counts
- * retained growth at — always the provable 1.00 (§6: R = bytes ÷ 1.00); the admission rate, which may
- * be calibrated, stays in budget-plan.json.
+ * retained growth at — always the provable 1.00 (R = bytes ÷ 1.00, docs/subsystems/launch.md, "The
+ * budget"); the admission rate, which may be calibrated, stays in budget-plan.json.
  */
 export function toSeedBudget(plan: BudgetPlan): SeedBudget {
   return {

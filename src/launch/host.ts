@@ -29,8 +29,8 @@ function looksLikePiCli(path: string): boolean {
 }
 
 /**
- * The host's own pi CLI (CONTRACT.md §4): the configured path, else process.argv[1] when it resolves
- * to pi's dist/cli.js. Never "whatever pi is on PATH".
+ * The host's own pi CLI (docs/configuration.md, "How the child's Pi is found"): the configured path,
+ * else process.argv[1] when it resolves to pi's dist/cli.js. Never "whatever pi is on PATH".
  */
 export function locatePiCli(configured: string | undefined, argv1: string | undefined = process.argv[1]): string {
   if (configured !== undefined) {

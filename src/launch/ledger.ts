@@ -1,5 +1,6 @@
 /**
- * The omission ledger of the seed projection (CONTRACT.md §3): one row per payload the child does
+ * The omission ledger of the seed projection (docs/subsystems/launch.md, "The projection"): one row
+ * per payload the child does
  * not see, each bound by its exact byte length and SHA-256, and one root hash over all rows. The
  * projection in seed.json carries the root, so the ledger file is bound to the seed's hash.
  *

@@ -34,7 +34,7 @@ export const CHILD_SYSTEM_PROMPT = [
 ].join("\n");
 
 export interface ChildPromptInput {
-  /** The caller's `prompt` argument, exactly as given (CONTRACT.md §2 has checked it). */
+  /** The caller's `prompt` argument, exactly as given (checked per docs/tools/bg_delegate.md, "Arguments"). */
   directive: string;
   /** Canonical JSON of the projection (launch/seed.ts), the untrusted background. */
   seedJson: string;

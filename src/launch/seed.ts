@@ -1,5 +1,6 @@
 /**
- * Projection `visible-conversation-ledger-v2` (CONTRACT.md §3): what the child may know of the
+ * Projection `visible-conversation-ledger-v2` (docs/subsystems/launch.md, "The projection"): what
+ * the child may know of the
  * parent branch. Input is what pi would send the model on this branch —
  * `buildSessionContext(entries, leafId).messages` — plus the toolCallId of the active bg_delegate
  * call. Output is the projection (embedded in seed.json, untrusted background for the child) and the

@@ -25,7 +25,8 @@ export type TerminalListener = (end: TaskEnd) => void;
 
 /**
  * One registry per host process, kept on globalThis so a reloaded extension instance finds the
- * children the previous instance started (CONTRACT.md §7). It owns the handles and deadlines; an
+ * children the previous instance started (docs/subsystems/retrieval.md, "One registry per host
+ * process"). It owns the handles and deadlines; an
  * extension instance only subscribes for the duration of its session.
  */
 export class DelegateRegistry {

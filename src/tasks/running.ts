@@ -19,7 +19,10 @@ export function isTaskRunning(manifest: DelegateManifest): boolean {
   return ownerAlive || childAlive;
 }
 
-/** Running delegates of this project (CONTRACT.md §7: live child pids in the tree). */
+/**
+ * Running delegates of this project: live owners or child pids in the tree (docs/subsystems/launch.md,
+ * "Admission order", counting running delegates).
+ */
 export function countRunning(cwd: string): number {
   let count = 0;
   for (const ref of listTaskRefs(cwd)) {

@@ -11,7 +11,7 @@ import {
 import type { PinnedRoute } from "../core/types.ts";
 import { checkObject, type FieldTable, objectSchema } from "./fields.ts";
 
-/** bg_delegate's public arguments (spec/bg_delegate.md table), descriptions in our words. */
+/** bg_delegate's public arguments (docs/tools/bg_delegate.md, "Arguments"), descriptions in our words. */
 export const DELEGATE_FIELDS = {
   name: {
     kind: "string",

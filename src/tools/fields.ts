@@ -1,6 +1,7 @@
 /**
  * One table per tool describes its public arguments; the TypeBox schema the model is offered and
- * our strict argument check (CONTRACT.md §2) are both derived from it, so they cannot drift apart.
+ * our strict argument check (docs/tools/bg_delegate.md, "Arguments") are both derived from it, so
+ * they cannot drift apart.
  */
 import { type TSchema, Type } from "@sinclair/typebox";
 import { DelegateError } from "../core/errors.ts";

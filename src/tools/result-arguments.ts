@@ -1,7 +1,7 @@
 import { ARGUMENT_BOUNDS, DELIVERY_MODES, type DeliveryMode } from "../core/constants.ts";
 import { checkObject, type FieldTable, objectSchema } from "./fields.ts";
 
-/** bg_result's public arguments (spec/bg_result.md table), descriptions in our words. */
+/** bg_result's public arguments (docs/tools/bg_result.md, "Arguments"), descriptions in our words. */
 export const RESULT_FIELDS = {
   taskId: {
     kind: "string",

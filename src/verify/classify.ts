@@ -1,5 +1,6 @@
 /**
- * What a finished child left behind, read from its task directory (CONTRACT.md §7): a verified
+ * What a finished child left behind, read from its task directory (docs/subsystems/retrieval.md,
+ * "How a task ends"): a verified
  * result.json, else the code in child-terminal.json, else child_exited_without_commit.
  */
 import { join } from "node:path";

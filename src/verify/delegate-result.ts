@@ -1,6 +1,6 @@
 /**
- * The parent's verifier of a child's committed result.json (spec/bg_result.md "Verification before
- * return", CONTRACT.md §1 and §5). `verifyDelegateResult` is the spec's numbered checklist, one
+ * The parent's verifier of a child's committed result.json (docs/subsystems/retrieval.md,
+ * "Verification order"). `verifyDelegateResult` is that numbered checklist, one
  * named step per check, in the documented order; each step throws one DelegateError code.
  */
 

@@ -1,6 +1,6 @@
 /**
- * Inline or artifact delivery of a verified answer (spec/bg_result.md "Inline/artifact delivery and
- * no truncation"), and the plain-text copy the parent model reads for artifact delivery.
+ * Inline or artifact delivery of a verified answer, never truncated (docs/tools/bg_result.md,
+ * "Delivery"), and the plain-text copy the parent model reads for artifact delivery.
  */
 import { lstatSync, readFileSync } from "node:fs";
 import { join } from "node:path";

@@ -70,8 +70,8 @@ export function resultOf(messages: readonly ParentMessage[], toolCallId: string)
 }
 
 /**
- * A refusal as CONTRACT.md §1 renders it: "[code] message", no child, no artifact or output line
- * (nothing exists to point at), and the code's remediation.
+ * A refusal as docs/failure-codes.md ("How a failure reads") renders it: "[code] message", no child,
+ * no artifact or output line (nothing exists to point at), and the code's remediation.
  */
 export function expectRefusal(result: ToolResultView, code: FailureCode): void {
   expect(result.toolName).toBe("bg_delegate");

@@ -1,7 +1,8 @@
 /**
  * Reliability, bad input: malformed bg_delegate and bg_result calls, each made by the parent's
  * model through the REAL tools of a real in-process pi parent, one call per prompt. Each must fail
- * with the code CONTRACT.md §1 assigns — `invalid_arguments` naming the field (§2), or the code of
+ * with the code docs/failure-codes.md ("All codes") assigns — `invalid_arguments` naming the field
+ * (docs/tools/bg_delegate.md, "Arguments"), or the code of
  * the stage that refuses a well-formed but wrong value (route_unresolved, task_unknown) — and leave
  * nothing behind: no <cwd>/.pi at all, no process carrying the agent dir, no child request at the
  * model server. Hostile task ids and routes must not reach the file system outside the project.

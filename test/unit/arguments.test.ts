@@ -1,5 +1,6 @@
 /**
- * Argument admission (CONTRACT.md §2): exact JSON types, no coercion, enums, positive safe
+ * Argument admission (docs/tools/bg_delegate.md and docs/tools/bg_result.md, "Arguments"): exact
+ * JSON types, no coercion, enums, positive safe
  * integers, non-blank well-formed strings, no unknown keys (root and route), and the bounds.
  * Each malformed object must fail as invalid_arguments naming the field, both in the pure parsers
  * and through the tools' prepareArguments (the text pi shows the model starts with the code).

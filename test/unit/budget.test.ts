@@ -150,7 +150,7 @@ describe("calibration", () => {
     expect(below.admission.estimate_source).toBe("provable");
     expect(below.admission.estimate_tokens).toBe(1 + 512 + KIB50 - 1);
     // The entry and what it would have estimated are still recorded, with their source.
-    expect(below.calibration.entry?.source).toMatch(/original-implementation/);
+    expect(below.calibration.entry?.source).toMatch(/earlier implementation/);
   });
 
   it("uses 1.00 for a family without an entry, however large the prompt", () => {

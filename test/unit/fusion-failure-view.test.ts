@@ -1,5 +1,6 @@
 /**
- * The 8 KiB bound of the failed/cancelled view (CONTRACT.md §9): whole optional rows are dropped —
+ * The 8 KiB bound of the failed/cancelled view (docs/subsystems/fusion.md, "A failed or cancelled
+ * run"): whole optional rows are dropped —
  * evidence refs last first, then attempt rows oldest first, then the inline failure message — with
  * exact omitted counts, the fewest drops that fit, and no string ever cut.
  */

@@ -1,6 +1,7 @@
 /**
  * Tamper suite: deterministic, seeded single-field and single-byte mutations of committed results.
- * Every mutation must be refused with the code CONTRACT.md §1 assigns to its class; the unmutated
+ * Every mutation must be refused with the code its class gets (docs/subsystems/retrieval.md,
+ * "Verification order"); the unmutated
  * originals (and re-blockings that keep the same answer) must be accepted, so a verifier that
  * rejects everything fails here too.
  */

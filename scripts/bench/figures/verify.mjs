@@ -1,6 +1,7 @@
 /**
  * Figure 3: the parent's verification of a committed 4 MiB answer — verifyDelegateResult over the
- * result.json bytes, every step of spec/bg_result.md including the canonical-form check — divided
+ * result.json bytes, every step of docs/subsystems/retrieval.md "Verification order" including the
+ * canonical-form check — divided
  * by the least any reader must do with the same answer: base64-decode its blocks and hash the
  * bytes once with SHA-256. Both run in this process on bytes already in memory (no file I/O), after
  * warm-up runs; the answer is English text with some multi-byte UTF-8, so step 9 takes the full
