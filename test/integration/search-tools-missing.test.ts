@@ -1,0 +1,100 @@
+/**
+ * search_tools_unavailable: a platform with no rg at all (none in the agent dir's bin/, none on PATH,
+ * and no @vscode/ripgrep binary next to the package) refuses at admission and creates nothing: no
+ * directory, no process, no child request. The package is loaded by a real pi from a copy whose
+ * node_modules lack @vscode, as on a platform the registry package does not cover.
+ */
+import { cpSync, mkdirSync, readdirSync, symlinkSync } from "node:fs";
+import { delimiter, join } from "node:path";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import {
+  type AgentDir,
+  createAgentDir,
+  findProcesses,
+  type ModelServer,
+  makeTempDir,
+  type ParentMessage,
+  REPO_ROOT,
+  startModelServer,
+  startRpcParent,
+  waitForNoProcesses,
+} from "../helpers/pi-parent.ts";
+import {
+  calls,
+  delegateCall,
+  expectRefusal,
+  isChildRequest,
+  listTree,
+  parentModel,
+  resultOf,
+} from "./launch-support.ts";
+
+let server: ModelServer;
+let agent: AgentDir;
+
+beforeAll(async () => {
+  server = await startModelServer();
+  agent = await createAgentDir({ serverUrl: server.url });
+});
+afterAll(async () => {
+  await server.close();
+  expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
+});
+
+/** This package's src and manifest, with every dependency but @vscode (so no bundled rg). */
+async function packageWithoutBundledRg(): Promise<string> {
+  const dir = await makeTempDir("no-rg-package");
+  cpSync(join(REPO_ROOT, "src"), join(dir, "src"), { recursive: true });
+  cpSync(join(REPO_ROOT, "package.json"), join(dir, "package.json"));
+  mkdirSync(join(dir, "node_modules"));
+  for (const name of readdirSync(join(REPO_ROOT, "node_modules"))) {
+    if (name === "@vscode" || name === ".bin") continue;
+    symlinkSync(join(REPO_ROOT, "node_modules", name), join(dir, "node_modules", name));
+  }
+  return dir;
+}
+
+/** PATH without any directory that holds an rg. */
+function pathWithoutRg(): string {
+  return (process.env.PATH ?? "")
+    .split(delimiter)
+    .filter((dir) => dir !== "" && !readdirSafe(dir).includes("rg"))
+    .join(delimiter);
+}
+
+function readdirSafe(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+it("no rg anywhere: bg_delegate refuses with search_tools_unavailable and creates nothing", async () => {
+  const pkg = await packageWithoutBundledRg();
+  const cwd = await makeTempDir("no-rg-project");
+  server.setHandler(
+    parentModel({
+      onUser: (text) => (text === "go" ? calls(delegateCall("c_norg", { name: "t", prompt: "look" })) : { text: "ok" }),
+    }),
+  );
+  const parent = await startRpcParent({
+    agentDir: agent,
+    cwd,
+    load: "none",
+    args: ["-e", pkg],
+    env: { PATH: pathWithoutRg() },
+  });
+  try {
+    await parent.promptAndWait("go");
+    const result = resultOf((await parent.messages()) as unknown as ParentMessage[], "c_norg");
+    expectRefusal(result, "search_tools_unavailable");
+    expect(result.text).toContain("no rg for the child's grep and find");
+    expect(server.requests.filter(isChildRequest)).toEqual([]);
+    const others = (await findProcesses(agent.dir, { includeEnv: true })).filter((p) => p.pid !== parent.pid);
+    expect(others).toEqual([]);
+    expect(listTree(join(cwd, ".pi"))).toEqual([]);
+  } finally {
+    await parent.stop();
+  }
+});
