@@ -1,11 +1,11 @@
 import { type ExtensionAPI, type ExtensionContext, getAgentDir, VERSION } from "@mariozechner/pi-coding-agent";
 import { CHILD_ENV, NOTIFICATION_CUSTOM_TYPE } from "./core/constants.ts";
+import { loadSettings } from "./core/settings.ts";
 import { admit } from "./launch/launch.ts";
 import { startDelegate } from "./launch/start.ts";
-import { loadSettings } from "./settings.ts";
-import { SessionLink } from "./tasks/notifier.ts";
-import { getRegistry } from "./tasks/registry.ts";
-import { retrieveTask } from "./tasks/retrieve-any.ts";
+import { SessionLink } from "./retrieval/notifier.ts";
+import { getRegistry } from "./retrieval/registry.ts";
+import { retrieveTask } from "./retrieval/retrieve-any.ts";
 import { createBgDelegateTool } from "./tools/bg-delegate.ts";
 import { createBgResultTool } from "./tools/bg-result.ts";
 import { registerDelegatesCommand } from "./ui/delegates-command.ts";

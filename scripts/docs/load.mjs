@@ -95,12 +95,16 @@ async function importTypeScript(file) {
 }
 
 /**
- * Where each tool's argument table (src/tools/fields.ts FieldTable) and defaults live. Checked to
+ * Where each tool's argument table (src/arguments/fields.ts FieldTable) and defaults live. Checked to
  * cover exactly the registered tools, and each table to name exactly the schema's fields.
  */
 const ARGUMENT_TABLES = {
-  bg_delegate: { module: "src/tools/delegate-arguments.ts", fields: "DELEGATE_FIELDS", defaults: "DELEGATE_DEFAULTS" },
-  bg_result: { module: "src/tools/result-arguments.ts", fields: "RESULT_FIELDS", defaults: undefined },
+  bg_delegate: {
+    module: "src/arguments/delegate-arguments.ts",
+    fields: "DELEGATE_FIELDS",
+    defaults: "DELEGATE_DEFAULTS",
+  },
+  bg_result: { module: "src/arguments/result-arguments.ts", fields: "RESULT_FIELDS", defaults: undefined },
 };
 
 function sameFields(table, schema, path) {

@@ -186,7 +186,7 @@ function checkRows(fields, defaults, prefix) {
   return rows;
 }
 
-/** Body of `argument-checks-<tool>`: the strict check run before pi's own validation (src/tools/fields.ts). */
+/** Body of `argument-checks-<tool>`: the strict check run before pi's own validation (src/arguments/fields.ts). */
 export function renderArgumentChecks({ fields, defaults }) {
   return ["| Field | Default | Accepted values |", "| --- | --- | --- |", ...checkRows(fields, defaults, "")].join(
     "\n",

@@ -202,3 +202,9 @@ export interface DelegateManifest {
     answer_sha256?: string;
   } | null;
 }
+
+/** progress.json: the guard's count of turns and tool calls so far. */
+export interface ChildProgress {
+  turns: number;
+  tool_calls: number;
+}

@@ -27,7 +27,7 @@ import { DelegateError, type FailureCode } from "../core/errors.ts";
 import { DIR_MODE, markPrivateRoot, writeFileAtomic } from "../core/fs.ts";
 import { sha256Hex } from "../core/hash.ts";
 import type { UsageRecord } from "../core/types.ts";
-import { processStartTime } from "../tasks/process-identity.ts";
+import { processStartTime } from "../process/identity.ts";
 import { SchemaViolation } from "./check.ts";
 import { decodeUtf8, encodeDocument } from "./document.ts";
 import {
@@ -75,7 +75,7 @@ export const nodeWriterIo: FusionWriterIo = {
 export interface CreateRunOptions {
   cwd: string;
   workflow: string;
-  /** Default: this process, with its /proc start time (src/tasks/process-identity.ts). */
+  /** Default: this process, with its /proc start time (src/process/identity.ts). */
   owner?: FusionOwner;
   /** Default: a fresh "f" + 32 hex id. */
   runId?: string;

@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { buildSessionContext, type ExtensionContext, getAgentDir } from "@mariozechner/pi-coding-agent";
+import type { DelegateArguments } from "../arguments/delegate-arguments.ts";
 import { canonicalJson, canonicalJsonWithPart } from "../core/canonical.ts";
 import {
   AGGREGATE_TOOL_OUTPUT_MAX_BYTES,
@@ -12,13 +13,12 @@ import {
 import { DelegateError } from "../core/errors.ts";
 import { sha256Hex } from "../core/hash.ts";
 import { resolveSearchTools } from "../core/search-tools.ts";
+import type { PackageSettings } from "../core/settings.ts";
 import type { DelegateManifest, SeedDocument } from "../core/types.ts";
-import type { PackageSettings } from "../settings.ts";
-import { processStartTime } from "../tasks/process-identity.ts";
-import { countRunning } from "../tasks/running.ts";
-import type { DelegateArguments } from "../tools/delegate-arguments.ts";
+import { processStartTime } from "../process/identity.ts";
+import { countRunning } from "../retrieval/running.ts";
+import { type TaskTree, taskDirFor, writeTaskTree } from "../store/artifacts.ts";
 import { buildChildArgv, buildChildEnv } from "./argv.ts";
-import { type TaskTree, taskDirFor, writeTaskTree } from "./artifacts.ts";
 import { type BudgetPlan, planBudget, toSeedBudget } from "./budget.ts";
 import { checkHookContract, locateGuard, locatePiCli } from "./host.ts";
 import { newChildSessionId, newLaunchNonce, newTaskId } from "./ids.ts";

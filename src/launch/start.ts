@@ -2,10 +2,10 @@ import { join } from "node:path";
 import { TASK_FILES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import type { DelegateManifest } from "../core/types.ts";
-import { getRegistry } from "../tasks/registry.ts";
-import { spawnChild } from "../tasks/spawn.ts";
+import { spawnChild } from "../process/spawn.ts";
+import { getRegistry } from "../retrieval/registry.ts";
+import { writeManifest } from "../store/artifacts.ts";
 import { buildReceipt, type ReceiptDetails } from "../views/receipt.ts";
-import { writeManifest } from "./artifacts.ts";
 import { childEnvFor, commitPlan, type LaunchPlan } from "./launch.ts";
 
 /**

@@ -1,6 +1,10 @@
 import type { AgentToolResult, ExtensionContext, ToolDefinition } from "@mariozechner/pi-coding-agent";
+import {
+  DELEGATE_PARAMETERS,
+  type DelegateArguments,
+  parseDelegateArguments,
+} from "../arguments/delegate-arguments.ts";
 import { toToolError } from "../core/failure-text.ts";
-import { DELEGATE_PARAMETERS, type DelegateArguments, parseDelegateArguments } from "./delegate-arguments.ts";
 
 export interface DelegateLauncher<TDetails> {
   launch(args: DelegateArguments, toolCallId: string, ctx: ExtensionContext): Promise<AgentToolResult<TDetails>>;

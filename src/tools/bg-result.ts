@@ -1,6 +1,6 @@
 import type { AgentToolResult, ExtensionContext, ToolDefinition } from "@mariozechner/pi-coding-agent";
+import { parseResultArguments, RESULT_PARAMETERS, type ResultArguments } from "../arguments/result-arguments.ts";
 import { toToolError } from "../core/failure-text.ts";
-import { parseResultArguments, RESULT_PARAMETERS, type ResultArguments } from "./result-arguments.ts";
 
 export interface ResultRetriever<TDetails> {
   retrieve(args: ResultArguments, ctx: ExtensionContext): Promise<AgentToolResult<TDetails>>;

@@ -1,10 +1,10 @@
 import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { DelegateError } from "../core/errors.ts";
 import { renderFailure } from "../core/failure-text.ts";
-import { getRegistry } from "../tasks/registry.ts";
-import { isTaskRunning } from "../tasks/running.ts";
-import { killGroup } from "../tasks/spawn.ts";
-import { listTaskRefs, readManifest, resolveTaskRef } from "../tasks/store.ts";
+import { killGroup } from "../process/spawn.ts";
+import { getRegistry } from "../retrieval/registry.ts";
+import { isTaskRunning } from "../retrieval/running.ts";
+import { listTaskRefs, readManifest, resolveTaskRef } from "../store/lookup.ts";
 
 function age(iso: string): string {
   const s = Math.max(0, Math.round((Date.now() - Date.parse(iso)) / 1000));

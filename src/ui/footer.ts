@@ -1,6 +1,6 @@
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { readProgress } from "../tasks/progress.ts";
-import { getRegistry } from "../tasks/registry.ts";
+import { getRegistry } from "../retrieval/registry.ts";
+import { readProgress } from "../store/progress.ts";
 
 const STATUS_KEY = "bg-delegate";
 const REFRESH_MS = 1_000;

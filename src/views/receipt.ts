@@ -1,6 +1,15 @@
 import { relative } from "node:path";
-import type { DelegateManifest } from "../core/types.ts";
-import type { LaunchPlan } from "../launch/launch.ts";
+import type { DelegateManifest, SeedDocument } from "../core/types.ts";
+
+/** What the receipt needs of a launch plan (src/launch/launch.ts LaunchPlan has these and more). */
+export interface ReceiptSource {
+  taskDir: string;
+  seed: SeedDocument;
+  budget: {
+    admission: { estimate_source: string; bytes_per_token: number };
+    growth_budget_tokens: number;
+  };
+}
 
 export interface ReceiptDetails {
   kind: "bg_delegate_receipt";
@@ -30,7 +39,7 @@ export const AMBIENT_WARNING =
 /** The receipt's text budget for the model (issue 3); details carry everything else. */
 export const RECEIPT_TEXT_MAX_BYTES = 700;
 
-export function buildReceipt(plan: LaunchPlan, manifest: DelegateManifest, childPid: number): ReceiptDetails {
+export function buildReceipt(plan: ReceiptSource, manifest: DelegateManifest, childPid: number): ReceiptDetails {
   const { seed, budget } = plan;
   return {
     kind: "bg_delegate_receipt",

@@ -1,7 +1,13 @@
 import { join } from "node:path";
 import { SCHEMA, TASK_FILES } from "../core/constants.ts";
-import type { BoundArtifact, DelegateManifest, DelegateResultFile, EvidenceRow, UsageRecord } from "../core/types.ts";
-import type { ChildProgress } from "../tasks/progress.ts";
+import type {
+  BoundArtifact,
+  ChildProgress,
+  DelegateManifest,
+  DelegateResultFile,
+  EvidenceRow,
+  UsageRecord,
+} from "../core/types.ts";
 
 export interface RunningView {
   schema_version: typeof SCHEMA.delegateView;

@@ -40,9 +40,9 @@ import type {
   SeedLimits,
 } from "../../src/core/types.ts";
 import { buildChildArgv, buildChildEnv } from "../../src/launch/argv.ts";
-import { taskDirFor, writeTaskTree } from "../../src/launch/artifacts.ts";
 import { locateGuard } from "../../src/launch/host.ts";
 import { newChildSessionId, newLaunchNonce, newTaskId } from "../../src/launch/ids.ts";
+import { taskDirFor, writeTaskTree } from "../../src/store/artifacts.ts";
 import { FAKE_MODELS, FAKE_PROVIDER } from "./agent-dir.ts";
 import { HOST, PI_CLI_PATH } from "./pi-paths.ts";
 import { makeTempDir } from "./temp.ts";

@@ -8,11 +8,11 @@
  */
 import { validateToolArguments } from "@mariozechner/pi-ai";
 import { describe, expect, it } from "vitest";
+import { parseDelegateArguments } from "../../src/arguments/delegate-arguments.ts";
+import { parseResultArguments } from "../../src/arguments/result-arguments.ts";
 import { DelegateError } from "../../src/core/errors.ts";
 import { createBgDelegateTool } from "../../src/tools/bg-delegate.ts";
 import { createBgResultTool } from "../../src/tools/bg-result.ts";
-import { parseDelegateArguments } from "../../src/tools/delegate-arguments.ts";
-import { parseResultArguments } from "../../src/tools/result-arguments.ts";
 
 const MiB = 1024 * 1024;
 const ok = { name: "Find the parser", prompt: "Where is the config parsed?" };

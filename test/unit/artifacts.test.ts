@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { DelegateError } from "../../src/core/errors.ts";
 import type { SeedDocument } from "../../src/core/types.ts";
-import { taskDirFor, writeTaskTree } from "../../src/launch/artifacts.ts";
+import { taskDirFor, writeTaskTree } from "../../src/store/artifacts.ts";
 
 const dirs: string[] = [];
 afterEach(() => {

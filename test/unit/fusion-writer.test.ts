@@ -13,7 +13,7 @@ import { FUSION_RUN_ID } from "../../src/fusion/layout.ts";
 import { retrieveFusion } from "../../src/fusion/retrieve.ts";
 import type { FusionCompletedView, FusionFailureView } from "../../src/fusion/types.ts";
 import { createRun, nodeWriterIo } from "../../src/fusion/writer.ts";
-import { isSameProcessAlive } from "../../src/tasks/process-identity.ts";
+import { isSameProcessAlive } from "../../src/process/identity.ts";
 import {
   buildCompletedRun,
   buildFailedRun,

@@ -1,8 +1,8 @@
 import type { DeliveryMode } from "../core/constants.ts";
 import { retrieveFusion } from "../fusion/index.ts";
-import { isSameProcessAlive } from "./process-identity.ts";
+import { isSameProcessAlive } from "../process/identity.ts";
+import { resolveTaskRef } from "../store/lookup.ts";
 import { type DelegateRetrieval, retrieveDelegate } from "./retrieve.ts";
-import { resolveTaskRef } from "./store.ts";
 
 export interface Retrieval {
   text: string;

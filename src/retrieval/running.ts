@@ -1,10 +1,10 @@
 import { join } from "node:path";
 import { TASK_FILES } from "../core/constants.ts";
 import type { DelegateManifest } from "../core/types.ts";
-import { isSameProcessAlive } from "./process-identity.ts";
+import { isSameProcessAlive } from "../process/identity.ts";
+import { isAlive } from "../process/spawn.ts";
+import { fileExists, listTaskRefs, readManifest } from "../store/lookup.ts";
 import { getRegistry } from "./registry.ts";
-import { isAlive } from "./spawn.ts";
-import { fileExists, listTaskRefs, readManifest } from "./store.ts";
 
 /**
  * Whether a task recorded as running is really running: this host holds it, or its owning host and

@@ -2,14 +2,14 @@ import { join } from "node:path";
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { NOTIFICATION_CUSTOM_TYPE, TASK_FILES } from "../core/constants.ts";
 import type { DelegateManifest } from "../core/types.ts";
-import { delegateRoot, sessionSegment } from "../launch/artifacts.ts";
+import { delegateRoot, sessionSegment } from "../store/artifacts.ts";
+import { fileExists, listTaskRefs, readManifest } from "../store/lookup.ts";
 import { readVerifiedResult } from "../verify/delegate-result.ts";
 import { writeAnswerCopy } from "../verify/delivery.ts";
 import { chooseAutoDelivery, notificationDetails, notificationText } from "../views/notification.ts";
 import { expectedIdentity, finalizeTask, type TaskEnd } from "./finalize.ts";
 import { getRegistry } from "./registry.ts";
 import { isTaskRunning } from "./running.ts";
-import { fileExists, listTaskRefs, readManifest } from "./store.ts";
 
 /** How often a task held by another process is looked at again, until it ends. */
 const RECHECK_MS = 1_000;

@@ -4,10 +4,10 @@ import { SCHEMA, TASK_FILES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import { writeFileAtomic } from "../core/fs.ts";
 import type { DelegateManifest, TaskState } from "../core/types.ts";
-import { writeManifest } from "../launch/artifacts.ts";
+import { writeManifest } from "../store/artifacts.ts";
+import { fileExists } from "../store/lookup.ts";
 import { classifyChildOutcome } from "../verify/classify.ts";
 import type { VerifiedAnswer } from "../verify/delegate-result.ts";
-import { fileExists } from "./store.ts";
 
 /** Why the parent ended a child itself, when it did. */
 export type ParentEndReason = "timeout" | "cancelled";

@@ -2,8 +2,8 @@ import { join } from "node:path";
 import { TASK_FILES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import type { DelegateManifest } from "../core/types.ts";
+import { killGroup, type SpawnedChild } from "../process/spawn.ts";
 import { finalizeTask, type ParentEndReason, type TaskEnd } from "./finalize.ts";
-import { killGroup, type SpawnedChild } from "./spawn.ts";
 
 /** Grace between SIGTERM and SIGKILL when the parent ends a child. */
 const KILL_GRACE_MS = 2_000;

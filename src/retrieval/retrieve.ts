@@ -4,6 +4,8 @@ import type { DeliveryMode } from "../core/constants.ts";
 import { TASK_FILES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import type { DelegateManifest } from "../core/types.ts";
+import { readManifest } from "../store/lookup.ts";
+import { readProgress } from "../store/progress.ts";
 import { readVerifiedResult } from "../verify/delegate-result.ts";
 import { decideDelivery, writeAnswerCopy } from "../verify/delivery.ts";
 import {
@@ -15,9 +17,7 @@ import {
   runningView,
 } from "../views/result.ts";
 import { expectedIdentity, finalizeTask } from "./finalize.ts";
-import { readProgress } from "./progress.ts";
 import { isTaskRunning } from "./running.ts";
-import { readManifest } from "./store.ts";
 
 export type DelegateRetrieval = { text: string; details: RunningView | CompletedView };
 

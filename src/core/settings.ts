@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { DEFAULT_MAX_RUNNING, MAX_RUNNING_ENV, PI_CLI_ENV, SETTINGS_KEY } from "./core/constants.ts";
+import { DEFAULT_MAX_RUNNING, MAX_RUNNING_ENV, PI_CLI_ENV, SETTINGS_KEY } from "./constants.ts";
 
 export interface PackageSettings {
   /** Running delegates allowed per project. */

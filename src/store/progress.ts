@@ -1,11 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { TASK_FILES } from "../core/constants.ts";
-
-export interface ChildProgress {
-  turns: number;
-  tool_calls: number;
-}
+import type { ChildProgress } from "../core/types.ts";
 
 /** The guard's progress.json (turns and tool calls so far); absent or unreadable reads as zero. */
 export function readProgress(taskDir: string): ChildProgress {

@@ -1,0 +1,96 @@
+/**
+ * The folders of src/ import each other in one direction only (docs/INDEX.md, "Where the code is").
+ * Each folder has a layer; an import may go to a folder of the same or a lower layer, never up, and
+ * the folder graph has no cycle (two folders of one layer may not import each other, directly or not).
+ */
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, relative, resolve, sep } from "node:path";
+import { describe, expect, it } from "vitest";
+import { REPO_ROOT } from "../../scripts/hosts.mjs";
+
+const SRC = join(REPO_ROOT, "src");
+
+/** Higher imports lower. "." is the entry (src/extension.ts). */
+const LAYERS: Record<string, number> = {
+  core: 0,
+  verify: 1,
+  views: 1,
+  arguments: 2,
+  store: 2,
+  process: 2,
+  child: 2,
+  launch: 3,
+  retrieval: 3,
+  fusion: 3,
+  tools: 4,
+  ui: 4,
+  ".": 5,
+};
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return sourceFiles(path);
+    return path.endsWith(".ts") ? [path] : [];
+  });
+}
+
+function folderOf(file: string): string {
+  const rel = relative(SRC, file);
+  return rel.includes(sep) ? (rel.split(sep)[0] as string) : ".";
+}
+
+/** Folder-level edges, each with one file that makes it. */
+function folderEdges(): Map<string, string> {
+  const edges = new Map<string, string>();
+  for (const file of sourceFiles(SRC)) {
+    const text = readFileSync(file, "utf8");
+    for (const match of text.matchAll(/(?:from|import)\s*\(?\s*"(\.{1,2}\/[^"]+)"/g)) {
+      const target = resolve(dirname(file), match[1] as string);
+      const from = folderOf(file);
+      const to = folderOf(target);
+      if (from !== to) edges.set(`${from} -> ${to}`, relative(REPO_ROOT, file));
+    }
+  }
+  return edges;
+}
+
+describe("src/ folder graph", () => {
+  const edges = folderEdges();
+  const folders = new Set(sourceFiles(SRC).map(folderOf));
+
+  it("every folder has a layer (a new folder must be placed)", () => {
+    expect([...folders].filter((f) => LAYERS[f] === undefined)).toEqual([]);
+    expect(edges.size).toBeGreaterThan(10);
+  });
+
+  it("no import goes to a higher layer", () => {
+    const upward = [...edges].filter(([edge]) => {
+      const [from, to] = edge.split(" -> ") as [string, string];
+      return (LAYERS[from] ?? 0) < (LAYERS[to] ?? 0);
+    });
+    expect(upward).toEqual([]);
+  });
+
+  it("has no cycle", () => {
+    const next = new Map<string, string[]>();
+    for (const edge of edges.keys()) {
+      const [from, to] = edge.split(" -> ") as [string, string];
+      next.set(from, [...(next.get(from) ?? []), to]);
+    }
+    const state = new Map<string, "open" | "done">();
+    const cycles: string[] = [];
+    const visit = (node: string, path: string[]) => {
+      if (state.get(node) === "done") return;
+      if (state.get(node) === "open") {
+        cycles.push([...path.slice(path.indexOf(node)), node].join(" -> "));
+        return;
+      }
+      state.set(node, "open");
+      for (const to of next.get(node) ?? []) visit(to, [...path, node]);
+      state.set(node, "done");
+    };
+    for (const folder of folders) visit(folder, []);
+    expect(cycles).toEqual([]);
+  });
+});
