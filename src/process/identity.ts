@@ -1,22 +1,42 @@
 import { readFileSync } from "node:fs";
-import { isAlive } from "./spawn.ts";
 
-/** A process's start time (clock ticks since boot, from /proc) so a reused pid is not mistaken for it. */
-export function processStartTime(pid: number): string {
+/** /proc/<pid>/stat's fields after the command name (which may hold spaces and parentheses), or null. */
+function statFields(pid: number): string[] | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    // Field 2 (comm) may hold spaces and parentheses; fields after the last ")" are positional.
-    const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return rest[19] ?? "unknown";
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   } catch {
-    return "unknown";
+    return null;
   }
 }
 
-/** True when the process with this pid is alive and is the same process (same start time). */
+function signalReaches(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** A process's start time (clock ticks since boot, from /proc) so a reused pid is not mistaken for it. */
+export function processStartTime(pid: number): string {
+  return statFields(pid)?.[19] ?? "unknown";
+}
+
+/** True when a process with this pid exists and is not a zombie (without /proc: the signal check alone). */
+export function isAlive(pid: number): boolean {
+  if (!signalReaches(pid)) return false;
+  const fields = statFields(pid);
+  return fields === null || fields[0] !== "Z";
+}
+
+/** True when the process with this pid is alive and is the same process (same start time): one /proc read. */
 export function isSameProcessAlive(pid: number, startTime: string): boolean {
-  if (!isAlive(pid)) return false;
-  if (startTime === "unknown") return true;
-  const now = processStartTime(pid);
-  return now === "unknown" || now === startTime;
+  if (!signalReaches(pid)) return false;
+  const fields = statFields(pid);
+  if (fields === null) return true; // no /proc: the signal check is all we have
+  if (fields[0] === "Z") return false;
+  const now = fields[19] ?? "unknown";
+  return startTime === "unknown" || now === "unknown" || now === startTime;
 }

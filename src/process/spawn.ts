@@ -1,4 +1,4 @@
-import { closeSync, openSync, readFileSync } from "node:fs";
+import { closeSync, openSync } from "node:fs";
 import { execa } from "execa";
 import { DelegateError } from "../core/errors.ts";
 import { FILE_MODE } from "../core/fs.ts";
@@ -82,16 +82,3 @@ export function killGroup(pid: number, signal: NodeJS.Signals): void {
 }
 
 /** Alive and not a zombie (an orphan's exit may never be reaped in a container whose init does not). */
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
-  } catch {
-    return true; // no /proc: the signal check is all we have
-  }
-}

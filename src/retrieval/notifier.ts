@@ -68,13 +68,19 @@ export class SessionLink {
       if (ref.kind !== "delegate" || !ref.dir.startsWith(`${dir}/`)) continue;
       if (!fileExists(join(ref.dir, TASK_FILES.manifest)) || seen.has(ref.id)) continue;
       try {
-        let manifest = readManifest(ref.dir);
+        const manifest = readManifest(ref.dir);
         if (isTaskRunning(manifest)) {
           waiting ||= !getRegistry().live.has(manifest.task_id);
           continue;
         }
-        if (manifest.state === "running") manifest = finalizeTask(ref.dir, manifest).manifest;
-        this.send(ref.dir, manifest, () => readVerifiedResult(ref.dir, expectedIdentity(manifest)));
+        if (manifest.state === "running") {
+          // Adjudicated now: its verdict is the one verification this notice needs.
+          const end = finalizeTask(ref.dir, manifest);
+          this.send(ref.dir, end.manifest, () => end.verified);
+          continue;
+        }
+        const settled = manifest;
+        this.send(ref.dir, settled, () => readVerifiedResult(ref.dir, expectedIdentity(settled)));
       } catch {
         // a task whose files cannot be read is reported by bg_result, not here
       }

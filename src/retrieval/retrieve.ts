@@ -6,7 +6,7 @@ import { DelegateError } from "../core/errors.ts";
 import type { DelegateManifest } from "../core/types.ts";
 import { readManifest } from "../store/lookup.ts";
 import { readProgress } from "../store/progress.ts";
-import { readVerifiedResult } from "../verify/delegate-result.ts";
+import { readVerifiedResult, type VerifiedAnswer } from "../verify/delegate-result.ts";
 import { decideDelivery, writeAnswerCopy } from "../verify/delivery.ts";
 import {
   type CompletedView,
@@ -21,18 +21,22 @@ import { isTaskRunning } from "./running.ts";
 
 export type DelegateRetrieval = { text: string; details: RunningView | CompletedView };
 
+/**
+ * The budget figures of the running view, from budget-plan.json (a few KiB; seed.json, which holds
+ * the whole projection, is never read for them).
+ */
 function budgetFacts(taskDir: string): RunningView["budget"] {
   try {
-    const seed = JSON.parse(readFileSync(join(taskDir, TASK_FILES.seed), "utf8")) as {
-      budget?: { capacity_tokens: number; growth_budget_tokens: number; finalization_runway_tokens: number };
+    const plan = JSON.parse(readFileSync(join(taskDir, TASK_FILES.budgetPlan), "utf8")) as {
+      capacity?: { capacity_tokens?: unknown };
+      growth_budget_tokens?: unknown;
+      finalization_runway_tokens?: unknown;
     };
-    const b = seed.budget;
-    return b
-      ? {
-          capacity_tokens: b.capacity_tokens,
-          growth_budget_tokens: b.growth_budget_tokens,
-          finalization_runway_tokens: b.finalization_runway_tokens,
-        }
+    const capacity = plan.capacity?.capacity_tokens;
+    const growth = plan.growth_budget_tokens;
+    const runway = plan.finalization_runway_tokens;
+    return typeof capacity === "number" && typeof growth === "number" && typeof runway === "number"
+      ? { capacity_tokens: capacity, growth_budget_tokens: growth, finalization_runway_tokens: runway }
       : null;
   } catch {
     return null;
@@ -51,8 +55,9 @@ function terminalFailure(taskDir: string, manifest: DelegateManifest): DelegateE
 
 /**
  * bg_result for a delegate task. Never blocks. A task recorded as running whose owner and child are
- * both gone is adjudicated from its files first. A completed task is verified again from result.json
- * on every retrieval (files can change after the notification) before any answer byte is returned.
+ * both gone is adjudicated from its files first, and that verdict is used. A completed task is
+ * verified again from result.json on every retrieval (files can change after the notification)
+ * before any answer byte is returned: one read and one verification per call.
  */
 export function retrieveDelegate(taskDir: string, delivery: DeliveryMode | undefined): DelegateRetrieval {
   let manifest = readManifest(taskDir);
@@ -60,7 +65,9 @@ export function retrieveDelegate(taskDir: string, delivery: DeliveryMode | undef
     const view = runningView(manifest, taskDir, readProgress(taskDir), budgetFacts(taskDir));
     return { text: runningText(view), details: view };
   }
-  if (manifest.state === "running") manifest = finalizeTask(taskDir, manifest).manifest;
+  // A stale "running" task is adjudicated now; its verdict (verified from result.json) is used as is.
+  let justVerified: VerifiedAnswer | null = null;
+  if (manifest.state === "running") ({ manifest, verified: justVerified } = finalizeTask(taskDir, manifest));
   if (manifest.state !== "completed") throw terminalFailure(taskDir, manifest);
 
   const facts = {
@@ -68,9 +75,9 @@ export function retrieveDelegate(taskDir: string, delivery: DeliveryMode | undef
     artifacts: [join(taskDir, TASK_FILES.result)],
     outputPath: join(taskDir, TASK_FILES.output),
   };
-  let verified: ReturnType<typeof readVerifiedResult>;
+  let verified: ReturnType<typeof readVerifiedResult> = justVerified;
   try {
-    verified = readVerifiedResult(taskDir, expectedIdentity(manifest));
+    verified ??= readVerifiedResult(taskDir, expectedIdentity(manifest));
   } catch (error) {
     throw error instanceof DelegateError ? error.withFacts(facts) : error;
   }

@@ -1,8 +1,7 @@
 import { join } from "node:path";
 import { TASK_FILES } from "../core/constants.ts";
 import type { DelegateManifest } from "../core/types.ts";
-import { isSameProcessAlive } from "../process/identity.ts";
-import { isAlive } from "../process/spawn.ts";
+import { isAlive, isSameProcessAlive } from "../process/identity.ts";
 import { fileExists, listTaskRefs, readManifest } from "../store/lookup.ts";
 import { getRegistry } from "./registry.ts";
 

@@ -42,6 +42,7 @@ import type {
 import { buildChildArgv, buildChildEnv } from "../../src/launch/argv.ts";
 import { locateGuard } from "../../src/launch/host.ts";
 import { newChildSessionId, newLaunchNonce, newTaskId } from "../../src/launch/ids.ts";
+import { isAlive as isAliveCheck } from "../../src/process/identity.ts";
 import { taskDirFor, writeTaskTree } from "../../src/store/artifacts.ts";
 import { FAKE_MODELS, FAKE_PROVIDER } from "./agent-dir.ts";
 import { HOST, PI_CLI_PATH } from "./pi-paths.ts";
@@ -333,20 +334,13 @@ export async function startChildUnderStandInParent(
   return { parentPid: parent.pid, childPid: pid };
 }
 
-/** True while `pid` runs (a zombie waiting to be reaped counts as gone). Linux /proc. */
-export function isAlive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return !stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
-  } catch {
-    return false;
-  }
-}
+/** True while `pid` runs (a zombie waiting to be reaped counts as gone): the package's own check. */
+export { isAlive } from "../../src/process/identity.ts";
 
 /** Poll until `pid` is gone (the timeout only turns a hang into a readable failure). */
 export async function waitForExit(pid: number, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (isAlive(pid)) {
+  while (isAliveCheck(pid)) {
     if (Date.now() > deadline) throw new Error(`process ${pid} is still alive after ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }

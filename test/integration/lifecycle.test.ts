@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { isAlive } from "../../src/process/spawn.ts";
+import { isAlive } from "../../src/process/identity.ts";
 import { listDelegates } from "../../src/ui/delegates-command.ts";
 import { footerText } from "../../src/ui/footer.ts";
 import {
