@@ -59,7 +59,7 @@ describe("docs:check", () => {
 
   it("fails, naming the block, when a schema description or a remediation changes without regenerating", async () => {
     const dir = await scratchCopy();
-    await edit(join(dir, "src", "tools", "result-arguments.ts"), (text) =>
+    await edit(join(dir, "src", "arguments", "result-arguments.ts"), (text) =>
       text.replace('description: "', 'description: "Changed without regenerating. '),
     );
     await edit(join(dir, "src", "core", "errors.ts"), (text) =>
