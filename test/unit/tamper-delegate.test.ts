@@ -174,7 +174,7 @@ function fieldMutations(label: string, fx: ResultFixture, r: ReturnType<typeof r
     let changed: Json;
     if (typeof value === "number") changed = value + r.pick([1, -1, 2, 1000]);
     else if (HEX_PATHS.test(path)) changed = sha256Hex(`other ${r.int(1e9)}`);
-    else changed = r.pick([`${value}x`, String(value).slice(1), `${value}`.toUpperCase() + "-2", "utf8"]);
+    else changed = r.pick([`${value}x`, String(value).slice(1), `${String(value).toUpperCase()}-2`, "utf8"]);
     if (changed === value) changed = `${value}-changed`;
     add("bound value", `${path} → ${JSON.stringify(changed).slice(0, 20)}`, withField(fx.result, path, changed), code);
   }
