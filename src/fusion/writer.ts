@@ -225,7 +225,6 @@ export function createRun(options: CreateRunOptions): FusionRunHandle {
 
   try {
     io.makeDir(dirname(runDir), true);
-    markPrivateRoot(dirname(runDir));
     io.makeDir(runDir, false);
   } catch (error) {
     throw ioFailure("the run directory could not be created", error);
@@ -239,6 +238,12 @@ export function createRun(options: CreateRunOptions): FusionRunHandle {
       artifacts: [],
       terminal: null,
     });
+    // Once the run exists: .pi/fusion stays out of searches and out of git, as .pi/delegate does.
+    try {
+      markPrivateRoot(dirname(runDir));
+    } catch (error) {
+      throw ioFailure("the .ignore/.gitignore of .pi/fusion could not be written", error);
+    }
   } catch (error) {
     try {
       // artifact_error: a tree that could not be created is removed (docs/subsystems/fusion.md, "The writer")

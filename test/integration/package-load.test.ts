@@ -6,7 +6,7 @@
  */
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { execa } from "execa";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import {
@@ -20,6 +20,7 @@ import {
   PI_CLI_PATH,
   REPO_ROOT,
   type RpcMessage,
+  type RpcParent,
   startModelServer,
   startRpcParent,
   startSdkParent,
@@ -149,10 +150,7 @@ describe("a real pi process loads the package through package.json", () => {
     try {
       // Positive control for the leftover check below: the live parent is found by its agent dir.
       expect((await findProcesses(agentDir.dir, { includeEnv: true })).map((p) => p.pid)).toContain(parent.pid);
-      await parent.promptAndWait("hello");
-      const first = server.requests[0];
-      if (!first) throw new Error("pi made no model request");
-      expectDocumentedContract(first);
+      await expectOfferedOnFirstRequest(parent);
 
       // pi would coerce "45" to 45 before execute; our prepareArguments sees the raw value first.
       await parent.promptAndWait("call both badly");
@@ -177,15 +175,20 @@ describe("a real pi process loads the package through package.json", () => {
     const parent = await startRpcParent({ agentDir: settingsDir, cwd, load: "settings" });
     try {
       expect(JSON.parse(await readFile(settingsDir.settingsPath, "utf8")).packages).toEqual([REPO_ROOT]);
-      await parent.promptAndWait("hello");
-      const first = server.requests[0];
-      if (!first) throw new Error("pi made no model request");
-      expectDocumentedContract(first);
+      await expectOfferedOnFirstRequest(parent);
     } finally {
       await parent.stop();
     }
   });
 });
+
+/** One prompt; the model's first request must offer both tools with the documented contract. */
+async function expectOfferedOnFirstRequest(parent: RpcParent): Promise<void> {
+  await parent.promptAndWait("hello");
+  const first = server.requests[0];
+  if (!first) throw new Error("pi made no model request");
+  expectDocumentedContract(first);
+}
 
 describe("installed with the host's own `pi install`", () => {
   it("`pi install <local path>` into a fresh agent dir: both tools load and offer the documented contract", async () => {
@@ -197,14 +200,12 @@ describe("installed with the host's own `pi install`", () => {
       all: true,
     });
     expect(install.exitCode, install.all).toBe(0);
-    const settings = JSON.parse(await readFile(fresh.settingsPath, "utf8")) as { packages?: unknown[] };
-    expect(settings.packages).toHaveLength(1);
+    const settings = JSON.parse(await readFile(fresh.settingsPath, "utf8")) as { packages?: string[] };
+    // pi records the path relative to the agent dir; it must name this package.
+    expect(settings.packages?.map((p) => resolve(fresh.dir, p))).toEqual([REPO_ROOT]);
     const parent = await startRpcParent({ agentDir: fresh, cwd, load: "none" });
     try {
-      await parent.promptAndWait("hello");
-      const first = server.requests[0];
-      if (!first) throw new Error("pi made no model request");
-      expectDocumentedContract(first);
+      await expectOfferedOnFirstRequest(parent);
     } finally {
       await parent.stop();
     }

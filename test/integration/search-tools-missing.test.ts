@@ -5,7 +5,7 @@
  * node_modules lack @vscode, as on a platform the registry package does not cover.
  */
 import { cpSync, mkdirSync, readdirSync, symlinkSync } from "node:fs";
-import { delimiter, join } from "node:path";
+import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import {
   type AgentDir,
@@ -19,6 +19,7 @@ import {
   startRpcParent,
   waitForNoProcesses,
 } from "../helpers/pi-parent.ts";
+import { pathWithout } from "../helpers/search-path.ts";
 import {
   calls,
   delegateCall,
@@ -54,22 +55,6 @@ async function packageWithoutBundledRg(): Promise<string> {
   return dir;
 }
 
-/** PATH without any directory that holds an rg. */
-function pathWithoutRg(): string {
-  return (process.env.PATH ?? "")
-    .split(delimiter)
-    .filter((dir) => dir !== "" && !readdirSafe(dir).includes("rg"))
-    .join(delimiter);
-}
-
-function readdirSafe(dir: string): string[] {
-  try {
-    return readdirSync(dir);
-  } catch {
-    return [];
-  }
-}
-
 it("no rg anywhere: bg_delegate refuses with search_tools_unavailable and creates nothing", async () => {
   const pkg = await packageWithoutBundledRg();
   const cwd = await makeTempDir("no-rg-project");
@@ -83,7 +68,7 @@ it("no rg anywhere: bg_delegate refuses with search_tools_unavailable and create
     cwd,
     load: "none",
     args: ["-e", pkg],
-    env: { PATH: pathWithoutRg() },
+    env: { PATH: pathWithout(["rg"]) },
   });
   try {
     await parent.promptAndWait("go");

@@ -13,25 +13,12 @@ import { bundledRgPath } from "../../src/core/search-tools.ts";
 import { type AgentDir, createAgentDir } from "../helpers/agent-dir.ts";
 import { decodeAnswer, runChildTask } from "../helpers/child-task.ts";
 import { type ModelServer, script, startModelServer } from "../helpers/model-server.ts";
+import { pathWithout } from "../helpers/search-path.ts";
 import { makeTempDir, waitForNoProcesses } from "../helpers/temp.ts";
 
 let server: ModelServer;
 let agent: AgentDir;
 let cwd: string;
-
-/** PATH without any rg, fd or fdfind (keeps the directories that hold node and the system tools). */
-function pathWithoutSearchTools(): string {
-  const dirs = (process.env.PATH ?? "").split(delimiter).filter((dir) => dir !== "");
-  const has = (dir: string, name: string) => {
-    try {
-      execFileSync("test", ["-x", join(dir, name)]);
-      return true;
-    } catch {
-      return false;
-    }
-  };
-  return dirs.filter((dir) => !["rg", "fd", "fdfind"].some((name) => has(dir, name))).join(delimiter);
-}
 
 const SEARCH = script(
   { tool: "grep", args: { pattern: "NEEDLE-\\d+" } },
@@ -64,7 +51,7 @@ describe("no rg, no fd on PATH", () => {
       agentDir: agent.dir,
       cwd,
       prompt: `Search. ${SEARCH}`,
-      env: { PATH: pathWithoutSearchTools() },
+      env: { PATH: pathWithout(["rg", "fd", "fdfind"]) },
     });
     expect(run.files.terminal, run.output).toBeUndefined();
     expect(run.files.ready?.search_tools).toEqual({
@@ -88,7 +75,7 @@ describe("no rg, no fd on PATH", () => {
       agentDir: agent.dir,
       cwd,
       prompt: `Search again. ${SEARCH}`,
-      env: { PATH: [bin, pathWithoutSearchTools()].join(delimiter) },
+      env: { PATH: [bin, pathWithout(["rg", "fd", "fdfind"])].join(delimiter) },
     });
     expect(run.files.terminal, run.output).toBeUndefined();
     expect(run.files.ready?.search_tools?.rg).toEqual({ path: join(bin, "rg"), source: "path" });
