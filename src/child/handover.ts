@@ -10,6 +10,7 @@ import { CHILD_ENV, TASK_FILES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import { sha256Hex } from "../core/hash.ts";
 import type { SeedDocument } from "../core/types.ts";
+import { decodeUtf8Strict } from "../core/utf8.ts";
 
 export interface Handover {
   taskDir: string;
@@ -102,12 +103,8 @@ export function verifyTask(handover: Handover): VerifiedTask {
   if (promptSha !== seed.child_prompt_sha256) {
     throw mismatch(`child-prompt.txt hashes to ${promptSha}, the seed binds ${seed.child_prompt_sha256}`);
   }
-  let prompt: string;
-  try {
-    prompt = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(promptBytes);
-  } catch {
-    throw mismatch("child-prompt.txt is not well-formed UTF-8");
-  }
+  const prompt = decodeUtf8Strict(promptBytes);
+  if (prompt === null) throw mismatch("child-prompt.txt is not well-formed UTF-8");
   return { seed, prompt };
 }
 

@@ -4,7 +4,7 @@
  */
 import { isContextOverflow } from "@mariozechner/pi-ai";
 import type { FailureCode } from "../core/errors.ts";
-import { isWellFormed } from "./spill.ts";
+import { isWellFormedText } from "../core/utf8.ts";
 
 /** The slice of pi's AssistantMessage the decision reads. */
 export interface FinalMessage {
@@ -80,7 +80,7 @@ export function decideOutcome(input: OutcomeInput): Outcome {
       return fail("child_exited_without_commit", `the run ended on a message with stop reason ${last.stopReason}`);
   }
   const text = answerText(last);
-  if (!isWellFormed(text))
+  if (!isWellFormedText(text))
     return fail("child_result_encoding_invalid", "the answer holds a lone surrogate (not UTF-8)");
   if (text.trim() === "") return fail("child_result_invalid", "the final answer is blank");
   const bytes = Buffer.from(text, "utf8");

@@ -12,22 +12,18 @@ import { writeFileAtomic } from "../core/fs.ts";
 import { sha256Hex } from "../core/hash.ts";
 import type { SpillReceipt } from "../core/types.ts";
 import type { SpillReason } from "./runway.ts";
+import { isWellFormedText } from "../core/utf8.ts";
 
 export type SpillFormat = SpillReceipt["content_format"];
 
 export class SpillEncodingError extends Error {}
-
-/** True when the string survives a UTF-8 round trip (no lone surrogates). */
-export function isWellFormed(text: string): boolean {
-  return Buffer.from(text, "utf8").toString("utf8") === text;
-}
 
 type EnvelopeBlock = { type: "text"; text: string } | { type: "image"; mime_type: string; data_base64: string };
 
 function envelopeBlock(block: unknown, index: number): EnvelopeBlock {
   const b = (typeof block === "object" && block !== null ? block : {}) as Record<string, unknown>;
   if (b.type === "text" && typeof b.text === "string") {
-    if (!isWellFormed(b.text)) throw new SpillEncodingError(`block ${index}: text holds a lone surrogate`);
+    if (!isWellFormedText(b.text)) throw new SpillEncodingError(`block ${index}: text holds a lone surrogate`);
     return { type: "text", text: b.text };
   }
   if (b.type === "image" && typeof b.data === "string" && typeof b.mimeType === "string") {
@@ -40,7 +36,7 @@ function envelopeBlock(block: unknown, index: number): EnvelopeBlock {
 export function encodeToolContent(content: readonly unknown[]): { bytes: Buffer; format: SpillFormat } {
   const only = content.length === 1 ? (content[0] as { type?: unknown; text?: unknown }) : undefined;
   if (only?.type === "text" && typeof only.text === "string") {
-    if (!isWellFormed(only.text)) throw new SpillEncodingError("text holds a lone surrogate");
+    if (!isWellFormedText(only.text)) throw new SpillEncodingError("text holds a lone surrogate");
     return { bytes: Buffer.from(only.text, "utf8"), format: "single_text_utf8" };
   }
   const envelope = { schema_version: SCHEMA.spillEnvelope, content: content.map(envelopeBlock) };

@@ -6,25 +6,15 @@
  */
 import { canonicalJsonLine } from "../core/canonical.ts";
 import { violation } from "./check.ts";
-
-const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+import { decodeUtf8Strict } from "../core/utf8.ts";
 
 export function encodeDocument(value: unknown): Buffer {
   return Buffer.from(canonicalJsonLine(value), "utf8");
 }
 
-/** Strict UTF-8 decode; null when the bytes are not well-formed UTF-8. */
-export function decodeUtf8(bytes: Uint8Array): string | null {
-  try {
-    return STRICT_UTF8.decode(bytes);
-  } catch {
-    return null;
-  }
-}
-
 /** Parse a document's bytes, refusing anything but the canonical layout. Throws SchemaViolation. */
 export function decodeDocument(bytes: Uint8Array, at: string): unknown {
-  const text = decodeUtf8(bytes);
+  const text = decodeUtf8Strict(bytes);
   if (text === null) violation(at, "is not well-formed UTF-8");
   let value: unknown;
   try {

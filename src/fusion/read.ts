@@ -23,9 +23,10 @@ import { FUSION_DOCUMENT_MAX_BYTES, FUSION_FILES, SCHEMA } from "../core/constan
 import { DelegateError, type FailureCode } from "../core/errors.ts";
 import { sha256Hex } from "../core/hash.ts";
 import { SchemaViolation } from "./check.ts";
-import { decodeDocument, decodeUtf8 } from "./document.ts";
+import { decodeDocument } from "./document.ts";
 import { parseManifest } from "./schema.ts";
 import { type BoundArtifact, FUSION_STATES, type FusionManifest, type FusionState } from "./types.ts";
+import { decodeUtf8Strict } from "../core/utf8.ts";
 
 function errnoOf(error: unknown): string | undefined {
   return (error as NodeJS.ErrnoException | undefined)?.code;
@@ -81,7 +82,7 @@ export type ManifestReading =
   | { trusted: false; claimedState: FusionState | null; error: DelegateError };
 
 function claimedStateOf(runDir: string, bytes: Uint8Array): FusionState | null {
-  const text = decodeUtf8(bytes);
+  const text = decodeUtf8Strict(bytes);
   if (text === null) return null;
   let value: unknown;
   try {

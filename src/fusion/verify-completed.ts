@@ -15,10 +15,10 @@ import { join } from "node:path";
 import { canonicalJson } from "../core/canonical.ts";
 import { FUSION_FILES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
-import { decodeUtf8 } from "./document.ts";
 import { bindingOf, parseDocumentBytes, readBound } from "./read.ts";
 import { parseResultDocument } from "./schema.ts";
 import type { BoundArtifact, FusionManifest, FusionResultDocument, FusionRunIdentity } from "./types.ts";
+import { decodeUtf8Strict } from "../core/utf8.ts";
 
 export interface VerifiedCompletedRun {
   manifest: FusionManifest;
@@ -71,7 +71,7 @@ export async function verifyCompletedRun(runDir: string, manifest: FusionManifes
   }
 
   // 6
-  const answer = decodeUtf8(mergedBytes);
+  const answer = decodeUtf8Strict(mergedBytes);
   if (answer === null) {
     const mergedPath = join(runDir, FUSION_FILES.merged);
     throw new DelegateError("child_result_encoding_invalid", `${mergedPath} is not well-formed UTF-8`, {

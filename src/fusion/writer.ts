@@ -29,7 +29,7 @@ import { sha256Hex } from "../core/hash.ts";
 import type { UsageRecord } from "../core/types.ts";
 import { processStartTime } from "../process/identity.ts";
 import { SchemaViolation } from "./check.ts";
-import { decodeUtf8, encodeDocument } from "./document.ts";
+import { encodeDocument } from "./document.ts";
 import {
   ARTIFACT_PATH,
   fusionRunDir,
@@ -53,6 +53,7 @@ import {
   type FusionUsage,
   NO_ANSWER,
 } from "./types.ts";
+import { decodeUtf8Strict } from "../core/utf8.ts";
 
 /** The file operations the writer performs; tests swap them to crash at a chosen step. */
 export interface FusionWriterIo {
@@ -363,7 +364,7 @@ export function createRun(options: CreateRunOptions): FusionRunHandle {
       if (merged.length === 0 || merged.length > FUSION_MERGED_MAX_BYTES) {
         misuse(`merged.md must hold 1..${FUSION_MERGED_MAX_BYTES} bytes`);
       }
-      if (decodeUtf8(merged) === null) misuse("merged.md must be well-formed UTF-8");
+      if (decodeUtf8Strict(merged) === null) misuse("merged.md must be well-formed UTF-8");
       const ended = endedAt();
       const mergedRef = bindingOf(FUSION_FILES.merged, merged);
       const artifacts = [...base.artifacts, mergedRef];

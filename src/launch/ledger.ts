@@ -12,6 +12,7 @@ import { canonicalJson } from "../core/canonical.ts";
 import { PROJECTION_TRANSFORM, SCHEMA } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import { sha256Hex } from "../core/hash.ts";
+import { isWellFormedText } from "../core/utf8.ts";
 
 export type OmittedKind =
   | "assistant_thinking"
@@ -70,7 +71,7 @@ export function projectionFailure(where: string, problem: string): never {
 
 /** A string's exact UTF-8 bytes; a lone surrogate has none, so it fails instead of becoming U+FFFD. */
 export function utf8Bytes(text: string, where: string): Buffer {
-  if (/\p{Surrogate}/u.test(text)) projectionFailure(where, "text is not well-formed Unicode (lone surrogate)");
+  if (!isWellFormedText(text)) projectionFailure(where, "text is not well-formed Unicode (lone surrogate)");
   return Buffer.from(text, "utf8");
 }
 

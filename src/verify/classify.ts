@@ -14,6 +14,7 @@ import {
   type VerifiedAnswer,
 } from "./delegate-result.ts";
 import { checkTerminalShape, quote } from "./result-shape.ts";
+import { decodeUtf8Strict } from "../core/utf8.ts";
 
 /**
  * child-terminal.json of a task dir, shape-checked; null when absent. When `expected` is given, a
@@ -30,8 +31,10 @@ export function readChildTerminal(
     throw new DelegateError("child_result_invalid", `${TASK_FILES.terminal}: ${message}`, { artifacts: [path] });
   };
   let parsed: unknown;
+  const text = decodeUtf8Strict(bytes);
   try {
-    parsed = JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes));
+    if (text === null) throw new Error("not UTF-8");
+    parsed = JSON.parse(text);
   } catch {
     invalid("not a UTF-8 JSON document");
   }

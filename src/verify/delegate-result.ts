@@ -4,7 +4,6 @@
  * named step per check, in the documented order; each step throws one DelegateError code.
  */
 
-import { isAscii, isUtf8 } from "node:buffer";
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { join } from "node:path";
 import { canonicalJsonLine } from "../core/canonical.ts";
@@ -13,6 +12,7 @@ import { DelegateError, type FailureCode } from "../core/errors.ts";
 import { sha256Hex } from "../core/hash.ts";
 import type { AnswerBlock, DelegateResultFile, PinnedRoute } from "../core/types.ts";
 import { checkResultShape, quote } from "./result-shape.ts";
+import { decodeUtf8Strict, isWellFormedUtf8 } from "../core/utf8.ts";
 
 /** What the parent wrote at launch and the child's commit must match. */
 export interface ExpectedResultIdentity {
@@ -71,25 +71,12 @@ export function verifyDelegateResult(bytes: Uint8Array, expected: ExpectedResult
 
 // ── step 1: JSON, closed schema, schema version, canonical byte layout ───────────────────────────
 
-const UTF8_FATAL = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-
-/** Well-formed UTF-8 → string, or null. ASCII (the usual case: base64 + hex) takes a copy-only path. */
-function decodeUtf8(bytes: Uint8Array): string | null {
-  const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  if (isAscii(view)) return view.toString("ascii");
-  try {
-    return UTF8_FATAL.decode(view);
-  } catch {
-    return null;
-  }
-}
-
 function step1ShapeAndLayout(bytes: Uint8Array): {
   result: DelegateResultFile;
   json: string;
   layoutIsProvisional: boolean;
 } {
-  const json = decodeUtf8(bytes);
+  const json = decodeUtf8Strict(bytes);
   if (json === null) invalid("bytes are not well-formed UTF-8");
   let parsed: unknown;
   try {
@@ -294,7 +281,7 @@ function isAsciiSpace(byte: number): boolean {
  * made of whitespace and non-ASCII characters (which may be Unicode spaces).
  */
 function step9Utf8(answerBytes: Buffer): void {
-  if (!isUtf8(answerBytes)) fail("child_result_encoding_invalid", "the answer is not well-formed UTF-8");
+  if (!isWellFormedUtf8(answerBytes)) fail("child_result_encoding_invalid", "the answer is not well-formed UTF-8");
   let onlySpaceOrNonAscii = true;
   for (const byte of answerBytes) {
     if (byte < 0x80 && !isAsciiSpace(byte)) {
