@@ -11,8 +11,8 @@ import { SCHEMA, TASK_FILES } from "../core/constants.ts";
 import { writeFileAtomic } from "../core/fs.ts";
 import { sha256Hex } from "../core/hash.ts";
 import type { SpillReceipt } from "../core/types.ts";
-import type { SpillReason } from "./runway.ts";
 import { isWellFormedText } from "../core/utf8.ts";
+import type { SpillReason } from "./runway.ts";
 
 export type SpillFormat = SpillReceipt["content_format"];
 

@@ -5,8 +5,8 @@
  * whitespace or a different number spelling is a different document, so it is refused.
  */
 import { canonicalJsonLine } from "../core/canonical.ts";
-import { violation } from "./check.ts";
 import { decodeUtf8Strict } from "../core/utf8.ts";
+import { violation } from "./check.ts";
 
 export function encodeDocument(value: unknown): Buffer {
   return Buffer.from(canonicalJsonLine(value), "utf8");

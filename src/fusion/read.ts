@@ -22,11 +22,11 @@ import { basename, join, resolve, sep } from "node:path";
 import { FUSION_DOCUMENT_MAX_BYTES, FUSION_FILES, SCHEMA } from "../core/constants.ts";
 import { DelegateError, type FailureCode } from "../core/errors.ts";
 import { sha256Hex } from "../core/hash.ts";
+import { decodeUtf8Strict } from "../core/utf8.ts";
 import { SchemaViolation } from "./check.ts";
 import { decodeDocument } from "./document.ts";
 import { parseManifest } from "./schema.ts";
 import { type BoundArtifact, FUSION_STATES, type FusionManifest, type FusionState } from "./types.ts";
-import { decodeUtf8Strict } from "../core/utf8.ts";
 
 function errnoOf(error: unknown): string | undefined {
   return (error as NodeJS.ErrnoException | undefined)?.code;

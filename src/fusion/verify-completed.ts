@@ -15,10 +15,10 @@ import { join } from "node:path";
 import { canonicalJson } from "../core/canonical.ts";
 import { FUSION_FILES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
+import { decodeUtf8Strict } from "../core/utf8.ts";
 import { bindingOf, parseDocumentBytes, readBound } from "./read.ts";
 import { parseResultDocument } from "./schema.ts";
 import type { BoundArtifact, FusionManifest, FusionResultDocument, FusionRunIdentity } from "./types.ts";
-import { decodeUtf8Strict } from "../core/utf8.ts";
 
 export interface VerifiedCompletedRun {
   manifest: FusionManifest;

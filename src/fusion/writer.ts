@@ -27,6 +27,7 @@ import { DelegateError, type FailureCode } from "../core/errors.ts";
 import { DIR_MODE, markPrivateRoot, writeFileAtomic } from "../core/fs.ts";
 import { sha256Hex } from "../core/hash.ts";
 import type { UsageRecord } from "../core/types.ts";
+import { decodeUtf8Strict } from "../core/utf8.ts";
 import { processStartTime } from "../process/identity.ts";
 import { SchemaViolation } from "./check.ts";
 import { encodeDocument } from "./document.ts";
@@ -53,7 +54,6 @@ import {
   type FusionUsage,
   NO_ANSWER,
 } from "./types.ts";
-import { decodeUtf8Strict } from "../core/utf8.ts";
 
 /** The file operations the writer performs; tests swap them to crash at a chosen step. */
 export interface FusionWriterIo {

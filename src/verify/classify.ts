@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { CHILD_FILE_MAX_BYTES, TASK_FILES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import type { ChildTerminalFile } from "../core/types.ts";
+import { decodeUtf8Strict } from "../core/utf8.ts";
 import {
   type ExpectedResultIdentity,
   readTaskFile,
@@ -14,7 +15,6 @@ import {
   type VerifiedAnswer,
 } from "./delegate-result.ts";
 import { checkTerminalShape, quote } from "./result-shape.ts";
-import { decodeUtf8Strict } from "../core/utf8.ts";
 
 /**
  * child-terminal.json of a task dir, shape-checked; null when absent. When `expected` is given, a

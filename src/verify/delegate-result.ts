@@ -11,8 +11,8 @@ import { CHILD_FILE_MAX_BYTES, SCHEMA, TASK_FILES } from "../core/constants.ts";
 import { DelegateError, type FailureCode } from "../core/errors.ts";
 import { sha256Hex } from "../core/hash.ts";
 import type { AnswerBlock, DelegateResultFile, PinnedRoute } from "../core/types.ts";
-import { checkResultShape, quote } from "./result-shape.ts";
 import { decodeUtf8Strict, isWellFormedUtf8 } from "../core/utf8.ts";
+import { checkResultShape, quote } from "./result-shape.ts";
 
 /** What the parent wrote at launch and the child's commit must match. */
 export interface ExpectedResultIdentity {
