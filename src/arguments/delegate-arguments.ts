@@ -1,15 +1,12 @@
 import {
   ARGUMENT_BOUNDS,
   AUTO_DELIVER_MODES,
-  type AutoDeliver,
   CAPABILITIES,
-  type Capability,
   DELEGATE_DEFAULTS,
   EXTENSION_MODES,
-  type ExtensionMode,
 } from "../core/constants.ts";
 import type { PinnedRoute } from "../core/types.ts";
-import { checkObject, type FieldTable, objectSchema } from "./fields.ts";
+import { type ArgsOf, checkArguments, type FieldTable, objectSchema } from "./fields.ts";
 
 /** bg_delegate's public arguments (docs/tools/bg_delegate.md, "Arguments"), descriptions in our words. */
 export const DELEGATE_FIELDS = {
@@ -18,6 +15,7 @@ export const DELEGATE_FIELDS = {
     required: true,
     maxChars: ARGUMENT_BOUNDS.nameMaxChars,
     printable: true,
+    trim: true,
     description: "A short label for the task (2-6 words), shown in the footer and in /delegates.",
   },
   prompt: {
@@ -89,35 +87,30 @@ export const DELEGATE_FIELDS = {
 
 export const DELEGATE_PARAMETERS = objectSchema(DELEGATE_FIELDS);
 
-export interface DelegateArguments {
-  name: string;
-  prompt: string;
-  route: PinnedRoute | undefined;
-  capability: Capability;
-  extensionMode: ExtensionMode;
-  maxTurns: number;
-  maxToolCalls: number;
-  timeoutSeconds: number;
-  autoDeliver: AutoDeliver;
-  notifyOnCompletion: boolean;
-  triggerOnCompletion: boolean;
+type Checked = ArgsOf<typeof DELEGATE_FIELDS>;
+
+/** Checked arguments with every default applied: what a launch works from. */
+export type DelegateArguments = Required<Omit<Checked, "route">> & { route: PinnedRoute | undefined };
+
+/** The defaults of docs/tools/bg_delegate.md, "Arguments", applied to checked arguments. */
+export function withDelegateDefaults(a: Checked): DelegateArguments {
+  const d = DELEGATE_DEFAULTS;
+  return {
+    name: a.name,
+    prompt: a.prompt,
+    route: a.route,
+    capability: a.capability ?? d.capability,
+    extensionMode: a.extensionMode ?? d.extensionMode,
+    maxTurns: a.maxTurns ?? d.maxTurns,
+    maxToolCalls: a.maxToolCalls ?? d.maxToolCalls,
+    timeoutSeconds: a.timeoutSeconds ?? d.timeoutSeconds,
+    autoDeliver: a.autoDeliver ?? d.autoDeliver,
+    notifyOnCompletion: a.notifyOnCompletion ?? d.notifyOnCompletion,
+    triggerOnCompletion: a.triggerOnCompletion ?? d.triggerOnCompletion,
+  };
 }
 
 /** Strict admission of raw bg_delegate arguments; defaults applied. Throws invalid_arguments. */
 export function parseDelegateArguments(raw: unknown): DelegateArguments {
-  const a = checkObject(DELEGATE_FIELDS, raw);
-  const d = DELEGATE_DEFAULTS;
-  return {
-    name: (a.name as string).trim(),
-    prompt: a.prompt as string,
-    route: a.route as PinnedRoute | undefined,
-    capability: (a.capability as Capability | undefined) ?? d.capability,
-    extensionMode: (a.extensionMode as ExtensionMode | undefined) ?? d.extensionMode,
-    maxTurns: (a.maxTurns as number | undefined) ?? d.maxTurns,
-    maxToolCalls: (a.maxToolCalls as number | undefined) ?? d.maxToolCalls,
-    timeoutSeconds: (a.timeoutSeconds as number | undefined) ?? d.timeoutSeconds,
-    autoDeliver: (a.autoDeliver as AutoDeliver | undefined) ?? d.autoDeliver,
-    notifyOnCompletion: (a.notifyOnCompletion as boolean | undefined) ?? d.notifyOnCompletion,
-    triggerOnCompletion: (a.triggerOnCompletion as boolean | undefined) ?? d.triggerOnCompletion,
-  };
+  return withDelegateDefaults(checkArguments(DELEGATE_FIELDS, raw));
 }

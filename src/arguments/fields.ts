@@ -1,27 +1,62 @@
 /**
- * One table per tool describes its public arguments; the TypeBox schema the model is offered and
- * our strict argument check (docs/tools/bg_delegate.md, "Arguments") are both derived from it, so
- * they cannot drift apart.
+ * One table per tool describes its public arguments; the TypeBox schema the model is offered, the
+ * TypeScript type of the checked arguments and our strict argument check (docs/tools/bg_delegate.md,
+ * "Arguments") are all derived from it, so they cannot drift apart. The checks are the one
+ * validator's (core/validate.ts).
  */
 import { type TSchema, Type } from "@sinclair/typebox";
 import { DelegateError } from "../core/errors.ts";
+import { bool, closedObject, count, keyPath, oneOf, SchemaViolation, str } from "../core/validate.ts";
+
+interface FieldBase {
+  required: boolean;
+  description: string;
+}
 
 export type FieldSpec =
-  | {
+  | (FieldBase & {
       kind: "string";
-      required: boolean;
-      description: string;
       maxChars?: number;
       maxBytes?: number;
       /** Refuse control characters (a display label must not carry terminal escapes or NULs). */
       printable?: boolean;
-    }
-  | { kind: "enum"; required: boolean; description: string; values: readonly string[] }
-  | { kind: "integer"; required: boolean; description: string; max: number }
-  | { kind: "boolean"; required: boolean; description: string }
-  | { kind: "object"; required: boolean; description: string; fields: FieldTable };
+      /** Keep the checked value without its edge whitespace (a label, an id). */
+      trim?: boolean;
+    })
+  | (FieldBase & { kind: "enum"; values: readonly string[] })
+  | (FieldBase & { kind: "integer"; max: number })
+  | (FieldBase & { kind: "boolean" })
+  | (FieldBase & { kind: "object"; fields: FieldTable });
 
 export type FieldTable = Readonly<Record<string, FieldSpec>>;
+
+/** The TypeScript value of one field. */
+type ValueOf<S extends FieldSpec> = S extends { kind: "string" }
+  ? string
+  : S extends { kind: "enum"; values: readonly (infer V)[] }
+    ? V
+    : S extends { kind: "integer" }
+      ? number
+      : S extends { kind: "boolean" }
+        ? boolean
+        : S extends { kind: "object"; fields: infer F extends FieldTable }
+          ? ArgsOf<F>
+          : never;
+
+type RequiredKeys<T extends FieldTable> = { [K in keyof T]: T[K]["required"] extends true ? K : never }[keyof T];
+type OptionalKeys<T extends FieldTable> = Exclude<keyof T, RequiredKeys<T>>;
+
+/** The checked arguments of a table: required fields present, optional ones possibly absent. */
+export type ArgsOf<T extends FieldTable> = { -readonly [K in RequiredKeys<T>]: ValueOf<T[K]> } & {
+  -readonly [K in OptionalKeys<T>]?: ValueOf<T[K]>;
+};
+
+/**
+ * The schema Pi offers the model, typed as what our check returns: `static` is how
+ * @sinclair/typebox's Static reads an unsafe type, `~unsafe` how Pi's own TypeBox reads it (a
+ * type-level marker only; the runtime schema is the plain object schema).
+ */
+export type ArgsSchema<T extends FieldTable> = TSchema & { static: ArgsOf<T>; "~unsafe": ArgsOf<T> };
 
 function fieldSchema(spec: FieldSpec): TSchema {
   const { description } = spec;
@@ -32,7 +67,7 @@ function fieldSchema(spec: FieldSpec): TSchema {
       // A real JSON-schema enum (what pi-ai's StringEnum emits), not a prose list.
       return Type.Unsafe<string>({ type: "string", enum: [...spec.values], description });
     case "integer":
-      // The spec's tables type these as JSON numbers; integrality is checked by us.
+      // The tool pages type these as JSON numbers; integrality is checked by us.
       return Type.Number({ description });
     case "boolean":
       return Type.Boolean({ description });
@@ -41,97 +76,60 @@ function fieldSchema(spec: FieldSpec): TSchema {
   }
 }
 
-export function objectSchema(fields: FieldTable, description?: string): TSchema {
+export function objectSchema<T extends FieldTable>(fields: T, description?: string): ArgsSchema<T> {
   const properties: Record<string, TSchema> = {};
   for (const [name, spec] of Object.entries(fields)) {
     const schema = fieldSchema(spec);
     properties[name] = spec.required ? schema : Type.Optional(schema);
   }
-  return Type.Object(properties, {
+  const schema = Type.Object(properties, {
     additionalProperties: false,
     ...(description === undefined ? {} : { description }),
   });
+  return Type.Unsafe<ArgsOf<T>>(schema) as ArgsSchema<T>;
 }
 
-function invalid(path: string, problem: string): never {
-  throw new DelegateError("invalid_arguments", `${path}: ${problem}`, { childProcessCreated: false });
-}
-
-/** True when the string holds a lone surrogate (not well-formed Unicode). */
-function hasLoneSurrogate(text: string): boolean {
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c >= 0xd800 && c <= 0xdbff) {
-      const next = text.charCodeAt(i + 1);
-      if (next >= 0xdc00 && next <= 0xdfff) {
-        i++;
-        continue;
-      }
-      return true;
-    }
-    if (c >= 0xdc00 && c <= 0xdfff) return true;
-  }
-  return false;
-}
-
-function typeName(value: unknown): string {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "array";
-  return typeof value;
-}
-
-function checkField(path: string, spec: FieldSpec, value: unknown): unknown {
+function checkField(at: string, spec: FieldSpec, value: unknown): unknown {
   switch (spec.kind) {
     case "string": {
-      if (typeof value !== "string") invalid(path, `must be a string, got ${typeName(value)}`);
-      if (hasLoneSurrogate(value)) invalid(path, "must be well-formed Unicode (lone surrogate found)");
-      if (value.trim().length === 0) invalid(path, "must not be blank");
-      // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
-      if (spec.printable && /[\u0000-\u001f\u007f-\u009f]/.test(value))
-        invalid(path, "must not contain control characters");
-      if (spec.maxChars !== undefined && [...value].length > spec.maxChars)
-        invalid(path, `must be at most ${spec.maxChars} characters`);
-      if (spec.maxBytes !== undefined && Buffer.byteLength(value, "utf8") > spec.maxBytes)
-        invalid(path, `must be at most ${spec.maxBytes} bytes of UTF-8`);
-      return value;
+      const text = str(value, at, {
+        ...(spec.maxChars === undefined ? {} : { maxChars: spec.maxChars }),
+        ...(spec.maxBytes === undefined ? {} : { maxBytes: spec.maxBytes }),
+        allowControl: spec.printable !== true,
+      });
+      return spec.trim ? text.trim() : text;
     }
-    case "enum": {
-      if (typeof value !== "string") invalid(path, `must be a string, got ${typeName(value)}`);
-      if (!spec.values.includes(value)) invalid(path, `must be one of ${spec.values.join(" | ")}`);
-      return value;
-    }
-    case "integer": {
-      if (typeof value !== "number") invalid(path, `must be a number, got ${typeName(value)}`);
-      if (!Number.isSafeInteger(value) || value <= 0) invalid(path, "must be a positive integer");
-      if (value > spec.max) invalid(path, `must be at most ${spec.max}`);
-      return value;
-    }
-    case "boolean": {
-      if (typeof value !== "boolean") invalid(path, `must be a boolean, got ${typeName(value)}`);
-      return value;
-    }
+    case "enum":
+      return oneOf(value, at, spec.values);
+    case "integer":
+      return count(value, at, 1, spec.max);
+    case "boolean":
+      return bool(value, at);
     case "object":
-      return checkObject(spec.fields, value, path);
+      return checkFields(spec.fields, value, at);
   }
 }
 
-/** Strict check of raw arguments against a table: exact JSON types, no coercion, no unknown keys. */
-export function checkObject(fields: FieldTable, raw: unknown, path = "arguments"): Record<string, unknown> {
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw))
-    invalid(path, `must be an object, got ${typeName(raw)}`);
-  const input = raw as Record<string, unknown>;
-  const prefix = path === "arguments" ? "" : `${path}.`;
-  for (const key of Object.keys(input)) {
-    if (!Object.hasOwn(fields, key)) invalid(`${prefix}${key}`, "is not a known argument");
-  }
+function checkFields(fields: FieldTable, raw: unknown, at: string): Record<string, unknown> {
+  const optional = Object.keys(fields).filter((name) => fields[name]?.required !== true);
+  const input = closedObject(raw, at, Object.keys(fields), { optional, noun: "argument" });
   const out: Record<string, unknown> = {};
   for (const [name, spec] of Object.entries(fields)) {
-    const value = input[name];
-    if (value === undefined) {
-      if (spec.required) invalid(`${prefix}${name}`, "is required");
-      continue;
-    }
-    out[name] = checkField(`${prefix}${name}`, spec, value);
+    if (input[name] !== undefined) out[name] = checkField(keyPath(at, name), spec, input[name]);
   }
   return out;
+}
+
+/**
+ * Strict check of raw arguments against a table: exact JSON types, no coercion, no unknown keys.
+ * Throws invalid_arguments naming the field. The returned object is built from checked values only,
+ * which is what makes it an ArgsOf<T>.
+ */
+export function checkArguments<T extends FieldTable>(fields: T, raw: unknown): ArgsOf<T> {
+  try {
+    return checkFields(fields, raw, "") as ArgsOf<T>;
+  } catch (error) {
+    if (!(error instanceof SchemaViolation)) throw error;
+    throw new DelegateError("invalid_arguments", error.describe("arguments"), { childProcessCreated: false });
+  }
 }

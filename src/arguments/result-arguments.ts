@@ -1,5 +1,5 @@
-import { ARGUMENT_BOUNDS, DELIVERY_MODES, type DeliveryMode } from "../core/constants.ts";
-import { checkObject, type FieldTable, objectSchema } from "./fields.ts";
+import { ARGUMENT_BOUNDS, DELIVERY_MODES } from "../core/constants.ts";
+import { type ArgsOf, checkArguments, type FieldTable, objectSchema } from "./fields.ts";
 
 /** bg_result's public arguments (docs/tools/bg_result.md, "Arguments"), descriptions in our words. */
 export const RESULT_FIELDS = {
@@ -7,6 +7,7 @@ export const RESULT_FIELDS = {
     kind: "string",
     required: true,
     maxChars: ARGUMENT_BOUNDS.taskIdMaxChars,
+    trim: true,
     description: "The task id from bg_delegate's receipt (or a Fusion run id); a unique prefix is enough.",
   },
   delivery: {
@@ -20,13 +21,9 @@ export const RESULT_FIELDS = {
 
 export const RESULT_PARAMETERS = objectSchema(RESULT_FIELDS);
 
-export interface ResultArguments {
-  taskId: string;
-  delivery: DeliveryMode | undefined;
-}
+export type ResultArguments = ArgsOf<typeof RESULT_FIELDS>;
 
 /** Strict admission of raw bg_result arguments. Throws invalid_arguments. */
 export function parseResultArguments(raw: unknown): ResultArguments {
-  const a = checkObject(RESULT_FIELDS, raw);
-  return { taskId: (a.taskId as string).trim(), delivery: a.delivery as DeliveryMode | undefined };
+  return checkArguments(RESULT_FIELDS, raw);
 }

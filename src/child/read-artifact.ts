@@ -10,6 +10,7 @@ import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { Type } from "@sinclair/typebox";
 import { READ_ARTIFACT_TOOL } from "../core/constants.ts";
 import { sha256Hex } from "../core/hash.ts";
+import { closedObject, count, SchemaViolation, str } from "../core/validate.ts";
 import { maxReadLength, readArtifactCost } from "./runway.ts";
 
 export const READ_ARTIFACT_PARAMETERS = Type.Object(
@@ -40,19 +41,17 @@ export interface ReadArtifactDetails {
 
 /** Strict argument check: exact JSON types, no coercion ("5" is not 5), no unknown keys. */
 export function parseReadArtifactArgs(raw: unknown): ReadArtifactArgs {
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw new Error("arguments must be an object");
-  const a = raw as Record<string, unknown>;
-  for (const key of Object.keys(a)) {
-    if (key !== "artifact" && key !== "offset" && key !== "length") throw new Error(`unknown argument "${key}"`);
+  try {
+    const a = closedObject(raw, "", ["artifact", "offset", "length"], { noun: "argument" });
+    return {
+      artifact: str(a.artifact, "artifact"),
+      offset: count(a.offset, "offset", 0),
+      length: count(a.length, "length", 1),
+    };
+  } catch (error) {
+    if (error instanceof SchemaViolation) throw new Error(error.describe("arguments"));
+    throw error;
   }
-  if (typeof a.artifact !== "string" || a.artifact.length === 0) throw new Error("artifact must be a non-empty string");
-  if (typeof a.offset !== "number" || !Number.isSafeInteger(a.offset) || a.offset < 0) {
-    throw new Error(`offset must be a non-negative integer, got ${JSON.stringify(a.offset)}`);
-  }
-  if (typeof a.length !== "number" || !Number.isSafeInteger(a.length) || a.length <= 0) {
-    throw new Error(`length must be a positive integer, got ${JSON.stringify(a.length)}`);
-  }
-  return { artifact: a.artifact, offset: a.offset, length: a.length };
 }
 
 /**

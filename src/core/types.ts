@@ -59,6 +59,9 @@ export interface SeedDocument {
   system_prompt_sha256: string;
 }
 
+/** Why an answer is delivered inline or as a file (docs/tools/bg_result.md, "Delivery"). */
+export type DeliveryReason = "default_inline" | "requested_inline" | "requested_artifact" | "over_inline_cap";
+
 export interface RouteAttestation {
   provider: string;
   model: string;

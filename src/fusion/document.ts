@@ -6,7 +6,7 @@
  */
 import { canonicalJsonLine } from "../core/canonical.ts";
 import { decodeUtf8Strict } from "../core/utf8.ts";
-import { violation } from "./check.ts";
+import { violation } from "../core/validate.ts";
 
 export function encodeDocument(value: unknown): Buffer {
   return Buffer.from(canonicalJsonLine(value), "utf8");

@@ -23,7 +23,7 @@ import { FUSION_DOCUMENT_MAX_BYTES, FUSION_FILES, SCHEMA } from "../core/constan
 import { DelegateError, type FailureCode } from "../core/errors.ts";
 import { sha256Hex } from "../core/hash.ts";
 import { decodeUtf8Strict } from "../core/utf8.ts";
-import { SchemaViolation } from "./check.ts";
+import { SchemaViolation } from "../core/validate.ts";
 import { decodeDocument } from "./document.ts";
 import { parseManifest } from "./schema.ts";
 import { type BoundArtifact, FUSION_STATES, type FusionManifest, type FusionState } from "./types.ts";

@@ -13,8 +13,9 @@
  * The failure-code mapping of every read and check is listed in read.ts.
  */
 import { basename, join, resolve } from "node:path";
-import { type DeliveryMode, FUSION_FILES, INLINE_ANSWER_MAX_BYTES, SCHEMA } from "../core/constants.ts";
+import { type DeliveryMode, FUSION_FILES, SCHEMA } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
+import { type DeliveryDecision, decideDelivery } from "../verify/delivery.ts";
 import { boundFailureView } from "./failure-view.ts";
 import { readFusionManifest } from "./read.ts";
 import type { FusionCompletedView, FusionManifest, FusionRetrieval, FusionRunningView, FusionUsage } from "./types.ts";
@@ -49,24 +50,6 @@ function runningView(runDir: string, manifest: FusionManifest): FusionRetrieval<
   return { text, details };
 }
 
-type Delivery = Pick<FusionCompletedView, "delivery" | "delivery_reason">;
-
-function decideDelivery(requested: DeliveryMode | undefined, bytes: number, mergedPath: string): Delivery {
-  if (requested === "artifact") return { delivery: "artifact", delivery_reason: "requested_artifact" };
-  if (bytes <= INLINE_ANSWER_MAX_BYTES) {
-    return { delivery: "inline", delivery_reason: requested === "inline" ? "requested_inline" : "default_inline" };
-  }
-  if (requested === "inline") {
-    throw new DelegateError(
-      "result_too_large_for_inline",
-      `The verified answer is ${bytes} bytes, over the ${INLINE_ANSWER_MAX_BYTES}-byte inline cap; it is preserved ` +
-        `complete in ${mergedPath}.`,
-      { artifacts: [mergedPath], childProcessCreated: true },
-    );
-  }
-  return { delivery: "artifact", delivery_reason: "over_inline_cap" };
-}
-
 function usageLine(usage: FusionUsage): string {
   return (
     `Usage: input ${usage.input}, output ${usage.output}, cache read ${usage.cache_read}, cache write ` +
@@ -83,7 +66,12 @@ function completedRetrieval(
   const { manifest, result, merged, answer } = verified;
   const dir = resolve(runDir);
   const mergedPath = join(dir, FUSION_FILES.merged);
-  const delivery = decideDelivery(requested, merged.byte_length, mergedPath);
+  let delivery: DeliveryDecision;
+  try {
+    delivery = decideDelivery(merged.byte_length, requested, mergedPath);
+  } catch (error) {
+    throw error instanceof DelegateError ? error.withFacts({ childProcessCreated: true }) : error;
+  }
   const resultRef = manifest.artifacts.find((ref) => ref.path === FUSION_FILES.result);
   const claim = claimUsage(runDir, manifest.run_id, resultRef?.sha256 ?? "");
   const usage = result.details.usage;

@@ -29,7 +29,7 @@ import {
   str,
   timestamp,
   violation,
-} from "./check.ts";
+} from "../core/validate.ts";
 import {
   ARTIFACT_PATH,
   COMPLETED_FIXED_PATHS,
@@ -69,7 +69,7 @@ function failureCode(value: unknown, at: string): FailureCode {
 export function parseBoundArtifact(value: unknown, at: string): BoundArtifact {
   const o = closedObject(value, at, ["path", "byte_length", "sha256"]);
   return {
-    path: str(o.path, `${at}.path`, { max: 128, pattern: ARTIFACT_PATH }),
+    path: str(o.path, `${at}.path`, { maxChars: 128, pattern: ARTIFACT_PATH }),
     byte_length: count(o.byte_length, `${at}.byte_length`),
     sha256: sha256(o.sha256, `${at}.sha256`),
   };
@@ -88,7 +88,7 @@ function parseBindings(value: unknown, at: string): BoundArtifact[] {
 
 function parseOwner(value: unknown, at: string): FusionOwner {
   const o = closedObject(value, at, ["pid", "start_time"]);
-  return { pid: count(o.pid, `${at}.pid`, 1), start_time: str(o.start_time, `${at}.start_time`, { max: 64 }) };
+  return { pid: count(o.pid, `${at}.pid`, 1), start_time: str(o.start_time, `${at}.start_time`, { maxChars: 64 }) };
 }
 
 /** Size bounds of the fixed files, checked on the binding so a reader never loads an oversized file. */
@@ -101,12 +101,12 @@ const FIXED_SIZE_BOUNDS: Readonly<Record<string, number>> = {
 const IDENTITY_KEYS = ["run_id", "workflow", "artifact_dir", "created_at", "owner"] as const;
 
 function identityFields(o: Record<string, unknown>, at: string): FusionRunIdentity {
-  const runId = str(o.run_id, `${at}.run_id`, { max: 33, pattern: FUSION_RUN_ID });
-  const artifactDir = str(o.artifact_dir, `${at}.artifact_dir`, { max: 64 });
+  const runId = str(o.run_id, `${at}.run_id`, { maxChars: 33, pattern: FUSION_RUN_ID });
+  const artifactDir = str(o.artifact_dir, `${at}.artifact_dir`, { maxChars: 64 });
   if (artifactDir !== relativeRunDir(runId)) violation(`${at}.artifact_dir`, `must be ${relativeRunDir(runId)}`);
   return {
     run_id: runId,
-    workflow: str(o.workflow, `${at}.workflow`, { max: 64, pattern: WORKFLOW_NAME }),
+    workflow: str(o.workflow, `${at}.workflow`, { maxChars: 64, pattern: WORKFLOW_NAME }),
     artifact_dir: artifactDir,
     created_at: timestamp(o.created_at, `${at}.created_at`),
     owner: parseOwner(o.owner, `${at}.owner`),
@@ -192,7 +192,7 @@ function parseUsageRecord(value: unknown, at: string): UsageRecord {
     typeof value === "object" && value !== null && (value as Record<string, unknown>).status === "unavailable";
   if (unavailable) {
     const o = closedObject(value, at, ["status", "reason"]);
-    return { status: "unavailable", reason: str(o.reason, `${at}.reason`, { max: NAME_MAX }) };
+    return { status: "unavailable", reason: str(o.reason, `${at}.reason`, { maxChars: NAME_MAX }) };
   }
   const o = closedObject(value, at, [
     "status",
@@ -211,8 +211,8 @@ function parseUsageRecord(value: unknown, at: string): UsageRecord {
 function parseRoute(value: unknown, at: string): PinnedRoute {
   const o = closedObject(value, at, ["provider", "model"]);
   return {
-    provider: str(o.provider, `${at}.provider`, { max: NAME_MAX }),
-    model: str(o.model, `${at}.model`, { max: NAME_MAX }),
+    provider: str(o.provider, `${at}.provider`, { maxChars: NAME_MAX }),
+    model: str(o.model, `${at}.model`, { maxChars: NAME_MAX }),
   };
 }
 
@@ -220,12 +220,14 @@ export function parseAttemptRow(value: unknown, at: string): FusionAttemptRow {
   const o = closedObject(value, at, ["stage", "slot", "attempt", "status", "code", "route", "output"]);
   const row: FusionAttemptRow = {
     stage: oneOf(o.stage, `${at}.stage`, FUSION_STAGES),
-    slot: str(o.slot, `${at}.slot`, { max: 64, pattern: SLOT }),
+    slot: str(o.slot, `${at}.slot`, { maxChars: 64, pattern: SLOT }),
     attempt: count(o.attempt, `${at}.attempt`, 1, MAX_ATTEMPT_NUMBER),
     status: oneOf(o.status, `${at}.status`, ATTEMPT_STATUSES),
     code: nullable(o.code, `${at}.code`, failureCode),
     route: parseRoute(o.route, `${at}.route`),
-    output: nullable(o.output, `${at}.output`, (path, where) => str(path, where, { max: 128, pattern: ARTIFACT_PATH })),
+    output: nullable(o.output, `${at}.output`, (path, where) =>
+      str(path, where, { maxChars: 128, pattern: ARTIFACT_PATH }),
+    ),
   };
   if ((row.status === "completed") !== (row.code === null)) {
     violation(`${at}.code`, "must be null exactly when the attempt completed");
@@ -277,7 +279,7 @@ function parseFailureFacts(value: unknown, at: string): FusionFailureFacts {
     byte_length: count(m.byte_length, `${at}.message.byte_length`, 1),
     sha256: sha256(m.sha256, `${at}.message.sha256`),
     text: nullable(m.text, `${at}.message.text`, (text, where) =>
-      str(text, where, { max: FUSION_INLINE_MESSAGE_MAX_BYTES, allowControl: true }),
+      str(text, where, { maxBytes: FUSION_INLINE_MESSAGE_MAX_BYTES, allowControl: true }),
     ),
   };
   if (message.text !== null) {
@@ -292,7 +294,7 @@ function parseFailureFacts(value: unknown, at: string): FusionFailureFacts {
   return {
     code: failureCode(o.code, `${at}.code`),
     stage: oneOf(o.stage, `${at}.stage`, FUSION_STAGES),
-    slot: nullable(o.slot, `${at}.slot`, (slot, where) => str(slot, where, { max: 64, pattern: SLOT })),
+    slot: nullable(o.slot, `${at}.slot`, (slot, where) => str(slot, where, { maxChars: 64, pattern: SLOT })),
     attempt: nullable(o.attempt, `${at}.attempt`, (n, where) => count(n, where, 1, MAX_ATTEMPT_NUMBER)),
     child_created: bool(o.child_created, `${at}.child_created`),
     message,

@@ -5,7 +5,7 @@
  */
 import type { SCHEMA } from "../core/constants.ts";
 import type { FailureCode } from "../core/errors.ts";
-import type { BoundArtifact, PinnedRoute, UsageCounts, UsageRecord } from "../core/types.ts";
+import type { BoundArtifact, DeliveryReason, PinnedRoute, UsageCounts, UsageRecord } from "../core/types.ts";
 
 export type { BoundArtifact } from "../core/types.ts";
 
@@ -154,7 +154,7 @@ export interface FusionCompletedView {
   run_id: string;
   state: "completed";
   delivery: "inline" | "artifact";
-  delivery_reason: "default_inline" | "requested_inline" | "requested_artifact" | "over_inline_cap";
+  delivery_reason: DeliveryReason;
   workflow: string;
   artifact_dir: string;
   ended_at: string;

@@ -28,8 +28,8 @@ import { DIR_MODE, markPrivateRoot, writeFileAtomic } from "../core/fs.ts";
 import { sha256Hex } from "../core/hash.ts";
 import type { UsageRecord } from "../core/types.ts";
 import { decodeUtf8Strict } from "../core/utf8.ts";
+import { SchemaViolation } from "../core/validate.ts";
 import { processStartTime } from "../process/identity.ts";
-import { SchemaViolation } from "./check.ts";
 import { encodeDocument } from "./document.ts";
 import {
   ARTIFACT_PATH,

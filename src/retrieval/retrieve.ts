@@ -84,7 +84,7 @@ export function retrieveDelegate(taskDir: string, delivery: DeliveryMode | undef
   if (verified === null) {
     throw new DelegateError("result_unavailable", "the task completed but its result.json is gone", facts);
   }
-  const mode = decideDelivery(verified.answerBytes.length, delivery, join(taskDir, TASK_FILES.result));
+  const mode = decideDelivery(verified.answerBytes.length, delivery, join(taskDir, TASK_FILES.result)).delivery;
   const copy = mode === "artifact" ? writeAnswerCopy(taskDir, verified) : null;
   const view = completedView(manifest, taskDir, verified.result, mode, copy);
   return { text: completedText(view, mode === "inline" ? verified.text : null), details: view };

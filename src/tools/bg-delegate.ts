@@ -1,9 +1,11 @@
 import type { AgentToolResult, ExtensionContext, ToolDefinition } from "@mariozechner/pi-coding-agent";
 import {
+  DELEGATE_FIELDS,
   DELEGATE_PARAMETERS,
   type DelegateArguments,
-  parseDelegateArguments,
+  withDelegateDefaults,
 } from "../arguments/delegate-arguments.ts";
+import { checkArguments } from "../arguments/fields.ts";
 import { toToolError } from "../core/failure-text.ts";
 
 export interface DelegateLauncher<TDetails> {
@@ -29,19 +31,17 @@ export function createBgDelegateTool<TDetails>(
       "After bg_delegate, do not poll bg_result in a loop: wait for the completion notification, then call bg_result once.",
     ],
     parameters: DELEGATE_PARAMETERS,
+    // The one parse: Pi validates what this returns against the schema and hands it to execute.
     prepareArguments: (raw) => {
       try {
-        const args = parseDelegateArguments(raw);
-        const { route, ...rest } = args;
-        return (route === undefined ? rest : args) as never;
+        return checkArguments(DELEGATE_FIELDS, raw);
       } catch (error) {
         throw toToolError(error);
       }
     },
     async execute(toolCallId, params, _signal, _onUpdate, ctx) {
       try {
-        // prepareArguments already normalized; parse again so execute never trusts coerced input.
-        return await launcher.launch(parseDelegateArguments(params), toolCallId, ctx);
+        return await launcher.launch(withDelegateDefaults(params), toolCallId, ctx);
       } catch (error) {
         throw toToolError(error);
       }

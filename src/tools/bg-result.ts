@@ -20,17 +20,17 @@ export function createBgResultTool<TDetails>(
     description: DESCRIPTION,
     promptSnippet: "bg_result: fetch the verified answer of a finished bg_delegate task (never blocks)",
     parameters: RESULT_PARAMETERS,
+    // The one parse: Pi validates what this returns against the schema and hands it to execute.
     prepareArguments: (raw) => {
       try {
-        const args = parseResultArguments(raw);
-        return (args.delivery === undefined ? { taskId: args.taskId } : args) as never;
+        return parseResultArguments(raw);
       } catch (error) {
         throw toToolError(error);
       }
     },
     async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
       try {
-        return await retriever.retrieve(parseResultArguments(params), ctx);
+        return await retriever.retrieve(params, ctx);
       } catch (error) {
         throw toToolError(error);
       }

@@ -8,11 +8,17 @@ import { type DeliveryMode, INLINE_ANSWER_MAX_BYTES, TASK_FILES } from "../core/
 import { DelegateError } from "../core/errors.ts";
 import { writeFileAtomic } from "../core/fs.ts";
 import { sha256Hex } from "../core/hash.ts";
-import type { BoundArtifact } from "../core/types.ts";
+import type { BoundArtifact, DeliveryReason } from "../core/types.ts";
 import type { VerifiedAnswer } from "./delegate-result.ts";
 
+/** Which delivery, and why (the views say why an answer came as a file). */
+export interface DeliveryDecision {
+  delivery: DeliveryMode;
+  delivery_reason: DeliveryReason;
+}
+
 /**
- * Default: inline up to and including 48 KiB, artifact above. An explicit "artifact" always wins; an
+ * Delegates and Fusion runs share this rule. Default: inline up to and including 48 KiB, artifact above. An explicit "artifact" always wins; an
  * explicit "inline" over the cap fails loudly and names where the whole answer is kept — an answer
  * is never truncated to fit.
  */
@@ -20,10 +26,12 @@ export function decideDelivery(
   byteLength: number,
   requested: DeliveryMode | undefined,
   artifactPath: string,
-): DeliveryMode {
-  const fits = byteLength <= INLINE_ANSWER_MAX_BYTES;
-  if (requested === "artifact") return "artifact";
-  if (requested === "inline" && !fits) {
+): DeliveryDecision {
+  if (requested === "artifact") return { delivery: "artifact", delivery_reason: "requested_artifact" };
+  if (byteLength <= INLINE_ANSWER_MAX_BYTES) {
+    return { delivery: "inline", delivery_reason: requested === "inline" ? "requested_inline" : "default_inline" };
+  }
+  if (requested === "inline") {
     throw new DelegateError(
       "result_too_large_for_inline",
       `the answer is ${byteLength} bytes, over the ${INLINE_ANSWER_MAX_BYTES}-byte inline cap; ` +
@@ -31,7 +39,7 @@ export function decideDelivery(
       { artifacts: [artifactPath] },
     );
   }
-  return fits ? "inline" : "artifact";
+  return { delivery: "artifact", delivery_reason: "over_inline_cap" };
 }
 
 /** The existing copy's bytes when it is a regular file, else null (absent, or not a file). */

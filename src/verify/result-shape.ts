@@ -1,78 +1,54 @@
 /**
  * Closed schemas of the child-written files (result.json, child-terminal.json): every field present
- * with its JSON type, no unknown keys at any depth, digests as 64 lowercase hex. A violation is
- * child_result_invalid, whatever the field: a file of the wrong shape is not a result at all.
+ * with its JSON type, no unknown keys at any depth, digests as 64 lowercase hex
+ * (docs/subsystems/retrieval.md, "Verification order"). A violation is child_result_invalid, whatever
+ * the field: a file of the wrong shape is not a result at all. The checks are the one validator's
+ * (core/validate.ts).
  */
 import { ANSWER_CAPTURE_MAX_BYTES, SCHEMA, TASK_FILES } from "../core/constants.ts";
 import { DelegateError, isFailureCode } from "../core/errors.ts";
-import { SHA256_HEX } from "../core/hash.ts";
 import type { ChildTerminalFile, DelegateResultFile } from "../core/types.ts";
+import {
+  amount,
+  anyString,
+  bool,
+  closedObject,
+  count,
+  list,
+  oneOf,
+  SchemaViolation,
+  sha256,
+  violation,
+} from "../core/validate.ts";
 
 /** Quote a child-controlled string for a failure message, clipped so views stay small. */
 export function quote(value: string): string {
   return JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value);
 }
 
-class ShapeViolation extends Error {}
+type Each = (value: unknown, at: string) => unknown;
+const ANY_LENGTH = Number.POSITIVE_INFINITY;
 
-type Check = (value: unknown, at: string) => void;
-
-const violation = (at: string, why: string): never => {
-  throw new ShapeViolation(`${at || "the document"} ${why}`);
-};
-
-const str: Check = (v, at) => {
-  if (typeof v !== "string") violation(at, "must be a string");
-};
-const hex: Check = (v, at) => {
-  if (typeof v !== "string" || !SHA256_HEX.test(v)) violation(at, "must be 64 lowercase hex digits");
-};
-const count: Check = (v, at) => {
-  if (!Number.isSafeInteger(v) || (v as number) < 0) violation(at, "must be a non-negative integer");
-};
-const amount: Check = (v, at) => {
-  if (typeof v !== "number" || !Number.isFinite(v) || v < 0) violation(at, "must be a non-negative number");
-};
-const bool: Check = (v, at) => {
-  if (typeof v !== "boolean") violation(at, "must be a boolean");
-};
-const oneOf =
-  (...values: readonly string[]): Check =>
-  (v, at) => {
-    if (typeof v !== "string" || !values.includes(v)) violation(at, `must be one of ${values.join(", ")}`);
-  };
-
-function object(fields: Record<string, Check>, optional: readonly string[] = []): Check {
-  return (v, at) => {
-    if (typeof v !== "object" || v === null || Array.isArray(v)) return violation(at, "must be an object");
-    const record = v as Record<string, unknown>;
-    for (const key of Object.keys(record)) {
-      if (!Object.hasOwn(fields, key)) violation(at, `has an unknown key ${quote(key)}`);
-    }
-    for (const [key, check] of Object.entries(fields)) {
-      const path = at ? `${at}.${key}` : key;
-      if (!Object.hasOwn(record, key)) {
-        if (!optional.includes(key)) violation(path, "is missing");
-        continue;
-      }
-      check(record[key], path);
-    }
-  };
+function fields(value: unknown, at: string, shape: Record<string, Each>, optional: readonly string[] = []): void {
+  const record = closedObject(value, at, Object.keys(shape), { optional });
+  for (const [key, check] of Object.entries(shape)) {
+    if (Object.hasOwn(record, key)) check(record[key], at === "" ? key : `${at}.${key}`);
+  }
 }
 
-function arrayOf(item: Check): Check {
-  return (v, at) => {
-    if (!Array.isArray(v)) return violation(at, "must be an array");
-    v.forEach((element, i) => {
-      item(element, `${at}[${i}]`);
-    });
-  };
-}
+const shape =
+  (spec: Record<string, Each>, optional: readonly string[] = []): Each =>
+  (value, at) =>
+    fields(value, at, spec, optional);
+const arrayOf =
+  (each: Each): Each =>
+  (value, at) =>
+    list(value, at, ANY_LENGTH, each);
 
-const route = object({ provider: str, model: str });
+const route = shape({ provider: anyString, model: anyString });
 
-const observedUsage = object({
-  status: str,
+const observedUsage = shape({
+  status: anyString,
   input: amount,
   output: amount,
   cache_read: amount,
@@ -80,50 +56,48 @@ const observedUsage = object({
   total_tokens: amount,
   cost_total: amount,
 });
-const unavailableUsage = object({ status: str, reason: str });
-const usage: Check = (v, at) => {
-  const status = typeof v === "object" && v !== null ? (v as { status?: unknown }).status : undefined;
-  if (status === "observed") return observedUsage(v, at);
-  if (status === "unavailable") return unavailableUsage(v, at);
+const unavailableUsage = shape({ status: anyString, reason: anyString });
+const usage: Each = (value, at) => {
+  const status = typeof value === "object" && value !== null ? (value as { status?: unknown }).status : undefined;
+  if (status === "observed") return observedUsage(value, at);
+  if (status === "unavailable") return unavailableUsage(value, at);
   violation(`${at}.status`, 'must be "observed" or "unavailable"');
 };
 
-const spillReceipt = object({
-  schema_version: oneOf(SCHEMA.spillReceipt),
-  artifact: str,
-  tool_name: str,
-  tool_call_id: str,
+const spillReceipt = shape({
+  schema_version: (v, at) => oneOf(v, at, [SCHEMA.spillReceipt]),
+  artifact: anyString,
+  tool_name: anyString,
+  tool_call_id: anyString,
   turn_sequence: count,
   source_call_index: count,
   byte_length: count,
-  sha256: hex,
-  content_format: oneOf("single_text_utf8", "tool_result_content_json_v1"),
+  sha256,
+  content_format: (v, at) => oneOf(v, at, ["single_text_utf8", "tool_result_content_json_v1"]),
 });
 
-const evidenceRow = object({ tool: str, path: str, offset: count, length: count, sha256: hex });
+const evidenceRow = shape({ tool: anyString, path: anyString, offset: count, length: count, sha256 });
 
 /** The child never commits more than the capture cap, so a larger declared answer is out of contract. */
-const answerLength: Check = (v, at) => {
-  count(v, at);
-  if ((v as number) > ANSWER_CAPTURE_MAX_BYTES)
-    violation(at, `exceeds the ${ANSWER_CAPTURE_MAX_BYTES}-byte capture cap`);
-};
+const answerLength: Each = (value, at) => count(value, at, 0, ANSWER_CAPTURE_MAX_BYTES);
 
-const resultFile = object({
-  schema_version: str,
-  task_id: str,
-  launch_nonce: str,
-  seed_sha256: hex,
+const resultFile = shape({
+  schema_version: anyString,
+  task_id: anyString,
+  launch_nonce: anyString,
+  seed_sha256: sha256,
   route,
   route_attestations: arrayOf(
-    object({ provider: str, model: str, response_model: str, stop_reason: str }, ["response_model"]),
+    shape({ provider: anyString, model: anyString, response_model: anyString, stop_reason: anyString }, [
+      "response_model",
+    ]),
   ),
   // encoding is only typed here: a wrong value is step 5's child_result_encoding_invalid.
-  answer: object({
-    encoding: str,
+  answer: shape({
+    encoding: anyString,
     byte_length: answerLength,
-    sha256: hex,
-    blocks: arrayOf(object({ byte_length: count, sha256: hex, data_base64: str })),
+    sha256,
+    blocks: arrayOf(shape({ byte_length: count, sha256, data_base64: anyString })),
   }),
   turns: count,
   tool_calls: count,
@@ -133,28 +107,26 @@ const resultFile = object({
   finalized_by_runway: bool,
 });
 
-const failureCode: Check = (v, at) => {
-  if (!isFailureCode(v)) violation(at, "must be a known failure code");
-};
-
-const terminalFile = object({
-  schema_version: oneOf(SCHEMA.terminal),
-  task_id: str,
-  launch_nonce: str,
-  code: failureCode,
-  message: str,
+const terminalFile = shape({
+  schema_version: (v, at) => oneOf(v, at, [SCHEMA.terminal]),
+  task_id: anyString,
+  launch_nonce: anyString,
+  code: (v, at) => {
+    if (!isFailureCode(v)) violation(at, "must be a known failure code");
+  },
+  message: anyString,
   turns: count,
   tool_calls: count,
   usage,
   spilled_artifacts: arrayOf(spillReceipt),
-  at: str,
+  at: anyString,
 });
 
-function checked<T>(check: Check, file: string, value: unknown): T {
+function checked<T>(check: Each, file: string, value: unknown): T {
   try {
     check(value, "");
   } catch (error) {
-    if (error instanceof ShapeViolation) throw new DelegateError("child_result_invalid", `${file}: ${error.message}`);
+    if (error instanceof SchemaViolation) throw new DelegateError("child_result_invalid", `${file}: ${error.message}`);
     throw error;
   }
   return value as T;

@@ -159,10 +159,10 @@ describe("a successful child run", () => {
     expect(results[2]).toMatch(/must not contain "\.\." segments/);
     expect(results[3]).toMatch(/not absolute/);
     expect(results[4]).toMatch(/resolves outside the task directory/);
-    expect(results[5]).toMatch(/offset must be a non-negative integer/);
-    expect(results[6]).toMatch(/offset must be a non-negative integer, got 1\.5/);
-    expect(results[7]).toMatch(/offset must be a non-negative integer, got "0"/);
-    expect(results[8]).toMatch(/length must be a positive integer/);
+    expect(results[5]).toMatch(/offset: must be a non-negative integer, got -/);
+    expect(results[6]).toMatch(/offset: must be a non-negative integer, got 1\.5/);
+    expect(results[7]).toMatch(/offset: must be a number, got string/);
+    expect(results[8]).toMatch(/length: must be a positive integer, got 0/);
     expect(results[9]).toMatch(/past the end of the file/);
     // 50,000 bytes need a 66,924-byte response, over the 60 KiB bound: refused with the bound stated.
     expect(results[10]).toMatch(

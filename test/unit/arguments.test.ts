@@ -8,7 +8,7 @@
  */
 import { validateToolArguments } from "@mariozechner/pi-ai";
 import { describe, expect, it } from "vitest";
-import { parseDelegateArguments } from "../../src/arguments/delegate-arguments.ts";
+import { parseDelegateArguments, withDelegateDefaults } from "../../src/arguments/delegate-arguments.ts";
 import { parseResultArguments } from "../../src/arguments/result-arguments.ts";
 import { DelegateError } from "../../src/core/errors.ts";
 import { createBgDelegateTool } from "../../src/tools/bg-delegate.ts";
@@ -205,7 +205,8 @@ describe("valid arguments", () => {
   it("bg_delegate's prepareArguments yields arguments pi's own validator accepts, without an absent route", () => {
     const prepared = prepareDelegate(ok) as Record<string, unknown>;
     expect(Object.hasOwn(prepared, "route")).toBe(false);
-    expect(prepared).toMatchObject({ maxTurns: 24, extensionMode: "isolated" });
+    expect(prepared).toEqual(ok); // checked, nothing added: the defaults are applied once, in execute
+    expect(withDelegateDefaults(prepared as typeof ok)).toMatchObject({ maxTurns: 24, extensionMode: "isolated" });
     const withRoute = prepareDelegate({ ...ok, route }) as Record<string, unknown>;
     expect(withRoute.route).toEqual(route);
     for (const args of [prepared, withRoute]) {

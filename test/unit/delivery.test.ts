@@ -17,13 +17,22 @@ describe("decideDelivery", () => {
   });
 
   it("defaults to inline at exactly 48 KiB and to artifact at 48 KiB + 1", () => {
-    expect(decideDelivery(48 * KiB, undefined, ARTIFACT)).toBe("inline");
-    expect(decideDelivery(48 * KiB + 1, undefined, ARTIFACT)).toBe("artifact");
-    expect(decideDelivery(1, undefined, ARTIFACT)).toBe("inline");
+    expect(decideDelivery(48 * KiB, undefined, ARTIFACT)).toEqual({
+      delivery: "inline",
+      delivery_reason: "default_inline",
+    });
+    expect(decideDelivery(48 * KiB + 1, undefined, ARTIFACT)).toEqual({
+      delivery: "artifact",
+      delivery_reason: "over_inline_cap",
+    });
+    expect(decideDelivery(1, undefined, ARTIFACT).delivery).toBe("inline");
   });
 
   it("honours an explicit inline request up to and including 48 KiB", () => {
-    expect(decideDelivery(48 * KiB, "inline", ARTIFACT)).toBe("inline");
+    expect(decideDelivery(48 * KiB, "inline", ARTIFACT)).toEqual({
+      delivery: "inline",
+      delivery_reason: "requested_inline",
+    });
   });
 
   it("refuses inline over 48 KiB with result_too_large_for_inline naming the preserved artifact", () => {
@@ -41,8 +50,12 @@ describe("decideDelivery", () => {
   });
 
   it("returns artifact whenever artifact is requested, even for a small answer", () => {
-    expect(decideDelivery(10, "artifact", ARTIFACT)).toBe("artifact");
-    expect(decideDelivery(48 * KiB + 1, "artifact", ARTIFACT)).toBe("artifact");
+    for (const bytes of [10, 48 * KiB + 1]) {
+      expect(decideDelivery(bytes, "artifact", ARTIFACT)).toEqual({
+        delivery: "artifact",
+        delivery_reason: "requested_artifact",
+      });
+    }
   });
 });
 

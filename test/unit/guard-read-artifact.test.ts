@@ -33,17 +33,17 @@ describe("arguments", () => {
       length: 1,
     });
     expect(() => parseReadArtifactArgs({ artifact: "a", offset: "0", length: 1 })).toThrow(
-      /offset must be a non-negative integer/,
+      /offset: must be a number, got string/,
     );
     expect(() => parseReadArtifactArgs({ artifact: "a", offset: -1, length: 1 })).toThrow(/offset/);
     expect(() => parseReadArtifactArgs({ artifact: "a", offset: 0.5, length: 1 })).toThrow(/offset/);
     expect(() => parseReadArtifactArgs({ artifact: "a", offset: 0, length: 0 })).toThrow(
-      /length must be a positive integer/,
+      /length: must be a positive integer, got 0/,
     );
     expect(() => parseReadArtifactArgs({ artifact: "a", offset: 0, length: 2 ** 60 })).toThrow(/length/);
     expect(() => parseReadArtifactArgs({ artifact: "", offset: 0, length: 1 })).toThrow(/artifact/);
     expect(() => parseReadArtifactArgs({ artifact: "a", offset: 0, length: 1, extra: 1 })).toThrow(
-      /unknown argument "extra"/,
+      /extra: is not a known argument/,
     );
     expect(() => parseReadArtifactArgs(null)).toThrow(/object/);
   });
