@@ -15,10 +15,12 @@ import { getAgentDir, VERSION } from "@mariozechner/pi-coding-agent";
 import { packAnswer } from "../core/answer.ts";
 import { PARENT_WATCH_INTERVAL_MS, PROVABLE_BYTES_PER_TOKEN } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
+import { readHandover } from "../core/handover-env.ts";
+import { requireProvenPiVersion } from "../core/host-range.ts";
 import { resolveSearchTools, type SearchTools } from "../core/search-tools.ts";
 import { createRgFindTool } from "./find-tool.ts";
-import { checkDeliveredPrompt, readHandover, verifyTask } from "./handover.ts";
-import { checkPiVersion, checkResolvedModel, checkToolSources } from "./host-checks.ts";
+import { checkDeliveredPrompt, verifyTask } from "./handover.ts";
+import { checkResolvedModel, checkToolSources } from "./host-checks.ts";
 import { decideOutcome, type FinalMessage } from "./outcome.ts";
 import { watchParent } from "./parent-watch.ts";
 import { createReadArtifactTool } from "./read-artifact.ts";
@@ -69,7 +71,7 @@ function load(state: GuardState): void {
       growthBudgetTokens: task.seed.budget.growth_budget_tokens,
       triggerTokens: task.seed.budget.low_runway_trigger_tokens,
     };
-    checkPiVersion(VERSION);
+    requireProvenPiVersion(VERSION, "child");
   } catch (error) {
     asFailure(state, error);
   }

@@ -8,16 +8,10 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { CHILD_ENV, TASK_FILES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
+import type { Handover } from "../core/handover-env.ts";
 import { sha256Hex } from "../core/hash.ts";
 import type { SeedDocument } from "../core/types.ts";
 import { decodeUtf8Strict } from "../core/utf8.ts";
-
-export interface Handover {
-  taskDir: string;
-  taskId: string;
-  launchNonce: string;
-  seedSha256: string;
-}
 
 export interface VerifiedTask {
   seed: SeedDocument;
@@ -26,18 +20,6 @@ export interface VerifiedTask {
 }
 
 const mismatch = (message: string): DelegateError => new DelegateError("seed_hash_mismatch", message);
-
-/** The handover from the env, or undefined when this process is not a delegate child at all. */
-export function readHandover(env: NodeJS.ProcessEnv): Handover | undefined {
-  const taskDir = env[CHILD_ENV.taskDir];
-  if (taskDir === undefined || taskDir === "") return undefined;
-  return {
-    taskDir,
-    taskId: env[CHILD_ENV.taskId] ?? "",
-    launchNonce: env[CHILD_ENV.nonce] ?? "",
-    seedSha256: env[CHILD_ENV.seedSha256] ?? "",
-  };
-}
 
 function positiveInteger(value: unknown): boolean {
   return typeof value === "number" && Number.isSafeInteger(value) && value > 0;

@@ -7,14 +7,7 @@
 import { realpathSync } from "node:fs";
 import { CHILD_BUILTIN_TOOLS, CHILD_TOOLS, READ_ARTIFACT_TOOL } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
-import { isProvenPiVersion, unprovenVersionText } from "../core/host-range.ts";
 import type { PinnedRoute } from "../core/types.ts";
-
-export function checkPiVersion(version: string): void {
-  if (!isProvenPiVersion(version)) {
-    throw new DelegateError("delegate_hook_contract_unsupported", `in the child, ${unprovenVersionText(version)}`);
-  }
-}
 
 export function checkResolvedModel(model: { provider: string; id: string } | undefined, pin: PinnedRoute): void {
   if (model === undefined) throw new DelegateError("route_mismatch", "the child resolved no model");

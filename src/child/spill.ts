@@ -87,7 +87,7 @@ const REASON_TEXT: Record<SpillReason, string> = {
 };
 
 /** What the model sees instead of the payload. */
-export function receiptText(receipt: SpillReceipt, reason: SpillReason, suggestedLength: number): string {
+export function spillReceiptText(receipt: SpillReceipt, reason: SpillReason, suggestedLength: number): string {
   const example = JSON.stringify({ artifact: receipt.artifact, offset: 0, length: Math.max(1, suggestedLength) });
   return [
     `[delegate spill] This ${receipt.tool_name} result (${receipt.byte_length} bytes) was saved in full, not truncated, because ${REASON_TEXT[reason]}.`,

@@ -4,8 +4,8 @@
  * result can be committed.
  */
 import type { DelegateError, FailureCode } from "../core/errors.ts";
+import type { Handover } from "../core/handover-env.ts";
 import type { EvidenceRow, RouteAttestation, SeedDocument, SpillReceipt } from "../core/types.ts";
-import type { Handover } from "./handover.ts";
 import type { Failure, FinalMessage } from "./outcome.ts";
 import type { RuntimeBudgetFile } from "./records.ts";
 import type { RunwayBudget } from "./runway.ts";

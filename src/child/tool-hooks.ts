@@ -11,7 +11,7 @@ import { sha256Hex } from "../core/hash.ts";
 import type { EvidenceRow, SeedLimits } from "../core/types.ts";
 import type { ReadArtifactDetails } from "./read-artifact.ts";
 import { contentBytes, maxReadLength, readArtifactBound, spillReason } from "./runway.ts";
-import { encodeToolContent, receiptText, spillToolResult, withheldText } from "./spill.ts";
+import { encodeToolContent, spillReceiptText, spillToolResult, withheldText } from "./spill.ts";
 import { type GuardState, latch } from "./state.ts";
 
 export const FINALIZATION_NOTICE =
@@ -143,7 +143,7 @@ export function handleToolResult(
     state.receipts.push(receipt);
     runway.spilledToolBytes += payload;
     const bound = readArtifactBound(runway.budget, runway.retainedBytes, limits.read_artifact_max_response_bytes);
-    const text = receiptText(receipt, reason, Math.min(receipt.byte_length, maxReadLength(bound)));
+    const text = spillReceiptText(receipt, reason, Math.min(receipt.byte_length, maxReadLength(bound)));
     runway.retainedBytes += Buffer.byteLength(text, "utf8");
     return { content: [{ type: "text", text }], details: { delegate_spill: receipt }, isError: event.isError };
   } catch (error) {

@@ -4,6 +4,8 @@
  * written; the parent refuses to launch and the child guard refuses to run on any other version.
  * docs/configuration.md ("Supported Pi versions") says how a new version is proven.
  */
+import { DelegateError } from "./errors.ts";
+
 export const PROVEN_PI_VERSIONS = ["0.73.1", "1.6.0"] as const;
 
 export type ProvenPiVersion = (typeof PROVEN_PI_VERSIONS)[number];
@@ -48,4 +50,17 @@ export function unprovenVersionText(version: string): string {
     `pi ${version} is not a proven host (proven: ${provenVersionsText()}); ` +
     `prove it with \`${PROVE_HOST_COMMAND}\` in a clone of pi-bg-delegate`
   );
+}
+
+/**
+ * The one version check, run by the parent before a launch and by the guard inside every child:
+ * delegate_hook_contract_unsupported on any version the host-proof suite has not passed on.
+ */
+export function requireProvenPiVersion(version: string, where: "parent" | "child"): void {
+  if (isProvenPiVersion(version)) return;
+  const text = unprovenVersionText(version);
+  if (where === "parent") {
+    throw new DelegateError("delegate_hook_contract_unsupported", text, { childProcessCreated: false });
+  }
+  throw new DelegateError("delegate_hook_contract_unsupported", `in the child, ${text}`);
 }

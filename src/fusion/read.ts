@@ -161,6 +161,6 @@ export async function readBound(runDir: string, ref: BoundArtifact): Promise<Buf
 }
 
 /** The manifest's binding of a fixed path, or null. */
-export function bindingOf(manifest: FusionManifest, path: string): BoundArtifact | null {
+export function findBinding(manifest: FusionManifest, path: string): BoundArtifact | null {
   return manifest.artifacts.find((ref) => ref.path === path) ?? null;
 }

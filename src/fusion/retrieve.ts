@@ -32,7 +32,7 @@ export interface RetrieveFusionOptions {
   isRunning(manifest: FusionManifest): boolean;
 }
 
-function runningView(runDir: string, manifest: FusionManifest): FusionRetrieval<FusionRunningView> {
+function fusionRunningView(runDir: string, manifest: FusionManifest): FusionRetrieval<FusionRunningView> {
   const details: FusionRunningView = {
     schema_version: SCHEMA.fusionView,
     run_id: manifest.run_id,
@@ -124,7 +124,7 @@ export async function retrieveFusion(
   const { manifest } = reading;
   switch (manifest.state) {
     case "running":
-      if (opts.isRunning(manifest)) return runningView(runDir, manifest);
+      if (opts.isRunning(manifest)) return fusionRunningView(runDir, manifest);
       throw new DelegateError(
         "child_exited_without_commit",
         `Fusion run ${manifest.run_id} ended without committing: manifest.json still says "running" and its owner is gone.`,

@@ -16,7 +16,7 @@ import { canonicalJson } from "../core/canonical.ts";
 import { FUSION_FILES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import { decodeUtf8Strict } from "../core/utf8.ts";
-import { bindingOf, parseDocumentBytes, readBound } from "./read.ts";
+import { findBinding, parseDocumentBytes, readBound } from "./read.ts";
 import { parseResultDocument } from "./schema.ts";
 import type { BoundArtifact, FusionManifest, FusionResultDocument, FusionRunIdentity } from "./types.ts";
 
@@ -50,8 +50,8 @@ export async function verifyCompletedRun(runDir: string, manifest: FusionManifes
   if (manifest.state !== "completed" || manifest.terminal === null) {
     throw invalid(`the run is ${manifest.state}, not completed`, manifestPath);
   }
-  const resultRef = bindingOf(manifest, FUSION_FILES.result);
-  const mergedRef = bindingOf(manifest, FUSION_FILES.merged);
+  const resultRef = findBinding(manifest, FUSION_FILES.result);
+  const mergedRef = findBinding(manifest, FUSION_FILES.merged);
   if (resultRef === null || mergedRef === null) throw invalid("a completed manifest lacks a fixed ref", manifestPath);
 
   // 3

@@ -13,7 +13,7 @@ import { join, resolve } from "node:path";
 import { canonicalJson } from "../core/canonical.ts";
 import { FUSION_FILES, SCHEMA } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
-import { bindingOf, parseDocumentBytes, readBound } from "./read.ts";
+import { findBinding, parseDocumentBytes, readBound } from "./read.ts";
 import { parseFailureSummary } from "./schema.ts";
 import {
   type BoundArtifact,
@@ -103,7 +103,7 @@ export async function failureView(runDir: string, manifest: FusionManifest): Pro
     evidence,
   };
 
-  const summaryRef = bindingOf(manifest, FUSION_FILES.failureSummary);
+  const summaryRef = findBinding(manifest, FUSION_FILES.failureSummary);
   if (summaryRef === null) return { ...manifestView, summary_status: "legacy_manifest_only" };
 
   const summaryPath = join(runDir, FUSION_FILES.failureSummary);

@@ -136,7 +136,7 @@ function selfCheck<T>(parse: (value: unknown) => T, value: unknown): T {
   }
 }
 
-function bindingOf(path: string, bytes: Uint8Array): BoundArtifact {
+function bindBytes(path: string, bytes: Uint8Array): BoundArtifact {
   return { path, byte_length: bytes.length, sha256: sha256Hex(bytes) };
 }
 
@@ -266,7 +266,7 @@ export function createRun(options: CreateRunOptions): FusionRunHandle {
     const ended = endedAt();
     const messageBytes = Buffer.from(input.message, "utf8");
     const inline = messageBytes.length <= FUSION_INLINE_MESSAGE_MAX_BYTES;
-    const messageRef = inline ? null : bindingOf(FUSION_FILES.failureMessage, messageBytes);
+    const messageRef = inline ? null : bindBytes(FUSION_FILES.failureMessage, messageBytes);
     const evidence = messageRef === null ? [...base.artifacts] : [...base.artifacts, messageRef];
     checkOutputs(input.attempts, evidence);
     const summary: FusionFailureSummary = selfCheck(parseFailureSummary, {
@@ -312,7 +312,7 @@ export function createRun(options: CreateRunOptions): FusionRunHandle {
         bound.push(messageRef);
       }
       write(FUSION_FILES.failureSummary, summaryBytes);
-      bound.push(bindingOf(FUSION_FILES.failureSummary, summaryBytes));
+      bound.push(bindBytes(FUSION_FILES.failureSummary, summaryBytes));
       summaryWritten = true;
     } catch (error) {
       // Degrade to a terminal manifest without a summary (the legacy_manifest_only view).
@@ -353,7 +353,7 @@ export function createRun(options: CreateRunOptions): FusionRunHandle {
         }
       }
       write(path, bytes);
-      const ref = bindingOf(path, bytes);
+      const ref = bindBytes(path, bytes);
       persist({ ...base, artifacts: [...base.artifacts, ref] });
       return { ...ref };
     },
@@ -366,7 +366,7 @@ export function createRun(options: CreateRunOptions): FusionRunHandle {
       }
       if (decodeUtf8Strict(merged) === null) misuse("merged.md must be well-formed UTF-8");
       const ended = endedAt();
-      const mergedRef = bindingOf(FUSION_FILES.merged, merged);
+      const mergedRef = bindBytes(FUSION_FILES.merged, merged);
       const artifacts = [...base.artifacts, mergedRef];
       checkOutputs(input.details.attempts, artifacts);
       const result: FusionResultDocument = selfCheck(parseResultDocument, {
@@ -384,7 +384,7 @@ export function createRun(options: CreateRunOptions): FusionRunHandle {
       return persist({
         ...base,
         state: "completed",
-        artifacts: [...artifacts, bindingOf(FUSION_FILES.result, resultBytes)],
+        artifacts: [...artifacts, bindBytes(FUSION_FILES.result, resultBytes)],
         terminal: { ended_at: ended, failure: null },
       });
     },

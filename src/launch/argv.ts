@@ -1,5 +1,6 @@
 import { delimiter, dirname } from "node:path";
-import { CHILD_ENV, CHILD_TOOLS, type ExtensionMode } from "../core/constants.ts";
+import { CHILD_TOOLS, type ExtensionMode } from "../core/constants.ts";
+import { type Handover, handoverEnv } from "../core/handover-env.ts";
 import { hostCapabilities } from "../core/host-range.ts";
 import { bundledRgPath } from "../core/search-tools.ts";
 
@@ -69,12 +70,7 @@ export function buildChildArgv(input: ChildArgvInput): string[] {
   ];
 }
 
-export interface ChildEnvInput {
-  taskDir: string;
-  taskId: string;
-  launchNonce: string;
-  seedSha256: string;
-}
+export type ChildEnvInput = Handover;
 
 function withBundledRg(pathEnv: string): string {
   const rg = bundledRgPath();
@@ -100,11 +96,7 @@ export function buildChildEnv(base: NodeJS.ProcessEnv, input: ChildEnvInput): Re
     if (PARENT_SESSION_VARS.includes(key) || key.startsWith("PI_BG_DELEGATE_")) continue;
     env[key] = value;
   }
-  env[CHILD_ENV.taskDir] = input.taskDir;
-  env[CHILD_ENV.taskId] = input.taskId;
-  env[CHILD_ENV.nonce] = input.launchNonce;
-  env[CHILD_ENV.seedSha256] = input.seedSha256;
-  env[CHILD_ENV.marker] = "1";
+  Object.assign(env, handoverEnv(input));
   env.PI_OFFLINE = "1";
   env.PATH = withBundledRg(env.PATH ?? "");
   return env;

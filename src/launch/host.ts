@@ -2,16 +2,6 @@ import { existsSync, realpathSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { DelegateError } from "../core/errors.ts";
-import { isProvenPiVersion, unprovenVersionText } from "../core/host-range.ts";
-
-/** Refuse a host whose hook behaviour was not proven (delegate_hook_contract_unsupported). */
-export function checkHookContract(piVersion: string): void {
-  if (!isProvenPiVersion(piVersion)) {
-    throw new DelegateError("delegate_hook_contract_unsupported", unprovenVersionText(piVersion), {
-      childProcessCreated: false,
-    });
-  }
-}
 
 function isFile(path: string): boolean {
   try {

@@ -12,6 +12,7 @@ import {
 } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import { sha256Hex } from "../core/hash.ts";
+import { requireProvenPiVersion } from "../core/host-range.ts";
 import { resolveSearchTools } from "../core/search-tools.ts";
 import type { PackageSettings } from "../core/settings.ts";
 import type { DelegateManifest, SeedDocument } from "../core/types.ts";
@@ -20,7 +21,7 @@ import { countRunning } from "../retrieval/running.ts";
 import { type TaskTree, taskDirFor, writeTaskTree } from "../store/artifacts.ts";
 import { buildChildArgv, buildChildEnv } from "./argv.ts";
 import { type BudgetPlan, planBudget, toSeedBudget } from "./budget.ts";
-import { checkHookContract, locateGuard, locatePiCli } from "./host.ts";
+import { locateGuard, locatePiCli } from "./host.ts";
 import { newChildSessionId, newLaunchNonce, newTaskId } from "./ids.ts";
 import { buildChildPrompt, CHILD_SYSTEM_PROMPT } from "./prompt.ts";
 import { resolveRoute } from "./route.ts";
@@ -66,7 +67,7 @@ export function admit(args: DelegateArguments, toolCallId: string, ctx: Extensio
     );
   }
   const route = resolveRoute(args.route, ctx, host.thinkingLevel);
-  checkHookContract(host.piVersion);
+  requireProvenPiVersion(host.piVersion, "parent");
   // Capability and tool set: "inspect" is the only profile; its isolation needs pi's CLI and our guard.
   const piCli = locatePiCli(host.settings.piCli);
   const guardPath = locateGuard();

@@ -1,15 +1,17 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { checkDeliveredPrompt, type Handover, readHandover, verifyTask } from "../../src/child/handover.ts";
-import { checkPiVersion, checkResolvedModel, checkToolSources, type ToolSource } from "../../src/child/host-checks.ts";
+import { checkDeliveredPrompt, verifyTask } from "../../src/child/handover.ts";
+import { checkResolvedModel, checkToolSources, type ToolSource } from "../../src/child/host-checks.ts";
 import { parentGone } from "../../src/child/parent-watch.ts";
 import { newState } from "../../src/child/state.ts";
 import { decideToolCall, handleToolResult } from "../../src/child/tool-hooks.ts";
 import { canonicalJsonLine } from "../../src/core/canonical.ts";
 import { CHILD_ENV } from "../../src/core/constants.ts";
 import { DelegateError } from "../../src/core/errors.ts";
+import { type Handover, handoverEnv, readHandover } from "../../src/core/handover-env.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
+import { requireProvenPiVersion } from "../../src/core/host-range.ts";
 import type { SeedLimits } from "../../src/core/types.ts";
 import { makeTempDir } from "../helpers/temp.ts";
 
@@ -61,6 +63,13 @@ describe("the handover and the load check", () => {
     ).toEqual({ taskDir: "/t", taskId: "d", launchNonce: "n", seedSha256: "h" });
   });
 
+  it("reads back exactly what the launch writes, marker included", () => {
+    const handover = { taskDir: "/t/d1", taskId: "d1", launchNonce: "n1", seedSha256: "a".repeat(64) };
+    const env = handoverEnv(handover);
+    expect(env[CHILD_ENV.marker]).toBe("1");
+    expect(readHandover(env)).toEqual(handover);
+  });
+
   it("accepts a seed and prompt that match the handover", async () => {
     const verified = verifyTask(await task());
     expect(verified.prompt).toBe(PROMPT);
@@ -100,9 +109,9 @@ describe("the handover and the load check", () => {
 
 describe("host checks", () => {
   it("pi outside the proven range is delegate_hook_contract_unsupported", () => {
-    expect(codeOf(() => checkPiVersion("0.73.1"))).toBeUndefined();
+    expect(codeOf(() => requireProvenPiVersion("0.73.1", "child"))).toBeUndefined();
     for (const v of ["0.73.0", "0.73.2", "0.74.0", "1.0.0", "garbage"]) {
-      expect(codeOf(() => checkPiVersion(v))).toBe("delegate_hook_contract_unsupported");
+      expect(codeOf(() => requireProvenPiVersion(v, "child"))).toBe("delegate_hook_contract_unsupported");
     }
   });
 

@@ -3,9 +3,9 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
   encodeToolContent,
-  receiptText,
   SpillEncodingError,
   spillArtifactPath,
+  spillReceiptText,
   spillToolResult,
 } from "../../src/child/spill.ts";
 import { SCHEMA } from "../../src/core/constants.ts";
@@ -115,7 +115,7 @@ describe("writing a spill", () => {
   });
 
   it("the receipt text names the reason, the receipt and how to read it back", () => {
-    const text = receiptText(
+    const text = spillReceiptText(
       {
         schema_version: SCHEMA.spillReceipt,
         artifact: "spill/t0001-c0000-c.txt",
