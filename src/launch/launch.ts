@@ -2,30 +2,22 @@ import { join } from "node:path";
 import { buildSessionContext, type ExtensionContext, getAgentDir } from "@mariozechner/pi-coding-agent";
 import type { DelegateArguments } from "../arguments/delegate-arguments.ts";
 import { canonicalJson, canonicalJsonWithPart } from "../core/canonical.ts";
-import {
-  AGGREGATE_TOOL_OUTPUT_MAX_BYTES,
-  ANSWER_CAPTURE_MAX_BYTES,
-  READ_ARTIFACT_MAX_RESPONSE_BYTES,
-  SCHEMA,
-  SPILL_THRESHOLD_BYTES,
-  TASK_FILES,
-} from "../core/constants.ts";
+import { TASK_FILES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
-import { sha256Hex } from "../core/hash.ts";
 import { requireProvenPiVersion } from "../core/host-range.ts";
 import { resolveSearchTools } from "../core/search-tools.ts";
 import type { PackageSettings } from "../core/settings.ts";
-import type { DelegateManifest, SeedDocument } from "../core/types.ts";
+import type { SeedDocument } from "../core/types.ts";
 import { processStartTime } from "../process/identity.ts";
 import { countRunning } from "../retrieval/running.ts";
-import { type TaskTree, taskDirFor, writeTaskTree } from "../store/artifacts.ts";
+import { type TaskTree, writeTaskTree } from "../store/artifacts.ts";
 import { buildChildArgv, buildChildEnv } from "./argv.ts";
 import { type BudgetPlan, planBudget, toSeedBudget } from "./budget.ts";
 import { locateGuard, locatePiCli } from "./host.ts";
-import { newChildSessionId, newLaunchNonce, newTaskId } from "./ids.ts";
 import { buildChildPrompt, CHILD_SYSTEM_PROMPT } from "./prompt.ts";
 import { resolveRoute } from "./route.ts";
 import { projectConversation } from "./seed.ts";
+import { buildManifest, buildSeed, type LaunchManifest, newTaskIdentity } from "./task-documents.ts";
 
 export interface HostFacts {
   piVersion: string;
@@ -43,7 +35,7 @@ export interface LaunchPlan {
   ledger: unknown;
   budget: BudgetPlan;
   argv: string[];
-  manifest: Omit<DelegateManifest, "schema_version" | "artifacts" | "seed_sha256" | "seed_bytes">;
+  manifest: LaunchManifest;
 }
 
 /** The parent's project trust on hosts that have it (Pi 1.x `isProjectTrusted`); 0.73.1 has none. */
@@ -92,20 +84,11 @@ export function admit(args: DelegateArguments, toolCallId: string, ctx: Extensio
     childPrompt,
   });
 
-  const taskId = newTaskId();
-  const launchNonce = newLaunchNonce();
-  const childSessionId = newChildSessionId();
-  const parentSessionId = ctx.sessionManager.getSessionId();
-  const taskDir = taskDirFor(cwd, parentSessionId, taskId);
-  const createdAt = new Date().toISOString();
-  const seed: SeedDocument = {
-    schema_version: SCHEMA.seed,
-    task_id: taskId,
-    launch_nonce: launchNonce,
-    created_at: createdAt,
-    cwd,
-    capability: args.capability,
-    extension_mode: args.extensionMode,
+  const identity = newTaskIdentity(cwd, ctx.sessionManager.getSessionId());
+  const taskDir = identity.taskDir;
+  const seed = buildSeed({
+    identity,
+    args,
     route: {
       provider: route.provider,
       model: route.model,
@@ -113,22 +96,11 @@ export function admit(args: DelegateArguments, toolCallId: string, ctx: Extensio
       thinking_level: route.thinkingLevel,
       origin: route.origin,
     },
-    child_session_id: childSessionId,
-    directive: { text: args.prompt, sha256: sha256Hex(args.prompt), authority: "explicit_text" },
     projection,
-    limits: {
-      max_turns: args.maxTurns,
-      max_tool_calls: args.maxToolCalls,
-      timeout_seconds: args.timeoutSeconds,
-      spill_threshold_bytes: SPILL_THRESHOLD_BYTES,
-      aggregate_tool_output_bytes: AGGREGATE_TOOL_OUTPUT_MAX_BYTES,
-      answer_capture_bytes: ANSWER_CAPTURE_MAX_BYTES,
-      read_artifact_max_response_bytes: READ_ARTIFACT_MAX_RESPONSE_BYTES,
-    },
     budget: toSeedBudget(budget),
-    child_prompt_sha256: sha256Hex(childPrompt),
-    system_prompt_sha256: sha256Hex(CHILD_SYSTEM_PROMPT),
-  };
+    childPrompt,
+    systemPrompt: CHILD_SYSTEM_PROMPT,
+  });
   const argv = buildChildArgv({
     piCli,
     guardPath,
@@ -141,29 +113,12 @@ export function admit(args: DelegateArguments, toolCallId: string, ctx: Extensio
     piVersion: host.piVersion,
     projectTrusted: projectTrusted(ctx),
   });
-  const manifest: LaunchPlan["manifest"] = {
-    kind: "delegate",
-    task_id: taskId,
-    name: args.name,
-    launch_nonce: launchNonce,
-    parent_session_id: parentSessionId,
-    cwd,
-    created_at: createdAt,
-    updated_at: createdAt,
-    state: "running",
-    route: { provider: route.provider, model: route.model },
-    capability: args.capability,
-    extension_mode: args.extensionMode,
-    limits: { max_turns: args.maxTurns, max_tool_calls: args.maxToolCalls, timeout_seconds: args.timeoutSeconds },
-    auto_deliver: args.autoDeliver,
-    notify_on_completion: args.notifyOnCompletion,
-    trigger_on_completion: args.triggerOnCompletion,
-    child_session_id: childSessionId,
-    child_session_dir: join(taskDir, TASK_FILES.sessionDir),
+  const manifest = buildManifest({
+    identity,
+    args,
+    route,
     owner: { pid: process.pid, start_time: processStartTime(process.pid) },
-    child: null,
-    terminal: null,
-  };
+  });
   // The projection is the bulk of the seed: splice its canonical text in rather than re-serialize it.
   const { projection: _projection, ...rest } = seed;
   const seedLine = `${canonicalJsonWithPart(rest, "projection", projectionJson)}\n`;

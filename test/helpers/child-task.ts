@@ -1,6 +1,7 @@
 /**
- * A real delegate child for guard tests: a task tree written with the production writeTaskTree (a
- * small hand-made seed: the projection does not matter to the guard), launched with the production
+ * A real delegate child for guard tests: a task tree built and written by the production builders
+ * (buildSeed, buildManifest, planBudget, writeTaskTree; an empty projection, the prompt given as the
+ * exact child prompt), launched with the production
  * argv/env (buildChildArgv / buildChildEnv) from process.execPath, prompt bytes on stdin, stdout and
  * stderr into child-output.log through one descriptor, in its own process group.
  *
@@ -14,22 +15,10 @@
 import { closeSync, existsSync, openSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { execa } from "execa";
+import { type DelegateArguments, withDelegateDefaults } from "../../src/arguments/delegate-arguments.ts";
 import type { RuntimeBudgetFile } from "../../src/child/records.ts";
 import { canonicalJsonLine } from "../../src/core/canonical.ts";
-import {
-  AGGREGATE_TOOL_OUTPUT_MAX_BYTES,
-  ANSWER_CAPTURE_MAX_BYTES,
-  DELEGATE_DEFAULTS,
-  type ExtensionMode,
-  FINALIZATION_RUNWAY_TOKENS,
-  LOW_RUNWAY_TRIGGER_TOKENS,
-  PROVABLE_BYTES_PER_TOKEN,
-  READ_ARTIFACT_MAX_RESPONSE_BYTES,
-  SCHEMA,
-  SPILL_THRESHOLD_BYTES,
-  TASK_FILES,
-} from "../../src/core/constants.ts";
-import { sha256Hex } from "../../src/core/hash.ts";
+import { DELEGATE_DEFAULTS, type ExtensionMode, TASK_FILES } from "../../src/core/constants.ts";
 import type {
   ChildReadyFile,
   ChildTerminalFile,
@@ -40,17 +29,19 @@ import type {
   SeedLimits,
 } from "../../src/core/types.ts";
 import { buildChildArgv, buildChildEnv } from "../../src/launch/argv.ts";
+import { planBudget, toSeedBudget } from "../../src/launch/budget.ts";
 import { locateGuard } from "../../src/launch/host.ts";
-import { newChildSessionId, newLaunchNonce, newTaskId } from "../../src/launch/ids.ts";
-import { isAlive as isAliveCheck } from "../../src/process/identity.ts";
-import { taskDirFor, writeTaskTree } from "../../src/store/artifacts.ts";
+import { CHILD_SYSTEM_PROMPT } from "../../src/launch/prompt.ts";
+import { projectConversation } from "../../src/launch/seed.ts";
+import { buildManifest, buildSeed, newTaskIdentity } from "../../src/launch/task-documents.ts";
+import { isAlive as isAliveCheck, processStartTime } from "../../src/process/identity.ts";
+import { writeTaskTree } from "../../src/store/artifacts.ts";
 import { FAKE_MODELS, FAKE_PROVIDER } from "./agent-dir.ts";
 import { HOST, PI_CLI_PATH } from "./pi-paths.ts";
 import { makeTempDir } from "./temp.ts";
 
 export const DEFAULT_ROUTE: PinnedRoute = { provider: FAKE_PROVIDER, model: FAKE_MODELS.default };
 const CONTEXT_WINDOW = 200_000;
-const SYSTEM_PROMPT = "You are a read-only delegate. Answer the task in the first user message.";
 
 export interface ChildTaskOptions {
   /** PI_CODING_AGENT_DIR for the child (createAgentDir(...).dir). */
@@ -102,90 +93,58 @@ export interface ChildRun extends PreparedChildTask {
   output: string;
 }
 
-function seedLimits(patch: Partial<SeedLimits> = {}): SeedLimits {
-  return {
-    max_turns: DELEGATE_DEFAULTS.maxTurns,
-    max_tool_calls: DELEGATE_DEFAULTS.maxToolCalls,
-    timeout_seconds: DELEGATE_DEFAULTS.timeoutSeconds,
-    spill_threshold_bytes: SPILL_THRESHOLD_BYTES,
-    aggregate_tool_output_bytes: AGGREGATE_TOOL_OUTPUT_MAX_BYTES,
-    answer_capture_bytes: ANSWER_CAPTURE_MAX_BYTES,
-    read_artifact_max_response_bytes: READ_ARTIFACT_MAX_RESPONSE_BYTES,
-    ...patch,
-  };
-}
-
-function seedBudget(patch: Partial<SeedBudget> = {}): SeedBudget {
-  const capacity = CONTEXT_WINDOW - 28_672;
-  const estimate = 2_000;
-  return {
-    capacity_tokens: capacity,
-    admission_estimate_tokens: estimate,
-    growth_budget_tokens: capacity - estimate - FINALIZATION_RUNWAY_TOKENS,
-    finalization_runway_tokens: FINALIZATION_RUNWAY_TOKENS,
-    low_runway_trigger_tokens: LOW_RUNWAY_TRIGGER_TOKENS,
-    bytes_per_token: PROVABLE_BYTES_PER_TOKEN,
-    ...patch,
-  };
-}
-
-/** Write the task tree and compute the exact child argv/env, without starting anything. */
+/**
+ * The production documents with the test's limits and budget over them: the guard enforces whatever
+ * the hash-checked seed says, so a test shrinks a limit to reach a path cheaply.
+ */
 export async function prepareChildTask(options: ChildTaskOptions): Promise<PreparedChildTask> {
   if (options.prompt !== options.prompt.trim()) throw new Error("a child prompt must not start or end with whitespace");
   const cwd = options.cwd ?? (await makeTempDir("child-cwd"));
   const route = options.route ?? DEFAULT_ROUTE;
-  const extensionMode = options.extensionMode ?? "isolated";
-  const taskId = newTaskId();
-  const launchNonce = newLaunchNonce();
-  const childSessionId = newChildSessionId();
-  const taskDir = taskDirFor(cwd, "guard-test-session", taskId);
-  const createdAt = new Date().toISOString();
-  const seed: SeedDocument = {
-    schema_version: SCHEMA.seed,
-    task_id: taskId,
-    launch_nonce: launchNonce,
-    created_at: createdAt,
-    cwd,
-    capability: "inspect",
-    extension_mode: extensionMode,
+  const args: DelegateArguments = {
+    ...withDelegateDefaults({ name: "guard test", prompt: options.prompt }),
+    extensionMode: options.extensionMode ?? "isolated",
+    maxTurns: options.limits?.max_turns ?? DELEGATE_DEFAULTS.maxTurns,
+    maxToolCalls: options.limits?.max_tool_calls ?? DELEGATE_DEFAULTS.maxToolCalls,
+    timeoutSeconds: options.limits?.timeout_seconds ?? DELEGATE_DEFAULTS.timeoutSeconds,
+    autoDeliver: "never",
+    notifyOnCompletion: false,
+    triggerOnCompletion: false,
+  };
+  const identity = newTaskIdentity(cwd, "guard-test-session");
+  const { projection, ledger } = projectConversation([], "no-active-call");
+  const budgetPlan = planBudget({
+    route,
+    contextWindow: CONTEXT_WINDOW,
+    systemPrompt: CHILD_SYSTEM_PROMPT,
+    childPrompt: options.prompt,
+  });
+  const built = buildSeed({
+    identity,
+    args,
     route: { ...route, context_window_tokens: CONTEXT_WINDOW, thinking_level: "off", origin: "explicit" },
-    child_session_id: childSessionId,
-    directive: { text: options.prompt, sha256: sha256Hex(options.prompt), authority: "explicit_text" },
-    projection: { entries: [] },
-    limits: seedLimits(options.limits),
-    budget: seedBudget(options.budget),
-    child_prompt_sha256: sha256Hex(options.prompt),
-    system_prompt_sha256: sha256Hex(SYSTEM_PROMPT),
+    projection,
+    budget: toSeedBudget(budgetPlan),
+    childPrompt: options.prompt,
+    systemPrompt: CHILD_SYSTEM_PROMPT,
+  });
+  const seed: SeedDocument = {
+    ...built,
+    limits: { ...built.limits, ...options.limits },
+    budget: { ...built.budget, ...options.budget },
   };
   const tree = writeTaskTree({
-    taskDir,
+    taskDir: identity.taskDir,
     seed,
     childPrompt: options.prompt,
-    ledger: { entries: [] },
-    budgetPlan: { budget: seed.budget },
-    manifest: {
-      kind: "delegate",
-      task_id: taskId,
-      name: "guard test",
-      launch_nonce: launchNonce,
-      parent_session_id: "guard-test-session",
-      cwd,
-      created_at: createdAt,
-      updated_at: createdAt,
-      state: "running",
+    ledger,
+    budgetPlan,
+    manifest: buildManifest({
+      identity,
+      args,
       route,
-      capability: "inspect",
-      extension_mode: extensionMode,
-      limits: { max_turns: seed.limits.max_turns, max_tool_calls: seed.limits.max_tool_calls, timeout_seconds: 60 },
-      auto_deliver: "never",
-      notify_on_completion: false,
-      trigger_on_completion: false,
-      child_session_id: childSessionId,
-      child_session_dir: join(taskDir, TASK_FILES.sessionDir),
-      owner: { pid: process.pid, start_time: createdAt },
-      child: null,
-      terminal: null,
-    },
+      owner: { pid: process.pid, start_time: processStartTime(process.pid) },
+    }),
   });
   const argv = buildChildArgv({
     piCli: PI_CLI_PATH,
@@ -194,24 +153,29 @@ export async function prepareChildTask(options: ChildTaskOptions): Promise<Prepa
     model: route.model,
     thinkingLevel: "off",
     sessionFile: tree.sessionFile,
-    systemPrompt: SYSTEM_PROMPT,
-    extensionMode,
+    systemPrompt: CHILD_SYSTEM_PROMPT,
+    extensionMode: args.extensionMode,
     piVersion: HOST.version,
     projectTrusted: options.projectTrusted ?? true,
   });
   const env = buildChildEnv(
     { ...process.env, ...options.env, PI_CODING_AGENT_DIR: options.agentDir },
-    { taskDir, taskId, launchNonce, seedSha256: tree.seedSha256 },
+    {
+      taskDir: identity.taskDir,
+      taskId: identity.taskId,
+      launchNonce: identity.launchNonce,
+      seedSha256: tree.seedSha256,
+    },
   );
   return {
-    taskDir,
+    taskDir: identity.taskDir,
     cwd,
     seed,
     seedSha256: tree.seedSha256,
     argv,
     env,
     stdin: Buffer.from(options.prompt, "utf8"),
-    outputPath: join(taskDir, TASK_FILES.output),
+    outputPath: join(identity.taskDir, TASK_FILES.output),
   };
 }
 

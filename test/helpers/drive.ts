@@ -4,12 +4,15 @@
  * Child requests (recognised by the child prompt's DIRECTIVE fence) go to `child`, or fall through
  * to the child's own FAKE_SCRIPT.
  */
+import { CHILD_SYSTEM_PROMPT } from "../../src/launch/prompt.ts";
 import type { FakeReply, ModelRequest, ModelServer } from "./model-server.ts";
 
+/** The fence around the delegated directive in the child's prompt. */
 export const CHILD_FENCE = "<<<DIRECTIVE";
 
-export function isChildRequest(req: ModelRequest): boolean {
-  return req.messages.some((m) => m.role === "user" && m.text.includes(CHILD_FENCE));
+/** A request from a delegate child: pi puts the package-owned system prompt first (date and cwd follow). */
+export function isChildRequest(request: ModelRequest): boolean {
+  return request.systemPrompt.startsWith(CHILD_SYSTEM_PROMPT);
 }
 
 export function call(tool: string, args: unknown): string {
@@ -43,18 +46,30 @@ export function gate(): { wait: Promise<void>; release: () => void } {
 
 interface ToolResultLike {
   role: string;
+  toolCallId?: string;
   toolName?: string;
   isError?: boolean;
   content?: { type: string; text?: string }[];
   details?: unknown;
 }
 
-/** The tool results of `toolName` in order: text, isError, details. */
-export function toolResults(messages: readonly unknown[], toolName: string) {
+/** One tool result as a test reads it. */
+export interface ToolResultView {
+  toolCallId: string;
+  toolName: string;
+  isError: boolean;
+  text: string;
+  details: Record<string, unknown> | undefined;
+}
+
+/** The parent's tool results in order, all of them or only `toolName`'s. */
+export function toolResults(messages: readonly unknown[], toolName?: string): ToolResultView[] {
   return (messages as ToolResultLike[])
-    .filter((m) => m.role === "toolResult" && m.toolName === toolName)
+    .filter((m) => m.role === "toolResult" && (toolName === undefined || m.toolName === toolName))
     .map((m) => ({
-      text: (m.content ?? []).map((c) => c.text ?? "").join(""),
+      toolCallId: m.toolCallId ?? "",
+      toolName: m.toolName ?? "",
+      text: (m.content ?? []).map((c) => (c.type === "text" ? (c.text ?? "") : "")).join(""),
       isError: m.isError === true,
       details: m.details as Record<string, unknown> | undefined,
     }));

@@ -4,20 +4,19 @@
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type AgentDir,
   assistantText,
   createAgentDir,
-  type ModelServer,
   makeTempDir,
   NO_WINDOW_MODEL,
   NO_WINDOW_PROVIDER,
   type ParentMessage,
   type SdkParent,
   script,
-  startModelServer,
   startSdkParent,
+  useModelServer,
   writeNoWindowProviderExtension,
 } from "./pi-parent.ts";
 
@@ -28,17 +27,14 @@ const lastAssistant = (parent: SdkParent): Assistant => {
   return found;
 };
 
-let server: ModelServer;
+const server = useModelServer();
 let agentDir: AgentDir;
 let cwd: string;
 
 beforeAll(async () => {
-  server = await startModelServer();
   agentDir = await createAgentDir({ serverUrl: server.url });
   cwd = await makeTempDir("harness-proj");
 });
-afterAll(() => server.close());
-beforeEach(() => server.reset());
 
 describe("scripted model server through a real pi", () => {
   let parent: SdkParent;

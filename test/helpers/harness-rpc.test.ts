@@ -3,22 +3,10 @@
  * restarted parent with --continue resumes the same session file. Two pi processes, package loaded.
  */
 import { readdir } from "node:fs/promises";
-import { afterAll, beforeAll, expect, it } from "vitest";
-import {
-  createAgentDir,
-  findProcesses,
-  type ModelServer,
-  makeTempDir,
-  script,
-  startModelServer,
-  startRpcParent,
-} from "./pi-parent.ts";
+import { expect, it } from "vitest";
+import { createAgentDir, findProcesses, makeTempDir, script, startRpcParent, useModelServer } from "./pi-parent.ts";
 
-let server: ModelServer;
-beforeAll(async () => {
-  server = await startModelServer();
-});
-afterAll(() => server.close());
+const server = useModelServer({ resetBetweenTests: false });
 
 it("kill() ends the process without a trace; --continue resumes the session file", async () => {
   const agentDir = await createAgentDir({ serverUrl: server.url });

@@ -5,6 +5,7 @@
 export * from "./agent-dir.ts";
 export * from "./event-log.ts";
 export * from "./model-server.ts";
+export * from "./model-server-fixture.ts";
 export * from "./pi-paths.ts";
 export * from "./pi-rpc-parent.ts";
 export * from "./pi-sdk-parent.ts";

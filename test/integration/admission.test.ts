@@ -8,23 +8,23 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_RUNNING_ENV, PI_CLI_ENV } from "../../src/core/constants.ts";
 import { PROVE_HOST_COMMAND, PROVEN_PI_VERSIONS } from "../../src/core/host-range.ts";
+import { gate, isChildRequest } from "../helpers/drive.ts";
 import {
   type AgentDir,
   createAgentDir,
   DEFAULT_FAKE_MODELS,
   findProcesses,
-  type ModelServer,
   makeTempDir,
   NO_WINDOW_MODEL,
   type ParentMessage,
   PI_CLI_PATH,
   type SdkParent,
-  startModelServer,
   startRpcParent,
   startSdkParent,
+  useModelServer,
   waitForNoProcesses,
   writeNoWindowProviderExtension,
 } from "../helpers/pi-parent.ts";
@@ -32,8 +32,6 @@ import {
   calls,
   delegateCall,
   expectRefusal,
-  gate,
-  isChildRequest,
   listTree,
   parentModel,
   processGroupOf,
@@ -46,19 +44,16 @@ import {
 /** 75,000 tokens: capacity 46,328, usable input 13,560 — admitted as a route, too small for a 40 KB prompt. */
 const MID_MODEL = "mid-model";
 
-let server: ModelServer;
+const server = useModelServer();
 let agent: AgentDir;
 
 beforeAll(async () => {
-  server = await startModelServer();
   agent = await createAgentDir({
     serverUrl: server.url,
     models: [...DEFAULT_FAKE_MODELS, { id: MID_MODEL, contextWindow: 75_000, maxTokens: 8192 }],
   });
 });
-beforeEach(() => server.reset());
 afterAll(async () => {
-  await server.close();
   expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
 });
 
@@ -121,7 +116,7 @@ describe("refusals create nothing", () => {
           return { text: "ok" };
         },
         onChild: async () => {
-          await held.promise;
+          await held.wait;
           return { text: "first child's answer" };
         },
       }),
@@ -152,11 +147,11 @@ describe("refusals create nothing", () => {
       expect(live.map((p) => p.pid)).toContain(child.pid);
       for (const p of live) expect(processGroupOf(p.pid)).toBe(child.pgid);
 
-      held.open();
+      held.release();
       expect(await waitForNoProcesses(agent.dir, { includeEnv: true, timeoutMs: 30_000 })).toEqual([]);
       await expect.poll(() => readJson(join(firstDir, "manifest.json")).state, { timeout: 10_000 }).toBe("completed");
     } finally {
-      held.open();
+      held.release();
       await parent.dispose();
     }
   });

@@ -1,21 +1,9 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import {
-  createAgentDir,
-  type ModelServer,
-  makeTempDir,
-  script,
-  startModelServer,
-  startSdkParent,
-} from "../helpers/pi-parent.ts";
+import { describe, expect, it } from "vitest";
+import { createAgentDir, makeTempDir, script, startSdkParent, useModelServer } from "../helpers/pi-parent.ts";
 
-let server: ModelServer;
-beforeAll(async () => {
-  server = await startModelServer();
-});
-afterAll(() => server.close());
-beforeEach(() => server.reset());
+const server = useModelServer();
 
 function toolResultText(messages: readonly unknown[], toolName: string): string[] {
   return messages

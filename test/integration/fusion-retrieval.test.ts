@@ -1,6 +1,6 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { createRun } from "../../src/fusion/writer.ts";
 import { call, installParentDriver, lastToolResult, promptWhenIdle } from "../helpers/drive.ts";
 import {
@@ -15,20 +15,17 @@ import {
 } from "../helpers/fusion-fixtures.ts";
 import {
   createAgentDir,
-  type ModelServer,
   makeTempDir,
   type SdkParent,
-  startModelServer,
   startRpcParent,
   startSdkParent,
+  useModelServer,
 } from "../helpers/pi-parent.ts";
 
-let server: ModelServer;
+const server = useModelServer({ resetBetweenTests: false });
 beforeAll(async () => {
-  server = await startModelServer();
   installParentDriver(server);
 });
-afterAll(() => server.close());
 
 async function bgResult(parent: SdkParent, args: Record<string, unknown>) {
   await promptWhenIdle(parent, call("bg_result", args));

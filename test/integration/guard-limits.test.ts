@@ -11,16 +11,11 @@ import { TASK_FILES } from "../../src/core/constants.ts";
 import type { SeedLimits } from "../../src/core/types.ts";
 import { type AgentDir, createAgentDir } from "../helpers/agent-dir.ts";
 import { type ChildRun, runChildTask } from "../helpers/child-task.ts";
-import {
-  type ModelServer,
-  type RecordedRequest,
-  type ScriptStep,
-  script,
-  startModelServer,
-} from "../helpers/model-server.ts";
+import { type RecordedRequest, type ScriptStep, script } from "../helpers/model-server.ts";
+import { useModelServer } from "../helpers/model-server-fixture.ts";
 import { makeTempDir, waitForNoProcesses } from "../helpers/temp.ts";
 
-let server: ModelServer;
+const server = useModelServer({ resetBetweenTests: false });
 let agent: AgentDir;
 let cwd: string;
 const runs = new Map<string, ChildRun>();
@@ -68,7 +63,6 @@ const run = (tag: string): ChildRun => {
 };
 
 beforeAll(async () => {
-  server = await startModelServer();
   // keepRecentTokens 1: pi would try to compact on an overflow (the guard must cancel it).
   agent = await createAgentDir({ serverUrl: server.url, settings: { compaction: { keepRecentTokens: 1 } } });
   cwd = await makeTempDir("guard-limits");
@@ -92,7 +86,6 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await server.close();
   expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
 });
 

@@ -11,10 +11,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyDelegateResult } from "../../src/verify/delegate-result.ts";
 import { type AgentDir, createAgentDir } from "../helpers/agent-dir.ts";
 import { type ChildRun, decodeAnswer, isCanonicalLine, runChildTask } from "../helpers/child-task.ts";
-import { type ModelServer, type RecordedRequest, script, startModelServer } from "../helpers/model-server.ts";
+import { type RecordedRequest, script } from "../helpers/model-server.ts";
+import { useModelServer } from "../helpers/model-server-fixture.ts";
 import { makeTempDir, waitForNoProcesses } from "../helpers/temp.ts";
 
-let server: ModelServer;
+const server = useModelServer({ resetBetweenTests: false });
 let agent: AgentDir;
 let switchAgent: AgentDir;
 let recovered: ChildRun;
@@ -25,7 +26,6 @@ const requestsFor = (tag: string): RecordedRequest[] =>
   server.requests.filter((r) => r.messages.some((m) => m.role === "user" && m.text.startsWith(tag)));
 
 beforeAll(async () => {
-  server = await startModelServer();
   agent = await createAgentDir({ serverUrl: server.url, retry: 2 });
   switchAgent = await createAgentDir({ serverUrl: server.url, retry: 2 });
   const switchCwd = await makeTempDir("guard-switch");
@@ -60,7 +60,6 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await server.close();
   expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
   expect(await waitForNoProcesses(switchAgent.dir, { includeEnv: true })).toEqual([]);
 });

@@ -17,11 +17,12 @@ import {
   prepareChildTask,
   runPreparedChild,
 } from "../helpers/child-task.ts";
-import { type ModelServer, script, startModelServer } from "../helpers/model-server.ts";
+import { script } from "../helpers/model-server.ts";
+import { useModelServer } from "../helpers/model-server-fixture.ts";
 import { HOST } from "../helpers/pi-paths.ts";
 import { makeTempDir, waitForNoProcesses } from "../helpers/temp.ts";
 
-let server: ModelServer;
+const server = useModelServer({ resetBetweenTests: false });
 let agent: AgentDir;
 let run: ChildRun;
 let outside: string;
@@ -34,7 +35,6 @@ const readArtifact = (artifact: string, offset: number, length: number) => ({
 });
 
 beforeAll(async () => {
-  server = await startModelServer();
   agent = await createAgentDir({ serverUrl: server.url });
   const cwd = await makeTempDir("guard-run");
   outside = join(await makeTempDir("guard-outside"), "secret.txt");
@@ -69,7 +69,6 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await server.close();
   expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
 });
 

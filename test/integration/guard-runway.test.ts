@@ -17,13 +17,8 @@ import type { SpillReceipt } from "../../src/core/types.ts";
 import { verifyDelegateResult } from "../../src/verify/delegate-result.ts";
 import { type AgentDir, createAgentDir } from "../helpers/agent-dir.ts";
 import { type ChildRun, decodeAnswer, prepareChildTask, runPreparedChild } from "../helpers/child-task.ts";
-import {
-  type FakeReply,
-  type ModelRequest,
-  type ModelServer,
-  script,
-  startModelServer,
-} from "../helpers/model-server.ts";
+import { type FakeReply, type ModelRequest, script } from "../helpers/model-server.ts";
+import { useModelServer } from "../helpers/model-server-fixture.ts";
 import { makeTempDir, waitForNoProcesses } from "../helpers/temp.ts";
 
 /** A small valid PNG of random pixels (incompressible, so its base64 is large). */
@@ -56,7 +51,7 @@ const SMALL2 = `${"t".repeat(4_999)}\n`;
 const MID = `${"mid ünïcödé line\n".repeat(1_000)}`;
 const ANSWER = "Answered from the evidence at hand.";
 
-let server: ModelServer;
+const server = useModelServer({ handler: runwayModel, resetBetweenTests: false });
 let agent: AgentDir;
 let runway: ChildRun;
 let spillFail: ChildRun;
@@ -105,7 +100,6 @@ function runwayModel(request: ModelRequest): FakeReply | undefined {
 }
 
 beforeAll(async () => {
-  server = await startModelServer({ handler: runwayModel });
   agent = await createAgentDir({ serverUrl: server.url });
   const cwd = await makeTempDir("guard-runway");
   image = randomPng(200, 150);
@@ -133,7 +127,6 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await server.close();
   expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
 });
 

@@ -6,7 +6,7 @@
 import { existsSync } from "node:fs";
 import { mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SCHEMA, TASK_FILES } from "../../src/core/constants.ts";
 import { hostCapabilities, unprovenVersionText } from "../../src/core/host-range.ts";
 import { type AgentDir, createAgentDir } from "../helpers/agent-dir.ts";
@@ -18,21 +18,19 @@ import {
   startChildUnderStandInParent,
   waitForExit,
 } from "../helpers/child-task.ts";
-import { type ModelServer, script, startModelServer } from "../helpers/model-server.ts";
+import { script } from "../helpers/model-server.ts";
+import { useModelServer } from "../helpers/model-server-fixture.ts";
 import { HOST, PI_CLI_PATH } from "../helpers/pi-paths.ts";
 import { makeTempDir, waitForNoProcesses } from "../helpers/temp.ts";
 
-let server: ModelServer;
+const server = useModelServer();
 let agent: AgentDir;
 const PROMPT = `Answer briefly. ${script({ text: "an answer" })}`;
 
 beforeAll(async () => {
-  server = await startModelServer();
   agent = await createAgentDir({ serverUrl: server.url });
 });
-beforeEach(() => server.reset());
 afterAll(async () => {
-  await server.close();
   expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
 });
 

@@ -26,7 +26,8 @@ import { isBuiltinSource, type ToolSource } from "../../src/child/host-checks.ts
 import { isProvenPiVersion } from "../../src/core/host-range.ts";
 import { type AgentDir, createAgentDir } from "../helpers/agent-dir.ts";
 import type { RecordedRequest } from "../helpers/model-server.ts";
-import { type ModelServer, script, startModelServer } from "../helpers/model-server.ts";
+import { script } from "../helpers/model-server.ts";
+import { useModelServer } from "../helpers/model-server-fixture.ts";
 import { forHost, HOST, PI_CLI_PATH } from "../helpers/pi-paths.ts";
 import { makeTempDir, waitForNoProcesses } from "../helpers/temp.ts";
 
@@ -74,7 +75,7 @@ export default function probe(pi: any) {
 }
 `;
 
-let server: ModelServer;
+const server = useModelServer({ resetBetweenTests: false });
 let probePath: string;
 let cwd: string;
 
@@ -152,7 +153,6 @@ async function runProbe(
 const names = (run: ProbeRun) => run.events.map((e) => e.event).filter((n) => n !== "tools");
 
 beforeAll(async () => {
-  server = await startModelServer();
   const dir = await makeTempDir("host-proof");
   probePath = join(dir, "probe.ts");
   await writeFile(probePath, PROBE);
@@ -160,7 +160,6 @@ beforeAll(async () => {
   await writeFile(join(cwd, "payload.txt"), "SECRET-PAYLOAD-7731\n");
 });
 afterAll(async () => {
-  await server.close();
   expect(await waitForNoProcesses(cwd, { includeEnv: true })).toEqual([]);
 });
 

@@ -12,29 +12,26 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CHILD_TOOLS, SCHEMA, TASK_FILES } from "../../src/core/constants.ts";
 import { CHILD_SYSTEM_PROMPT } from "../../src/launch/prompt.ts";
 import { AMBIENT_WARNING, type ReceiptDetails } from "../../src/views/receipt.ts";
+import { gate, isChildRequest, type ToolResultView } from "../helpers/drive.ts";
 import {
   type AgentDir,
   createAgentDir,
   findProcesses,
   forHost,
-  type ModelServer,
   makeTempDir,
   type RecordedRequest,
   type SdkParent,
-  startModelServer,
   startSdkParent,
+  useModelServer,
   waitForNoProcesses,
 } from "../helpers/pi-parent.ts";
 import {
   calls,
   delegateCall,
-  gate,
-  isChildRequest,
   parentModel,
   processGroupOf,
   readJson,
   resultOf,
-  type ToolResultView,
   waitForToolResult,
 } from "./launch-support.ts";
 
@@ -43,7 +40,7 @@ const AMBIENT_DIRECTIVE = "AMBIENT-DIRECTIVE: list the files of this project.";
 /** The longest name the argument table admits: the receipt bound must hold with it. */
 const LONG_NAME = "survey the project layout and report every planted extension".padEnd(80, ".");
 
-let server: ModelServer;
+const server = useModelServer({ resetBetweenTests: false });
 let agent: AgentDir;
 let cwd: string;
 let markerDir: string;
@@ -75,7 +72,6 @@ function plantExtension(): void {
 }
 
 beforeAll(async () => {
-  server = await startModelServer();
   agent = await createAgentDir({ serverUrl: server.url });
   cwd = await makeTempDir("boundary");
   markerDir = await makeTempDir("boundary-markers");
@@ -91,7 +87,7 @@ beforeAll(async () => {
         return { text: "noted" }; // the completion notifications
       },
       onChild: async (request) => {
-        if (request.messages.some((m) => m.text.includes(ISOLATED_DIRECTIVE))) await isolatedHeld.promise;
+        if (request.messages.some((m) => m.text.includes(ISOLATED_DIRECTIVE))) await isolatedHeld.wait;
         return { text: "The project holds notes.txt." };
       },
     }),
@@ -100,9 +96,8 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  isolatedHeld.open();
+  isolatedHeld.release();
   await parent?.dispose();
-  await server.close();
   expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
 });
 
@@ -134,7 +129,7 @@ function expectChildBoundary(request: RecordedRequest, taskDir: string): void {
 
 function receiptOf(result: ToolResultView): ReceiptDetails {
   expect(result.isError).toBe(false);
-  return result.details as ReceiptDetails;
+  return result.details as unknown as ReceiptDetails;
 }
 
 describe("isolated launch (the default)", () => {
@@ -216,7 +211,7 @@ describe("isolated launch (the default)", () => {
   });
 
   it("after release: the child finishes in the session file whose header carries that id", async () => {
-    isolatedHeld.open();
+    isolatedHeld.release();
     await parent.log.waitForCount("agent_end", 2, { timeoutMs: 45_000 }); // the notification's turn
     await parent.waitForIdle(45_000);
     const dir = receipt.artifact_dir;

@@ -7,42 +7,29 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { basename, join } from "node:path";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PI_CLI_ENV, TASK_FILES } from "../../src/core/constants.ts";
 import { FAILURE_REMEDIATION } from "../../src/core/errors.ts";
+import { gate, isChildRequest } from "../helpers/drive.ts";
 import {
   type AgentDir,
   createAgentDir,
   findProcesses,
-  type ModelServer,
   makeTempDir,
   type SdkParent,
-  startModelServer,
   startSdkParent,
+  useModelServer,
   waitForNoProcesses,
 } from "../helpers/pi-parent.ts";
-import {
-  calls,
-  delegateCall,
-  gate,
-  groupAlive,
-  isChildRequest,
-  parentModel,
-  readJson,
-  resultOf,
-  taskDirs,
-} from "./launch-support.ts";
+import { calls, delegateCall, groupAlive, parentModel, readJson, resultOf, taskDirs } from "./launch-support.ts";
 
-let server: ModelServer;
+const server = useModelServer();
 let agent: AgentDir;
 
 beforeAll(async () => {
-  server = await startModelServer();
   agent = await createAgentDir({ serverUrl: server.url });
 });
-beforeEach(() => server.reset());
 afterAll(async () => {
-  await server.close();
   expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
 });
 
@@ -78,7 +65,7 @@ describe("launch faults", () => {
     const cwd = await makeTempDir("fault-timeout");
     const held = gate(); // the child's model request is never answered while the test runs
     launchThenFetch({ name: "slow", prompt: "Take your time.", timeoutSeconds: 1 }, async () => {
-      await held.promise;
+      await held.wait;
       return { text: "too late" };
     });
     const parent = await startSdkParent({ agentDir: agent, cwd });
@@ -108,7 +95,7 @@ describe("launch faults", () => {
       expect(groupAlive(pgid)).toBe(false);
       expect(await findProcesses(agent.dir, { includeEnv: true })).toEqual([]);
     } finally {
-      held.open();
+      held.release();
       await parent.dispose();
     }
   });

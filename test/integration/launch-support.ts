@@ -7,13 +7,8 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { expect } from "vitest";
 import { FAILURE_REMEDIATION, type FailureCode } from "../../src/core/errors.ts";
-import { CHILD_SYSTEM_PROMPT } from "../../src/launch/prompt.ts";
+import { isChildRequest, type ToolResultView, toolResults } from "../helpers/drive.ts";
 import type { FakeReply, ModelHandler, ModelRequest, ParentMessage } from "../helpers/pi-parent.ts";
-
-/** A request from a delegate child: pi puts the package-owned system prompt first (date and cwd follow). */
-export function isChildRequest(request: ModelRequest): boolean {
-  return request.systemPrompt.startsWith(CHILD_SYSTEM_PROMPT);
-}
 
 export type ToolCall = NonNullable<FakeReply["toolCalls"]>[number];
 
@@ -42,25 +37,6 @@ export function calls(...list: ToolCall[]): FakeReply {
 
 export function delegateCall(id: string, args: Record<string, unknown>): ToolCall {
   return { id, name: "bg_delegate", args };
-}
-
-export interface ToolResultView {
-  toolCallId: string;
-  toolName: string;
-  isError: boolean;
-  text: string;
-  details: unknown;
-}
-
-/** Every tool result of the parent so far, in order. */
-export function toolResults(messages: readonly ParentMessage[]): ToolResultView[] {
-  const out: ToolResultView[] = [];
-  for (const m of messages) {
-    if (m.role !== "toolResult") continue;
-    const text = m.content.map((c) => (c.type === "text" ? c.text : "")).join("");
-    out.push({ toolCallId: m.toolCallId, toolName: m.toolName, isError: m.isError, text, details: m.details });
-  }
-  return out;
 }
 
 export function resultOf(messages: readonly ParentMessage[], toolCallId: string): ToolResultView {
@@ -110,24 +86,6 @@ export function taskDirs(cwd: string): string[] {
 
 export function readJson(path: string): Record<string, unknown> {
   return JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>;
-}
-
-/** A promise the test resolves itself (hold a model reply until the test says so). */
-export function gate(): { promise: Promise<void>; open: () => void } {
-  let open!: () => void;
-  const promise = new Promise<void>((resolve) => {
-    open = resolve;
-  });
-  return { promise, open };
-}
-
-/** Poll a condition that another process makes true (a file appearing); the timeout only turns a hang into a failure. */
-export async function until(what: string, condition: () => boolean, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`until: ${what} did not happen within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 /** The process group of a live process (field 5 of /proc/<pid>/stat); undefined when it is gone. */

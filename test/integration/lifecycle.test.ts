@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { isAlive } from "../../src/process/identity.ts";
 import { listDelegates } from "../../src/ui/delegates-command.ts";
 import { footerText } from "../../src/ui/footer.ts";
@@ -18,20 +18,14 @@ import {
 import {
   createAgentDir,
   findProcesses,
-  type ModelServer,
   makeTempDir,
-  startModelServer,
   startRpcParent,
   startSdkParent,
+  useModelServer,
   waitForNoProcesses,
 } from "../helpers/pi-parent.ts";
 
-let server: ModelServer;
-beforeAll(async () => {
-  server = await startModelServer();
-});
-afterAll(() => server.close());
-beforeEach(() => server.reset());
+const server = useModelServer();
 
 function manifestOf(cwd: string, sessionId: string, taskId: string): Record<string, unknown> {
   return JSON.parse(readFileSync(join(cwd, ".pi/delegate", sessionId, taskId, "manifest.json"), "utf8"));

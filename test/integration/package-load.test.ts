@@ -8,23 +8,22 @@ import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { execa } from "execa";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import {
   type AgentDir,
   createAgentDir,
   findProcesses,
   HOST,
   type ModelRequest,
-  type ModelServer,
   makeTempDir,
   PI_CLI_PATH,
   REPO_ROOT,
   type RpcMessage,
   type RpcParent,
-  startModelServer,
   startRpcParent,
   startSdkParent,
   type ToolSchema,
+  useModelServer,
 } from "../helpers/pi-parent.ts";
 
 type Schema = { [key: string]: unknown };
@@ -78,17 +77,14 @@ function expectDocumentedContract(request: ModelRequest): void {
   }
 }
 
-let server: ModelServer;
+const server = useModelServer();
 let agentDir: AgentDir;
 let cwd: string;
 
 beforeAll(async () => {
-  server = await startModelServer();
   agentDir = await createAgentDir({ serverUrl: server.url });
   cwd = await makeTempDir("package-load");
 });
-afterAll(() => server.close());
-beforeEach(() => server.reset());
 
 describe("the fixture itself", () => {
   it("matches the field lists the docs pages generate from the loaded code (a typo in either fails)", async () => {

@@ -11,7 +11,7 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sha256Hex } from "../../src/core/hash.ts";
 import type { DelegateManifest, DelegateResultFile } from "../../src/core/types.ts";
 import { decodeAnswer, isAlive } from "../helpers/child-task.ts";
@@ -29,27 +29,23 @@ import {
 import {
   type AgentDir,
   createAgentDir,
-  type ModelServer,
   makeTempDir,
   type SdkParent,
   script,
-  startModelServer,
   startSdkParent,
+  useModelServer,
   waitForNoProcesses,
 } from "../helpers/pi-parent.ts";
 
-let server: ModelServer;
+const server = useModelServer();
 let agent: AgentDir;
 let retryAgent: AgentDir;
 
 beforeAll(async () => {
-  server = await startModelServer();
   agent = await createAgentDir({ serverUrl: server.url });
   retryAgent = await createAgentDir({ serverUrl: server.url, retry: true });
 });
-beforeEach(() => server.reset());
 afterAll(async () => {
-  await server.close();
   expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
   expect(await waitForNoProcesses(retryAgent.dir, { includeEnv: true })).toEqual([]);
 });

@@ -21,11 +21,10 @@ import {
   FAKE_PROVIDER,
   findProcesses,
   IS_EARENDIL_HOST,
-  type ModelServer,
   makeTempDir,
   type SdkParent,
-  startModelServer,
   startSdkParent,
+  useModelServer,
   waitForNoProcesses,
 } from "../helpers/pi-parent.ts";
 import { listTree } from "./launch-support.ts";
@@ -423,7 +422,7 @@ const resultCases: Case[] = [
 
 const cases = [...delegateCases, ...resultCases];
 
-let server: ModelServer;
+const server = useModelServer({ resetBetweenTests: false });
 let agent: AgentDir;
 let cwd: string;
 let parent: SdkParent;
@@ -447,7 +446,6 @@ function parentModel(): void {
 }
 
 beforeAll(async () => {
-  server = await startModelServer();
   agent = await createAgentDir({ serverUrl: server.url });
   cwd = await makeTempDir("rel-input");
   parentModel();

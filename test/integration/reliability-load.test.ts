@@ -30,11 +30,10 @@ import {
   createAgentDir,
   findProcesses,
   type ModelRequest,
-  type ModelServer,
   makeTempDir,
   type SdkParent,
-  startModelServer,
   startSdkParent,
+  useModelServer,
   waitForNoProcesses,
 } from "../helpers/pi-parent.ts";
 import { listTree, readJson, taskDirs } from "./launch-support.ts";
@@ -42,15 +41,13 @@ import { listTree, readJson, taskDirs } from "./launch-support.ts";
 const ROUNDS = 3;
 const WIDTH = 8;
 
-let server: ModelServer;
+const server = useModelServer({ resetBetweenTests: false });
 let agent: AgentDir;
 
 beforeAll(async () => {
-  server = await startModelServer();
   agent = await createAgentDir({ serverUrl: server.url });
 });
 afterAll(async () => {
-  await server.close();
   expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
 });
 

@@ -1,27 +1,21 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { packAnswer } from "../../src/core/answer.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
 import type { DelegateResultFile } from "../../src/core/types.ts";
 import { bgResultVia, delegateVia, installParentDriver, notifications, toolResults, until } from "../helpers/drive.ts";
 import {
   createAgentDir,
-  type ModelServer,
   makeTempDir,
   type SdkParent,
   script,
-  startModelServer,
   startSdkParent,
+  useModelServer,
 } from "../helpers/pi-parent.ts";
 import { recommit } from "../helpers/result-fixtures.ts";
 
-let server: ModelServer;
-beforeAll(async () => {
-  server = await startModelServer();
-});
-afterAll(() => server.close());
-beforeEach(() => server.reset());
+const server = useModelServer();
 
 const LINE = `${"The cache is invalidated in src/cache.ts:42 when the session reloads.".padEnd(99, ".")}\n`;
 

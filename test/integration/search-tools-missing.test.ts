@@ -7,38 +7,28 @@
 import { cpSync, mkdirSync, readdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { isChildRequest } from "../helpers/drive.ts";
 import {
   type AgentDir,
   createAgentDir,
   findProcesses,
-  type ModelServer,
   makeTempDir,
   type ParentMessage,
   REPO_ROOT,
-  startModelServer,
   startRpcParent,
+  useModelServer,
   waitForNoProcesses,
 } from "../helpers/pi-parent.ts";
 import { pathWithout } from "../helpers/search-path.ts";
-import {
-  calls,
-  delegateCall,
-  expectRefusal,
-  isChildRequest,
-  listTree,
-  parentModel,
-  resultOf,
-} from "./launch-support.ts";
+import { calls, delegateCall, expectRefusal, listTree, parentModel, resultOf } from "./launch-support.ts";
 
-let server: ModelServer;
+const server = useModelServer({ resetBetweenTests: false });
 let agent: AgentDir;
 
 beforeAll(async () => {
-  server = await startModelServer();
   agent = await createAgentDir({ serverUrl: server.url });
 });
 afterAll(async () => {
-  await server.close();
   expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
 });
 

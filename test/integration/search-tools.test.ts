@@ -12,11 +12,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bundledRgPath } from "../../src/core/search-tools.ts";
 import { type AgentDir, createAgentDir } from "../helpers/agent-dir.ts";
 import { decodeAnswer, runChildTask } from "../helpers/child-task.ts";
-import { type ModelServer, script, startModelServer } from "../helpers/model-server.ts";
+import { script } from "../helpers/model-server.ts";
+import { useModelServer } from "../helpers/model-server-fixture.ts";
 import { pathWithout } from "../helpers/search-path.ts";
 import { makeTempDir, waitForNoProcesses } from "../helpers/temp.ts";
 
-let server: ModelServer;
+const server = useModelServer({ resetBetweenTests: false });
 let agent: AgentDir;
 let cwd: string;
 
@@ -27,7 +28,6 @@ const SEARCH = script(
 );
 
 beforeAll(async () => {
-  server = await startModelServer();
   agent = await createAgentDir({ serverUrl: server.url });
   cwd = await makeTempDir("search-tools");
   await mkdir(join(cwd, "docs", "deep"), { recursive: true });
@@ -39,7 +39,6 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await server.close();
   expect(await waitForNoProcesses(cwd, { includeEnv: true })).toEqual([]);
 });
 

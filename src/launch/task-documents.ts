@@ -1,0 +1,125 @@
+import { join } from "node:path";
+import type { DelegateArguments } from "../arguments/delegate-arguments.ts";
+import {
+  AGGREGATE_TOOL_OUTPUT_MAX_BYTES,
+  ANSWER_CAPTURE_MAX_BYTES,
+  READ_ARTIFACT_MAX_RESPONSE_BYTES,
+  SCHEMA,
+  SPILL_THRESHOLD_BYTES,
+  TASK_FILES,
+} from "../core/constants.ts";
+import { sha256Hex } from "../core/hash.ts";
+import type { DelegateManifest, SeedBudget, SeedDocument, SeedRoute } from "../core/types.ts";
+import { taskDirFor } from "../store/artifacts.ts";
+import { newChildSessionId, newLaunchNonce, newTaskId } from "./ids.ts";
+
+/** A manifest as launch writes it; the store adds the artifact paths and the seed's hash and size. */
+export type LaunchManifest = Omit<DelegateManifest, "schema_version" | "artifacts" | "seed_sha256" | "seed_bytes">;
+
+/** The identifiers and place of one new task (docs/subsystems/launch.md, "The artifact tree"). */
+export interface TaskIdentity {
+  taskId: string;
+  launchNonce: string;
+  childSessionId: string;
+  parentSessionId: string;
+  cwd: string;
+  taskDir: string;
+  createdAt: string;
+}
+
+export function newTaskIdentity(cwd: string, parentSessionId: string): TaskIdentity {
+  const taskId = newTaskId();
+  return {
+    taskId,
+    launchNonce: newLaunchNonce(),
+    childSessionId: newChildSessionId(),
+    parentSessionId,
+    cwd,
+    taskDir: taskDirFor(cwd, parentSessionId, taskId),
+    createdAt: new Date().toISOString(),
+  };
+}
+
+type SeedArguments = Pick<
+  DelegateArguments,
+  "prompt" | "capability" | "extensionMode" | "maxTurns" | "maxToolCalls" | "timeoutSeconds"
+>;
+
+export interface SeedInput {
+  identity: TaskIdentity;
+  args: SeedArguments;
+  route: SeedRoute;
+  /** projectConversation(...).projection */
+  projection: unknown;
+  budget: SeedBudget;
+  /** The exact bytes of child-prompt.txt. */
+  childPrompt: string;
+  /** The system prompt passed with --system-prompt. */
+  systemPrompt: string;
+}
+
+/** seed.json (docs/subsystems/launch.md, "The artifact tree"): what the guard enforces, hash-bound. */
+export function buildSeed(input: SeedInput): SeedDocument {
+  const { identity, args } = input;
+  return {
+    schema_version: SCHEMA.seed,
+    task_id: identity.taskId,
+    launch_nonce: identity.launchNonce,
+    created_at: identity.createdAt,
+    cwd: identity.cwd,
+    capability: args.capability,
+    extension_mode: args.extensionMode,
+    route: input.route,
+    child_session_id: identity.childSessionId,
+    directive: { text: args.prompt, sha256: sha256Hex(args.prompt), authority: "explicit_text" },
+    projection: input.projection,
+    limits: {
+      max_turns: args.maxTurns,
+      max_tool_calls: args.maxToolCalls,
+      timeout_seconds: args.timeoutSeconds,
+      spill_threshold_bytes: SPILL_THRESHOLD_BYTES,
+      aggregate_tool_output_bytes: AGGREGATE_TOOL_OUTPUT_MAX_BYTES,
+      answer_capture_bytes: ANSWER_CAPTURE_MAX_BYTES,
+      read_artifact_max_response_bytes: READ_ARTIFACT_MAX_RESPONSE_BYTES,
+    },
+    budget: input.budget,
+    child_prompt_sha256: sha256Hex(input.childPrompt),
+    system_prompt_sha256: sha256Hex(input.systemPrompt),
+  };
+}
+
+export interface ManifestInput {
+  identity: TaskIdentity;
+  args: DelegateArguments;
+  route: { provider: string; model: string };
+  /** The parent process that owns the task (pid and /proc start time). */
+  owner: { pid: number; start_time: string };
+}
+
+/** manifest.json as launch first writes it: running, no child yet (docs/subsystems/retrieval.md, "The artifact tree is the record"). */
+export function buildManifest(input: ManifestInput): LaunchManifest {
+  const { identity, args } = input;
+  return {
+    kind: "delegate",
+    task_id: identity.taskId,
+    name: args.name,
+    launch_nonce: identity.launchNonce,
+    parent_session_id: identity.parentSessionId,
+    cwd: identity.cwd,
+    created_at: identity.createdAt,
+    updated_at: identity.createdAt,
+    state: "running",
+    route: { provider: input.route.provider, model: input.route.model },
+    capability: args.capability,
+    extension_mode: args.extensionMode,
+    limits: { max_turns: args.maxTurns, max_tool_calls: args.maxToolCalls, timeout_seconds: args.timeoutSeconds },
+    auto_deliver: args.autoDeliver,
+    notify_on_completion: args.notifyOnCompletion,
+    trigger_on_completion: args.triggerOnCompletion,
+    child_session_id: identity.childSessionId,
+    child_session_dir: join(identity.taskDir, TASK_FILES.sessionDir),
+    owner: input.owner,
+    child: null,
+    terminal: null,
+  };
+}
