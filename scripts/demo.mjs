@@ -20,7 +20,7 @@ import { startModelServer } from "./demo/model-server.mjs";
 import { createParent, isToolResult, messageOf, textOf } from "./demo/parent.mjs";
 import { answerCheck, artifactTree, section } from "./demo/report.mjs";
 import { DEMO_INVESTIGATION, DEMO_MODEL, DEMO_PROVIDER, DEMO_USER_PROMPT, decide } from "./demo/scripted-model.mjs";
-import { HOST_ENV, hostNames, resolveHost } from "./hosts.mjs";
+import { HOST_ENV, hostNames, packageOnlyPiArgs, resolveHost } from "./hosts.mjs";
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const SAMPLE = join(REPO_ROOT, "scripts/demo/sample-project");
@@ -40,12 +40,14 @@ function parseArgs(argv) {
     task: undefined,
     cwd: undefined,
     keep: false,
+    tui: false,
     host: process.env[HOST_ENV] || hostNames()[0],
   };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === "--help" || arg === "-h") options.help = true;
     else if (arg === "--keep") options.keep = true;
+    else if (arg === "--tui") options.tui = true;
     else if (arg === "--model" || arg === "--cwd" || arg === "--host") {
       const value = argv[++i];
       if (!value) throw new Error(`${arg} needs a value\n${USAGE}`);
@@ -57,6 +59,7 @@ function parseArgs(argv) {
   if (options.model !== undefined && !/^[^/]+\/.+$/.test(options.model)) {
     throw new Error(`--model must be <provider>/<id>, got "${options.model}"`);
   }
+  if (options.tui && options.model !== undefined) throw new Error(`--tui runs the offline demo only\n${USAGE}`);
   if (options.model === undefined && (options.task !== undefined || options.cwd !== undefined)) {
     throw new Error(`a task or --cwd needs --model (the offline demo runs its own scripted task)\n${USAGE}`);
   }
@@ -150,7 +153,8 @@ function writeAgentDir(dir, serverUrl) {
             input: ["text"],
             contextWindow: 200_000,
             maxTokens: 8192,
-            cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+            // Priced like a typical hosted model ($ per million tokens), so every cost display has a real sum.
+            cost: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
           },
         ],
       },
@@ -203,6 +207,37 @@ const toolTexts = (events, from, toolName) =>
 
 const lastAssistant = (agentEnd) => [...(agentEnd.messages ?? [])].reverse().find((m) => m.role === "assistant");
 
+/**
+ * `--tui`: the offline demo in Pi's interactive UI, on this terminal. The demo prompt is Pi's first
+ * message; what follows (receipt, progress in the footer, notification, verified answer,
+ * `/delegates`) is what a person sees. Ends when Pi does.
+ */
+async function runInteractive(host, cwd, env, [provider, model]) {
+  const { spawn } = await import("node:child_process");
+  const args = [
+    host.cliPath,
+    ...packageOnlyPiArgs(REPO_ROOT),
+    "--provider",
+    provider,
+    "--model",
+    model,
+    DEMO_USER_PROMPT,
+  ];
+  const childEnv = { ...process.env };
+  for (const [key, value] of Object.entries(env)) {
+    if (value === undefined) delete childEnv[key];
+    else childEnv[key] = value;
+  }
+  const pi = spawn(host.nodePath, args, { cwd, env: childEnv, stdio: "inherit" });
+  state.parent = {
+    cancel: () => {},
+    stop: async () => {
+      if (pi.exitCode === null && pi.signalCode === null) pi.kill("SIGTERM");
+    },
+  };
+  await new Promise((resolve) => pi.once("exit", resolve));
+}
+
 async function main() {
   const options = parseArgs(process.argv.slice(2));
   if (options.help) {
@@ -240,6 +275,11 @@ async function main() {
   progress(
     `project ${cwd}${options.cwd ? " (its .pi/delegate/ tree is kept: it is the task's record)" : " (a copy of scripts/demo/sample-project)"}`,
   );
+
+  if (options.tui) {
+    await runInteractive(host, cwd, env, [provider, model]);
+    return;
+  }
 
   const parent = await createParent({
     cliPath: host.cliPath,

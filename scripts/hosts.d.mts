@@ -20,3 +20,4 @@ export const HOST_ENV: string;
 export const EXTRA_HOST_ENV: string;
 export function hostNames(): string[];
 export function resolveHost(name?: string): ResolvedHost;
+export function packageOnlyPiArgs(packageDir?: string): string[];

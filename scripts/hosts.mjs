@@ -102,3 +102,21 @@ export function resolveHost(name = process.env[HOST_ENV] || HOSTS[0].name) {
     },
   };
 }
+
+/**
+ * Pi CLI arguments that load this package and nothing else of the machine's: no installed packages
+ * or extensions (an installed copy of pi-bg-delegate would register the tools twice), skills,
+ * prompt templates, themes or context files; no session file.
+ */
+export function packageOnlyPiArgs(packageDir = REPO_ROOT) {
+  return [
+    "-e",
+    packageDir,
+    "--no-extensions",
+    "--no-session",
+    "--no-skills",
+    "--no-prompt-templates",
+    "--no-themes",
+    "--no-context-files",
+  ];
+}

@@ -10,7 +10,13 @@ import { createBgDelegateTool } from "./tools/bg-delegate.ts";
 import { createBgResultTool } from "./tools/bg-result.ts";
 import { registerDelegatesCommand } from "./ui/delegates-command.ts";
 import { startFooter } from "./ui/footer.ts";
-import { registerNotificationRenderer, renderDelegateCall, renderResultCall, renderToolResult } from "./ui/render.ts";
+import {
+  registerNotificationRenderer,
+  renderDelegateCall,
+  renderReceipt,
+  renderResultCall,
+  renderRetrieval,
+} from "./ui/render.ts";
 import { receiptText } from "./views/receipt.ts";
 
 /** Ids and dirs of tasks this session was notified about (result_unavailable if their dir vanished). */
@@ -46,7 +52,8 @@ export default function bgDelegateExtension(pi: ExtensionAPI): void {
       },
     }),
     renderCall: (args, theme) => renderDelegateCall(args, theme),
-    renderResult: (result, options, theme) => renderToolResult(result, options, theme),
+    renderResult: (result, options, theme, context) =>
+      renderReceipt(result, { expanded: options.expanded, isError: context.isError }, theme),
   });
 
   pi.registerTool({
@@ -57,7 +64,8 @@ export default function bgDelegateExtension(pi: ExtensionAPI): void {
       },
     }),
     renderCall: (args, theme) => renderResultCall(args, theme),
-    renderResult: (result, options, theme) => renderToolResult(result, options, theme),
+    renderResult: (result, options, theme, context) =>
+      renderRetrieval(result, { expanded: options.expanded, isError: context.isError }, theme),
   });
 
   registerNotificationRenderer(pi);

@@ -8,6 +8,8 @@
  *   const end = await parent.waitFor((e) => e.type === "agent_end", { from: 0, timeoutMs, what: "…" });
  */
 
+import { packageOnlyPiArgs } from "../hosts.mjs";
+
 /** Streaming updates repeat the whole partial message each time; the demo keeps only what it waits on. */
 const KEPT_EVENTS = new Set(["message_end", "agent_end", "tool_execution_start", "tool_execution_end"]);
 
@@ -23,18 +25,7 @@ export async function createParent(options) {
     env: options.env,
     provider: options.provider,
     model: options.model,
-    // Only this package is loaded (installed packages and extensions stay out, so an installed copy of
-    // pi-bg-delegate cannot register the tools twice); no session file is written.
-    args: [
-      "-e",
-      options.packageDir,
-      "--no-extensions",
-      "--no-session",
-      "--no-skills",
-      "--no-prompt-templates",
-      "--no-themes",
-      "--no-context-files",
-    ],
+    args: packageOnlyPiArgs(options.packageDir),
   });
   const events = [];
   let waiters = [];

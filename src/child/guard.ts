@@ -339,7 +339,8 @@ export default function delegateGuard(pi: ExtensionAPI): void {
   pi.on("turn_end", () => {
     if (handover === undefined || state.seed === undefined || state.finished) return;
     try {
-      writeProgress(handover.taskDir, { turns: state.turns, tool_calls: state.toolCalls, at: now() });
+      const cost = state.usage.missing === undefined ? state.usage.cost_total : null;
+      writeProgress(handover.taskDir, { turns: state.turns, tool_calls: state.toolCalls, cost_total: cost, at: now() });
     } catch {
       // progress is a display aid; a failed write must not end the run
     }

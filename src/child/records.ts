@@ -36,6 +36,8 @@ export interface RuntimeBudgetFile {
 export interface ProgressFile {
   turns: number;
   tool_calls: number;
+  /** Spend reported so far (null when some turn's usage was not reported). */
+  cost_total: number | null;
   at: string;
 }
 

@@ -203,11 +203,15 @@ export interface DelegateManifest {
     message?: string;
     answer_bytes?: number;
     answer_sha256?: string;
+    /** What the child spent, in dollars, as its provider reported it; absent when unknown. */
+    cost_total?: number;
   } | null;
 }
 
-/** progress.json: the guard's count of turns and tool calls so far. */
+/** progress.json: the guard's count of turns and tool calls so far, and the spend reported so far. */
 export interface ChildProgress {
   turns: number;
   tool_calls: number;
+  /** Dollars the provider reported for the turns so far; null while unknown (no turn, or no usage reported). */
+  cost_total: number | null;
 }

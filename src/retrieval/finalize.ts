@@ -3,9 +3,10 @@ import { canonicalJsonLine } from "../core/canonical.ts";
 import { SCHEMA, TASK_FILES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import { writeFileAtomic } from "../core/fs.ts";
-import type { DelegateManifest, TaskState } from "../core/types.ts";
+import type { DelegateManifest, TaskState, UsageRecord } from "../core/types.ts";
 import { writeManifest } from "../store/artifacts.ts";
 import { fileExists } from "../store/lookup.ts";
+import { readProgress } from "../store/progress.ts";
 import { classifyChildOutcome } from "../verify/classify.ts";
 import type { VerifiedAnswer } from "../verify/delegate-result.ts";
 
@@ -34,6 +35,15 @@ const REASON_CODES = {
 } as const;
 
 /**
+ * What the child spent: the usage it committed (result.json or child-terminal.json) when observed;
+ * for a child killed before it could commit, the spend its last progress.json reported.
+ */
+function spentBy(usage: UsageRecord | undefined, taskDir: string): number | null {
+  if (usage !== undefined) return usage.status === "observed" ? usage.cost_total : null;
+  return readProgress(taskDir).cost_total;
+}
+
+/**
  * Adjudicate an ended child from its files (result.json wins, verified), record it in manifest.json
  * and outcome.json. outcome.json is best effort: its failure never changes the adjudication.
  */
@@ -58,6 +68,7 @@ export function finalizeTask(taskDir: string, manifest: DelegateManifest, reason
     }
     state = error.code === "child_cancelled" ? "cancelled" : "failed";
   }
+  const cost = spentBy(outcome.kind === "committed" ? outcome.verified.result.usage : outcome.terminal?.usage, taskDir);
   const now = new Date().toISOString();
   const next: DelegateManifest = {
     ...manifest,
@@ -67,6 +78,7 @@ export function finalizeTask(taskDir: string, manifest: DelegateManifest, reason
       ended_at: now,
       ...(error ? { code: error.code, message: error.message } : {}),
       ...(verified ? { answer_bytes: verified.answerBytes.length, answer_sha256: verified.result.answer.sha256 } : {}),
+      ...(cost === null ? {} : { cost_total: cost }),
     },
   };
   writeManifest(taskDir, next);

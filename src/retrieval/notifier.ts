@@ -126,7 +126,8 @@ export class SessionLink {
           display: true,
           details: notificationDetails(manifest, taskDir, auto),
         },
-        { deliverAs: "followUp", triggerTurn: manifest.trigger_on_completion },
+        // A cancel the person issued is news to the model, not a reason to run it now.
+        { deliverAs: "followUp", triggerTurn: manifest.trigger_on_completion && !registry.quiet.has(manifest.task_id) },
       );
     } catch {
       // The runtime went stale between our check and the call: the next session start delivers it.

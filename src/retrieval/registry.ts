@@ -35,6 +35,8 @@ export class DelegateRegistry {
   readonly known = new Map<string, string>();
   /** Task ids whose notification this host already handed to a session. */
   readonly notified = new Set<string>();
+  /** Task ids the person cancelled: their notification is recorded without starting a model turn. */
+  readonly quiet = new Set<string>();
   private readonly listeners = new Set<TerminalListener>();
   private exitHookInstalled = false;
 

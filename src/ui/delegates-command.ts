@@ -1,62 +1,96 @@
 import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
+import type { TUI } from "@mariozechner/pi-tui";
 import { DelegateError } from "../core/errors.ts";
-import { renderFailure } from "../core/failure-text.ts";
 import { killGroup } from "../process/spawn.ts";
 import { getRegistry } from "../retrieval/registry.ts";
 import { isTaskRunning } from "../retrieval/running.ts";
-import { listTaskRefs, readManifest, resolveTaskRef } from "../store/lookup.ts";
+import { listTaskRows, type TaskRow } from "../retrieval/task-rows.ts";
+import { readManifest, resolveTaskRef } from "../store/lookup.ts";
+import { DelegatesTable, shortId } from "./delegates-table.ts";
 
-function age(iso: string): string {
-  const s = Math.max(0, Math.round((Date.now() - Date.parse(iso)) / 1000));
-  if (s < 120) return `${s}s`;
-  if (s < 7200) return `${Math.round(s / 60)}m`;
-  return `${Math.round(s / 3600)}h`;
-}
+const WIDGET_KEY = "bg-delegates";
+const REFRESH_MS = 1_000;
+const USAGE = "Usage: /delegates [list | cancel [id] | hide]";
 
-/** One line per delegate task of this project: id, state, route, age, answer size. */
-export function listDelegates(cwd: string): string {
-  const lines: string[] = [];
-  for (const ref of listTaskRefs(cwd)) {
-    if (ref.kind !== "delegate") continue;
-    try {
-      const m = readManifest(ref.dir);
-      const state = m.state === "running" && !isTaskRunning(m) ? "ended?" : m.state;
-      const size = m.terminal?.answer_bytes !== undefined ? `${m.terminal.answer_bytes} B` : (m.terminal?.code ?? "");
-      lines.push(
-        `${m.task_id}  ${state.padEnd(9)} ${m.route.provider}/${m.route.model}  ${age(m.created_at)}  ${size}  ${m.name}`,
-      );
-    } catch {
-      lines.push(`${ref.id}  (unreadable manifest)`);
-    }
-  }
-  return lines.length === 0 ? "No delegate tasks in this project." : lines.join("\n");
-}
-
-/** Cancel a running delegate; it ends as child_cancelled. */
+/**
+ * Cancel a running delegate as the person asked: it ends as child_cancelled, and its notification
+ * lands in the session without starting a model turn. Returns what to tell the person.
+ */
 export function cancelDelegate(cwd: string, query: string): string {
-  const ref = resolveTaskRef(cwd, query, getRegistry().known);
-  if (ref.kind !== "delegate") return `${ref.id} is a Fusion run; it cannot be cancelled here.`;
+  const registry = getRegistry();
+  const ref = resolveTaskRef(cwd, query, registry.known);
+  if (ref.kind !== "delegate") return `${shortId(ref.id)} is not a delegate task; nothing to cancel.`;
   const manifest = readManifest(ref.dir);
-  if (getRegistry().end(manifest.task_id, "cancelled")) return `Cancelling ${manifest.task_id}…`;
+  const label = `${shortId(manifest.task_id)} (${manifest.name})`;
+  registry.quiet.add(manifest.task_id);
+  if (registry.end(manifest.task_id, "cancelled")) return `Cancelling ${label}…`;
   if (isTaskRunning(manifest) && manifest.child) {
     // Owned by another pi process of this project: stop the child; its owner records the end.
     killGroup(manifest.child.pid, "SIGTERM");
-    return `Sent SIGTERM to ${manifest.task_id} (owned by pid ${manifest.owner.pid}).`;
+    return `Stopping ${label}; the Pi process that started it (pid ${manifest.owner.pid}) records the end.`;
   }
-  return `${manifest.task_id} is not running (${manifest.state}).`;
+  return `${label} is not running (${manifest.state}).`;
+}
+
+/** A failure said for a person: the plain message, without the model's remediation block. */
+function forPerson(error: unknown): string {
+  if (!(error instanceof DelegateError)) return String(error);
+  if (error.code === "task_unknown")
+    return `${error.message.replace(/^no delegate task or Fusion run/, "No task")}. /delegates lists this project's tasks.`;
+  return error.message.charAt(0).toUpperCase() + error.message.slice(1);
+}
+
+/** Rows read at most once a second, however often the TUI renders. */
+function cachedRows(cwd: string): () => readonly TaskRow[] {
+  let at = 0;
+  let rows: readonly TaskRow[] = [];
+  return () => {
+    if (Date.now() - at >= REFRESH_MS) {
+      rows = listTaskRows(cwd);
+      at = Date.now();
+    }
+    return rows;
+  };
+}
+
+function showTable(ctx: ExtensionCommandContext): void {
+  const rows = cachedRows(ctx.cwd);
+  ctx.ui.setWidget(WIDGET_KEY, (tui: TUI, theme) => {
+    const table = new DelegatesTable(rows, theme);
+    // Live while something runs: run time, cost and state move on their own.
+    const timer = setInterval(() => {
+      if (rows().some((r) => r.state === "running")) tui.requestRender();
+    }, REFRESH_MS);
+    timer.unref();
+    return Object.assign(table, { dispose: () => clearInterval(timer) });
+  });
+}
+
+async function pickRunning(ctx: ExtensionCommandContext): Promise<string | undefined> {
+  const running = listTaskRows(ctx.cwd).filter((r) => r.state === "running");
+  if (running.length === 0) {
+    ctx.ui.notify("No delegate is running.", "info");
+    return undefined;
+  }
+  const options = running.map((r) => `${shortId(r.id)}  ${r.name}`);
+  const choice = await ctx.ui.select("Cancel which delegate?", options);
+  return choice === undefined ? undefined : running[options.indexOf(choice)]?.id;
 }
 
 export function registerDelegatesCommand(pi: ExtensionAPI): void {
   pi.registerCommand("delegates", {
-    description: "List background delegates of this project, or cancel one: /delegates [list | cancel <id>]",
+    description: "Show this project's background delegates as a table; cancel one: /delegates [cancel [id] | hide]",
     handler: async (args: string, ctx: ExtensionCommandContext) => {
       const [verb = "list", id] = args.trim().split(/\s+/).filter(Boolean);
       try {
-        if (verb === "list") ctx.ui.notify(listDelegates(ctx.cwd), "info");
-        else if (verb === "cancel" && id) ctx.ui.notify(cancelDelegate(ctx.cwd, id), "info");
-        else ctx.ui.notify("Usage: /delegates [list | cancel <task id>]", "warning");
+        if (verb === "list") showTable(ctx);
+        else if (verb === "hide") ctx.ui.setWidget(WIDGET_KEY, undefined);
+        else if (verb === "cancel") {
+          const target = id ?? (await pickRunning(ctx));
+          if (target !== undefined) ctx.ui.notify(cancelDelegate(ctx.cwd, target), "info");
+        } else ctx.ui.notify(USAGE, "warning");
       } catch (error) {
-        ctx.ui.notify(error instanceof DelegateError ? renderFailure(error) : String(error), "error");
+        ctx.ui.notify(forPerson(error), "error");
       }
     },
   });

@@ -1,7 +1,21 @@
 import type { AgentToolResult, ExtensionAPI, Theme } from "@mariozechner/pi-coding-agent";
-import { Text } from "@mariozechner/pi-tui";
+import { type Component, Container, Text } from "@mariozechner/pi-tui";
 import { NOTIFICATION_CUSTOM_TYPE } from "../core/constants.ts";
+import { formatBytes, formatCost, formatDuration } from "../core/units.ts";
+import type { FusionView } from "../fusion/types.ts";
 import type { NotificationDetails } from "../views/notification.ts";
+import type { ReceiptDetails } from "../views/receipt.ts";
+import { type CompletedView, completedHeader, type RunningView } from "../views/result.ts";
+import { answerFileHead, answerPreview } from "./answer-preview.ts";
+import { shortId } from "./delegates-table.ts";
+
+/*
+ * What a person sees in Pi's terminal (docs/subsystems/retrieval.md, "What a person sees"): plain
+ * words built from the tools' details; the text the model reads is never shown collapsed.
+ */
+
+/** Pi's render options plus whether the tool call failed (from the render context). */
+export type RenderOptions = { expanded: boolean; isError: boolean };
 
 function firstText(result: AgentToolResult<unknown>): string {
   const block = result.content.find((c) => c.type === "text");
@@ -12,32 +26,203 @@ function field(args: unknown, key: string): unknown {
   return typeof args === "object" && args !== null ? (args as Record<string, unknown>)[key] : undefined;
 }
 
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
+
+const dot = (theme: Theme) => theme.fg("muted", " · ");
+
 export function renderDelegateCall(input: unknown, theme: Theme): Text {
-  const args = { name: field(input, "name"), route: field(input, "route") };
-  const name = typeof args.name === "string" ? args.name : "";
-  const route =
-    typeof args.route === "object" && args.route !== null
-      ? ` → ${String((args.route as { provider?: unknown }).provider)}/${String((args.route as { model?: unknown }).model)}`
+  const name = field(input, "name");
+  const route = field(input, "route");
+  const routeText =
+    typeof route === "object" && route !== null
+      ? ` → ${String(field(route, "provider"))}/${String(field(route, "model"))}`
       : "";
-  return new Text(`${theme.fg("toolTitle", theme.bold("bg_delegate"))} ${theme.fg("accent", name)}${route}`, 0, 0);
+  return new Text(
+    `${theme.fg("toolTitle", theme.bold("bg_delegate"))} ${theme.fg("accent", typeof name === "string" ? name : "")}${routeText}`,
+    0,
+    0,
+  );
 }
 
 export function renderResultCall(input: unknown, theme: Theme): Text {
-  const args = { taskId: field(input, "taskId"), delivery: field(input, "delivery") };
-  const id = typeof args.taskId === "string" ? args.taskId : "";
-  const delivery = typeof args.delivery === "string" ? ` (${args.delivery})` : "";
-  return new Text(`${theme.fg("toolTitle", theme.bold("bg_result"))} ${theme.fg("accent", id)}${delivery}`, 0, 0);
+  const id = field(input, "taskId");
+  const delivery = field(input, "delivery");
+  return new Text(
+    `${theme.fg("toolTitle", theme.bold("bg_result"))} ${theme.fg("accent", typeof id === "string" ? id : "")}${typeof delivery === "string" ? ` (${delivery})` : ""}`,
+    0,
+    0,
+  );
 }
 
-/** Collapsed: the first line (the facts); expanded: everything the model saw. */
-export function renderToolResult(
-  result: AgentToolResult<unknown>,
-  options: { expanded: boolean; isPartial: boolean },
-  theme: Theme,
-): Text {
+/** A tool error, for a person: its first line plainly; expanded, the whole failure text. */
+function renderError(result: AgentToolResult<unknown>, expanded: boolean, theme: Theme): Text {
   const text = firstText(result);
-  const shown = options.expanded ? text : (text.split("\n")[0] ?? "");
-  return new Text(theme.fg("muted", shown), 0, 0);
+  const [first = "", ...rest] = text.split("\n");
+  const match = /^\[([a-z_]+)\] (.*)$/.exec(first);
+  const head = match ? `${match[2]} ${theme.fg("dim", `(${match[1]})`)}` : first;
+  const body = expanded && rest.length > 0 ? `\n${theme.fg("muted", rest.join("\n"))}` : "";
+  return new Text(`${theme.fg("error", "✗")} ${head}${body}`, 0, 0);
+}
+
+export function renderReceipt(
+  result: AgentToolResult<ReceiptDetails | undefined>,
+  options: RenderOptions,
+  theme: Theme,
+): Component {
+  const r = result.details;
+  if (!r || options.isError) return renderFallback(result, options, theme);
+  const limits = `up to ${plural(r.limits.max_turns, "turn")}, ${plural(r.limits.max_tool_calls, "tool call")}, ${formatDuration(r.limits.timeout_seconds)}`;
+  const lines = [
+    `${theme.fg("accent", "▸")} started ${theme.fg("accent", shortId(r.task_id))} on ${r.route.provider}/${r.route.model}${dot(theme)}${theme.fg("muted", limits)}`,
+  ];
+  if (r.ambient_warning) lines.push(theme.fg("warning", `extensions load in this delegate: ${r.ambient_warning}`));
+  if (options.expanded) {
+    lines.push(theme.fg("muted", `task ${r.task_id}, files in ${r.artifact_dir}`));
+    lines.push(theme.fg("muted", `conversation copy ${formatBytes(r.seed_bytes)}, sha256 ${r.seed_sha256}`));
+  }
+  return new Text(lines.join("\n"), 0, 0);
+}
+
+function runningLine(v: RunningView, theme: Theme): string {
+  const spent = v.progress.cost_total === null ? "" : `${dot(theme)}${formatCost(v.progress.cost_total)} so far`;
+  const next = v.notify ? "you will be notified when it ends" : "no notification: ask again later";
+  return (
+    `${theme.fg("warning", "⧗")} ${theme.fg("accent", v.name)} is still running${dot(theme)}` +
+    `${formatDuration(v.elapsed_seconds)}${dot(theme)}${plural(v.progress.turns, "turn")}${dot(theme)}` +
+    `${plural(v.progress.tool_calls, "tool call")}${spent}${dot(theme)}${theme.fg("muted", next)}`
+  );
+}
+
+function completedLine(v: CompletedView, theme: Theme): string {
+  const cost = v.usage.status === "observed" ? formatCost(v.usage.cost_total) : "cost not reported";
+  const time = v.run_seconds === null ? "" : `${formatDuration(v.run_seconds)}${dot(theme)}`;
+  const head =
+    `${theme.fg("success", "✓")} ${theme.fg("accent", v.name)}${dot(theme)}answer ${formatBytes(v.answer.byte_length)}, verified` +
+    `${dot(theme)}${time}${plural(v.turns, "turn")}${dot(theme)}${plural(v.tool_calls, "tool call")}${dot(theme)}${cost}` +
+    `${dot(theme)}${theme.fg("muted", `${v.route.provider}/${v.route.model}`)}`;
+  const notes: string[] = [];
+  if (v.flags.no_tool_calls) notes.push("it read no files: the answer rests on the conversation alone");
+  if (v.flags.finalized_by_runway) notes.push("it ran low on context and answered from what it had read");
+  return notes.length === 0 ? head : `${head}\n${theme.fg("warning", `note: ${notes.join("; ")}`)}`;
+}
+
+/** The answer part of bg_result's text for an inline delivery (the text is header, blank line, answer). */
+function inlineAnswer(text: string, header: string): string | null {
+  return text.startsWith(`${header}\n\n`) ? text.slice(header.length + 2) : null;
+}
+
+function answerBlock(
+  box: Container,
+  delivery: "inline" | "artifact",
+  inline: string | null,
+  path: string | null,
+  options: RenderOptions,
+  theme: Theme,
+): void {
+  if (delivery === "inline" && inline !== null) {
+    box.addChild(answerPreview(inline, options.expanded, theme));
+    return;
+  }
+  if (path === null) return;
+  box.addChild(new Text(theme.fg("muted", `answer file: ${path}`), 0, 0));
+  const head = answerFileHead(path, options.expanded);
+  if (head !== null) box.addChild(answerPreview(head.text, options.expanded, theme, !head.complete));
+}
+
+function isFusion(details: unknown): details is FusionView {
+  return typeof details === "object" && details !== null && "run_id" in details;
+}
+
+function renderFusion(
+  result: AgentToolResult<unknown>,
+  v: FusionView,
+  options: RenderOptions,
+  theme: Theme,
+): Component {
+  const box = new Container();
+  if (v.state === "running") {
+    box.addChild(
+      new Text(`${theme.fg("warning", "⧗")} Fusion run ${theme.fg("accent", v.run_id)} is still running`, 0, 0),
+    );
+    return box;
+  }
+  if (v.state === "completed") {
+    const cost = v.usage ? `${dot(theme)}${formatCost(v.usage.cost_total)}` : "";
+    box.addChild(
+      new Text(
+        `${theme.fg("success", "✓")} Fusion run ${theme.fg("accent", v.run_id)}${dot(theme)}merged answer ${formatBytes(v.answer.byte_length)}, verified${cost}`,
+        0,
+        0,
+      ),
+    );
+    const text = firstText(result);
+    const marker = "\nDelivery: inline\n\n";
+    const at = text.indexOf(marker);
+    answerBlock(box, v.delivery, at === -1 ? null : text.slice(at + marker.length), v.answer.path, options, theme);
+    return box;
+  }
+  const code = v.failure?.code ?? v.integrity?.code ?? "unknown";
+  box.addChild(
+    new Text(`${theme.fg("error", "✗")} Fusion run ${theme.fg("accent", v.run_id)} ${v.state} (${code})`, 0, 0),
+  );
+  return box;
+}
+
+export function renderRetrieval(result: AgentToolResult<unknown>, options: RenderOptions, theme: Theme): Component {
+  const d = result.details;
+  if (options.isError) return renderError(result, options.expanded, theme);
+  if (isFusion(d)) return renderFusion(result, d, options, theme);
+  if (typeof d !== "object" || d === null || !("state" in d)) return renderFallback(result, options, theme);
+  const view = d as RunningView | CompletedView;
+  if (view.state === "running") return new Text(runningLine(view, theme), 0, 0);
+  const box = new Container();
+  box.addChild(new Text(completedLine(view, theme), 0, 0));
+  answerBlock(
+    box,
+    view.delivery,
+    inlineAnswer(firstText(result), completedHeader(view)),
+    view.answer.text_path,
+    options,
+    theme,
+  );
+  return box;
+}
+
+/** Anything without details (partial results, older sessions): the first line, or all expanded. */
+export function renderFallback(result: AgentToolResult<unknown>, options: RenderOptions, theme: Theme): Component {
+  if (options.isError) return renderError(result, options.expanded, theme);
+  const text = firstText(result);
+  return new Text(theme.fg("muted", options.expanded ? text : (text.split("\n")[0] ?? "")), 0, 0);
+}
+
+/** The notification line: short id, name, how it ended, run time, spend, answer size. */
+export function notificationLine(d: NotificationDetails, theme: Theme): string {
+  const id = theme.fg("accent", shortId(d.taskId));
+  const time =
+    d.run_seconds === null ? "" : ` ${d.state === "completed" ? "in" : "after"} ${formatDuration(d.run_seconds)}`;
+  const cost =
+    d.cost_total === null
+      ? "cost not reported"
+      : `${formatCost(d.cost_total)}${d.state === "completed" ? "" : " spent"}`;
+  const icon =
+    d.state === "completed"
+      ? theme.fg("success", "●")
+      : d.state === "cancelled"
+        ? theme.fg("muted", "■")
+        : theme.fg("error", "✗");
+  const size =
+    d.state === "completed" && d.answer_bytes !== null
+      ? `${dot(theme)}answer ${formatBytes(d.answer_bytes)}`
+      : d.code !== null && d.state !== "cancelled"
+        ? `${dot(theme)}${d.code}`
+        : "";
+  const next =
+    d.state === "completed" && d.auto_delivered === null
+      ? `${dot(theme)}${theme.fg("muted", "the agent reads it with bg_result")}`
+      : "";
+  return `${icon} delegate ${id} ${theme.fg("accent", d.name)} ${d.state}${time}${dot(theme)}${cost}${size}${next}`;
 }
 
 export function registerNotificationRenderer(pi: ExtensionAPI): void {
@@ -45,12 +230,20 @@ export function registerNotificationRenderer(pi: ExtensionAPI): void {
     const d = message.details;
     const content = typeof message.content === "string" ? message.content : "";
     if (!d) return new Text(content, 1, 0);
-    const color = d.state === "completed" ? "success" : "error";
-    const facts =
-      d.state === "completed"
-        ? `${d.answer_bytes} bytes · sha256 ${String(d.answer_sha256).slice(0, 12)}…`
-        : `[${d.code}]`;
-    const head = `${theme.fg(color, "●")} delegate ${theme.fg("accent", d.name)} ${d.state} · ${facts}`;
-    return new Text(options.expanded ? `${head}\n${content}` : head, 1, 0);
+    const box = new Container();
+    box.addChild(new Text(notificationLine(d, theme), 1, 0));
+    if (d.auto_delivered === "answer") {
+      const at = content.indexOf("\n\n");
+      if (at !== -1) {
+        const preview = new Container();
+        preview.addChild(answerPreview(content.slice(at + 2), options.expanded, theme));
+        box.addChild(preview);
+      }
+    }
+    if (options.expanded) {
+      if (d.message !== null) box.addChild(new Text(theme.fg("muted", d.message), 1, 0));
+      box.addChild(new Text(theme.fg("dim", `files: ${d.artifact_dir}`), 1, 0));
+    }
+    return box;
   });
 }

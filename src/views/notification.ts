@@ -1,6 +1,7 @@
 import { relative } from "node:path";
 import { INLINE_ANSWER_MAX_BYTES } from "../core/constants.ts";
 import type { BoundArtifact, DelegateManifest } from "../core/types.ts";
+import { secondsBetween } from "../core/units.ts";
 
 export interface NotificationDetails {
   taskId: string;
@@ -11,6 +12,12 @@ export interface NotificationDetails {
   answer_sha256: string | null;
   auto_delivered: "answer" | "artifact" | null;
   artifact_dir: string;
+  /** From launch to the recorded end. */
+  run_seconds: number | null;
+  /** What the child spent, in dollars; null when unknown. */
+  cost_total: number | null;
+  /** The failure's message (for the person's expanded view); null on success. */
+  message: string | null;
 }
 
 /** What autoDeliver adds to the notification (the verified answer or its file reference). */
@@ -73,5 +80,8 @@ export function notificationDetails(m: DelegateManifest, taskDir: string, auto: 
     answer_sha256: m.terminal?.answer_sha256 ?? null,
     auto_delivered: auto?.kind ?? null,
     artifact_dir: taskDir,
+    run_seconds: m.terminal ? secondsBetween(m.created_at, m.terminal.ended_at) : null,
+    cost_total: m.terminal?.cost_total ?? null,
+    message: m.terminal?.message ?? null,
   };
 }

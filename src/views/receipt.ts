@@ -1,5 +1,6 @@
 import { relative } from "node:path";
 import type { DelegateManifest, SeedDocument } from "../core/types.ts";
+import { formatDuration } from "../core/units.ts";
 
 /** What the receipt needs of a launch plan (src/launch/launch.ts LaunchPlan has these and more). */
 export interface ReceiptSource {
@@ -77,7 +78,7 @@ function receiptLines(r: ReceiptDetails, cwd: string, name: string): string[] {
   const lines = [
     `Delegate ${r.task_id} started: ${name}`,
     `Route ${r.route.provider}/${r.route.model} pinned (${r.route.origin}), thinking ${r.route.thinking_level}, ${r.extension_mode} mode.`,
-    `Limits: ${r.limits.max_turns} turns, ${r.limits.max_tool_calls} tool calls, ${r.limits.timeout_seconds} s; autoDeliver ${r.auto_deliver}.`,
+    `Limits: ${r.limits.max_turns} turns, ${r.limits.max_tool_calls} tool calls, ${formatDuration(r.limits.timeout_seconds)}; autoDeliver ${r.auto_deliver}.`,
     `Seed sha256 ${r.seed_sha256} (${r.seed_bytes} B), budget ${r.budget_source} ${r.bytes_per_token.toFixed(2)} B/token.`,
     `Artifacts: ${relative(cwd, r.artifact_dir)}`,
     notify,

@@ -8,6 +8,7 @@ import type {
   EvidenceRow,
   UsageRecord,
 } from "../core/types.ts";
+import { formatCost, formatDuration, secondsBetween } from "../core/units.ts";
 
 export interface RunningView {
   schema_version: typeof SCHEMA.delegateView;
@@ -41,6 +42,8 @@ export interface CompletedView {
   usage: UsageRecord;
   evidence: EvidenceRow[];
   spilled_artifacts: number;
+  /** From launch to the recorded end; null when the manifest has no end time. */
+  run_seconds: number | null;
   flags: { no_tool_calls: boolean; finalized_by_runway: boolean };
 }
 
@@ -59,7 +62,7 @@ export function runningView(
     delivery: "none",
     artifact_dir: taskDir,
     route: manifest.route,
-    elapsed_seconds: Math.max(0, Math.round((Date.now() - Date.parse(manifest.created_at)) / 1000)),
+    elapsed_seconds: secondsBetween(manifest.created_at),
     progress,
     notify: manifest.notify_on_completion,
     limits: manifest.limits,
@@ -73,7 +76,7 @@ export function runningText(view: RunningView): string {
     ? "its completion notification will arrive. Do not poll."
     : "it sends no notification (notifyOnCompletion false), so call bg_result again later.";
   return (
-    `Task ${view.task_id} is still running (${view.elapsed_seconds} s, ${view.progress.turns} turns, ` +
+    `Task ${view.task_id} is still running (${formatDuration(view.elapsed_seconds)}, ${view.progress.turns} turns, ` +
     `${view.progress.tool_calls} tool calls). Not an error: end your turn or do other work; ${then}`
   );
 }
@@ -105,13 +108,14 @@ export function completedView(
     usage: result.usage,
     evidence: result.evidence,
     spilled_artifacts: result.spilled_artifacts.length,
+    run_seconds: manifest.terminal ? secondsBetween(manifest.created_at, manifest.terminal.ended_at) : null,
     flags: { no_tool_calls: result.tool_calls === 0, finalized_by_runway: result.finalized_by_runway },
   };
 }
 
 function usageText(usage: UsageRecord): string {
   if (usage.status === "unavailable") return `usage unavailable (${usage.reason})`;
-  return `${usage.total_tokens} tokens, $${usage.cost_total.toFixed(4)}`;
+  return `${usage.total_tokens} tokens, ${formatCost(usage.cost_total)}`;
 }
 
 /** The facts header printed above an inline answer or instead of it. */

@@ -37,6 +37,8 @@ export interface FakeModelSpec {
   maxTokens?: number;
   reasoning?: boolean;
   input?: ("text" | "image")[];
+  /** Dollars per million tokens (default all zero). */
+  cost?: { input: number; output: number; cacheRead: number; cacheWrite: number };
 }
 
 export const DEFAULT_FAKE_MODELS: readonly FakeModelSpec[] = [
@@ -76,7 +78,7 @@ function modelEntry(spec: FakeModelSpec): Record<string, unknown> {
     reasoning: spec.reasoning ?? false,
     input: spec.input ?? ["text"],
     maxTokens: spec.maxTokens ?? 8192,
-    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+    cost: spec.cost ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
   };
   if (spec.contextWindow !== undefined) entry.contextWindow = spec.contextWindow;
   return entry;

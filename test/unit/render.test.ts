@@ -1,77 +1,371 @@
-import type { Theme } from "@mariozechner/pi-coding-agent";
-import { describe, expect, it } from "vitest";
+/**
+ * What a person sees, rendered by Pi's own components (ToolExecutionComponent, CustomMessageComponent)
+ * with the host's theme, at 80 and 160 columns: the extension's real renderers, registered through
+ * its entry point.
+ */
 import {
-  registerNotificationRenderer,
-  renderDelegateCall,
-  renderResultCall,
-  renderToolResult,
-} from "../../src/ui/render.ts";
+  CustomMessageComponent,
+  type ExtensionAPI,
+  initTheme,
+  type Theme,
+  type ToolDefinition,
+  ToolExecutionComponent,
+} from "@mariozechner/pi-coding-agent";
+import type { TUI } from "@mariozechner/pi-tui";
+import { KeybindingsManager, setKeybindings, TUI_KEYBINDINGS, visibleWidth } from "@mariozechner/pi-tui";
+import { beforeAll, describe, expect, it } from "vitest";
+import { withDelegateDefaults } from "../../src/arguments/delegate-arguments.ts";
+import { DelegateError } from "../../src/core/errors.ts";
+import { renderFailure } from "../../src/core/failure-text.ts";
+import type { ChildProgress, DelegateManifest, UsageRecord } from "../../src/core/types.ts";
+import bgDelegateExtension from "../../src/extension.ts";
+import { buildManifest, newTaskIdentity } from "../../src/launch/task-documents.ts";
+import type { TaskRow } from "../../src/retrieval/task-rows.ts";
+import { DelegatesTable } from "../../src/ui/delegates-table.ts";
+import { notificationDetails, notificationText } from "../../src/views/notification.ts";
+import { buildReceipt, receiptText } from "../../src/views/receipt.ts";
+import { completedText, completedView, runningText, runningView } from "../../src/views/result.ts";
+import { makeResultFile } from "../helpers/result-fixtures.ts";
 
-// A theme that marks colors and bold so the test sees what was styled, without a terminal.
-const theme = {
-  fg: (color: string, text: string) => `<${color}>${text}</${color}>`,
-  bold: (text: string) => `*${text}*`,
-} as unknown as Theme;
+const WIDTHS = [80, 160] as const;
+const CWD = "/home/ana/projects/shop";
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI escapes are what is stripped
+const ANSI = /\u001b\[[0-9;]*m|\u001b\]8;;[^\u0007]*\u0007/g;
+const plain = (lines: string[]) => lines.map((l) => l.replace(ANSI, "").trimEnd());
 
-const lines = (component: { render(width: number): string[] }) => component.render(200).map((l) => l.trimEnd());
+type Captured = {
+  tools: Map<string, ToolDefinition>;
+  renderers: Map<string, ConstructorParameters<typeof CustomMessageComponent>[1]>;
+};
 
-describe("tool renderers", () => {
-  it("shows the delegate's name and an explicit route in the call line", () => {
-    const out = lines(renderDelegateCall({ name: "map the cache", route: { provider: "p", model: "m" } }, theme));
-    expect(out.join("\n")).toContain("<toolTitle>*bg_delegate*</toolTitle> <accent>map the cache</accent> → p/m");
+/** The extension's registrations, captured from its real entry point. */
+function loadExtension(): Captured {
+  const captured: Captured = { tools: new Map(), renderers: new Map() };
+  const pi = {
+    registerTool: (tool: ToolDefinition) => captured.tools.set(tool.name, tool),
+    registerMessageRenderer: (type: string, renderer: Captured["renderers"] extends Map<string, infer R> ? R : never) =>
+      captured.renderers.set(type, renderer),
+    registerCommand: () => {},
+    on: () => {},
+  } as unknown as ExtensionAPI;
+  bgDelegateExtension(pi);
+  return captured;
+}
+
+// Pi's tool component only asks its TUI to redraw.
+const tui = { requestRender: () => {} } as unknown as TUI;
+
+function manifest(name: string, over: Partial<DelegateManifest> = {}): DelegateManifest {
+  const identity = newTaskIdentity(CWD, "session-1");
+  const base = buildManifest({
+    identity,
+    args: withDelegateDefaults({ name, prompt: "Map the auth flow." }),
+    route: { provider: "anthropic", model: "claude-sonnet-4-5" },
+    owner: { pid: 1, start_time: "1" },
+  });
+  return {
+    ...base,
+    schema_version: "x",
+    artifacts: {},
+    seed_sha256: "b".repeat(64),
+    seed_bytes: 48_213,
+    created_at: "2026-12-01T10:00:00.000Z",
+    ...over,
+  };
+}
+
+const ANSWER = [
+  "# Auth flow",
+  "",
+  "The session cookie is checked in **two** places:",
+  "",
+  "| file | line | what |",
+  "| --- | --- | --- |",
+  "| src/auth.ts | 42 | verifies the cookie |",
+  "| src/api.ts | 7 | refreshes it |",
+  "",
+  "```ts",
+  "verifySession(req);",
+  "```",
+  ...Array.from({ length: 20 }, (_, i) => `- finding ${i + 1}`),
+  "- the last finding",
+].join("\n");
+
+const USAGE: UsageRecord = {
+  status: "observed",
+  input: 1200,
+  output: 300,
+  cache_read: 0,
+  cache_write: 0,
+  total_tokens: 1500,
+  cost_total: 0.0042,
+};
+
+let tools: Captured["tools"];
+let renderers: Captured["renderers"];
+beforeAll(() => {
+  initTheme("dark", false);
+  // Pi's interactive mode installs its keybindings (expand tool output: ctrl+o by default); do the same.
+  setKeybindings(
+    new KeybindingsManager({
+      ...TUI_KEYBINDINGS,
+      "app.tools.expand": { defaultKeys: "ctrl+o", description: "Toggle tool output" },
+    }),
+  );
+  ({ tools, renderers } = loadExtension());
+});
+
+function renderTool(
+  name: string,
+  args: unknown,
+  result: { text: string; details?: unknown; isError: boolean },
+  width: number,
+  expanded = false,
+): string[] {
+  const component = new ToolExecutionComponent(name, "call-1", args, undefined, tools.get(name), tui, CWD);
+  component.setArgsComplete();
+  component.markExecutionStarted();
+  component.updateResult({
+    content: [{ type: "text", text: result.text }],
+    details: result.details,
+    isError: result.isError,
+  });
+  component.setExpanded(expanded);
+  const lines = component.render(width);
+  for (const line of lines) expect(visibleWidth(line)).toBeLessThanOrEqual(width);
+  return plain(lines);
+}
+
+function completed(name = "map auth") {
+  const m = manifest(name, {
+    state: "completed",
+    terminal: { ended_at: "2026-12-01T10:00:14.000Z", answer_bytes: Buffer.byteLength(ANSWER), cost_total: 0.0042 },
+  });
+  const { result } = makeResultFile({ answer: ANSWER, usage: USAGE, turns: 2, tool_calls: 3 });
+  return { m, result };
+}
+
+describe("bg_result as a person sees it", () => {
+  for (const width of WIDTHS) {
+    it(`collapsed at ${width} columns: facts in words, the answer's first lines as markdown, Pi's expand hint`, () => {
+      const { m, result } = completed();
+      const view = completedView(m, "/tmp/t", result, "inline", null);
+      const screen = renderTool(
+        "bg_result",
+        { taskId: m.task_id },
+        { text: completedText(view, ANSWER), details: view, isError: false },
+        width,
+      ).join("\n");
+      expect(screen).toContain("✓ map auth");
+      expect(screen).toContain(`answer ${Buffer.byteLength(ANSWER)} B, verified`);
+      expect(screen).toContain("$0.0042");
+      expect(screen).toContain("14s");
+      // Rendered markdown: the heading without its #, the table with borders, no raw pipes.
+      expect(screen).toMatch(/^ *Auth flow *$/m);
+      expect(screen).not.toContain("# Auth flow");
+      expect(screen).not.toContain("| --- |");
+      expect(screen).toMatch(/src\/auth\.ts\s*│\s*42/);
+      expect(screen).toMatch(/\.\.\. \(\d+ more lines, ctrl\+o to expand\)/);
+      expect(screen).not.toContain("the last finding");
+      // Model-facing words stay out.
+      expect(screen).not.toContain("sha256");
+      expect(screen).not.toContain("evidence reads");
+    });
+  }
+
+  it("expanded shows the whole answer rendered", () => {
+    const { m, result } = completed();
+    const view = completedView(m, "/tmp/t", result, "inline", null);
+    const screen = renderTool(
+      "bg_result",
+      {},
+      { text: completedText(view, ANSWER), details: view, isError: false },
+      120,
+      true,
+    ).join("\n");
+    expect(screen).toContain("the last finding");
+    expect(screen).not.toContain("ctrl+o to expand");
   });
 
-  it("tolerates partial arguments while the call streams", () => {
-    expect(lines(renderDelegateCall(undefined, theme)).join("\n")).toContain("bg_delegate");
-    expect(lines(renderResultCall({ taskId: "d12", delivery: "artifact" }, theme)).join("\n")).toContain(
-      "<accent>d12</accent> (artifact)",
-    );
+  it("a running task reads as plain progress, without the model's instructions", () => {
+    const m = manifest("map auth", { state: "running", created_at: new Date(Date.now() - 75_000).toISOString() });
+    const progress: ChildProgress = { turns: 2, tool_calls: 1, cost_total: 0.0012 };
+    const view = runningView(m, "/tmp/t", progress, null);
+    for (const width of WIDTHS) {
+      const screen = renderTool(
+        "bg_result",
+        {},
+        { text: runningText(view), details: view, isError: false },
+        width,
+      ).join("\n");
+      expect(screen).toMatch(/⧗ map auth is still running · 1m1[5-6]s · 2 turns · 1 tool call · \$0\.0012 so far/);
+      expect(screen).not.toMatch(/Not an error|Do not poll|poll/);
+    }
   });
 
-  it("collapses a result to its first line and expands to all of it", () => {
-    const result = { content: [{ type: "text" as const, text: "facts line\nanswer body" }], details: {} };
-    expect(lines(renderToolResult(result, { expanded: false, isPartial: false }, theme)).join("\n")).not.toContain(
-      "answer body",
+  it("a failure shows its message and code plainly; the remediation only expanded", () => {
+    const error = new DelegateError(
+      "child_timeout",
+      "the wall-clock timeout passed; the child's process group was killed",
+      {
+        childProcessCreated: true,
+      },
     );
-    expect(lines(renderToolResult(result, { expanded: true, isPartial: false }, theme)).join("\n")).toContain(
-      "answer body",
-    );
+    const collapsed = renderTool("bg_result", {}, { text: renderFailure(error), isError: true }, 80).join("\n");
+    expect(collapsed).toContain("✗ the wall-clock timeout passed");
+    expect(collapsed).toContain("(child_timeout)");
+    expect(collapsed).not.toContain("Child process created");
+    const expanded = renderTool("bg_result", {}, { text: renderFailure(error), isError: true }, 80, true).join("\n");
+    expect(expanded).toContain("Remediation:");
   });
 });
 
-describe("notification renderer", () => {
-  it("shows state, size and hash collapsed, and the full notice expanded", () => {
-    type Renderer = (m: unknown, o: { expanded: boolean }, t: Theme) => { render(w: number): string[] };
-    let registered: { type: string; renderer: Renderer } | undefined;
-    const pi = {
-      registerMessageRenderer: (type: string, renderer: Renderer) => {
-        registered = { type, renderer };
+describe("the receipt as a person sees it", () => {
+  it("names the task, the route and the limits in words", () => {
+    const m = manifest("map auth");
+    const receipt = buildReceipt(
+      {
+        taskDir: `${CWD}/.pi/delegate/session-1/${m.task_id}`,
+        seed: {
+          task_id: m.task_id,
+          child_session_id: m.child_session_id,
+          extension_mode: "isolated",
+          route: { ...m.route, origin: "parent_current", thinking_level: "off", context_window_tokens: 200_000 },
+        } as Parameters<typeof buildReceipt>[0]["seed"],
+        budget: { admission: { estimate_source: "provable", bytes_per_token: 1 }, growth_budget_tokens: 100_000 },
       },
-    } as unknown as Parameters<typeof registerNotificationRenderer>[0];
-    registerNotificationRenderer(pi);
-    expect(registered?.type).toBe("background-task-notification");
-    const message = {
-      role: "custom",
-      customType: "background-task-notification",
-      content: "Background delegate d1 (scan) completed: verified answer 12 bytes.",
-      display: true,
-      details: {
-        taskId: "d1",
-        name: "scan",
-        state: "completed",
-        code: null,
-        answer_bytes: 12,
-        answer_sha256: "ab".repeat(32),
-      },
-    };
-    const collapsed = lines(registered!.renderer(message, { expanded: false }, theme)).join("\n");
-    expect(collapsed).toContain(
-      "<success>●</success> delegate <accent>scan</accent> completed · 12 bytes · sha256 abababababab…",
+      m,
+      4242,
     );
-    expect(collapsed).not.toContain("verified answer 12 bytes");
-    const expanded = lines(registered!.renderer(message, { expanded: true }, theme)).join("\n");
-    expect(expanded).toContain("verified answer 12 bytes");
-    const failed = { ...message, details: { ...message.details, state: "failed", code: "child_timeout" } };
-    expect(lines(registered!.renderer(failed, { expanded: false }, theme)).join("\n")).toContain("<error>●</error>");
+    for (const width of WIDTHS) {
+      const screen = renderTool(
+        "bg_delegate",
+        { name: "map auth" },
+        { text: receiptText(receipt, CWD), details: receipt, isError: false },
+        width,
+      ).join("\n");
+      expect(screen).toContain(`▸ started ${m.task_id.slice(0, 9)} on anthropic/claude-sonnet-4-5`);
+      expect(screen.replace(/\s+/g, " ")).toContain("up to 24 turns, 120 tool calls, 20m00s"); // wrapped at 80
+      expect(screen).not.toMatch(/parent_current|B\/token|pinned \(/);
+    }
   });
+});
+
+describe("the completion notification as a person sees it", () => {
+  function renderNotice(m: DelegateManifest, width: number): string {
+    const message = {
+      role: "custom" as const,
+      customType: "background-task-notification",
+      content: notificationText(m, null),
+      display: true,
+      details: notificationDetails(m, "/tmp/t", null),
+      timestamp: Date.now(),
+    };
+    const component = new CustomMessageComponent(message, renderers.get("background-task-notification"));
+    const lines = component.render(width);
+    for (const line of lines) expect(visibleWidth(line)).toBeLessThanOrEqual(width);
+    return plain(lines).join("\n");
+  }
+
+  it("names the short id, the name, the run time and the cost; two same-named tasks differ by id", () => {
+    const a = completed("map auth").m;
+    const b = completed("map auth").m;
+    for (const width of WIDTHS) {
+      const first = renderNotice(a, width);
+      expect(first).toContain(
+        `● delegate ${a.task_id.slice(0, 9)} map auth completed in 14s · $0.0042 · answer ${Buffer.byteLength(ANSWER)} B`,
+      );
+      expect(first).not.toMatch(/do not poll|sha256/i);
+      expect(renderNotice(b, width)).toContain(b.task_id.slice(0, 9));
+    }
+    expect(a.task_id.slice(0, 9)).not.toBe(b.task_id.slice(0, 9));
+  });
+
+  it("a failed or cancelled task shows what it spent", () => {
+    const failed = manifest("scan", {
+      state: "failed",
+      terminal: {
+        ended_at: "2026-12-01T10:00:03.000Z",
+        code: "child_timeout",
+        message: "timed out",
+        cost_total: 0.0011,
+      },
+    });
+    expect(renderNotice(failed, 80)).toContain("✗ delegate");
+    expect(renderNotice(failed, 80)).toContain("scan failed after 3s · $0.0011 spent · child_timeout");
+    const cancelled = manifest("scan", {
+      state: "cancelled",
+      terminal: { ended_at: "2026-12-01T10:00:03.000Z", code: "child_cancelled", message: "cancelled" },
+    });
+    expect(renderNotice(cancelled, 80)).toContain("scan cancelled after 3s · cost not reported");
+  });
+});
+
+describe("/delegates table", () => {
+  const row = (over: Partial<TaskRow>): TaskRow => ({
+    id: `d${"0".repeat(32)}`,
+    name: "map auth",
+    state: "completed",
+    route: "anthropic/claude-sonnet-4-5",
+    createdAt: "2026-12-01T10:00:00.000Z",
+    runSeconds: 14,
+    cost: 0.0042,
+    answerBytes: 787,
+    code: null,
+    ...over,
+  });
+  const rows = [
+    row({
+      id: `d1${"a".repeat(31)}`,
+      state: "running",
+      answerBytes: null,
+      cost: null,
+      runSeconds: 125,
+      name: "a very long task name that cannot fit in eighty columns at all",
+    }),
+    row({ id: `d2${"b".repeat(31)}` }),
+    row({ id: `d3${"c".repeat(31)}`, state: "failed", answerBytes: null, code: "child_timeout", route: "fake/m" }),
+  ];
+  const theme = () => {
+    // The host theme object the TUI hands to widgets.
+    let captured: Theme | undefined;
+    const m = manifest("x", {
+      state: "completed",
+      terminal: { ended_at: "2026-12-01T10:00:01.000Z", answer_bytes: 1 },
+    });
+    const message = {
+      role: "custom" as const,
+      customType: "background-task-notification",
+      content: "",
+      display: true,
+      details: notificationDetails(m, "/tmp/t", null),
+      timestamp: 0,
+    };
+    new CustomMessageComponent(message, (msg, opts, t) => {
+      captured = t;
+      return renderers.get("background-task-notification")!(msg, opts, t)!;
+    }).render(80);
+    return captured!;
+  };
+
+  for (const width of WIDTHS) {
+    it(`is an aligned table with a header at ${width} columns; long names end in an ellipsis`, () => {
+      const lines = plain(new DelegatesTable(() => rows, theme()).render(width));
+      expect(lines[0]).toMatch(/^ ID\s+STATE\s+ROUTE\s+RUN TIME\s+COST\s+SIZE\s+NAME$/);
+      const stateAt = lines[0]!.indexOf("STATE");
+      const nameAt = lines[0]!.indexOf("NAME");
+      for (const line of lines.slice(1, 4)) {
+        expect(line.slice(stateAt)).toMatch(/^(running|completed|failed)/);
+        expect(line[nameAt - 1]).toBe(" ");
+        expect(visibleWidth(line)).toBeLessThanOrEqual(width);
+      }
+      expect(lines[1]).toContain("2m05s");
+      expect(lines[2]).toContain("$0.0042");
+      expect(lines[2]).toContain("787 B");
+      expect(lines[3]).toContain("child_timeout");
+      if (width === 80) expect(lines[1]).toMatch(/…$/);
+      else expect(lines[1]).toContain("cannot fit in eighty columns at all");
+      expect(lines.at(-1)).toContain("/delegates cancel <id>");
+    });
+  }
 });

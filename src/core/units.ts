@@ -1,0 +1,29 @@
+/**
+ * The one unit style for time, sizes and money, for the model's texts and the person's screen
+ * alike (docs/subsystems/retrieval.md, "What a person sees"): `42s`, `3m05s`, `1h02m`; `733 B`,
+ * `12.4 KiB`, `1.2 MiB`; `$0.0042`, `$1.25`.
+ */
+
+export function formatDuration(seconds: number): string {
+  const s = Math.max(0, Math.floor(seconds));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s`;
+  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}m`;
+}
+
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+}
+
+/** Dollars: four decimals under a dollar (delegate turns often cost fractions of a cent), two above. */
+export function formatCost(dollars: number): string {
+  return `$${dollars.toFixed(dollars < 1 ? 4 : 2)}`;
+}
+
+/** Seconds between two ISO times (or until now), never negative. */
+export function secondsBetween(startIso: string, endIso?: string): number {
+  const end = endIso === undefined ? Date.now() : Date.parse(endIso);
+  return Math.max(0, Math.round((end - Date.parse(startIso)) / 1000));
+}

@@ -1,0 +1,106 @@
+import type { Theme } from "@mariozechner/pi-coding-agent";
+import { type Component, truncateToWidth, visibleWidth } from "@mariozechner/pi-tui";
+import { formatBytes, formatCost, formatDuration } from "../core/units.ts";
+import type { TaskRow } from "../retrieval/task-rows.ts";
+
+/** The short id shown to a person: `d` and 8 hex digits, a prefix every id lookup accepts. */
+export function shortId(id: string): string {
+  return id.slice(0, 9);
+}
+
+interface Column {
+  title: string;
+  cell(row: TaskRow): string;
+  /** Right-aligned (numbers). */
+  right?: boolean;
+  /** The widest this column may get; the name column takes what is left. */
+  max?: number;
+}
+
+const COLUMNS: readonly Column[] = [
+  { title: "ID", cell: (r) => shortId(r.id) },
+  { title: "STATE", cell: (r) => r.state },
+  { title: "ROUTE", cell: (r) => r.route, max: 28 },
+  { title: "RUN TIME", cell: (r) => (r.runSeconds === null ? "" : formatDuration(r.runSeconds)), right: true },
+  { title: "COST", cell: (r) => (r.cost === null ? "?" : formatCost(r.cost)), right: true },
+  {
+    title: "SIZE",
+    cell: (r) => (r.answerBytes !== null ? formatBytes(r.answerBytes) : (r.code ?? "")),
+    max: 22,
+  },
+  { title: "NAME", cell: (r) => r.name },
+];
+
+const GAP = "  ";
+const NAME_MIN = 8;
+const ROUTE_MIN = 12;
+
+function padCell(text: string, width: number, right = false): string {
+  const cut = truncateToWidth(text, width, "…");
+  const pad = " ".repeat(Math.max(0, width - visibleWidth(cut)));
+  return right ? pad + cut : cut + pad;
+}
+
+/** Column widths for a terminal width: the name column takes the rest, the route shrinks first. */
+function widths(rows: readonly TaskRow[], total: number): number[] {
+  const natural = COLUMNS.map((c) =>
+    Math.min(
+      c.max ?? Number.MAX_SAFE_INTEGER,
+      Math.max(visibleWidth(c.title), ...rows.map((r) => visibleWidth(c.cell(r)))),
+    ),
+  );
+  const nameIndex = COLUMNS.length - 1;
+  const routeIndex = 2;
+  const fixed = () => natural.slice(0, nameIndex).reduce((a, b) => a + b, 0) + GAP.length * nameIndex;
+  const spare = total - fixed() - NAME_MIN;
+  if (spare < 0) natural[routeIndex] = Math.max(ROUTE_MIN, natural[routeIndex]! + spare);
+  natural[nameIndex] = Math.max(NAME_MIN, total - fixed());
+  return natural;
+}
+
+const STATE_COLOR = {
+  running: "warning",
+  completed: "success",
+  failed: "error",
+  cancelled: "muted",
+  ended: "warning",
+  unreadable: "error",
+} as const;
+
+/**
+ * `/delegates` as a table that stays on screen (a widget): header, aligned columns, names cut with
+ * an ellipsis at narrow widths, and what a person can do next.
+ */
+export class DelegatesTable implements Component {
+  constructor(
+    private readonly rows: () => readonly TaskRow[],
+    private readonly theme: Theme,
+  ) {}
+
+  invalidate(): void {}
+
+  /** Indented by one column, as Pi indents the messages above it. */
+  render(width: number): string[] {
+    return this.renderTable(Math.max(1, width - 1)).map((line) => ` ${line}`);
+  }
+
+  private renderTable(width: number): string[] {
+    const rows = this.rows();
+    const t = this.theme;
+    if (rows.length === 0) return [t.fg("muted", "No delegate tasks in this project.")];
+    const w = widths(rows, width);
+    const line = (cells: string[]) => cells.join(GAP);
+    const out = [t.fg("muted", t.bold(line(COLUMNS.map((c, i) => padCell(c.title, w[i]!, c.right)))))];
+    for (const row of rows) {
+      const cells = COLUMNS.map((c, i) => padCell(c.cell(row), w[i]!, c.right));
+      cells[1] = t.fg(STATE_COLOR[row.state], cells[1]!);
+      out.push(line(cells));
+    }
+    const running = rows.some((r) => r.state === "running");
+    const hint = running
+      ? "/delegates cancel <id> stops a running task · /delegates hide closes this table"
+      : "/delegates hide closes this table";
+    out.push(t.fg("dim", truncateToWidth(hint, width, "…")));
+    return out.map((l) => truncateToWidth(l, width));
+  }
+}

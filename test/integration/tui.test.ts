@@ -1,0 +1,119 @@
+/**
+ * What a person sees: Pi's interactive mode in a real pseudo-terminal with this package loaded, a
+ * real delegate child, the scripted model. Delegate → notification → bg_result → /delegates, read
+ * off the screen at 160 and 80 columns.
+ */
+import { describe, expect, it } from "vitest";
+import { isChildRequest } from "../helpers/drive.ts";
+import {
+  createAgentDir,
+  FAKE_MODELS,
+  FAKE_PROVIDER,
+  makeTempDir,
+  script,
+  useModelServer,
+  waitForNoProcesses,
+} from "../helpers/pi-parent.ts";
+import { startInteractivePi } from "../helpers/terminal.ts";
+
+const server = useModelServer();
+
+const ANSWER = [
+  "# Auth flow",
+  "",
+  "The session cookie is checked in **two** places:",
+  "",
+  "| file | line |",
+  "| --- | --- |",
+  "| src/auth.ts | 42 |",
+  "| src/api.ts | 7 |",
+  "",
+  ...Array.from({ length: 12 }, (_, i) => `- finding ${i + 1}`),
+].join("\n");
+
+/** The parent delegates on "go", fetches the answer when notified, and otherwise just replies. */
+function driveParent(): void {
+  server.setHandler((req) => {
+    if (isChildRequest(req)) return undefined;
+    const last = req.messages.at(-1);
+    if (last?.role === "user" && last.text === "go") {
+      return {
+        toolCalls: [
+          { name: "bg_delegate", args: { name: "map auth", prompt: `Map the auth flow. ${script({ text: ANSWER })}` } },
+        ],
+      };
+    }
+    const notice =
+      last?.role === "user" ? /Background delegate (d[0-9a-f]{32}) \(map auth\) completed/.exec(last.text) : null;
+    if (notice) return { toolCalls: [{ name: "bg_result", args: { taskId: notice[1] } }] };
+    return { text: last?.role === "tool" ? "Noted." : "Nothing else to do." };
+  });
+}
+
+describe("Pi's interactive terminal", () => {
+  for (const [cols, rows] of [
+    [160, 48],
+    [80, 40],
+  ] as const) {
+    it(`shows the answer's first lines, the cost and the /delegates table at ${cols} columns`, async () => {
+      const agent = await createAgentDir({
+        serverUrl: server.url,
+        models: [
+          {
+            id: FAKE_MODELS.default,
+            contextWindow: 200_000,
+            maxTokens: 8192,
+            cost: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
+          },
+        ],
+      });
+      const cwd = await makeTempDir("tui");
+      driveParent();
+      const tty = await startInteractivePi({
+        agentDir: agent.dir,
+        cwd,
+        cols,
+        rows,
+        provider: FAKE_PROVIDER,
+        model: FAKE_MODELS.default,
+        message: "go",
+      });
+      try {
+        // The whole bg_result block (its last line is the expand hint), not just its first line.
+        await tty.waitFor(
+          /✓ map auth · answer \d+ B, verified[\s\S]*ctrl\+o to expand\)/,
+          "the verified answer on screen",
+        );
+        const shown = tty.history().join("\n");
+        // The receipt and the notification in words: short id, name, run time, cost.
+        expect(shown).toMatch(/▸ started d[0-9a-f]{8} on fake\/fake-model/);
+        expect(shown).toMatch(/● delegate d[0-9a-f]{8} map auth completed in \d+s · \$\d+\.\d{4}/);
+        // The answer's first lines rendered as markdown, and Pi's own expand hint.
+        expect(shown).toMatch(/^ *Auth flow *$/m);
+        expect(shown).not.toContain("# Auth flow");
+        expect(shown).toMatch(/src\/auth\.ts\s*│\s*42/);
+        expect(shown).toMatch(/\.\.\. \(\d+ more lines, ctrl\+o to expand\)/);
+        expect(shown).not.toContain("finding 12");
+        // The cost on the bg_result line; model-facing wording stays out.
+        expect(shown).toMatch(/✓ map auth · answer \d+ B, verified · \d+s · 1 turn · 0 tool calls · \$\d+\.\d{4}/);
+        expect(shown).not.toMatch(/sha256|Do not poll|B\/token|pinned \(/);
+
+        // The footer keeps the delegates' spend apart from the session's own $ once the task ended.
+        await tty.waitFor(/delegate spend: \$\d+\.\d{4} \(separate from the session's \$\)/, "the delegate spend");
+
+        tty.type("/delegates\r");
+        await tty.waitFor(/ID\s+STATE\s+ROUTE\s+RUN TIME\s+COST\s+SIZE\s+NAME/, "the /delegates table");
+        tty.type("thanks\r");
+        await tty.waitFor(/Nothing else to do\./, "the reply to the next message");
+        // The table survives the next message: it is still on screen.
+        const screen = tty.screen().join("\n");
+        expect(screen).toMatch(/ID\s+STATE\s+ROUTE\s+RUN TIME\s+COST\s+SIZE\s+NAME/);
+        expect(screen).toMatch(/d[0-9a-f]{8}\s+completed\s+fake\/fake-model\s+\d+s\s+\$\d+\.\d{4}\s+\d+ B\s+map auth/);
+        for (const line of tty.screen()) expect(line.length).toBeLessThanOrEqual(cols);
+      } finally {
+        await tty.close();
+      }
+      expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
+    });
+  }
+});
