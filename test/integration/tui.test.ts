@@ -4,7 +4,7 @@
  * off the screen at 160 and 80 columns.
  */
 import { describe, expect, it } from "vitest";
-import { isChildRequest } from "../helpers/drive.ts";
+import { gate, isChildRequest } from "../helpers/drive.ts";
 import {
   createAgentDir,
   FAKE_MODELS,
@@ -110,10 +110,71 @@ describe("Pi's interactive terminal", () => {
         expect(screen).toMatch(/ID\s+STATE\s+ROUTE\s+RUN TIME\s+COST\s+SIZE\s+NAME/);
         expect(screen).toMatch(/d[0-9a-f]{8}\s+completed\s+fake\/fake-model\s+\d+s\s+\$\d+\.\d{4}\s+\d+ B\s+map auth/);
         for (const line of tty.screen()) expect(line.length).toBeLessThanOrEqual(cols);
+
+        // A wrong id is said plainly, without the model's failure block.
+        tty.type("/delegates cancel zzz\r");
+        await tty.waitFor(/No task matches "zzz"\. \/delegates lists this project's tasks\./, "the plain error");
+        expect(tty.history().join("\n")).not.toMatch(/Child process created|Fusion run/);
       } finally {
         await tty.close();
       }
       expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
     });
   }
+
+  it("offers cancel on a running row; the person's cancel ends it without starting a model turn", async () => {
+    const agent = await createAgentDir({ serverUrl: server.url });
+    const cwd = await makeTempDir("tui-cancel");
+    const held = gate();
+    server.setHandler(async (req) => {
+      if (isChildRequest(req)) {
+        await held.wait;
+        return { text: "too late" };
+      }
+      const last = req.messages.at(-1);
+      if (last?.role === "user" && last.text === "go") {
+        return { toolCalls: [{ name: "bg_delegate", args: { name: "slow audit", prompt: "Take your time." } }] };
+      }
+      return { text: last?.role === "tool" ? "Started it." : "Nothing else to do." };
+    });
+    const parentRequests = () => server.requests.filter((r) => !isChildRequest(r)).length;
+    const tty = await startInteractivePi({
+      agentDir: agent.dir,
+      cwd,
+      cols: 120,
+      rows: 40,
+      provider: FAKE_PROVIDER,
+      model: FAKE_MODELS.default,
+      message: "go",
+    });
+    try {
+      await tty.waitFor(/Started it\./, "the parent's reply to the receipt");
+      await tty.waitFor(/⧗ slow audit \d+s · 0 turns · 0 tool calls/, "the running delegate in the footer");
+      tty.type("/delegates\r");
+      await tty.waitFor(
+        /d[0-9a-f]{8}\s+running\s+fake\/fake-model[\s\S]*\/delegates cancel <id> stops a running task/,
+        "the running row",
+      );
+      const before = parentRequests();
+      tty.type("/delegates cancel\r");
+      await tty.waitFor(/Cancel which delegate\?[\s\S]*d[0-9a-f]{8} {2}slow audit/, "the pick list of running tasks");
+      tty.type("\r");
+      await tty.waitFor(/■ delegate d[0-9a-f]{8} slow audit cancelled after \d+s/, "the cancel notice");
+      await tty.waitFor(/d[0-9a-f]{8}\s+cancelled\s+fake\/fake-model/, "the table row updated");
+      // The notice landed without a model turn; the next message carries it to the model.
+      expect(parentRequests()).toBe(before);
+      tty.type("anything new?\r");
+      await tty.waitFor(/Nothing else to do\./, "the reply to the next message");
+      const last = server.requests.filter((r) => !isChildRequest(r)).at(-1);
+      expect(
+        last?.messages.some(
+          (m) => m.role === "user" && /Background delegate d[0-9a-f]{32} \(slow audit\) cancelled/.test(m.text),
+        ),
+      ).toBe(true);
+    } finally {
+      held.release();
+      await tty.close();
+    }
+    expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
+  });
 });

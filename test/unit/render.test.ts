@@ -3,6 +3,9 @@
  * with the host's theme, at 80 and 160 columns: the extension's real renderers, registered through
  * its entry point.
  */
+
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import {
   CustomMessageComponent,
   type ExtensionAPI,
@@ -26,6 +29,7 @@ import { notificationDetails, notificationText } from "../../src/views/notificat
 import { buildReceipt, receiptText } from "../../src/views/receipt.ts";
 import { completedText, completedView, runningText, runningView } from "../../src/views/result.ts";
 import { makeResultFile } from "../helpers/result-fixtures.ts";
+import { makeTempDir } from "../helpers/temp.ts";
 
 const WIDTHS = [80, 160] as const;
 const CWD = "/home/ana/projects/shop";
@@ -185,6 +189,28 @@ describe("bg_result as a person sees it", () => {
     ).join("\n");
     expect(screen).toContain("the last finding");
     expect(screen).not.toContain("ctrl+o to expand");
+  });
+
+  it("an answer delivered as a file shows its path and the file's first lines", async () => {
+    const { m, result } = completed();
+    const dir = await makeTempDir("render-artifact");
+    const path = join(dir, "answer.txt");
+    writeFileSync(path, ANSWER);
+    const view = completedView(m, dir, result, "artifact", {
+      path,
+      byte_length: Buffer.byteLength(ANSWER),
+      sha256: "",
+    });
+    const screen = renderTool(
+      "bg_result",
+      {},
+      { text: completedText(view, null), details: view, isError: false },
+      80,
+    ).join("\n");
+    expect(screen).toContain(`answer file: ${path}`);
+    expect(screen).toMatch(/^ *Auth flow *$/m);
+    expect(screen).toMatch(/more lines, ctrl\+o to expand/);
+    expect(screen).not.toContain("Committed package");
   });
 
   it("a running task reads as plain progress, without the model's instructions", () => {
