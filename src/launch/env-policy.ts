@@ -66,8 +66,8 @@ export function conventionalKeyVariable(provider: string): string {
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /**
- * Variables the provider's models.json entry names: Pi reads an `apiKey` or header value that is
- * the name of a set variable from that variable.
+ * Variables the provider's models.json entry names in its `apiKey` or header values: a value that is
+ * a set variable's name (Pi 0.73), or `$NAME` / `${NAME}` inside a value (Pi 1.x).
  */
 function modelsJsonVariables(agentDir: string, provider: string, env: NodeJS.ProcessEnv): EnvRule[] {
   const path = join(agentDir, "models.json");
@@ -82,9 +82,13 @@ function modelsJsonVariables(agentDir: string, provider: string, env: NodeJS.Pro
   if (typeof entry !== "object" || entry === null) return [];
   const { apiKey, headers } = entry as { apiKey?: unknown; headers?: unknown };
   const values = [apiKey, ...(typeof headers === "object" && headers !== null ? Object.values(headers) : [])];
-  return values
-    .filter((v): v is string => typeof v === "string" && ENV_NAME.test(v) && env[v] !== undefined)
-    .map((name) => ({ name }));
+  const names = values.flatMap((v) => {
+    if (typeof v !== "string") return [];
+    // Pi 0.73: a value that is a variable's name; Pi 1.x: `$NAME` or `${NAME}` references in the value.
+    const referenced = [...v.matchAll(/\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?/g)].map((m) => m[1] ?? "");
+    return ENV_NAME.test(v) ? [v, ...referenced] : referenced;
+  });
+  return names.filter((name) => name !== "" && env[name] !== undefined).map((name) => ({ name }));
 }
 
 /** The pinned provider's rules: its table entry, its conventional key variable, its models.json references. */
