@@ -9,6 +9,8 @@ export const FAILURE_REMEDIATION = {
   route_capacity_unknown:
     "Declare a context window for this model (models.json or the providing extension), or pick another route.",
   route_capacity_insufficient: "Pick a route with a context window of at least 69,632 tokens.",
+  route_credentials_missing:
+    "Run `/login <provider>` in Pi, or set the provider's API key variable (the message names it, e.g. ANTHROPIC_API_KEY) before starting Pi, or pick a route that has credentials.",
   delegate_hook_contract_unsupported:
     "Run a proven Pi version (see docs/configuration.md), or prove yours with `npm run prove-host -- <version>` in a clone of pi-bg-delegate.",
   search_tools_unavailable:
@@ -110,6 +112,10 @@ export const FAILURE_WHEN = {
   route_capacity_insufficient: {
     stages: ["admission"],
     when: "The model's window leaves less than 8,192 tokens of usable input after reserves and the 32,768-token runway (window below 69,632).",
+  },
+  route_credentials_missing: {
+    stages: ["admission"],
+    when: "Pi has no usable credentials for the pinned route's provider: no login or key in auth.json, no key in models.json, no key variable in the environment.",
   },
   delegate_hook_contract_unsupported: {
     stages: ["admission", "run"],

@@ -3,6 +3,7 @@ import { CHILD_TOOLS, type ExtensionMode } from "../core/constants.ts";
 import { type Handover, handoverEnv } from "../core/handover-env.ts";
 import { hostCapabilities } from "../core/host-range.ts";
 import { bundledRgPath } from "../core/search-tools.ts";
+import { BASE_ENV_RULES, matchesRule, providerEnvRules } from "./env-policy.ts";
 
 export interface ChildArgvInput {
   piCli: string;
@@ -70,7 +71,14 @@ export function buildChildArgv(input: ChildArgvInput): string[] {
   ];
 }
 
-export type ChildEnvInput = Handover;
+export interface ChildEnvInput extends Handover {
+  /** isolated: only the allowlist passes; ambient: the whole environment (docs/subsystems/launch.md). */
+  extensionMode: ExtensionMode;
+  /** The pinned provider: its key variable(s) pass in isolated mode. */
+  provider: string;
+  /** Pi's agent dir (its models.json may name the provider's key variable). */
+  agentDir: string;
+}
 
 function withBundledRg(pathEnv: string): string {
   const rg = bundledRgPath();
@@ -83,21 +91,33 @@ function withBundledRg(pathEnv: string): string {
 const PARENT_SESSION_VARS = ["PI_CODING_AGENT_SESSION_DIR", "PI_CODING_AGENT_SESSION", "PI_SESSION_FILE"];
 
 /**
- * The child inherits the parent's environment (provider credentials and PI_CODING_AGENT_DIR, so the
- * pinned route authenticates exactly as in the parent), minus anything naming the parent session and
- * any stale handover variable, plus the handover and PI_OFFLINE=1 (no downloads in a child). The
- * bundled rg's directory goes last on PATH: Pi looks in its agent dir's bin/, then along PATH, so the
- * user's own rg still wins (src/core/search-tools.ts).
+ * The child's environment (docs/subsystems/launch.md, "Environment and credentials"). Isolated: only
+ * the allowlist (src/launch/env-policy.ts: process basics, locale, proxies and certificates, Pi's own
+ * PI_* settings, the pinned provider's variables); every other key or token stays behind. Ambient:
+ * the parent's whole environment, which the receipt says. In both, anything naming the parent
+ * session and any stale handover variable is removed, and the handover and PI_OFFLINE=1 (no
+ * downloads in a child) are added. The bundled rg's directory goes last on PATH: Pi looks in its
+ * agent dir's bin/, then along PATH, so the user's own rg still wins (src/core/search-tools.ts).
  */
 export function buildChildEnv(base: NodeJS.ProcessEnv, input: ChildEnvInput): Record<string, string> {
+  const rules =
+    input.extensionMode === "isolated"
+      ? [...BASE_ENV_RULES, ...providerEnvRules(input.provider, input.agentDir, base)]
+      : undefined;
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(base)) {
     if (value === undefined) continue;
     if (PARENT_SESSION_VARS.includes(key) || key.startsWith("PI_BG_DELEGATE_")) continue;
+    if (rules !== undefined && !matchesRule(key, rules)) continue;
     env[key] = value;
   }
   Object.assign(env, handoverEnv(input));
   env.PI_OFFLINE = "1";
   env.PATH = withBundledRg(env.PATH ?? "");
   return env;
+}
+
+/** How many of the parent's variables the child does not get (the receipt's count). */
+export function withheldCount(base: NodeJS.ProcessEnv, env: Record<string, string>): number {
+  return Object.entries(base).filter(([key, value]) => value !== undefined && !(key in env)).length;
 }

@@ -144,5 +144,8 @@ export function childEnvFor(plan: LaunchPlan, tree: TaskTree): Record<string, st
     taskId: plan.seed.task_id,
     launchNonce: plan.seed.launch_nonce,
     seedSha256: tree.seedSha256,
+    extensionMode: plan.args.extensionMode,
+    provider: plan.seed.route.provider,
+    agentDir: getAgentDir(),
   });
 }

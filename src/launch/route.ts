@@ -2,6 +2,7 @@ import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { DelegateError } from "../core/errors.ts";
 import type { PinnedRoute } from "../core/types.ts";
 import { checkRouteCapacity } from "./budget.ts";
+import { providerKeyVariables } from "./env-policy.ts";
 
 export interface ResolvedRoute extends PinnedRoute {
   contextWindow: number;
@@ -11,7 +12,8 @@ export interface ResolvedRoute extends PinnedRoute {
 
 /**
  * Pin the route: the parent's current model, or an exact registry entry. Never a substitute, a
- * fallback or a fuzzy match; a route without a usable declared window is refused here.
+ * fallback or a fuzzy match; a route without a usable declared window, or whose provider has no
+ * credentials in Pi, is refused here.
  */
 export function resolveRoute(
   requested: PinnedRoute | undefined,
@@ -31,6 +33,15 @@ export function resolveRoute(
     });
   }
   const capacity = checkRouteCapacity(model.contextWindow);
+  // Pi's own answer (both hosts): a login or key in auth.json, a models.json key, or a key variable.
+  if (!ctx.modelRegistry.hasConfiguredAuth(model)) {
+    throw new DelegateError(
+      "route_credentials_missing",
+      `${model.provider}/${model.id} has no credentials: no /login or key for ${model.provider} in auth.json, ` +
+        `no models.json key, and ${providerKeyVariables(model.provider).join(" / ")} not set`,
+      { childProcessCreated: false },
+    );
+  }
   return {
     provider: model.provider,
     model: model.id,

@@ -27,6 +27,8 @@ export interface ReceiptDetails {
   growth_budget_tokens: number;
   extension_mode: string;
   ambient_warning: string | null;
+  /** isolated: the documented allowlist only; ambient: the parent's whole environment. */
+  environment: "allowlist" | "inherited";
   limits: DelegateManifest["limits"];
   auto_deliver: string;
   notify_on_completion: boolean;
@@ -35,7 +37,7 @@ export interface ReceiptDetails {
 }
 
 export const AMBIENT_WARNING =
-  "ambient mode runs discovered extensions' arbitrary code in the child; only its model tools stay inspect-only.";
+  "ambient mode runs discovered extensions' arbitrary code in the child, with your whole environment (every key and token); only its model tools stay inspect-only.";
 
 /** The receipt's text budget for the model (issue 3); details carry everything else. */
 export const RECEIPT_TEXT_MAX_BYTES = 700;
@@ -63,6 +65,7 @@ export function buildReceipt(plan: ReceiptSource, manifest: DelegateManifest, ch
     growth_budget_tokens: budget.growth_budget_tokens,
     extension_mode: seed.extension_mode,
     ambient_warning: seed.extension_mode === "ambient" ? AMBIENT_WARNING : null,
+    environment: seed.extension_mode === "ambient" ? "inherited" : "allowlist",
     limits: manifest.limits,
     auto_deliver: manifest.auto_deliver,
     notify_on_completion: manifest.notify_on_completion,

@@ -165,6 +165,9 @@ export async function prepareChildTask(options: ChildTaskOptions): Promise<Prepa
       taskId: identity.taskId,
       launchNonce: identity.launchNonce,
       seedSha256: tree.seedSha256,
+      extensionMode: args.extensionMode,
+      provider: route.provider,
+      agentDir: options.agentDir,
     },
   );
   return {

@@ -10,6 +10,7 @@ import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_RUNNING_ENV, PI_CLI_ENV } from "../../src/core/constants.ts";
+import { FAILURE_REMEDIATION } from "../../src/core/errors.ts";
 import { PROVE_HOST_COMMAND, PROVEN_PI_VERSIONS } from "../../src/core/host-range.ts";
 import { gate, isChildRequest } from "../helpers/drive.ts";
 import {
@@ -43,6 +44,8 @@ import {
 
 /** 75,000 tokens: capacity 46,328, usable input 13,560 — admitted as a route, too small for a 40 KB prompt. */
 const MID_MODEL = "mid-model";
+/** A built-in OpenAI model on both hosts (128,000 tokens). */
+const OPENAI_MODEL = "gpt-4o-mini";
 
 const server = useModelServer();
 let agent: AgentDir;
@@ -233,6 +236,35 @@ describe("refusals create nothing", () => {
       await expectNothingCreated(cwd, []);
     } finally {
       await parent.dispose();
+    }
+  });
+
+  it("route_credentials_missing: a built-in provider with no login, no models.json key and no key variable", async () => {
+    const cwd = await makeTempDir("adm-creds");
+    // openai points at the model server but has no key anywhere: models.json overrides only its URL.
+    const noKey = await createAgentDir({ serverUrl: server.url });
+    const models = JSON.parse(readFileSync(noKey.modelsPath, "utf8")) as { providers: Record<string, unknown> };
+    models.providers.openai = { baseUrl: server.url };
+    writeFileSync(noKey.modelsPath, JSON.stringify(models));
+    const saved = process.env.OPENAI_API_KEY;
+    delete process.env.OPENAI_API_KEY;
+    const parent = await startSdkParent({ agentDir: noKey, cwd });
+    try {
+      expect(parent.modelRegistry.find("openai", OPENAI_MODEL)?.id).toBe(OPENAI_MODEL);
+      const messages = await promptWith(parent, "go", [
+        delegateCall("c_nokey", { name: "t", prompt: "look", route: { provider: "openai", model: OPENAI_MODEL } }),
+      ]);
+      const result = resultOf(messages, "c_nokey");
+      expectRefusal(result, "route_credentials_missing");
+      expect(result.text).toContain(`openai/${OPENAI_MODEL} has no credentials`);
+      expect(result.text).toContain("OPENAI_API_KEY not set");
+      expect(FAILURE_REMEDIATION.route_credentials_missing).toContain("/login");
+      expect(server.requests.filter(isChildRequest)).toEqual([]);
+      expect(await findProcesses(noKey.dir, { includeEnv: true })).toEqual([]);
+      expect(listTree(join(cwd, ".pi"))).toEqual([]);
+    } finally {
+      await parent.dispose();
+      if (saved !== undefined) process.env.OPENAI_API_KEY = saved;
     }
   });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { DelegateManifest } from "../../src/core/types.ts";
 import { NOTIFICATION_TEXT_MAX_BYTES, notificationText } from "../../src/views/notification.ts";
-import { RECEIPT_TEXT_MAX_BYTES, type ReceiptDetails, receiptText } from "../../src/views/receipt.ts";
+import { AMBIENT_WARNING, RECEIPT_TEXT_MAX_BYTES, type ReceiptDetails, receiptText } from "../../src/views/receipt.ts";
 
 const LONG_NAME = "ünïcödé 名前 ".repeat(20).slice(0, 80);
 const CWD = `/projects/${"deeply/nested/".repeat(30)}repo`;
@@ -84,7 +84,8 @@ describe("receipt text", () => {
       bytes_per_token: 1.73,
       growth_budget_tokens: 1,
       extension_mode: "ambient",
-      ambient_warning: "ambient mode runs discovered extensions' arbitrary code in the child.",
+      ambient_warning: AMBIENT_WARNING,
+      environment: "inherited",
       limits: { max_turns: 1000, max_tool_calls: 10000, timeout_seconds: 86400 },
       auto_deliver: "when_small",
       notify_on_completion: true,
