@@ -4,8 +4,7 @@ import { SCHEMA, TASK_FILES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import { writeFileAtomic } from "../core/fs.ts";
 import type { DelegateManifest, TaskState } from "../core/types.ts";
-import { writeManifest } from "../store/artifacts.ts";
-import { fileExists } from "../store/lookup.ts";
+import { fileExists, writeManifest } from "../store/lookup.ts";
 import { classifyChildOutcome } from "../verify/classify.ts";
 import type { VerifiedAnswer } from "../verify/delegate-result.ts";
 
