@@ -45,10 +45,12 @@ function invalid(message: string): never {
  * failure no answer bytes leave this function.
  */
 /**
- * The steps of {@link verifyDelegateResult}, numbered as in docs/subsystems/retrieval.md,
- * "Verification order". The command line's `verify` prints them as they pass.
+ * The steps of {@link readVerifiedResult}: 0 is the bounded read, 1–9 are {@link verifyDelegateResult}'s,
+ * numbered as in docs/subsystems/retrieval.md, "Verification order". The command line's `verify`
+ * prints them as they pass.
  */
 export const VERIFICATION_STEPS = [
+  "result.json read whole, within its size bound",
   "UTF-8 JSON, closed shape, schema version, canonical bytes",
   "task id and launch nonce",
   "seed hash",
@@ -60,7 +62,7 @@ export const VERIFICATION_STEPS = [
   "well-formed UTF-8, not blank",
 ] as const;
 
-/** Told each step number (1-based, {@link VERIFICATION_STEPS}) once that step has passed. */
+/** Told each step number ({@link VERIFICATION_STEPS}) once that step has passed. */
 export type StepObserver = (step: number) => void;
 
 export function verifyDelegateResult(
@@ -374,6 +376,7 @@ export function readVerifiedResult(
   const path = join(taskDir, TASK_FILES.result);
   const bytes = readTaskFile(path, CHILD_FILE_MAX_BYTES);
   if (bytes === null) return null;
+  passed?.(0);
   try {
     return verifyDelegateResult(bytes, expected, passed);
   } catch (error) {
