@@ -9,7 +9,7 @@ export {
   settleFusion,
 } from "./retrieve.ts";
 export type * from "./types.ts";
-export type { VerifiedCompletedRun } from "./verify-completed.ts";
+export { type VerifiedCompletedRun, verifyCompletedRun } from "./verify-completed.ts";
 export {
   type CreateRunOptions,
   createRun,

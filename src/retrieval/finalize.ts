@@ -36,7 +36,9 @@ const REASON_CODES = {
  * Adjudicate an ended child from its files (result.json wins, verified), record it in manifest.json
  * and outcome.json. outcome.json is best effort: its failure never changes the adjudication.
  */
-export function finalizeTask(taskDir: string, manifest: DelegateManifest, reason?: ParentEndReason): TaskEnd {
+export function finalizeTask(taskDir: string, manifest: DelegateManifest, parentReason?: ParentEndReason): TaskEnd {
+  // A cancel from another process (the command line, /delegates in another Pi) left its request here.
+  const reason = parentReason ?? (fileExists(join(taskDir, TASK_FILES.cancelRequest)) ? "cancelled" : undefined);
   const outcome = classifyChildOutcome(taskDir, expectedIdentity(manifest));
   let state: TaskState;
   let verified: VerifiedAnswer | null = null;
