@@ -3,10 +3,10 @@
  * which both the parser and every `--help` text come. Pure: no file system, no process.
  */
 
-export const COMMAND_NAMES = ["list", "show", "verify", "result", "cancel", "prune"] as const;
+export const COMMAND_NAMES = ["list", "show", "verify", "result", "cancel"] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];
 
-type OptionKind = "flag" | "seconds" | "days" | "count" | "path";
+type OptionKind = "flag" | "seconds" | "path";
 
 interface OptionSpec {
   name: string;
@@ -59,15 +59,6 @@ export const COMMANDS: Record<CommandName, CommandSpec> = {
     summary: "end a running delegate the way /delegates cancel does (only one your own Pi owns)",
     options: [],
   },
-  prune: {
-    id: false,
-    summary: "remove ended delegate tasks' trees (never a running one, never one with a pending notice)",
-    options: [
-      { name: "older-than", kind: "days", help: "only tasks that ended at least this many days ago" },
-      { name: "keep", kind: "count", help: "keep this many newest ended tasks whatever their age" },
-      { name: "dry-run", kind: "flag", help: "print what would be removed; remove nothing" },
-    ],
-  },
 };
 
 /** Exit statuses (docs/cli.md, "Exit statuses"). */
@@ -90,9 +81,6 @@ export interface ParsedCommand {
   all: boolean;
   waitSeconds: number | undefined;
   out: string | undefined;
-  olderThanDays: number | undefined;
-  keep: number | undefined;
-  dryRun: boolean;
 }
 
 export type Invocation = { kind: "help"; command: CommandName | undefined } | { kind: "run"; parsed: ParsedCommand };
@@ -111,15 +99,12 @@ function isCommand(value: string): value is CommandName {
   return (COMMAND_NAMES as readonly string[]).includes(value);
 }
 
-/** A non-negative number of seconds or days (fractions allowed), or a non-negative integer count. */
-function numberOption(command: CommandName, name: string, kind: OptionKind, raw: string | undefined): number {
+/** A non-negative number of seconds (fractions allowed). */
+function numberOption(command: CommandName, name: string, raw: string | undefined): number {
   if (raw === undefined || raw.startsWith("--")) throw new UsageError(`--${name} needs a value`, command);
   const value = Number(raw);
-  const valid =
-    raw.trim() !== "" && Number.isFinite(value) && value >= 0 && (kind !== "count" || Number.isSafeInteger(value));
-  if (!valid) {
-    const what = kind === "count" ? "a whole number ≥ 0" : "a number ≥ 0";
-    throw new UsageError(`--${name} must be ${what}, not "${raw}"`, command);
+  if (raw.trim() === "" || !Number.isFinite(value) || value < 0) {
+    throw new UsageError(`--${name} must be a number of seconds ≥ 0, not "${raw}"`, command);
   }
   return value;
 }
@@ -142,9 +127,6 @@ export function parseArgs(argv: readonly string[]): Invocation {
     all: false,
     waitSeconds: undefined,
     out: undefined,
-    olderThanDays: undefined,
-    keep: undefined,
-    dryRun: false,
   };
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i]!;
@@ -156,8 +138,7 @@ export function parseArgs(argv: readonly string[]): Invocation {
       if (option.kind === "flag") {
         if (inline !== undefined) throw new UsageError(`--${name} takes no value`, command);
         if (name === "json") parsed.json = true;
-        else if (name === "all") parsed.all = true;
-        else parsed.dryRun = true;
+        else parsed.all = true;
         continue;
       }
       const raw = inline ?? rest[++i];
@@ -165,10 +146,7 @@ export function parseArgs(argv: readonly string[]): Invocation {
         if (raw === undefined || raw === "") throw new UsageError(`--${name} needs a value`, command);
         parsed.out = raw;
       } else {
-        const value = numberOption(command, name, option.kind, raw);
-        if (name === "wait") parsed.waitSeconds = value;
-        else if (name === "older-than") parsed.olderThanDays = value;
-        else parsed.keep = value;
+        parsed.waitSeconds = numberOption(command, name, raw);
       }
       continue;
     }
@@ -186,7 +164,7 @@ export function parseArgs(argv: readonly string[]): Invocation {
 const PROGRAM = "pi-bg-delegate";
 
 function optionUsage(option: OptionSpec): string {
-  const value = { flag: "", seconds: " <seconds>", days: " <days>", count: " <n>", path: " <file>" }[option.kind];
+  const value = { flag: "", seconds: " <seconds>", path: " <file>" }[option.kind];
   return `--${option.name}${value}`;
 }
 

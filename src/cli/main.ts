@@ -12,7 +12,6 @@ import { resolveTaskRef } from "../store/lookup.ts";
 import { EXIT, helpText, type ParsedCommand, parseArgs, UsageError } from "./args.ts";
 import { cancelTask } from "./cancel.ts";
 import { formatBytes } from "./format.ts";
-import { pruneCommand } from "./prune-command.ts";
 import { LIST_SCHEMA, renderFacts, renderList } from "./render.ts";
 import { waitForAnswer } from "./result.ts";
 import { listRows } from "./rows.ts";
@@ -72,7 +71,9 @@ async function result(io: CliIo, p: ParsedCommand): Promise<number> {
   const out = checkOut(p.out, io.cwd);
   const ref = resolveRef(io, p.id!);
   const started = Date.now();
-  const answer = await waitForAnswer(ref, p.waitSeconds ?? 0);
+  const answer = await waitForAnswer(ref, p.waitSeconds ?? 0, () =>
+    io.stderr(`${ref.id} is running; waiting up to ${p.waitSeconds}s for it (read-only: it is never cancelled)…\n`),
+  );
   if (answer.kind === "running") {
     const waited = p.waitSeconds === undefined ? "" : ` after waiting ${Math.round((Date.now() - started) / 1000)}s`;
     io.stderr(`${ref.id} is still running${waited}; nothing was cancelled or changed. Try again later.\n`);
@@ -93,7 +94,6 @@ const RUNNERS = {
   verify,
   result,
   cancel: (io: CliIo, p: ParsedCommand) => cancelTask(io, resolveRef(io, p.id!)),
-  prune: pruneCommand,
 } satisfies Record<ParsedCommand["command"], (io: CliIo, p: ParsedCommand) => Promise<number> | number>;
 
 export async function main(argv: readonly string[], io: CliIo): Promise<number> {

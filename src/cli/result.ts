@@ -31,13 +31,21 @@ export async function readAnswer(ref: TaskRef): Promise<Answer> {
   throw new DelegateError(code, settled.view.text, { childProcessCreated: true, artifacts: [ref.dir] });
 }
 
-/** readAnswer until the task is not running or `waitSeconds` have passed (one look when 0). */
-export async function waitForAnswer(ref: TaskRef, waitSeconds: number): Promise<Answer> {
+/**
+ * readAnswer until the task is not running or `waitSeconds` have passed (one look when 0).
+ * `onWaiting` is told once, when the first look finds the task running and a wait begins.
+ */
+export async function waitForAnswer(
+  ref: TaskRef,
+  waitSeconds: number,
+  onWaiting: () => void = () => {},
+): Promise<Answer> {
   const deadline = Date.now() + waitSeconds * 1000;
-  for (;;) {
+  for (let look = 0; ; look++) {
     const answer = await readAnswer(ref);
     const left = deadline - Date.now();
     if (answer.kind === "answer" || left <= 0) return answer;
+    if (look === 0) onWaiting();
     await new Promise((resolve) => setTimeout(resolve, Math.min(WAIT_POLL_MS, left)));
   }
 }

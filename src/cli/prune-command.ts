@@ -1,3 +1,0 @@
-export async function pruneCommand(): Promise<number> {
-  return 0;
-}
