@@ -48,12 +48,13 @@ function codeOf(error: unknown): FailureCode {
   throw error;
 }
 
-function delegateRow(ref: TaskRef, now: number): TaskRow {
-  const base: TaskRow = {
+/** A row with nothing read yet: "unreadable" until its manifest says otherwise. */
+function unreadRow(ref: TaskRef, session: string | null): TaskRow {
+  return {
     id: ref.id,
-    kind: "delegate",
+    kind: ref.kind,
     state: "unreadable",
-    session: basename(dirname(ref.dir)),
+    session,
     route: null,
     name: "",
     created_at: null,
@@ -64,6 +65,10 @@ function delegateRow(ref: TaskRef, now: number): TaskRow {
     code: null,
     dir: ref.dir,
   };
+}
+
+function delegateRow(ref: TaskRef, now: number): TaskRow {
+  const base = unreadRow(ref, basename(dirname(ref.dir)));
   let manifest: ReturnType<typeof readManifest>;
   try {
     manifest = readManifest(ref.dir);
@@ -103,21 +108,7 @@ function delegateRow(ref: TaskRef, now: number): TaskRow {
 }
 
 async function fusionRow(ref: TaskRef, now: number): Promise<TaskRow> {
-  const base: TaskRow = {
-    id: ref.id,
-    kind: "fusion",
-    state: "unreadable",
-    session: null,
-    route: null,
-    name: "",
-    created_at: null,
-    ended_at: null,
-    run_seconds: null,
-    cost: null,
-    answer_bytes: null,
-    code: null,
-    dir: ref.dir,
-  };
+  const base = unreadRow(ref, null);
   let reading: Awaited<ReturnType<typeof readFusionManifest>>;
   try {
     reading = await readFusionManifest(ref.dir);
