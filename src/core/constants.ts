@@ -110,6 +110,8 @@ export const TASK_FILES = {
   result: "result.json",
   terminal: "child-terminal.json",
   outcome: "outcome.json",
+  /** Written by a cancel from another process (docs/cli.md, "cancel"); the owner then records child_cancelled. */
+  cancelRequest: "cancel-request.json",
   output: "child-output.log",
   answer: "answer.txt",
 } as const;

@@ -1,8 +1,15 @@
 /** The Fusion run contract's public surface: the runner writes with createRun, bg_result reads with retrieveFusion. */
 export { fusionRunDir, isFusionRunId, newFusionRunId } from "./layout.ts";
 export { loadFusionManifest, readFusionManifest } from "./read.ts";
-export { type RetrieveFusionArgs, type RetrieveFusionOptions, retrieveFusion } from "./retrieve.ts";
+export {
+  type RetrieveFusionArgs,
+  type RetrieveFusionOptions,
+  retrieveFusion,
+  type SettledFusion,
+  settleFusion,
+} from "./retrieve.ts";
 export type * from "./types.ts";
+export { type VerifiedCompletedRun, verifyCompletedRun } from "./verify-completed.ts";
 export {
   type CreateRunOptions,
   createRun,

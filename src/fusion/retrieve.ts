@@ -18,7 +18,14 @@ import { DelegateError } from "../core/errors.ts";
 import { type DeliveryDecision, decideDelivery } from "../verify/delivery.ts";
 import { boundFailureView } from "./failure-view.ts";
 import { readFusionManifest } from "./read.ts";
-import type { FusionCompletedView, FusionManifest, FusionRetrieval, FusionRunningView, FusionUsage } from "./types.ts";
+import type {
+  FusionCompletedView,
+  FusionFailureView,
+  FusionManifest,
+  FusionRetrieval,
+  FusionRunningView,
+  FusionUsage,
+} from "./types.ts";
 import { claimUsage } from "./usage-claim.ts";
 import { type VerifiedCompletedRun, verifyCompletedRun } from "./verify-completed.ts";
 import { failureView, unavailableView } from "./verify-failure.ts";
@@ -109,39 +116,61 @@ function completedRetrieval(
   return { text: lines.join("\n"), details };
 }
 
-export async function retrieveFusion(
-  runDir: string,
-  args: RetrieveFusionArgs,
-  opts: RetrieveFusionOptions,
-): Promise<FusionRetrieval> {
+/** A Fusion run as bg_result sees it, before delivery and before usage is claimed. */
+export type SettledFusion =
+  | { kind: "running"; manifest: FusionManifest }
+  | { kind: "completed"; verified: VerifiedCompletedRun }
+  | { kind: "ended"; view: FusionRetrieval<FusionFailureView> };
+
+/**
+ * The state and verification half of bg_result for a Fusion run, shared with the command line
+ * (docs/cli.md). Reads only; claims no usage. Throws the typed failures listed at the top of this file.
+ */
+export async function settleFusion(runDir: string, opts: RetrieveFusionOptions): Promise<SettledFusion> {
   const reading = await readFusionManifest(runDir);
   if (!reading.trusted) {
     if (reading.claimedState === "failed" || reading.claimedState === "cancelled") {
-      return boundFailureView(unavailableView(runDir, basename(resolve(runDir)), reading.error));
+      return {
+        kind: "ended",
+        view: boundFailureView(unavailableView(runDir, basename(resolve(runDir)), reading.error)),
+      };
     }
     throw reading.error;
   }
   const { manifest } = reading;
   switch (manifest.state) {
     case "running":
-      if (opts.isRunning(manifest)) return fusionRunningView(runDir, manifest);
+      if (opts.isRunning(manifest)) return { kind: "running", manifest };
       throw new DelegateError(
         "child_exited_without_commit",
         `Fusion run ${manifest.run_id} ended without committing: manifest.json still says "running" and its owner is gone.`,
         { artifacts: [join(resolve(runDir), FUSION_FILES.manifest)] },
       );
-    case "completed": {
-      let verified: VerifiedCompletedRun;
+    case "completed":
       try {
-        verified = await verifyCompletedRun(runDir, manifest);
+        return { kind: "completed", verified: await verifyCompletedRun(runDir, manifest) };
       } catch (error) {
         throw error instanceof DelegateError ? error.withFacts({ childProcessCreated: true }) : error;
       }
-      return completedRetrieval(runDir, verified, args.delivery);
-    }
     case "failed":
     case "cancelled":
       // A requested delivery cannot turn a run that did not commit into an answer.
-      return boundFailureView(await failureView(runDir, manifest));
+      return { kind: "ended", view: boundFailureView(await failureView(runDir, manifest)) };
+  }
+}
+
+export async function retrieveFusion(
+  runDir: string,
+  args: RetrieveFusionArgs,
+  opts: RetrieveFusionOptions,
+): Promise<FusionRetrieval> {
+  const settled = await settleFusion(runDir, opts);
+  switch (settled.kind) {
+    case "running":
+      return fusionRunningView(runDir, settled.manifest);
+    case "completed":
+      return completedRetrieval(runDir, settled.verified, args.delivery);
+    case "ended":
+      return settled.view;
   }
 }

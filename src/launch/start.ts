@@ -4,7 +4,7 @@ import { DelegateError } from "../core/errors.ts";
 import type { DelegateManifest } from "../core/types.ts";
 import { spawnChild } from "../process/spawn.ts";
 import { getRegistry } from "../retrieval/registry.ts";
-import { writeManifest } from "../store/artifacts.ts";
+import { writeManifest } from "../store/lookup.ts";
 import { buildReceipt, type ReceiptDetails } from "../views/receipt.ts";
 import { childEnvFor, commitPlan, type LaunchPlan } from "./launch.ts";
 

@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 
 /** /proc/<pid>/stat's fields after the command name (which may hold spaces and parentheses), or null. */
 function statFields(pid: number): string[] | null {
@@ -39,4 +39,15 @@ export function isSameProcessAlive(pid: number, startTime: string): boolean {
   if (fields[0] === "Z") return false;
   const now = fields[19] ?? "unknown";
   return startTime === "unknown" || now === "unknown" || now === startTime;
+}
+
+/** The owner, parent and process group of a live process (from /proc), or null when it is gone. */
+export function processTies(pid: number): { uid: number; ppid: number; pgrp: number } | null {
+  const fields = statFields(pid);
+  if (fields === null || fields[0] === "Z") return null;
+  try {
+    return { uid: statSync(`/proc/${pid}`).uid, ppid: Number(fields[1]), pgrp: Number(fields[2]) };
+  } catch {
+    return null;
+  }
 }

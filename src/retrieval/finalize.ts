@@ -4,8 +4,7 @@ import { SCHEMA, TASK_FILES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import { writeFileAtomic } from "../core/fs.ts";
 import type { DelegateManifest, TaskState, UsageRecord } from "../core/types.ts";
-import { writeManifest } from "../store/artifacts.ts";
-import { fileExists } from "../store/lookup.ts";
+import { fileExists, writeManifest } from "../store/lookup.ts";
 import { readProgress } from "../store/progress.ts";
 import { classifyChildOutcome } from "../verify/classify.ts";
 import type { VerifiedAnswer } from "../verify/delegate-result.ts";
@@ -47,7 +46,9 @@ function spentBy(usage: UsageRecord | undefined, taskDir: string): number | null
  * Adjudicate an ended child from its files (result.json wins, verified), record it in manifest.json
  * and outcome.json. outcome.json is best effort: its failure never changes the adjudication.
  */
-export function finalizeTask(taskDir: string, manifest: DelegateManifest, reason?: ParentEndReason): TaskEnd {
+export function finalizeTask(taskDir: string, manifest: DelegateManifest, parentReason?: ParentEndReason): TaskEnd {
+  // A cancel from another process (the command line, /delegates in another Pi) left its request here.
+  const reason = parentReason ?? (fileExists(join(taskDir, TASK_FILES.cancelRequest)) ? "cancelled" : undefined);
   const outcome = classifyChildOutcome(taskDir, expectedIdentity(manifest));
   let state: TaskState;
   let verified: VerifiedAnswer | null = null;

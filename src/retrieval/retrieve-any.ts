@@ -1,11 +1,16 @@
 import type { ResultArguments } from "../arguments/result-arguments.ts";
-import { type FusionRetrieval, retrieveFusion } from "../fusion/index.ts";
+import { type FusionRetrieval, type RetrieveFusionOptions, retrieveFusion } from "../fusion/index.ts";
 import { isSameProcessAlive } from "../process/identity.ts";
 import { resolveTaskRef } from "../store/lookup.ts";
 import { type DelegateRetrieval, retrieveDelegate } from "./retrieve.ts";
 
 /** What bg_result returns: the model's text and the view it was made from, delegate or Fusion. */
 export type Retrieval = DelegateRetrieval | FusionRetrieval;
+
+/** A Fusion run recorded as running is running while its owner process is alive (the same process). */
+export const fusionLiveness: RetrieveFusionOptions = {
+  isRunning: (manifest) => isSameProcessAlive(manifest.owner.pid, manifest.owner.start_time),
+};
 
 /** bg_result's dispatch: resolve the id in the project's tree, then the delegate or Fusion path. */
 export async function retrieveTask(
@@ -15,7 +20,5 @@ export async function retrieveTask(
 ): Promise<Retrieval> {
   const ref = resolveTaskRef(cwd, args.taskId, known);
   if (ref.kind === "delegate") return retrieveDelegate(ref.dir, args.delivery);
-  return retrieveFusion(ref.dir, args, {
-    isRunning: (manifest) => isSameProcessAlive(manifest.owner.pid, manifest.owner.start_time),
-  });
+  return retrieveFusion(ref.dir, args, fusionLiveness);
 }

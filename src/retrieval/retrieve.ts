@@ -6,7 +6,7 @@ import { DelegateError } from "../core/errors.ts";
 import type { DelegateManifest } from "../core/types.ts";
 import { readManifest } from "../store/lookup.ts";
 import { readProgress } from "../store/progress.ts";
-import { readVerifiedResult, type VerifiedAnswer } from "../verify/delegate-result.ts";
+import { readVerifiedResult, type StepObserver, type VerifiedAnswer } from "../verify/delegate-result.ts";
 import { decideDelivery, writeAnswerCopy } from "../verify/delivery.ts";
 import {
   type CompletedView,
@@ -25,7 +25,7 @@ export type DelegateRetrieval = { text: string; details: RunningView | Completed
  * The budget figures of the running view, from budget-plan.json (a few KiB; seed.json, which holds
  * the whole projection, is never read for them).
  */
-function budgetFacts(taskDir: string): RunningView["budget"] {
+export function budgetFacts(taskDir: string): RunningView["budget"] {
   try {
     const plan = JSON.parse(readFileSync(join(taskDir, TASK_FILES.budgetPlan), "utf8")) as {
       capacity?: { capacity_tokens?: unknown };
@@ -53,18 +53,22 @@ function terminalFailure(taskDir: string, manifest: DelegateManifest): DelegateE
   });
 }
 
+/** A delegate task as bg_result sees it: still running, or completed with its answer just verified. */
+export type SettledDelegate =
+  | { kind: "running"; manifest: DelegateManifest }
+  | { kind: "completed"; manifest: DelegateManifest; verified: VerifiedAnswer };
+
 /**
- * bg_result for a delegate task. Never blocks. A task recorded as running whose owner and child are
- * both gone is adjudicated from its files first, and that verdict is used. A completed task is
- * verified again from result.json on every retrieval (files can change after the notification)
- * before any answer byte is returned: one read and one verification per call.
+ * The state and verification half of bg_result, shared with the command line (docs/cli.md). Never
+ * blocks. A task recorded as running whose owner and child are both gone is adjudicated from its
+ * files first, and that verdict is used. A completed task is verified again from result.json on every
+ * call (files can change after the notification): one read and one verification. An ended task that
+ * did not complete, or a result that fails a check, throws its typed code. `passed` is told each
+ * verification step as it passes.
  */
-export function retrieveDelegate(taskDir: string, delivery: DeliveryMode | undefined): DelegateRetrieval {
+export function settleDelegate(taskDir: string, passed?: StepObserver): SettledDelegate {
   let manifest = readManifest(taskDir);
-  if (isTaskRunning(manifest)) {
-    const view = runningView(manifest, taskDir, readProgress(taskDir), budgetFacts(taskDir));
-    return { text: runningText(view), details: view };
-  }
+  if (isTaskRunning(manifest)) return { kind: "running", manifest };
   // A stale "running" task is adjudicated now; its verdict (verified from result.json) is used as is.
   let justVerified: VerifiedAnswer | null = null;
   if (manifest.state === "running") ({ manifest, verified: justVerified } = finalizeTask(taskDir, manifest));
@@ -77,13 +81,24 @@ export function retrieveDelegate(taskDir: string, delivery: DeliveryMode | undef
   };
   let verified: ReturnType<typeof readVerifiedResult> = justVerified;
   try {
-    verified ??= readVerifiedResult(taskDir, expectedIdentity(manifest));
+    verified ??= readVerifiedResult(taskDir, expectedIdentity(manifest), passed);
   } catch (error) {
     throw error instanceof DelegateError ? error.withFacts(facts) : error;
   }
   if (verified === null) {
     throw new DelegateError("result_unavailable", "the task completed but its result.json is gone", facts);
   }
+  return { kind: "completed", manifest, verified };
+}
+
+/** bg_result for a delegate task: {@link settleDelegate}, then the running view or the delivery. */
+export function retrieveDelegate(taskDir: string, delivery: DeliveryMode | undefined): DelegateRetrieval {
+  const settled = settleDelegate(taskDir);
+  if (settled.kind === "running") {
+    const view = runningView(settled.manifest, taskDir, readProgress(taskDir), budgetFacts(taskDir));
+    return { text: runningText(view), details: view };
+  }
+  const { manifest, verified } = settled;
   const mode = decideDelivery(verified.answerBytes.length, delivery, join(taskDir, TASK_FILES.result)).delivery;
   const copy = mode === "artifact" ? writeAnswerCopy(taskDir, verified) : null;
   const view = completedView(manifest, taskDir, verified.result, mode, copy);

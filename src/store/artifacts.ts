@@ -7,6 +7,7 @@ import { DelegateError } from "../core/errors.ts";
 import { DIR_MODE, markPrivateRoot, writeFileAtomic } from "../core/fs.ts";
 import { sha256Hex } from "../core/hash.ts";
 import type { BoundArtifact, DelegateManifest, SeedDocument } from "../core/types.ts";
+import { writeManifest } from "./lookup.ts";
 
 /** Session ids become path segments: keep them to a safe alphabet. */
 export function sessionSegment(parentSessionId: string): string {
@@ -68,10 +69,6 @@ function removeEmptyUpTo(dir: string, top: string): void {
     }
     if (d === top) return;
   }
-}
-
-export function writeManifest(taskDir: string, manifest: DelegateManifest): void {
-  writeFileAtomic(join(taskDir, TASK_FILES.manifest), canonicalJsonLine(manifest));
 }
 
 /**

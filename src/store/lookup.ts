@@ -1,7 +1,9 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { canonicalJsonLine } from "../core/canonical.ts";
 import { DELEGATE_ROOT, FUSION_ROOT, TASK_FILES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
+import { writeFileAtomic } from "../core/fs.ts";
 import type { DelegateManifest } from "../core/types.ts";
 
 /** A task or run found in the project's artifact tree. The tree is the record; memory is a cache. */
@@ -82,6 +84,14 @@ export function readManifest(taskDir: string): DelegateManifest {
       artifacts: [path],
     });
   }
+}
+
+/**
+ * Record a delegate manifest (canonical JSON, atomic). It sits beside readManifest and needs nothing
+ * from pi, so the command line (docs/cli.md) can adjudicate a task as bg_result does.
+ */
+export function writeManifest(taskDir: string, manifest: DelegateManifest): void {
+  writeFileAtomic(join(taskDir, TASK_FILES.manifest), canonicalJsonLine(manifest));
 }
 
 export function fileExists(path: string): boolean {

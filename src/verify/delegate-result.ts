@@ -44,20 +44,54 @@ function invalid(message: string): never {
  * Verify committed result.json bytes against the task's identity. Throws DelegateError; on any
  * failure no answer bytes leave this function.
  */
-export function verifyDelegateResult(bytes: Uint8Array, expected: ExpectedResultIdentity): VerifiedAnswer {
+/**
+ * The steps of {@link readVerifiedResult}: 0 is the bounded read, 1–9 are {@link verifyDelegateResult}'s,
+ * numbered as in docs/subsystems/retrieval.md, "Verification order". The command line's `verify`
+ * prints them as they pass.
+ */
+export const VERIFICATION_STEPS = [
+  "result.json read whole, within its size bound",
+  "UTF-8 JSON, closed shape, schema version, canonical bytes",
+  "task id and launch nonce",
+  "seed hash",
+  "route pin and route attestations",
+  "answer encoding",
+  "strict base64 of every block",
+  "every block's byte length and SHA-256",
+  "the whole answer's byte length and SHA-256",
+  "well-formed UTF-8, not blank",
+] as const;
+
+/** Told each step number ({@link VERIFICATION_STEPS}) once that step has passed. */
+export type StepObserver = (step: number) => void;
+
+export function verifyDelegateResult(
+  bytes: Uint8Array,
+  expected: ExpectedResultIdentity,
+  passed: StepObserver = () => {},
+): VerifiedAnswer {
   const { result, json, layoutIsProvisional } = step1ShapeAndLayout(bytes);
+  passed(1);
   step2Identity(result, expected);
+  passed(2);
   step3Seed(result, expected);
+  passed(3);
   step4Route(result, expected.route);
+  passed(4);
   step5Encoding(result);
+  passed(5);
   const { answerBytes, slices } = step6StrictBase64(result, () => {
     // The fast layout check assumed every data_base64 needs no JSON escaping; now that one is not
     // canonical base64, settle step 1 exactly first (insurance: costs nothing on success).
     if (layoutIsProvisional && !layoutIsCanonical(result, json)) invalid("bytes are not canonical JSON + one newline");
   });
+  passed(6);
   step7Blocks(result.answer.blocks, slices);
+  passed(7);
   step8Aggregate(result, answerBytes);
+  passed(8);
   step9Utf8(answerBytes);
+  passed(9);
   let text: string | undefined;
   return {
     result,
@@ -334,12 +368,17 @@ export function readTaskFile(path: string, maxBytes: number): Buffer | null {
 }
 
 /** result.json of a task dir, verified; null when the child committed none. */
-export function readVerifiedResult(taskDir: string, expected: ExpectedResultIdentity): VerifiedAnswer | null {
+export function readVerifiedResult(
+  taskDir: string,
+  expected: ExpectedResultIdentity,
+  passed?: StepObserver,
+): VerifiedAnswer | null {
   const path = join(taskDir, TASK_FILES.result);
   const bytes = readTaskFile(path, CHILD_FILE_MAX_BYTES);
   if (bytes === null) return null;
+  passed?.(0);
   try {
-    return verifyDelegateResult(bytes, expected);
+    return verifyDelegateResult(bytes, expected, passed);
   } catch (error) {
     throw error instanceof DelegateError ? error.withFacts({ artifacts: [path] }) : error;
   }

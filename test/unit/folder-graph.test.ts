@@ -24,6 +24,7 @@ const LAYERS: Record<string, number> = {
   fusion: 3,
   tools: 4,
   ui: 4,
+  cli: 4,
   ".": 5,
 };
 

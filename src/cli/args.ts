@@ -1,0 +1,218 @@
+/**
+ * The command line's grammar (docs/cli.md, "Commands"): one table of commands and their options, from
+ * which both the parser and every `--help` text come. Pure: no file system, no process.
+ */
+
+export const COMMAND_NAMES = ["list", "show", "verify", "result", "cancel"] as const;
+export type CommandName = (typeof COMMAND_NAMES)[number];
+
+type OptionKind = "flag" | "seconds" | "path";
+
+interface OptionSpec {
+  name: string;
+  kind: OptionKind;
+  help: string;
+}
+
+interface CommandSpec {
+  /** The positional argument, when the command takes a task id. */
+  id: boolean;
+  summary: string;
+  options: OptionSpec[];
+}
+
+const JSON_OPTION: OptionSpec = { name: "json", kind: "flag", help: "print one JSON document (stable for scripts)" };
+
+export const COMMANDS: Record<CommandName, CommandSpec> = {
+  list: {
+    id: false,
+    summary: "the project's delegate tasks and Fusion runs, newest first",
+    options: [
+      { name: "all", kind: "flag", help: "include every session's tasks, not only the newest session's" },
+      JSON_OPTION,
+    ],
+  },
+  show: {
+    id: true,
+    summary: "one task's facts: state, route, limits, budget, usage, evidence, artifacts, failure",
+    options: [JSON_OPTION],
+  },
+  verify: {
+    id: true,
+    summary: "run bg_result's verification, printing each step; exit 0 when the answer verifies",
+    options: [JSON_OPTION],
+  },
+  result: {
+    id: true,
+    summary: "print (or write) the verified answer; never prints unverified bytes",
+    options: [
+      {
+        name: "wait",
+        kind: "seconds",
+        help: "wait up to this many seconds for a running task (read-only; never cancels)",
+      },
+      { name: "out", kind: "path", help: "write the verified answer to this file instead of stdout" },
+    ],
+  },
+  cancel: {
+    id: true,
+    summary: "end a running delegate the way /delegates cancel does (only one your own Pi owns)",
+    options: [],
+  },
+};
+
+/** Exit statuses (docs/cli.md, "Exit statuses"). */
+export const EXIT = {
+  ok: 0,
+  /** A typed failure: the task failed, a check failed, the id is unknown or ambiguous. */
+  failure: 1,
+  /** The command line itself is wrong. */
+  usage: 2,
+  /** The task is still running (result, verify; result --wait ran out). */
+  running: 3,
+  /** cancel refused: the task is not running, or not owned by this user's Pi. */
+  refused: 4,
+} as const;
+
+export interface ParsedCommand {
+  command: CommandName;
+  id: string | undefined;
+  json: boolean;
+  all: boolean;
+  waitSeconds: number | undefined;
+  out: string | undefined;
+}
+
+export type Invocation = { kind: "help"; command: CommandName | undefined } | { kind: "run"; parsed: ParsedCommand };
+
+export class UsageError extends Error {
+  constructor(
+    message: string,
+    readonly command: CommandName | undefined,
+  ) {
+    super(message);
+    this.name = "UsageError";
+  }
+}
+
+function isCommand(value: string): value is CommandName {
+  return (COMMAND_NAMES as readonly string[]).includes(value);
+}
+
+/** A non-negative number of seconds (fractions allowed). */
+function numberOption(command: CommandName, name: string, raw: string | undefined): number {
+  if (raw === undefined || raw.startsWith("--")) throw new UsageError(`--${name} needs a value`, command);
+  const value = Number(raw);
+  if (raw.trim() === "" || !Number.isFinite(value) || value < 0) {
+    throw new UsageError(`--${name} must be a number of seconds ≥ 0, not "${raw}"`, command);
+  }
+  return value;
+}
+
+/** Parse argv (without node and the script). Throws UsageError with a one-line reason. */
+export function parseArgs(argv: readonly string[]): Invocation {
+  const [first, ...rest] = argv;
+  if (first === undefined || first === "--help" || first === "-h" || first === "help") {
+    const topic = first === "help" ? rest[0] : undefined;
+    if (topic !== undefined && !isCommand(topic)) throw new UsageError(`unknown command "${topic}"`, undefined);
+    return { kind: "help", command: topic };
+  }
+  if (!isCommand(first)) throw new UsageError(`unknown command "${first}"`, undefined);
+  const command = first;
+  const spec = COMMANDS[command];
+  const parsed: ParsedCommand = {
+    command,
+    id: undefined,
+    json: false,
+    all: false,
+    waitSeconds: undefined,
+    out: undefined,
+  };
+  for (let i = 0; i < rest.length; i++) {
+    const arg = rest[i]!;
+    if (arg === "--help" || arg === "-h") return { kind: "help", command };
+    if (arg.startsWith("--")) {
+      const [name, inline] = arg.slice(2).split(/=(.*)/s, 2) as [string, string | undefined];
+      const option = spec.options.find((o) => o.name === name);
+      if (!option) throw new UsageError(`${command} has no option --${name}`, command);
+      if (option.kind === "flag") {
+        if (inline !== undefined) throw new UsageError(`--${name} takes no value`, command);
+        if (name === "json") parsed.json = true;
+        else parsed.all = true;
+        continue;
+      }
+      const raw = inline ?? rest[++i];
+      if (option.kind === "path") {
+        if (raw === undefined || raw === "") throw new UsageError(`--${name} needs a value`, command);
+        parsed.out = raw;
+      } else {
+        parsed.waitSeconds = numberOption(command, name, raw);
+      }
+      continue;
+    }
+    if (!spec.id) throw new UsageError(`${command} takes no task id ("${arg}")`, command);
+    if (parsed.id !== undefined)
+      throw new UsageError(`${command} takes one task id, got "${parsed.id}" and "${arg}"`, command);
+    if (arg.trim() === "") throw new UsageError("the task id is blank", command);
+    parsed.id = arg;
+  }
+  if (spec.id && parsed.id === undefined)
+    throw new UsageError(`${command} needs a task id (or a unique prefix)`, command);
+  return { kind: "run", parsed };
+}
+
+const PROGRAM = "pi-bg-delegate";
+
+function optionUsage(option: OptionSpec): string {
+  const value = { flag: "", seconds: " <seconds>", path: " <file>" }[option.kind];
+  return `--${option.name}${value}`;
+}
+
+/** The help text of one command, or of the program. */
+export function helpText(command: CommandName | undefined): string {
+  if (command === undefined) {
+    const width = Math.max(...COMMAND_NAMES.map((c) => c.length));
+    return [
+      `Usage: ${PROGRAM} <command> [options]`,
+      "",
+      "Reads and checks this project's background delegate tasks and Fusion runs (run it in the project",
+      "directory). No Pi process is needed.",
+      "",
+      "Commands:",
+      ...COMMAND_NAMES.map((c) => `  ${c.padEnd(width)}  ${COMMANDS[c].summary}`),
+      "",
+      `Run "${PROGRAM} <command> --help" for a command's options.`,
+      "",
+      exitStatusText(),
+    ].join("\n");
+  }
+  const spec = COMMANDS[command];
+  const usage = [PROGRAM, command, spec.id ? "<id>" : "", ...spec.options.map((o) => `[${optionUsage(o)}]`)]
+    .filter(Boolean)
+    .join(" ");
+  const rows = spec.options.map((o) => [optionUsage(o), o.help] as const);
+  rows.push(["--help", "show this help"]);
+  const width = Math.max(...rows.map(([name]) => name.length));
+  return [
+    `Usage: ${usage}`,
+    "",
+    `${command}: ${spec.summary}.`,
+    ...(spec.id ? ["", "<id> is a task id or a unique prefix of one (as bg_result takes it)."] : []),
+    "",
+    "Options:",
+    ...rows.map(([name, help]) => `  ${name.padEnd(width)}  ${help}`),
+    "",
+    exitStatusText(),
+  ].join("\n");
+}
+
+function exitStatusText(): string {
+  return [
+    "Exit status:",
+    `  ${EXIT.ok}  success`,
+    `  ${EXIT.failure}  a typed failure (the [code] line on stderr says which)`,
+    `  ${EXIT.usage}  the command line is wrong`,
+    `  ${EXIT.running}  the task is still running`,
+    `  ${EXIT.refused}  cancel refused (not running, or not owned by your Pi)`,
+  ].join("\n");
+}

@@ -1,0 +1,119 @@
+/** The terminal text of `list` and `show` (docs/cli.md, "Output"). Pure: rows and facts in, text out. */
+import type { UsageRecord } from "../core/types.ts";
+import { facts, formatBytes, formatCost, formatDuration, secondsBetween, table } from "./format.ts";
+import type { TaskRow } from "./rows.ts";
+import type { DelegateFacts, FailureFact, FusionFacts, TaskFacts } from "./show.ts";
+
+export const LIST_SCHEMA = "pi-bg-delegate.cli-list.v1";
+
+export function renderList(rows: readonly TaskRow[], all: boolean, hidden: number): string {
+  if (rows.length === 0) return all ? "No delegate tasks or Fusion runs in this project." : "No tasks to show.";
+  const body = table(
+    ["ID", "KIND", "STATE", "ROUTE", "RUN", "COST", "ANSWER", "NAME"],
+    rows.map((r) => [
+      r.id,
+      r.kind,
+      r.state,
+      r.route ?? "-",
+      r.run_seconds === null ? "-" : formatDuration(r.run_seconds),
+      formatCost(r.cost),
+      r.answer_bytes !== null ? formatBytes(r.answer_bytes) : r.code !== null ? `[${r.code}]` : "-",
+      r.name,
+    ]),
+  );
+  const more = hidden > 0 ? `\n(${hidden} more in earlier sessions: --all shows them)` : "";
+  return body + more;
+}
+
+function usageText(usage: UsageRecord | null): string {
+  if (usage === null) return "-";
+  if (usage.status === "unavailable") return `unavailable (${usage.reason})`;
+  return (
+    `${usage.total_tokens} tokens (input ${usage.input}, output ${usage.output}, cache read ${usage.cache_read}, ` +
+    `cache write ${usage.cache_write}); cost ${formatCost(usage.cost_total)}`
+  );
+}
+
+function failureLines(failure: FailureFact | null): [string, string][] {
+  if (failure === null) return [];
+  return [
+    ["failure", `[${failure.code}] ${failure.message.split("\n")[0]}`],
+    ["remediation", failure.remediation],
+  ];
+}
+
+function runTime(createdAt: string | null, endedAt: string | null, running: boolean, now: number): string {
+  if (createdAt === null) return "-";
+  const s = secondsBetween(createdAt, running ? null : endedAt, now);
+  return s === null || (!running && endedAt === null) ? "-" : formatDuration(s);
+}
+
+function renderDelegate(f: DelegateFacts, now: number): string {
+  const pairs: [string, string][] = [
+    ["task", `${f.id} (delegate)`],
+    ["name", f.name],
+    ["state", f.state === "ended" ? "ended (not yet adjudicated; `result` or `verify` adjudicates it)" : f.state],
+    ["created", f.created_at],
+    ["ended", f.ended_at ?? "-"],
+    ["run time", runTime(f.created_at, f.ended_at, f.state === "running", now)],
+    ["route", `${f.route.provider}/${f.route.model}`],
+    [
+      "attestations",
+      f.attestations === null
+        ? "-"
+        : `${f.attestations.count}, all on the pinned route (provider labels: ${f.attestations.response_models.join(", ") || "none"})`,
+    ],
+    ["capability", `${f.capability}, extensions ${f.extension_mode}`],
+    [
+      "limits",
+      `${f.limits.max_turns} turns, ${f.limits.max_tool_calls} tool calls, ${formatDuration(f.limits.timeout_seconds)}`,
+    ],
+    [
+      "budget",
+      f.budget === null
+        ? "-"
+        : `capacity ${f.budget.capacity_tokens}, growth ${f.budget.growth_budget_tokens}, runway ${f.budget.finalization_runway_tokens} tokens`,
+    ],
+    ["progress", `${f.progress.turns} turns, ${f.progress.tool_calls} tool calls`],
+    ["usage", usageText(f.usage)],
+    ["answer", f.answer === null ? "-" : `${formatBytes(f.answer.byte_length)}, sha256 ${f.answer.sha256} (verified)`],
+    ...failureLines(f.failure),
+  ];
+  const lines = [facts(pairs)];
+  if (f.evidence.length > 0) {
+    lines.push(
+      "",
+      "Evidence (what the child read; freshness: has the file changed since the task started?):",
+      table(
+        ["TOOL", "PATH", "OFFSET", "BYTES", "FRESHNESS"],
+        f.evidence.map((e) => [e.tool, e.path, String(e.offset), String(e.length), e.freshness]),
+      ),
+    );
+  }
+  lines.push("", "Artifacts:", facts(Object.entries(f.artifacts)));
+  return lines.join("\n");
+}
+
+function renderFusion(f: FusionFacts, now: number): string {
+  const pairs: [string, string][] = [
+    ["run", `${f.id} (fusion)`],
+    ["workflow", f.workflow ?? "-"],
+    ["state", f.state],
+    ["created", f.created_at ?? "-"],
+    ["ended", f.ended_at ?? "-"],
+    ["run time", runTime(f.created_at, f.ended_at, f.state === "running", now)],
+    [
+      "usage",
+      f.usage === null
+        ? "-"
+        : `${f.usage.total_tokens} tokens (input ${f.usage.input}, output ${f.usage.output}); cost ${formatCost(f.usage.cost_total)}`,
+    ],
+    ["answer", f.answer === null ? "-" : `${formatBytes(f.answer.byte_length)}, sha256 ${f.answer.sha256} (verified)`],
+    ...failureLines(f.failure),
+  ];
+  return [facts(pairs), "", "Artifacts:", facts(Object.entries(f.artifacts))].join("\n");
+}
+
+export function renderFacts(f: TaskFacts, now = Date.now()): string {
+  return f.kind === "delegate" ? renderDelegate(f, now) : renderFusion(f, now);
+}

@@ -1,0 +1,51 @@
+/**
+ * `result <id> [--wait <s>]` (docs/cli.md, "result"): the verified answer bytes, through bg_result's
+ * own settle functions. Waiting only reads: it polls the task's files and never signals, cancels or
+ * edits a running task. Answer bytes leave only after they passed every check.
+ */
+import { DelegateError } from "../core/errors.ts";
+import { settleFusion } from "../fusion/index.ts";
+import { settleDelegate } from "../retrieval/retrieve.ts";
+import { fusionLiveness } from "../retrieval/retrieve-any.ts";
+import type { TaskRef } from "../store/lookup.ts";
+
+/** How often a running task's files are looked at again while waiting. */
+export const WAIT_POLL_MS = 250;
+
+export type Answer = { kind: "running" } | { kind: "answer"; bytes: Buffer };
+
+/** One look: running, or the verified answer; throws the typed failure (bg_result's code and text). */
+export async function readAnswer(ref: TaskRef): Promise<Answer> {
+  if (ref.kind === "delegate") {
+    const settled = settleDelegate(ref.dir);
+    return settled.kind === "running" ? settled : { kind: "answer", bytes: settled.verified.answerBytes };
+  }
+  const settled = await settleFusion(ref.dir, fusionLiveness);
+  if (settled.kind === "running") return settled;
+  if (settled.kind === "completed") {
+    // merged.md passed its hash and UTF-8 checks; well-formed UTF-8 re-encodes to the same bytes.
+    return { kind: "answer", bytes: Buffer.from(settled.verified.answer, "utf8") };
+  }
+  const { failure, integrity } = settled.view.details;
+  const code = failure?.code ?? integrity?.code ?? "child_exited_without_commit";
+  throw new DelegateError(code, settled.view.text, { childProcessCreated: true, artifacts: [ref.dir] });
+}
+
+/**
+ * readAnswer until the task is not running or `waitSeconds` have passed (one look when 0).
+ * `onWaiting` is told once, when the first look finds the task running and a wait begins.
+ */
+export async function waitForAnswer(
+  ref: TaskRef,
+  waitSeconds: number,
+  onWaiting: () => void = () => {},
+): Promise<Answer> {
+  const deadline = Date.now() + waitSeconds * 1000;
+  for (let look = 0; ; look++) {
+    const answer = await readAnswer(ref);
+    const left = deadline - Date.now();
+    if (answer.kind === "answer" || left <= 0) return answer;
+    if (look === 0) onWaiting();
+    await new Promise((resolve) => setTimeout(resolve, Math.min(WAIT_POLL_MS, left)));
+  }
+}

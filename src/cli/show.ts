@@ -1,0 +1,210 @@
+/**
+ * `show <id>` (docs/cli.md, "show"): one task's facts. Read-only, like `list`: the answer's size,
+ * hashes, attestations, usage and evidence are shown only when result.json passes bg_result's checks
+ * just now; otherwise the check's code is the failure shown.
+ */
+import { statSync } from "node:fs";
+import { isAbsolute, join, resolve } from "node:path";
+import { FUSION_FILES, TASK_FILES } from "../core/constants.ts";
+import { DelegateError, FAILURE_REMEDIATION, type FailureCode } from "../core/errors.ts";
+import type { DelegateManifest, DelegateResultFile, EvidenceRow, UsageRecord } from "../core/types.ts";
+import { readFusionManifest, type SettledFusion, settleFusion } from "../fusion/index.ts";
+import { expectedIdentity } from "../retrieval/finalize.ts";
+import { budgetFacts } from "../retrieval/retrieve.ts";
+import { fusionLiveness } from "../retrieval/retrieve-any.ts";
+import { isTaskRunning } from "../retrieval/running.ts";
+import { fileExists, readManifest, type TaskRef } from "../store/lookup.ts";
+import { readProgress } from "../store/progress.ts";
+import { readChildTerminal } from "../verify/classify.ts";
+import { readVerifiedResult } from "../verify/delegate-result.ts";
+import type { RowState } from "./rows.ts";
+
+export const SHOW_SCHEMA = "pi-bg-delegate.cli-show.v1";
+
+/** Whether the file a read came from changed since the task started (the child saw it before). */
+export type Freshness = "unchanged" | "modified" | "gone" | "artifact";
+
+export interface EvidenceFact extends EvidenceRow {
+  freshness: Freshness;
+}
+
+export interface FailureFact {
+  code: FailureCode;
+  message: string;
+  remediation: string;
+}
+
+export interface DelegateFacts {
+  schema_version: typeof SHOW_SCHEMA;
+  kind: "delegate";
+  id: string;
+  name: string;
+  state: RowState;
+  created_at: string;
+  ended_at: string | null;
+  route: { provider: string; model: string };
+  attestations: { count: number; response_models: string[] } | null;
+  capability: string;
+  extension_mode: string;
+  limits: DelegateManifest["limits"];
+  budget: ReturnType<typeof budgetFacts>;
+  progress: { turns: number; tool_calls: number };
+  usage: UsageRecord | null;
+  answer: { byte_length: number; sha256: string } | null;
+  evidence: EvidenceFact[];
+  failure: FailureFact | null;
+  artifacts: Record<string, string>;
+}
+
+export interface FusionFacts {
+  schema_version: typeof SHOW_SCHEMA;
+  kind: "fusion";
+  id: string;
+  state: RowState;
+  workflow: string | null;
+  created_at: string | null;
+  ended_at: string | null;
+  usage: { input: number; output: number; total_tokens: number; cost_total: number } | null;
+  answer: { byte_length: number; sha256: string } | null;
+  failure: FailureFact | null;
+  artifacts: Record<string, string>;
+}
+
+export type TaskFacts = DelegateFacts | FusionFacts;
+
+function failureOf(code: FailureCode, message: string): FailureFact {
+  return { code, message, remediation: FAILURE_REMEDIATION[code] };
+}
+
+function asFailure(error: unknown): FailureFact {
+  if (error instanceof DelegateError) return failureOf(error.code, error.message);
+  throw error;
+}
+
+function freshness(row: EvidenceRow, cwd: string, startedAt: number): Freshness {
+  if (row.tool !== "read") return "artifact";
+  try {
+    const mtime = statSync(isAbsolute(row.path) ? row.path : resolve(cwd, row.path)).mtimeMs;
+    return mtime < startedAt ? "unchanged" : "modified";
+  } catch {
+    return "gone";
+  }
+}
+
+/** The paths of the task's files that exist, by role. */
+function existingArtifacts(dir: string, names: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = { dir };
+  for (const [role, name] of Object.entries(names)) {
+    const path = join(dir, name);
+    if (fileExists(path)) out[role] = path;
+  }
+  return out;
+}
+
+function delegateFacts(dir: string): DelegateFacts {
+  const manifest = readManifest(dir);
+  const running = isTaskRunning(manifest);
+  const state: RowState = manifest.state === "running" && !running ? "ended" : manifest.state;
+  let result: DelegateResultFile | null = null;
+  let failure: FailureFact | null = null;
+  let usage: UsageRecord | null = null;
+  const expected = expectedIdentity(manifest);
+  if (manifest.state === "completed") {
+    try {
+      result = readVerifiedResult(dir, expected)?.result ?? null;
+      if (result === null) failure = failureOf("result_unavailable", "the task completed but its result.json is gone");
+    } catch (error) {
+      failure = asFailure(error);
+    }
+  } else if (manifest.terminal?.code !== undefined) {
+    failure = failureOf(manifest.terminal.code, manifest.terminal.message ?? "");
+  }
+  if (result !== null) usage = result.usage;
+  else if (!running) {
+    try {
+      usage = readChildTerminal(dir, expected)?.usage ?? null;
+    } catch {
+      usage = null; // an unreadable terminal record has no usage to show
+    }
+  }
+  const startedAt = Date.parse(manifest.created_at);
+  return {
+    schema_version: SHOW_SCHEMA,
+    kind: "delegate",
+    id: manifest.task_id,
+    name: manifest.name,
+    state,
+    created_at: manifest.created_at,
+    ended_at: manifest.terminal?.ended_at ?? null,
+    route: manifest.route,
+    attestations: result
+      ? {
+          count: result.route_attestations.length,
+          response_models: [...new Set(result.route_attestations.flatMap((a) => a.response_model ?? []))],
+        }
+      : null,
+    capability: manifest.capability,
+    extension_mode: manifest.extension_mode,
+    limits: manifest.limits,
+    budget: budgetFacts(dir),
+    progress: result ? { turns: result.turns, tool_calls: result.tool_calls } : readProgress(dir),
+    usage,
+    answer: result ? { byte_length: result.answer.byte_length, sha256: result.answer.sha256 } : null,
+    evidence: (result?.evidence ?? []).map((row) => ({ ...row, freshness: freshness(row, manifest.cwd, startedAt) })),
+    failure,
+    artifacts: existingArtifacts(dir, {
+      manifest: TASK_FILES.manifest,
+      result: TASK_FILES.result,
+      terminal: TASK_FILES.terminal,
+      output: TASK_FILES.output,
+      answer_copy: TASK_FILES.answer,
+      seed: TASK_FILES.seed,
+      session: TASK_FILES.sessionFile,
+    }),
+  };
+}
+
+async function fusionFacts(ref: TaskRef): Promise<FusionFacts> {
+  const reading = await readFusionManifest(ref.dir);
+  const manifest = reading.trusted ? reading.manifest : null;
+  let settled: SettledFusion | null = null;
+  let failure: FailureFact | null = null;
+  try {
+    settled = await settleFusion(ref.dir, fusionLiveness);
+  } catch (error) {
+    failure = asFailure(error);
+  }
+  let state: RowState = manifest?.state ?? "unreadable";
+  if (manifest?.state === "running" && settled === null) state = "ended";
+  if (settled?.kind === "ended") {
+    const f = settled.view.details.failure ?? settled.view.details.integrity;
+    if (f) failure = failureOf(f.code, settled.view.text);
+  }
+  const verified = settled?.kind === "completed" ? settled.verified : null;
+  const usage = verified?.result.details.usage ?? null;
+  return {
+    schema_version: SHOW_SCHEMA,
+    kind: "fusion",
+    id: ref.id,
+    state,
+    workflow: manifest?.workflow ?? null,
+    created_at: manifest?.created_at ?? null,
+    ended_at: manifest?.terminal?.ended_at ?? null,
+    usage: usage
+      ? { input: usage.input, output: usage.output, total_tokens: usage.total_tokens, cost_total: usage.cost_total }
+      : null,
+    answer: verified ? { byte_length: verified.merged.byte_length, sha256: verified.merged.sha256 } : null,
+    failure,
+    artifacts: existingArtifacts(ref.dir, {
+      manifest: FUSION_FILES.manifest,
+      result: FUSION_FILES.result,
+      merged: FUSION_FILES.merged,
+      failure_summary: FUSION_FILES.failureSummary,
+    }),
+  };
+}
+
+/** The facts of one resolved task; throws only when its manifest cannot be read at all. */
+export async function taskFacts(ref: TaskRef): Promise<TaskFacts> {
+  return ref.kind === "delegate" ? delegateFacts(ref.dir) : fusionFacts(ref);
+}

@@ -1,0 +1,142 @@
+/**
+ * `verify <id>` (docs/cli.md, "verify"): bg_result's own verification (settleDelegate, settleFusion),
+ * reported step by step. A stale "running" task is adjudicated from its files first, as bg_result does.
+ */
+import { join } from "node:path";
+import { TASK_FILES } from "../core/constants.ts";
+import { DelegateError, FAILURE_REMEDIATION } from "../core/errors.ts";
+import { readFusionManifest, settleFusion } from "../fusion/index.ts";
+import { settleDelegate } from "../retrieval/retrieve.ts";
+import { fusionLiveness } from "../retrieval/retrieve-any.ts";
+import { readManifest, type TaskRef } from "../store/lookup.ts";
+import { VERIFICATION_STEPS } from "../verify/delegate-result.ts";
+import { facts } from "./format.ts";
+import type { FailureFact } from "./show.ts";
+
+export const VERIFY_SCHEMA = "pi-bg-delegate.cli-verify.v1";
+
+export interface VerifyStep {
+  step: string;
+  ok: boolean;
+}
+
+export interface VerifyReport {
+  schema_version: typeof VERIFY_SCHEMA;
+  id: string;
+  kind: "delegate" | "fusion";
+  outcome: "verified" | "running" | "failed";
+  steps: VerifyStep[];
+  failure: FailureFact | null;
+}
+
+/** The report, and the failure as the tools render it (docs/failure-codes.md, "How a failure reads"). */
+export interface Verification {
+  report: VerifyReport;
+  error: DelegateError | null;
+}
+
+function typed(error: unknown): DelegateError {
+  if (!(error instanceof DelegateError)) throw error;
+  return error;
+}
+
+function build(
+  ref: TaskRef,
+  steps: VerifyStep[],
+  outcome: VerifyReport["outcome"],
+  error: DelegateError | null,
+): Verification {
+  const failure = error && { code: error.code, message: error.message, remediation: FAILURE_REMEDIATION[error.code] };
+  return {
+    report: { schema_version: VERIFY_SCHEMA, id: ref.id, kind: ref.kind, outcome, steps, failure },
+    error,
+  };
+}
+
+function stepName(n: number): string {
+  return n === 0 ? VERIFICATION_STEPS[0] : `${n}. ${VERIFICATION_STEPS[n]}`;
+}
+
+function verifyDelegate(ref: TaskRef): Verification {
+  const steps: VerifyStep[] = [{ step: `task found: ${ref.dir}`, ok: true }];
+  const report = (outcome: VerifyReport["outcome"], error: DelegateError | null) => build(ref, steps, outcome, error);
+  let recorded: string;
+  try {
+    recorded = readManifest(ref.dir).state;
+  } catch (error) {
+    steps.push({ step: `${TASK_FILES.manifest} read`, ok: false });
+    return report("failed", typed(error));
+  }
+  steps.push({ step: `${TASK_FILES.manifest} read: recorded state ${recorded}`, ok: true });
+  let last = -1;
+  try {
+    const settled = settleDelegate(ref.dir, (n) => {
+      last = n;
+      steps.push({ step: stepName(n), ok: true });
+    });
+    if (settled.kind === "running") {
+      steps.push({ step: "the task is still running: nothing to verify yet", ok: true });
+      return report("running", null);
+    }
+    if (last < 0)
+      steps.push({ step: "adjudicated from the task's files just now: result.json verified (0–9)", ok: true });
+    return report("verified", null);
+  } catch (error) {
+    const failure = typed(error);
+    if (last >= 0 && last < VERIFICATION_STEPS.length - 1) steps.push({ step: stepName(last + 1), ok: false });
+    else if (last < 0 && recorded === "completed") {
+      steps.push({ step: stepName(0), ok: false });
+    } else {
+      steps.push({
+        step: `the task ended without a verified answer (${join(ref.dir, TASK_FILES.manifest)})`,
+        ok: false,
+      });
+    }
+    return report("failed", failure);
+  }
+}
+
+async function verifyFusion(ref: TaskRef): Promise<Verification> {
+  const steps: VerifyStep[] = [{ step: `run found: ${ref.dir}`, ok: true }];
+  const report = (outcome: VerifyReport["outcome"], error: DelegateError | null) => build(ref, steps, outcome, error);
+  try {
+    const reading = await readFusionManifest(ref.dir);
+    steps.push({ step: "manifest.json: canonical, closed schema, this run's directory", ok: reading.trusted });
+    if (!reading.trusted) return report("failed", typed(reading.error));
+    const settled = await settleFusion(ref.dir, fusionLiveness);
+    if (settled.kind === "running") {
+      steps.push({ step: "the run is still running: nothing to verify yet", ok: true });
+      return report("running", null);
+    }
+    if (settled.kind === "ended") {
+      steps.push({ step: `the run ended ${settled.view.details.state} without an answer`, ok: false });
+      const f = settled.view.details.failure ?? settled.view.details.integrity;
+      const code = f?.code ?? "child_exited_without_commit";
+      return report("failed", new DelegateError(code, settled.view.text, { artifacts: [ref.dir] }));
+    }
+    steps.push({
+      step: "completed run: bound refs, byte lengths and SHA-256, result.json identity and schema, usage, UTF-8",
+      ok: true,
+    });
+    return report("verified", null);
+  } catch (error) {
+    steps.push({ step: "completed run: bound refs, hashes, result.json, merged.md", ok: false });
+    return report("failed", typed(error));
+  }
+}
+
+export async function verifyTask(ref: TaskRef): Promise<Verification> {
+  return ref.kind === "delegate" ? verifyDelegate(ref) : verifyFusion(ref);
+}
+
+/** The steps, one per line ("ok" or "FAIL"), then the verdict. */
+export function renderVerify(report: VerifyReport): string {
+  const lines = report.steps.map((s) => `  ${s.ok ? "ok  " : "FAIL"}  ${s.step}`);
+  const verdict =
+    report.outcome === "verified"
+      ? "verified: the answer may be read with `result`"
+      : report.outcome === "running"
+        ? "still running"
+        : `failed: [${report.failure?.code}]`;
+  return [`verify ${report.id} (${report.kind})`, ...lines, facts([["verdict", verdict]])].join("\n");
+}

@@ -1,0 +1,37 @@
+/**
+ * Run the real `pi-bg-delegate` command (bin/pi-bg-delegate.mjs) as a child process, on the Node of
+ * the host under test (Node 20 for 0.73.1, Node 22 for 1.6.0), in a project directory.
+ */
+import { join } from "node:path";
+import { execa } from "execa";
+import { HOST, REPO_ROOT } from "./pi-paths.ts";
+
+export const CLI_BIN = join(REPO_ROOT, "bin", "pi-bg-delegate.mjs");
+
+export interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function startCli(cwd: string, args: readonly string[]) {
+  return execa(HOST.nodePath, [CLI_BIN, ...args], { cwd, reject: false, stdin: "ignore" });
+}
+
+export async function runCli(cwd: string, ...args: string[]): Promise<CliRun> {
+  const ended = await startCli(cwd, args);
+  return { code: ended.exitCode ?? -1, stdout: ended.stdout, stderr: ended.stderr };
+}
+
+/**
+ * Start the command and return at once: `stderrSoFar()` reads what it printed so far, `done` is its end.
+ */
+export function spawnCli(cwd: string, ...args: string[]): { stderrSoFar: () => string; done: Promise<CliRun> } {
+  const child = startCli(cwd, args);
+  let stderr = "";
+  child.stderr?.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString("utf8");
+  });
+  const done = child.then((ended) => ({ code: ended.exitCode ?? -1, stdout: ended.stdout, stderr: ended.stderr }));
+  return { stderrSoFar: () => stderr, done };
+}
