@@ -65,8 +65,16 @@ export interface FailureFacts {
   artifacts?: readonly string[];
   /** The merged child output file, when it exists. */
   outputPath?: string;
-  /** Overrides the code's default remediation. */
-  remediation?: string;
+  /** What an ended task spent before it failed (docs/failure-codes.md, "How a failure reads"). */
+  spent?: TaskSpend;
+}
+
+/** A task's spend as far as it is known; null where it is not. */
+export interface TaskSpend {
+  cost_total: number | null;
+  turns: number | null;
+  tool_calls: number | null;
+  run_seconds: number | null;
 }
 
 export class DelegateError extends Error {
@@ -142,8 +150,8 @@ export const FAILURE_WHEN = {
     when: "This project already has maxRunning delegates running (checked right after the arguments).",
   },
   artifact_error: {
-    stages: ["admission", "retrieval"],
-    when: "The task's artifact directory could not be created or written (what was written is removed), or bg_result could not write answer.txt.",
+    stages: ["admission"],
+    when: "The task's artifact directory could not be created or written (what was written is removed).",
   },
   child_spawn_failed: { stages: ["launch"], when: "The child process could not be started." },
   child_startup_failed: {

@@ -1,18 +1,22 @@
 import { existsSync } from "node:fs";
-import { DelegateError, FAILURE_REMEDIATION } from "./errors.ts";
+import { DelegateError, FAILURE_REMEDIATION, type TaskSpend } from "./errors.ts";
+import { formatCost, formatDuration } from "./units.ts";
 
 /** The most of a failure's message the text carries (docs/failure-codes.md, "How a failure reads"). */
 export const FAILURE_MESSAGE_MAX_BYTES = 600;
 
-/** The message cut at a code point boundary to the bound, saying how many bytes were cut. */
-export function boundedMessage(message: string): string {
+/** The bound on a whole failure text, not counting the artifact paths it lists. */
+export const FAILURE_TEXT_MAX_BYTES = 1024;
+
+/** The message cut at a code point boundary to `maxBytes`, saying how many bytes were cut. */
+export function boundedMessage(message: string, maxBytes: number = FAILURE_MESSAGE_MAX_BYTES): string {
   const total = Buffer.byteLength(message);
-  if (total <= FAILURE_MESSAGE_MAX_BYTES) return message;
+  if (total <= maxBytes) return message;
   let kept = "";
   let bytes = 0;
   for (const ch of message) {
     const size = Buffer.byteLength(ch);
-    if (bytes + size > FAILURE_MESSAGE_MAX_BYTES) break;
+    if (bytes + size > maxBytes) break;
     kept += ch;
     bytes += size;
   }
@@ -20,18 +24,42 @@ export function boundedMessage(message: string): string {
 }
 
 /**
+ * A list cut to its first `max` items with the count of the rest, for messages that name things
+ * (e.g. the ids an ambiguous prefix matched).
+ */
+export function boundedList(items: readonly string[], max: number): string {
+  if (items.length <= max) return items.join(", ");
+  return `${items.slice(0, max).join(", ")} … and ${items.length - max} more`;
+}
+
+/** "Spent: $0.0042, 3 turns, 12 tool calls, 42s" with only the known parts; null when nothing is known. */
+export function spentText(spent: TaskSpend): string | null {
+  const parts: string[] = [];
+  if (spent.cost_total !== null) parts.push(formatCost(spent.cost_total));
+  const count = (n: number, one: string) => `${n} ${one}${n === 1 ? "" : "s"}`;
+  if (spent.turns !== null) parts.push(count(spent.turns, "turn"));
+  if (spent.tool_calls !== null) parts.push(count(spent.tool_calls, "tool call"));
+  if (spent.run_seconds !== null) parts.push(formatDuration(spent.run_seconds));
+  return parts.length === 0 ? null : `Spent: ${parts.join(", ")}`;
+}
+
+/**
  * The failure text (docs/failure-codes.md, "How a failure reads"), in its fixed order. pi keeps only
  * the text of a thrown tool error, so everything the user needs is here. Only artifact paths that
- * exist are listed.
+ * exist are listed. Not counting those paths, the text fits FAILURE_TEXT_MAX_BYTES for every code:
+ * the message is cut to 600 bytes and the other lines are short by construction
+ * (test/unit/failure-text.test.ts proves it for every code with the longest inputs).
  */
 export function renderFailure(error: DelegateError): string {
   const { facts } = error;
   const lines = [`[${error.code}] ${boundedMessage(error.message)}`];
   lines.push(`Child process created: ${facts.childProcessCreated ? "yes" : "no"}`);
+  const spent = facts.spent === undefined ? null : spentText(facts.spent);
+  if (spent !== null) lines.push(spent);
   const artifacts = (facts.artifacts ?? []).filter((path) => existsSync(path));
   if (artifacts.length > 0) lines.push(`Artifacts: ${artifacts.join(", ")}`);
   if (facts.outputPath !== undefined && existsSync(facts.outputPath)) lines.push(`Output: ${facts.outputPath}`);
-  lines.push(`Remediation: ${facts.remediation ?? FAILURE_REMEDIATION[error.code]}`);
+  lines.push(`Remediation: ${FAILURE_REMEDIATION[error.code]}`);
   return lines.join("\n");
 }
 

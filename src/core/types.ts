@@ -171,6 +171,12 @@ export interface BoundArtifact {
   sha256: string;
 }
 
+/**
+ * The plain-text copy of a verified answer, or why it could not be written (a read-only task tree,
+ * a full disk): the answer stays deliverable from result.json (docs/tools/bg_result.md, "Delivery").
+ */
+export type AnswerCopy = { written: BoundArtifact } | { unwritable: string };
+
 /** manifest.json: the parent's record of the task, kept current for its life. */
 export interface DelegateManifest {
   schema_version: string;

@@ -111,8 +111,13 @@ export class SessionLink {
     if (manifest.state === "completed" && manifest.auto_deliver !== "never") {
       try {
         const v = verified();
-        auto = chooseAutoDelivery(manifest.auto_deliver, v ? { text: v.text, bytes: v.answerBytes.length } : null, () =>
-          writeAnswerCopy(taskDir, v!),
+        auto = chooseAutoDelivery(
+          manifest.auto_deliver,
+          v ? { text: v.text, bytes: v.answerBytes.length } : null,
+          () => {
+            const copy = writeAnswerCopy(taskDir, v!);
+            return "written" in copy ? copy.written : null;
+          },
         );
       } catch {
         auto = null; // verification failed since: no answer rides along; bg_result reports why

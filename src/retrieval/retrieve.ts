@@ -2,8 +2,9 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { DeliveryMode } from "../core/constants.ts";
 import { TASK_FILES } from "../core/constants.ts";
-import { DelegateError } from "../core/errors.ts";
+import { DelegateError, type TaskSpend } from "../core/errors.ts";
 import type { DelegateManifest } from "../core/types.ts";
+import { secondsBetween } from "../core/units.ts";
 import { readManifest } from "../store/lookup.ts";
 import { readProgress } from "../store/progress.ts";
 import { readVerifiedResult, type StepObserver, type VerifiedAnswer } from "../verify/delegate-result.ts";
@@ -43,13 +44,26 @@ export function budgetFacts(taskDir: string): RunningView["budget"] {
   }
 }
 
-/** The failure of an ended task, as the code recorded in its manifest, with the paths that exist. */
+/** What an ended task spent: the manifest's recorded cost, the guard's last counts, the run time. */
+export function taskSpend(taskDir: string, manifest: DelegateManifest): TaskSpend {
+  const progress = manifest.child === null ? null : readProgress(taskDir);
+  const t = manifest.terminal;
+  return {
+    cost_total: t?.cost_total ?? progress?.cost_total ?? null,
+    turns: progress?.turns ?? null,
+    tool_calls: progress?.tool_calls ?? null,
+    run_seconds: t ? secondsBetween(manifest.created_at, t.ended_at) : null,
+  };
+}
+
+/** The failure of an ended task, as the code recorded in its manifest, with the paths that exist and what it spent. */
 function terminalFailure(taskDir: string, manifest: DelegateManifest): DelegateError {
   const t = manifest.terminal;
   return new DelegateError(t?.code ?? "child_exited_without_commit", t?.message ?? "the task ended without an answer", {
     childProcessCreated: manifest.child !== null,
     artifacts: [join(taskDir, TASK_FILES.terminal), join(taskDir, TASK_FILES.manifest)],
     outputPath: join(taskDir, TASK_FILES.output),
+    spent: taskSpend(taskDir, manifest),
   });
 }
 

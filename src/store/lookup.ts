@@ -3,8 +3,12 @@ import { join } from "node:path";
 import { canonicalJsonLine } from "../core/canonical.ts";
 import { DELEGATE_ROOT, FUSION_ROOT, TASK_FILES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
+import { boundedList } from "../core/failure-text.ts";
 import { writeFileAtomic } from "../core/fs.ts";
 import type { DelegateManifest } from "../core/types.ts";
+
+/** How many of the ids an ambiguous prefix matched the failure names; the rest are counted. */
+export const AMBIGUOUS_IDS_SHOWN = 5;
 
 /** A task or run found in the project's artifact tree. The tree is the record; memory is a cache. */
 export interface TaskRef {
@@ -50,7 +54,10 @@ export function resolveTaskRef(cwd: string, query: string, known: ReadonlyMap<st
   if (matches.length > 1) {
     throw new DelegateError(
       "task_ambiguous",
-      `${matches.length} tasks match "${query}": ${matches.map((m) => m.id).join(", ")}`,
+      `${matches.length} tasks match "${query}": ${boundedList(
+        matches.map((m) => m.id),
+        AMBIGUOUS_IDS_SHOWN,
+      )}`,
     );
   }
   const knownDir = known.get(query) ?? [...known.entries()].find(([id]) => id.startsWith(query))?.[1];

@@ -179,6 +179,13 @@ export function renderRetrieval(result: AgentToolResult<unknown>, options: Rende
   if (view.state === "running") return new Text(runningLine(view, theme), 0, 0);
   const box = new Container();
   box.addChild(new Text(completedLine(view, theme), 0, 0));
+  if (view.delivery === "artifact" && view.answer.text_path === null) {
+    // No plain-text copy could be written (a read-only tree): say where the verified answer is.
+    const why = view.answer.text_unwritable ?? "answer.txt was not written";
+    box.addChild(new Text(theme.fg("muted", `answer: ${view.answer.result_path} (base64; ${why})`), 0, 0));
+    box.addChild(new Text(theme.fg("dim", `read it as text: pi-bg-delegate result ${view.task_id}`), 0, 0));
+    return box;
+  }
   answerBlock(
     box,
     view.delivery,

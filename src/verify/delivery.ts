@@ -8,7 +8,7 @@ import { type DeliveryMode, INLINE_ANSWER_MAX_BYTES, TASK_FILES } from "../core/
 import { DelegateError } from "../core/errors.ts";
 import { writeFileAtomic } from "../core/fs.ts";
 import { sha256Hex } from "../core/hash.ts";
-import type { BoundArtifact, DeliveryReason } from "../core/types.ts";
+import type { AnswerCopy, DeliveryReason } from "../core/types.ts";
 import type { VerifiedAnswer } from "./delegate-result.ts";
 
 /** Which delivery, and why (the views say why an answer came as a file). */
@@ -59,9 +59,9 @@ function readExisting(path: string): Buffer | null {
  * Write the verified answer as plain UTF-8 text to answer.txt (the model can open it with `read`,
  * unlike the base64 blocks of result.json). Written atomically, only when absent or different, and
  * its bytes are re-hashed before the path is handed out, so the reference always holds exactly the
- * verified answer.
+ * verified answer. A copy that cannot be written is reported, not thrown: the answer verified.
  */
-export function writeAnswerCopy(taskDir: string, verified: VerifiedAnswer): BoundArtifact {
+export function writeAnswerCopy(taskDir: string, verified: VerifiedAnswer): AnswerCopy {
   const path = join(taskDir, TASK_FILES.answer);
   const { answerBytes } = verified;
   const { byte_length, sha256 } = verified.result.answer;
@@ -70,7 +70,8 @@ export function writeAnswerCopy(taskDir: string, verified: VerifiedAnswer): Boun
     try {
       writeFileAtomic(path, answerBytes);
     } catch (error) {
-      throw new DelegateError("artifact_error", `${path} cannot be written: ${(error as Error).message}`);
+      const code = (error as NodeJS.ErrnoException).code;
+      return { unwritable: `${TASK_FILES.answer} cannot be written${code ? ` (${code})` : ""}` };
     }
   }
   const written = readExisting(path);
@@ -79,5 +80,5 @@ export function writeAnswerCopy(taskDir: string, verified: VerifiedAnswer): Boun
       artifacts: [path],
     });
   }
-  return { path, byte_length, sha256 };
+  return { written: { path, byte_length, sha256 } };
 }

@@ -26,11 +26,14 @@ export type AutoDelivery = { kind: "answer"; text: string } | { kind: "artifact"
 export function chooseAutoDelivery(
   mode: DelegateManifest["auto_deliver"],
   answer: { text: string; bytes: number } | null,
-  copy: () => BoundArtifact,
+  copy: () => BoundArtifact | null,
 ): AutoDelivery {
   if (answer === null || mode === "never") return null;
   if (answer.bytes <= INLINE_ANSWER_MAX_BYTES) return { kind: "answer", text: answer.text };
-  return mode === "always" ? { kind: "artifact", copy: copy() } : null;
+  if (mode !== "always") return null;
+  // No plain-text copy (a read-only tree): the notice points at bg_result, which delivers from result.json.
+  const written = copy();
+  return written === null ? null : { kind: "artifact", copy: written };
 }
 
 /** The notification's own text budget for the model; an autoDelivered answer comes on top. */

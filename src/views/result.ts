@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { SCHEMA, TASK_FILES } from "../core/constants.ts";
 import type {
-  BoundArtifact,
+  AnswerCopy,
   ChildProgress,
   DelegateManifest,
   DelegateResultFile,
@@ -36,7 +36,14 @@ export interface CompletedView {
   delivery: "inline" | "artifact";
   artifact_dir: string;
   route: { provider: string; model: string };
-  answer: { byte_length: number; sha256: string; result_path: string; text_path: string | null };
+  answer: {
+    byte_length: number;
+    sha256: string;
+    result_path: string;
+    text_path: string | null;
+    /** Why answer.txt could not be written (a read-only tree); the answer is then read from result.json. */
+    text_unwritable: string | null;
+  };
   turns: number;
   tool_calls: number;
   usage: UsageRecord;
@@ -86,7 +93,7 @@ export function completedView(
   taskDir: string,
   result: DelegateResultFile,
   delivery: "inline" | "artifact",
-  textCopy: BoundArtifact | null,
+  textCopy: AnswerCopy | null,
 ): CompletedView {
   return {
     schema_version: SCHEMA.delegateView,
@@ -101,7 +108,8 @@ export function completedView(
       byte_length: result.answer.byte_length,
       sha256: result.answer.sha256,
       result_path: join(taskDir, TASK_FILES.result),
-      text_path: textCopy?.path ?? null,
+      text_path: textCopy !== null && "written" in textCopy ? textCopy.written.path : null,
+      text_unwritable: textCopy !== null && "unwritable" in textCopy ? textCopy.unwritable : null,
     },
     turns: result.turns,
     tool_calls: result.tool_calls,
@@ -134,6 +142,13 @@ export function completedHeader(view: CompletedView): string {
 export function completedText(view: CompletedView, answer: string | null): string {
   const header = completedHeader(view);
   if (view.delivery === "inline" && answer !== null) return `${header}\n\n${answer}`;
+  if (view.answer.text_path === null) {
+    return (
+      `${header}\nNo plain-text copy: ${view.answer.text_unwritable ?? "answer.txt was not written"}. ` +
+      `The complete verified answer is in ${view.answer.result_path}, base64 in answer.blocks (in order); ` +
+      `\`pi-bg-delegate result ${view.task_id} --out <file>\` verifies it again and writes it as text.`
+    );
+  }
   return (
     `${header}\nAnswer file (plain UTF-8, complete): ${view.answer.text_path} — open it with read.\n` +
     `Committed package: ${view.answer.result_path}`

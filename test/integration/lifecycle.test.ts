@@ -69,6 +69,8 @@ describe("task lifecycle with real parents and children", () => {
       const after = await bgResultVia(parent, { taskId: id });
       expect(after.isError).toBe(true);
       expect(after.text).toMatch(/^\[child_cancelled\]/);
+      // What the task spent stays in the failure view (Pi 1.6 records zero cost for the cancelled request).
+      expect(after.text).toMatch(/^Spent: (\$0\.0000, )?0 turns, 0 tool calls, \d+s$/m);
       // The person's cancel started no model turn: the only parent requests since are the two
       // bg_result calls this test made (each a tool call and its follow-up), and the notice reached
       // the model with the next prompt.

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 import { packAnswer } from "../../src/core/answer.ts";
@@ -155,6 +155,47 @@ describe("bg_result against real children", () => {
       const gone = await bgResultVia(parent, { taskId: second });
       expect(gone.text).toMatch(/^\[result_unavailable\]/);
     } finally {
+      await parent.dispose();
+    }
+  });
+
+  it("a task tree where answer.txt cannot be written still delivers the verified answer, from result.json", async () => {
+    const agentDir = await createAgentDir({ serverUrl: server.url });
+    const cwd = await makeTempDir("proj-readonly");
+    installParentDriver(server);
+    const parent = await startSdkParent({ agentDir, cwd });
+    let id = "";
+    const dir = () => taskDir(cwd, parent, id);
+    try {
+      id = await delegateVia(parent, {
+        name: "read-only tree",
+        prompt: `Report everything. ${script({ text: LINE, repeat: 600 })}`,
+      });
+      await until(() => notifications(parent.messages()).length === 1, "the notification");
+      await parent.waitForIdle();
+      // The tree is made read-only; as root, permissions do not stop a write, so answer.txt is also
+      // taken by a directory, which no rename can replace.
+      mkdirSync(join(dir(), "answer.txt"));
+      chmodSync(dir(), 0o500);
+      const before = readdirSync(dir()).sort();
+
+      const r = await bgResultVia(parent, { taskId: id });
+      expect(r.isError, r.text).toBe(false);
+      expect(r.details?.state).toBe("completed");
+      expect(r.details?.delivery).toBe("artifact");
+      expect(r.details?.answer).toMatchObject({
+        text_path: null,
+        result_path: join(dir(), "result.json"),
+        text_unwritable: expect.stringMatching(/^answer\.txt cannot be written \(E[A-Z]+\)$/),
+      });
+      expect(r.text).toContain(`The complete verified answer is in ${join(dir(), "result.json")}`);
+      expect(r.text).toContain(`pi-bg-delegate result ${id} --out <file>`);
+      expect(r.text).toContain(sha256Hex(LINE.repeat(600)));
+      expect(r.text).not.toContain(LINE.trim());
+      // Nothing was left behind: no temp file, no partial copy.
+      expect(readdirSync(dir()).sort()).toEqual(before);
+    } finally {
+      if (id !== "") chmodSync(dir(), 0o700);
       await parent.dispose();
     }
   });

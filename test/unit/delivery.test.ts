@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { INLINE_ANSWER_MAX_BYTES, KiB, TASK_FILES } from "../../src/core/constants.ts";
 import { DelegateError } from "../../src/core/errors.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
+import type { AnswerCopy } from "../../src/core/types.ts";
 import { verifyDelegateResult } from "../../src/verify/delegate-result.ts";
 import { decideDelivery, writeAnswerCopy } from "../../src/verify/delivery.ts";
 import { makeResultFile } from "../helpers/result-fixtures.ts";
@@ -76,7 +77,9 @@ describe("writeAnswerCopy", () => {
 
   it("writes the verified answer as plain UTF-8 text and returns its binding", () => {
     const dir = taskDir();
-    const bound = writeAnswerCopy(dir, verified);
+    const copy = writeAnswerCopy(dir, verified);
+    if (!("written" in copy)) throw new Error(`not written: ${copy.unwritable}`);
+    const bound = copy.written;
     expect(bound).toEqual({
       path: join(dir, TASK_FILES.answer),
       byte_length: fixture.answerBytes.length,
@@ -88,7 +91,7 @@ describe("writeAnswerCopy", () => {
 
   it("leaves an identical copy in place and replaces a different one", () => {
     const dir = taskDir();
-    const { path } = writeAnswerCopy(dir, verified);
+    const { path } = written(writeAnswerCopy(dir, verified));
     const inode = statSync(path).ino;
     writeAnswerCopy(dir, verified);
     expect(statSync(path).ino).toBe(inode); // not rewritten
@@ -103,14 +106,19 @@ describe("writeAnswerCopy", () => {
     const outside = join(dir, "outside.txt");
     writeFileSync(outside, "do not touch");
     symlinkSync(outside, join(dir, TASK_FILES.answer));
-    const { path } = writeAnswerCopy(dir, verified);
+    const { path } = written(writeAnswerCopy(dir, verified));
     expect(readFileSync(path, "utf8")).toBe(text);
     expect(readFileSync(outside, "utf8")).toBe("do not touch");
   });
 
-  it("fails with artifact_error when the copy cannot be written", () => {
+  it("reports, without throwing, a copy that cannot be written (the answer stays in result.json)", () => {
     const dir = taskDir();
     mkdirSync(join(dir, TASK_FILES.answer));
-    expect(() => writeAnswerCopy(dir, verified)).toThrowError(expect.objectContaining({ code: "artifact_error" }));
+    expect(writeAnswerCopy(dir, verified)).toEqual({ unwritable: "answer.txt cannot be written (EISDIR)" });
   });
 });
+
+function written(copy: AnswerCopy) {
+  if (!("written" in copy)) throw new Error(`not written: ${copy.unwritable}`);
+  return copy.written;
+}

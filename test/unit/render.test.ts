@@ -197,9 +197,7 @@ describe("bg_result as a person sees it", () => {
     const path = join(dir, "answer.txt");
     writeFileSync(path, ANSWER);
     const view = completedView(m, dir, result, "artifact", {
-      path,
-      byte_length: Buffer.byteLength(ANSWER),
-      sha256: "",
+      written: { path, byte_length: Buffer.byteLength(ANSWER), sha256: "" },
     });
     const screen = renderTool(
       "bg_result",
@@ -211,6 +209,19 @@ describe("bg_result as a person sees it", () => {
     expect(screen).toMatch(/^ *Auth flow *$/m);
     expect(screen).toMatch(/more lines, ctrl\+o to expand/);
     expect(screen).not.toContain("Committed package");
+  });
+
+  it("an answer without a text copy (read-only tree) says where the verified answer is, not the model's wording", () => {
+    const { m, result } = completed();
+    const view = completedView(m, "/tmp/ro-task", result, "artifact", {
+      unwritable: "answer.txt cannot be written (EROFS)",
+    });
+    const text = completedText(view, null);
+    expect(text).toContain("The complete verified answer is in /tmp/ro-task/result.json");
+    const screen = renderTool("bg_result", {}, { text, details: view, isError: false }, 160).join("\n");
+    expect(screen).toContain("answer: /tmp/ro-task/result.json (base64; answer.txt cannot be written (EROFS))");
+    expect(screen).toContain(`read it as text: pi-bg-delegate result ${view.task_id}`);
+    expect(screen).not.toContain("answer.blocks");
   });
 
   it("a running task reads as plain progress, without the model's instructions", () => {
