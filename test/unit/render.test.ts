@@ -25,6 +25,7 @@ import bgDelegateExtension from "../../src/extension.ts";
 import { buildManifest, newTaskIdentity } from "../../src/launch/task-documents.ts";
 import type { TaskRow } from "../../src/retrieval/task-rows.ts";
 import { DelegatesTable } from "../../src/ui/delegates-table.ts";
+import { checkEvidence } from "../../src/verify/evidence-check.ts";
 import { notificationDetails, notificationText } from "../../src/views/notification.ts";
 import { buildReceipt, receiptText } from "../../src/views/receipt.ts";
 import { completedText, completedView, runningText, runningView } from "../../src/views/result.ts";
@@ -153,7 +154,7 @@ describe("bg_result as a person sees it", () => {
   for (const width of WIDTHS) {
     it(`collapsed at ${width} columns: facts in words, the answer's first lines as markdown, Pi's expand hint`, () => {
       const { m, result } = completed();
-      const view = completedView(m, "/tmp/t", result, "inline", null);
+      const view = completedView(m, "/tmp/t", result, "inline", null, checkEvidence(ANSWER, result.evidence, "/tmp/t"));
       const screen = renderTool(
         "bg_result",
         { taskId: m.task_id },
@@ -179,7 +180,7 @@ describe("bg_result as a person sees it", () => {
 
   it("expanded shows the whole answer rendered", () => {
     const { m, result } = completed();
-    const view = completedView(m, "/tmp/t", result, "inline", null);
+    const view = completedView(m, "/tmp/t", result, "inline", null, checkEvidence(ANSWER, result.evidence, "/tmp/t"));
     const screen = renderTool(
       "bg_result",
       {},
@@ -196,11 +197,14 @@ describe("bg_result as a person sees it", () => {
     const dir = await makeTempDir("render-artifact");
     const path = join(dir, "answer.txt");
     writeFileSync(path, ANSWER);
-    const view = completedView(m, dir, result, "artifact", {
-      path,
-      byte_length: Buffer.byteLength(ANSWER),
-      sha256: "",
-    });
+    const view = completedView(
+      m,
+      dir,
+      result,
+      "artifact",
+      { path, byte_length: Buffer.byteLength(ANSWER), sha256: "" },
+      checkEvidence(ANSWER, result.evidence, dir),
+    );
     const screen = renderTool(
       "bg_result",
       {},

@@ -54,7 +54,22 @@ const SMALL = makeResultFile({
     { provider: "scripted", model: "scripted-model", stop_reason: "stop" },
   ],
   spilled_artifacts: [receipt],
-  evidence: [{ tool: "read", path: "src/launch/seed.ts", offset: 0, length: 2048, sha256: sha256Hex("seed.ts") }],
+  evidence: [
+    {
+      tool: "read",
+      path: "./src/launch/seed.ts",
+      file: "src/launch/seed.ts",
+      offset: 10,
+      limit: 40,
+      line_start: 10,
+      line_end: 49,
+      byte_start: 311,
+      byte_end: 2048,
+      sha256: sha256Hex("seed.ts"),
+    },
+    { tool: "grep", args: '{"path":"src","pattern":"seed"}', length: 88, sha256: sha256Hex("grep") },
+    { tool: "delegate_read_artifact", path: "spill/t1-c0.txt", offset: 0, length: 64, sha256: sha256Hex("art") },
+  ],
   finalized_by_runway: true,
 });
 
@@ -147,7 +162,8 @@ function fieldMutations(label: string, fx: ResultFixture, r: ReturnType<typeof r
       "child_result_invalid",
     );
     if (value !== null) add("null", `${path} → null`, withField(fx.result, path, null), "child_result_invalid");
-    if (!/^\d+$/.test(path.split(".").pop()!) && !path.endsWith("response_model")) {
+    // Optional fields: response_model, and a read row's offset and limit (absent when not given).
+    if (!/^\d+$/.test(path.split(".").pop()!) && !/response_model$|^evidence\.0\.(offset|limit)$/.test(path)) {
       add("dropped field", `${path} removed`, withField(fx.result, path, REMOVE), "child_result_invalid");
     }
     if (isObject(value)) {
