@@ -11,6 +11,7 @@ import { DelegateError, type FailureCode } from "../../src/core/errors.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
 import { type ExpectedResultIdentity, verifyDelegateResult } from "../../src/verify/delegate-result.ts";
 import {
+  EVIDENCE_FIXTURE,
   encodeResultFile,
   makeResultFile,
   packAnswerInBlocksOf,
@@ -54,22 +55,7 @@ const SMALL = makeResultFile({
     { provider: "scripted", model: "scripted-model", stop_reason: "stop" },
   ],
   spilled_artifacts: [receipt],
-  evidence: [
-    {
-      tool: "read",
-      path: "./src/launch/seed.ts",
-      file: "src/launch/seed.ts",
-      offset: 10,
-      limit: 40,
-      line_start: 10,
-      line_end: 49,
-      byte_start: 311,
-      byte_end: 2048,
-      sha256: sha256Hex("seed.ts"),
-    },
-    { tool: "grep", args: '{"path":"src","pattern":"seed"}', length: 88, sha256: sha256Hex("grep") },
-    { tool: "delegate_read_artifact", path: "spill/t1-c0.txt", offset: 0, length: 64, sha256: sha256Hex("art") },
-  ],
+  evidence: EVIDENCE_FIXTURE,
   finalized_by_runway: true,
 });
 

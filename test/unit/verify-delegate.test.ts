@@ -14,6 +14,7 @@ import {
   verifyDelegateResult,
 } from "../../src/verify/delegate-result.ts";
 import {
+  EVIDENCE_FIXTURE,
   encodeResultFile,
   makeResultFile,
   makeTerminalFile,
@@ -57,20 +58,7 @@ const base = makeResultFile({
       content_format: "single_text_utf8",
     },
   ],
-  evidence: [
-    {
-      tool: "read",
-      path: "src/a.ts",
-      file: "src/a.ts",
-      line_start: 1,
-      line_end: 6,
-      byte_start: 0,
-      byte_end: 120,
-      sha256: sha256Hex("evidence"),
-    },
-    { tool: "ls", args: '{"path":"src"}', length: 12, sha256: sha256Hex("ls") },
-    { tool: "delegate_read_artifact", path: "spill/a.txt", offset: 0, length: 10, sha256: sha256Hex("art") },
-  ],
+  evidence: EVIDENCE_FIXTURE,
 });
 
 const failsWith = (bytes: Uint8Array, code: FailureCode, expected = base.expected) =>
@@ -180,8 +168,8 @@ describe("verifyDelegateResult: step 1, JSON shape, schema version, canonical la
     ["a read row without its byte range", "evidence.0.byte_end", REMOVE],
     ["a read row starting at line 0", "evidence.0.line_start", 0],
     ["a read row ending two lines before it starts", "evidence.0.line_end", -1],
-    ["a read row whose line_end is far below line_start", "evidence.0.line_start", 9],
-    ["a read row whose bytes end before they start", "evidence.0.byte_start", 121],
+    ["a read row whose line_end is far below line_start", "evidence.0.line_start", 60],
+    ["a read row whose bytes end before they start", "evidence.0.byte_start", 2049],
     ["a read row with a string offset", "evidence.0.offset", "1"],
     ["a read row with offset 0", "evidence.0.offset", 0],
     ["a read row with a null limit", "evidence.0.limit", null],
