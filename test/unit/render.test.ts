@@ -20,6 +20,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { withDelegateDefaults } from "../../src/arguments/delegate-arguments.ts";
 import { DelegateError } from "../../src/core/errors.ts";
 import { renderFailure } from "../../src/core/failure-text.ts";
+import { sha256Hex } from "../../src/core/hash.ts";
 import type { ChildProgress, DelegateManifest, UsageRecord } from "../../src/core/types.ts";
 import bgDelegateExtension from "../../src/extension.ts";
 import { buildManifest, newTaskIdentity } from "../../src/launch/task-documents.ts";
@@ -190,6 +191,44 @@ describe("bg_result as a person sees it", () => {
     ).join("\n");
     expect(screen).toContain("the last finding");
     expect(screen).not.toContain("ctrl+o to expand");
+  });
+
+  it("says whether the evidence is fresh, and warns when it is stale or citations are not backed", async () => {
+    const root = await makeTempDir("render-evidence");
+    writeFileSync(join(root, "a.ts"), "one\ntwo\n");
+    const { m, result } = completed();
+    const row = {
+      tool: "read" as const,
+      path: "a.ts",
+      file: "a.ts",
+      line_start: 1,
+      line_end: 2,
+      byte_start: 0,
+      byte_end: 8,
+      sha256: sha256Hex("one\ntwo\n"),
+    };
+    const answer = "See a.ts:2 and b.ts:4.";
+    const screenOf = () => {
+      const view = completedView(
+        m,
+        root,
+        { ...result, evidence: [row] },
+        "inline",
+        null,
+        checkEvidence(answer, [row], root),
+      );
+      return renderTool(
+        "bg_result",
+        {},
+        { text: completedText(view, answer), details: view, isError: false },
+        120,
+      ).join("\n");
+    };
+    expect(screenOf()).toContain("evidence fresh");
+    expect(screenOf()).toContain("note: 1 citation of 2 not backed by what it read");
+    writeFileSync(join(root, "a.ts"), "one\nTWO\n");
+    expect(screenOf()).toContain("evidence stale");
+    expect(screenOf()).toContain("evidence stale: 1 file changed or gone since it read them");
   });
 
   it("an answer delivered as a file shows its path and the file's first lines", async () => {
