@@ -180,7 +180,7 @@ export function evidenceLines(check: EvidenceCheck): string[] {
 export function completedHeader(view: CompletedView): string {
   const lines = [
     `Verified answer of ${view.task_id} (${view.name}): ${view.answer.byte_length} bytes, sha256 ${view.answer.sha256}.`,
-    `Route ${view.route.provider}/${view.route.model}; ${view.turns} turns, ${view.tool_calls} tool calls; ${usageText(view.usage)}; ${view.evidence.length} evidence reads.`,
+    `Route ${view.route.provider}/${view.route.model}; ${view.turns} turns, ${view.tool_calls} tool calls; ${usageText(view.usage)}; ${plural(view.evidence.length, "evidence row")} (inspect calls seen).`,
     ...evidenceLines(view.evidence_check),
   ];
   if (view.flags.no_tool_calls)

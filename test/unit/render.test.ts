@@ -175,7 +175,7 @@ describe("bg_result as a person sees it", () => {
       expect(screen).not.toContain("the last finding");
       // Model-facing words stay out.
       expect(screen).not.toContain("sha256");
-      expect(screen).not.toContain("evidence reads");
+      expect(screen).not.toContain("evidence row");
     });
   }
 
