@@ -331,7 +331,7 @@ export default function delegateGuard(pi: ExtensionAPI): void {
     const seed = state.seed;
     if (seed === undefined || handover === undefined) return undefined;
     const wasLatched = state.latched !== undefined;
-    const patch = handleToolResult(state, event, handover.taskDir, seed.limits);
+    const patch = handleToolResult(state, event, handover.taskDir, seed.limits, ctx.cwd);
     if (!wasLatched && state.latched) stopRun(ctx);
     return patch;
   });

@@ -1,15 +1,19 @@
 /**
  * The tool boundary of the child: which calls may run (tool_call), and what of a result enters the
  * transcript (tool_result): kept inline, spilled behind a receipt, or withheld. Evidence rows are
- * recorded here for every successful read the model actually saw:
- *   read                    path as given, offset = first line read (1-based), length and sha256 of
- *                           the exact content bytes returned (UTF-8 text, or the JSON envelope for images);
+ * recorded here for every successful inspect call whose result the model saw inline
+ * (docs/subsystems/child-guard.md, "Evidence"):
+ *   read                    path, offset/limit, the lines shown and the byte range and sha256 of the
+ *                           file bytes they cover (read-evidence.ts);
+ *   grep, find, ls          arguments (canonical JSON), output length and sha256;
  *   delegate_read_artifact  artifact path, byte offset, byte length, sha256 of those bytes.
  */
+import { canonicalJson } from "../core/canonical.ts";
 import { CHILD_TOOLS, READ_ARTIFACT_TOOL } from "../core/constants.ts";
 import { sha256Hex } from "../core/hash.ts";
 import type { EvidenceRow, SeedLimits } from "../core/types.ts";
 import type { ReadArtifactDetails } from "./read-artifact.ts";
+import { readEvidence } from "./read-evidence.ts";
 import { contentBytes, maxReadLength, readArtifactBound, spillReason } from "./runway.ts";
 import { encodeToolContent, spillReceiptText, spillToolResult, withheldText } from "./spill.ts";
 import { type GuardState, latch } from "./state.ts";
@@ -66,7 +70,9 @@ export type ToolResultPatch =
   | { content: { type: "text"; text: string }[]; details?: unknown; isError?: boolean }
   | undefined;
 
-function evidenceFor(state: GuardState, event: ToolResultInput, callIndex: number): void {
+const SEARCH_TOOLS: readonly string[] = ["grep", "find", "ls"];
+
+function evidenceFor(state: GuardState, event: ToolResultInput, callIndex: number, cwd: string): void {
   if (event.isError) return;
   const add = (row: EvidenceRow) => state.evidence.push({ turn: state.turns, callIndex, row });
   if (event.toolName === READ_ARTIFACT_TOOL) {
@@ -82,18 +88,21 @@ function evidenceFor(state: GuardState, event: ToolResultInput, callIndex: numbe
     }
     return;
   }
-  if (event.toolName !== "read") return;
+  if (event.toolName === "read") {
+    const row = readEvidence(event.input, event.content, event.details, cwd);
+    if (row) add(row);
+    return;
+  }
+  if (!SEARCH_TOOLS.includes(event.toolName)) return;
   let bytes: Buffer;
   try {
     bytes = encodeToolContent(event.content).bytes;
   } catch {
     return; // content we cannot hash faithfully is not evidence
   }
-  const offset = typeof event.input.offset === "number" ? event.input.offset : 1;
   add({
-    tool: "read",
-    path: String(event.input.path ?? ""),
-    offset,
+    tool: event.toolName as "grep" | "find" | "ls",
+    args: canonicalJson(event.input),
     length: bytes.length,
     sha256: sha256Hex(bytes),
   });
@@ -108,6 +117,7 @@ export function handleToolResult(
   event: ToolResultInput,
   taskDir: string,
   limits: SeedLimits,
+  cwd: string,
 ): ToolResultPatch {
   const runway = state.runway;
   const payload = contentBytes(event.content);
@@ -128,7 +138,7 @@ export function handleToolResult(
   if (reason === undefined) {
     runway.retainedBytes += payload;
     runway.keptToolBytes += payload;
-    evidenceFor(state, event, callIndex);
+    evidenceFor(state, event, callIndex, cwd);
     return undefined;
   }
   try {

@@ -1,5 +1,6 @@
 /** The terminal text of `list` and `show` (docs/cli.md, "Output"). Pure: rows and facts in, text out. */
-import type { UsageRecord } from "../core/types.ts";
+import type { EvidenceRow, UsageRecord } from "../core/types.ts";
+import { evidenceLines } from "../views/result.ts";
 import { facts, formatBytes, formatCost, formatDuration, secondsBetween, table } from "./format.ts";
 import type { TaskRow } from "./rows.ts";
 import type { DelegateFacts, FailureFact, FusionFacts, TaskFacts } from "./show.ts";
@@ -80,18 +81,25 @@ function renderDelegate(f: DelegateFacts, now: number): string {
     ...failureLines(f.failure),
   ];
   const lines = [facts(pairs)];
+  if (f.evidence_check !== null) lines.push("", ...evidenceLines(f.evidence_check));
   if (f.evidence.length > 0) {
     lines.push(
       "",
-      "Evidence (what the child read; freshness: has the file changed since the task started?):",
-      table(
-        ["TOOL", "PATH", "OFFSET", "BYTES", "FRESHNESS"],
-        f.evidence.map((e) => [e.tool, e.path, String(e.offset), String(e.length), e.freshness]),
-      ),
+      "Evidence (what the child saw, one row per inspect call):",
+      table(["TOOL", "WHAT", "LINES", "BYTES"], f.evidence.map(evidenceCells)),
     );
   }
   lines.push("", "Artifacts:", facts(Object.entries(f.artifacts)));
   return lines.join("\n");
+}
+
+function evidenceCells(e: EvidenceRow): string[] {
+  if (e.tool === "read") {
+    const lines = e.line_end >= e.line_start ? `${e.line_start}-${e.line_end}` : "none";
+    return [e.tool, e.file, lines, `${e.byte_start}-${e.byte_end}`];
+  }
+  if (e.tool === "delegate_read_artifact") return [e.tool, e.path, "-", `${e.offset}-${e.offset + e.length}`];
+  return [e.tool, e.args.length > 60 ? `${e.args.slice(0, 60)}…` : e.args, "-", `${e.length} out`];
 }
 
 function renderFusion(f: FusionFacts, now: number): string {

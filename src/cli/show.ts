@@ -3,11 +3,10 @@
  * hashes, attestations, usage and evidence are shown only when result.json passes bg_result's checks
  * just now; otherwise the check's code is the failure shown.
  */
-import { statSync } from "node:fs";
-import { isAbsolute, join, resolve } from "node:path";
+import { join } from "node:path";
 import { FUSION_FILES, TASK_FILES } from "../core/constants.ts";
 import { DelegateError, FAILURE_REMEDIATION, type FailureCode } from "../core/errors.ts";
-import type { DelegateManifest, DelegateResultFile, EvidenceRow, UsageRecord } from "../core/types.ts";
+import type { DelegateManifest, DelegateResultFile, EvidenceCheck, EvidenceRow, UsageRecord } from "../core/types.ts";
 import { readFusionManifest, type SettledFusion, settleFusion } from "../fusion/index.ts";
 import { expectedIdentity } from "../retrieval/finalize.ts";
 import { budgetFacts } from "../retrieval/retrieve.ts";
@@ -17,16 +16,10 @@ import { fileExists, readManifest, type TaskRef } from "../store/lookup.ts";
 import { readProgress } from "../store/progress.ts";
 import { readChildTerminal } from "../verify/classify.ts";
 import { readVerifiedResult } from "../verify/delegate-result.ts";
+import { checkEvidence } from "../verify/evidence-check.ts";
 import type { RowState } from "./rows.ts";
 
 export const SHOW_SCHEMA = "pi-bg-delegate.cli-show.v1";
-
-/** Whether the file a read came from changed since the task started (the child saw it before). */
-export type Freshness = "unchanged" | "modified" | "gone" | "artifact";
-
-export interface EvidenceFact extends EvidenceRow {
-  freshness: Freshness;
-}
 
 export interface FailureFact {
   code: FailureCode;
@@ -51,7 +44,10 @@ export interface DelegateFacts {
   progress: { turns: number; tool_calls: number };
   usage: UsageRecord | null;
   answer: { byte_length: number; sha256: string } | null;
-  evidence: EvidenceFact[];
+  /** What the child saw, one row per inspect call (docs/subsystems/child-guard.md, "Evidence"). */
+  evidence: EvidenceRow[];
+  /** The same check bg_result makes: freshness of the files read, citations of the answer. */
+  evidence_check: EvidenceCheck | null;
   failure: FailureFact | null;
   artifacts: Record<string, string>;
 }
@@ -81,16 +77,6 @@ function asFailure(error: unknown): FailureFact {
   throw error;
 }
 
-function freshness(row: EvidenceRow, cwd: string, startedAt: number): Freshness {
-  if (row.tool !== "read") return "artifact";
-  try {
-    const mtime = statSync(isAbsolute(row.path) ? row.path : resolve(cwd, row.path)).mtimeMs;
-    return mtime < startedAt ? "unchanged" : "modified";
-  } catch {
-    return "gone";
-  }
-}
-
 /** The paths of the task's files that exist, by role. */
 function existingArtifacts(dir: string, names: Record<string, string>): Record<string, string> {
   const out: Record<string, string> = { dir };
@@ -106,12 +92,15 @@ function delegateFacts(dir: string): DelegateFacts {
   const running = isTaskRunning(manifest);
   const state: RowState = manifest.state === "running" && !running ? "ended" : manifest.state;
   let result: DelegateResultFile | null = null;
+  let answer = "";
   let failure: FailureFact | null = null;
   let usage: UsageRecord | null = null;
   const expected = expectedIdentity(manifest);
   if (manifest.state === "completed") {
     try {
-      result = readVerifiedResult(dir, expected)?.result ?? null;
+      const verified = readVerifiedResult(dir, expected);
+      result = verified?.result ?? null;
+      answer = verified?.text ?? "";
       if (result === null) failure = failureOf("result_unavailable", "the task completed but its result.json is gone");
     } catch (error) {
       failure = asFailure(error);
@@ -127,7 +116,6 @@ function delegateFacts(dir: string): DelegateFacts {
       usage = null; // an unreadable terminal record has no usage to show
     }
   }
-  const startedAt = Date.parse(manifest.created_at);
   return {
     schema_version: SHOW_SCHEMA,
     kind: "delegate",
@@ -150,7 +138,8 @@ function delegateFacts(dir: string): DelegateFacts {
     progress: result ? { turns: result.turns, tool_calls: result.tool_calls } : readProgress(dir),
     usage,
     answer: result ? { byte_length: result.answer.byte_length, sha256: result.answer.sha256 } : null,
-    evidence: (result?.evidence ?? []).map((row) => ({ ...row, freshness: freshness(row, manifest.cwd, startedAt) })),
+    evidence: result?.evidence ?? [],
+    evidence_check: result ? checkEvidence(answer, result.evidence, manifest.cwd) : null,
     failure,
     artifacts: existingArtifacts(dir, {
       manifest: TASK_FILES.manifest,

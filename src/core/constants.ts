@@ -18,6 +18,18 @@ export const CHILD_FILE_MAX_BYTES = 64 * MiB;
 /** Bytes around the base64 payload of one delegate_read_artifact response (header line). */
 export const READ_ARTIFACT_FRAMING_BYTES = 256;
 
+// Evidence at bg_result (docs/subsystems/retrieval.md, "Evidence")
+/** Files whose read ranges are hashed again per check; more are counted as unchecked. */
+export const EVIDENCE_CHECK_MAX_FILES = 64;
+/** Bytes read back per check over all files; a file that would pass it is unchecked. */
+export const EVIDENCE_CHECK_MAX_BYTES = 16 * MiB;
+/** Citations of the answer looked at; more are not counted. */
+export const CITATION_CHECK_MAX = 500;
+/** Flagged citations named in a view; the counts cover the rest. */
+export const CITATION_FLAGGED_SHOWN = 3;
+/** Changed or vanished files named in a view; the count covers the rest. */
+export const STALE_FILES_SHOWN = 3;
+
 // Budget (docs/subsystems/launch.md, "The budget"), tokens
 export const RESERVE_OUTPUT_TOKENS = 16_384;
 export const RESERVE_FRAMING_TOKENS = 8_192;

@@ -107,13 +107,80 @@ export interface SpillReceipt {
   content_format: "single_text_utf8" | "tool_result_content_json_v1";
 }
 
-/** What the child read: path, range and the SHA-256 of exactly the bytes it saw. */
-export interface EvidenceRow {
-  tool: string;
+/**
+ * A `read` the child saw (docs/subsystems/child-guard.md, "Evidence"): the path as given, where it
+ * resolves (`file`: relative to the project root with `/`, or absolute when outside it), offset and
+ * limit as Pi applied them (integers; absent when not given), the lines shown (1-based, inclusive; `line_end < line_start` when none were) and the
+ * byte range [byte_start, byte_end) of the file bytes those lines cover, with their SHA-256.
+ */
+export interface ReadEvidence {
+  tool: "read";
+  path: string;
+  file: string;
+  offset?: number;
+  limit?: number;
+  line_start: number;
+  line_end: number;
+  byte_start: number;
+  byte_end: number;
+  sha256: string;
+}
+
+/** A `delegate_read_artifact` the child saw: artifact path, byte range and the SHA-256 of those bytes. */
+export interface ArtifactEvidence {
+  tool: "delegate_read_artifact";
   path: string;
   offset: number;
   length: number;
   sha256: string;
+}
+
+/** A `grep`, `find` or `ls` the child saw: its arguments (canonical JSON) and the hash of its output. */
+export interface SearchEvidence {
+  tool: "grep" | "find" | "ls";
+  args: string;
+  length: number;
+  sha256: string;
+}
+
+/** What the child saw through one inspect tool call. */
+export type EvidenceRow = ReadEvidence | ArtifactEvidence | SearchEvidence;
+
+/** Whether the files the answer rests on are as the child read them (docs/subsystems/retrieval.md, "Evidence"). */
+export interface EvidenceFreshness {
+  state: "fresh" | "stale" | "unchecked" | "none";
+  /** Files whose read ranges were hashed again. */
+  checked: number;
+  /** Files some read range of which now has other bytes (project-relative, or absolute). */
+  changed: string[];
+  /** Files that no longer exist. */
+  vanished: string[];
+  /** Files not checked: outside the project root, or beyond the check's file or byte cap. */
+  unchecked: number;
+}
+
+/** One `path:line` or `path:start-end` reference of the answer and what the child saw of it. */
+export interface Citation {
+  /** As written in the answer. */
+  text: string;
+  file: string;
+  line_start: number;
+  line_end: number;
+  status: "read" | "unread_file" | "unseen_lines";
+}
+
+export interface CitationCheck {
+  total: number;
+  read: number;
+  unread_file: number;
+  unseen_lines: number;
+  /** The first flagged citations (at most a few); the counts cover the rest. */
+  flagged: Citation[];
+}
+
+export interface EvidenceCheck {
+  freshness: EvidenceFreshness;
+  citations: CitationCheck;
 }
 
 /**

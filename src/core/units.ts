@@ -27,3 +27,8 @@ export function secondsBetween(startIso: string, endIso?: string): number {
   const end = endIso === undefined ? Date.now() : Date.parse(endIso);
   return Math.max(0, Math.round((end - Date.parse(startIso)) / 1000));
 }
+
+/** "1 file", "2 files": a count with its noun. */
+export function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}

@@ -9,6 +9,7 @@ import { readManifest } from "../store/lookup.ts";
 import { readProgress } from "../store/progress.ts";
 import { readVerifiedResult, type StepObserver, type VerifiedAnswer } from "../verify/delegate-result.ts";
 import { decideDelivery, writeAnswerCopy } from "../verify/delivery.ts";
+import { checkEvidence } from "../verify/evidence-check.ts";
 import {
   type CompletedView,
   completedText,
@@ -115,6 +116,7 @@ export function retrieveDelegate(taskDir: string, delivery: DeliveryMode | undef
   const { manifest, verified } = settled;
   const mode = decideDelivery(verified.answerBytes.length, delivery, join(taskDir, TASK_FILES.result)).delivery;
   const copy = mode === "artifact" ? writeAnswerCopy(taskDir, verified) : null;
-  const view = completedView(manifest, taskDir, verified.result, mode, copy);
+  const check = checkEvidence(verified.text, verified.result.evidence, manifest.cwd);
+  const view = completedView(manifest, taskDir, verified.result, mode, copy, check);
   return { text: completedText(view, mode === "inline" ? verified.text : null), details: view };
 }

@@ -1,7 +1,7 @@
 import type { AgentToolResult, ExtensionAPI, Theme } from "@mariozechner/pi-coding-agent";
 import { type Component, Container, Text } from "@mariozechner/pi-tui";
 import { NOTIFICATION_CUSTOM_TYPE } from "../core/constants.ts";
-import { formatBytes, formatCost, formatDuration } from "../core/units.ts";
+import { formatBytes, formatCost, formatDuration, plural } from "../core/units.ts";
 import type { FusionView } from "../fusion/types.ts";
 import type { NotificationDetails } from "../views/notification.ts";
 import type { ReceiptDetails } from "../views/receipt.ts";
@@ -24,10 +24,6 @@ function firstText(result: AgentToolResult<unknown>): string {
 
 function field(args: unknown, key: string): unknown {
   return typeof args === "object" && args !== null ? (args as Record<string, unknown>)[key] : undefined;
-}
-
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? "" : "s"}`;
 }
 
 const dot = (theme: Theme) => theme.fg("muted", " · ");
@@ -101,8 +97,15 @@ function completedLine(v: CompletedView, theme: Theme): string {
   const head =
     `${theme.fg("success", "✓")} ${theme.fg("accent", v.name)}${dot(theme)}answer ${formatBytes(v.answer.byte_length)}, verified` +
     `${dot(theme)}${time}${plural(v.turns, "turn")}${dot(theme)}${plural(v.tool_calls, "tool call")}${dot(theme)}${cost}` +
+    `${dot(theme)}evidence ${v.evidence_check.freshness.state}` +
     `${dot(theme)}${theme.fg("muted", `${v.route.provider}/${v.route.model}`)}`;
   const notes: string[] = [];
+  const f = v.evidence_check.freshness;
+  const stale = f.changed.length + f.vanished.length;
+  if (f.state === "stale") notes.push(`evidence stale: ${plural(stale, "file")} changed or gone since it read them`);
+  const c = v.evidence_check.citations;
+  const flagged = c.unread_file + c.unseen_lines;
+  if (flagged > 0) notes.push(`${plural(flagged, "citation")} of ${c.total} not backed by what it read`);
   if (v.flags.no_tool_calls) notes.push("it read no files: the answer rests on the conversation alone");
   if (v.flags.finalized_by_runway) notes.push("it ran low on context and answered from what it had read");
   return notes.length === 0 ? head : `${head}\n${theme.fg("warning", `note: ${notes.join("; ")}`)}`;

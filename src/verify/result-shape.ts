@@ -5,7 +5,7 @@
  * the field: a file of the wrong shape is not a result at all. The checks are the one validator's
  * (core/validate.ts).
  */
-import { ANSWER_CAPTURE_MAX_BYTES, SCHEMA, TASK_FILES } from "../core/constants.ts";
+import { ANSWER_CAPTURE_MAX_BYTES, READ_ARTIFACT_TOOL, SCHEMA, TASK_FILES } from "../core/constants.ts";
 import { DelegateError, isFailureCode } from "../core/errors.ts";
 import type { ChildTerminalFile, DelegateResultFile } from "../core/types.ts";
 import {
@@ -76,7 +76,38 @@ const spillReceipt = shape({
   content_format: (v, at) => oneOf(v, at, ["single_text_utf8", "tool_result_content_json_v1"]),
 });
 
-const evidenceRow = shape({ tool: anyString, path: anyString, offset: count, length: count, sha256 });
+const readRow = shape(
+  {
+    tool: anyString,
+    path: anyString,
+    file: anyString,
+    offset: (v, at) => count(v, at, 1),
+    limit: count,
+    line_start: (v, at) => count(v, at, 1),
+    line_end: count,
+    byte_start: count,
+    byte_end: count,
+    sha256,
+  },
+  ["offset", "limit"],
+);
+const artifactRow = shape({ tool: anyString, path: anyString, offset: count, length: count, sha256 });
+const searchRow = shape({ tool: anyString, args: anyString, length: count, sha256 });
+
+/** One row per inspect tool, told apart by `tool` (docs/subsystems/child-guard.md, "Evidence"). */
+const evidenceRow: Each = (value, at) => {
+  const tool = typeof value === "object" && value !== null ? (value as { tool?: unknown }).tool : undefined;
+  if (tool === "read") {
+    readRow(value, at);
+    const row = value as { line_start: number; line_end: number; byte_start: number; byte_end: number };
+    if (row.line_end + 1 < row.line_start) violation(`${at}.line_end`, "must be at least line_start - 1");
+    if (row.byte_end < row.byte_start) violation(`${at}.byte_end`, "must be at least byte_start");
+    return;
+  }
+  if (tool === READ_ARTIFACT_TOOL) return artifactRow(value, at);
+  if (tool === "grep" || tool === "find" || tool === "ls") return searchRow(value, at);
+  violation(`${at}.tool`, 'must be "read", "grep", "find", "ls" or "delegate_read_artifact"');
+};
 
 /** The child never commits more than the capture cap, so a larger declared answer is out of contract. */
 const answerLength: Each = (value, at) => count(value, at, 0, ANSWER_CAPTURE_MAX_BYTES);

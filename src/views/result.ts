@@ -1,14 +1,16 @@
 import { join } from "node:path";
-import { SCHEMA, TASK_FILES } from "../core/constants.ts";
+import { CITATION_FLAGGED_SHOWN, SCHEMA, STALE_FILES_SHOWN, TASK_FILES } from "../core/constants.ts";
 import type {
   AnswerCopy,
   ChildProgress,
+  Citation,
   DelegateManifest,
   DelegateResultFile,
+  EvidenceCheck,
   EvidenceRow,
   UsageRecord,
 } from "../core/types.ts";
-import { formatCost, formatDuration, secondsBetween } from "../core/units.ts";
+import { formatCost, formatDuration, plural, secondsBetween } from "../core/units.ts";
 
 export interface RunningView {
   schema_version: typeof SCHEMA.delegateView;
@@ -48,6 +50,8 @@ export interface CompletedView {
   tool_calls: number;
   usage: UsageRecord;
   evidence: EvidenceRow[];
+  /** Freshness of the files read and the answer's citations, checked at this call. */
+  evidence_check: EvidenceCheck;
   spilled_artifacts: number;
   /** From launch to the recorded end; null when the manifest has no end time. */
   run_seconds: number | null;
@@ -94,6 +98,7 @@ export function completedView(
   result: DelegateResultFile,
   delivery: "inline" | "artifact",
   textCopy: AnswerCopy | null,
+  evidenceCheck: EvidenceCheck,
 ): CompletedView {
   return {
     schema_version: SCHEMA.delegateView,
@@ -115,6 +120,7 @@ export function completedView(
     tool_calls: result.tool_calls,
     usage: result.usage,
     evidence: result.evidence,
+    evidence_check: evidenceCheck,
     spilled_artifacts: result.spilled_artifacts.length,
     run_seconds: manifest.terminal ? secondsBetween(manifest.created_at, manifest.terminal.ended_at) : null,
     flags: { no_tool_calls: result.tool_calls === 0, finalized_by_runway: result.finalized_by_runway },
@@ -126,11 +132,64 @@ function usageText(usage: UsageRecord): string {
   return `${usage.total_tokens} tokens, ${formatCost(usage.cost_total)}`;
 }
 
+const NAME_MAX_CHARS = 80;
+
+function clip(name: string): string {
+  return name.length > NAME_MAX_CHARS ? `${name.slice(0, NAME_MAX_CHARS)}…` : name;
+}
+
+/** Names, at most {@link STALE_FILES_SHOWN}, then a count of the rest. */
+function someNames(names: readonly string[], shown: number): string {
+  const head = names.slice(0, shown).map(clip).join(", ");
+  return names.length > shown ? `${head} and ${names.length - shown} more` : head;
+}
+
+const CITATION_WHY: Record<Citation["status"], string> = {
+  read: "read",
+  unread_file: "file never opened",
+  unseen_lines: "lines never shown",
+};
+
+/**
+ * The evidence lines of the header (docs/subsystems/retrieval.md, "Evidence"), bounded: at most
+ * {@link STALE_FILES_SHOWN} file names and {@link CITATION_FLAGGED_SHOWN} citations, the rest counted.
+ */
+export function evidenceLines(check: EvidenceCheck): string[] {
+  const f = check.freshness;
+  let line: string;
+  if (f.state === "none") line = "Evidence: none (the delegate read no files).";
+  else if (f.state === "fresh")
+    line = `Evidence: fresh (${plural(f.checked, "file")} re-hashed, unchanged since read).`;
+  else if (f.state === "unchecked") line = `Evidence: unchecked (${plural(f.unchecked, "file")} not re-hashed).`;
+  else {
+    const stale = [...f.changed, ...f.vanished];
+    const parts = [
+      f.changed.length > 0 ? `changed: ${someNames(f.changed, STALE_FILES_SHOWN)}` : "",
+      f.vanished.length > 0 ? `gone: ${someNames(f.vanished, STALE_FILES_SHOWN)}` : "",
+    ].filter((p) => p !== "");
+    line = `Evidence: stale (${plural(stale.length, "file")}) — ${parts.join("; ")}. Re-read before relying on what cites them.`;
+  }
+  const lines = [line];
+  const c = check.citations;
+  if (c.total > 0) {
+    const flagged = c.unread_file + c.unseen_lines;
+    let text = `Citations: ${c.read} of ${c.total} match lines the delegate read`;
+    if (flagged > 0) {
+      const named = c.flagged.map((x) => `${clip(x.text)} (${CITATION_WHY[x.status]})`).join(", ");
+      const rest = flagged - c.flagged.length;
+      text += `; ${c.unread_file} in files it never opened, ${c.unseen_lines} on lines it never saw: ${named}${rest > 0 ? ` and ${rest} more` : ""}. Check these before relying on them`;
+    }
+    lines.push(`${text}.`);
+  }
+  return lines;
+}
+
 /** The facts header printed above an inline answer or instead of it. */
 export function completedHeader(view: CompletedView): string {
   const lines = [
     `Verified answer of ${view.task_id} (${view.name}): ${view.answer.byte_length} bytes, sha256 ${view.answer.sha256}.`,
-    `Route ${view.route.provider}/${view.route.model}; ${view.turns} turns, ${view.tool_calls} tool calls; ${usageText(view.usage)}; ${view.evidence.length} evidence reads.`,
+    `Route ${view.route.provider}/${view.route.model}; ${view.turns} turns, ${view.tool_calls} tool calls; ${usageText(view.usage)}; ${plural(view.evidence.length, "evidence row")} (inspect calls seen).`,
+    ...evidenceLines(view.evidence_check),
   ];
   if (view.flags.no_tool_calls)
     lines.push("Note: the delegate made no tool calls; the answer rests on the seed alone.");

@@ -9,8 +9,26 @@ import { canonicalJsonLine } from "../../src/core/canonical.ts";
 import { SCHEMA, TASK_FILES } from "../../src/core/constants.ts";
 import { writeFileAtomic } from "../../src/core/fs.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
-import type { AnswerPackage, ChildTerminalFile, DelegateResultFile } from "../../src/core/types.ts";
+import type { AnswerPackage, ChildTerminalFile, DelegateResultFile, EvidenceRow } from "../../src/core/types.ts";
 import type { ExpectedResultIdentity } from "../../src/verify/delegate-result.ts";
+
+/** One evidence row of each kind (docs/subsystems/child-guard.md, "Evidence"): read, grep, artifact. */
+export const EVIDENCE_FIXTURE: EvidenceRow[] = [
+  {
+    tool: "read",
+    path: "./src/launch/seed.ts",
+    file: "src/launch/seed.ts",
+    offset: 10,
+    limit: 40,
+    line_start: 10,
+    line_end: 49,
+    byte_start: 311,
+    byte_end: 2048,
+    sha256: sha256Hex("seed.ts"),
+  },
+  { tool: "grep", args: '{"path":"src","pattern":"seed"}', length: 88, sha256: sha256Hex("grep") },
+  { tool: "delegate_read_artifact", path: "spill/t1-c0.txt", offset: 0, length: 64, sha256: sha256Hex("art") },
+];
 
 export const FIXTURE_IDENTITY: ExpectedResultIdentity = {
   taskId: "delegate-0123456789abcdef0123456789abcdef",

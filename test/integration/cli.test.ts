@@ -95,16 +95,18 @@ describe("pi-bg-delegate on task trees made by real children", () => {
       expect((await runCli(cwd, "result", completed, "--out", outFile)).code).toBe(0);
       expect(readFileSync(outFile, "utf8")).toBe(ANSWER);
 
-      // show: route, attestations, evidence with freshness; then the file changes.
+      // show: route, attestations, evidence with bg_result's freshness check; then the file changes.
       const shown = await runCli(cwd, "show", completed);
       expect(shown.code, shown.stderr).toBe(0);
       expect(shown.stdout).toMatch(/attestations:\s+2, all on the pinned route/);
-      expect(shown.stdout).toMatch(/read\s+notes\.txt\s+1\s+\d+\s+unchanged/);
+      expect(shown.stdout).toContain("Evidence: fresh (1 file re-hashed, unchanged since read).");
+      expect(shown.stdout).toContain("Citations: 0 of 1 match lines the delegate read; 1 in files it never opened");
+      expect(shown.stdout).toMatch(/read\s+notes\.txt\s+1-1\s+0-12/);
       writeFileSync(join(cwd, "notes.txt"), "changed since\n");
       const facts = JSON.parse((await runCli(cwd, "show", completed, "--json")).stdout) as {
-        evidence: { path: string; freshness: string }[];
+        evidence_check: { freshness: { state: string; changed: string[] } };
       };
-      expect(facts.evidence).toEqual([expect.objectContaining({ path: "notes.txt", freshness: "modified" })]);
+      expect(facts.evidence_check.freshness).toMatchObject({ state: "stale", changed: ["notes.txt"] });
 
       // verify: every step ok on the good task; the tampered one fails at step 8 with its code.
       const good = await runCli(cwd, "verify", completed);

@@ -133,10 +133,19 @@ describe("a successful child run", () => {
     if (usage?.status === "observed") expect(usage.input).toBeGreaterThan(0);
   });
 
-  it("records evidence for the read and the successful artifact read: path, range, sha256 of what the child saw", async () => {
+  it("records evidence for the read and the successful artifact read: path, lines, byte range, sha256 of the bytes seen", async () => {
     const seedBytes = await readFile(join(run.taskDir, TASK_FILES.seed));
     expect(run.files.result?.evidence).toEqual([
-      { tool: "read", path: "notes.txt", offset: 1, length: Buffer.byteLength(NOTES), sha256: sha256Hex(NOTES) },
+      {
+        tool: "read",
+        path: "notes.txt",
+        file: "notes.txt",
+        line_start: 1,
+        line_end: 2,
+        byte_start: 0,
+        byte_end: Buffer.byteLength(NOTES),
+        sha256: sha256Hex(NOTES),
+      },
       {
         tool: "delegate_read_artifact",
         path: "seed.json",

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FINALIZATION_NOTICE } from "../../src/child/tool-hooks.ts";
 import { SCHEMA, TASK_FILES } from "../../src/core/constants.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
-import type { SpillReceipt } from "../../src/core/types.ts";
+import type { EvidenceRow, SpillReceipt } from "../../src/core/types.ts";
 import { verifyDelegateResult } from "../../src/verify/delegate-result.ts";
 import { type AgentDir, createAgentDir } from "../helpers/agent-dir.ts";
 import { type ChildRun, decodeAnswer, prepareChildTask, runPreparedChild } from "../helpers/child-task.ts";
@@ -205,10 +205,12 @@ describe("the runway child", () => {
     const bound = Number(/current bound of (\d+)/.exec(refused ?? "")?.[1]);
     expect(bound).toBeLessThan(12_256);
     expect(bound).toBeGreaterThanOrEqual(4_256);
-    expect(runway.files.result?.evidence.map((e) => [e.tool, e.path, e.length])).toEqual([
-      ["read", "small.txt", SMALL.length],
+    const size = (e: EvidenceRow) =>
+      e.tool === "read" ? e.byte_end - e.byte_start : e.tool === "delegate_read_artifact" ? e.length : -1;
+    expect(runway.files.result?.evidence.map((e) => [e.tool, "path" in e ? e.path : "", size(e)])).toEqual([
+      ["read", "small.txt", Buffer.byteLength(SMALL)],
       ["delegate_read_artifact", runway.files.result?.spilled_artifacts[1]?.artifact, 3_000],
-      ["read", "small2.txt", SMALL2.length],
+      ["read", "small2.txt", Buffer.byteLength(SMALL2)],
     ]);
   });
 

@@ -187,6 +187,7 @@ describe("the tool boundary", () => {
   it("keeps small results (with evidence), spills big ones, withholds over the aggregate cap", async () => {
     const taskDir = await makeTempDir("tool-hooks", "each");
     await mkdir(join(taskDir, "spill"));
+    await writeFile(join(taskDir, "f.txt"), "small");
     const state = newState();
     state.runway.budget = { growthBudgetTokens: 50_000, triggerTokens: 8_192 };
     const event = (text: string, id: string) => ({
@@ -197,15 +198,24 @@ describe("the tool boundary", () => {
       details: undefined,
       isError: false,
     });
-    expect(handleToolResult(state, event("small", "a"), taskDir, limits)).toBeUndefined();
+    expect(handleToolResult(state, event("small", "a"), taskDir, limits, taskDir)).toBeUndefined();
     expect(state.evidence.map((e) => e.row)).toEqual([
-      { tool: "read", path: "f.txt", offset: 1, length: 5, sha256: sha256Hex("small") },
+      {
+        tool: "read",
+        path: "f.txt",
+        file: "f.txt",
+        line_start: 1,
+        line_end: 1,
+        byte_start: 0,
+        byte_end: 5,
+        sha256: sha256Hex("small"),
+      },
     ]);
-    const spilled = handleToolResult(state, event("x".repeat(101), "b"), taskDir, limits);
+    const spilled = handleToolResult(state, event("x".repeat(101), "b"), taskDir, limits, taskDir);
     expect(spilled?.content[0]?.text).toContain("[delegate spill]");
     expect(state.receipts).toHaveLength(1);
     expect(state.runway.spilledToolBytes).toBe(101);
-    const withheld = handleToolResult(state, event("y".repeat(900), "c"), taskDir, limits);
+    const withheld = handleToolResult(state, event("y".repeat(900), "c"), taskDir, limits, taskDir);
     expect(withheld).toMatchObject({ isError: true });
     expect(withheld?.content[0]?.text).not.toContain("yyy");
     expect(state.latched?.code).toBe("aggregate_tool_output_cap");
@@ -228,6 +238,7 @@ describe("the tool boundary", () => {
       },
       taskDir,
       limits,
+      taskDir,
     );
     expect(patch).toMatchObject({ isError: true });
     expect(patch?.content[0]?.text).toMatch(/withheld: it could not be spilled \(text holds a lone surrogate\)/);

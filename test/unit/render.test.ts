@@ -20,11 +20,13 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { withDelegateDefaults } from "../../src/arguments/delegate-arguments.ts";
 import { DelegateError } from "../../src/core/errors.ts";
 import { renderFailure } from "../../src/core/failure-text.ts";
+import { sha256Hex } from "../../src/core/hash.ts";
 import type { ChildProgress, DelegateManifest, UsageRecord } from "../../src/core/types.ts";
 import bgDelegateExtension from "../../src/extension.ts";
 import { buildManifest, newTaskIdentity } from "../../src/launch/task-documents.ts";
 import type { TaskRow } from "../../src/retrieval/task-rows.ts";
 import { DelegatesTable } from "../../src/ui/delegates-table.ts";
+import { checkEvidence } from "../../src/verify/evidence-check.ts";
 import { notificationDetails, notificationText } from "../../src/views/notification.ts";
 import { buildReceipt, receiptText } from "../../src/views/receipt.ts";
 import { completedText, completedView, runningText, runningView } from "../../src/views/result.ts";
@@ -153,7 +155,7 @@ describe("bg_result as a person sees it", () => {
   for (const width of WIDTHS) {
     it(`collapsed at ${width} columns: facts in words, the answer's first lines as markdown, Pi's expand hint`, () => {
       const { m, result } = completed();
-      const view = completedView(m, "/tmp/t", result, "inline", null);
+      const view = completedView(m, "/tmp/t", result, "inline", null, checkEvidence(ANSWER, result.evidence, "/tmp/t"));
       const screen = renderTool(
         "bg_result",
         { taskId: m.task_id },
@@ -173,13 +175,13 @@ describe("bg_result as a person sees it", () => {
       expect(screen).not.toContain("the last finding");
       // Model-facing words stay out.
       expect(screen).not.toContain("sha256");
-      expect(screen).not.toContain("evidence reads");
+      expect(screen).not.toContain("evidence row");
     });
   }
 
   it("expanded shows the whole answer rendered", () => {
     const { m, result } = completed();
-    const view = completedView(m, "/tmp/t", result, "inline", null);
+    const view = completedView(m, "/tmp/t", result, "inline", null, checkEvidence(ANSWER, result.evidence, "/tmp/t"));
     const screen = renderTool(
       "bg_result",
       {},
@@ -191,14 +193,57 @@ describe("bg_result as a person sees it", () => {
     expect(screen).not.toContain("ctrl+o to expand");
   });
 
+  it("says whether the evidence is fresh, and warns when it is stale or citations are not backed", async () => {
+    const root = await makeTempDir("render-evidence");
+    writeFileSync(join(root, "a.ts"), "one\ntwo\n");
+    const { m, result } = completed();
+    const row = {
+      tool: "read" as const,
+      path: "a.ts",
+      file: "a.ts",
+      line_start: 1,
+      line_end: 2,
+      byte_start: 0,
+      byte_end: 8,
+      sha256: sha256Hex("one\ntwo\n"),
+    };
+    const answer = "See a.ts:2 and b.ts:4.";
+    const screenOf = () => {
+      const view = completedView(
+        m,
+        root,
+        { ...result, evidence: [row] },
+        "inline",
+        null,
+        checkEvidence(answer, [row], root),
+      );
+      return renderTool(
+        "bg_result",
+        {},
+        { text: completedText(view, answer), details: view, isError: false },
+        120,
+      ).join("\n");
+    };
+    expect(screenOf()).toContain("evidence fresh");
+    expect(screenOf()).toContain("note: 1 citation of 2 not backed by what it read");
+    writeFileSync(join(root, "a.ts"), "one\nTWO\n");
+    expect(screenOf()).toContain("evidence stale");
+    expect(screenOf()).toContain("evidence stale: 1 file changed or gone since it read them");
+  });
+
   it("an answer delivered as a file shows its path and the file's first lines", async () => {
     const { m, result } = completed();
     const dir = await makeTempDir("render-artifact");
     const path = join(dir, "answer.txt");
     writeFileSync(path, ANSWER);
-    const view = completedView(m, dir, result, "artifact", {
-      written: { path, byte_length: Buffer.byteLength(ANSWER), sha256: "" },
-    });
+    const view = completedView(
+      m,
+      dir,
+      result,
+      "artifact",
+      { written: { path, byte_length: Buffer.byteLength(ANSWER), sha256: "" } },
+      checkEvidence(ANSWER, result.evidence, dir),
+    );
     const screen = renderTool(
       "bg_result",
       {},
@@ -213,9 +258,14 @@ describe("bg_result as a person sees it", () => {
 
   it("an answer without a text copy (read-only tree) says where the verified answer is, not the model's wording", () => {
     const { m, result } = completed();
-    const view = completedView(m, "/tmp/ro-task", result, "artifact", {
-      unwritable: "answer.txt cannot be written (EROFS)",
-    });
+    const view = completedView(
+      m,
+      "/tmp/ro-task",
+      result,
+      "artifact",
+      { unwritable: "answer.txt cannot be written (EROFS)" },
+      checkEvidence(ANSWER, result.evidence, "/tmp/ro-task"),
+    );
     const text = completedText(view, null);
     expect(text).toContain("The complete verified answer is in /tmp/ro-task/result.json");
     const screen = renderTool("bg_result", {}, { text, details: view, isError: false }, 160).join("\n");

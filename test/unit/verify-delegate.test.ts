@@ -14,6 +14,7 @@ import {
   verifyDelegateResult,
 } from "../../src/verify/delegate-result.ts";
 import {
+  EVIDENCE_FIXTURE,
   encodeResultFile,
   makeResultFile,
   makeTerminalFile,
@@ -57,7 +58,7 @@ const base = makeResultFile({
       content_format: "single_text_utf8",
     },
   ],
-  evidence: [{ tool: "read", path: "src/a.ts", offset: 0, length: 120, sha256: sha256Hex("evidence") }],
+  evidence: EVIDENCE_FIXTURE,
 });
 
 const failsWith = (bytes: Uint8Array, code: FailureCode, expected = base.expected) =>
@@ -161,6 +162,19 @@ describe("verifyDelegateResult: step 1, JSON shape, schema version, canonical la
     ["an unknown key in usage", "usage.reasoning", 1],
     ["an unknown key in a receipt", "spilled_artifacts.0.x", 1],
     ["an unknown key in evidence", "evidence.0.x", 1],
+    ["an unknown key in a search row", "evidence.1.x", 1],
+    ["an unknown key in an artifact row", "evidence.2.x", 1],
+    ["an evidence row of another tool", "evidence.0.tool", "bash"],
+    ["a read row without its byte range", "evidence.0.byte_end", REMOVE],
+    ["a read row starting at line 0", "evidence.0.line_start", 0],
+    ["a read row ending two lines before it starts", "evidence.0.line_end", -1],
+    ["a read row whose line_end is far below line_start", "evidence.0.line_start", 60],
+    ["a read row whose bytes end before they start", "evidence.0.byte_start", 2049],
+    ["a read row with a string offset", "evidence.0.offset", "1"],
+    ["a read row with offset 0", "evidence.0.offset", 0],
+    ["a read row with a null limit", "evidence.0.limit", null],
+    ["a search row without its arguments", "evidence.1.args", REMOVE],
+    ["a search row with a path", "evidence.1.path", "src"],
     ["a missing field", "finalized_by_runway", REMOVE],
     ["a missing block field", "answer.blocks.0.sha256", REMOVE],
     ["turns as a string", "turns", "3"],

@@ -1,0 +1,119 @@
+/**
+ * The evidence row of one `read` (docs/subsystems/child-guard.md, "Evidence"). Pi's read tool returns
+ * formatted text (lines joined by "\n", maybe a "[Showing lines …]" notice), so the guard reads the
+ * file bytes itself right after the tool ran, works out which lines were shown (the arguments, and
+ * `details.truncation.outputLines` when Pi cut the output), and records the byte range those lines
+ * cover and the SHA-256 of exactly those bytes. The row is checked against the text the model saw:
+ * when the decoded range is not that text (the file changed during the read), the row keeps no
+ * lines, an empty byte range and the hash of the text seen, so it can never pass as fresh.
+ */
+import { readFileSync } from "node:fs";
+import { sha256Hex } from "../core/hash.ts";
+import { projectFile, resolveLikePi } from "../core/project-path.ts";
+import type { ReadEvidence } from "../core/types.ts";
+
+const IMAGE_NOTE = "Read image file [";
+const NOTICE_SEPARATOR = "\n\n[";
+
+interface Truncation {
+  truncated?: unknown;
+  firstLineExceedsLimit?: unknown;
+  outputLines?: unknown;
+}
+
+function truncationOf(details: unknown): Truncation | undefined {
+  if (typeof details !== "object" || details === null) return undefined;
+  const t = (details as { truncation?: unknown }).truncation;
+  return typeof t === "object" && t !== null ? (t as Truncation) : undefined;
+}
+
+/** Byte index where each line starts ("\n" separates lines, as Pi splits them). */
+function lineStarts(bytes: Buffer): number[] {
+  const starts = [0];
+  for (let i = bytes.indexOf(10); i !== -1; i = bytes.indexOf(10, i + 1)) starts.push(i + 1);
+  return starts;
+}
+
+/** A numeric argument as Pi applies it (an integer, at least `min`), or undefined when not given. */
+function lineArg(value: unknown, min: number): number | undefined {
+  return typeof value === "number" && Number.isFinite(value) ? Math.max(min, Math.trunc(value)) : undefined;
+}
+
+/** The text of a single-text result, else undefined. */
+function onlyText(content: readonly unknown[]): string | undefined {
+  const [first] = content;
+  if (content.length !== 1 || typeof first !== "object" || first === null) return undefined;
+  const part = first as { type?: unknown; text?: unknown };
+  return part.type === "text" && typeof part.text === "string" ? part.text : undefined;
+}
+
+/** The row for a successful read of `input.path` from `cwd`, or undefined when the file cannot be read back. */
+export function readEvidence(
+  input: Record<string, unknown>,
+  content: readonly unknown[],
+  details: unknown,
+  cwd: string,
+): ReadEvidence | undefined {
+  const path = String(input.path ?? "");
+  const abs = resolveLikePi(path, cwd);
+  // Pi treats offset 0 as absent.
+  const offset = input.offset ? lineArg(input.offset, 1) : undefined;
+  const limit = lineArg(input.limit, 0);
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(abs);
+  } catch {
+    return undefined; // gone already: nothing to hash
+  }
+  const base = {
+    tool: "read" as const,
+    path,
+    file: projectFile(abs, cwd),
+    ...(offset === undefined ? {} : { offset }),
+    ...(limit === undefined ? {} : { limit }),
+  };
+  const text = onlyText(content);
+  const isImage = content.some((p) => (p as { type?: unknown })?.type === "image") || text?.startsWith(IMAGE_NOTE);
+
+  const starts = lineStarts(bytes);
+  const first = offset === undefined ? 0 : offset - 1;
+  if (!isImage && first < starts.length) {
+    const t = truncationOf(details);
+    const byteStart = starts[first] as number;
+    if (t?.firstLineExceedsLimit === true) {
+      return {
+        ...base,
+        line_start: first + 1,
+        line_end: first,
+        byte_start: byteStart,
+        byte_end: byteStart,
+        sha256: sha256Hex(""),
+      };
+    }
+    const available = starts.length - first;
+    let shown = available;
+    if (t?.truncated === true && typeof t.outputLines === "number") shown = Math.min(t.outputLines, available);
+    else if (limit !== undefined) shown = Math.min(limit, available);
+    const last = first + shown - 1; // 0-based index of the last line shown
+    const contentEnd = last + 1 < starts.length ? (starts[last + 1] as number) - 1 : bytes.length;
+    const byteEnd = last + 1 < starts.length ? (starts[last + 1] as number) : bytes.length;
+    const seen = bytes.subarray(byteStart, contentEnd).toString("utf8");
+    if (text !== undefined && (text === seen || text.startsWith(`${seen}${NOTICE_SEPARATOR}`))) {
+      // The empty "line" after a final newline is no line of the file.
+      const lineEnd = starts[last] === bytes.length && last > first ? last : last + 1;
+      return {
+        ...base,
+        line_start: first + 1,
+        line_end: shown === 0 ? first : lineEnd,
+        byte_start: byteStart,
+        byte_end: byteEnd,
+        sha256: sha256Hex(bytes.subarray(byteStart, byteEnd)),
+      };
+    }
+  }
+  if (isImage) {
+    return { ...base, line_start: 1, line_end: 0, byte_start: 0, byte_end: bytes.length, sha256: sha256Hex(bytes) };
+  }
+  // The text seen is not these bytes: the file changed while it was read.
+  return { ...base, line_start: first + 1, line_end: first, byte_start: 0, byte_end: 0, sha256: sha256Hex(text ?? "") };
+}

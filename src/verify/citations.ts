@@ -1,0 +1,87 @@
+/**
+ * Citations of an answer checked against what the child read (docs/subsystems/retrieval.md,
+ * "Evidence"). A citation is `path:line`, `path:start-end` (also `path:line:column`) or
+ * `path#Lstart-Lend`, bare or in backticks, where the path has a `/` or a file extension. It is
+ * resolved like a `read` path from the project root and compared with the line ranges of the
+ * child's `read` rows of that file: every cited line seen is `read`; no read of the file at all is
+ * `unread_file`; some cited line never shown is `unseen_lines`. Lines seen only in grep output do
+ * not count: the child read them to cite them, or the citation is flagged.
+ */
+import { CITATION_CHECK_MAX, CITATION_FLAGGED_SHOWN } from "../core/constants.ts";
+import { projectFile, resolveLikePi } from "../core/project-path.ts";
+import type { Citation, CitationCheck, EvidenceRow, ReadEvidence } from "../core/types.ts";
+
+export interface CitedRange {
+  text: string;
+  path: string;
+  line_start: number;
+  line_end: number;
+}
+
+const MAX_LINE = 1_000_000_000;
+const CITATION =
+  /(?<![\w./@~+:#-])(\/?(?:[\w.@~+-]+\/)*[\w.@+-]+)(?::(\d{1,10})(?:[-–](\d{1,10}))?|#L(\d{1,10})(?:-L?(\d{1,10}))?)(?![\w-])/gu;
+const EXTENSION = /\.[A-Za-z][\w]*$/;
+
+/** The distinct citations of `text`, in order, at most {@link CITATION_CHECK_MAX}. */
+export function parseCitations(text: string): CitedRange[] {
+  const out: CitedRange[] = [];
+  const seen = new Set<string>();
+  for (const m of text.matchAll(CITATION)) {
+    const path = m[1] as string;
+    if (!path.includes("/") && !EXTENSION.test(path)) continue;
+    const start = Number(m[2] ?? m[4]);
+    const endText = m[3] ?? m[5];
+    const end = endText === undefined ? start : Number(endText);
+    if (start < 1 || start > MAX_LINE || end > MAX_LINE) continue;
+    const range = { text: m[0], path, line_start: start, line_end: Math.max(start, end) };
+    const key = `${path}\0${range.line_start}\0${range.line_end}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(range);
+    if (out.length >= CITATION_CHECK_MAX) break;
+  }
+  return out;
+}
+
+/** Line intervals seen per file, merged and sorted. */
+function seenLines(rows: readonly EvidenceRow[]): Map<string, [number, number][]> {
+  const byFile = new Map<string, [number, number][]>();
+  for (const row of rows) {
+    if (row.tool !== "read") continue;
+    const list = byFile.get(row.file) ?? [];
+    byFile.set(row.file, list);
+    const r = row as ReadEvidence;
+    if (r.line_end >= r.line_start) list.push([r.line_start, r.line_end]);
+  }
+  for (const [file, list] of byFile) {
+    list.sort((a, b) => a[0] - b[0]);
+    const merged: [number, number][] = [];
+    for (const [a, b] of list) {
+      const last = merged.at(-1);
+      if (last && a <= last[1] + 1) last[1] = Math.max(last[1], b);
+      else merged.push([a, b]);
+    }
+    byFile.set(file, merged);
+  }
+  return byFile;
+}
+
+/** Check every citation of `answer` against the `read` rows; `root` is the project root. */
+export function checkCitations(answer: string, rows: readonly EvidenceRow[], root: string): CitationCheck {
+  const seen = seenLines(rows);
+  const check: CitationCheck = { total: 0, read: 0, unread_file: 0, unseen_lines: 0, flagged: [] };
+  for (const cited of parseCitations(answer)) {
+    const file = projectFile(resolveLikePi(cited.path, root), root);
+    const ranges = seen.get(file);
+    let status: Citation["status"] = "read";
+    if (ranges === undefined) status = "unread_file";
+    else if (!ranges.some(([a, b]) => a <= cited.line_start && cited.line_end <= b)) status = "unseen_lines";
+    check.total++;
+    check[status]++;
+    if (status !== "read" && check.flagged.length < CITATION_FLAGGED_SHOWN) {
+      check.flagged.push({ text: cited.text, file, line_start: cited.line_start, line_end: cited.line_end, status });
+    }
+  }
+  return check;
+}

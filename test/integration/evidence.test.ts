@@ -1,0 +1,118 @@
+/**
+ * Evidence you can check, end to end with a real parent and a real child (docs/subsystems/retrieval.md,
+ * "Evidence"): the child reads lines 2-4 of src/auth.js, greps and lists, then answers citing a line
+ * it read, a line it never saw and a file it never opened. bg_result says the evidence is fresh and
+ * flags the two citations; after the parent rewrites the file it says stale (1 file) and still
+ * delivers the answer.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { canonicalJson } from "../../src/core/canonical.ts";
+import { sha256Hex } from "../../src/core/hash.ts";
+import type { DelegateResultFile } from "../../src/core/types.ts";
+import type { CompletedView } from "../../src/views/result.ts";
+import { runCli } from "../helpers/cli.ts";
+import { bgResultVia, delegateVia, installParentDriver, notifications, until } from "../helpers/drive.ts";
+import { createAgentDir, makeTempDir, script, startSdkParent, useModelServer } from "../helpers/pi-parent.ts";
+
+const server = useModelServer();
+
+const AUTH = [
+  "// auth",
+  "export function login(user) {",
+  "  return token(user);",
+  "}",
+  "export function logout() {}",
+  "",
+  "",
+  "",
+  "export const TTL = 60;",
+  "",
+].join("\n");
+const ANSWER =
+  "login calls token (`src/auth.js:3`); the TTL is 60 (src/auth.js:9); sessions live in src/session.js:1.\n";
+
+describe("evidence at bg_result", () => {
+  it("records every inspect call, checks citations, and turns stale when the parent edits a file read", async () => {
+    const agentDir = await createAgentDir({ serverUrl: server.url });
+    const cwd = await makeTempDir("evidence-proj");
+    mkdirSync(join(cwd, "src"));
+    writeFileSync(join(cwd, "src", "auth.js"), AUTH);
+    installParentDriver(server);
+    const parent = await startSdkParent({ agentDir, cwd });
+    try {
+      const id = await delegateVia(parent, {
+        name: "auth map",
+        prompt: `Map auth. ${script(
+          {
+            tools: [
+              { tool: "read", args: { path: "src/auth.js", offset: 2, limit: 3 } },
+              { tool: "grep", args: { pattern: "TTL", path: "src" } },
+              { tool: "ls", args: { path: "src" } },
+            ],
+          },
+          { text: ANSWER },
+        )}`,
+      });
+      await until(() => notifications(parent.messages()).length === 1, "the notification");
+      const dir = join(cwd, ".pi/delegate", parent.sessionManager.getSessionId(), id);
+      const result = JSON.parse(readFileSync(join(dir, "result.json"), "utf8")) as DelegateResultFile;
+      const lines234 = Buffer.from(AUTH).subarray(
+        AUTH.indexOf("export function login"),
+        AUTH.indexOf("export function logout"),
+      );
+      const [read, grep, ls] = result.evidence;
+      expect(read).toEqual({
+        tool: "read",
+        path: "src/auth.js",
+        file: "src/auth.js",
+        offset: 2,
+        limit: 3,
+        line_start: 2,
+        line_end: 4,
+        byte_start: AUTH.indexOf("export function login"),
+        byte_end: AUTH.indexOf("export function logout"),
+        sha256: sha256Hex(lines234),
+      });
+      expect(grep).toMatchObject({ tool: "grep", args: canonicalJson({ pattern: "TTL", path: "src" }) });
+      expect(ls).toMatchObject({ tool: "ls", args: canonicalJson({ path: "src" }) });
+      expect(result.evidence).toHaveLength(3);
+
+      const fresh = await bgResultVia(parent, { taskId: id });
+      expect(fresh.isError).toBe(false);
+      expect(fresh.text).toContain("Evidence: fresh (1 file re-hashed, unchanged since read).");
+      expect(fresh.text).toContain(
+        "Citations: 1 of 3 match lines the delegate read; 1 in files it never opened, 1 on lines it never saw: " +
+          "src/auth.js:9 (lines never shown), src/session.js:1 (file never opened). Check these before relying on them.",
+      );
+      expect(fresh.text.endsWith(ANSWER)).toBe(true);
+
+      // The parent rewrites line 3: the child's evidence is stale, the answer is still delivered.
+      writeFileSync(join(cwd, "src", "auth.js"), AUTH.replace("token(user)", "jwt(user)"));
+      const stale = await bgResultVia(parent, { taskId: id });
+      expect(stale.isError).toBe(false);
+      expect(stale.text).toContain(
+        "Evidence: stale (1 file) — changed: src/auth.js. Re-read before relying on what cites them.",
+      );
+      expect(stale.text.endsWith(ANSWER)).toBe(true);
+      const details = stale.details as unknown as CompletedView;
+      expect(details.evidence_check.freshness).toEqual({
+        state: "stale",
+        checked: 1,
+        changed: ["src/auth.js"],
+        vanished: [],
+        unchecked: 0,
+      });
+      expect(details.evidence_check.citations).toMatchObject({ total: 3, read: 1, unread_file: 1, unseen_lines: 1 });
+
+      // The command line makes the same check.
+      const shown = JSON.parse((await runCli(cwd, "show", id, "--json")).stdout) as {
+        evidence_check: CompletedView["evidence_check"];
+      };
+      expect(shown.evidence_check).toEqual(details.evidence_check);
+    } finally {
+      await parent.dispose();
+    }
+  });
+});
