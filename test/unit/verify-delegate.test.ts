@@ -160,9 +160,7 @@ describe("verifyDelegateResult: step 1, JSON shape, schema version, canonical la
     const verified = verifyDelegateResult(bytes, fixture.expected);
     expect(verified.result).toEqual(JSON.parse(bytes.toString("utf8")));
     expect(verified.result.route_attestations[0]!.stop_reason).toBe(stopReason);
-    const lookAlikeKey = bytes
-      .toString("utf8")
-      .replace('"stop_reason":', '"x\\"data_base64":"QUJD","stop_reason":');
+    const lookAlikeKey = bytes.toString("utf8").replace('"stop_reason":', '"x\\"data_base64":"QUJD","stop_reason":');
     failsWith(Buffer.from(lookAlikeKey), "child_result_invalid");
   });
 
