@@ -1,17 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { decodeStrictBase64, strictDecodedLength } from "../../src/verify/strict-base64.ts";
-
-/** A small seeded PRNG (mulberry32), so a failure reproduces. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from "../helpers/prng.ts";
 
 /** The definition: decoding and encoding again gives the same string. */
 function roundTrips(data: string): boolean {
