@@ -88,11 +88,11 @@ async function runSize(ws, size, reps, collect) {
 
 /**
  * @param ws workspace.mjs
- * @param {{ small: number, large: number, reps: number, collect?: ReturnType<import("../views.mjs").createViewCollector> }} options
+ * @param {{ small: number, large: number, largest: number, reps: number, collect?: ReturnType<import("../views.mjs").createViewCollector> }} options
  */
-export async function receiptFigures(ws, { small, large, reps, collect, log }) {
+export async function receiptFigures(ws, { small, large, largest, reps, collect, log }) {
   const bySize = {};
-  for (const size of [small, large]) {
+  for (const size of [small, large, largest]) {
     log(`figure 1: ${size}-message conversation, ${reps} launches (+1 warm-up)`);
     bySize[size] = await runSize(ws, size, reps, size === small ? collect : undefined);
   }
@@ -125,5 +125,16 @@ export async function receiptFigures(ws, { small, large, reps, collect, log }) {
     params: { small, large, message_ratio: large / small },
     notes: [`linear growth would be ≈ ${large / small}`],
   });
-  return [ratioFigure(small), ratioFigure(large), growth];
+  // 1d: the growth at a seed of about 20 MB, against a goal of linear (100 × the messages → ≤ 125 ×).
+  const largestGrowth = figure({
+    id: "receipt_latency_growth_largest",
+    title: `Receipt latency, ${largest.toLocaleString("en-US")} ÷ ${small.toLocaleString("en-US")} messages`,
+    unit: "×",
+    samples: bySize[largest].map((r, i) => r.latency_ms / bySize[small][i].latency_ms),
+    target: (1.25 * largest) / small,
+    params: { small, largest, message_ratio: largest / small },
+    detail: detailOf(bySize[largest]),
+    notes: [`linear growth would be ≈ ${largest / small}`],
+  });
+  return [ratioFigure(small), ratioFigure(large), growth, largestGrowth];
 }
