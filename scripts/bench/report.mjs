@@ -10,6 +10,7 @@ const NUMBER = {
   receipt_latency_small: "1a",
   receipt_latency_large: "1b",
   receipt_latency_growth: "1c",
+  receipt_latency_growth_largest: "1d",
   end_to_end: "2",
   verify_answer: "3",
   parent_memory_growth: "4",

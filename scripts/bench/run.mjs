@@ -30,14 +30,14 @@ import { openWorkspace, REPO_ROOT } from "./workspace.mjs";
 const MiB = 1 << 20;
 const CONFIGS = {
   default: {
-    receipt: { small: 1_000, large: 20_000, reps: 7 },
+    receipt: { small: 1_000, large: 20_000, largest: 50_000, reps: 7 },
     endToEnd: { reps: 7 },
     verify: { answerBytes: 4 * MiB, reps: 25 },
     memory: { answerBytes: 1 * MiB, reps: 3 },
     concurrency: { count: 8, reps: 5 },
   },
   quick: {
-    receipt: { small: 100, large: 2_000, reps: 1 },
+    receipt: { small: 100, large: 2_000, largest: 10_000, reps: 1 },
     endToEnd: { reps: 1 },
     verify: { answerBytes: 1 * MiB, reps: 1 },
     memory: { answerBytes: MiB / 4, reps: 1 },

@@ -18,10 +18,10 @@ export const PI_CLI = HOST.cliPath;
 export const PROVIDER = "bench";
 export const MODEL = "bench-model";
 /**
- * Large enough that a 20,000-message seed passes admission (L + 32,768 ≤ window − 28,672:
- * docs/subsystems/launch.md, "The budget").
+ * Large enough that a 100,000-message seed (about 20 MB) would pass admission (L + 32,768 ≤ window −
+ * 28,672: docs/subsystems/launch.md, "The budget").
  */
-export const MODEL_WINDOW_TOKENS = 20_000_000;
+export const MODEL_WINDOW_TOKENS = 100_000_000;
 
 function writeAgentDir(dir, serverUrl) {
   mkdirSync(dir, { recursive: true });

@@ -24,9 +24,12 @@ export function decodeUtf8Strict(bytes: Uint8Array): string | null {
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
+/** String.prototype.isWellFormed (ES2024, native on both hosts' Node) where the runtime has it. */
+const nativeIsWellFormed = (String.prototype as { isWellFormed?: (this: string) => boolean }).isWellFormed;
+
 /** True when the string is well-formed Unicode (no lone surrogate), so it has exact UTF-8 bytes. */
 export function isWellFormedText(text: string): boolean {
-  return !LONE_SURROGATE.test(text);
+  return nativeIsWellFormed ? nativeIsWellFormed.call(text) : !LONE_SURROGATE.test(text);
 }
 
 /** True when the bytes are well-formed UTF-8 (no text is built). */

@@ -9,10 +9,11 @@ import { join } from "node:path";
 import { canonicalJsonLine } from "../core/canonical.ts";
 import { CHILD_FILE_MAX_BYTES, SCHEMA, TASK_FILES } from "../core/constants.ts";
 import { DelegateError, type FailureCode } from "../core/errors.ts";
-import { sha256Hex } from "../core/hash.ts";
+import { sha256Hex, sha256Stream } from "../core/hash.ts";
 import type { AnswerBlock, DelegateResultFile, PinnedRoute } from "../core/types.ts";
 import { decodeUtf8Strict, isWellFormedUtf8 } from "../core/utf8.ts";
 import { checkResultShape, quote } from "./result-shape.ts";
+import { decodeStrictBase64, strictDecodedLength } from "./strict-base64.ts";
 
 /** What the parent wrote at launch and the child's commit must match. */
 export interface ExpectedResultIdentity {
@@ -70,7 +71,7 @@ export function verifyDelegateResult(
   expected: ExpectedResultIdentity,
   passed: StepObserver = () => {},
 ): VerifiedAnswer {
-  const { result, json, layoutIsProvisional } = step1ShapeAndLayout(bytes);
+  const { result, decoded } = step1ShapeAndLayout(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
   passed(1);
   step2Identity(result, expected);
   passed(2);
@@ -80,15 +81,11 @@ export function verifyDelegateResult(
   passed(4);
   step5Encoding(result);
   passed(5);
-  const { answerBytes, slices } = step6StrictBase64(result, () => {
-    // The fast layout check assumed every data_base64 needs no JSON escaping; now that one is not
-    // canonical base64, settle step 1 exactly first (insurance: costs nothing on success).
-    if (layoutIsProvisional && !layoutIsCanonical(result, json)) invalid("bytes are not canonical JSON + one newline");
-  });
+  const { answerBytes, slices } = step6StrictBase64(result, decoded);
   passed(6);
-  step7Blocks(result.answer.blocks, slices);
+  const aggregate = step7Blocks(result.answer.blocks, slices);
   passed(7);
-  step8Aggregate(result, answerBytes);
+  step8Aggregate(result, answerBytes, aggregate);
   passed(8);
   step9Utf8(answerBytes);
   passed(9);
@@ -103,90 +100,160 @@ export function verifyDelegateResult(
   };
 }
 
+/** The answer blocks decoded into one buffer, each block a view of it. */
+interface DecodedBlocks {
+  answerBytes: Buffer;
+  slices: Buffer[];
+}
+
 // ── step 1: JSON, closed schema, schema version, canonical byte layout ───────────────────────────
 
-function step1ShapeAndLayout(bytes: Uint8Array): {
-  result: DelegateResultFile;
-  json: string;
-  layoutIsProvisional: boolean;
-} {
-  const json = decodeUtf8Strict(bytes);
-  if (json === null) invalid("bytes are not well-formed UTF-8");
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(json);
-  } catch {
-    invalid("not a JSON document");
-  }
+function step1ShapeAndLayout(bytes: Buffer): { result: DelegateResultFile; decoded: DecodedBlocks | null } {
+  if (!isWellFormedUtf8(bytes)) invalid("bytes are not well-formed UTF-8");
+  const fast = parseCanonicalWithPlainBlocks(bytes);
+  const parsed = fast ? fast.document : parseWhole(bytes);
   const result = checkResultShape(parsed);
   if (result.schema_version !== SCHEMA.result) {
     invalid(`schema_version ${quote(result.schema_version)} is not ${SCHEMA.result}`);
   }
-  const fast = layoutMatchesAssumingPlainBlocks(result, json);
-  if (fast === "match") return { result, json, layoutIsProvisional: true };
-  if (!layoutIsCanonical(result, json)) invalid("bytes are not canonical JSON + one newline");
-  return { result, json, layoutIsProvisional: false };
+  if (fast) return { result, decoded: fast.decoded };
+  if (!layoutIsCanonical(result, bytes)) invalid("bytes are not canonical JSON + one newline");
+  return { result, decoded: null };
+}
+
+function parseWhole(bytes: Buffer): unknown {
+  const json = decodeUtf8Strict(bytes);
+  if (json === null) invalid("bytes are not well-formed UTF-8");
+  try {
+    return JSON.parse(json);
+  } catch {
+    invalid("not a JSON document");
+  }
 }
 
 /** The definitive check: the bytes are exactly canonicalJsonLine(parsed). */
-function layoutIsCanonical(result: DelegateResultFile, json: string): boolean {
+function layoutIsCanonical(result: DelegateResultFile, bytes: Buffer): boolean {
   try {
-    return canonicalJsonLine(result) === json;
+    return bytes.equals(Buffer.from(canonicalJsonLine(result), "utf8"));
   } catch {
     return false; // e.g. a lone surrogate escape: no canonical form exists
   }
 }
 
+const DATA_KEY = Buffer.from('"data_base64":"', "latin1");
+const QUOTE = 0x22;
 const MARKER_PREFIX = "\u0000pi-bg-delegate block ";
 
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
 /**
- * Canonicalizing the whole document scans every character of the multi-megabyte base64 strings in
- * JS; this does the same comparison for a fraction of the cost. It canonicalizes the document with
- * each data_base64 replaced by a unique marker, then compares the file piece by piece, expecting
- * each marker's place to hold `"` + data + `"`. That is exactly the canonical form when the data
- * needs no JSON escaping. A raw match already implies that (a literal that parses to its own inner
- * text holds no escapes), and step 6 proves it again (canonical base64 is plain ASCII); should step
- * 6 fail, the caller re-checks with {@link layoutIsCanonical} anyway, so step 1's code never rests
- * on this argument. "mismatch" is not final either: the caller settles it with the definitive check.
+ * Parsing and canonicalizing a multi-megabyte file walks every character of its base64 strings in
+ * JS; this reaches the same verdict while only the native decoder reads them. It cuts each
+ * `"data_base64":"…"` string out of the bytes, parses the small rest, decodes every cut string as
+ * strict base64 (step 6's decoder, {@link decodeStrictBase64}) and then compares the file with the
+ * canonical form of the rest, piece by piece, expecting each block's data at exactly its cut.
+ *
+ * When all of that holds, the bytes are the canonical JSON of the returned document: strict base64
+ * is plain ASCII that needs no JSON escaping, so each cut is the literal of its own string. The
+ * document is then what JSON.parse of the whole file gives, and step 1 passes on it. Anything else
+ * (a cut that is not strict base64, a rest that does not parse, pieces that differ) returns null,
+ * and the caller decides step 1 the definitive way, over the whole text; step 6 then judges the
+ * blocks on its own.
  */
-function layoutMatchesAssumingPlainBlocks(result: DelegateResultFile, json: string): "match" | "mismatch" {
-  const blocks = result.answer.blocks;
-  const marker = (i: number) => `${MARKER_PREFIX}${i}\u0000`;
-  const skeletonDoc = {
-    ...result,
-    answer: { ...result.answer, blocks: blocks.map((b, i) => ({ ...b, data_base64: marker(i) })) },
-  };
-  let skeleton: string;
-  try {
-    skeleton = canonicalJsonLine(skeletonDoc);
-  } catch {
-    return "mismatch";
+function parseCanonicalWithPlainBlocks(bytes: Buffer): { document: unknown; decoded: DecodedBlocks } | null {
+  const cuts: { start: number; end: number; data: string; length: number }[] = [];
+  const rest: Buffer[] = [];
+  let from = 0;
+  let total = 0;
+  for (let at = bytes.indexOf(DATA_KEY, from); at >= 0; at = bytes.indexOf(DATA_KEY, from)) {
+    const start = at + DATA_KEY.length;
+    const end = bytes.indexOf(QUOTE, start);
+    if (end < 0) return null;
+    const data = bytes.toString("latin1", start, end);
+    const length = strictDecodedLength(data);
+    if (length === null) return null;
+    cuts.push({ start, end, data, length });
+    rest.push(bytes.subarray(from, start));
+    total += length;
+    from = end;
   }
-  // Each marker must be where its block is and nowhere else. Counting the shared prefix once over
-  // the skeleton keeps this linear however many blocks a child writes; a child string that holds
-  // the prefix makes the count differ, and the definitive check decides.
+  rest.push(bytes.subarray(from));
+  let skeleton: unknown;
+  try {
+    skeleton = JSON.parse(Buffer.concat(rest).toString("utf8"));
+  } catch {
+    return null;
+  }
+  const answer = isRecord(skeleton) ? skeleton.answer : undefined;
+  const blocks = isRecord(answer) ? answer.blocks : undefined;
+  if (!Array.isArray(blocks) || blocks.length !== cuts.length || !blocks.every(isRecord)) return null;
+  const answerBytes = Buffer.allocUnsafe(total);
+  const slices: Buffer[] = [];
+  let offset = 0;
+  for (const cut of cuts) {
+    if (!decodeStrictBase64(cut.data, cut.length, answerBytes, offset)) return null;
+    slices.push(answerBytes.subarray(offset, offset + cut.length));
+    offset += cut.length;
+  }
+  if (!matchesWithCuts(skeleton as Record<string, unknown>, blocks as Record<string, unknown>[], cuts, bytes)) {
+    return null;
+  }
+  blocks.forEach((block, i) => {
+    (block as Record<string, unknown>).data_base64 = cuts[i]!.data;
+  });
+  return { document: skeleton, decoded: { answerBytes, slices } };
+}
+
+/**
+ * The bytes equal the canonical form of `skeleton` with block i's data_base64 being the string at
+ * cut i. Canonicalizes the document with each data_base64 replaced by a unique marker and compares
+ * the file piece by piece, requiring each marker's place to be exactly its cut.
+ */
+function matchesWithCuts(
+  skeleton: Record<string, unknown>,
+  blocks: Record<string, unknown>[],
+  cuts: readonly { start: number; end: number }[],
+  bytes: Buffer,
+): boolean {
+  const marker = (i: number) => `${MARKER_PREFIX}${i}\u0000`;
+  const markerDoc = {
+    ...skeleton,
+    answer: {
+      ...(skeleton.answer as Record<string, unknown>),
+      blocks: blocks.map((b, i) => ({ ...b, data_base64: marker(i) })),
+    },
+  };
+  let canonical: string;
+  try {
+    canonical = canonicalJsonLine(markerDoc);
+  } catch {
+    return false;
+  }
+  // Each marker must be where its block is and nowhere else. Counting the shared prefix once keeps
+  // this linear however many blocks a child writes; a child string holding the prefix fails it.
   const prefix = JSON.stringify(MARKER_PREFIX).slice(1, -1);
   let occurrences = 0;
-  for (let i = skeleton.indexOf(prefix); i >= 0; i = skeleton.indexOf(prefix, i + prefix.length)) occurrences++;
-  if (occurrences !== blocks.length) return "mismatch";
-  let from = 0; // in skeleton
-  let at = 0; // in json
-  for (let i = 0; i < blocks.length; i++) {
+  for (let i = canonical.indexOf(prefix); i >= 0; i = canonical.indexOf(prefix, i + prefix.length)) occurrences++;
+  if (occurrences !== cuts.length) return false;
+  const same = (piece: string, at: number): number => {
+    const expected = Buffer.from(piece, "utf8");
+    return bytes.subarray(at, at + expected.length).equals(expected) ? at + expected.length : -1;
+  };
+  let from = 0; // in canonical
+  let at = 0; // in bytes
+  for (let i = 0; i < cuts.length; i++) {
     const literal = JSON.stringify(marker(i));
-    const found = skeleton.indexOf(literal, from);
-    if (found < 0) return "mismatch";
-    const piece = skeleton.slice(from, found);
-    const data = blocks[i]!.data_base64;
-    // slice + === compares flat memory; startsWith walks characters and is several times slower.
-    if (json.slice(at, at + piece.length) !== piece) return "mismatch";
-    at += piece.length;
-    if (json.charCodeAt(at) !== 0x22 || json.slice(at + 1, at + 1 + data.length) !== data) return "mismatch";
-    at += data.length + 1;
-    if (json.charCodeAt(at) !== 0x22) return "mismatch";
-    at += 1;
-    from = found + literal.length;
+    const found = canonical.indexOf(literal, from);
+    if (found < 0) return false;
+    // The piece ends with the opening quote of the data; the cut starts right after it.
+    at = same(`${canonical.slice(from, found)}"`, at);
+    if (at !== cuts[i]!.start) return false;
+    at = cuts[i]!.end;
+    from = found + literal.length - 1; // the closing quote is compared with the next piece
   }
-  return json.slice(at) === skeleton.slice(from) ? "match" : "mismatch";
+  return same(canonical.slice(from), at) === bytes.length;
 }
 
 // ── steps 2–5: identity, seed, route, encoding ───────────────────────────────────────────────────
@@ -236,31 +303,21 @@ function step5Encoding(result: DelegateResultFile): void {
 
 // ── steps 6–9: the answer bytes ──────────────────────────────────────────────────────────────────
 
-/** The decoded length a canonical base64 string of this length and padding would have, or null. */
-function decodedLength(data: string): number | null {
-  if (data.length % 4 !== 0) return null;
-  const padding = data.endsWith("==") ? 2 : data.endsWith("=") ? 1 : 0;
-  return (data.length / 4) * 3 - padding;
-}
-
 /**
- * Strict base64: every block decodes and re-encodes to exactly its string (canonical alphabet,
- * padding, zero trailing bits, no whitespace). Node's decoder is lenient, so the round trip is the
- * proof. Blocks decode straight into one aggregate buffer: no per-block copies, no concat.
+ * Strict base64: every block decodes and would re-encode to exactly its string (canonical
+ * alphabet, padding, zero trailing bits, no whitespace; decided without the round trip, see
+ * {@link decodeStrictBase64}). Blocks decode straight into one aggregate buffer: no per-block
+ * copies, no concat. Step 1's fast path already decoded them when every block was strict.
  */
-function step6StrictBase64(
-  result: DelegateResultFile,
-  beforeFailing: () => void,
-): { answerBytes: Buffer; slices: Buffer[] } {
+function step6StrictBase64(result: DelegateResultFile, decoded: DecodedBlocks | null): DecodedBlocks {
+  if (decoded) return decoded;
   const blocks = result.answer.blocks;
   const lengths: number[] = [];
   let total = 0;
-  const bad = (i: number, why: string): never => {
-    beforeFailing();
+  const bad = (i: number, why: string): never =>
     fail("child_result_encoding_invalid", `answer.blocks[${i}].data_base64 is not strict base64 (${why})`);
-  };
   blocks.forEach((block, i) => {
-    const length = decodedLength(block.data_base64);
+    const length = strictDecodedLength(block.data_base64);
     if (length === null) bad(i, "length is not a multiple of 4");
     lengths.push(length as number);
     total += length as number;
@@ -270,16 +327,19 @@ function step6StrictBase64(
   let offset = 0;
   blocks.forEach((block, i) => {
     const length = lengths[i]!;
-    const written = answerBytes.write(block.data_base64, offset, length, "base64");
-    const slice = answerBytes.subarray(offset, offset + length);
-    if (written !== length || slice.toString("base64") !== block.data_base64) bad(i, "it does not round-trip");
-    slices.push(slice);
+    if (!decodeStrictBase64(block.data_base64, length, answerBytes, offset)) bad(i, "it does not round-trip");
+    slices.push(answerBytes.subarray(offset, offset + length));
     offset += length;
   });
   return { answerBytes, slices };
 }
 
-function step7Blocks(blocks: readonly AnswerBlock[], slices: readonly Buffer[]): void {
+/**
+ * Every block's length and hash. The aggregate hash of step 8 is over the same bytes in the same
+ * order, so it is fed each block here while the block is still in the cache; step 8 compares it.
+ */
+function step7Blocks(blocks: readonly AnswerBlock[], slices: readonly Buffer[]): string {
+  const aggregate = sha256Stream();
   blocks.forEach((block, i) => {
     const slice = slices[i]!;
     if (slice.length !== block.byte_length) {
@@ -290,10 +350,12 @@ function step7Blocks(blocks: readonly AnswerBlock[], slices: readonly Buffer[]):
     }
     if (sha256Hex(slice) !== block.sha256)
       fail("answer_hash_mismatch", `answer.blocks[${i}] does not match its sha256`);
+    aggregate.update(slice);
   });
+  return aggregate.hex();
 }
 
-function step8Aggregate(result: DelegateResultFile, answerBytes: Buffer): void {
+function step8Aggregate(result: DelegateResultFile, answerBytes: Buffer, aggregateSha256: string): void {
   const { answer } = result;
   if (answerBytes.length !== answer.byte_length) {
     fail(
@@ -301,7 +363,7 @@ function step8Aggregate(result: DelegateResultFile, answerBytes: Buffer): void {
       `the blocks hold ${answerBytes.length} bytes, not answer.byte_length ${answer.byte_length}`,
     );
   }
-  if (sha256Hex(answerBytes) !== answer.sha256) fail("answer_hash_mismatch", "the answer does not match answer.sha256");
+  if (aggregateSha256 !== answer.sha256) fail("answer_hash_mismatch", "the answer does not match answer.sha256");
 }
 
 /** ASCII whitespace as String.prototype.trim sees it (tab, LF, VT, FF, CR, space). */

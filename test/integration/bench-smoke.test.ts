@@ -15,6 +15,7 @@ const EXPECTED_TARGETS: Record<string, number> = {
   receipt_latency_small: 5,
   receipt_latency_large: 5,
   receipt_latency_growth: 25,
+  receipt_latency_growth_largest: 125,
   end_to_end: 1.1,
   verify_answer: 3,
   parent_memory_growth: 16,

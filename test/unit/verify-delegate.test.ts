@@ -151,6 +151,20 @@ describe("verifyDelegateResult: step 1, JSON shape, schema version, canonical la
     failsWith(Buffer.from(doubled), "child_result_invalid");
   });
 
+  it("reads the document JSON.parse reads when a string or key holds the data key's text", () => {
+    // The fast path cuts the data strings out by their key's text; a look-alike must not fool it.
+    const fixture = makeResultFile({ answer: "x".repeat(ANSWER_BLOCK_BYTES + 5) });
+    const stopReason = 'said "data_base64":"QUJD" and \\"data_base64":"';
+    const bytes = recommit(fixture.result, (doc) => {
+      doc.route_attestations[0]!.stop_reason = stopReason;
+    });
+    const verified = verifyDelegateResult(bytes, fixture.expected);
+    expect(verified.result).toEqual(JSON.parse(bytes.toString("utf8")));
+    expect(verified.result.route_attestations[0]!.stop_reason).toBe(stopReason);
+    const lookAlikeKey = bytes.toString("utf8").replace('"stop_reason":', '"x\\"data_base64":"QUJD","stop_reason":');
+    failsWith(Buffer.from(lookAlikeKey), "child_result_invalid");
+  });
+
   const r = base.result;
   it.each<[string, string, unknown]>([
     ["schema_version", "schema_version", "pi-bg-delegate.result.v0"],
