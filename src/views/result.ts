@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { SCHEMA, TASK_FILES } from "../core/constants.ts";
+import { type FinalizedBy, SCHEMA, TASK_FILES } from "../core/constants.ts";
 import type {
   AnswerCopy,
   ChildProgress,
@@ -51,7 +51,7 @@ export interface CompletedView {
   spilled_artifacts: number;
   /** From launch to the recorded end; null when the manifest has no end time. */
   run_seconds: number | null;
-  flags: { no_tool_calls: boolean; finalized_by_runway: boolean };
+  flags: { no_tool_calls: boolean; finalized_by_runway: boolean; finalized_by: FinalizedBy | null };
 }
 
 export function runningView(
@@ -117,7 +117,11 @@ export function completedView(
     evidence: result.evidence,
     spilled_artifacts: result.spilled_artifacts.length,
     run_seconds: manifest.terminal ? secondsBetween(manifest.created_at, manifest.terminal.ended_at) : null,
-    flags: { no_tool_calls: result.tool_calls === 0, finalized_by_runway: result.finalized_by_runway },
+    flags: {
+      no_tool_calls: result.tool_calls === 0,
+      finalized_by_runway: result.finalized_by_runway,
+      finalized_by: result.finalized_by,
+    },
   };
 }
 
@@ -127,6 +131,14 @@ function usageText(usage: UsageRecord): string {
 }
 
 /** The facts header printed above an inline answer or instead of it. */
+/** Why a finalized delegate was told to answer (finalized_by), for the model and the TUI. */
+export const FORCED_BY: Record<FinalizedBy, string> = {
+  context: "ran low on context",
+  turns: "reached its last turn (maxTurns)",
+  tool_calls: "used its tool calls (maxToolCalls)",
+  time: "neared its timeout (timeoutSeconds)",
+};
+
 export function completedHeader(view: CompletedView): string {
   const lines = [
     `Verified answer of ${view.task_id} (${view.name}): ${view.answer.byte_length} bytes, sha256 ${view.answer.sha256}.`,
@@ -135,7 +147,9 @@ export function completedHeader(view: CompletedView): string {
   if (view.flags.no_tool_calls)
     lines.push("Note: the delegate made no tool calls; the answer rests on the seed alone.");
   if (view.flags.finalized_by_runway)
-    lines.push("Note: the delegate ran low on context and was told to answer from the evidence it had.");
+    lines.push(
+      `Note: the delegate ${FORCED_BY[view.flags.finalized_by ?? "context"]}; it was told to answer from the evidence it had.`,
+    );
   return lines.join("\n");
 }
 
