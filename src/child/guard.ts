@@ -102,6 +102,7 @@ function writeBudgetEvidence(state: GuardState, taskDir: string): void {
   writeRuntimeBudget(taskDir, {
     task_id: seed.task_id,
     launch_nonce: seed.launch_nonce,
+    written_by: "child",
     bytes_per_token: PROVABLE_BYTES_PER_TOKEN,
     growth_budget_tokens: runway.budget.growthBudgetTokens,
     low_runway_trigger_tokens: runway.budget.triggerTokens,
@@ -126,14 +127,14 @@ function finish(state: GuardState): void {
   const { handover, seed } = state;
   if (state.finished || handover === undefined) return;
   state.finished = true;
-  // A signalled run is being ended by the parent (timeout, cancel); it records that outcome itself.
-  if (state.signalled && state.latched === undefined) return;
   const taskDir = handover.taskDir;
   try {
     writeBudgetEvidence(state, taskDir);
   } catch (error) {
     process.stderr.write(`delegate guard: could not write runtime-budget.json: ${String(error)}\n`);
   }
+  // A signalled run is being ended by the parent (timeout, cancel); it records that outcome itself.
+  if (state.signalled && state.latched === undefined) return;
   const outcome = decideOutcome({
     latched: state.latched,
     last: state.last,

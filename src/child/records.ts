@@ -18,6 +18,8 @@ export interface RuntimeBudgetFile {
   schema_version: string;
   task_id: string;
   launch_nonce: string;
+  /** The parent writes its own, smaller record when the child wrote none (src/retrieval/runtime-budget.ts). */
+  written_by: "child";
   bytes_per_token: number;
   growth_budget_tokens: number;
   low_runway_trigger_tokens: number;
