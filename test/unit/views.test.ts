@@ -2,6 +2,8 @@ import { describe, expect, it } from "vitest";
 import type { DelegateManifest } from "../../src/core/types.ts";
 import { NOTIFICATION_TEXT_MAX_BYTES, notificationText } from "../../src/views/notification.ts";
 import { AMBIENT_WARNING, RECEIPT_TEXT_MAX_BYTES, type ReceiptDetails, receiptText } from "../../src/views/receipt.ts";
+import { completedHeader, completedView } from "../../src/views/result.ts";
+import { makeResultFile } from "../helpers/result-fixtures.ts";
 
 const LONG_NAME = "ünïcödé 名前 ".repeat(20).slice(0, 80);
 const CWD = `/projects/${"deeply/nested/".repeat(30)}repo`;
@@ -97,5 +99,27 @@ describe("receipt text", () => {
     expect(text).toContain(TASK);
     expect(text).toContain("WARNING: ambient mode");
     expect(text).not.toContain(CWD);
+  });
+});
+
+describe("the completed view names the limit that forced the answer", () => {
+  it("says which runway told the delegate to answer, and nothing when none did", () => {
+    const copy = null;
+    const result = makeResultFile({ finalized_by_runway: true, finalized_by: "turns", tool_calls: 3 }).result;
+    const view = completedView(manifest(), DIR, result, "inline", copy);
+    expect(view.flags).toMatchObject({ finalized_by_runway: true, finalized_by: "turns" });
+    expect(completedHeader(view)).toContain(
+      "Note: the delegate reached its last turn (maxTurns); it was told to answer from the evidence it had.",
+    );
+    const timed = completedView(
+      manifest(),
+      DIR,
+      makeResultFile({ finalized_by_runway: true, finalized_by: "time", tool_calls: 3 }).result,
+      "inline",
+      copy,
+    );
+    expect(completedHeader(timed)).toContain("neared its timeout (timeoutSeconds)");
+    const plain = completedView(manifest(), DIR, makeResultFile({ tool_calls: 3 }).result, "inline", copy);
+    expect(completedHeader(plain)).not.toContain("told to answer");
   });
 });
