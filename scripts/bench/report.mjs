@@ -19,12 +19,15 @@ const NUMBER = {
   context_notification: "6b",
   context_running_view: "6c",
   context_failure_view: "6d",
+  usable_window: "7a",
+  usable_window_bytes_only: "7b",
 };
 export const FIGURE_IDS = Object.keys(NUMBER);
 
 function format(value, unit) {
   if (value === null || value === undefined) return "—";
   if (unit === "×") return `${value.toFixed(2)}×`;
+  if (unit === "fraction") return value.toFixed(3);
   if (unit === "MB") return `${value.toFixed(1)} MB`;
   if (unit === "B") return `${Math.round(value)} B`;
   return String(value);
@@ -39,7 +42,7 @@ export function table(figures) {
       format(f.min, f.unit),
       format(f.median, f.unit),
       format(f.max, f.unit),
-      `≤ ${format(f.target.value, f.unit)}`,
+      `${f.target.op === ">=" ? "≥" : "≤"} ${format(f.target.value, f.unit)}`,
       f.meets_target === null ? "—" : f.meets_target ? "met" : "NOT met",
     ]);
   }

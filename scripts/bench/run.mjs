@@ -23,6 +23,7 @@ import { endToEndFigure } from "./figures/end-to-end.mjs";
 import { memoryFigure } from "./figures/memory.mjs";
 import { receiptFigures } from "./figures/receipt.mjs";
 import { verifyFigure } from "./figures/verify.mjs";
+import { windowFigure } from "./figures/window.mjs";
 import { buildReport, table } from "./report.mjs";
 import { createViewCollector } from "./views.mjs";
 import { openWorkspace, REPO_ROOT } from "./workspace.mjs";
@@ -33,6 +34,7 @@ const CONFIGS = {
     receipt: { small: 1_000, large: 20_000, largest: 50_000, reps: 7 },
     endToEnd: { reps: 7 },
     verify: { answerBytes: 4 * MiB, reps: 25 },
+    window: { resultSizes: [4_000, 8_000, 20_000, 50_000, 60_000] },
     memory: { answerBytes: 1 * MiB, reps: 3 },
     concurrency: { count: 8, reps: 5 },
   },
@@ -40,6 +42,7 @@ const CONFIGS = {
     receipt: { small: 100, large: 2_000, largest: 10_000, reps: 1 },
     endToEnd: { reps: 1 },
     verify: { answerBytes: 1 * MiB, reps: 1 },
+    window: { resultSizes: [8_000, 50_000] },
     memory: { answerBytes: MiB / 4, reps: 1 },
     concurrency: { count: 2, reps: 1 },
   },
@@ -92,6 +95,7 @@ async function main() {
   const errors = [];
   const steps = [
     ["verify", () => verifyFigure({ ...config.verify, log })],
+    ["window", () => windowFigure({ ...config.window, log })],
     ["receipt", () => receiptFigures(workspace, { ...config.receipt, collect, log })],
     ["end-to-end", () => endToEndFigure(workspace, { ...config.endToEnd, log })],
     ["concurrency", () => concurrencyFigure(workspace, { ...config.concurrency, collect, log })],

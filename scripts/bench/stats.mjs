@@ -15,7 +15,18 @@ const round = (x, digits) => (x === null ? null : Number(x.toFixed(digits)));
  * One row of the report. `value` is the median; the target is a goal (`value <= target`), never a
  * gate. `detail` holds the absolute numbers behind a ratio.
  */
-export function figure({ id, title, unit, samples, target, digits = 3, params = {}, detail = {}, notes = [] }) {
+export function figure({
+  id,
+  title,
+  unit,
+  samples,
+  target,
+  op = "<=",
+  digits = 3,
+  params = {},
+  detail = {},
+  notes = [],
+}) {
   const s = summarize(samples);
   return {
     id,
@@ -27,8 +38,8 @@ export function figure({ id, title, unit, samples, target, digits = 3, params = 
     max: round(s.max, digits),
     runs: s.n,
     samples: samples.map((x) => round(x, digits)),
-    target: { op: "<=", value: target },
-    meets_target: s.median === null ? null : s.median <= target,
+    target: { op, value: target },
+    meets_target: s.median === null ? null : op === ">=" ? s.median >= target : s.median <= target,
     params,
     detail,
     notes,

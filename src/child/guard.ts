@@ -13,7 +13,7 @@ import { fileURLToPath } from "node:url";
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { getAgentDir, VERSION } from "@mariozechner/pi-coding-agent";
 import { packAnswer } from "../core/answer.ts";
-import { PARENT_WATCH_INTERVAL_MS, PROVABLE_BYTES_PER_TOKEN } from "../core/constants.ts";
+import { PARENT_WATCH_INTERVAL_MS, PROVABLE_BYTES_PER_TOKEN, timeRunwayMs } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import { readHandover } from "../core/handover-env.ts";
 import { requireProvenPiVersion } from "../core/host-range.ts";
@@ -25,10 +25,17 @@ import { decideOutcome, type FinalMessage } from "./outcome.ts";
 import { watchParent } from "./parent-watch.ts";
 import { createReadArtifactTool } from "./read-artifact.ts";
 import { commitResult, commitTerminal, writeProgress, writeReady, writeRuntimeBudget } from "./records.ts";
-import { headroomBytes, messageBytes, readArtifactBound, shouldFinalize, transcriptGrowthBytes } from "./runway.ts";
+import {
+  headroomBytes,
+  measuredGrowth,
+  messageBytes,
+  readArtifactBound,
+  shouldFinalize,
+  transcriptGrowthBytes,
+} from "./runway.ts";
 import { evidenceRows, type GuardState, latch, latchError, newState, receiptsInOrder } from "./state.ts";
-import { decideToolCall, FINALIZATION_NOTICE, handleToolResult } from "./tool-hooks.ts";
-import { addUsage, usageRecord } from "./usage.ts";
+import { decideToolCall, finalizationNotice, handleToolResult, requestFinalization } from "./tool-hooks.ts";
+import { addUsage, reportedInputTokens, usageRecord } from "./usage.ts";
 
 const GUARD_PATH = fileURLToPath(import.meta.url);
 /** Event-loop turns to wait at shutdown for pi's event queue to deliver the last message_end. */
@@ -95,6 +102,7 @@ function writeBudgetEvidence(state: GuardState, taskDir: string): void {
   writeRuntimeBudget(taskDir, {
     task_id: seed.task_id,
     launch_nonce: seed.launch_nonce,
+    written_by: "child",
     bytes_per_token: PROVABLE_BYTES_PER_TOKEN,
     growth_budget_tokens: runway.budget.growthBudgetTokens,
     low_runway_trigger_tokens: runway.budget.triggerTokens,
@@ -105,6 +113,7 @@ function writeBudgetEvidence(state: GuardState, taskDir: string): void {
     aggregate_tool_output_bytes: runway.aggregateToolBytes,
     finalization: {
       requested: runway.finalized,
+      by: runway.finalizedBy,
       at_request: runway.finalizedAtRequest ?? null,
       headroom_bytes: runway.finalizedHeadroom ?? null,
     },
@@ -118,14 +127,14 @@ function finish(state: GuardState): void {
   const { handover, seed } = state;
   if (state.finished || handover === undefined) return;
   state.finished = true;
-  // A signalled run is being ended by the parent (timeout, cancel); it records that outcome itself.
-  if (state.signalled && state.latched === undefined) return;
   const taskDir = handover.taskDir;
   try {
     writeBudgetEvidence(state, taskDir);
   } catch (error) {
     process.stderr.write(`delegate guard: could not write runtime-budget.json: ${String(error)}\n`);
   }
+  // A signalled run is being ended by the parent (timeout, cancel); it records that outcome itself.
+  if (state.signalled && state.latched === undefined) return;
   const outcome = decideOutcome({
     latched: state.latched,
     last: state.last,
@@ -147,6 +156,7 @@ function finish(state: GuardState): void {
         spilled_artifacts: receiptsInOrder(state),
         evidence: evidenceRows(state),
         finalized_by_runway: state.runway.finalized,
+        finalized_by: state.runway.finalizedBy,
       });
     } else if (outcome.kind === "failure") {
       commitTerminal(taskDir, { ...terminalBase(state), code: outcome.failure.code, message: outcome.failure.message });
@@ -260,27 +270,40 @@ export default function delegateGuard(pi: ExtensionAPI): void {
       return undefined;
     }
     const runway = state.runway;
-    runway.retainedBytes = transcriptGrowthBytes(event.messages);
-    if (!runway.finalized && shouldFinalize(runway.budget, runway.retainedBytes)) {
-      runway.finalized = true;
-      runway.noticeIndex = event.messages.length;
-      runway.finalizedAtRequest = state.requests;
-      runway.finalizedHeadroom = headroomBytes(runway.budget, runway.retainedBytes);
+    const bytesR = transcriptGrowthBytes(event.messages);
+    runway.bytesRAtRequest = bytesR;
+    runway.retainedBytes = measuredGrowth(runway, bytesR, seed.budget.admission_estimate_tokens);
+    if (completed + 1 >= seed.limits.max_turns) requestFinalization(state, "turns");
+    if (
+      Date.now() >=
+      state.startedAt + seed.limits.timeout_seconds * 1000 - timeRunwayMs(seed.limits.timeout_seconds)
+    ) {
+      requestFinalization(state, "time");
     }
+    if (shouldFinalize(runway.budget, runway.retainedBytes)) requestFinalization(state, "context");
     let messages: typeof event.messages | undefined;
     if (runway.finalized) {
-      const at = Math.min(runway.noticeIndex ?? event.messages.length, event.messages.length);
+      if (runway.noticeIndex === undefined) {
+        runway.noticeIndex = event.messages.length;
+        runway.noticeRequest = state.requests;
+        runway.finalizedAtRequest = state.requests;
+        runway.finalizedHeadroom = headroomBytes(runway.budget, runway.retainedBytes);
+      }
+      const at = Math.min(runway.noticeIndex, event.messages.length);
       const notice = {
         role: "user" as const,
-        content: [{ type: "text" as const, text: FINALIZATION_NOTICE }],
+        content: [{ type: "text" as const, text: finalizationNotice(runway.finalizedBy ?? "context") }],
         timestamp: Date.now(),
       };
       messages = [...event.messages.slice(0, at), notice, ...event.messages.slice(at)];
       runway.retainedBytes += messageBytes(notice);
+      runway.bytesRAtRequest += messageBytes(notice);
     }
     runway.requests.push({
       request: state.requests,
       retained_growth_bytes: runway.retainedBytes,
+      counted_growth_bytes: runway.bytesRAtRequest,
+      measured_input_tokens: runway.measured?.inputTokens ?? null,
       headroom_bytes: headroomBytes(runway.budget, runway.retainedBytes),
     });
     return messages ? { messages } : undefined;
@@ -312,6 +335,10 @@ export default function delegateGuard(pi: ExtensionAPI): void {
       state.runway.retainedBytes += messageBytes(message);
     }
     addUsage(state.usage, message.usage, message.content.length > 0, state.turns);
+    const input = reportedInputTokens(message.usage);
+    if (completed && input !== undefined) {
+      state.runway.measured = { inputTokens: input, retainedBytesAtRequest: state.runway.bytesRAtRequest };
+    }
     state.last = {
       ...(message as unknown as FinalMessage),
       toolCallIds: message.content.flatMap((block) => (block.type === "toolCall" ? [block.id] : [])),

@@ -6,7 +6,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { canonicalJsonLine } from "../core/canonical.ts";
-import { SCHEMA, TASK_FILES } from "../core/constants.ts";
+import { type FinalizedBy, SCHEMA, TASK_FILES } from "../core/constants.ts";
 import { writeFileAtomic } from "../core/fs.ts";
 import type { ChildReadyFile, ChildTerminalFile, DelegateResultFile } from "../core/types.ts";
 
@@ -18,6 +18,8 @@ export interface RuntimeBudgetFile {
   schema_version: string;
   task_id: string;
   launch_nonce: string;
+  /** The parent writes its own, smaller record when the child wrote none (src/retrieval/runtime-budget.ts). */
+  written_by: "child";
   bytes_per_token: number;
   growth_budget_tokens: number;
   low_runway_trigger_tokens: number;
@@ -27,10 +29,26 @@ export interface RuntimeBudgetFile {
   retained_tool_result_bytes: number;
   spilled_tool_result_bytes: number;
   aggregate_tool_output_bytes: number;
-  finalization: { requested: boolean; at_request: number | null; headroom_bytes: number | null };
+  finalization: {
+    requested: boolean;
+    /** Which limit forced it (finalized_by of result.json); null when none did. */
+    by: FinalizedBy | null;
+    at_request: number | null;
+    headroom_bytes: number | null;
+  };
   read_artifact_refusals: number;
-  /** One row per model request: R before it and the headroom G − R. */
-  requests: { request: number; retained_growth_bytes: number; headroom_bytes: number }[];
+  /**
+   * One row per model request: R before it (measured when a request reported usage, else the byte
+   * count), the byte count alone, the provider-reported input R was measured from (null: bytes
+   * alone) and the headroom G − R.
+   */
+  requests: {
+    request: number;
+    retained_growth_bytes: number;
+    counted_growth_bytes: number;
+    measured_input_tokens: number | null;
+    headroom_bytes: number;
+  }[];
 }
 
 export interface ProgressFile {

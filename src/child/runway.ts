@@ -63,6 +63,22 @@ export function transcriptGrowthBytes(messages: readonly unknown[]): number {
   return total;
 }
 
+/**
+ * R with the window measured (docs/subsystems/child-guard.md, "During the run"): the provider-reported
+ * input of the last completed request, minus the admission estimate L that G already excludes, plus
+ * the bytes added since that request at the provable rate. Without a report, the byte count alone.
+ */
+export function measuredGrowth(
+  runway: { measured: { inputTokens: number; retainedBytesAtRequest: number } | undefined },
+  bytesR: number,
+  admissionEstimateTokens: number,
+): number {
+  const m = runway.measured;
+  if (m === undefined) return bytesR;
+  const since = Math.max(0, bytesR - m.retainedBytesAtRequest);
+  return tokensToBytes(m.inputTokens - admissionEstimateTokens) + since;
+}
+
 export function tokensToBytes(tokens: number): number {
   return Math.floor(tokens * PROVABLE_BYTES_PER_TOKEN);
 }

@@ -3,6 +3,8 @@
  * A failure is latched once (the first one wins) and from then on no model call is made and no
  * result can be committed.
  */
+
+import type { FinalizedBy } from "../core/constants.ts";
 import type { DelegateError, FailureCode } from "../core/errors.ts";
 import type { Handover } from "../core/handover-env.ts";
 import type { EvidenceRow, RouteAttestation, SeedDocument, SpillReceipt } from "../core/types.ts";
@@ -19,6 +21,17 @@ export interface RunwayState {
   spilledToolBytes: number;
   aggregateToolBytes: number;
   finalized: boolean;
+  /** Which limit forced the finalization (docs/subsystems/child-guard.md, "Finalization"). */
+  finalizedBy: FinalizedBy | null;
+  /** The request whose context first carried the notice: a tool call answering a later request ignored it. */
+  noticeRequest: number | undefined;
+  /**
+   * The provider-reported input of the last completed request (input + cache read + cache write),
+   * with the byte-counted R of that request; undefined while no request reported usage.
+   */
+  measured: { inputTokens: number; retainedBytesAtRequest: number } | undefined;
+  /** Byte-counted R of the request in flight (the measured path anchors on it when usage arrives). */
+  bytesRAtRequest: number;
   /** Where the one finalization notice sits in the context (it is re-applied to every later request). */
   noticeIndex: number | undefined;
   finalizedAtRequest: number | undefined;
@@ -46,6 +59,11 @@ export interface GuardState {
   receipts: SpillReceipt[];
   last: (FinalMessage & { toolCallIds: string[] }) | undefined;
   runway: RunwayState;
+  /**
+   * When this process started (ms since the epoch): the parent arms its timeout as it spawns the
+   * child, so the child's deadline is this plus timeoutSeconds.
+   */
+  startedAt: number;
   /** SIGTERM/SIGHUP seen: the parent is ending this run and records the outcome itself. */
   signalled: boolean;
   /** An outcome file was written (or deliberately not): nothing more is written. */
@@ -74,12 +92,17 @@ export function newState(): GuardState {
       spilledToolBytes: 0,
       aggregateToolBytes: 0,
       finalized: false,
+      finalizedBy: null,
+      noticeRequest: undefined,
+      measured: undefined,
+      bytesRAtRequest: 0,
       noticeIndex: undefined,
       finalizedAtRequest: undefined,
       finalizedHeadroom: undefined,
       readRefusals: 0,
       requests: [],
     },
+    startedAt: Date.now() - process.uptime() * 1000,
     signalled: false,
     finished: false,
   };

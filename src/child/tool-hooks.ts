@@ -9,7 +9,7 @@
  *   delegate_read_artifact  artifact path, byte offset, byte length, sha256 of those bytes.
  */
 import { canonicalJson } from "../core/canonical.ts";
-import { CHILD_TOOLS, READ_ARTIFACT_TOOL } from "../core/constants.ts";
+import { CHILD_TOOLS, type FinalizedBy, READ_ARTIFACT_TOOL } from "../core/constants.ts";
 import { sha256Hex } from "../core/hash.ts";
 import type { EvidenceRow, SeedLimits } from "../core/types.ts";
 import type { ReadArtifactDetails } from "./read-artifact.ts";
@@ -21,16 +21,64 @@ import { type GuardState, latch } from "./state.ts";
 export const FINALIZATION_NOTICE =
   "[delegate finalization] The runway protected for your answer has been reached, so tools are now disabled. Do not call any tool. Write your final answer now, from the evidence you already have.";
 
-const FINALIZATION_REFUSAL =
-  "[delegate] Tools are disabled: the runway protected for the answer has been reached. Answer now from the evidence you already have.";
+/** What was reached, in the notice and the refusal, per forcing limit. */
+const REACHED: Record<FinalizedBy, string> = {
+  context: "the runway protected for the answer",
+  turns: "the last turn allowed (maxTurns)",
+  tool_calls: "the tool call limit (maxToolCalls)",
+  time: "the time runway before the timeout (timeoutSeconds)",
+};
+
+/** The one instruction to answer now; the context runway keeps its original wording. */
+export function finalizationNotice(by: FinalizedBy): string {
+  if (by === "context") return FINALIZATION_NOTICE;
+  return `[delegate finalization] ${REACHED[by]} has been reached, so tools are now disabled. Do not call any tool. Write your final answer now, from the evidence you already have.`;
+}
+
+function refusal(by: FinalizedBy): string {
+  return `[delegate] Tools are disabled: ${REACHED[by]} has been reached. Answer now from the evidence you already have.`;
+}
+
+/** Ask for the answer (tools off, one notice at the next request); the first limit to ask names it. */
+export function requestFinalization(state: GuardState, by: FinalizedBy): void {
+  if (state.runway.finalized) return;
+  state.runway.finalized = true;
+  state.runway.finalizedBy = by;
+}
 
 export type CallVerdict = { block: true; reason: string } | undefined;
 
-/** Decide one tool call. Counts calls that may run; the call after maxToolCalls latches the limit. */
+/**
+ * A tool call made in reply to a request that carried the notice ignores it: for the tool-call and
+ * time runways that ends the run with the limit's code (the turn runway ends at the next request).
+ */
+function ignoredNotice(state: GuardState, limits: Pick<SeedLimits, "max_tool_calls" | "timeout_seconds">): boolean {
+  const { finalizedBy, noticeRequest } = state.runway;
+  if (noticeRequest === undefined || state.requests < noticeRequest) return false;
+  if (finalizedBy === "tool_calls") {
+    latch(
+      state,
+      "child_tool_call_limit",
+      `the run used its ${limits.max_tool_calls} tool calls, was told to answer, and called a tool again`,
+    );
+  } else if (finalizedBy === "time") {
+    latch(
+      state,
+      "child_timeout",
+      `the time runway before the ${limits.timeout_seconds}-second timeout was reached; told to answer, the run called a tool again`,
+    );
+  }
+  return state.latched !== undefined;
+}
+
+/**
+ * Decide one tool call. Counts calls that may run; the call that reaches maxToolCalls runs and asks
+ * for the answer, a call past it is refused.
+ */
 export function decideToolCall(
   state: GuardState,
   toolName: string,
-  limits: Pick<SeedLimits, "max_tool_calls">,
+  limits: Pick<SeedLimits, "max_tool_calls" | "timeout_seconds">,
 ): CallVerdict {
   if (state.latched) {
     return { block: true, reason: `[delegate] The delegate is stopping (${state.latched.code}); no tool runs.` };
@@ -41,19 +89,15 @@ export function decideToolCall(
       reason: `[delegate] Tool ${toolName} is not allowed in an inspect-only delegate. Allowed: ${CHILD_TOOLS.join(", ")}.`,
     };
   }
-  if (state.runway.finalized) return { block: true, reason: FINALIZATION_REFUSAL };
-  state.toolCalls++;
-  if (state.toolCalls > limits.max_tool_calls) {
-    latch(
-      state,
-      "child_tool_call_limit",
-      `the run made tool call ${state.toolCalls}; maxToolCalls is ${limits.max_tool_calls}`,
-    );
-    return {
-      block: true,
-      reason: `[delegate] The tool call limit (${limits.max_tool_calls}) is reached; the delegate is stopping.`,
-    };
+  if (state.toolCalls >= limits.max_tool_calls) requestFinalization(state, "tool_calls");
+  if (state.runway.finalized) {
+    if (ignoredNotice(state, limits)) {
+      return { block: true, reason: "[delegate] The notice to answer was ignored; the delegate is stopping." };
+    }
+    return { block: true, reason: refusal(state.runway.finalizedBy ?? "context") };
   }
+  state.toolCalls++;
+  if (state.toolCalls >= limits.max_tool_calls) requestFinalization(state, "tool_calls");
   return undefined;
 }
 

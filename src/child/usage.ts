@@ -46,6 +46,15 @@ export function addUsage(tally: UsageTally, usage: PiUsage | undefined, hasConte
   tally.cost_total += num(usage?.cost?.total);
 }
 
+/**
+ * The input one request was charged for (input + cache read + cache write), or undefined when the
+ * provider reported none (pi's all-zero usage): the runway then counts bytes alone.
+ */
+export function reportedInputTokens(usage: PiUsage | undefined): number | undefined {
+  const total = num(usage?.input) + num(usage?.cacheRead) + num(usage?.cacheWrite);
+  return total > 0 ? total : undefined;
+}
+
 export function usageRecord(tally: UsageTally): UsageRecord {
   if (tally.missing !== undefined) return { status: "unavailable", reason: tally.missing };
   const { missing: _missing, ...observed } = tally;

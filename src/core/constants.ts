@@ -40,6 +40,14 @@ export const MIN_USABLE_INPUT_TOKENS = 8_192;
 /** pi appends "Current date" and "Current working directory" lines to the system prompt. */
 export const SYSTEM_PROMPT_APPENDIX_BYTES = 512;
 export const PROVABLE_BYTES_PER_TOKEN = 1.0;
+
+/** The limits whose runway can force a finalization (docs/subsystems/child-guard.md, "Finalization"). */
+export const FINALIZED_BY = ["context", "turns", "tool_calls", "time"] as const;
+export type FinalizedBy = (typeof FINALIZED_BY)[number];
+/** The time runway: finalize this long before timeoutSeconds, max(10 s, 10 %), at most half the timeout. */
+export function timeRunwayMs(timeoutSeconds: number): number {
+  return Math.min(timeoutSeconds * 500, Math.max(10_000, timeoutSeconds * 100));
+}
 export const CALIBRATION_MIN_PROMPT_BYTES = 50 * KiB;
 
 // Argument defaults and bounds (docs/tools/bg_delegate.md and docs/tools/bg_result.md, "Arguments")

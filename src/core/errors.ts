@@ -164,14 +164,20 @@ export const FAILURE_WHEN = {
   },
   child_timeout: {
     stages: ["run"],
-    when: "timeoutSeconds of wall clock passed; the child's process group was killed.",
+    when: "timeoutSeconds of wall clock passed and the child's process group was killed, or the child kept calling tools after the time runway told it to answer.",
   },
   child_cancelled: {
     stages: ["run"],
     when: "The task was cancelled with /delegates cancel, the host exited, or the child saw its parent die.",
   },
-  child_turn_limit: { stages: ["run"], when: "The child reached maxTurns; no result is committed." },
-  child_tool_call_limit: { stages: ["run"], when: "The child reached maxToolCalls; no result is committed." },
+  child_turn_limit: {
+    stages: ["run"],
+    when: "The child was told on its last turn to answer, called a tool instead and so needed a turn past maxTurns; no result is committed.",
+  },
+  child_tool_call_limit: {
+    stages: ["run"],
+    when: "The child used its maxToolCalls, was told to answer, and called a tool again; no result is committed.",
+  },
   provider_context_budget_exhausted: {
     stages: ["run"],
     when: "The provider rejected a child request as larger than its context (the child never compacts, so this surfaces).",

@@ -2,7 +2,7 @@
  * Shapes of the files parent and child share through the task directory. The child and the parent
  * never share memory; these types are the whole interface between them.
  */
-import type { AutoDeliver, Capability, ExtensionMode } from "./constants.ts";
+import type { AutoDeliver, Capability, ExtensionMode, FinalizedBy } from "./constants.ts";
 import type { FailureCode } from "./errors.ts";
 import type { SearchTools } from "./search-tools.ts";
 
@@ -200,8 +200,10 @@ export interface DelegateResultFile {
   usage: UsageRecord;
   spilled_artifacts: SpillReceipt[];
   evidence: EvidenceRow[];
-  /** True when the runway trigger turned tools off and asked for the answer. */
+  /** True when a runway (context, turns, tool calls or time) turned tools off and asked for the answer. */
   finalized_by_runway: boolean;
+  /** Which limit forced that finalization; null when none did (docs/subsystems/child-guard.md). */
+  finalized_by: FinalizedBy | null;
 }
 
 /** child-terminal.json: written by the guard instead of result.json on any failure. */

@@ -8,6 +8,7 @@ import { fileExists, writeManifest } from "../store/lookup.ts";
 import { readProgress } from "../store/progress.ts";
 import { classifyChildOutcome } from "../verify/classify.ts";
 import type { VerifiedAnswer } from "../verify/delegate-result.ts";
+import { ensureRuntimeBudget } from "./runtime-budget.ts";
 
 /** Why the parent ended a child itself, when it did. */
 export type ParentEndReason = "timeout" | "cancelled";
@@ -83,6 +84,7 @@ export function finalizeTask(taskDir: string, manifest: DelegateManifest, parent
     },
   };
   writeManifest(taskDir, next);
+  ensureRuntimeBudget(taskDir, manifest, error?.code ?? null);
   try {
     writeFileAtomic(
       join(taskDir, TASK_FILES.outcome),

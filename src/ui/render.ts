@@ -5,7 +5,7 @@ import { formatBytes, formatCost, formatDuration, plural } from "../core/units.t
 import type { FusionView } from "../fusion/types.ts";
 import type { NotificationDetails } from "../views/notification.ts";
 import type { ReceiptDetails } from "../views/receipt.ts";
-import { type CompletedView, completedHeader, type RunningView } from "../views/result.ts";
+import { type CompletedView, completedHeader, FORCED_BY, type RunningView } from "../views/result.ts";
 import { answerFileHead, answerPreview } from "./answer-preview.ts";
 import { shortId } from "./delegates-table.ts";
 
@@ -107,7 +107,8 @@ function completedLine(v: CompletedView, theme: Theme): string {
   const flagged = c.unread_file + c.unseen_lines;
   if (flagged > 0) notes.push(`${plural(flagged, "citation")} of ${c.total} not backed by what it read`);
   if (v.flags.no_tool_calls) notes.push("it read no files: the answer rests on the conversation alone");
-  if (v.flags.finalized_by_runway) notes.push("it ran low on context and answered from what it had read");
+  if (v.flags.finalized_by_runway)
+    notes.push(`it ${FORCED_BY[v.flags.finalized_by ?? "context"]} and answered from what it had read`);
   return notes.length === 0 ? head : `${head}\n${theme.fg("warning", `note: ${notes.join("; ")}`)}`;
 }
 

@@ -5,7 +5,7 @@
  * the field: a file of the wrong shape is not a result at all. The checks are the one validator's
  * (core/validate.ts).
  */
-import { ANSWER_CAPTURE_MAX_BYTES, READ_ARTIFACT_TOOL, SCHEMA, TASK_FILES } from "../core/constants.ts";
+import { ANSWER_CAPTURE_MAX_BYTES, FINALIZED_BY, READ_ARTIFACT_TOOL, SCHEMA, TASK_FILES } from "../core/constants.ts";
 import { DelegateError, isFailureCode } from "../core/errors.ts";
 import type { ChildTerminalFile, DelegateResultFile } from "../core/types.ts";
 import {
@@ -136,6 +136,9 @@ const resultFile = shape({
   spilled_artifacts: arrayOf(spillReceipt),
   evidence: arrayOf(evidenceRow),
   finalized_by_runway: bool,
+  finalized_by: (v, at) => {
+    if (v !== null) oneOf(v, at, FINALIZED_BY);
+  },
 });
 
 const terminalFile = shape({

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { CITATION_FLAGGED_SHOWN, SCHEMA, STALE_FILES_SHOWN, TASK_FILES } from "../core/constants.ts";
+import { CITATION_FLAGGED_SHOWN, type FinalizedBy, SCHEMA, STALE_FILES_SHOWN, TASK_FILES } from "../core/constants.ts";
 import type {
   AnswerCopy,
   ChildProgress,
@@ -55,7 +55,7 @@ export interface CompletedView {
   spilled_artifacts: number;
   /** From launch to the recorded end; null when the manifest has no end time. */
   run_seconds: number | null;
-  flags: { no_tool_calls: boolean; finalized_by_runway: boolean };
+  flags: { no_tool_calls: boolean; finalized_by_runway: boolean; finalized_by: FinalizedBy | null };
 }
 
 export function runningView(
@@ -123,7 +123,11 @@ export function completedView(
     evidence_check: evidenceCheck,
     spilled_artifacts: result.spilled_artifacts.length,
     run_seconds: manifest.terminal ? secondsBetween(manifest.created_at, manifest.terminal.ended_at) : null,
-    flags: { no_tool_calls: result.tool_calls === 0, finalized_by_runway: result.finalized_by_runway },
+    flags: {
+      no_tool_calls: result.tool_calls === 0,
+      finalized_by_runway: result.finalized_by_runway,
+      finalized_by: result.finalized_by,
+    },
   };
 }
 
@@ -184,6 +188,14 @@ export function evidenceLines(check: EvidenceCheck): string[] {
   return lines;
 }
 
+/** Why a finalized delegate was told to answer (finalized_by), for the model and the TUI. */
+export const FORCED_BY: Record<FinalizedBy, string> = {
+  context: "ran low on context",
+  turns: "reached its last turn (maxTurns)",
+  tool_calls: "used its tool calls (maxToolCalls)",
+  time: "neared its timeout (timeoutSeconds)",
+};
+
 /** The facts header printed above an inline answer or instead of it. */
 export function completedHeader(view: CompletedView): string {
   const lines = [
@@ -194,7 +206,9 @@ export function completedHeader(view: CompletedView): string {
   if (view.flags.no_tool_calls)
     lines.push("Note: the delegate made no tool calls; the answer rests on the seed alone.");
   if (view.flags.finalized_by_runway)
-    lines.push("Note: the delegate ran low on context and was told to answer from the evidence it had.");
+    lines.push(
+      `Note: the delegate ${FORCED_BY[view.flags.finalized_by ?? "context"]}; it was told to answer from the evidence it had.`,
+    );
   return lines.join("\n");
 }
 

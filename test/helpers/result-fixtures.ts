@@ -87,6 +87,7 @@ export function makeResultFile(overrides: ResultFixtureOverrides = {}): ResultFi
     spilled_artifacts: [],
     evidence: [],
     finalized_by_runway: false,
+    finalized_by: null,
     ...fields,
   };
   const expected: ExpectedResultIdentity = {

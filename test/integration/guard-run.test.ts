@@ -204,6 +204,17 @@ describe("a successful child run", () => {
     expect(budget?.schema_version).toBe(SCHEMA.runtimeBudget);
     expect(budget?.requests).toHaveLength(2);
     expect(budget?.finalization.requested).toBe(false);
-    expect(budget?.requests[1]?.retained_growth_bytes).toBeGreaterThan(Buffer.byteLength(NOTES));
+    const [first, second] = budget?.requests ?? [];
+    expect(budget?.written_by).toBe("child");
+    expect(second?.counted_growth_bytes).toBeGreaterThan(Buffer.byteLength(NOTES));
+    // The first request reported usage, so the second's R is measured from it (docs: "The measured window").
+    expect(first?.measured_input_tokens).toBeNull();
+    expect(second?.measured_input_tokens).toBeGreaterThan(0);
+    expect(second?.retained_growth_bytes).toBe(
+      (second?.measured_input_tokens ?? 0) -
+        run.seed.budget.admission_estimate_tokens +
+        (second?.counted_growth_bytes ?? 0) -
+        (first?.counted_growth_bytes ?? 0),
+    );
   });
 });

@@ -67,9 +67,17 @@ const receiptIn = (text: string): SpillReceipt => {
   return JSON.parse(match[1]) as SpillReceipt;
 };
 
-/** The runway child's model: each turn reacts to what the previous one returned. */
+/**
+ * The runway child's model: each turn reacts to what the previous one returned. It reports no usage,
+ * so the runway counts bytes alone (the measured path has its own test).
+ */
 function runwayModel(request: ModelRequest): FakeReply | undefined {
   if (!isRunway(request)) return undefined;
+  const reply = runwayStep(request);
+  return reply === undefined ? undefined : { ...reply, noUsage: true };
+}
+
+function runwayStep(request: ModelRequest): FakeReply | undefined {
   const tools = request.messages.filter((m) => m.role === "tool");
   switch (turnOf(request)) {
     case 0:
@@ -95,7 +103,7 @@ function runwayModel(request: ModelRequest): FakeReply | undefined {
     case 4:
       return { toolCalls: [{ name: "ls", args: {} }] };
     default:
-      return { text: ANSWER, noUsage: true };
+      return { text: ANSWER };
   }
 }
 
@@ -236,7 +244,7 @@ describe("the runway child", () => {
   it("a turn without reported usage makes the usage unavailable, never a synthesized zero", () => {
     const usage = runway.files.result?.usage;
     expect(usage?.status).toBe("unavailable");
-    if (usage?.status === "unavailable") expect(usage.reason).toMatch(/turn 6: the provider reported no usage/);
+    if (usage?.status === "unavailable") expect(usage.reason).toMatch(/turn 1: the provider reported no usage/);
   });
 });
 

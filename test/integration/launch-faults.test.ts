@@ -91,6 +91,12 @@ describe("launch faults", () => {
       const manifest = readJson(join(taskDir, TASK_FILES.manifest));
       expect(manifest.state).toBe("failed");
       expect(manifest.terminal).toMatchObject({ code: "child_timeout" });
+      // The runway record exists for the killed task: the child's own (written at its shutdown) or,
+      // when the kill came first, the parent's.
+      const budget = readJson(join(taskDir, TASK_FILES.runtimeBudget));
+      expect(budget).toMatchObject({ task_id: manifest.task_id, launch_nonce: manifest.launch_nonce });
+      if (budget.written_by === "parent") expect(budget.ended_with).toBe("child_timeout");
+      else expect(budget).toMatchObject({ written_by: "child", finalization: { requested: false } });
       // The group is gone (it was adjudicated only after the child exited), and nothing of ours lives.
       expect(groupAlive(pgid)).toBe(false);
       expect(await findProcesses(agent.dir, { includeEnv: true })).toEqual([]);
@@ -169,6 +175,14 @@ describe("launch faults", () => {
         state: "failed",
         child: { pid, pgid: pid },
         terminal: { code: "child_startup_failed" },
+      });
+      // No guard ran, so the parent's finalization wrote the runway record with what it knows.
+      expect(readJson(join(taskDir, TASK_FILES.runtimeBudget))).toMatchObject({
+        written_by: "parent",
+        ended_with: "child_startup_failed",
+        turns: 0,
+        tool_calls: 0,
+        growth_budget_tokens: expect.any(Number),
       });
       expect(server.requests.filter(isChildRequest)).toEqual([]);
       expect(groupAlive(pid)).toBe(false);

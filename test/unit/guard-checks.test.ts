@@ -163,15 +163,28 @@ describe("host checks", () => {
 const limits: SeedLimits = seedFor().limits;
 
 describe("the tool boundary", () => {
-  it("blocks names outside the allowlist, everything after finalization, and the call over the limit", () => {
+  it("blocks names outside the allowlist, everything after finalization, and a call that ignores the notice", () => {
     const state = newState();
+    expect(limits.max_tool_calls).toBe(2);
     expect(decideToolCall(state, "bash", limits)).toMatchObject({
       block: true,
       reason: expect.stringMatching(/not allowed/),
     });
     expect(decideToolCall(state, "read", limits)).toBeUndefined();
+    expect(state.runway.finalized).toBe(false);
+    // The call that reaches maxToolCalls runs and asks for the answer; a later call in that turn is refused.
     expect(decideToolCall(state, "ls", limits)).toBeUndefined();
-    expect(decideToolCall(state, "grep", limits)).toMatchObject({ block: true });
+    expect(state.runway).toMatchObject({ finalized: true, finalizedBy: "tool_calls" });
+    expect(decideToolCall(state, "grep", limits)).toMatchObject({
+      block: true,
+      reason: expect.stringContaining("Tools are disabled: the tool call limit (maxToolCalls)"),
+    });
+    expect(state.latched).toBeUndefined();
+    expect(state.toolCalls).toBe(2);
+    // The next request carried the notice; a call in reply to it ignores the notice and ends the run.
+    state.requests = 2;
+    state.runway.noticeRequest = 2;
+    expect(decideToolCall(state, "read", limits)).toMatchObject({ block: true });
     expect(state.latched?.code).toBe("child_tool_call_limit");
     expect(decideToolCall(state, "read", limits)).toMatchObject({
       reason: expect.stringContaining("child_tool_call_limit"),

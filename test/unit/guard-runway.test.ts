@@ -3,12 +3,15 @@ import {
   contentBytes,
   headroomBytes,
   maxReadLength,
+  measuredGrowth,
   readArtifactBound,
   readArtifactCost,
   shouldFinalize,
   spillReason,
   transcriptGrowthBytes,
 } from "../../src/child/runway.ts";
+import { reportedInputTokens } from "../../src/child/usage.ts";
+import { timeRunwayMs } from "../../src/core/constants.ts";
 
 const budget = { growthBudgetTokens: 20_000, triggerTokens: 8_192 };
 
@@ -82,5 +85,31 @@ describe("delegate_read_artifact admission", () => {
       if (n > 0) expect(readArtifactCost(n)).toBeLessThanOrEqual(bound);
       expect(readArtifactCost(n + 3)).toBeGreaterThan(bound);
     }
+  });
+});
+
+describe("the measured window", () => {
+  it("without reported usage, R is the byte count alone", () => {
+    expect(measuredGrowth({ measured: undefined }, 12_345, 9_000)).toBe(12_345);
+    expect(reportedInputTokens({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0 })).toBeUndefined();
+    expect(reportedInputTokens(undefined)).toBeUndefined();
+  });
+
+  it("with usage, R is the reported input minus L, plus the bytes added since that request", () => {
+    const input = reportedInputTokens({ input: 1_000, cacheRead: 3_000, cacheWrite: 500, output: 77 });
+    expect(input).toBe(4_500);
+    const runway = { measured: { inputTokens: 4_500, retainedBytesAtRequest: 40_000 } };
+    // 4,500 − 2,000 + (52,000 − 40,000)
+    expect(measuredGrowth(runway, 52_000, 2_000)).toBe(2_500 + 12_000);
+    // A report below L gives the room back: R may go below zero.
+    expect(measuredGrowth(runway, 40_000, 10_000)).toBe(-5_500);
+  });
+});
+
+describe("the time runway", () => {
+  it("is max(10 s, 10 %) before the timeout, at most half of it", () => {
+    expect(timeRunwayMs(1_200)).toBe(120_000);
+    expect(timeRunwayMs(60)).toBe(10_000);
+    expect(timeRunwayMs(8)).toBe(4_000);
   });
 });

@@ -203,6 +203,8 @@ describe("verifyDelegateResult: step 1, JSON shape, schema version, canonical la
     ["a prefixed sha256", "answer.sha256", `sha256:${r.answer.sha256}`],
     ["an unknown receipt format", "spilled_artifacts.0.content_format", "raw"],
     ["finalized_by_runway as 0", "finalized_by_runway", 0],
+    ["a missing finalized_by", "finalized_by", REMOVE],
+    ["an unknown finalized_by", "finalized_by", "budget"],
     ["a null response_model", "route_attestations.0.response_model", null],
     ["an answer over the capture cap", "answer.byte_length", ANSWER_CAPTURE_MAX_BYTES + 1],
   ])("rejects %s", (_name, path, value) => {

@@ -1,7 +1,10 @@
 import { describe, expect, it } from "vitest";
 import type { DelegateManifest } from "../../src/core/types.ts";
+import { checkEvidence } from "../../src/verify/evidence-check.ts";
 import { NOTIFICATION_TEXT_MAX_BYTES, notificationText } from "../../src/views/notification.ts";
 import { AMBIENT_WARNING, RECEIPT_TEXT_MAX_BYTES, type ReceiptDetails, receiptText } from "../../src/views/receipt.ts";
+import { completedHeader, completedView } from "../../src/views/result.ts";
+import { makeResultFile } from "../helpers/result-fixtures.ts";
 
 const LONG_NAME = "ünïcödé 名前 ".repeat(20).slice(0, 80);
 const CWD = `/projects/${"deeply/nested/".repeat(30)}repo`;
@@ -97,5 +100,29 @@ describe("receipt text", () => {
     expect(text).toContain(TASK);
     expect(text).toContain("WARNING: ambient mode");
     expect(text).not.toContain(CWD);
+  });
+});
+
+describe("the completed view names the limit that forced the answer", () => {
+  it("says which runway told the delegate to answer, and nothing when none did", () => {
+    const copy = null;
+    const check = checkEvidence("", [], DIR);
+    const result = makeResultFile({ finalized_by_runway: true, finalized_by: "turns", tool_calls: 3 }).result;
+    const view = completedView(manifest(), DIR, result, "inline", copy, check);
+    expect(view.flags).toMatchObject({ finalized_by_runway: true, finalized_by: "turns" });
+    expect(completedHeader(view)).toContain(
+      "Note: the delegate reached its last turn (maxTurns); it was told to answer from the evidence it had.",
+    );
+    const timed = completedView(
+      manifest(),
+      DIR,
+      makeResultFile({ finalized_by_runway: true, finalized_by: "time", tool_calls: 3 }).result,
+      "inline",
+      copy,
+      check,
+    );
+    expect(completedHeader(timed)).toContain("neared its timeout (timeoutSeconds)");
+    const plain = completedView(manifest(), DIR, makeResultFile({ tool_calls: 3 }).result, "inline", copy, check);
+    expect(completedHeader(plain)).not.toContain("told to answer");
   });
 });

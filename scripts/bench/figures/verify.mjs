@@ -68,6 +68,7 @@ export async function verifyFigure({ answerBytes, reps, warmups = 3, log }) {
     spilled_artifacts: [],
     evidence: [],
     finalized_by_runway: false,
+    finalized_by: null,
   };
   const bytes = Buffer.from(canonicalJsonLine(result), "utf8");
   const blocks = result.answer.blocks.map((b) => b.data_base64);

@@ -1,0 +1,64 @@
+/**
+ * runtime-budget.json for a task whose child wrote none (killed on timeout or cancel before its
+ * shutdown, killed with the host, or never started): the parent's finalization records what it
+ * knows, so every ended task has the file (docs/subsystems/child-guard.md, "Committing only when the
+ * run is final").
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { canonicalJsonLine } from "../core/canonical.ts";
+import { SCHEMA, TASK_FILES } from "../core/constants.ts";
+import { writeFileAtomic } from "../core/fs.ts";
+import type { DelegateManifest } from "../core/types.ts";
+import { fileExists } from "../store/lookup.ts";
+import { readProgress } from "../store/progress.ts";
+
+export interface ParentRuntimeBudgetFile {
+  schema_version: string;
+  task_id: string;
+  launch_nonce: string;
+  written_by: "parent";
+  /** The code the task ended with, or null for a completed task. */
+  ended_with: string | null;
+  /** From the child's last progress.json (0 when it reported none). */
+  turns: number;
+  tool_calls: number;
+  /** The growth budget the seed gave the child; what it consumed is unknown to the parent. */
+  growth_budget_tokens: number | null;
+  at: string;
+}
+
+function seedGrowthBudget(taskDir: string): number | null {
+  try {
+    const seed = JSON.parse(readFileSync(join(taskDir, TASK_FILES.seed), "utf8")) as {
+      budget?: { growth_budget_tokens?: unknown };
+    };
+    const g = seed.budget?.growth_budget_tokens;
+    return typeof g === "number" && Number.isSafeInteger(g) ? g : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Write the parent's record unless the child wrote its own. Best effort: never throws. */
+export function ensureRuntimeBudget(taskDir: string, manifest: DelegateManifest, endedWith: string | null): void {
+  const path = join(taskDir, TASK_FILES.runtimeBudget);
+  try {
+    if (fileExists(path)) return;
+    const progress = readProgress(taskDir);
+    const record: ParentRuntimeBudgetFile = {
+      schema_version: SCHEMA.runtimeBudget,
+      task_id: manifest.task_id,
+      launch_nonce: manifest.launch_nonce,
+      written_by: "parent",
+      ended_with: endedWith,
+      turns: progress.turns,
+      tool_calls: progress.tool_calls,
+      growth_budget_tokens: seedGrowthBudget(taskDir),
+      at: new Date().toISOString(),
+    };
+    writeFileAtomic(path, canonicalJsonLine(record));
+  } catch {
+    // a record the parent cannot write changes nothing about the adjudication
+  }
+}
