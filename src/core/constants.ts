@@ -154,6 +154,7 @@ export const CHILD_ENV = {
 } as const;
 export const PI_CLI_ENV = "PI_BG_DELEGATE_PI_CLI";
 export const MAX_RUNNING_ENV = "PI_BG_DELEGATE_MAX_RUNNING";
+export const RETENTION_DAYS_ENV = "PI_BG_DELEGATE_RETENTION_DAYS";
 
 /**
  * How often a child guard checks that its parent process still exists (docs/subsystems/child-guard.md,
