@@ -1,6 +1,13 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { DEFAULT_MAX_RUNNING, DEFAULT_RETENTION_DAYS, MAX_RUNNING_ENV, PI_CLI_ENV, RETENTION_DAYS_ENV, SETTINGS_KEY } from "./constants.ts";
+import {
+  DEFAULT_MAX_RUNNING,
+  DEFAULT_RETENTION_DAYS,
+  MAX_RUNNING_ENV,
+  PI_CLI_ENV,
+  RETENTION_DAYS_ENV,
+  SETTINGS_KEY,
+} from "./constants.ts";
 
 export interface PackageSettings {
   /** Running delegates allowed per project. */
@@ -52,6 +59,8 @@ export function loadSettings(agentDir: string, cwd: string, env: NodeJS.ProcessE
     piCli: nonBlank(env[PI_CLI_ENV]) ?? nonBlank(project.piCli) ?? nonBlank(user.piCli),
     retentionDays:
       nonNegative(env[RETENTION_DAYS_ENV]) ??
-      nonNegative(project.retentionDays) ?? nonNegative(user.retentionDays) ?? DEFAULT_RETENTION_DAYS,
+      nonNegative(project.retentionDays) ??
+      nonNegative(user.retentionDays) ??
+      DEFAULT_RETENTION_DAYS,
   };
 }
