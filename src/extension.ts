@@ -4,6 +4,7 @@ import { loadSettings } from "./core/settings.ts";
 import { admit } from "./launch/launch.ts";
 import { startDelegate } from "./launch/start.ts";
 import { SessionLink } from "./retrieval/notifier.ts";
+import { pruneTasks } from "./retrieval/prune.ts";
 import { getRegistry } from "./retrieval/registry.ts";
 import { retrieveTask } from "./retrieval/retrieve-any.ts";
 import { createBgDelegateTool } from "./tools/bg-delegate.ts";
@@ -28,6 +29,16 @@ function knownTasks(ctx: ExtensionContext): Map<string, string> {
     if (typeof d?.taskId === "string" && typeof d.artifact_dir === "string") known.set(d.taskId, d.artifact_dir);
   }
   return known;
+}
+
+/** The prune at session start: quiet, never thrown into Pi, nothing said to the model. */
+function pruneByRetention(cwd: string): void {
+  try {
+    const { retentionDays } = loadSettings(getAgentDir(), cwd);
+    if (retentionDays > 0) pruneTasks(cwd, { olderThanDays: retentionDays }, { dryRun: false }).catch(() => {});
+  } catch {
+    // settings or the tree could not be read: the next session start tries again
+  }
 }
 
 /** The package's one entry: registers bg_delegate, bg_result, their hooks, renderers and /delegates. */
@@ -77,8 +88,12 @@ export default function bgDelegateExtension(pi: ExtensionAPI): void {
     const current = link;
     stopFooter?.();
     stopFooter = startFooter(() => current.context);
-    // After startup settles: tasks that ended while no session of ours was live get their notice now.
-    setImmediate(() => current.deliverPending());
+    // After startup settles: tasks that ended while no session of ours was live get their notice now;
+    // then ended trees past the retention are pruned (docs/configuration.md, "bgDelegate.retentionDays").
+    setImmediate(() => {
+      current.deliverPending();
+      pruneByRetention(ctx.cwd);
+    });
   });
 
   pi.on("session_shutdown", (event) => {

@@ -3,10 +3,10 @@
  * which both the parser and every `--help` text come. Pure: no file system, no process.
  */
 
-export const COMMAND_NAMES = ["list", "show", "verify", "result", "cancel"] as const;
+export const COMMAND_NAMES = ["list", "show", "verify", "result", "cancel", "prune"] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];
 
-type OptionKind = "flag" | "seconds" | "path";
+type OptionKind = "flag" | "seconds" | "days" | "count" | "path";
 
 interface OptionSpec {
   name: string;
@@ -59,12 +59,22 @@ export const COMMANDS: Record<CommandName, CommandSpec> = {
     summary: "end a running delegate the way /delegates cancel does (only one your own Pi owns)",
     options: [],
   },
+  prune: {
+    id: false,
+    summary: "remove ended tasks' trees of every session (never a running one or one whose notice is pending)",
+    options: [
+      { name: "older-than", kind: "days", help: "remove ended tasks that ended at least this many days ago" },
+      { name: "keep", kind: "count", help: "keep this many of the newest ended tasks whatever their age" },
+      { name: "dry-run", kind: "flag", help: "print what would be removed and the bytes it holds; remove nothing" },
+      JSON_OPTION,
+    ],
+  },
 };
 
 /** Exit statuses (docs/cli.md, "Exit statuses"). */
 export const EXIT = {
   ok: 0,
-  /** A typed failure: the task failed, a check failed, the id is unknown or ambiguous. */
+  /** A typed failure: the task failed, a check failed, the id is unknown or ambiguous; prune could not remove a tree. */
   failure: 1,
   /** The command line itself is wrong. */
   usage: 2,
@@ -81,6 +91,9 @@ export interface ParsedCommand {
   all: boolean;
   waitSeconds: number | undefined;
   out: string | undefined;
+  olderThanDays: number | undefined;
+  keep: number | undefined;
+  dryRun: boolean;
 }
 
 export type Invocation = { kind: "help"; command: CommandName | undefined } | { kind: "run"; parsed: ParsedCommand };
@@ -99,12 +112,14 @@ function isCommand(value: string): value is CommandName {
   return (COMMAND_NAMES as readonly string[]).includes(value);
 }
 
-/** A non-negative number of seconds (fractions allowed). */
-function numberOption(command: CommandName, name: string, raw: string | undefined): number {
+/** A non-negative number of seconds or days (fractions allowed), or a whole count. */
+function numberOption(command: CommandName, name: string, kind: OptionKind, raw: string | undefined): number {
   if (raw === undefined || raw.startsWith("--")) throw new UsageError(`--${name} needs a value`, command);
   const value = Number(raw);
-  if (raw.trim() === "" || !Number.isFinite(value) || value < 0) {
-    throw new UsageError(`--${name} must be a number of seconds ≥ 0, not "${raw}"`, command);
+  const whole = kind === "count";
+  if (raw.trim() === "" || !Number.isFinite(value) || value < 0 || (whole && !Number.isSafeInteger(value))) {
+    const what = whole ? "a whole number ≥ 0" : `a number of ${kind} ≥ 0`;
+    throw new UsageError(`--${name} must be ${what}, not "${raw}"`, command);
   }
   return value;
 }
@@ -127,6 +142,9 @@ export function parseArgs(argv: readonly string[]): Invocation {
     all: false,
     waitSeconds: undefined,
     out: undefined,
+    olderThanDays: undefined,
+    keep: undefined,
+    dryRun: false,
   };
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i]!;
@@ -138,6 +156,7 @@ export function parseArgs(argv: readonly string[]): Invocation {
       if (option.kind === "flag") {
         if (inline !== undefined) throw new UsageError(`--${name} takes no value`, command);
         if (name === "json") parsed.json = true;
+        else if (name === "dry-run") parsed.dryRun = true;
         else parsed.all = true;
         continue;
       }
@@ -146,7 +165,10 @@ export function parseArgs(argv: readonly string[]): Invocation {
         if (raw === undefined || raw === "") throw new UsageError(`--${name} needs a value`, command);
         parsed.out = raw;
       } else {
-        parsed.waitSeconds = numberOption(command, name, raw);
+        const value = numberOption(command, name, option.kind, raw);
+        if (name === "older-than") parsed.olderThanDays = value;
+        else if (name === "keep") parsed.keep = value;
+        else parsed.waitSeconds = value;
       }
       continue;
     }
@@ -158,13 +180,15 @@ export function parseArgs(argv: readonly string[]): Invocation {
   }
   if (spec.id && parsed.id === undefined)
     throw new UsageError(`${command} needs a task id (or a unique prefix)`, command);
+  if (command === "prune" && parsed.olderThanDays === undefined && parsed.keep === undefined)
+    throw new UsageError("prune needs --older-than <days>, --keep <n> or both", command);
   return { kind: "run", parsed };
 }
 
 const PROGRAM = "pi-bg-delegate";
 
 function optionUsage(option: OptionSpec): string {
-  const value = { flag: "", seconds: " <seconds>", path: " <file>" }[option.kind];
+  const value = { flag: "", seconds: " <seconds>", days: " <days>", count: " <n>", path: " <file>" }[option.kind];
   return `--${option.name}${value}`;
 }
 
@@ -210,7 +234,7 @@ function exitStatusText(): string {
   return [
     "Exit status:",
     `  ${EXIT.ok}  success`,
-    `  ${EXIT.failure}  a typed failure (the [code] line on stderr says which)`,
+    `  ${EXIT.failure}  a typed failure (the [code] line on stderr says which); prune could not remove a tree`,
     `  ${EXIT.usage}  the command line is wrong`,
     `  ${EXIT.running}  the task is still running`,
     `  ${EXIT.refused}  cancel refused (not running, or not owned by your Pi)`,

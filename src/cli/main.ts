@@ -8,10 +8,12 @@ import { dirname, resolve } from "node:path";
 import { DelegateError } from "../core/errors.ts";
 import { renderFailure } from "../core/failure-text.ts";
 import { writeFileAtomic } from "../core/fs.ts";
+import { formatBytes } from "../core/units.ts";
+import { pruneTasks } from "../retrieval/prune.ts";
 import { resolveTaskRef } from "../store/lookup.ts";
 import { EXIT, helpText, type ParsedCommand, parseArgs, UsageError } from "./args.ts";
 import { cancelTask } from "./cancel.ts";
-import { formatBytes } from "./format.ts";
+import { pruneJson, renderPrune } from "./prune.ts";
 import { LIST_SCHEMA, renderFacts, renderList } from "./render.ts";
 import { waitForAnswer } from "./result.ts";
 import { listRows } from "./rows.ts";
@@ -88,12 +90,21 @@ async function result(io: CliIo, p: ParsedCommand): Promise<number> {
   return EXIT.ok;
 }
 
+async function prune(io: CliIo, p: ParsedCommand): Promise<number> {
+  const outcome = await pruneTasks(io.cwd, { olderThanDays: p.olderThanDays, keep: p.keep }, { dryRun: p.dryRun });
+  if (p.json) printJson(io, pruneJson(outcome));
+  else io.stdout(`${renderPrune(outcome)}\n`);
+  for (const { candidate, message } of outcome.errors) io.stderr(`could not remove ${candidate.id}: ${message}\n`);
+  return outcome.errors.length === 0 ? EXIT.ok : EXIT.failure;
+}
+
 const RUNNERS = {
   list,
   show,
   verify,
   result,
   cancel: (io: CliIo, p: ParsedCommand) => cancelTask(io, resolveRef(io, p.id!)),
+  prune,
 } satisfies Record<ParsedCommand["command"], (io: CliIo, p: ParsedCommand) => Promise<number> | number>;
 
 export async function main(argv: readonly string[], io: CliIo): Promise<number> {

@@ -1,7 +1,8 @@
 /** The terminal text of `list` and `show` (docs/cli.md, "Output"). Pure: rows and facts in, text out. */
 import type { EvidenceRow, UsageRecord } from "../core/types.ts";
+import { formatBytes, formatCost, formatDuration, secondsBetween } from "../core/units.ts";
 import { evidenceLines } from "../views/result.ts";
-import { facts, formatBytes, formatCost, formatDuration, secondsBetween, table } from "./format.ts";
+import { facts, table } from "./format.ts";
 import type { TaskRow } from "./rows.ts";
 import type { DelegateFacts, FailureFact, FusionFacts, TaskFacts } from "./show.ts";
 
@@ -17,7 +18,7 @@ export function renderList(rows: readonly TaskRow[], all: boolean, hidden: numbe
       r.state,
       r.route ?? "-",
       r.run_seconds === null ? "-" : formatDuration(r.run_seconds),
-      formatCost(r.cost),
+      r.cost === null ? "-" : formatCost(r.cost),
       r.answer_bytes !== null ? formatBytes(r.answer_bytes) : r.code !== null ? `[${r.code}]` : "-",
       r.name,
     ]),
@@ -45,8 +46,8 @@ function failureLines(failure: FailureFact | null): [string, string][] {
 
 function runTime(createdAt: string | null, endedAt: string | null, running: boolean, now: number): string {
   if (createdAt === null) return "-";
-  const s = secondsBetween(createdAt, running ? null : endedAt, now);
-  return s === null || (!running && endedAt === null) ? "-" : formatDuration(s);
+  if (!running && endedAt === null) return "-";
+  return formatDuration(secondsBetween(createdAt, running ? null : endedAt, now));
 }
 
 function renderDelegate(f: DelegateFacts, now: number): string {

@@ -6,6 +6,7 @@
 import { basename, dirname } from "node:path";
 import { DelegateError, type FailureCode } from "../core/errors.ts";
 import type { UsageRecord } from "../core/types.ts";
+import { secondsBetween } from "../core/units.ts";
 import { readFusionManifest, verifyCompletedRun } from "../fusion/index.ts";
 import { expectedIdentity } from "../retrieval/finalize.ts";
 import { fusionLiveness } from "../retrieval/retrieve-any.ts";
@@ -13,7 +14,6 @@ import { isTaskRunning } from "../retrieval/running.ts";
 import { listTaskRefs, readManifest, type TaskRef } from "../store/lookup.ts";
 import { readChildTerminal } from "../verify/classify.ts";
 import { readVerifiedResult } from "../verify/delegate-result.ts";
-import { secondsBetween } from "./format.ts";
 
 /** "ended": recorded as running, but its owner and child are gone (not yet adjudicated). */
 export type RowState = "running" | "ended" | "completed" | "failed" | "cancelled" | "unreadable";

@@ -87,6 +87,8 @@ export const READ_ARTIFACT_TOOL = "delegate_read_artifact";
 
 // Registry (docs/configuration.md, "Configuration"; docs/subsystems/retrieval.md, "The completion notice")
 export const DEFAULT_MAX_RUNNING = 4;
+/** Ended task trees older than this many days are pruned at session start; 0 turns it off (docs/configuration.md). */
+export const DEFAULT_RETENTION_DAYS = 30;
 export const NOTIFICATION_CUSTOM_TYPE = "background-task-notification";
 export const SETTINGS_KEY = "bgDelegate";
 
@@ -132,6 +134,8 @@ export const TASK_FILES = {
   outcome: "outcome.json",
   /** Written by a cancel from another process (docs/cli.md, "cancel"); the owner then records child_cancelled. */
   cancelRequest: "cancel-request.json",
+  /** Written once the completion notice reached the parent's session (docs/cli.md, "prune"). */
+  notified: "notified.json",
   output: "child-output.log",
   answer: "answer.txt",
 } as const;
@@ -170,6 +174,7 @@ export const CHILD_ENV = {
 } as const;
 export const PI_CLI_ENV = "PI_BG_DELEGATE_PI_CLI";
 export const MAX_RUNNING_ENV = "PI_BG_DELEGATE_MAX_RUNNING";
+export const RETENTION_DAYS_ENV = "PI_BG_DELEGATE_RETENTION_DAYS";
 
 /**
  * How often a child guard checks that its parent process still exists (docs/subsystems/child-guard.md,

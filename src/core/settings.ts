@@ -1,12 +1,21 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { DEFAULT_MAX_RUNNING, MAX_RUNNING_ENV, PI_CLI_ENV, SETTINGS_KEY } from "./constants.ts";
+import {
+  DEFAULT_MAX_RUNNING,
+  DEFAULT_RETENTION_DAYS,
+  MAX_RUNNING_ENV,
+  PI_CLI_ENV,
+  RETENTION_DAYS_ENV,
+  SETTINGS_KEY,
+} from "./constants.ts";
 
 export interface PackageSettings {
   /** Running delegates allowed per project. */
   maxRunning: number;
   /** Path to pi's dist/cli.js, for hosts where process.argv[1] is not pi (SDK hosts). */
   piCli: string | undefined;
+  /** Days an ended task's tree is kept before the prune at session start removes it; 0: never pruned. */
+  retentionDays: number;
 }
 
 function readSection(file: string): Record<string, unknown> {
@@ -23,6 +32,11 @@ function readSection(file: string): Record<string, unknown> {
 function positiveInt(value: unknown): number | undefined {
   const n = typeof value === "string" && value.trim() !== "" ? Number(value) : value;
   return typeof n === "number" && Number.isSafeInteger(n) && n > 0 ? n : undefined;
+}
+
+function nonNegative(value: unknown): number | undefined {
+  const n = typeof value === "string" && value.trim() !== "" ? Number(value) : value;
+  return typeof n === "number" && Number.isFinite(n) && n >= 0 ? n : undefined;
 }
 
 function nonBlank(value: unknown): string | undefined {
@@ -43,5 +57,10 @@ export function loadSettings(agentDir: string, cwd: string, env: NodeJS.ProcessE
       positiveInt(user.maxRunning) ??
       DEFAULT_MAX_RUNNING,
     piCli: nonBlank(env[PI_CLI_ENV]) ?? nonBlank(project.piCli) ?? nonBlank(user.piCli),
+    retentionDays:
+      nonNegative(env[RETENTION_DAYS_ENV]) ??
+      nonNegative(project.retentionDays) ??
+      nonNegative(user.retentionDays) ??
+      DEFAULT_RETENTION_DAYS,
   };
 }

@@ -22,9 +22,9 @@ export function formatCost(dollars: number): string {
   return `$${dollars.toFixed(dollars < 1 ? 4 : 2)}`;
 }
 
-/** Seconds between two ISO times (or until now), never negative. */
-export function secondsBetween(startIso: string, endIso?: string): number {
-  const end = endIso === undefined ? Date.now() : Date.parse(endIso);
+/** Seconds between two ISO times (or until `now` when there is no end), never negative. */
+export function secondsBetween(startIso: string, endIso?: string | null, now = Date.now()): number {
+  const end = endIso === undefined || endIso === null ? now : Date.parse(endIso);
   return Math.max(0, Math.round((end - Date.parse(startIso)) / 1000));
 }
 

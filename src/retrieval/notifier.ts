@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { NOTIFICATION_CUSTOM_TYPE, TASK_FILES } from "../core/constants.ts";
+import { writeFileAtomic } from "../core/fs.ts";
 import type { DelegateManifest } from "../core/types.ts";
 import { delegateRoot, sessionSegment } from "../store/artifacts.ts";
 import { fileExists, listTaskRefs, readManifest } from "../store/lookup.ts";
@@ -23,6 +24,20 @@ function notifiedInSession(ctx: ExtensionContext): Set<string> {
     if (typeof details?.taskId === "string") ids.add(details.taskId);
   }
   return ids;
+}
+
+/**
+ * Record on disk that the task's notice reached its session, so a prune may remove the tree
+ * (docs/cli.md, "prune"). Best effort: without it the tree is only kept longer.
+ */
+function markNotified(taskDir: string, taskId: string): void {
+  const path = join(taskDir, TASK_FILES.notified);
+  if (fileExists(path)) return;
+  try {
+    writeFileAtomic(path, `${JSON.stringify({ task_id: taskId, notified_at: new Date().toISOString() })}\n`);
+  } catch {
+    // the tree is gone or read-only: nothing to prune later either
+  }
 }
 
 /**
@@ -66,7 +81,11 @@ export class SessionLink {
     const dir = join(delegateRoot(this.ctx.cwd), sessionSegment(this.sessionId));
     for (const ref of listTaskRefs(this.ctx.cwd)) {
       if (ref.kind !== "delegate" || !ref.dir.startsWith(`${dir}/`)) continue;
-      if (!fileExists(join(ref.dir, TASK_FILES.manifest)) || seen.has(ref.id)) continue;
+      if (!fileExists(join(ref.dir, TASK_FILES.manifest))) continue;
+      if (seen.has(ref.id)) {
+        markNotified(ref.dir, ref.id);
+        continue;
+      }
       try {
         const manifest = readManifest(ref.dir);
         if (isTaskRunning(manifest)) {
@@ -134,6 +153,7 @@ export class SessionLink {
         // A cancel the person issued is news to the model, not a reason to run it now.
         { deliverAs: "followUp", triggerTurn: manifest.trigger_on_completion && !registry.quiet.has(manifest.task_id) },
       );
+      markNotified(taskDir, manifest.task_id);
     } catch {
       // The runtime went stale between our check and the call: the next session start delivers it.
       registry.notified.delete(manifest.task_id);

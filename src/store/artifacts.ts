@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, rmdirSync, rmSync } from "node:fs";
+import { mkdirSync, rmdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { CURRENT_SESSION_VERSION } from "@mariozechner/pi-coding-agent";
 import { canonicalJsonLine } from "../core/canonical.ts";
@@ -8,6 +8,7 @@ import { DIR_MODE, markPrivateRoot, writeFileAtomic } from "../core/fs.ts";
 import { sha256Hex } from "../core/hash.ts";
 import type { BoundArtifact, DelegateManifest, SeedDocument } from "../core/types.ts";
 import { writeManifest } from "./lookup.ts";
+import { removeTaskTree } from "./remove.ts";
 
 /** Session ids become path segments: keep them to a safe alphabet. */
 export function sessionSegment(parentSessionId: string): string {
@@ -46,17 +47,6 @@ export interface TaskTree {
 function bind(taskDir: string, name: string, bytes: Buffer): BoundArtifact {
   writeFileAtomic(join(taskDir, name), bytes);
   return { path: name, byte_length: bytes.length, sha256: sha256Hex(bytes) };
-}
-
-/** Remove the task dir, then its session dir if that is now empty (a failed launch leaves nothing). */
-export function removeTaskTree(taskDir: string): void {
-  rmSync(taskDir, { recursive: true, force: true });
-  const sessionDir = join(taskDir, "..");
-  try {
-    if (readdirSync(sessionDir).length === 0) rmdirSync(sessionDir);
-  } catch {
-    // already gone or not empty: nothing to do
-  }
 }
 
 /** rmdir from `dir` up to and including `top` while empty (never a directory that holds anything). */

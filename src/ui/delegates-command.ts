@@ -1,7 +1,10 @@
-import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
+import { type ExtensionAPI, type ExtensionCommandContext, getAgentDir } from "@mariozechner/pi-coding-agent";
 import type { TUI } from "@mariozechner/pi-tui";
 import { DelegateError } from "../core/errors.ts";
+import { loadSettings } from "../core/settings.ts";
+import { formatBytes } from "../core/units.ts";
 import { killGroup } from "../process/spawn.ts";
+import { keptLines, pruneTasks, pruneTotal } from "../retrieval/prune.ts";
 import { getRegistry } from "../retrieval/registry.ts";
 import { isTaskRunning } from "../retrieval/running.ts";
 import { listTaskRows, type TaskRow } from "../retrieval/task-rows.ts";
@@ -10,7 +13,7 @@ import { DelegatesTable, shortId } from "./delegates-table.ts";
 
 const WIDGET_KEY = "bg-delegates";
 const REFRESH_MS = 1_000;
-const USAGE = "Usage: /delegates [list | cancel [id] | hide]";
+const USAGE = "Usage: /delegates [list | cancel [id] | prune [--older-than <days>] [--dry-run] | hide]";
 
 /**
  * Cancel a running delegate as the person asked: it ends as child_cancelled, and its notification
@@ -77,17 +80,53 @@ async function pickRunning(ctx: ExtensionCommandContext): Promise<string | undef
   return choice === undefined ? undefined : running[options.indexOf(choice)]?.id;
 }
 
+/**
+ * `/delegates prune [--older-than <days>] [--dry-run]`: the one prune (docs/cli.md, "prune"), by
+ * default at the retention of the settings. Returns what to tell the person.
+ */
+export async function pruneDelegates(cwd: string, words: readonly string[], retentionDays: number): Promise<string> {
+  let days: number | undefined;
+  let dryRun = false;
+  for (let i = 0; i < words.length; i++) {
+    const word = words[i]!;
+    if (word === "--dry-run") dryRun = true;
+    else if (word === "--older-than") {
+      const raw = words[++i];
+      const value = Number(raw);
+      if (raw === undefined || !Number.isFinite(value) || value < 0)
+        return `--older-than needs a number of days ≥ 0. ${USAGE}`;
+      days = value;
+    } else return `Unknown argument "${word}". ${USAGE}`;
+  }
+  const olderThanDays = days ?? (retentionDays > 0 ? retentionDays : undefined);
+  if (olderThanDays === undefined) return `Retention is off (bgDelegate.retentionDays is 0): give --older-than <days>.`;
+  const outcome = await pruneTasks(cwd, { olderThanDays }, { dryRun });
+  const removed = outcome.removed.map(({ candidate, bytes }) => `${shortId(candidate.id)} ${formatBytes(bytes)}`);
+  const failed = outcome.errors.map(({ candidate, message }) => `Could not remove ${candidate.id}: ${message}.`);
+  return [
+    `${pruneTotal(outcome)}${removed.length > 0 ? ` ${removed.join(", ")}.` : ""}`,
+    `(Ended tasks older than ${olderThanDays} days.)`,
+    ...keptLines(outcome),
+    ...failed,
+  ].join("\n");
+}
+
 export function registerDelegatesCommand(pi: ExtensionAPI): void {
   pi.registerCommand("delegates", {
-    description: "Show this project's background delegates as a table; cancel one: /delegates [cancel [id] | hide]",
+    description:
+      "Show this project's background delegates as a table; cancel one; prune ended ones: /delegates [cancel [id] | prune [--older-than <days>] [--dry-run] | hide]",
     handler: async (args: string, ctx: ExtensionCommandContext) => {
-      const [verb = "list", id] = args.trim().split(/\s+/).filter(Boolean);
+      const [verb = "list", id, ...more] = args.trim().split(/\s+/).filter(Boolean);
       try {
         if (verb === "list") showTable(ctx);
         else if (verb === "hide") ctx.ui.setWidget(WIDGET_KEY, undefined);
         else if (verb === "cancel") {
           const target = id ?? (await pickRunning(ctx));
           if (target !== undefined) ctx.ui.notify(cancelDelegate(ctx.cwd, target), "info");
+        } else if (verb === "prune") {
+          const { retentionDays } = loadSettings(getAgentDir(), ctx.cwd);
+          const words = id === undefined ? [] : [id, ...more];
+          ctx.ui.notify(await pruneDelegates(ctx.cwd, words, retentionDays), "info");
         } else ctx.ui.notify(USAGE, "warning");
       } catch (error) {
         ctx.ui.notify(forPerson(error), "error");

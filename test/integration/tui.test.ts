@@ -3,6 +3,8 @@
  * real delegate child, the scripted model. Delegate → notification → bg_result → /delegates, read
  * off the screen at 160 and 80 columns.
  */
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { gate, isChildRequest } from "../helpers/drive.ts";
 import {
@@ -171,6 +173,19 @@ describe("Pi's interactive terminal", () => {
           (m) => m.role === "user" && /Background delegate d[0-9a-f]{32} \(slow audit\) cancelled/.test(m.text),
         ),
       ).toBe(true);
+
+      // /delegates prune: a dry run first, then the ended (and notified) tree goes, said plainly.
+      const taskDirs = () => readdirSync(join(cwd, ".pi/delegate")).filter((name) => !name.startsWith(".")).length;
+      tty.type("/delegates prune --older-than 0 --dry-run\r");
+      await tty.waitFor(
+        /Would remove 1 task tree, \d+\.\d KiB \(dry run: nothing removed\)\. d[0-9a-f]{8}/,
+        "the dry run",
+      );
+      expect(taskDirs()).toBe(1);
+      tty.type("/delegates prune --older-than 0\r");
+      await tty.waitFor(/Removed 1 task tree, \d+\.\d KiB freed\. d[0-9a-f]{8} \d+\.\d KiB/, "the prune");
+      expect(taskDirs()).toBe(0);
+      expect(parentRequests()).toBe(before + 1);
     } finally {
       held.release();
       await tty.close();

@@ -3,7 +3,7 @@ import { dirname, join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../../scripts/hosts.mjs";
 import { COMMAND_NAMES, EXIT, helpText, parseArgs, UsageError } from "../../src/cli/args.ts";
-import { formatBytes, formatCost, formatDuration, table } from "../../src/cli/format.ts";
+import { table } from "../../src/cli/format.ts";
 
 function usage(argv: string[]): string {
   try {
@@ -19,7 +19,20 @@ describe("pi-bg-delegate argument parsing", () => {
   it("parses each command's id and options", () => {
     expect(parseArgs(["result", "d12", "--wait", "1.5", "--out=a.txt"])).toEqual({
       kind: "run",
-      parsed: { command: "result", id: "d12", json: false, all: false, waitSeconds: 1.5, out: "a.txt" },
+      parsed: {
+        command: "result",
+        id: "d12",
+        json: false,
+        all: false,
+        waitSeconds: 1.5,
+        out: "a.txt",
+        olderThanDays: undefined,
+        keep: undefined,
+        dryRun: false,
+      },
+    });
+    expect(parseArgs(["prune", "--older-than", "7.5", "--keep=3", "--dry-run", "--json"])).toMatchObject({
+      parsed: { command: "prune", olderThanDays: 7.5, keep: 3, dryRun: true, json: true, id: undefined },
     });
     expect(parseArgs(["list", "--all", "--json"])).toMatchObject({ parsed: { all: true, json: true, id: undefined } });
     expect(parseArgs([])).toEqual({ kind: "help", command: undefined });
@@ -37,6 +50,10 @@ describe("pi-bg-delegate argument parsing", () => {
     expect(usage(["result", "d1", "--wait", "soon"])).toBe('--wait must be a number of seconds ≥ 0, not "soon"');
     expect(usage(["show", "d1", "--all"])).toBe("show has no option --all");
     expect(usage(["list", "--json=1"])).toBe("--json takes no value");
+    expect(usage(["prune"])).toBe("prune needs --older-than <days>, --keep <n> or both");
+    expect(usage(["prune", "--keep", "1.5"])).toBe('--keep must be a whole number ≥ 0, not "1.5"');
+    expect(usage(["prune", "--older-than", "-2"])).toBe('--older-than must be a number of days ≥ 0, not "-2"');
+    expect(usage(["prune", "d1", "--keep", "1"])).toBe('prune takes no task id ("d1")');
   });
 
   it("has help for every command, with the exit statuses", () => {
@@ -59,16 +76,6 @@ describe("pi-bg-delegate formatting", () => {
         ],
       ),
     ).toBe("ID      NAME\nd1      a\nd12345  b");
-  });
-
-  it("formats sizes, durations and costs", () => {
-    expect([formatBytes(999), formatBytes(2048), formatBytes(3 * 1024 * 1024)]).toEqual([
-      "999 B",
-      "2.0 KiB",
-      "3.0 MiB",
-    ]);
-    expect([formatDuration(45), formatDuration(725), formatDuration(11_220)]).toEqual(["45s", "12m05s", "3h07m"]);
-    expect([formatCost(null), formatCost(0.01234)]).toEqual(["-", "$0.0123"]);
   });
 });
 

@@ -1,0 +1,60 @@
+/**
+ * Which ended task trees a prune removes (docs/cli.md, "prune"): a pure decision over what the task
+ * trees say. Never a running task, never one recorded as running that nobody adjudicated yet, never
+ * one whose completion notice has not reached its session, never an unreadable tree.
+ */
+
+/** What a task tree says about itself, as far as pruning goes. */
+export type PruneStatus = "ended" | "running" | "unadjudicated" | "notification_pending" | "unreadable";
+
+export interface PruneCandidate {
+  id: string;
+  kind: "delegate" | "fusion";
+  dir: string;
+  status: PruneStatus;
+  /** completed, failed, cancelled; null unless ended. */
+  state: string | null;
+  createdAt: string | null;
+  /** The recorded end; null unless ended. */
+  endedAt: string | null;
+}
+
+export interface PrunePolicy {
+  /** Remove ended tasks that ended at least this many days ago. */
+  olderThanDays?: number;
+  /** Keep this many of the newest ended tasks whatever their age. */
+  keep?: number;
+}
+
+/** Why a task stays: its own status, "recent" (younger than --older-than) or "kept" (among the --keep newest). */
+export type KeepReason = Exclude<PruneStatus, "ended"> | "recent" | "kept";
+
+export type PruneDecision =
+  | { candidate: PruneCandidate; remove: true }
+  | { candidate: PruneCandidate; remove: false; reason: KeepReason };
+
+const DAY_MS = 86_400_000;
+
+/**
+ * Decide for every candidate. With both limits a task goes only when it is older than the age and
+ * not among the newest `keep`; with neither, nothing goes. Newest first by creation time.
+ */
+export function decidePrune(candidates: readonly PruneCandidate[], policy: PrunePolicy, now: number): PruneDecision[] {
+  const sorted = [...candidates].sort(
+    (a, b) => (b.createdAt ?? "").localeCompare(a.createdAt ?? "") || a.id.localeCompare(b.id),
+  );
+  let endedSeen = 0;
+  return sorted.map((candidate): PruneDecision => {
+    if (candidate.status !== "ended") return { candidate, remove: false, reason: candidate.status };
+    endedSeen++;
+    if (policy.olderThanDays === undefined && policy.keep === undefined)
+      return { candidate, remove: false, reason: "kept" };
+    if (policy.keep !== undefined && endedSeen <= policy.keep) return { candidate, remove: false, reason: "kept" };
+    if (policy.olderThanDays !== undefined) {
+      const ended = Date.parse(candidate.endedAt ?? "");
+      if (!Number.isFinite(ended) || now - ended < policy.olderThanDays * DAY_MS)
+        return { candidate, remove: false, reason: "recent" };
+    }
+    return { candidate, remove: true };
+  });
+}

@@ -1,0 +1,122 @@
+/**
+ * The one prune (docs/cli.md, "prune"): read what every task tree of the project says, decide with
+ * decidePrune, and remove the ended trees it picks, counting the bytes each held. Used by the
+ * `pi-bg-delegate prune` command, `/delegates prune` and the retention at session start; Pi-free.
+ */
+import { lstatSync, readdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { TASK_FILES } from "../core/constants.ts";
+import { formatBytes } from "../core/units.ts";
+import { readFusionManifest } from "../fusion/index.ts";
+import { fileExists, listTaskRefs, readManifest, type TaskRef } from "../store/lookup.ts";
+import { removeTaskTree } from "../store/remove.ts";
+import { decidePrune, type PruneCandidate, type PruneDecision, type PrunePolicy } from "./prune-policy.ts";
+import { fusionLiveness } from "./retrieve-any.ts";
+import { isTaskRunning } from "./running.ts";
+
+function delegateCandidate(ref: TaskRef): PruneCandidate {
+  const base: PruneCandidate = { ...ref, status: "unreadable", state: null, createdAt: null, endedAt: null };
+  let manifest: ReturnType<typeof readManifest>;
+  try {
+    manifest = readManifest(ref.dir);
+  } catch {
+    return base;
+  }
+  const known = { ...base, createdAt: manifest.created_at };
+  if (isTaskRunning(manifest)) return { ...known, status: "running" };
+  if (manifest.state === "running") return { ...known, status: "unadjudicated" };
+  const ended = { ...known, state: manifest.state, endedAt: manifest.terminal?.ended_at ?? null };
+  if (manifest.notify_on_completion && !fileExists(join(ref.dir, TASK_FILES.notified)))
+    return { ...ended, status: "notification_pending" };
+  return { ...ended, status: "ended" };
+}
+
+async function fusionCandidate(ref: TaskRef): Promise<PruneCandidate> {
+  const base: PruneCandidate = { ...ref, status: "unreadable", state: null, createdAt: null, endedAt: null };
+  let reading: Awaited<ReturnType<typeof readFusionManifest>>;
+  try {
+    reading = await readFusionManifest(ref.dir);
+  } catch {
+    return base;
+  }
+  if (!reading.trusted) return base;
+  const { manifest } = reading;
+  const known = { ...base, createdAt: manifest.created_at };
+  if (manifest.state === "running")
+    return { ...known, status: fusionLiveness.isRunning(manifest) ? "running" : "unadjudicated" };
+  return { ...known, status: "ended", state: manifest.state, endedAt: manifest.terminal?.ended_at ?? null };
+}
+
+/** Bytes of every regular file under a directory (links are not followed). */
+export function treeBytes(path: string): number {
+  const stat = lstatSync(path, { throwIfNoEntry: false });
+  if (stat === undefined) return 0;
+  if (!stat.isDirectory()) return stat.isFile() ? stat.size : 0;
+  return readdirSync(path).reduce((sum, name) => sum + treeBytes(join(path, name)), 0);
+}
+
+export interface PruneOutcome {
+  decisions: PruneDecision[];
+  /** The removed (or, in a dry run, removable) trees and the bytes each held. */
+  removed: { candidate: PruneCandidate; bytes: number }[];
+  /** Trees a removal failed for, with the reason. */
+  errors: { candidate: PruneCandidate; message: string }[];
+  bytesFreed: number;
+  dryRun: boolean;
+}
+
+/** Prune the project's task trees under a policy; a dry run decides and counts but removes nothing. */
+export async function pruneTasks(
+  cwd: string,
+  policy: PrunePolicy,
+  options: { dryRun: boolean; now?: number },
+): Promise<PruneOutcome> {
+  const candidates: PruneCandidate[] = [];
+  for (const ref of listTaskRefs(cwd))
+    candidates.push(ref.kind === "delegate" ? delegateCandidate(ref) : await fusionCandidate(ref));
+  const decisions = decidePrune(candidates, policy, options.now ?? Date.now());
+  const outcome: PruneOutcome = { decisions, removed: [], errors: [], bytesFreed: 0, dryRun: options.dryRun };
+  for (const decision of decisions) {
+    if (!decision.remove) continue;
+    const { candidate } = decision;
+    const bytes = treeBytes(candidate.dir);
+    if (!options.dryRun) {
+      try {
+        if (candidate.kind === "delegate") removeTaskTree(candidate.dir);
+        else rmSync(candidate.dir, { recursive: true, force: true });
+      } catch (error) {
+        outcome.errors.push({ candidate, message: error instanceof Error ? error.message : String(error) });
+        continue;
+      }
+    }
+    outcome.removed.push({ candidate, bytes });
+    outcome.bytesFreed += bytes;
+  }
+  return outcome;
+}
+
+const REASON_TEXT = {
+  running: "running",
+  unadjudicated: "recorded as running, not yet adjudicated (bg_result or `result` does it)",
+  notification_pending: "its completion notice has not reached its session yet",
+  unreadable: "its manifest cannot be read",
+} as const;
+
+/** "Removed 2 task trees, 12.4 KiB freed." (or what a dry run would remove). */
+export function pruneTotal(outcome: PruneOutcome): string {
+  const n = outcome.removed.length;
+  const trees = `${n} task tree${n === 1 ? "" : "s"}`;
+  const size = formatBytes(outcome.bytesFreed);
+  return outcome.dryRun
+    ? `Would remove ${trees}, ${size} (dry run: nothing removed).`
+    : `Removed ${trees}, ${size} freed.`;
+}
+
+/** One line per ended-or-not task kept for its own sake (not for its age or the --keep count). */
+export function keptLines(outcome: PruneOutcome): string[] {
+  return outcome.decisions.flatMap((d) =>
+    d.remove || d.reason === "recent" || d.reason === "kept"
+      ? []
+      : [`Kept ${d.candidate.id}: ${REASON_TEXT[d.reason]}.`],
+  );
+}

@@ -1,0 +1,187 @@
+/**
+ * Pruning task trees (docs/cli.md, "prune"): the real `pi-bg-delegate prune` and the retention at
+ * session start, on trees made by real children of real parents and by the production Fusion writer.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { execa } from "execa";
+import { describe, expect, it } from "vitest";
+import { formatBytes } from "../../src/core/units.ts";
+import { createRun } from "../../src/fusion/writer.ts";
+import { runCli } from "../helpers/cli.ts";
+import { delegateVia, gate, installParentDriver, notifications, until } from "../helpers/drive.ts";
+import { buildCompletedRun, WORKFLOW } from "../helpers/fusion-fixtures.ts";
+import { createAgentDir, makeTempDir, script, startSdkParent, useModelServer } from "../helpers/pi-parent.ts";
+
+const server = useModelServer();
+const DAY_MS = 86_400_000;
+
+/** Bytes of the regular files under a directory, as find(1) counts them. */
+async function bytesUnder(dir: string): Promise<number> {
+  const { stdout } = await execa("find", [dir, "-type", "f", "-printf", "%s\\n"]);
+  return stdout
+    .split("\n")
+    .filter(Boolean)
+    .reduce((sum, line) => sum + Number(line), 0);
+}
+
+/** Move a task's recorded times `days` into the past, as if it had ended then. */
+function backdate(taskDir: string, days: number): void {
+  const path = join(taskDir, "manifest.json");
+  const manifest = JSON.parse(readFileSync(path, "utf8"));
+  const shift = (iso: string) => new Date(Date.parse(iso) - days * DAY_MS).toISOString();
+  manifest.created_at = shift(manifest.created_at);
+  manifest.terminal.ended_at = shift(manifest.terminal.ended_at);
+  writeFileSync(path, JSON.stringify(manifest));
+}
+
+interface PruneJson {
+  dry_run: boolean;
+  removed: { id: string; bytes: number }[];
+  kept: { id: string; reason: string }[];
+  bytes_freed: number;
+}
+
+describe("pruning ended task trees", () => {
+  it("removes by age and keep count, never a running or notice-pending task; retention prunes at session start", async () => {
+    const agentDir = await createAgentDir({ serverUrl: server.url });
+    const cwd = await makeTempDir("prune-proj");
+    const settings = join(cwd, ".pi", "settings.json");
+    mkdirSync(join(cwd, ".pi"));
+    writeFileSync(settings, JSON.stringify({ bgDelegate: { maxRunning: 8 } }));
+    const held = gate();
+    const forever = gate();
+    installParentDriver(server, async (req) => {
+      const text = req.messages.at(-1)?.text ?? "";
+      if (text.includes("HOLD-FOREVER")) {
+        await forever.wait;
+        return { text: "never delivered" };
+      }
+      if (text.includes("HOLD-UNTIL-RELEASED")) {
+        await held.wait;
+        return { text: "released" };
+      }
+      return undefined;
+    });
+
+    // A task whose parent quits while it runs: it ends cancelled, its notice not yet delivered.
+    const first = await startSdkParent({ agentDir, cwd });
+    let orphan = "";
+    let orphanDir = "";
+    try {
+      orphan = await delegateVia(first, { name: "orphan", prompt: "HOLD-FOREVER please." });
+      orphanDir = join(cwd, ".pi/delegate", first.sessionManager.getSessionId(), orphan);
+    } finally {
+      await first.dispose();
+    }
+    await until(
+      () => JSON.parse(readFileSync(join(orphanDir, "manifest.json"), "utf8")).state === "cancelled",
+      "the quit to end the orphan",
+    );
+    forever.release();
+
+    const parent = await startSdkParent({ agentDir, cwd });
+    try {
+      const running = await delegateVia(parent, { name: "running", prompt: "HOLD-UNTIL-RELEASED please." });
+      const old = await delegateVia(parent, { name: "old", prompt: `Answer. ${script({ text: "old answer" })}` });
+      const failed = await delegateVia(parent, {
+        name: "failed",
+        prompt: `Answer. ${script({ error: 500, message: "scripted internal error" })}`,
+      });
+      const recent = await delegateVia(parent, { name: "recent", prompt: `Answer. ${script({ text: "recent" })}` });
+      const quiet = await delegateVia(parent, {
+        name: "quiet",
+        prompt: `Answer. ${script({ text: "quiet" })}`,
+        notifyOnCompletion: false,
+      });
+      await until(() => notifications(parent.messages()).length === 3, "three notifications");
+      const dirOf = (id: string) => join(cwd, ".pi/delegate", parent.sessionManager.getSessionId(), id);
+      await until(
+        () => JSON.parse(readFileSync(join(dirOf(quiet), "manifest.json"), "utf8")).state === "completed",
+        "the quiet task to end",
+      );
+      // The notifier records each delivered notice in the task's tree; the orphan's never arrived.
+      for (const id of [old, failed, recent]) expect(existsSync(join(dirOf(id), "notified.json"))).toBe(true);
+      expect(existsSync(join(orphanDir, "notified.json"))).toBe(false);
+      const fusionDone = buildCompletedRun(cwd); // its fixed clock ended it in 2025
+      const fusionRunning = createRun({ cwd, workflow: WORKFLOW }); // owned by this live process
+      for (const id of [old, failed]) backdate(dirOf(id), 40);
+      backdate(orphanDir, 40);
+
+      // --dry-run: the decision and the bytes, nothing removed.
+      const expected = {
+        [old]: await bytesUnder(dirOf(old)),
+        [failed]: await bytesUnder(dirOf(failed)),
+        [fusionDone.runId]: await bytesUnder(fusionDone.runDir),
+      };
+      const total = Object.values(expected).reduce((a, b) => a + b, 0);
+      const dry = await runCli(cwd, "prune", "--older-than", "30", "--dry-run", "--json");
+      expect(dry.code, dry.stderr).toBe(0);
+      const plan = JSON.parse(dry.stdout) as PruneJson;
+      expect(plan.dry_run).toBe(true);
+      expect(Object.fromEntries(plan.removed.map((r) => [r.id, r.bytes]))).toEqual(expected);
+      expect(plan.bytes_freed).toBe(total);
+      expect(plan.kept).toEqual(
+        expect.arrayContaining([
+          { id: orphan, kind: "delegate", reason: "notification_pending" },
+          { id: running, kind: "delegate", reason: "running" },
+          { id: recent, kind: "delegate", reason: "recent" },
+          { id: fusionRunning.runId, kind: "fusion", reason: "running" },
+        ]),
+      );
+      for (const id of [old, failed]) expect(existsSync(dirOf(id))).toBe(true);
+      expect(existsSync(fusionDone.runDir)).toBe(true);
+
+      // The real prune: each removed id with its size, the total freed, and why the orphan stays.
+      const pruned = await runCli(cwd, "prune", "--older-than", "30");
+      expect(pruned.code, pruned.stderr).toBe(0);
+      expect(pruned.stdout).toMatch(
+        new RegExp(`^${old}\\s+delegate\\s+completed\\s+\\S+\\s+${formatBytes(expected[old]!)}$`, "m"),
+      );
+      expect(pruned.stdout).toMatch(
+        new RegExp(`^${failed}\\s+delegate\\s+failed\\s+\\S+\\s+${formatBytes(expected[failed]!)}$`, "m"),
+      );
+      expect(pruned.stdout).toContain(`Removed 3 task trees, ${formatBytes(total)} freed.`);
+      expect(pruned.stdout).toContain(`Kept ${orphan}: its completion notice has not reached its session yet.`);
+      expect(pruned.stdout).toContain(`Kept ${running}: running.`);
+      for (const id of [old, failed]) expect(existsSync(dirOf(id))).toBe(false);
+      expect(existsSync(fusionDone.runDir)).toBe(false);
+      for (const id of [recent, quiet, running]) expect(existsSync(dirOf(id))).toBe(true);
+      expect(existsSync(orphanDir)).toBe(true);
+
+      // bgDelegate.retentionDays: the next session start prunes what ended before it, keeps the rest.
+      writeFileSync(settings, JSON.stringify({ bgDelegate: { maxRunning: 8, retentionDays: 10 } }));
+      backdate(dirOf(quiet), 20);
+      await parent.reload();
+      await until(() => !existsSync(dirOf(quiet)), "the session-start prune");
+      for (const id of [recent, running]) expect(existsSync(dirOf(id))).toBe(true);
+      expect(existsSync(orphanDir)).toBe(true);
+      expect(parent.extensionErrors).toEqual([]);
+
+      // --keep 0: every ended tree goes; the running ones (a Fusion run too) and the orphan stay.
+      const all = await runCli(cwd, "prune", "--keep", "0", "--json");
+      expect(all.code, all.stderr).toBe(0);
+      expect((JSON.parse(all.stdout) as PruneJson).removed.map((r) => r.id)).toEqual([recent]);
+      expect(existsSync(dirOf(recent))).toBe(false);
+      expect(existsSync(fusionRunning.runDir)).toBe(true);
+      expect(existsSync(dirOf(running))).toBe(true);
+      expect(existsSync(orphanDir)).toBe(true);
+    } finally {
+      held.release();
+      forever.release();
+      await parent.dispose();
+    }
+  });
+
+  it("answers prune --help and refuses a prune without a limit", async () => {
+    const cwd = await makeTempDir("prune-help");
+    const help = await runCli(cwd, "prune", "--help");
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain(
+      "Usage: pi-bg-delegate prune [--older-than <days>] [--keep <n>] [--dry-run] [--json]",
+    );
+    const bare = await runCli(cwd, "prune");
+    expect(bare.code).toBe(2);
+    expect(bare.stderr).toContain("prune needs --older-than <days>, --keep <n> or both");
+  });
+});
