@@ -44,6 +44,33 @@ export function gate(): { wait: Promise<void>; release: () => void } {
   return { wait, release };
 }
 
+/**
+ * installParentDriver with two held kinds of child: a prompt carrying HOLD-UNTIL-RELEASED answers
+ * `releasedAnswer` once `held` is released; HOLD-FOREVER waits for `forever` (a test that never
+ * releases it keeps a task running). Any other child answers from its own FAKE_SCRIPT.
+ */
+export function installHoldingDriver(
+  server: ModelServer,
+  releasedAnswer: string,
+): { held: ReturnType<typeof gate>; forever: ReturnType<typeof gate> } {
+  const held = gate();
+  const forever = gate();
+  installParentDriver(server, async (req) => {
+    const text = req.messages.at(-1)?.text ?? "";
+    // A later held child's prompt also carries an earlier one's (its seed), so FOREVER is matched first.
+    if (text.includes("HOLD-FOREVER")) {
+      await forever.wait;
+      return { text: "never delivered" };
+    }
+    if (text.includes("HOLD-UNTIL-RELEASED")) {
+      await held.wait;
+      return { text: releasedAnswer };
+    }
+    return undefined;
+  });
+  return { held, forever };
+}
+
 interface ToolResultLike {
   role: string;
   toolCallId?: string;

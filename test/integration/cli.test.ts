@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { DelegateResultFile } from "../../src/core/types.ts";
 import { createRun } from "../../src/fusion/writer.ts";
 import { runCli, spawnCli } from "../helpers/cli.ts";
-import { delegateVia, gate, installParentDriver, notifications, until } from "../helpers/drive.ts";
+import { delegateVia, installHoldingDriver, notifications, until } from "../helpers/drive.ts";
 import { buildCompletedRun, buildFailedRun, MERGED, WORKFLOW } from "../helpers/fusion-fixtures.ts";
 import { createAgentDir, makeTempDir, script, startSdkParent, useModelServer } from "../helpers/pi-parent.ts";
 import { recommit } from "../helpers/result-fixtures.ts";
@@ -21,21 +21,7 @@ describe("pi-bg-delegate on task trees made by real children", () => {
     writeFileSync(join(cwd, "notes.txt"), "cache notes\n");
     mkdirSync(join(cwd, ".pi"));
     writeFileSync(join(cwd, ".pi", "settings.json"), JSON.stringify({ bgDelegate: { maxRunning: 8 } }));
-    const held = gate();
-    const forever = gate();
-    installParentDriver(server, async (req) => {
-      const text = req.messages.at(-1)?.text ?? "";
-      // The second held child's prompt also carries the first one's (its seed), so it is matched first.
-      if (text.includes("HOLD-FOREVER")) {
-        await forever.wait;
-        return { text: "never delivered" };
-      }
-      if (text.includes("HOLD-UNTIL-RELEASED")) {
-        await held.wait;
-        return { text: HELD_ANSWER };
-      }
-      return undefined; // the child's own FAKE_SCRIPT answers
-    });
+    const { held, forever } = installHoldingDriver(server, HELD_ANSWER);
     const parent = await startSdkParent({ agentDir, cwd });
     try {
       // The held children first: later seeds carry the scripts below, theirs must not.

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createRun } from "../../src/fusion/writer.ts";
@@ -36,6 +36,10 @@ describe("bg_result retrieves Fusion runs in a real pi parent", () => {
   it("returns each run's documented view or typed failure, and attaches usage once across a restart", async () => {
     const agentDir = await createAgentDir({ serverUrl: server.url });
     const cwd = await makeTempDir("fusion-proj");
+    // The fixtures' fixed clock ended these runs in 2025: retention (bgDelegate.retentionDays) would
+    // prune them when the session starts, which test/integration/prune.test.ts proves. Off here.
+    mkdirSync(join(cwd, ".pi"));
+    writeFileSync(join(cwd, ".pi", "settings.json"), JSON.stringify({ bgDelegate: { retentionDays: 0 } }));
     const completed = buildCompletedRun(cwd);
     const failed = buildFailedRun(cwd, "failed");
     const cancelled = buildFailedRun(cwd, "cancelled");

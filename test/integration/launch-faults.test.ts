@@ -10,7 +10,7 @@ import { basename, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PI_CLI_ENV, TASK_FILES } from "../../src/core/constants.ts";
 import { FAILURE_REMEDIATION } from "../../src/core/errors.ts";
-import { gate, isChildRequest } from "../helpers/drive.ts";
+import { gate, isChildRequest, toolResults, until } from "../helpers/drive.ts";
 import {
   type AgentDir,
   createAgentDir,
@@ -76,7 +76,8 @@ describe("launch faults", () => {
       const { artifact_dir: taskDir, child_pid: pgid } = receipt.details as { artifact_dir: string; child_pid: number };
       expect(readJson(join(taskDir, TASK_FILES.manifest)).child).toEqual({ pid: pgid, pgid });
 
-      await parent.log.waitForCount("agent_end", 2, { timeoutMs: 45_000 }); // the notification's turn
+      // The notification's bg_result: in a turn of its own, or in the launching run when the child ended first.
+      await until(() => toolResults(parent.messages()).some((r) => r.toolCallId === "c_result"), "bg_result");
       await parent.waitForIdle(45_000);
       const [notice] = notificationTexts(parent);
       expect(notice).toMatch(
@@ -159,7 +160,8 @@ describe("launch faults", () => {
       expect(receipt.isError).toBe(false); // admission accepts any existing file as the configured CLI
       const { artifact_dir: taskDir, child_pid: pid } = receipt.details as { artifact_dir: string; child_pid: number };
 
-      await parent.log.waitForCount("agent_end", 2, { timeoutMs: 45_000 });
+      // The notification's bg_result: in a turn of its own, or in the launching run when the child ended first.
+      await until(() => toolResults(parent.messages()).some((r) => r.toolCallId === "c_result"), "bg_result");
       await parent.waitForIdle(45_000);
       const [notice] = notificationTexts(parent);
       expect(notice).toMatch(/failed: \[child_startup_failed\] no answer was committed/);

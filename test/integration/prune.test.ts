@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { formatBytes } from "../../src/core/units.ts";
 import { createRun } from "../../src/fusion/writer.ts";
 import { runCli } from "../helpers/cli.ts";
-import { delegateVia, gate, installParentDriver, notifications, until } from "../helpers/drive.ts";
+import { delegateVia, installHoldingDriver, notifications, until } from "../helpers/drive.ts";
 import { buildCompletedRun, WORKFLOW } from "../helpers/fusion-fixtures.ts";
 import { createAgentDir, makeTempDir, script, startSdkParent, useModelServer } from "../helpers/pi-parent.ts";
 
@@ -49,20 +49,7 @@ describe("pruning ended task trees", () => {
     const settings = join(cwd, ".pi", "settings.json");
     mkdirSync(join(cwd, ".pi"));
     writeFileSync(settings, JSON.stringify({ bgDelegate: { maxRunning: 8 } }));
-    const held = gate();
-    const forever = gate();
-    installParentDriver(server, async (req) => {
-      const text = req.messages.at(-1)?.text ?? "";
-      if (text.includes("HOLD-FOREVER")) {
-        await forever.wait;
-        return { text: "never delivered" };
-      }
-      if (text.includes("HOLD-UNTIL-RELEASED")) {
-        await held.wait;
-        return { text: "released" };
-      }
-      return undefined;
-    });
+    const { held, forever } = installHoldingDriver(server, "released");
 
     // A task whose parent quits while it runs: it ends cancelled, its notice not yet delivered.
     const first = await startSdkParent({ agentDir, cwd });
