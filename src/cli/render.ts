@@ -1,7 +1,7 @@
 /** The terminal text of `list` and `show` (docs/cli.md, "Output"). Pure: rows and facts in, text out. */
 import type { EvidenceRow, UsageRecord } from "../core/types.ts";
 import { formatBytes, formatCost, formatDuration, secondsBetween } from "../core/units.ts";
-import { evidenceLines } from "../views/result.ts";
+import { evidenceLines, FORCED_BY } from "../views/result.ts";
 import { facts, table } from "./format.ts";
 import type { TaskRow } from "./rows.ts";
 import type { DelegateFacts, FailureFact, FusionFacts, TaskFacts } from "./show.ts";
@@ -79,6 +79,7 @@ function renderDelegate(f: DelegateFacts, now: number): string {
     ["progress", `${f.progress.turns} turns, ${f.progress.tool_calls} tool calls`],
     ["usage", usageText(f.usage)],
     ["answer", f.answer === null ? "-" : `${formatBytes(f.answer.byte_length)}, sha256 ${f.answer.sha256} (verified)`],
+    ["finalized", finalizedText(f)],
     ...failureLines(f.failure),
   ];
   const lines = [facts(pairs)];
@@ -92,6 +93,13 @@ function renderDelegate(f: DelegateFacts, now: number): string {
   }
   lines.push("", "Artifacts:", facts(Object.entries(f.artifacts)));
   return lines.join("\n");
+}
+
+/** Whether a limit's runway made the child answer, and which (docs/subsystems/child-guard.md). */
+function finalizedText(f: DelegateFacts): string {
+  if (f.answer === null) return "-";
+  if (f.finalized_by === null) return "no (answered before any limit's runway)";
+  return `by ${f.finalized_by}: the delegate ${FORCED_BY[f.finalized_by]} and was told to answer from what it had`;
 }
 
 function evidenceCells(e: EvidenceRow): string[] {

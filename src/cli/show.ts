@@ -4,7 +4,7 @@
  * just now; otherwise the check's code is the failure shown.
  */
 import { join } from "node:path";
-import { FUSION_FILES, TASK_FILES } from "../core/constants.ts";
+import { type FinalizedBy, FUSION_FILES, TASK_FILES } from "../core/constants.ts";
 import { DelegateError, FAILURE_REMEDIATION, type FailureCode } from "../core/errors.ts";
 import type { DelegateManifest, DelegateResultFile, EvidenceCheck, EvidenceRow, UsageRecord } from "../core/types.ts";
 import { readFusionManifest, type SettledFusion, settleFusion } from "../fusion/index.ts";
@@ -44,6 +44,8 @@ export interface DelegateFacts {
   progress: { turns: number; tool_calls: number };
   usage: UsageRecord | null;
   answer: { byte_length: number; sha256: string } | null;
+  /** Which limit's runway told the child to answer (result.json's finalized_by); null when none did or no result. */
+  finalized_by: FinalizedBy | null;
   /** What the child saw, one row per inspect call (docs/subsystems/child-guard.md, "Evidence"). */
   evidence: EvidenceRow[];
   /** The same check bg_result makes: freshness of the files read, citations of the answer. */
@@ -138,6 +140,7 @@ function delegateFacts(dir: string): DelegateFacts {
     progress: result ? { turns: result.turns, tool_calls: result.tool_calls } : readProgress(dir),
     usage,
     answer: result ? { byte_length: result.answer.byte_length, sha256: result.answer.sha256 } : null,
+    finalized_by: result?.finalized_by ?? null,
     evidence: result?.evidence ?? [],
     evidence_check: result ? checkEvidence(answer, result.evidence, manifest.cwd) : null,
     failure,

@@ -4,6 +4,8 @@ import { describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../../scripts/hosts.mjs";
 import { COMMAND_NAMES, EXIT, helpText, parseArgs, UsageError } from "../../src/cli/args.ts";
 import { table } from "../../src/cli/format.ts";
+import { renderFacts } from "../../src/cli/render.ts";
+import { type DelegateFacts, SHOW_SCHEMA } from "../../src/cli/show.ts";
 
 function usage(argv: string[]): string {
   try {
@@ -96,5 +98,44 @@ describe("the command needs nothing from Pi", () => {
     visit(join(REPO_ROOT, "src/cli/main.ts"));
     expect(seen.size).toBeGreaterThan(20);
     expect(piImports).toEqual([]);
+  });
+});
+
+describe("show: which limit made the delegate answer", () => {
+  const base: DelegateFacts = {
+    schema_version: SHOW_SCHEMA,
+    kind: "delegate",
+    id: `d${"a".repeat(32)}`,
+    name: "audit",
+    state: "completed",
+    created_at: "2026-12-01T10:00:00.000Z",
+    ended_at: "2026-12-01T10:03:05.000Z",
+    route: { provider: "fake", model: "fake-model" },
+    attestations: { count: 3, response_models: ["fake-model"] },
+    capability: "read_only",
+    extension_mode: "isolated",
+    limits: { max_turns: 24, max_tool_calls: 120, timeout_seconds: 1200 },
+    budget: null,
+    progress: { turns: 24, tool_calls: 40 },
+    usage: null,
+    answer: { byte_length: 120, sha256: "b".repeat(64) },
+    finalized_by: "turns",
+    evidence: [],
+    evidence_check: null,
+    failure: null,
+    artifacts: {},
+  };
+  const line = (f: DelegateFacts) =>
+    renderFacts(f)
+      .split("\n")
+      .find((l) => l.startsWith("finalized"));
+
+  it("names the limit whose runway forced the answer, says no when none did, and - without an answer", () => {
+    expect(line(base)).toMatch(
+      /^finalized:?\s+by turns: the delegate reached its last turn \(maxTurns\) and was told to answer from what it had$/,
+    );
+    expect(line({ ...base, finalized_by: "time" })).toContain("neared its timeout (timeoutSeconds)");
+    expect(line({ ...base, finalized_by: null })).toMatch(/^finalized:?\s+no \(answered before any limit's runway\)$/);
+    expect(line({ ...base, state: "failed", answer: null, finalized_by: null })).toMatch(/^finalized:?\s+-$/);
   });
 });
