@@ -6,9 +6,13 @@
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { loadFusionManifest } from "../fusion/index.ts";
 import { listTaskRefs } from "../store/lookup.ts";
+import { adjudicateRun } from "./adjudicate.ts";
 import { notifiedInSession, sendRunNotice } from "./notifier.ts";
 import { readRunRecord } from "./record.ts";
 import { getFusionRuns, type RunEnd } from "./runs.ts";
+
+/** How often a run held by another process (or waiting for its children) is looked at again. */
+const RECHECK_MS = 1_000;
 
 export class FusionLink {
   private closed = false;
@@ -23,6 +27,7 @@ export class FusionLink {
 
   close(): void {
     this.closed = true;
+    clearTimeout(this.recheck);
     this.unsubscribe();
   }
 
@@ -30,22 +35,41 @@ export class FusionLink {
     return sendRunNotice(this.pi, this.ctx, end, () => !this.closed);
   }
 
-  /** Notices of this session's runs that ended while no session of ours was live. */
+  private recheck: NodeJS.Timeout | undefined;
+
+  /**
+   * Notices of this session's runs that ended while no session of ours was live; a run whose owner
+   * is gone is adjudicated first (src/fusion-run/adjudicate.ts), and one whose children still run is
+   * looked at again until they end.
+   */
   async deliverPending(): Promise<void> {
     if (this.closed) return;
     const seen = notifiedInSession(this.ctx);
     const runs = getFusionRuns();
+    let waiting = false;
     for (const ref of listTaskRefs(this.ctx.cwd)) {
       if (ref.kind !== "fusion" || seen.has(ref.id) || runs.live.has(ref.id)) continue;
       try {
-        const manifest = await loadFusionManifest(ref.dir);
-        if (manifest.state === "running") continue;
+        let manifest = await loadFusionManifest(ref.dir);
         const record = readRunRecord(ref.dir, manifest);
-        if (record === null) continue;
+        if (record === null || record.parent_session_id !== this.ctx.sessionManager.getSessionId()) continue;
+        if (manifest.state === "running") {
+          const verdict = adjudicateRun(this.ctx.cwd, ref.dir, manifest);
+          if (verdict.kind !== "committed") {
+            waiting ||= verdict.kind === "waiting" || manifest.owner.pid !== process.pid;
+            continue;
+          }
+          manifest = verdict.manifest;
+        }
         await this.send({ runId: ref.id, runDir: ref.dir, record, manifest });
       } catch {
         // a run whose files cannot be read is reported by bg_result, not here
       }
+    }
+    clearTimeout(this.recheck);
+    if (waiting && !this.closed) {
+      this.recheck = setTimeout(() => void this.deliverPending(), RECHECK_MS);
+      this.recheck.unref();
     }
   }
 }

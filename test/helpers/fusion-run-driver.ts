@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { EVALUATE_HEADING, MERGE_HEADING } from "../../src/fusion-run/prompts.ts";
 import { DEFAULT_FAKE_MODELS, type FakeModelSpec } from "./agent-dir.ts";
-import { installParentDriver } from "./drive.ts";
+import { gate, installParentDriver } from "./drive.ts";
 import type { FakeReply, ModelRequest, ModelServer } from "./model-server.ts";
 
 export const FUSION_MODELS: readonly FakeModelSpec[] = [
@@ -67,12 +67,24 @@ function childReply(req: ModelRequest): FakeReply | undefined {
   return answer === undefined ? undefined : { text: answer };
 }
 
-/** The parent follows CALL instructions; children answer as scripted above (or hold, with `hold`). */
-export function installFusionDriver(
-  server: ModelServer,
-  hold?: (req: ModelRequest) => Promise<FakeReply | undefined> | undefined,
-): void {
-  installParentDriver(server, (req) => hold?.(req) ?? childReply(req));
+/** The parent follows CALL instructions; children answer as scripted above, once `hold` lets them. */
+export function installFusionDriver(server: ModelServer, hold?: (req: ModelRequest) => Promise<void> | undefined): void {
+  installParentDriver(server, async (req) => {
+    await hold?.(req);
+    return childReply(req);
+  });
+}
+
+/** Candidate requests wait at a gate until released; `asked()` counts those that reached the model. */
+export function holdCandidates(server: ModelServer) {
+  const held = gate();
+  let asked = 0;
+  installFusionDriver(server, (req) => {
+    if (directiveOf(req).first.startsWith("Fusion ")) return undefined;
+    asked++;
+    return held.wait;
+  });
+  return { release: held.release, asked: () => asked };
 }
 
 export const fusionRoute = (model: string) => ({ provider: "fake", model });
