@@ -68,7 +68,10 @@ function childReply(req: ModelRequest): FakeReply | undefined {
 }
 
 /** The parent follows CALL instructions; children answer as scripted above, once `hold` lets them. */
-export function installFusionDriver(server: ModelServer, hold?: (req: ModelRequest) => Promise<void> | undefined): void {
+export function installFusionDriver(
+  server: ModelServer,
+  hold?: (req: ModelRequest) => Promise<void> | undefined,
+): void {
   installParentDriver(server, async (req) => {
     await hold?.(req);
     return childReply(req);

@@ -104,7 +104,10 @@ describe("a Fusion run's life with real parents and children", () => {
         failure: { code: "child_cancelled", stage: "candidate" },
         answer: { present: false },
       });
-      expect((view.details?.attempts as { status: string }[]).map((a) => a.status)).toEqual(["cancelled", "cancelled"]);
+      expect((view.details?.attempts as { status: string }[] | undefined)?.map((a) => a.status)).toEqual([
+        "cancelled",
+        "cancelled",
+      ]);
       expect(listAllRows(cwd).find((r) => r.id === runId)).toMatchObject({
         state: "cancelled",
         code: "child_cancelled",
