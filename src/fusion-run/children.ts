@@ -69,7 +69,8 @@ function addUsage(total: UsageCounts, usage: UsageRecord | undefined): void {
   total.cache_read += usage.cache_read;
   total.cache_write += usage.cache_write;
   total.total_tokens += usage.total_tokens;
-  total.cost_total += usage.cost_total;
+  // Dollars summed in binary floating point: rounded to 1e-12 so sums read as what was spent.
+  total.cost_total = Math.round((total.cost_total + usage.cost_total) * 1e12) / 1e12;
 }
 
 function usageOf(taskDir: string, verified: VerifiedAnswer | null): UsageRecord | undefined {
