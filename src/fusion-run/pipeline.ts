@@ -63,7 +63,7 @@ async function stage(run: LiveRun, snap: ParentSnapshot, seat: ChildSeat, direct
   run.stage = seat.stage;
   const end = await runChild(run, seat, () => admitChild(snap, run, seat, directive));
   if (stopped(run)) {
-    recordAttempt(run, end, null, end.code ?? "child_cancelled");
+    recordAttempt(run, end, null);
     throw new Stopped();
   }
   return end;
@@ -130,7 +130,7 @@ export async function runPipeline(
   try {
     const ends = await Promise.all(candidateEnds);
     if (stopped(run)) {
-      for (const end of ends) recordAttempt(run, end, null, end.code ?? "child_cancelled");
+      for (const end of ends) recordAttempt(run, end, null);
       throw new Stopped();
     }
     const candidates: CandidateAnswer[] = [];

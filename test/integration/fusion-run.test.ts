@@ -261,7 +261,7 @@ describe("bg_fusion with a real pi parent and real children", () => {
     }
   });
 
-  it("refuses without candidates (fusion_candidates_unset) and leaves nothing behind; the setting supplies them", async () => {
+  it("refuses without candidates (fusion_candidates_unset), bad arguments, no room, an unknown route — leaving nothing behind; the setting supplies candidates", async () => {
     const { agentDir, cwd, parent } = await setup();
     try {
       await promptWhenIdle(parent, call("bg_fusion", { prompt: "Where is the session cache invalidated?" }));
@@ -269,6 +269,30 @@ describe("bg_fusion with a real pi parent and real children", () => {
       expect(refused.isError).toBe(true);
       expect(refused.text).toMatch(/^\[fusion_candidates_unset\]/);
       expect(refused.text).toContain("bgDelegate.fusion.candidates");
+      expect(existsSync(join(cwd, ".pi/fusion"))).toBe(false);
+      expect(existsSync(join(cwd, ".pi/delegate"))).toBe(false);
+
+      // Bad input is refused by the argument check before anything runs.
+      await promptWhenIdle(parent, call("bg_fusion", { prompt: "q", candidates: [fusionRoute("model-a")] }));
+      expect(lastToolResult(parent.messages(), "bg_fusion").text).toMatch(
+        /^\[invalid_arguments\] candidates: must have at least 2 entries/,
+      );
+      // Room for every candidate is required up front.
+      await agentDir.updateSettings({ bgDelegate: { maxRunning: 1 } });
+      await promptWhenIdle(
+        parent,
+        call("bg_fusion", { prompt: "q", candidates: [fusionRoute("model-a"), fusionRoute("model-b")] }),
+      );
+      expect(lastToolResult(parent.messages(), "bg_fusion").text).toMatch(
+        /^\[delegate_concurrency_limit\] 0 delegates are already running in this project \(maxRunning 1\); 2 more were asked for/,
+      );
+      // An unknown route is refused before anything is created.
+      await agentDir.updateSettings({ bgDelegate: {} });
+      await promptWhenIdle(
+        parent,
+        call("bg_fusion", { prompt: "q", candidates: [fusionRoute("model-a"), fusionRoute("no-such-model")] }),
+      );
+      expect(lastToolResult(parent.messages(), "bg_fusion").text).toMatch(/^\[route_unresolved\] fake\/no-such-model/);
       expect(existsSync(join(cwd, ".pi/fusion"))).toBe(false);
       expect(existsSync(join(cwd, ".pi/delegate"))).toBe(false);
 
