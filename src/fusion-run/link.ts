@@ -61,7 +61,7 @@ export class FusionLink {
           }
           manifest = verdict.manifest;
         }
-        await this.send({ runId: ref.id, runDir: ref.dir, record, manifest });
+        await this.send({ runId: ref.id, runDir: ref.dir, record, manifest, cost: null });
       } catch {
         // a run whose files cannot be read is reported by bg_result, not here
       }

@@ -84,7 +84,7 @@ function details(end: RunEnd, auto: AutoDelivery): NotificationDetails {
     auto_delivered: auto?.kind ?? null,
     artifact_dir: end.runDir,
     run_seconds: m.terminal ? secondsBetween(m.created_at, m.terminal.ended_at) : null,
-    cost_total: null,
+    cost_total: end.cost,
     message: null,
   };
 }

@@ -7,13 +7,13 @@
 import { canonicalJsonLine } from "../core/canonical.ts";
 import { SCHEMA } from "../core/constants.ts";
 import { DelegateError, type FailureCode } from "../core/errors.ts";
-import type { FusionStage } from "../fusion/index.ts";
+import type { FusionManifest, FusionStage } from "../fusion/index.ts";
 import type { ParentSnapshot } from "../launch/launch.ts";
 import type { ResolvedRoute } from "../launch/route.ts";
 import { admitChild, type ChildEnd, type ChildSeat, runChild } from "./children.ts";
 import { checkEvaluation, type Evaluation } from "./evaluation.ts";
 import { type CandidateAnswer, evaluateDirective, mergeDirective, mergedAnswer, repairDirective } from "./prompts.ts";
-import { commitEnded, getFusionRuns, type LiveRun } from "./runs.ts";
+import { commitEnded, getFusionRuns, type LiveRun, type RunEnd } from "./runs.ts";
 
 /** Thrown inside the pipeline to commit a failed run; never leaves this file. */
 class RunFailure extends Error {
@@ -178,17 +178,21 @@ export async function runPipeline(
       merged: mergedAnswer(merger.verified!.text, candidates, evaluation),
       details: { usage: run.usage, attempts: run.attempts },
     });
-    getFusionRuns().settle({ runId: run.runId, runDir: run.runDir, record: run.record, manifest });
+    getFusionRuns().settle(endOf(run, manifest));
   } catch (error) {
     finish(run, error);
   }
+}
+
+function endOf(run: LiveRun, manifest: FusionManifest): RunEnd {
+  return { runId: run.runId, runDir: run.runDir, record: run.record, manifest, cost: run.usage.cost_total };
 }
 
 function finish(run: LiveRun, error: unknown): void {
   const runs = getFusionRuns();
   if (run.handle.state() !== "running") {
     // Committed already (host exit): nothing left to say.
-    runs.settle({ runId: run.runId, runDir: run.runDir, record: run.record, manifest: run.handle.manifest() });
+    runs.settle(endOf(run, run.handle.manifest()));
     return;
   }
   let manifest = null;
@@ -226,5 +230,5 @@ function finish(run: LiveRun, error: unknown): void {
     runs.live.delete(run.runId);
     return;
   }
-  runs.settle({ runId: run.runId, runDir: run.runDir, record: run.record, manifest });
+  runs.settle(endOf(run, manifest));
 }

@@ -48,6 +48,8 @@ export interface RunEnd {
   runDir: string;
   record: FusionRunRecord;
   manifest: FusionManifest;
+  /** What the run's children spent, in dollars, when this process summed it; null otherwise. */
+  cost: number | null;
 }
 
 export type RunListener = (end: RunEnd) => void;
