@@ -10,6 +10,7 @@ import { DelegateError, type FailureCode } from "../core/errors.ts";
 import type { FusionManifest, FusionStage } from "../fusion/index.ts";
 import type { ParentSnapshot } from "../launch/launch.ts";
 import type { ResolvedRoute } from "../launch/route.ts";
+import type { VerifiedAnswer } from "../verify/delegate-result.ts";
 import { admitChild, type ChildEnd, type ChildSeat, runChild } from "./children.ts";
 import { checkEvaluation, type Evaluation } from "./evaluation.ts";
 import { type CandidateAnswer, evaluateDirective, mergeDirective, mergedAnswer, repairDirective } from "./prompts.ts";
@@ -69,8 +70,10 @@ async function stage(run: LiveRun, snap: ParentSnapshot, seat: ChildSeat, direct
   return end;
 }
 
-function failIfUnverified(end: ChildEnd, what: string): void {
-  if (end.verified !== null) return;
+/** The child's verified answer; an unverified end is recorded and fails the run with the child's code. */
+function verifiedOf(run: LiveRun, end: ChildEnd, what: string): VerifiedAnswer {
+  if (end.verified !== null) return end.verified;
+  recordAttempt(run, end, null);
   const code = end.code ?? "child_exited_without_commit";
   throw new RunFailure(
     code,
@@ -95,12 +98,9 @@ async function evaluate(
     [2, "evaluate_repair"],
   ] as const) {
     const end = await stage(run, snap, { stage: stageName, slot: "evaluator", attempt, route: merge }, directive);
-    if (end.verified === null) {
-      recordAttempt(run, end, null);
-      failIfUnverified(end, "evaluator");
-    }
+    const answer = verifiedOf(run, end, "evaluator");
     const bound = bindAnswer(run, `evaluate/evaluator-${attempt}.md`, end);
-    const checked = checkEvaluation(end.verified!.text, slots);
+    const checked = checkEvaluation(answer.text, slots);
     if (checked.ok) {
       recordAttempt(run, end, bound?.path ?? null);
       return checked.evaluation;
@@ -115,7 +115,7 @@ async function evaluate(
         `the repaired comparison is still invalid: ${checked.problem}`,
       );
     }
-    directive = repairDirective(prompt, candidates, end.verified!.text, checked.problem);
+    directive = repairDirective(prompt, candidates, answer.text, checked.problem);
   }
   throw new Error("unreachable");
 }
@@ -167,15 +167,12 @@ export async function runPipeline(
       { stage: "merge", slot: "merger", attempt: 1, route: merge },
       mergeDirective(run.prompt, candidates, evaluation),
     );
-    if (merger.verified === null) {
-      recordAttempt(run, merger, null);
-      failIfUnverified(merger, "merger");
-    }
+    const answer = verifiedOf(run, merger, "merger");
     const bound = bindAnswer(run, "merge/merger-1.md", merger);
     recordAttempt(run, merger, bound?.path ?? null);
     run.stage = "commit";
     const manifest = run.handle.commitCompleted({
-      merged: mergedAnswer(merger.verified!.text, candidates, evaluation),
+      merged: mergedAnswer(answer.text, candidates, evaluation),
       details: { usage: run.usage, attempts: run.attempts },
     });
     getFusionRuns().settle(endOf(run, manifest));
