@@ -136,6 +136,15 @@ describe("a Fusion run's life with real parents and children", () => {
       expect(notice.content).toContain("The verified answer follows (autoDeliver)");
       expect(notice.content).toContain(MERGED_TEXT);
       expect(notice.content).toContain("agreed: fake/model-a (candidate-1), fake/model-b (candidate-2)");
+      // The notice starts a turn; reload once it has reached the model and the turn has ended.
+      await until(
+        () =>
+          server.requests.some(
+            (r) => !isChildRequest(r) && (r.messages.at(-1)?.text ?? "").includes(`Background Fusion run ${runId}`),
+          ),
+        "the notice's turn",
+      );
+      await parent.waitForIdle(45_000);
       await parent.reload();
       await promptWhenIdle(parent, "anything new?");
       expect(noticesOf(parent.messages(), runId)).toHaveLength(1);
