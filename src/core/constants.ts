@@ -170,6 +170,8 @@ export const FUSION_FILES = {
   failureSummary: "failure-summary.json",
   failureMessage: "failure-message.txt",
   usageClaim: "usage-claim.json",
+  /** Written (unbound) once the run's notice reached its session; prune waits for it (docs/cli.md, "prune"). */
+  notified: "notified.json",
 } as const;
 
 // Fusion bounds (docs/subsystems/fusion.md, "The run directory", "The writer", "A failed or cancelled run")

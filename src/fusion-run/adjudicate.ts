@@ -8,11 +8,11 @@ import { join } from "node:path";
 import type { FailureCode } from "../core/errors.ts";
 import type { DelegateManifest } from "../core/types.ts";
 import { type FusionAttemptRow, type FusionManifest, type FusionStage, openRun } from "../fusion/index.ts";
+import { readChildRecords } from "../fusion/run-record.ts";
 import { FUSION_STAGES } from "../fusion/types.ts";
 import { isSameProcessAlive } from "../process/identity.ts";
 import { isTaskRunning } from "../retrieval/running.ts";
 import { readManifest } from "../store/lookup.ts";
-import { readChildRecords } from "./record.ts";
 import { getFusionRuns } from "./runs.ts";
 
 export type Adjudication = { kind: "live" } | { kind: "waiting" } | { kind: "committed"; manifest: FusionManifest };

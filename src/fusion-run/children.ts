@@ -10,6 +10,7 @@ import { DELEGATE_DEFAULTS, SCHEMA } from "../core/constants.ts";
 import { DelegateError, type FailureCode } from "../core/errors.ts";
 import type { UsageCounts, UsageRecord } from "../core/types.ts";
 import type { AttemptStatus, FusionStage } from "../fusion/index.ts";
+import { CHILDREN_DIR, type FusionChildRecord } from "../fusion/run-record.ts";
 import { admitWith, type LaunchPlan, type ParentSnapshot, requireCapacity } from "../launch/launch.ts";
 import type { ResolvedRoute } from "../launch/route.ts";
 import { type StartedChild, startChild } from "../launch/start.ts";
@@ -17,7 +18,6 @@ import type { TaskEnd } from "../retrieval/finalize.ts";
 import { getRegistry, type LiveTask } from "../retrieval/registry.ts";
 import { readChildTerminal } from "../verify/classify.ts";
 import type { VerifiedAnswer } from "../verify/delegate-result.ts";
-import { CHILDREN_DIR, type FusionChildRecord } from "./record.ts";
 import type { LiveRun } from "./runs.ts";
 
 export interface ChildSeat {

@@ -5,10 +5,10 @@
  */
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { loadFusionManifest } from "../fusion/index.ts";
+import { readRunRecord } from "../fusion/run-record.ts";
 import { listTaskRefs } from "../store/lookup.ts";
 import { adjudicateRun } from "./adjudicate.ts";
-import { notifiedInSession, sendRunNotice } from "./notifier.ts";
-import { readRunRecord } from "./record.ts";
+import { markRunNotified, notifiedInSession, sendRunNotice } from "./notifier.ts";
 import { getFusionRuns, type RunEnd } from "./runs.ts";
 
 /** How often a run held by another process (or waiting for its children) is looked at again. */
@@ -48,7 +48,11 @@ export class FusionLink {
     const runs = getFusionRuns();
     let waiting = false;
     for (const ref of listTaskRefs(this.ctx.cwd)) {
-      if (ref.kind !== "fusion" || seen.has(ref.id) || runs.live.has(ref.id)) continue;
+      if (ref.kind !== "fusion" || runs.live.has(ref.id)) continue;
+      if (seen.has(ref.id)) {
+        markRunNotified(ref.dir, ref.id);
+        continue;
+      }
       try {
         let manifest = await loadFusionManifest(ref.dir);
         const record = readRunRecord(ref.dir, manifest);

@@ -4,13 +4,15 @@
  * from the run directory. Exactly once: the host remembers what it sent, and a session start skips
  * runs its session already holds a notice for.
  */
-import { relative } from "node:path";
+import { existsSync } from "node:fs";
+import { join, relative } from "node:path";
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { FUSION_FILES, NOTIFICATION_CUSTOM_TYPE } from "../core/constants.ts";
+import { writeFileAtomic } from "../core/fs.ts";
 import { secondsBetween } from "../core/units.ts";
 import { type FusionManifest, loadFusionManifest, verifyCompletedRun } from "../fusion/index.ts";
+import type { FusionRunRecord } from "../fusion/run-record.ts";
 import { type AutoDelivery, chooseAutoDelivery, type NotificationDetails } from "../views/notification.ts";
-import type { FusionRunRecord } from "./record.ts";
 import type { RunEnd } from "./runs.ts";
 import { getFusionRuns } from "./runs.ts";
 
@@ -89,6 +91,20 @@ function details(end: RunEnd, auto: AutoDelivery): NotificationDetails {
   };
 }
 
+/**
+ * Record in the run directory that its notice reached its session, so a prune may remove the run
+ * (docs/cli.md, "prune"). Unbound: the manifest never lists it. Best effort.
+ */
+export function markRunNotified(runDir: string, runId: string): void {
+  const path = join(runDir, FUSION_FILES.notified);
+  if (existsSync(path)) return;
+  try {
+    writeFileAtomic(path, `${JSON.stringify({ run_id: runId, notified_at: new Date().toISOString() })}\n`);
+  } catch {
+    // the run dir is gone or read-only: nothing to prune later either
+  }
+}
+
 /** Run ids this session already holds a notice for. */
 export function notifiedInSession(ctx: ExtensionContext): Set<string> {
   const ids = new Set<string>();
@@ -122,6 +138,7 @@ export async function sendRunNotice(pi: ExtensionAPI, ctx: ExtensionContext, end
       },
       { deliverAs: "followUp", triggerTurn: record.trigger_on_completion && !runs.quiet.has(end.runId) },
     );
+    markRunNotified(end.runDir, end.runId);
   } catch {
     runs.notified.delete(end.runId); // the runtime went stale: the next session start delivers it
   }

@@ -1,6 +1,6 @@
 import { relative } from "node:path";
 import { formatDuration } from "../core/units.ts";
-import type { FusionRunRecord } from "./record.ts";
+import type { FusionRunRecord } from "../fusion/run-record.ts";
 
 export interface FusionReceiptDetails {
   kind: "bg_fusion_receipt";

@@ -8,11 +8,11 @@ import { FUSION_FILES } from "../core/constants.ts";
 import { secondsBetween } from "../core/units.ts";
 import { decodeDocument } from "../fusion/document.ts";
 import type { FusionManifest } from "../fusion/index.ts";
+import { readChildRecords, readRunRecord } from "../fusion/run-record.ts";
 import { parseManifest } from "../fusion/schema.ts";
 import { isSameProcessAlive } from "../process/identity.ts";
 import { listTaskRows, type TaskRow } from "../retrieval/task-rows.ts";
 import { listTaskRefs } from "../store/lookup.ts";
-import { readChildRecords, readRunRecord } from "./record.ts";
 import { getFusionRuns } from "./runs.ts";
 
 function plural(n: number, word: string): string {

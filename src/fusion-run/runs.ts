@@ -7,8 +7,8 @@
 import type { FailureCode } from "../core/errors.ts";
 import type { PinnedRoute, UsageCounts } from "../core/types.ts";
 import type { FusionAttemptRow, FusionManifest, FusionRunHandle, FusionStage } from "../fusion/index.ts";
+import type { FusionRunRecord } from "../fusion/run-record.ts";
 import { getRegistry } from "../retrieval/registry.ts";
-import type { FusionRunRecord } from "./record.ts";
 
 /** Why the run was ended from outside its pipeline. */
 export type RunEndReason = "cancelled" | "timeout";

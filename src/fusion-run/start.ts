@@ -12,12 +12,12 @@ import { DelegateError } from "../core/errors.ts";
 import { sha256Hex } from "../core/hash.ts";
 import type { PinnedRoute } from "../core/types.ts";
 import { createRun } from "../fusion/index.ts";
+import { type FusionRunRecord, RUN_RECORD_PATH } from "../fusion/run-record.ts";
 import { type HostFacts, requireCapacity, snapshotParent } from "../launch/launch.ts";
 import { resolveRoute } from "../launch/route.ts";
 import { admitChild, type ChildEnd, type ChildSeat, launchChild } from "./children.ts";
 import { runPipeline } from "./pipeline.ts";
 import { type FusionReceiptDetails, fusionReceiptText } from "./receipt.ts";
-import { type FusionRunRecord, RUN_RECORD_PATH } from "./record.ts";
 import { getFusionRuns, type LiveRun } from "./runs.ts";
 
 const DEFAULT_NAME_CHARS = 48;

@@ -1,7 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { parseFusionArguments } from "../../src/arguments/fusion-arguments.ts";
+import { canonicalJsonLine } from "../../src/core/canonical.ts";
+import { FUSION_WORKFLOW, SCHEMA } from "../../src/core/constants.ts";
 import { DelegateError } from "../../src/core/errors.ts";
+import { type FusionRunRecord, RUN_RECORD_PATH, readRunRecord } from "../../src/fusion/run-record.ts";
+import { createRun } from "../../src/fusion/writer.ts";
 import { checkEvaluation, parseEvaluation } from "../../src/fusion-run/evaluation.ts";
+import { markRunNotified } from "../../src/fusion-run/notifier.ts";
 import {
   type CandidateAnswer,
   evaluateDirective,
@@ -9,6 +14,8 @@ import {
   repairDirective,
 } from "../../src/fusion-run/prompts.ts";
 import { type FusionReceiptDetails, fusionReceiptText } from "../../src/fusion-run/receipt.ts";
+import { pruneTasks } from "../../src/retrieval/prune.ts";
+import { makeTempDir } from "../helpers/temp.ts";
 
 const SLOTS = ["candidate-1", "candidate-3"];
 const CANDIDATES: CandidateAnswer[] = [
@@ -149,5 +156,48 @@ describe("the directives and the merged answer", () => {
     expect(Buffer.byteLength(text)).toBeLessThanOrEqual(700);
     expect(text).toContain(`Fusion run f${"0".repeat(32)} started:`);
     expect(text).toContain("Candidates 4 routes (see details)");
+  });
+});
+
+describe("prune and a bg_fusion run's notice", () => {
+  it("keeps a run whose notice has not reached its session; removes it once notified.json records it", async () => {
+    const cwd = await makeTempDir("fusion-prune");
+    const run = createRun({ cwd, workflow: FUSION_WORKFLOW });
+    const record: FusionRunRecord = {
+      schema_version: SCHEMA.fusionRun,
+      run_id: run.runId,
+      name: "n",
+      parent_session_id: "s",
+      prompt_sha256: "a".repeat(64),
+      seed_projection_sha256: "b".repeat(64),
+      candidates: [
+        { provider: "p", model: "a" },
+        { provider: "p", model: "b" },
+      ],
+      merge: { provider: "p", model: "a" },
+      limits: { max_turns: 1, max_tool_calls: 1, timeout_seconds: 1 },
+      auto_deliver: "never",
+      notify_on_completion: true,
+      trigger_on_completion: true,
+    };
+    run.writeArtifact(RUN_RECORD_PATH, canonicalJsonLine(record));
+    expect(readRunRecord(run.runDir, run.manifest())).toEqual(record);
+    run.commitFailed({
+      summary: {
+        code: "fusion_candidates_insufficient",
+        stage: "candidate",
+        childCreated: true,
+        message: "m",
+        attempts: [],
+        usageSoFar: { status: "unavailable", reason: "r" },
+      },
+    });
+    const decide = async () =>
+      (await pruneTasks(cwd, { olderThanDays: 0 }, { dryRun: true })).decisions.map((d) =>
+        d.remove ? "remove" : d.reason,
+      );
+    expect(await decide()).toEqual(["notification_pending"]);
+    markRunNotified(run.runDir, run.runId);
+    expect(await decide()).toEqual(["remove"]);
   });
 });

@@ -1,6 +1,6 @@
 /**
- * The producer's own documents in a run directory (docs/subsystems/fusion.md, "The producer's
- * files"): run.json, bound first, says who asked what of which routes; children/<slot>-<n>.json, bound
+ * bg_fusion's own documents in a run directory (docs/subsystems/fusion.md, "The producer's
+ * files"), part of the run-directory contract so retrieval and prune can read them too: run.json, bound first, says who asked what of which routes; children/<slot>-<n>.json, bound
  * as each child starts, names its delegate task. Both are canonical JSON read back with the one
  * validator and the writer's bounded, hash-checked reads.
  */
@@ -10,8 +10,8 @@ import { AUTO_DELIVER_MODES, SCHEMA } from "../core/constants.ts";
 import { sha256Hex } from "../core/hash.ts";
 import type { PinnedRoute } from "../core/types.ts";
 import { bool, closedObject, count, list, literal, oneOf, sha256, str } from "../core/validate.ts";
-import type { BoundArtifact, FusionManifest, FusionStage } from "../fusion/index.ts";
-import { FUSION_STAGES } from "../fusion/types.ts";
+import type { BoundArtifact, FusionManifest, FusionStage } from "./types.ts";
+import { FUSION_STAGES } from "./types.ts";
 
 export const RUN_RECORD_PATH = "run.json";
 export const CHILDREN_DIR = "children";
