@@ -79,6 +79,10 @@ describe("a Fusion run's life with real parents and children", () => {
         name: "cache question (stage candidate, 2 children, 2 running)",
       });
       expect(listAllRows(cwd).filter((r) => r.kind === undefined && r.state === "running")).toHaveLength(2);
+      // bg_result never waits: the typed not-ready view.
+      const running = await bgResult(parent, { taskId: runId });
+      expect(running.isError).toBe(false);
+      expect(running.details).toMatchObject({ state: "running", delivery: "none", run_id: runId });
 
       const parentRequests = () => server.requests.filter((r) => !isChildRequest(r)).length;
       const before = parentRequests();
@@ -150,6 +154,24 @@ describe("a Fusion run's life with real parents and children", () => {
       expect(noticesOf(parent.messages(), runId)).toHaveLength(1);
       const r = await bgResult(parent, { taskId: runId });
       expect(r.details).toMatchObject({ state: "completed", usage_status: "attached" });
+    } finally {
+      held.release();
+      await parent.dispose();
+    }
+  });
+
+  it("timeoutSeconds is for the whole run: the run fails with child_timeout at the stage it reached", async () => {
+    const agentDir = await createAgentDir({ serverUrl: server.url, models: FUSION_MODELS });
+    const cwd = await makeTempDir("fusion-life");
+    const held = holdCandidates(server);
+    const parent = await startSdkParent({ agentDir, cwd });
+    try {
+      const runId = await fusionVia(parent, { ...ARGS, timeoutSeconds: 2 });
+      await until(() => noticesOf(parent.messages(), runId).length === 1, "the timeout notice");
+      const notice = noticesOf(parent.messages(), runId)[0] as Notice;
+      expect(notice.details).toMatchObject({ state: "failed", code: "child_timeout", stage: "candidate" });
+      expect(childManifests(cwd).map((m) => m.terminal?.code)).toEqual(["child_timeout", "child_timeout"]);
+      expect(await waitForNoProcesses(join(cwd, ".pi/delegate"))).toEqual([]);
     } finally {
       held.release();
       await parent.dispose();
