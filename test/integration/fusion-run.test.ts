@@ -2,6 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { sha256Hex } from "../../src/core/hash.ts";
+import { runCli } from "../helpers/cli.ts";
 import { call, lastToolResult, notifications, promptWhenIdle, until } from "../helpers/drive.ts";
 import {
   CANDIDATE_ANSWERS,
@@ -138,6 +139,17 @@ describe("bg_fusion with a real pi parent and real children", () => {
       // Four guarded children ran, none of them sent a notice of its own.
       expect(delegateTaskDirs(cwd)).toHaveLength(4);
       expect(notifications(parent.messages())).toHaveLength(1);
+
+      // Outside Pi, the command line lists the run by its name and verifies it the same way.
+      const list = await runCli(cwd, "list", "--json");
+      const rowsOut = (
+        JSON.parse(list.stdout) as { tasks: { id: string; kind: string; name: string; state: string }[] }
+      ).tasks;
+      expect(rowsOut.find((r) => r.id === runId)).toMatchObject({
+        kind: "fusion",
+        name: "where is the cache invalidated",
+        state: "completed",
+      });
 
       // A changed merged.md is refused; no byte of it is returned.
       const mergedPath = join(runDirOf(cwd, runId), "merged.md");
