@@ -10,7 +10,7 @@ import { DELEGATE_DEFAULTS, SCHEMA } from "../core/constants.ts";
 import { DelegateError, type FailureCode } from "../core/errors.ts";
 import type { UsageCounts, UsageRecord } from "../core/types.ts";
 import type { AttemptStatus, FusionStage } from "../fusion/index.ts";
-import { CHILDREN_DIR, type FusionChildRecord } from "../fusion/run-record.ts";
+import { CHILDREN_DIR, type FusionChildRecord, type FusionRunRecord } from "../fusion/run-record.ts";
 import { admitWith, type LaunchPlan, type ParentSnapshot, requireCapacity } from "../launch/launch.ts";
 import type { ResolvedRoute } from "../launch/route.ts";
 import { type StartedChild, startChild } from "../launch/start.ts";
@@ -38,8 +38,14 @@ export interface ChildEnd {
 
 const NAME_MAX = 80;
 
+/** What a child's arguments come from: the run's name and limits, and when the run started. */
+export interface ChildBasis {
+  record: Pick<FusionRunRecord, "name" | "limits">;
+  createdAt: number;
+}
+
 /** The delegate arguments of one child: the run's limits, no notice of its own (the run sends one). */
-export function childArguments(run: LiveRun, seat: ChildSeat, directive: string): DelegateArguments {
+export function childArguments(run: ChildBasis, seat: ChildSeat, directive: string): DelegateArguments {
   const label = `${seat.slot}: ${run.record.name}`;
   const elapsed = Math.floor((Date.now() - run.createdAt) / 1000);
   return {
@@ -58,7 +64,7 @@ export function childArguments(run: LiveRun, seat: ChildSeat, directive: string)
   };
 }
 
-export function admitChild(snap: ParentSnapshot, run: LiveRun, seat: ChildSeat, directive: string): LaunchPlan {
+export function admitChild(snap: ParentSnapshot, run: ChildBasis, seat: ChildSeat, directive: string): LaunchPlan {
   return admitWith(snap, childArguments(run, seat, directive), seat.route);
 }
 

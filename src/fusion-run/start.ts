@@ -57,17 +57,26 @@ export async function startFusion(
     route,
   }));
 
+  const name = args.name ?? defaultName(args.prompt);
+  const limits = { max_turns: args.maxTurns, max_tool_calls: args.maxToolCalls, timeout_seconds: args.timeoutSeconds };
+  const createdAt = Date.now();
+  // Every candidate is admitted before anything exists: a refusal (e.g. seed_budget_exceeded) leaves nothing.
+  const admitted = seats.map((seat) => ({
+    seat,
+    plan: admitChild(snap, { record: { name, limits }, createdAt }, seat, args.prompt),
+  }));
+
   const handle = createRun({ cwd, workflow: FUSION_WORKFLOW });
   const record: FusionRunRecord = {
     schema_version: SCHEMA.fusionRun,
     run_id: handle.runId,
-    name: args.name ?? defaultName(args.prompt),
+    name,
     parent_session_id: snap.sessionId,
     prompt_sha256: sha256Hex(args.prompt),
     seed_projection_sha256: sha256Hex(snap.projectionJson),
     candidates: candidates.map((r) => ({ provider: r.provider, model: r.model })),
     merge: { provider: merge.provider, model: merge.model },
-    limits: { max_turns: args.maxTurns, max_tool_calls: args.maxToolCalls, timeout_seconds: args.timeoutSeconds },
+    limits,
     auto_deliver: args.autoDeliver,
     notify_on_completion: args.notifyOnCompletion,
     trigger_on_completion: args.triggerOnCompletion,
@@ -81,7 +90,7 @@ export async function startFusion(
     record,
     prompt: args.prompt,
     handle,
-    createdAt: Date.now(),
+    createdAt,
     stage: "preflight",
     children: [],
     attempts: [],
@@ -94,10 +103,8 @@ export async function startFusion(
   let starts: Promise<ChildEnd>[];
   try {
     handle.writeArtifact(RUN_RECORD_PATH, canonicalJsonLine(record));
-    // Every candidate is admitted before any starts: a refusal (e.g. seed_budget_exceeded) starts none.
-    const plans = seats.map((seat) => admitChild(snap, run, seat, args.prompt));
     run.stage = "candidate";
-    const started = await Promise.all(seats.map((seat, i) => launchChild(run, seat, () => plans[i]!)));
+    const started = await Promise.all(admitted.map(({ seat, plan }) => launchChild(run, seat, () => plan)));
     starts = started.map((s) => s.end);
   } catch (error) {
     clearTimeout(run.deadline);
