@@ -12,8 +12,9 @@ import { canonicalJson } from "../core/canonical.ts";
 import { CHILD_TOOLS, type FinalizedBy, READ_ARTIFACT_TOOL } from "../core/constants.ts";
 import { sha256Hex } from "../core/hash.ts";
 import type { EvidenceRow, SeedLimits } from "../core/types.ts";
+import { grepSeen } from "./grep-evidence.ts";
 import type { ReadArtifactDetails } from "./read-artifact.ts";
-import { readEvidence } from "./read-evidence.ts";
+import { onlyText, readEvidence } from "./read-evidence.ts";
 import { contentBytes, maxReadLength, readArtifactBound, spillReason } from "./runway.ts";
 import { encodeToolContent, spillReceiptText, spillToolResult, withheldText } from "./spill.ts";
 import { type GuardState, latch } from "./state.ts";
@@ -144,11 +145,14 @@ function evidenceFor(state: GuardState, event: ToolResultInput, callIndex: numbe
   } catch {
     return; // content we cannot hash faithfully is not evidence
   }
+  const text = event.toolName === "grep" ? onlyText(event.content) : undefined;
+  const seen = text === undefined ? [] : grepSeen(event.input, text, cwd);
   add({
     tool: event.toolName as "grep" | "find" | "ls",
     args: canonicalJson(event.input),
     length: bytes.length,
     sha256: sha256Hex(bytes),
+    ...(seen.length > 0 ? { seen } : {}),
   });
 }
 

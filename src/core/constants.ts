@@ -23,6 +23,8 @@ export const READ_ARTIFACT_FRAMING_BYTES = 256;
 export const EVIDENCE_CHECK_MAX_FILES = 64;
 /** Bytes read back per check over all files; a file that would pass it is unchecked. */
 export const EVIDENCE_CHECK_MAX_BYTES = 16 * MiB;
+/** Line ranges one grep evidence row keeps of the lines its output showed; later ones are not kept. */
+export const GREP_SEEN_MAX_RANGES = 128;
 /** Citations of the answer looked at; more are not counted. */
 export const CITATION_CHECK_MAX = 500;
 /** Flagged citations named in a view; the counts cover the rest. */
