@@ -8,6 +8,8 @@ export const INLINE_ANSWER_MAX_BYTES = 48 * KiB;
 export const ANSWER_CAPTURE_MAX_BYTES = 4 * MiB;
 export const ANSWER_BLOCK_BYTES = 256 * KiB;
 export const SPILL_THRESHOLD_BYTES = 64 * KiB;
+/** A runway-spilled text keeps a head inline only when at least this many bytes of whole lines fit. */
+export const RUNWAY_HEAD_MIN_BYTES = 1 * KiB;
 export const AGGREGATE_TOOL_OUTPUT_MAX_BYTES = 64 * MiB;
 export const READ_ARTIFACT_MAX_RESPONSE_BYTES = 60 * KiB;
 /**
