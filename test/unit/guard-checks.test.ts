@@ -244,20 +244,22 @@ describe("the tool boundary", () => {
     state.runway.budget = { growthBudgetTokens: 14_192, triggerTokens: 8_192 };
     state.runway.retainedBytes = 9_192;
     const roomy = { ...limits, spill_threshold_bytes: 65_536, aggregate_tool_output_bytes: 1_000_000 };
-    const patch = handleToolResult(
-      state,
-      {
-        toolName: "read",
-        toolCallId: "r1",
-        input: { path: "big.txt" },
-        content: [{ type: "text", text: file }],
-        details: undefined,
-        isError: false,
-      },
-      taskDir,
-      roomy,
-      taskDir,
-    );
+    const readBig = (id: string) =>
+      handleToolResult(
+        state,
+        {
+          toolName: "read",
+          toolCallId: id,
+          input: { path: "big.txt" },
+          content: [{ type: "text", text: file }],
+          details: undefined,
+          isError: false,
+        },
+        taskDir,
+        roomy,
+        taskDir,
+      );
+    const patch = readBig("r1");
     const shown = patch?.content[0]?.text as string;
     const [head] = shown.split("\n\n[delegate spill]");
     const lines = (head as string).split("\n").length;
@@ -283,20 +285,7 @@ describe("the tool boundary", () => {
     ]);
     // With less room than the minimum head, the result is a receipt alone.
     state.runway.retainedBytes = 13_500;
-    const receiptOnly = handleToolResult(
-      state,
-      {
-        toolName: "read",
-        toolCallId: "r2",
-        input: { path: "big.txt" },
-        content: [{ type: "text", text: file }],
-        details: undefined,
-        isError: false,
-      },
-      taskDir,
-      roomy,
-      taskDir,
-    );
+    const receiptOnly = readBig("r2");
     expect(receiptOnly?.content[0]?.text.startsWith("[delegate spill]")).toBe(true);
     expect(state.evidence).toHaveLength(1);
   });
