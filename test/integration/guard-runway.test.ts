@@ -160,7 +160,8 @@ beforeAll(async () => {
     agentDir: agent.dir,
     cwd,
     budget,
-    prompt: `SPILLFAIL: read mid.txt. ${script({ tool: "read", args: { path: "mid.txt" } }, { text: "saw {{lastToolResult}}" })}`,
+    // An image over the per-result limit is spilled whatever R is (a text result might fit a measured window).
+    prompt: `SPILLFAIL: read image.png. ${script({ tool: "read", args: { path: "image.png" } }, { text: "saw {{lastToolResult}}" })}`,
   });
   // A regular file where spill/ should be: every spill write fails.
   await rm(join(failTask.taskDir, TASK_FILES.spillDir), { recursive: true });
@@ -358,6 +359,9 @@ describe("a failed spill", () => {
     expect(spillFail.files.result).toBeUndefined();
     const requests = server.requests.filter((r) => r.messages.some((m) => m.text.startsWith("SPILLFAIL")));
     expect(requests).toHaveLength(1);
-    expect(requests.flatMap((r) => r.messages).some((m) => m.text.includes("mid ünïcödé line"))).toBe(false);
+    const messages = requests.flatMap((r) => r.messages);
+    expect(messages.some((m) => (m.images ?? 0) > 0 || m.text.includes(image.toString("base64").slice(0, 64)))).toBe(
+      false,
+    );
   });
 });
