@@ -21,3 +21,9 @@ export const EXTRA_HOST_ENV: string;
 export function hostNames(): string[];
 export function resolveHost(name?: string): ResolvedHost;
 export function packageOnlyPiArgs(packageDir?: string): string[];
+export function createHostRegistry<Registry>(
+  sdk: object,
+  host: ResolvedHost,
+  agentDir: string,
+  modelsPath: string | null,
+): Promise<{ modelRegistry: Registry; sessionOptions: Record<string, unknown> }>;

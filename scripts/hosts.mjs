@@ -120,3 +120,19 @@ export function packageOnlyPiArgs(packageDir = REPO_ROOT) {
     "--no-context-files",
   ];
 }
+
+/**
+ * A model registry, and what createAgentSession needs beside it, built the way `host` builds one
+ * from its own SDK module `sdk`: 1.6 over a ModelRuntime (AuthStorage is gone, the runtime goes to
+ * the session), 0.73.1 over AuthStorage. For SDK parents of the tests and the bench alike.
+ */
+export async function createHostRegistry(sdk, host, agentDir, modelsPath) {
+  const authPath = `${agentDir}/auth.json`;
+  if (host.packageName.startsWith("@earendil-works/")) {
+    const modelRuntime = await sdk.ModelRuntime.create({ authPath, modelsPath });
+    return { modelRegistry: new sdk.ModelRegistry(modelRuntime), sessionOptions: { modelRuntime } };
+  }
+  const authStorage = sdk.AuthStorage.create(authPath);
+  const modelRegistry = sdk.ModelRegistry.create(authStorage, modelsPath);
+  return { modelRegistry, sessionOptions: { authStorage, modelRegistry } };
+}

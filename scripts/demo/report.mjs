@@ -51,7 +51,7 @@ export function answerCheck(view, answerText, taskDir) {
     `bg_result details answer.sha256:      ${view.answer.sha256}`,
     `${relative(taskDir, resultPath)} answer.sha256:            ${committed}`,
     `result.json answer: ${result.answer?.byte_length} bytes in ${result.answer?.blocks?.length} block(s); ` +
-      `${result.turns} turns, ${result.tool_calls} tool calls, ${result.evidence?.length ?? 0} evidence reads.`,
+      `${result.turns} turns, ${result.tool_calls} tool calls, ${result.evidence?.length ?? 0} evidence rows (inspect calls seen).`,
   ];
   if (shown !== view.answer.sha256 || shown !== committed) {
     throw new Error(`answer hash mismatch:\n${lines.join("\n")}`);

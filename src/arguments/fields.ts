@@ -131,12 +131,26 @@ function checkFields(fields: FieldTable, raw: unknown, at: string): Record<strin
   return out;
 }
 
+function isEmptyObject(raw: unknown): boolean {
+  return typeof raw === "object" && raw !== null && !Array.isArray(raw) && Object.keys(raw).length === 0;
+}
+
 /**
  * Strict check of raw arguments against a table: exact JSON types, no coercion, no unknown keys.
  * Throws invalid_arguments naming the field. The returned object is built from checked values only,
  * which is what makes it an ArgsOf<T>.
  */
 export function checkArguments<T extends FieldTable>(fields: T, raw: unknown): ArgsOf<T> {
+  const required = Object.keys(fields).filter((name) => fields[name]?.required === true);
+  if (isEmptyObject(raw) && required.length > 0) {
+    // Pi 1.x hands a call whose arguments were not valid JSON to extensions as `{}` (the text stays
+    // in the call's argumentsError, which no extension hook sees), so an empty object names both.
+    throw new DelegateError(
+      "invalid_arguments",
+      `arguments: none were given — an empty object (arguments that are not valid JSON arrive as one too); required: ${required.join(", ")}`,
+      { childProcessCreated: false },
+    );
+  }
   try {
     return checkFields(fields, raw, "") as ArgsOf<T>;
   } catch (error) {

@@ -280,7 +280,11 @@ export default function delegateGuard(pi: ExtensionAPI): void {
     ) {
       requestFinalization(state, "time");
     }
-    if (shouldFinalize(runway.budget, runway.retainedBytes)) requestFinalization(state, "context");
+    const measuredOnly =
+      runway.measured === undefined
+        ? undefined
+        : measuredGrowth(runway, runway.measured.retainedBytesAtRequest, seed.budget.admission_estimate_tokens);
+    if (shouldFinalize(runway.budget, runway.retainedBytes, measuredOnly)) requestFinalization(state, "context");
     let messages: typeof event.messages | undefined;
     if (runway.finalized) {
       if (runway.noticeIndex === undefined) {
@@ -336,8 +340,16 @@ export default function delegateGuard(pi: ExtensionAPI): void {
     }
     addUsage(state.usage, message.usage, message.content.length > 0, state.turns);
     const input = reportedInputTokens(message.usage);
-    if (completed && input !== undefined) {
-      state.runway.measured = { inputTokens: input, retainedBytesAtRequest: state.runway.bytesRAtRequest };
+    if (completed && input !== undefined && state.seed !== undefined) {
+      // The report measures the request just answered: R is re-based on it before this turn's tool
+      // results are kept or spilled (docs/subsystems/child-guard.md, "The measured window").
+      const runway = state.runway;
+      runway.measured = { inputTokens: input, retainedBytesAtRequest: runway.bytesRAtRequest };
+      runway.retainedBytes = measuredGrowth(
+        runway,
+        runway.bytesRAtRequest + messageBytes(message),
+        state.seed.budget.admission_estimate_tokens,
+      );
     }
     state.last = {
       ...(message as unknown as FinalMessage),

@@ -40,7 +40,7 @@ function lineArg(value: unknown, min: number): number | undefined {
 }
 
 /** The text of a single-text result, else undefined. */
-function onlyText(content: readonly unknown[]): string | undefined {
+export function onlyText(content: readonly unknown[]): string | undefined {
   const [first] = content;
   if (content.length !== 1 || typeof first !== "object" || first === null) return undefined;
   const part = first as { type?: unknown; text?: unknown };

@@ -95,9 +95,18 @@ export function headroomBytes(budget: RunwayBudget, retainedBytes: number): numb
   return tokensToBytes(budget.growthBudgetTokens) - retainedBytes;
 }
 
-/** Finalize (tools off, one instruction to answer) when G − R ≤ trigger. */
-export function shouldFinalize(budget: RunwayBudget, retainedBytes: number): boolean {
-  return headroomBytes(budget, retainedBytes) <= tokensToBytes(budget.triggerTokens);
+/**
+ * Finalize (tools off, one instruction to answer) when G − R ≤ trigger (docs/subsystems/child-guard.md,
+ * "Finalization"). With a measured window, `measuredOnlyBytes` is R as the last report alone puts it
+ * (no bytes since); the bytes since count at 1.00 B/token and may be far fewer tokens. While the
+ * report alone leaves more than the trigger and R still fits G (G − R ≥ 0), one more request goes
+ * out with tools on, and its report measures them: the trigger is then judged on that report.
+ */
+export function shouldFinalize(budget: RunwayBudget, retainedBytes: number, measuredOnlyBytes?: number): boolean {
+  const trigger = tokensToBytes(budget.triggerTokens);
+  if (headroomBytes(budget, retainedBytes) > trigger) return false;
+  if (measuredOnlyBytes === undefined) return true;
+  return !(headroomBytes(budget, measuredOnlyBytes) > trigger && headroomBytes(budget, retainedBytes) >= 0);
 }
 
 export type SpillReason = "size" | "runway";
@@ -112,6 +121,14 @@ export function spillReason(
   if (payloadBytes > thresholdBytes) return "size";
   if (retainedBytes + payloadBytes > tokensToBytes(budget.growthBudgetTokens)) return "runway";
   return undefined;
+}
+
+/**
+ * Bytes of a runway-spilled text result that may stay inline ahead of its notice
+ * (docs/subsystems/child-guard.md, "Growth and spill"): what keeps R within G. Never below zero.
+ */
+export function inlineHeadRoom(budget: RunwayBudget, retainedBytes: number, noticeBytes: number): number {
+  return Math.max(0, headroomBytes(budget, retainedBytes) - noticeBytes);
 }
 
 /** Response bytes of a delegate_read_artifact call: base64 is 4 bytes per 3, plus the header line. */

@@ -7,7 +7,7 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { SCHEMA, TASK_FILES } from "../core/constants.ts";
+import { RUNWAY_HEAD_MIN_BYTES, SCHEMA, TASK_FILES } from "../core/constants.ts";
 import { writeFileAtomic } from "../core/fs.ts";
 import { sha256Hex } from "../core/hash.ts";
 import type { SpillReceipt } from "../core/types.ts";
@@ -91,6 +91,37 @@ export function spillReceiptText(receipt: SpillReceipt, reason: SpillReason, sug
   const example = JSON.stringify({ artifact: receipt.artifact, offset: 0, length: Math.max(1, suggestedLength) });
   return [
     `[delegate spill] This ${receipt.tool_name} result (${receipt.byte_length} bytes) was saved in full, not truncated, because ${REASON_TEXT[reason]}.`,
+    `Receipt: ${JSON.stringify(receipt)}`,
+    `Read exact byte ranges with delegate_read_artifact, e.g. ${example}; it returns base64 of the bytes.`,
+  ].join("\n");
+}
+
+/**
+ * The head of a spilled text kept inline: the longest run of whole lines (the newline after the last
+ * one excluded) within `maxBytes`, or undefined when that is under {@link RUNWAY_HEAD_MIN_BYTES}
+ * or no line fits. A head never splits a line, so never a UTF-8 character.
+ */
+export function inlineHead(text: string, maxBytes: number): string | undefined {
+  if (maxBytes < RUNWAY_HEAD_MIN_BYTES) return undefined;
+  const bytes = Buffer.from(text, "utf8");
+  const cut = bytes.lastIndexOf(10, maxBytes);
+  if (cut < RUNWAY_HEAD_MIN_BYTES) return undefined;
+  return bytes.subarray(0, cut).toString("utf8");
+}
+
+/**
+ * What the model sees when a runway spill keeps a head inline: the head, a blank line, then the
+ * notice naming the artifact and the byte where the rest starts (the byte after the head's newline).
+ */
+export function headSpillText(head: string, receipt: SpillReceipt, suggestedLength: number): string {
+  const headBytes = Buffer.byteLength(head, "utf8");
+  const lines = head.split("\n").length;
+  const rest = headBytes + 1;
+  const example = JSON.stringify({ artifact: receipt.artifact, offset: rest, length: Math.max(1, suggestedLength) });
+  return [
+    head,
+    "",
+    `[delegate spill] This ${receipt.tool_name} result (${receipt.byte_length} bytes) was saved in full, not truncated. Its first ${lines} lines (${headBytes} bytes) are above; the rest (from byte ${rest}) is not inline, because ${REASON_TEXT.runway}.`,
     `Receipt: ${JSON.stringify(receipt)}`,
     `Read exact byte ranges with delegate_read_artifact, e.g. ${example}; it returns base64 of the bytes.`,
   ].join("\n");

@@ -11,11 +11,19 @@
 import { canonicalJson } from "../core/canonical.ts";
 import { CHILD_TOOLS, type FinalizedBy, READ_ARTIFACT_TOOL } from "../core/constants.ts";
 import { sha256Hex } from "../core/hash.ts";
-import type { EvidenceRow, SeedLimits } from "../core/types.ts";
+import type { EvidenceRow, SeedLimits, SpillReceipt } from "../core/types.ts";
+import { grepSeen } from "./grep-evidence.ts";
 import type { ReadArtifactDetails } from "./read-artifact.ts";
-import { readEvidence } from "./read-evidence.ts";
-import { contentBytes, maxReadLength, readArtifactBound, spillReason } from "./runway.ts";
-import { encodeToolContent, spillReceiptText, spillToolResult, withheldText } from "./spill.ts";
+import { onlyText, readEvidence } from "./read-evidence.ts";
+import { contentBytes, inlineHeadRoom, maxReadLength, readArtifactBound, spillReason } from "./runway.ts";
+import {
+  encodeToolContent,
+  headSpillText,
+  inlineHead,
+  spillReceiptText,
+  spillToolResult,
+  withheldText,
+} from "./spill.ts";
 import { type GuardState, latch } from "./state.ts";
 
 export const FINALIZATION_NOTICE =
@@ -144,12 +152,58 @@ function evidenceFor(state: GuardState, event: ToolResultInput, callIndex: numbe
   } catch {
     return; // content we cannot hash faithfully is not evidence
   }
+  const text = event.toolName === "grep" ? onlyText(event.content) : undefined;
+  const seen = text === undefined ? [] : grepSeen(event.input, text, cwd);
   add({
     tool: event.toolName as "grep" | "find" | "ls",
     args: canonicalJson(event.input),
     length: bytes.length,
     sha256: sha256Hex(bytes),
+    ...(seen.length > 0 ? { seen } : {}),
   });
+}
+
+/** Bytes a head notice can take beyond its text with no numbers (the numbers' digits and more). */
+const HEAD_NOTICE_NUMBERS_BYTES = 96;
+
+/**
+ * A runway spill of one text block keeps the whole lines that fit G inline, ahead of a notice naming
+ * the rest (docs/subsystems/child-guard.md, "Growth and spill"). The evidence row is what the model
+ * saw: for a `read`, the head's lines (as when Pi cut the output itself). Undefined: too little fits.
+ */
+function keepHead(
+  state: GuardState,
+  event: ToolResultInput,
+  receipt: SpillReceipt,
+  limits: SeedLimits,
+  callIndex: number,
+  cwd: string,
+): ToolResultPatch {
+  const text = onlyText(event.content);
+  if (text === undefined || receipt.content_format !== "single_text_utf8") return undefined;
+  const runway = state.runway;
+  const noticeBytes = Buffer.byteLength(headSpillText("", receipt, 0), "utf8") + HEAD_NOTICE_NUMBERS_BYTES;
+  const head = inlineHead(text, inlineHeadRoom(runway.budget, runway.retainedBytes, noticeBytes));
+  if (head === undefined) return undefined;
+  const headBytes = Buffer.byteLength(head, "utf8");
+  const bound = readArtifactBound(
+    runway.budget,
+    runway.retainedBytes + headBytes + noticeBytes,
+    limits.read_artifact_max_response_bytes,
+  );
+  const inline = headSpillText(head, receipt, Math.min(receipt.byte_length - headBytes - 1, maxReadLength(bound)));
+  runway.retainedBytes += Buffer.byteLength(inline, "utf8");
+  runway.keptToolBytes += headBytes;
+  runway.spilledToolBytes += receipt.byte_length - headBytes;
+  const content = [{ type: "text" as const, text: inline }];
+  const lines = head.split("\n").length;
+  const details = event.toolName === "read" ? { truncation: { truncated: true, outputLines: lines } } : event.details;
+  evidenceFor(state, { ...event, content, details }, callIndex, cwd);
+  return {
+    content,
+    details: { delegate_spill: receipt, delegate_spill_head_bytes: headBytes },
+    isError: event.isError,
+  };
 }
 
 /**
@@ -195,6 +249,8 @@ export function handleToolResult(
       content: event.content,
     });
     state.receipts.push(receipt);
+    const kept = reason === "runway" ? keepHead(state, event, receipt, limits, callIndex, cwd) : undefined;
+    if (kept !== undefined) return kept;
     runway.spilledToolBytes += payload;
     const bound = readArtifactBound(runway.budget, runway.retainedBytes, limits.read_artifact_max_response_bytes);
     const text = spillReceiptText(receipt, reason, Math.min(receipt.byte_length, maxReadLength(bound)));

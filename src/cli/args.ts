@@ -61,11 +61,17 @@ export const COMMANDS: Record<CommandName, CommandSpec> = {
   },
   prune: {
     id: false,
-    summary: "remove ended tasks' trees of every session (never a running one or one whose notice is pending)",
+    summary:
+      "remove ended tasks' trees of every session (never a running one; one whose notice is pending only with --undelivered)",
     options: [
       { name: "older-than", kind: "days", help: "remove ended tasks that ended at least this many days ago" },
       { name: "keep", kind: "count", help: "keep this many of the newest ended tasks whatever their age" },
       { name: "dry-run", kind: "flag", help: "print what would be removed and the bytes it holds; remove nothing" },
+      {
+        name: "undelivered",
+        kind: "flag",
+        help: "also remove ended tasks whose completion notice never reached their session",
+      },
       JSON_OPTION,
     ],
   },
@@ -94,6 +100,7 @@ export interface ParsedCommand {
   olderThanDays: number | undefined;
   keep: number | undefined;
   dryRun: boolean;
+  undelivered: boolean;
 }
 
 export type Invocation = { kind: "help"; command: CommandName | undefined } | { kind: "run"; parsed: ParsedCommand };
@@ -145,6 +152,7 @@ export function parseArgs(argv: readonly string[]): Invocation {
     olderThanDays: undefined,
     keep: undefined,
     dryRun: false,
+    undelivered: false,
   };
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i]!;
@@ -157,6 +165,7 @@ export function parseArgs(argv: readonly string[]): Invocation {
         if (inline !== undefined) throw new UsageError(`--${name} takes no value`, command);
         if (name === "json") parsed.json = true;
         else if (name === "dry-run") parsed.dryRun = true;
+        else if (name === "undelivered") parsed.undelivered = true;
         else parsed.all = true;
         continue;
       }

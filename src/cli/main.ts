@@ -91,7 +91,11 @@ async function result(io: CliIo, p: ParsedCommand): Promise<number> {
 }
 
 async function prune(io: CliIo, p: ParsedCommand): Promise<number> {
-  const outcome = await pruneTasks(io.cwd, { olderThanDays: p.olderThanDays, keep: p.keep }, { dryRun: p.dryRun });
+  const outcome = await pruneTasks(
+    io.cwd,
+    { olderThanDays: p.olderThanDays, keep: p.keep, undelivered: p.undelivered },
+    { dryRun: p.dryRun },
+  );
   if (p.json) printJson(io, pruneJson(outcome));
   else io.stdout(`${renderPrune(outcome)}\n`);
   for (const { candidate, message } of outcome.errors) io.stderr(`could not remove ${candidate.id}: ${message}\n`);

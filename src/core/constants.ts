@@ -8,6 +8,8 @@ export const INLINE_ANSWER_MAX_BYTES = 48 * KiB;
 export const ANSWER_CAPTURE_MAX_BYTES = 4 * MiB;
 export const ANSWER_BLOCK_BYTES = 256 * KiB;
 export const SPILL_THRESHOLD_BYTES = 64 * KiB;
+/** A runway-spilled text keeps a head inline only when at least this many bytes of whole lines fit. */
+export const RUNWAY_HEAD_MIN_BYTES = 1 * KiB;
 export const AGGREGATE_TOOL_OUTPUT_MAX_BYTES = 64 * MiB;
 export const READ_ARTIFACT_MAX_RESPONSE_BYTES = 60 * KiB;
 /**
@@ -23,6 +25,8 @@ export const READ_ARTIFACT_FRAMING_BYTES = 256;
 export const EVIDENCE_CHECK_MAX_FILES = 64;
 /** Bytes read back per check over all files; a file that would pass it is unchecked. */
 export const EVIDENCE_CHECK_MAX_BYTES = 16 * MiB;
+/** Line ranges one grep evidence row keeps of the lines its output showed; later ones are not kept. */
+export const GREP_SEEN_MAX_RANGES = 128;
 /** Citations of the answer looked at; more are not counted. */
 export const CITATION_CHECK_MAX = 500;
 /** Flagged citations named in a view; the counts cover the rest. */

@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { DelegateError, FAILURE_REMEDIATION, type TaskSpend } from "./errors.ts";
 import { formatCost, formatDuration } from "./units.ts";
+import { utf8Prefix } from "./utf8.ts";
 
 /** The most of a failure's message the text carries (docs/failure-codes.md, "How a failure reads"). */
 export const FAILURE_MESSAGE_MAX_BYTES = 600;
@@ -12,15 +13,8 @@ export const FAILURE_TEXT_MAX_BYTES = 1024;
 export function boundedMessage(message: string, maxBytes: number = FAILURE_MESSAGE_MAX_BYTES): string {
   const total = Buffer.byteLength(message);
   if (total <= maxBytes) return message;
-  let kept = "";
-  let bytes = 0;
-  for (const ch of message) {
-    const size = Buffer.byteLength(ch);
-    if (bytes + size > maxBytes) break;
-    kept += ch;
-    bytes += size;
-  }
-  return `${kept}… (${total - bytes} more bytes cut)`;
+  const kept = utf8Prefix(message, maxBytes);
+  return `${kept}… (${total - Buffer.byteLength(kept)} more bytes cut)`;
 }
 
 /**

@@ -108,22 +108,29 @@ export interface SpillReceipt {
 }
 
 /**
- * A `read` the child saw (docs/subsystems/child-guard.md, "Evidence"): the path as given, where it
- * resolves (`file`: relative to the project root with `/`, or absolute when outside it), offset and
- * limit as Pi applied them (integers; absent when not given), the lines shown (1-based, inclusive; `line_end < line_start` when none were) and the
- * byte range [byte_start, byte_end) of the file bytes those lines cover, with their SHA-256.
+ * Lines of a file the child was shown, with the bytes they cover ([byte_start, byte_end), the last
+ * line's newline included) and those bytes' SHA-256: a `read` row's range, or one of a grep's.
  */
-export interface ReadEvidence {
-  tool: "read";
-  path: string;
+export interface SeenRange {
   file: string;
-  offset?: number;
-  limit?: number;
   line_start: number;
   line_end: number;
   byte_start: number;
   byte_end: number;
   sha256: string;
+}
+
+/**
+ * A `read` the child saw (docs/subsystems/child-guard.md, "Evidence"): the path as given, offset and
+ * limit as Pi applied them (integers; absent when not given) and the range shown: `file` where the
+ * path resolves (relative to the project root with `/`, or absolute when outside it), the lines
+ * shown (1-based, inclusive; `line_end < line_start` when none were) and their bytes' SHA-256.
+ */
+export interface ReadEvidence extends SeenRange {
+  tool: "read";
+  path: string;
+  offset?: number;
+  limit?: number;
 }
 
 /** A `delegate_read_artifact` the child saw: artifact path, byte range and the SHA-256 of those bytes. */
@@ -135,12 +142,16 @@ export interface ArtifactEvidence {
   sha256: string;
 }
 
-/** A `grep`, `find` or `ls` the child saw: its arguments (canonical JSON) and the hash of its output. */
+/**
+ * A `grep`, `find` or `ls` the child saw: its arguments (canonical JSON) and the hash of its output;
+ * for `grep`, the file lines its output showed (`seen`, absent when none could be matched).
+ */
 export interface SearchEvidence {
   tool: "grep" | "find" | "ls";
   args: string;
   length: number;
   sha256: string;
+  seen?: SeenRange[];
 }
 
 /** What the child saw through one inspect tool call. */

@@ -1,6 +1,7 @@
 /**
- * The one UTF-8 helper: strict decoding (no BOM stripping, no U+FFFD substitution) and the
- * well-formedness test for strings (no lone surrogates), used wherever bytes or text cross a trust
+ * The one UTF-8 helper: strict decoding (no BOM stripping, no U+FFFD substitution), the
+ * well-formedness test for strings (no lone surrogates) and cutting text on a code point boundary,
+ * used wherever bytes or text cross a trust
  * boundary (docs/subsystems/retrieval.md, "Verification order").
  */
 
@@ -35,4 +36,18 @@ export function isWellFormedText(text: string): boolean {
 /** True when the bytes are well-formed UTF-8 (no text is built). */
 export function isWellFormedUtf8(bytes: Uint8Array): boolean {
   return isUtf8(bytes);
+}
+
+/** The longest prefix of `text` within `maxBytes` of UTF-8 that ends on a code point boundary. */
+export function utf8Prefix(text: string, maxBytes: number): string {
+  if (Buffer.byteLength(text, "utf8") <= maxBytes) return text;
+  let kept = "";
+  let bytes = 0;
+  for (const ch of text) {
+    const size = Buffer.byteLength(ch, "utf8");
+    if (bytes + size > maxBytes) break;
+    kept += ch;
+    bytes += size;
+  }
+  return kept;
 }

@@ -1,7 +1,8 @@
 /**
  * Which ended task trees a prune removes (docs/cli.md, "prune"): a pure decision over what the task
  * trees say. Never a running task, never one recorded as running that nobody adjudicated yet, never
- * one whose completion notice has not reached its session, never an unreadable tree.
+ * an unreadable tree; one whose completion notice has not reached its session only when asked for
+ * by name (`undelivered`: the person gives up on that notice), never by retention.
  */
 
 /** What a task tree says about itself, as far as pruning goes. */
@@ -24,6 +25,8 @@ export interface PrunePolicy {
   olderThanDays?: number;
   /** Keep this many of the newest ended tasks whatever their age. */
   keep?: number;
+  /** Also remove ended tasks whose completion notice never reached their session (by hand only). */
+  undelivered?: boolean;
 }
 
 /** Why a task stays: its own status, "recent" (younger than --older-than) or "kept" (among the --keep newest). */
@@ -45,7 +48,8 @@ export function decidePrune(candidates: readonly PruneCandidate[], policy: Prune
   );
   let endedSeen = 0;
   return sorted.map((candidate): PruneDecision => {
-    if (candidate.status !== "ended") return { candidate, remove: false, reason: candidate.status };
+    const givenUp = candidate.status === "notification_pending" && policy.undelivered === true;
+    if (candidate.status !== "ended" && !givenUp) return { candidate, remove: false, reason: candidate.status };
     endedSeen++;
     if (policy.olderThanDays === undefined && policy.keep === undefined)
       return { candidate, remove: false, reason: "kept" };

@@ -104,7 +104,8 @@ export async function pruneTasks(
 const REASON_TEXT = {
   running: "running",
   unadjudicated: "recorded as running, not yet adjudicated (bg_result or `result` does it)",
-  notification_pending: "its completion notice has not reached its session yet",
+  notification_pending:
+    "its completion notice has not reached its session yet (resume that session, or prune with --undelivered)",
   unreadable: "its manifest cannot be read",
 } as const;
 

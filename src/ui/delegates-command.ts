@@ -15,7 +15,7 @@ import { DelegatesTable, shortId } from "./delegates-table.ts";
 
 const WIDGET_KEY = "bg-delegates";
 const REFRESH_MS = 1_000;
-const USAGE = "Usage: /delegates [list | cancel [id] | prune [--older-than <days>] [--dry-run] | hide]";
+const USAGE = "Usage: /delegates [list | cancel [id] | prune [--older-than <days>] [--dry-run] [--undelivered] | hide]";
 
 /**
  * Cancel a running delegate as the person asked: it ends as child_cancelled, and its notification
@@ -83,15 +83,17 @@ async function pickRunning(ctx: ExtensionCommandContext): Promise<string | undef
 }
 
 /**
- * `/delegates prune [--older-than <days>] [--dry-run]`: the one prune (docs/cli.md, "prune"), by
+ * `/delegates prune [--older-than <days>] [--dry-run] [--undelivered]`: the one prune (docs/cli.md, "prune"), by
  * default at the retention of the settings. Returns what to tell the person.
  */
 export async function pruneDelegates(cwd: string, words: readonly string[], retentionDays: number): Promise<string> {
   let days: number | undefined;
   let dryRun = false;
+  let undelivered = false;
   for (let i = 0; i < words.length; i++) {
     const word = words[i]!;
     if (word === "--dry-run") dryRun = true;
+    else if (word === "--undelivered") undelivered = true;
     else if (word === "--older-than") {
       const raw = words[++i];
       const value = Number(raw);
@@ -102,7 +104,7 @@ export async function pruneDelegates(cwd: string, words: readonly string[], rete
   }
   const olderThanDays = days ?? (retentionDays > 0 ? retentionDays : undefined);
   if (olderThanDays === undefined) return `Retention is off (bgDelegate.retentionDays is 0): give --older-than <days>.`;
-  const outcome = await pruneTasks(cwd, { olderThanDays }, { dryRun });
+  const outcome = await pruneTasks(cwd, { olderThanDays, undelivered }, { dryRun });
   const removed = outcome.removed.map(({ candidate, bytes }) => `${shortId(candidate.id)} ${formatBytes(bytes)}`);
   const failed = outcome.errors.map(({ candidate, message }) => `Could not remove ${candidate.id}: ${message}.`);
   return [
@@ -116,7 +118,7 @@ export async function pruneDelegates(cwd: string, words: readonly string[], rete
 export function registerDelegatesCommand(pi: ExtensionAPI): void {
   pi.registerCommand("delegates", {
     description:
-      "Show this project's background delegates as a table; cancel one; prune ended ones: /delegates [cancel [id] | prune [--older-than <days>] [--dry-run] | hide]",
+      "Show this project's background delegates as a table; cancel one; prune ended ones: /delegates [cancel [id] | prune [--older-than <days>] [--dry-run] [--undelivered] | hide]",
     handler: async (args: string, ctx: ExtensionCommandContext) => {
       const [verb = "list", id, ...more] = args.trim().split(/\s+/).filter(Boolean);
       try {

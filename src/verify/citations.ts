@@ -2,14 +2,15 @@
  * Citations of an answer checked against what the child read (docs/subsystems/retrieval.md,
  * "Evidence"). A citation is `path:line`, `path:start-end` (also `path:line:column`) or
  * `path#Lstart-Lend`, bare or in backticks, where the path has a `/` or a file extension. It is
- * resolved like a `read` path from the project root and compared with the line ranges of the
- * child's `read` rows of that file: every cited line seen is `read`; no read of the file at all is
- * `unread_file`; some cited line never shown is `unseen_lines`. Lines seen only in grep output do
- * not count: the child read them to cite them, or the citation is flagged.
+ * resolved like a `read` path from the project root and compared with the lines of that file the
+ * child was shown, by `read` or in `grep` output (the ranges a grep row kept: lines shown whole and
+ * unchanged): every cited line seen is `read`; no line of the file seen at all is `unread_file`;
+ * some cited line never shown is `unseen_lines`.
  */
 import { CITATION_CHECK_MAX, CITATION_FLAGGED_SHOWN } from "../core/constants.ts";
 import { projectFile, resolveLikePi } from "../core/project-path.ts";
-import type { Citation, CitationCheck, EvidenceRow, ReadEvidence } from "../core/types.ts";
+import type { Citation, CitationCheck, EvidenceRow } from "../core/types.ts";
+import { seenByFile } from "./seen-ranges.ts";
 
 export interface CitedRange {
   text: string;
@@ -44,18 +45,14 @@ export function parseCitations(text: string): CitedRange[] {
   return out;
 }
 
-/** Line intervals seen per file, merged and sorted. */
+/** Line intervals seen per file, merged and sorted (a file whose reads showed no line has none). */
 function seenLines(rows: readonly EvidenceRow[]): Map<string, [number, number][]> {
   const byFile = new Map<string, [number, number][]>();
-  for (const row of rows) {
-    if (row.tool !== "read") continue;
-    const list = byFile.get(row.file) ?? [];
-    byFile.set(row.file, list);
-    const r = row as ReadEvidence;
-    if (r.line_end >= r.line_start) list.push([r.line_start, r.line_end]);
-  }
-  for (const [file, list] of byFile) {
-    list.sort((a, b) => a[0] - b[0]);
+  for (const [file, ranges] of seenByFile(rows)) {
+    const list = ranges
+      .filter((r) => r.line_end >= r.line_start)
+      .map((r): [number, number] => [r.line_start, r.line_end])
+      .sort((a, b) => a[0] - b[0]);
     const merged: [number, number][] = [];
     for (const [a, b] of list) {
       const last = merged.at(-1);
@@ -67,7 +64,7 @@ function seenLines(rows: readonly EvidenceRow[]): Map<string, [number, number][]
   return byFile;
 }
 
-/** Check every citation of `answer` against the `read` rows; `root` is the project root. */
+/** Check every citation of `answer` against the lines `rows` showed; `root` is the project root. */
 export function checkCitations(answer: string, rows: readonly EvidenceRow[], root: string): CitationCheck {
   const seen = seenLines(rows);
   const check: CitationCheck = { total: 0, read: 0, unread_file: 0, unseen_lines: 0, flagged: [] };

@@ -1,6 +1,7 @@
 /**
  * Is the evidence still what the child read? (docs/subsystems/retrieval.md, "Evidence".) Each file
- * of the `read` rows is opened again and the bytes of every recorded range hashed: other bytes (or
+ * the child was shown lines of (by `read` or in `grep` output) is opened again and the bytes of every
+ * recorded range hashed: other bytes (or
  * a file now shorter than a range) make it changed, a missing file vanished. Bounded: at most
  * {@link EVIDENCE_CHECK_MAX_FILES} files and {@link EVIDENCE_CHECK_MAX_BYTES} bytes per check; a
  * file beyond either cap, outside the project root (by name or through a symbolic link), or not a
@@ -11,7 +12,8 @@ import { resolve } from "node:path";
 import { EVIDENCE_CHECK_MAX_BYTES, EVIDENCE_CHECK_MAX_FILES } from "../core/constants.ts";
 import { sha256Hex } from "../core/hash.ts";
 import { insideRoot, projectFile } from "../core/project-path.ts";
-import type { EvidenceFreshness, EvidenceRow, ReadEvidence } from "../core/types.ts";
+import type { EvidenceFreshness, EvidenceRow, SeenRange } from "../core/types.ts";
+import { seenByFile } from "./seen-ranges.ts";
 
 export interface FreshnessCaps {
   files: number;
@@ -36,7 +38,7 @@ function rangeBytes(fd: number, start: number, end: number): Buffer {
   return buffer.subarray(0, done);
 }
 
-function judge(abs: string, rootReal: string, ranges: readonly ReadEvidence[]): Verdict {
+function judge(abs: string, rootReal: string, ranges: readonly SeenRange[]): Verdict {
   let real: string;
   try {
     real = realpathSync(abs);
@@ -65,14 +67,13 @@ function judge(abs: string, rootReal: string, ranges: readonly ReadEvidence[]): 
   }
 }
 
-/** The freshness of `rows`' read files under `root`. */
+/** The freshness of the files `rows` showed lines of, under `root`. */
 export function checkFreshness(
   rows: readonly EvidenceRow[],
   root: string,
   caps: FreshnessCaps = { files: EVIDENCE_CHECK_MAX_FILES, bytes: EVIDENCE_CHECK_MAX_BYTES },
 ): EvidenceFreshness {
-  const byFile = new Map<string, ReadEvidence[]>();
-  for (const row of rows) if (row.tool === "read") byFile.set(row.file, [...(byFile.get(row.file) ?? []), row]);
+  const byFile = seenByFile(rows);
   const out: EvidenceFreshness = { state: "none", checked: 0, changed: [], vanished: [], unchecked: 0 };
   if (byFile.size === 0) return out;
   let rootReal: string | undefined;

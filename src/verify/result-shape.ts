@@ -5,7 +5,14 @@
  * the field: a file of the wrong shape is not a result at all. The checks are the one validator's
  * (core/validate.ts).
  */
-import { ANSWER_CAPTURE_MAX_BYTES, FINALIZED_BY, READ_ARTIFACT_TOOL, SCHEMA, TASK_FILES } from "../core/constants.ts";
+import {
+  ANSWER_CAPTURE_MAX_BYTES,
+  FINALIZED_BY,
+  GREP_SEEN_MAX_RANGES,
+  READ_ARTIFACT_TOOL,
+  SCHEMA,
+  TASK_FILES,
+} from "../core/constants.ts";
 import { DelegateError, isFailureCode } from "../core/errors.ts";
 import type { ChildTerminalFile, DelegateResultFile } from "../core/types.ts";
 import {
@@ -76,36 +83,55 @@ const spillReceipt = shape({
   content_format: (v, at) => oneOf(v, at, ["single_text_utf8", "tool_result_content_json_v1"]),
 });
 
+const seenFields = {
+  file: anyString,
+  line_start: (v: unknown, at: string) => count(v, at, 1),
+  line_end: count,
+  byte_start: count,
+  byte_end: count,
+  sha256,
+};
+/** A range of lines and bytes must not end before it starts (a range of no lines ends one before). */
+function ordered(value: unknown, at: string, minLines: number): void {
+  const row = value as { line_start: number; line_end: number; byte_start: number; byte_end: number };
+  if (row.line_end + 1 - minLines < row.line_start) {
+    violation(`${at}.line_end`, minLines === 0 ? "must be at least line_start - 1" : "must be at least line_start");
+  }
+  if (row.byte_end < row.byte_start) violation(`${at}.byte_end`, "must be at least byte_start");
+}
 const readRow = shape(
-  {
-    tool: anyString,
-    path: anyString,
-    file: anyString,
-    offset: (v, at) => count(v, at, 1),
-    limit: count,
-    line_start: (v, at) => count(v, at, 1),
-    line_end: count,
-    byte_start: count,
-    byte_end: count,
-    sha256,
-  },
+  { tool: anyString, path: anyString, offset: (v, at) => count(v, at, 1), limit: count, ...seenFields },
   ["offset", "limit"],
 );
+const seenRange: Each = (value, at) => {
+  shape(seenFields)(value, at);
+  ordered(value, at, 1);
+};
 const artifactRow = shape({ tool: anyString, path: anyString, offset: count, length: count, sha256 });
-const searchRow = shape({ tool: anyString, args: anyString, length: count, sha256 });
+const searchFields = { tool: anyString, args: anyString, length: count, sha256 };
+const searchRow = shape(searchFields);
+/** A grep's `seen` is absent when no line was matched, so a present one holds at least one range. */
+const grepRow = shape(
+  {
+    ...searchFields,
+    seen: (v, at) => {
+      if (list(v, at, GREP_SEEN_MAX_RANGES, seenRange).length === 0) violation(at, "must not be empty");
+    },
+  },
+  ["seen"],
+);
 
 /** One row per inspect tool, told apart by `tool` (docs/subsystems/child-guard.md, "Evidence"). */
 const evidenceRow: Each = (value, at) => {
   const tool = typeof value === "object" && value !== null ? (value as { tool?: unknown }).tool : undefined;
   if (tool === "read") {
     readRow(value, at);
-    const row = value as { line_start: number; line_end: number; byte_start: number; byte_end: number };
-    if (row.line_end + 1 < row.line_start) violation(`${at}.line_end`, "must be at least line_start - 1");
-    if (row.byte_end < row.byte_start) violation(`${at}.byte_end`, "must be at least byte_start");
+    ordered(value, at, 0);
     return;
   }
   if (tool === READ_ARTIFACT_TOOL) return artifactRow(value, at);
-  if (tool === "grep" || tool === "find" || tool === "ls") return searchRow(value, at);
+  if (tool === "grep") return grepRow(value, at);
+  if (tool === "find" || tool === "ls") return searchRow(value, at);
   violation(`${at}.tool`, 'must be "read", "grep", "find", "ls" or "delegate_read_artifact"');
 };
 

@@ -11,6 +11,7 @@ import type {
   UsageRecord,
 } from "../core/types.ts";
 import { formatCost, formatDuration, plural, secondsBetween } from "../core/units.ts";
+import { utf8Prefix } from "../core/utf8.ts";
 
 export interface RunningView {
   schema_version: typeof SCHEMA.delegateView;
@@ -136,14 +137,17 @@ function usageText(usage: UsageRecord): string {
   return `${usage.total_tokens} tokens, ${formatCost(usage.cost_total)}`;
 }
 
-const NAME_MAX_CHARS = 80;
+/** A file name or citation in a view is cut to this many bytes of UTF-8 (whole characters). */
+const NAME_MAX_BYTES = 80;
 
 function clip(name: string): string {
-  return name.length > NAME_MAX_CHARS ? `${name.slice(0, NAME_MAX_CHARS)}…` : name;
+  const kept = utf8Prefix(name, NAME_MAX_BYTES);
+  return kept === name ? name : `${kept}…`;
 }
 
-/** Names, at most {@link STALE_FILES_SHOWN}, then a count of the rest. */
+/** The first `shown` names, then a count of the rest; with none shown, only the count. */
 function someNames(names: readonly string[], shown: number): string {
+  if (shown === 0) return plural(names.length, "file");
   const head = names.slice(0, shown).map(clip).join(", ");
   return names.length > shown ? `${head} and ${names.length - shown} more` : head;
 }
@@ -167,9 +171,12 @@ export function evidenceLines(check: EvidenceCheck): string[] {
   else if (f.state === "unchecked") line = `Evidence: unchecked (${plural(f.unchecked, "file")} not re-hashed).`;
   else {
     const stale = [...f.changed, ...f.vanished];
+    // At most STALE_FILES_SHOWN names in all: changed files first, then gone ones.
+    const changedShown = Math.min(f.changed.length, STALE_FILES_SHOWN);
+    const goneShown = Math.min(f.vanished.length, STALE_FILES_SHOWN - changedShown);
     const parts = [
-      f.changed.length > 0 ? `changed: ${someNames(f.changed, STALE_FILES_SHOWN)}` : "",
-      f.vanished.length > 0 ? `gone: ${someNames(f.vanished, STALE_FILES_SHOWN)}` : "",
+      f.changed.length > 0 ? `changed: ${someNames(f.changed, changedShown)}` : "",
+      f.vanished.length > 0 ? `gone: ${someNames(f.vanished, goneShown)}` : "",
     ].filter((p) => p !== "");
     line = `Evidence: stale (${plural(stale.length, "file")}) — ${parts.join("; ")}. Re-read before relying on what cites them.`;
   }

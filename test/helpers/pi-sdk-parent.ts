@@ -10,14 +10,14 @@
  *   parent.lastAssistantText();
  *   await parent.dispose();                           // session_shutdown("quit"), then dispose
  */
-import { join } from "node:path";
 import type { AgentSession, AgentSessionEvent, ModelRegistry, SessionManager } from "@mariozechner/pi-coding-agent";
 import { afterAll } from "vitest";
+import { createHostRegistry } from "../../scripts/hosts.mjs";
 import { PI_CLI_ENV } from "../../src/core/constants.ts";
 import type { AgentDir } from "./agent-dir.ts";
 import { FAKE_MODELS, FAKE_PROVIDER } from "./agent-dir.ts";
 import { EventLog } from "./event-log.ts";
-import { assistantText, HOST, IS_EARENDIL_HOST, PI_CLI_PATH, REPO_ROOT } from "./pi-paths.ts";
+import { assistantText, HOST, PI_CLI_PATH, REPO_ROOT } from "./pi-paths.ts";
 
 /**
  * The host's own SDK module (0.73.1's or 1.6's dist/index.js), typed as 0.73.1's: the parts this
@@ -26,24 +26,9 @@ import { assistantText, HOST, IS_EARENDIL_HOST, PI_CLI_PATH, REPO_ROOT } from ".
 type PiSdk = typeof import("@mariozechner/pi-coding-agent");
 const sdk = (await import(HOST.sdkUrl)) as PiSdk;
 
-/** 1.6 builds its registry over a ModelRuntime (AuthStorage is gone) and passes the runtime to the session. */
-interface EarendilModelSdk {
-  ModelRuntime: { create(options: { authPath: string; modelsPath: string | null }): Promise<object> };
-  ModelRegistry: new (runtime: object) => ModelRegistry;
-}
-
-async function createRegistry(
-  agentDir: AgentDir,
-): Promise<{ modelRegistry: ModelRegistry; sessionOptions: Record<string, unknown> }> {
-  const authPath = join(agentDir.dir, "auth.json");
-  if (IS_EARENDIL_HOST) {
-    const earendil = sdk as unknown as EarendilModelSdk;
-    const modelRuntime = await earendil.ModelRuntime.create({ authPath, modelsPath: agentDir.modelsPath });
-    return { modelRegistry: new earendil.ModelRegistry(modelRuntime), sessionOptions: { modelRuntime } };
-  }
-  const authStorage = sdk.AuthStorage.create(authPath);
-  const modelRegistry = sdk.ModelRegistry.create(authStorage, agentDir.modelsPath);
-  return { modelRegistry, sessionOptions: { authStorage, modelRegistry } };
+/** The host's registry, built the way the host builds one (scripts/hosts.mjs). */
+function createRegistry(agentDir: AgentDir) {
+  return createHostRegistry<ModelRegistry>(sdk, HOST, agentDir.dir, agentDir.modelsPath);
 }
 
 export type ParentMessage = AgentSession["messages"][number];

@@ -26,7 +26,22 @@ export const EVIDENCE_FIXTURE: EvidenceRow[] = [
     byte_end: 2048,
     sha256: sha256Hex("seed.ts"),
   },
-  { tool: "grep", args: '{"path":"src","pattern":"seed"}', length: 88, sha256: sha256Hex("grep") },
+  {
+    tool: "grep",
+    args: '{"path":"src","pattern":"seed"}',
+    length: 88,
+    sha256: sha256Hex("grep"),
+    seen: [
+      {
+        file: "src/launch/seed.ts",
+        line_start: 3,
+        line_end: 4,
+        byte_start: 40,
+        byte_end: 90,
+        sha256: sha256Hex("3-4"),
+      },
+    ],
+  },
   { tool: "delegate_read_artifact", path: "spill/t1-c0.txt", offset: 0, length: 64, sha256: sha256Hex("art") },
 ];
 

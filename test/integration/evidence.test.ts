@@ -1,9 +1,9 @@
 /**
  * Evidence you can check, end to end with a real parent and a real child (docs/subsystems/retrieval.md,
  * "Evidence"): the child reads lines 2-4 of src/auth.js, greps and lists, then answers citing a line
- * it read, a line it never saw and a file it never opened. bg_result says the evidence is fresh and
- * flags the two citations; after the parent rewrites the file it says stale (1 file) and still
- * delivers the answer.
+ * it read, a line it saw only in grep output, lines it never saw and a file it never opened.
+ * bg_result says the evidence is fresh and flags the last two citations; after the parent rewrites
+ * the file it says stale (1 file) and still delivers the answer.
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -31,7 +31,8 @@ const AUTH = [
   "",
 ].join("\n");
 const ANSWER =
-  "login calls token (`src/auth.js:3`); the TTL is 60 (src/auth.js:9); sessions live in src/session.js:1.\n";
+  "login calls token (`src/auth.js:3`); the TTL is 60 (src/auth.js:9); src/auth.js:6-7 are blank; sessions live in src/session.js:1.\n";
+const TTL_LINE = "export const TTL = 60;\n";
 
 describe("evidence at bg_result", () => {
   it("records every inspect call, checks citations, and turns stale when the parent edits a file read", async () => {
@@ -75,7 +76,22 @@ describe("evidence at bg_result", () => {
         byte_end: AUTH.indexOf("export function logout"),
         sha256: sha256Hex(lines234),
       });
-      expect(grep).toMatchObject({ tool: "grep", args: canonicalJson({ pattern: "TTL", path: "src" }) });
+      // Pi's grep showed line 9 ("auth.js:9: export const TTL = 60;"): the row keeps it with its bytes.
+      const ttlAt = AUTH.indexOf(TTL_LINE);
+      expect(grep).toMatchObject({
+        tool: "grep",
+        args: canonicalJson({ pattern: "TTL", path: "src" }),
+        seen: [
+          {
+            file: "src/auth.js",
+            line_start: 9,
+            line_end: 9,
+            byte_start: ttlAt,
+            byte_end: ttlAt + TTL_LINE.length,
+            sha256: sha256Hex(TTL_LINE),
+          },
+        ],
+      });
       expect(ls).toMatchObject({ tool: "ls", args: canonicalJson({ path: "src" }) });
       expect(result.evidence).toHaveLength(3);
 
@@ -83,8 +99,8 @@ describe("evidence at bg_result", () => {
       expect(fresh.isError).toBe(false);
       expect(fresh.text).toContain("Evidence: fresh (1 file re-hashed, unchanged since read).");
       expect(fresh.text).toContain(
-        "Citations: 1 of 3 match lines the delegate read; 1 in files it never opened, 1 on lines it never saw: " +
-          "src/auth.js:9 (lines never shown), src/session.js:1 (file never opened). Check these before relying on them.",
+        "Citations: 2 of 4 match lines the delegate read; 1 in files it never opened, 1 on lines it never saw: " +
+          "src/auth.js:6-7 (lines never shown), src/session.js:1 (file never opened). Check these before relying on them.",
       );
       expect(fresh.text.endsWith(ANSWER)).toBe(true);
 
@@ -104,7 +120,7 @@ describe("evidence at bg_result", () => {
         vanished: [],
         unchecked: 0,
       });
-      expect(details.evidence_check.citations).toMatchObject({ total: 3, read: 1, unread_file: 1, unseen_lines: 1 });
+      expect(details.evidence_check.citations).toMatchObject({ total: 4, read: 2, unread_file: 1, unseen_lines: 1 });
 
       // The command line makes the same check.
       const shown = JSON.parse((await runCli(cwd, "show", id, "--json")).stdout) as {

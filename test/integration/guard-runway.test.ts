@@ -3,7 +3,10 @@
  * per-result limit is spilled as a JSON envelope, a text result that would eat the protected runway
  * is spilled as exact UTF-8, the child reads the spill back in admitted ranges (a too-large range is
  * refused with the bound), and when the headroom falls to the trigger the tools are disabled and the
- * child is told once to answer. A second child proves that a failed spill withholds the payload.
+ * child is told once to answer. A second child proves that a failed spill withholds the payload. A
+ * third, whose provider reports usage, gets the lines of a big read that fit inline ahead of the
+ * spill notice, is not finalized on the bytes of that head alone (its next request measures them),
+ * and reads the rest from the byte the notice names.
  */
 import { randomBytes } from "node:crypto";
 import { readFile, rm, writeFile } from "node:fs/promises";
@@ -48,19 +51,29 @@ function randomPng(width: number, height: number): Buffer {
 const G = 20_000;
 const SMALL = `${"s".repeat(1_999)}\n`;
 const SMALL2 = `${"t".repeat(4_999)}\n`;
-const MID = `${"mid ünïcödé line\n".repeat(1_000)}`;
+// One long line: no whole line fits the runway, so the spill keeps no head inline (a receipt alone).
+const MID = `${"mid ünïcödé line ".repeat(1_000)}\n`;
+// Many short lines: a runway spill keeps the lines that fit inline (the HEAD child).
+const BIG = Array.from(
+  { length: 1_000 },
+  (_, i) => `big line ${String(i + 1).padStart(4, "0")} ${"b".repeat(16)}`,
+).join("\n");
+const HEAD_REST_LENGTH = 2_000;
 const ANSWER = "Answered from the evidence at hand.";
 
 const server = useModelServer({ handler: runwayModel, resetBetweenTests: false });
 let agent: AgentDir;
 let runway: ChildRun;
 let spillFail: ChildRun;
+let head: ChildRun;
 let image: Buffer;
 
 const turnOf = (request: ModelRequest) => request.messages.filter((m) => m.role === "assistant").length;
 const isRunway = (request: ModelRequest) =>
   request.messages.some((m) => m.role === "user" && m.text.startsWith("RUNWAY"));
 const runwayRequests = () => server.requests.filter(isRunway);
+const isHead = (request: ModelRequest) => request.messages.some((m) => m.role === "user" && m.text.startsWith("HEAD"));
+const headRequests = () => server.requests.filter(isHead);
 const receiptIn = (text: string): SpillReceipt => {
   const match = /Receipt: (\{.*\})/.exec(text);
   if (!match?.[1]) throw new Error(`no receipt in: ${text.slice(0, 200)}`);
@@ -72,6 +85,7 @@ const receiptIn = (text: string): SpillReceipt => {
  * so the runway counts bytes alone (the measured path has its own test).
  */
 function runwayModel(request: ModelRequest): FakeReply | undefined {
+  if (isHead(request)) return headStep(request);
   if (!isRunway(request)) return undefined;
   const reply = runwayStep(request);
   return reply === undefined ? undefined : { ...reply, noUsage: true };
@@ -107,6 +121,25 @@ function runwayStep(request: ModelRequest): FakeReply | undefined {
   }
 }
 
+/** The HEAD child (usage reported, so the window is measured): read big.txt, read the rest, answer. */
+function headStep(request: ModelRequest): FakeReply {
+  const tools = request.messages.filter((m) => m.role === "tool");
+  switch (turnOf(request)) {
+    case 0:
+      return { toolCalls: [{ name: "read", args: { path: "big.txt" } }] };
+    case 1: {
+      const text = tools.at(-1)?.text ?? "";
+      const offset = Number(/the rest \(from byte (\d+)\)/.exec(text)?.[1]);
+      const { artifact } = receiptIn(text);
+      return {
+        toolCalls: [{ name: "delegate_read_artifact", args: { artifact, offset, length: HEAD_REST_LENGTH } }],
+      };
+    }
+    default:
+      return { text: ANSWER };
+  }
+}
+
 beforeAll(async () => {
   agent = await createAgentDir({ serverUrl: server.url });
   const cwd = await makeTempDir("guard-runway");
@@ -115,6 +148,7 @@ beforeAll(async () => {
   await writeFile(join(cwd, "small.txt"), SMALL);
   await writeFile(join(cwd, "small2.txt"), SMALL2);
   await writeFile(join(cwd, "mid.txt"), MID);
+  await writeFile(join(cwd, "big.txt"), BIG);
   const budget = { growth_budget_tokens: G };
   const runwayTask = await prepareChildTask({
     agentDir: agent.dir,
@@ -126,12 +160,18 @@ beforeAll(async () => {
     agentDir: agent.dir,
     cwd,
     budget,
-    prompt: `SPILLFAIL: read mid.txt. ${script({ tool: "read", args: { path: "mid.txt" } }, { text: "saw {{lastToolResult}}" })}`,
+    // An image over the per-result limit is spilled whatever R is (a text result might fit a measured window).
+    prompt: `SPILLFAIL: read image.png. ${script({ tool: "read", args: { path: "image.png" } }, { text: "saw {{lastToolResult}}" })}`,
   });
   // A regular file where spill/ should be: every spill write fails.
   await rm(join(failTask.taskDir, TASK_FILES.spillDir), { recursive: true });
   await writeFile(join(failTask.taskDir, TASK_FILES.spillDir), "not a directory");
-  [runway, spillFail] = await Promise.all([runPreparedChild(runwayTask), runPreparedChild(failTask)]);
+  const headTask = await prepareChildTask({ agentDir: agent.dir, cwd, budget, prompt: "HEAD: read big.txt." });
+  [runway, spillFail, head] = await Promise.all([
+    runPreparedChild(runwayTask),
+    runPreparedChild(failTask),
+    runPreparedChild(headTask),
+  ]);
 }, 120_000);
 
 afterAll(async () => {
@@ -248,12 +288,80 @@ describe("the runway child", () => {
   });
 });
 
+describe("a runway spill that keeps a head inline (measured window)", () => {
+  it("the model sees the whole lines that fit, then the notice; the spill holds every byte", async () => {
+    expect(head.files.terminal, head.output).toBeUndefined();
+    const [receipt] = head.files.result?.spilled_artifacts ?? [];
+    if (!receipt) throw new Error("no receipt");
+    expect(receipt).toMatchObject({ tool_name: "read", content_format: "single_text_utf8", sha256: sha256Hex(BIG) });
+    expect((await readFile(join(head.taskDir, receipt.artifact))).equals(Buffer.from(BIG))).toBe(true);
+    const shown =
+      headRequests()[1]
+        ?.messages.filter((m) => m.role === "tool")
+        .at(-1)?.text ?? "";
+    const [inline] = shown.split("\n\n[delegate spill]");
+    const lines = (inline ?? "").split("\n").length;
+    expect(BIG.startsWith(`${inline}\n`)).toBe(true);
+    expect(lines).toBeGreaterThan(100);
+    expect(lines).toBeLessThan(1_000);
+    expect(shown).toContain(`Its first ${lines} lines (${Buffer.byteLength(inline ?? "")} bytes) are above`);
+  });
+
+  it("the head's bytes alone do not finalize: the next request measures them, and the rest is read from the named byte", () => {
+    const requests = headRequests();
+    expect(requests).toHaveLength(3);
+    expect(requests.flatMap((r) => r.messages).filter((m) => m.text === FINALIZATION_NOTICE)).toEqual([]);
+    const budget = head.files.runtimeBudget;
+    // Request 2 went out with R counted within the trigger (the head at 1.00 B/token) ...
+    expect(budget?.requests[1]?.headroom_bytes).toBeLessThanOrEqual(8_192);
+    expect(budget?.requests[1]?.measured_input_tokens).toBeGreaterThan(0);
+    // ... and request 3, measured from request 2's report, has room again: no finalization at all.
+    expect(budget?.requests[2]?.headroom_bytes).toBeGreaterThan(8_192);
+    expect(budget?.finalization.requested).toBe(false);
+    expect(head.files.result?.finalized_by).toBeNull();
+    const inline = (requests[1]?.messages.filter((m) => m.role === "tool").at(-1)?.text ?? "").split(
+      "\n\n[delegate spill]",
+    )[0] as string;
+    const headBytes = Buffer.byteLength(inline);
+    const lines = inline.split("\n").length;
+    const rest = requests[2]?.messages.filter((m) => m.role === "tool").at(-1)?.text ?? "";
+    expect(rest).toContain(
+      Buffer.from(BIG)
+        .subarray(headBytes + 1, headBytes + 1 + HEAD_REST_LENGTH)
+        .toString("base64"),
+    );
+    expect(head.files.result?.evidence).toEqual([
+      {
+        tool: "read",
+        path: "big.txt",
+        file: "big.txt",
+        line_start: 1,
+        line_end: lines,
+        byte_start: 0,
+        byte_end: headBytes + 1,
+        sha256: sha256Hex(`${inline}\n`),
+      },
+      {
+        tool: "delegate_read_artifact",
+        path: head.files.result?.spilled_artifacts[0]?.artifact,
+        offset: headBytes + 1,
+        length: HEAD_REST_LENGTH,
+        sha256: sha256Hex(Buffer.from(BIG).subarray(headBytes + 1, headBytes + 1 + HEAD_REST_LENGTH)),
+      },
+    ]);
+    expect(decodeAnswer(head.files.result ?? ({} as never))).toBe(ANSWER);
+  });
+});
+
 describe("a failed spill", () => {
   it("withholds the payload from the model and ends as artifact_spill_failed", () => {
     expect(spillFail.files.terminal?.code, spillFail.output).toBe("artifact_spill_failed");
     expect(spillFail.files.result).toBeUndefined();
     const requests = server.requests.filter((r) => r.messages.some((m) => m.text.startsWith("SPILLFAIL")));
     expect(requests).toHaveLength(1);
-    expect(requests.flatMap((r) => r.messages).some((m) => m.text.includes("mid ünïcödé line"))).toBe(false);
+    const messages = requests.flatMap((r) => r.messages);
+    expect(messages.some((m) => (m.images ?? 0) > 0 || m.text.includes(image.toString("base64").slice(0, 64)))).toBe(
+      false,
+    );
   });
 });

@@ -129,7 +129,9 @@ describe("pruning ended task trees", () => {
         new RegExp(`^${failed}\\s+delegate\\s+failed\\s+\\S+\\s+${formatBytes(expected[failed]!)}$`, "m"),
       );
       expect(pruned.stdout).toContain(`Removed 3 task trees, ${formatBytes(total)} freed.`);
-      expect(pruned.stdout).toContain(`Kept ${orphan}: its completion notice has not reached its session yet.`);
+      expect(pruned.stdout).toContain(
+        `Kept ${orphan}: its completion notice has not reached its session yet (resume that session, or prune with --undelivered).`,
+      );
       expect(pruned.stdout).toContain(`Kept ${running}: running.`);
       for (const id of [old, failed]) expect(existsSync(dirOf(id))).toBe(false);
       expect(existsSync(fusionDone.runDir)).toBe(false);
@@ -153,6 +155,13 @@ describe("pruning ended task trees", () => {
       expect(existsSync(fusionRunning.runDir)).toBe(true);
       expect(existsSync(dirOf(running))).toBe(true);
       expect(existsSync(orphanDir)).toBe(true);
+
+      // --undelivered: the person gives up on the orphan's notice; the running tasks still stay.
+      const givenUp = await runCli(cwd, "prune", "--keep", "0", "--undelivered", "--json");
+      expect(givenUp.code, givenUp.stderr).toBe(0);
+      expect((JSON.parse(givenUp.stdout) as PruneJson).removed.map((r) => r.id)).toEqual([orphan]);
+      expect(existsSync(orphanDir)).toBe(false);
+      expect(existsSync(dirOf(running))).toBe(true);
     } finally {
       held.release();
       forever.release();
@@ -165,7 +174,7 @@ describe("pruning ended task trees", () => {
     const help = await runCli(cwd, "prune", "--help");
     expect(help.code).toBe(0);
     expect(help.stdout).toContain(
-      "Usage: pi-bg-delegate prune [--older-than <days>] [--keep <n>] [--dry-run] [--json]",
+      "Usage: pi-bg-delegate prune [--older-than <days>] [--keep <n>] [--dry-run] [--undelivered] [--json]",
     );
     const bare = await runCli(cwd, "prune");
     expect(bare.code).toBe(2);

@@ -45,7 +45,8 @@ interface Case {
   field?: string;
   /**
    * The field named on Pi 1.x, which replaces arguments that are not a JSON object with `{}` (and
-   * records the text in the call's argumentsError) before any extension sees them.
+   * records the text in the call's argumentsError) before any extension sees them: the refusal of
+   * an empty object says that it may have been arguments that were not JSON.
    */
   earendilField?: string;
   /** A phrase the first line must hold (the problem as stated to the model). */
@@ -301,7 +302,6 @@ const delegateCases: Case[] = [
     raw: '["audit","look"]',
     code: "invalid_arguments",
     field: "arguments",
-    earendilField: "name",
   },
   {
     label: "arguments are truncated JSON (pi keeps the parsed prefix)",
@@ -309,7 +309,7 @@ const delegateCases: Case[] = [
     raw: '{"name":"audit","prompt":',
     code: "invalid_arguments",
     field: "prompt",
-    earendilField: "name",
+    earendilField: "arguments",
   },
   {
     label: 'duplicate maxTurns keys, the last one "5"',
@@ -334,7 +334,21 @@ const delegateCases: Case[] = [
 ];
 
 const resultCases: Case[] = [
-  { label: "taskId is missing", tool: "bg_result", args: {}, code: "invalid_arguments", field: "taskId" },
+  {
+    label: "taskId is missing",
+    tool: "bg_result",
+    args: { delivery: "inline" },
+    code: "invalid_arguments",
+    field: "taskId",
+  },
+  {
+    label: "no arguments at all",
+    tool: "bg_result",
+    args: {},
+    code: "invalid_arguments",
+    field: "arguments",
+    says: "none were given",
+  },
   { label: "taskId is a number", tool: "bg_result", args: { taskId: 123 }, code: "invalid_arguments", field: "taskId" },
   { label: "taskId is true", tool: "bg_result", args: { taskId: true }, code: "invalid_arguments", field: "taskId" },
   { label: "taskId is empty", tool: "bg_result", args: { taskId: "" }, code: "invalid_arguments", field: "taskId" },

@@ -31,6 +31,7 @@ const delegateCases: Case[] = [
   ["arguments are an array", [ok], "arguments"],
   ["arguments are a string", JSON.stringify(ok), "arguments"],
   ["arguments are a number", 42, "arguments"],
+  ["arguments are an empty object (or were not JSON, on Pi 1.x)", {}, "arguments"],
   ["name is missing", { prompt: "p" }, "name"],
   ["prompt is missing", { name: "n" }, "prompt"],
   ["name is a number", { ...ok, name: 7 }, "name"],
@@ -97,7 +98,8 @@ const delegateCases: Case[] = [
 const resultCases: Case[] = [
   ["arguments are null", null, "arguments"],
   ["arguments are an array", ["abc"], "arguments"],
-  ["taskId is missing", {}, "taskId"],
+  ["taskId is missing", { delivery: "inline" }, "taskId"],
+  ["arguments are an empty object", {}, "arguments"],
   ["taskId is a number", { taskId: 123 }, "taskId"],
   ["taskId is an array", { taskId: ["abc"] }, "taskId"],
   ["taskId is empty", { taskId: "" }, "taskId"],
@@ -151,6 +153,15 @@ describe("bg_result refuses malformed arguments", () => {
   it.each(resultCases)("%s", (_label, args, field) => {
     expectInvalid(() => parseResultArguments(args), field);
     expectToolRefusal(prepareResult, args, field);
+  });
+});
+
+describe("an empty object", () => {
+  it("names every required argument and says it may have been arguments that were not JSON", () => {
+    expect(() => parseDelegateArguments({})).toThrow(
+      "arguments: none were given — an empty object (arguments that are not valid JSON arrive as one too); required: name, prompt",
+    );
+    expect(() => parseResultArguments({})).toThrow(/^arguments: none were given .*; required: taskId$/);
   });
 });
 

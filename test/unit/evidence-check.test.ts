@@ -9,6 +9,7 @@ import { describe, expect, it } from "vitest";
 import { readEvidence } from "../../src/child/read-evidence.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
 import type { EvidenceRow, ReadEvidence } from "../../src/core/types.ts";
+import { isWellFormedText } from "../../src/core/utf8.ts";
 import { checkCitations, parseCitations } from "../../src/verify/citations.ts";
 import { checkEvidence } from "../../src/verify/evidence-check.ts";
 import { checkFreshness } from "../../src/verify/freshness.ts";
@@ -185,5 +186,44 @@ describe("readEvidence: the guard's row of one read", () => {
       freshness: { state: "stale", changed: ["f.txt"] },
       citations: { total: 1, unseen_lines: 1 },
     });
+  });
+});
+
+describe("evidence lines in a view", () => {
+  const EVIDENCE_LINES_MAX_BYTES = 1024;
+  const long = (i: number, ch: string) => `${ch.repeat(200)}/${i}.ts`;
+
+  it.each([
+    ["ASCII", "a"],
+    ["4-byte characters", "𝄞"],
+    ["3-byte characters", "✓"],
+  ])("stay within 1 KiB at their worst, names cut on a character boundary (%s)", (_label, ch) => {
+    const names = (n: number) => Array.from({ length: n }, (_, i) => long(i, ch));
+    const flagged = names(3).map((text, i) => ({
+      text: `${text}:${i + 1}`,
+      file: text,
+      line_start: i + 1,
+      line_end: i + 1,
+      status: i % 2 === 0 ? ("unread_file" as const) : ("unseen_lines" as const),
+    }));
+    const lines = evidenceLines({
+      freshness: { state: "stale", checked: 64, changed: names(40), vanished: names(24), unchecked: 999 },
+      citations: { total: 500, read: 0, unread_file: 250, unseen_lines: 250, flagged },
+    });
+    const text = lines.join("\n");
+    expect(Buffer.byteLength(text)).toBeLessThanOrEqual(EVIDENCE_LINES_MAX_BYTES);
+    expect(isWellFormedText(text)).toBe(true);
+    expect(lines[0]).toMatch(/^Evidence: stale \(64 files\) — changed: .+ and 37 more; gone: 24 files\. Re-read/);
+    expect(lines[1]).toMatch(/ and 497 more\. Check these before relying on them\.$/);
+  });
+
+  it("name the gone files when fewer than three changed", () => {
+    const [line] = evidenceLines({
+      freshness: { state: "stale", checked: 5, changed: ["a.ts"], vanished: ["b.ts", "c.ts", "d.ts"], unchecked: 0 },
+      citations: { total: 0, read: 0, unread_file: 0, unseen_lines: 0, flagged: [] },
+    });
+    expect(line).toBe(
+      "Evidence: stale (4 files) — changed: a.ts; gone: b.ts, c.ts and 1 more. Re-read before relying on what cites them.",
+    );
   });
 });

@@ -234,6 +234,62 @@ describe("the tool boundary", () => {
     expect(state.latched?.code).toBe("aggregate_tool_output_cap");
   });
 
+  it("a read that would cross G keeps the whole lines that fit inline, spills all of it, and records the lines shown", async () => {
+    const taskDir = await makeTempDir("tool-hooks", "each");
+    await mkdir(join(taskDir, "spill"));
+    const file = Array.from({ length: 200 }, (_, i) => `line ${i + 1} ${"x".repeat(50)}`).join("\n");
+    await writeFile(join(taskDir, "big.txt"), file);
+    const state = newState();
+    // G = 8,192 + 6,000 bytes of room: R = 1,000 leaves about 5,000 bytes for head and notice.
+    state.runway.budget = { growthBudgetTokens: 14_192, triggerTokens: 8_192 };
+    state.runway.retainedBytes = 9_192;
+    const roomy = { ...limits, spill_threshold_bytes: 65_536, aggregate_tool_output_bytes: 1_000_000 };
+    const readBig = (id: string) =>
+      handleToolResult(
+        state,
+        {
+          toolName: "read",
+          toolCallId: id,
+          input: { path: "big.txt" },
+          content: [{ type: "text", text: file }],
+          details: undefined,
+          isError: false,
+        },
+        taskDir,
+        roomy,
+        taskDir,
+      );
+    const patch = readBig("r1");
+    const shown = patch?.content[0]?.text as string;
+    const [head] = shown.split("\n\n[delegate spill]");
+    const lines = (head as string).split("\n").length;
+    expect(file.startsWith(`${head}\n`)).toBe(true);
+    expect(lines).toBeGreaterThan(10);
+    expect(state.runway.retainedBytes).toBeLessThanOrEqual(14_192); // R stays within G
+    expect(state.receipts).toHaveLength(1);
+    expect(state.receipts[0]?.byte_length).toBe(Buffer.byteLength(file));
+    expect(state.runway.keptToolBytes).toBe(Buffer.byteLength(head as string));
+    expect(state.runway.spilledToolBytes).toBe(Buffer.byteLength(file) - Buffer.byteLength(head as string));
+    const headBytes = Buffer.byteLength(`${head}\n`);
+    expect(state.evidence.map((e) => e.row)).toEqual([
+      {
+        tool: "read",
+        path: "big.txt",
+        file: "big.txt",
+        line_start: 1,
+        line_end: lines,
+        byte_start: 0,
+        byte_end: headBytes,
+        sha256: sha256Hex(file.slice(0, headBytes)),
+      },
+    ]);
+    // With less room than the minimum head, the result is a receipt alone.
+    state.runway.retainedBytes = 13_500;
+    const receiptOnly = readBig("r2");
+    expect(receiptOnly?.content[0]?.text.startsWith("[delegate spill]")).toBe(true);
+    expect(state.evidence).toHaveLength(1);
+  });
+
   it("a result that cannot be spilled is withheld and latches artifact_spill_failed", async () => {
     const taskDir = await makeTempDir("tool-hooks", "each");
     await mkdir(join(taskDir, "spill"));

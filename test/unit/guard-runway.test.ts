@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   contentBytes,
   headroomBytes,
+  inlineHeadRoom,
   maxReadLength,
   measuredGrowth,
   readArtifactBound,
@@ -52,6 +53,25 @@ describe("finalization trigger", () => {
     expect(shouldFinalize(budget, 11_807)).toBe(false);
     expect(shouldFinalize(budget, 11_808)).toBe(true);
     expect(shouldFinalize({ growthBudgetTokens: 0, triggerTokens: 8_192 }, 0)).toBe(true);
+  });
+
+  it("with a measured window, sends one more request to measure the bytes since while R fits G", () => {
+    // R counted (report + bytes since at 1.00 B/token) is within the trigger, but the report alone
+    // leaves more than the trigger and R ≤ G: the next request goes out with tools on.
+    expect(shouldFinalize(budget, 15_000, 5_000)).toBe(false);
+    expect(shouldFinalize(budget, 20_000, 5_000)).toBe(false); // R = G exactly still fits
+    // Beyond G, or when the report alone is within the trigger, it finalizes.
+    expect(shouldFinalize(budget, 20_001, 5_000)).toBe(true);
+    expect(shouldFinalize(budget, 15_000, 11_808)).toBe(true);
+    // Above the trigger nothing changes.
+    expect(shouldFinalize(budget, 11_807, 11_807)).toBe(false);
+  });
+});
+
+describe("the inline head of a runway spill", () => {
+  it("is what keeps R within G after its notice, never below zero", () => {
+    expect(inlineHeadRoom(budget, 10_000, 1_000)).toBe(9_000);
+    expect(inlineHeadRoom(budget, 19_500, 1_000)).toBe(0);
   });
 });
 

@@ -3,12 +3,14 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
   encodeToolContent,
+  headSpillText,
+  inlineHead,
   SpillEncodingError,
   spillArtifactPath,
   spillReceiptText,
   spillToolResult,
 } from "../../src/child/spill.ts";
-import { SCHEMA } from "../../src/core/constants.ts";
+import { RUNWAY_HEAD_MIN_BYTES, SCHEMA } from "../../src/core/constants.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
 import { makeTempDir } from "../helpers/temp.ts";
 
@@ -135,5 +137,45 @@ describe("writing a spill", () => {
     expect(text).toContain(
       'delegate_read_artifact, e.g. {"artifact":"spill/t0001-c0000-c.txt","offset":0,"length":45888}',
     );
+  });
+});
+
+describe("the inline head of a runway spill", () => {
+  const line = (i: number) => `line ${String(i).padStart(4, "0")} ✓ ${"x".repeat(40)}`; // 54 bytes, ✓ is 3
+  const text = Array.from({ length: 100 }, (_, i) => line(i + 1)).join("\n");
+
+  it("is the whole lines that fit, never a split line or character, and nothing under the minimum", () => {
+    const head = inlineHead(text, 2_000) as string;
+    expect(Buffer.byteLength(head)).toBeLessThanOrEqual(2_000);
+    expect(text.startsWith(`${head}\n`)).toBe(true);
+    // n lines take 55·n − 1 bytes: the most within 2,000 is n = 36.
+    expect(head.split("\n")).toHaveLength(Math.floor(2_001 / (Buffer.byteLength(line(1)) + 1)));
+    expect(inlineHead(text, RUNWAY_HEAD_MIN_BYTES - 1)).toBeUndefined();
+    expect(inlineHead(`${"y".repeat(5_000)}\nshort`, 3_000)).toBeUndefined(); // no line ends within it
+  });
+
+  it("its notice names the byte where the rest starts: the artifact from there is exactly the rest", async () => {
+    const taskDir = await makeTempDir("spill-head", "each");
+    await mkdir(join(taskDir, "spill"));
+    const receipt = spillToolResult({
+      taskDir,
+      toolName: "read",
+      toolCallId: "c1",
+      turn: 2,
+      callIndex: 0,
+      content: [{ type: "text", text }],
+    });
+    const head = inlineHead(text, 2_000) as string;
+    const shown = headSpillText(head, receipt, 500);
+    const offset = Buffer.byteLength(head) + 1;
+    expect(
+      shown.startsWith(`${head}\n\n[delegate spill] This read result (${receipt.byte_length} bytes) was saved in full`),
+    ).toBe(true);
+    expect(shown).toContain(
+      `Its first ${head.split("\n").length} lines (${offset - 1} bytes) are above; the rest (from byte ${offset})`,
+    );
+    expect(shown).toContain(JSON.stringify({ artifact: receipt.artifact, offset, length: 500 }));
+    const artifact = await readFile(join(taskDir, receipt.artifact));
+    expect(Buffer.concat([Buffer.from(`${head}\n`), artifact.subarray(offset)]).equals(Buffer.from(text))).toBe(true);
   });
 });

@@ -45,6 +45,23 @@ describe("which ended trees a prune removes", () => {
     ]);
   });
 
+  it("a notice-pending tree goes only with undelivered, and still within the age and keep limits", () => {
+    const tasks = [ended("pending-old", 40, "notification_pending"), ended("pending-new", 2, "notification_pending")];
+    expect(verdicts(tasks, { olderThanDays: 30 })).toEqual([
+      "pending-new:notification_pending",
+      "pending-old:notification_pending",
+    ]);
+    expect(verdicts(tasks, { olderThanDays: 30, undelivered: true })).toEqual([
+      "pending-new:recent",
+      "pending-old:remove",
+    ]);
+    expect(verdicts([...tasks, ended("run", 50, "running")], { keep: 0, undelivered: true })).toEqual([
+      "pending-new:remove",
+      "pending-old:remove",
+      "run:running",
+    ]);
+  });
+
   it("running tasks do not count toward --keep", () => {
     const tasks = [ended("run", 0, "running"), ended("x", 5), ended("y", 6)];
     expect(verdicts(tasks, { keep: 1 })).toEqual(["run:running", "x:kept", "y:remove"]);

@@ -148,8 +148,11 @@ function fieldMutations(label: string, fx: ResultFixture, r: ReturnType<typeof r
       "child_result_invalid",
     );
     if (value !== null) add("null", `${path} → null`, withField(fx.result, path, null), "child_result_invalid");
-    // Optional fields: response_model, and a read row's offset and limit (absent when not given).
-    if (!/^\d+$/.test(path.split(".").pop()!) && !/response_model$|^evidence\.0\.(offset|limit)$/.test(path)) {
+    // Optional fields: response_model, a read row's offset and limit (absent when not given), a grep's seen.
+    if (
+      !/^\d+$/.test(path.split(".").pop()!) &&
+      !/response_model$|^evidence\.0\.(offset|limit)$|^evidence\.1\.seen$/.test(path)
+    ) {
       add("dropped field", `${path} removed`, withField(fx.result, path, REMOVE), "child_result_invalid");
     }
     if (isObject(value)) {

@@ -2,10 +2,15 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { ANSWER_BLOCK_BYTES, ANSWER_CAPTURE_MAX_BYTES, TASK_FILES } from "../../src/core/constants.ts";
+import {
+  ANSWER_BLOCK_BYTES,
+  ANSWER_CAPTURE_MAX_BYTES,
+  GREP_SEEN_MAX_RANGES,
+  TASK_FILES,
+} from "../../src/core/constants.ts";
 import { DelegateError, type FailureCode } from "../../src/core/errors.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
-import type { DelegateResultFile } from "../../src/core/types.ts";
+import type { DelegateResultFile, SearchEvidence } from "../../src/core/types.ts";
 import { classifyChildOutcome, readChildTerminal } from "../../src/verify/classify.ts";
 import {
   type ExpectedResultIdentity,
@@ -189,6 +194,17 @@ describe("verifyDelegateResult: step 1, JSON shape, schema version, canonical la
     ["a read row with a null limit", "evidence.0.limit", null],
     ["a search row without its arguments", "evidence.1.args", REMOVE],
     ["a search row with a path", "evidence.1.path", "src"],
+    ["a grep row with no seen ranges", "evidence.1.seen", []],
+    ["a seen range of no lines", "evidence.1.seen.0.line_end", 2],
+    ["a seen range starting at line 0", "evidence.1.seen.0.line_start", 0],
+    ["a seen range whose bytes end before they start", "evidence.1.seen.0.byte_end", 39],
+    ["an unknown key in a seen range", "evidence.1.seen.0.x", 1],
+    ["a seen range without its hash", "evidence.1.seen.0.sha256", REMOVE],
+    [
+      "a grep row with more seen ranges than the guard keeps",
+      "evidence.1.seen",
+      Array.from({ length: GREP_SEEN_MAX_RANGES + 1 }, () => (r.evidence[1] as SearchEvidence).seen?.[0]),
+    ],
     ["a missing field", "finalized_by_runway", REMOVE],
     ["a missing block field", "answer.blocks.0.sha256", REMOVE],
     ["turns as a string", "turns", "3"],
