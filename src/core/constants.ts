@@ -176,6 +176,8 @@ export const FUSION_FILES = {
   usageClaim: "usage-claim.json",
   /** Written (unbound) once the run's notice reached its session; prune waits for it (docs/cli.md, "prune"). */
   notified: "notified.json",
+  /** Written (unbound) by a process that asks the run's owner to cancel it (docs/cli.md, "cancel"). */
+  cancelRequest: "cancel-request.json",
 } as const;
 
 // Fusion bounds (docs/subsystems/fusion.md, "The run directory", "The writer", "A failed or cancelled run")

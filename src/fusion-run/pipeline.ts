@@ -224,6 +224,8 @@ function finish(run: LiveRun, error: unknown): void {
     }
   }
   if (manifest === null) {
+    clearTimeout(run.deadline);
+    clearInterval(run.watch);
     runs.live.delete(run.runId);
     return;
   }

@@ -4,6 +4,9 @@
  * A run's pipeline lives in this process; its children are ordinary delegate tasks of the delegate
  * registry. An extension instance only subscribes to run ends for the duration of its session.
  */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { FUSION_FILES } from "../core/constants.ts";
 import type { FailureCode } from "../core/errors.ts";
 import type { PinnedRoute, UsageCounts } from "../core/types.ts";
 import type { FusionAttemptRow, FusionManifest, FusionRunHandle, FusionStage } from "../fusion/index.ts";
@@ -40,7 +43,12 @@ export interface LiveRun {
   usage: UsageCounts;
   reason: RunEndReason | undefined;
   deadline: NodeJS.Timeout;
+  /** Looks for a cancel request another process left in the run directory (set by add). */
+  watch?: NodeJS.Timeout;
 }
+
+/** How often a live run looks for a cancel request from another process. */
+const CANCEL_REQUEST_POLL_MS = 1_000;
 
 /** A run that committed, with the manifest of its commit. */
 export interface RunEnd {
@@ -79,6 +87,14 @@ export class FusionRuns {
   add(run: LiveRun): void {
     this.installExitHook();
     this.live.set(run.runId, run);
+    const request = join(run.runDir, FUSION_FILES.cancelRequest);
+    run.watch = setInterval(() => {
+      if (!existsSync(request)) return;
+      // A person asked from another process (docs/cli.md, "cancel"): a cancel, not news for the model.
+      this.quiet.add(run.runId);
+      this.end(run.runId, "cancelled");
+    }, CANCEL_REQUEST_POLL_MS);
+    run.watch.unref();
   }
 
   /** End a run from outside: every running child is killed; the pipeline commits the end. */
@@ -93,7 +109,7 @@ export class FusionRuns {
   /** The pipeline committed: forget the run and tell every subscribed session. */
   settle(end: RunEnd): void {
     const run = this.live.get(end.runId);
-    if (run) clearTimeout(run.deadline);
+    if (run) stopTimers(run);
     this.live.delete(end.runId);
     for (const listener of this.listeners) {
       try {
@@ -112,7 +128,7 @@ export class FusionRuns {
     for (const run of [...this.live.values()]) {
       run.reason ??= "cancelled";
       commitEnded(run);
-      clearTimeout(run.deadline);
+      stopTimers(run);
       this.live.delete(run.runId);
     }
   }
@@ -122,6 +138,11 @@ export class FusionRuns {
     this.exitHookInstalled = true;
     process.once("exit", () => this.cancelAll());
   }
+}
+
+function stopTimers(run: LiveRun): void {
+  clearTimeout(run.deadline);
+  clearInterval(run.watch);
 }
 
 /** Commit a run ended from outside (cancel, timeout, host exit) with what it did so far. */

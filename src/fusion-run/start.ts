@@ -108,6 +108,7 @@ export async function startFusion(
     starts = started.map((s) => s.end);
   } catch (error) {
     clearTimeout(run.deadline);
+    clearInterval(run.watch);
     runs.live.delete(run.runId);
     const failure = error instanceof DelegateError ? error : new DelegateError("artifact_error", String(error));
     try {

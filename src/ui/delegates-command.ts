@@ -3,8 +3,8 @@ import type { TUI } from "@mariozechner/pi-tui";
 import { DelegateError } from "../core/errors.ts";
 import { loadSettings } from "../core/settings.ts";
 import { formatBytes } from "../core/units.ts";
-import { cancelRun } from "../fusion-run/cancel.ts";
-import { fusionRows, listAllRows } from "../fusion-run/rows.ts";
+import { cancelRunText } from "../fusion-run/cancel.ts";
+import { listAllRows } from "../fusion-run/rows.ts";
 import { killGroup } from "../process/spawn.ts";
 import { keptLines, pruneTasks, pruneTotal } from "../retrieval/prune.ts";
 import { getRegistry } from "../retrieval/registry.ts";
@@ -24,7 +24,7 @@ const USAGE = "Usage: /delegates [list | cancel [id] | prune [--older-than <days
 export function cancelDelegate(cwd: string, query: string): string {
   const registry = getRegistry();
   const ref = resolveTaskRef(cwd, query, registry.known);
-  if (ref.kind === "fusion") return cancelRun(ref.id, fusionRows(cwd).find((r) => r.id === ref.id)?.state ?? "unknown");
+  if (ref.kind === "fusion") return cancelRunText(ref.dir, ref.id);
   const manifest = readManifest(ref.dir);
   const label = `${shortId(manifest.task_id)} (${manifest.name})`;
   registry.quiet.add(manifest.task_id);

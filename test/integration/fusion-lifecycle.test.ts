@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { listAllRows } from "../../src/fusion-run/rows.ts";
 import { isAlive } from "../../src/process/identity.ts";
+import { runCli } from "../helpers/cli.ts";
 import { call, isChildRequest, lastToolResult, notifications, promptWhenIdle, until } from "../helpers/drive.ts";
 import {
   delegateTaskDirs,
@@ -116,6 +117,35 @@ describe("a Fusion run's life with real parents and children", () => {
         state: "cancelled",
         code: "child_cancelled",
       });
+      expect(await waitForNoProcesses(join(cwd, ".pi/delegate"))).toEqual([]);
+    } finally {
+      held.release();
+      await parent.dispose();
+    }
+  });
+
+  it("pi-bg-delegate cancel <run id> from a shell: the owning Pi ends the children and commits a cancelled run", async () => {
+    const agentDir = await createAgentDir({ serverUrl: server.url, models: FUSION_MODELS });
+    const cwd = await makeTempDir("fusion-life");
+    const held = holdCandidates(server);
+    const parent = await startSdkParent({ agentDir, cwd });
+    try {
+      const runId = await fusionVia(parent, ARGS);
+      await until(() => held.asked() === 2, "both candidates at the model");
+      const cli = await runCli(cwd, "cancel", runId.slice(0, 9));
+      expect(cli.code, cli.stderr).toBe(0);
+      expect(cli.stdout).toContain(`Asked the Pi process that owns ${runId} (pid ${process.pid}) to cancel it`);
+      await until(() => noticesOf(parent.messages(), runId).length === 1, "the cancel notice");
+      expect((noticesOf(parent.messages(), runId)[0] as Notice).details).toMatchObject({
+        state: "cancelled",
+        code: "child_cancelled",
+        stage: "candidate",
+      });
+      expect(childManifests(cwd).map((m) => m.state)).toEqual(["cancelled", "cancelled"]);
+      // Once ended, there is nothing to cancel: refused, nothing changed.
+      const again = await runCli(cwd, "cancel", runId);
+      expect(again.code).toBe(4);
+      expect(again.stderr).toContain("it is not running (cancelled)");
       expect(await waitForNoProcesses(join(cwd, ".pi/delegate"))).toEqual([]);
     } finally {
       held.release();
