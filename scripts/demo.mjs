@@ -16,10 +16,19 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync,
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { runFusionDemo } from "./demo/fusion.mjs";
 import { startModelServer } from "./demo/model-server.mjs";
 import { createParent, isToolResult, messageOf, textOf } from "./demo/parent.mjs";
 import { answerCheck, artifactTree, section } from "./demo/report.mjs";
-import { DEMO_INVESTIGATION, DEMO_MODEL, DEMO_PROVIDER, DEMO_USER_PROMPT, decide } from "./demo/scripted-model.mjs";
+import { DEMO_MODEL_B } from "./demo/scripted-fusion.mjs";
+import {
+  DEMO_FUSION_USER_PROMPT,
+  DEMO_INVESTIGATION,
+  DEMO_MODEL,
+  DEMO_PROVIDER,
+  DEMO_USER_PROMPT,
+  decide,
+} from "./demo/scripted-model.mjs";
 import { HOST_ENV, hostNames, packageOnlyPiArgs, resolveHost } from "./hosts.mjs";
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -29,6 +38,7 @@ const NOTIFICATION = "background-task-notification";
 const REAL_CHILD_WAIT_MS = (1200 + 300) * 1000;
 const USAGE = [
   "usage: npm run demo [-- --keep]                      offline: scripted model, sample project",
+  "       npm run demo -- --fusion [--keep]              offline: bg_fusion with two scripted models",
   '       npm run demo -- --model <provider>/<id> ["<task>"] [--cwd <dir>] [--keep]',
   "                                                     a model configured in your pi agent dir",
   `       add --host <${hostNames().join("|")}> for the pi host (default ${hostNames()[0]})`,
@@ -41,6 +51,7 @@ function parseArgs(argv) {
     cwd: undefined,
     keep: false,
     tui: false,
+    fusion: false,
     host: process.env[HOST_ENV] || hostNames()[0],
   };
   for (let i = 0; i < argv.length; i++) {
@@ -48,6 +59,7 @@ function parseArgs(argv) {
     if (arg === "--help" || arg === "-h") options.help = true;
     else if (arg === "--keep") options.keep = true;
     else if (arg === "--tui") options.tui = true;
+    else if (arg === "--fusion") options.fusion = true;
     else if (arg === "--model" || arg === "--cwd" || arg === "--host") {
       const value = argv[++i];
       if (!value) throw new Error(`${arg} needs a value\n${USAGE}`);
@@ -60,6 +72,9 @@ function parseArgs(argv) {
     throw new Error(`--model must be <provider>/<id>, got "${options.model}"`);
   }
   if (options.tui && options.model !== undefined) throw new Error(`--tui runs the offline demo only\n${USAGE}`);
+  if (options.fusion && (options.model !== undefined || options.tui)) {
+    throw new Error(`--fusion runs the offline demo only, without --tui\n${USAGE}`);
+  }
   if (options.model === undefined && (options.task !== undefined || options.cwd !== undefined)) {
     throw new Error(`a task or --cwd needs --model (the offline demo runs its own scripted task)\n${USAGE}`);
   }
@@ -145,18 +160,20 @@ function writeAgentDir(dir, serverUrl) {
         baseUrl: serverUrl,
         api: "openai-completions",
         apiKey: "demo-key",
+        // Priced like a typical hosted model ($ per million tokens), so every cost display has a real sum.
+        // The second model answers the Fusion demo differently (scripts/demo/scripted-fusion.mjs).
         models: [
-          {
-            id: DEMO_MODEL,
-            name: "Scripted demo model",
-            reasoning: false,
-            input: ["text"],
-            contextWindow: 200_000,
-            maxTokens: 8192,
-            // Priced like a typical hosted model ($ per million tokens), so every cost display has a real sum.
-            cost: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
-          },
-        ],
+          [DEMO_MODEL, "Scripted demo model"],
+          [DEMO_MODEL_B, "Scripted demo model B"],
+        ].map(([id, name]) => ({
+          id,
+          name,
+          reasoning: false,
+          input: ["text"],
+          contextWindow: 200_000,
+          maxTokens: 8192,
+          cost: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
+        })),
       },
     },
   };
@@ -296,6 +313,12 @@ async function main() {
     `pi ${host.version} parent started (pid ${parent.pid}, Node ${host.nodeVersion}, RPC mode, -e ${REPO_ROOT})`,
   );
   const turnWaitMs = offline ? 60_000 : 300_000;
+  if (options.fusion) {
+    await runFusionDemo({ parent, prompt: DEMO_FUSION_USER_PROMPT, cwd, progress, turnWaitMs });
+    if (state.server?.errors.length) throw new Error(`scripted model errors: ${state.server.errors.join("; ")}`);
+    progress("demo succeeded");
+    return;
+  }
 
   const prompt = offline ? DEMO_USER_PROMPT : realPrompt(options.task ?? DEMO_INVESTIGATION);
   section("PROMPT TO THE PARENT", prompt);

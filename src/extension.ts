@@ -1,6 +1,9 @@
 import { type ExtensionAPI, type ExtensionContext, getAgentDir, VERSION } from "@mariozechner/pi-coding-agent";
 import { CHILD_ENV, NOTIFICATION_CUSTOM_TYPE } from "./core/constants.ts";
 import { loadSettings } from "./core/settings.ts";
+import { FusionLink } from "./fusion-run/link.ts";
+import { getFusionRuns } from "./fusion-run/runs.ts";
+import { startFusion } from "./fusion-run/start.ts";
 import { admit } from "./launch/launch.ts";
 import { startDelegate } from "./launch/start.ts";
 import { SessionLink } from "./retrieval/notifier.ts";
@@ -8,9 +11,11 @@ import { pruneTasks } from "./retrieval/prune.ts";
 import { getRegistry } from "./retrieval/registry.ts";
 import { retrieveTask } from "./retrieval/retrieve-any.ts";
 import { createBgDelegateTool } from "./tools/bg-delegate.ts";
+import { createBgFusionTool } from "./tools/bg-fusion.ts";
 import { createBgResultTool } from "./tools/bg-result.ts";
 import { registerDelegatesCommand } from "./ui/delegates-command.ts";
 import { startFooter } from "./ui/footer.ts";
+import { renderFusionCall, renderFusionReceipt } from "./ui/fusion-render.ts";
 import {
   registerNotificationRenderer,
   renderDelegateCall,
@@ -47,6 +52,7 @@ export default function bgDelegateExtension(pi: ExtensionAPI): void {
   if (process.env[CHILD_ENV.marker] === "1") return;
 
   let link: SessionLink | undefined;
+  let fusionLink: FusionLink | undefined;
   let stopFooter: (() => void) | undefined;
 
   pi.registerTool({
@@ -68,6 +74,23 @@ export default function bgDelegateExtension(pi: ExtensionAPI): void {
   });
 
   pi.registerTool({
+    ...createBgFusionTool({
+      launch: async (args, toolCallId, ctx) => {
+        const host = {
+          piVersion: VERSION,
+          thinkingLevel: pi.getThinkingLevel(),
+          settings: loadSettings(getAgentDir(), ctx.cwd),
+        };
+        const { text, details } = await startFusion(args, toolCallId, ctx, host);
+        return { content: [{ type: "text", text }], details };
+      },
+    }),
+    renderCall: (args, theme) => renderFusionCall(args, theme),
+    renderResult: (result, options, theme, context) =>
+      renderFusionReceipt(result, { expanded: options.expanded, isError: context.isError }, theme),
+  });
+
+  pi.registerTool({
     ...createBgResultTool({
       retrieve: async (args, ctx) => {
         const { text, details } = await retrieveTask(ctx.cwd, args, knownTasks(ctx));
@@ -85,6 +108,9 @@ export default function bgDelegateExtension(pi: ExtensionAPI): void {
   pi.on("session_start", (_event, ctx) => {
     link?.close();
     link = new SessionLink(pi, ctx);
+    fusionLink?.close();
+    fusionLink = new FusionLink(pi, ctx);
+    const currentFusion = fusionLink;
     const current = link;
     stopFooter?.();
     stopFooter = startFooter(() => current.context);
@@ -92,6 +118,7 @@ export default function bgDelegateExtension(pi: ExtensionAPI): void {
     // then ended trees past the retention are pruned (docs/configuration.md, "bgDelegate.retentionDays").
     setImmediate(() => {
       current.deliverPending();
+      void currentFusion.deliverPending();
       pruneByRetention(ctx.cwd);
     });
   });
@@ -99,9 +126,14 @@ export default function bgDelegateExtension(pi: ExtensionAPI): void {
   pi.on("session_shutdown", (event) => {
     link?.close();
     link = undefined;
+    fusionLink?.close();
+    fusionLink = undefined;
     stopFooter?.();
     stopFooter = undefined;
     // /reload, /new, /resume and /fork keep children running for the next instance; quitting ends them.
-    if (event.reason === "quit") getRegistry().cancelAll();
+    if (event.reason === "quit") {
+      getFusionRuns().cancelAll();
+      getRegistry().cancelAll();
+    }
   });
 }

@@ -10,6 +10,8 @@
  * so the demo shows real evidence gathered by a real read-only child, not canned text.
  */
 
+import { DEMO_MODEL_B, fusionChildReply, fusionParentReply } from "./scripted-fusion.mjs";
+
 export const DEMO_PROVIDER = "demo";
 export const DEMO_MODEL = "demo-model";
 
@@ -20,6 +22,10 @@ export const DEMO_INVESTIGATION =
 export const DEMO_USER_PROMPT =
   "Hand this to a background delegate with bg_delegate, then wait for its completion notification and fetch the " +
   `verified answer with bg_result: ${DEMO_INVESTIGATION}`;
+/** `npm run demo -- --fusion`: the same audit asked of two scripted models at once. */
+export const DEMO_FUSION_USER_PROMPT =
+  "Ask two models the same question with bg_fusion, then wait for its completion notification and fetch the " +
+  `merged, attributed answer with bg_result: ${DEMO_INVESTIGATION}`;
 
 const INVALIDATE = "sessionCache.invalidate(";
 const HASH_WRITE = "passwordHash = ";
@@ -134,9 +140,15 @@ function parentReply(messages) {
   return { text: `The delegate's verified answer is above. ${finding ?? "It reported no finding."}` };
 }
 
-/** The model's decision for one request (see model-server.mjs). */
+/** The model's decision for one request (see model-server.mjs); a Fusion demo's requests go to scripted-fusion.mjs. */
 export function decide(request) {
   const { messages } = request;
   const directiveIndex = messages.findIndex((m) => m.role === "user" && m.text.includes("<<<DIRECTIVE"));
-  return directiveIndex === -1 ? parentReply(messages) : childReply(messages, directiveIndex);
+  if (directiveIndex === -1) {
+    const fusion = messages.some((m) => m.role === "user" && m.text === DEMO_FUSION_USER_PROMPT);
+    if (!fusion) return parentReply(messages);
+    const candidates = [DEMO_MODEL, DEMO_MODEL_B].map((model) => ({ provider: DEMO_PROVIDER, model }));
+    return fusionParentReply(messages, { candidates, investigation: DEMO_INVESTIGATION });
+  }
+  return fusionChildReply(request, directiveIndex) ?? childReply(messages, directiveIndex);
 }

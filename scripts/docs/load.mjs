@@ -105,6 +105,7 @@ const ARGUMENT_TABLES = {
     defaults: "DELEGATE_DEFAULTS",
   },
   bg_result: { module: "src/arguments/result-arguments.ts", fields: "RESULT_FIELDS", defaults: undefined },
+  bg_fusion: { module: "src/arguments/fusion-arguments.ts", fields: "FUSION_FIELDS", defaults: "FUSION_DEFAULTS" },
 };
 
 function sameFields(table, schema, path) {
@@ -115,6 +116,8 @@ function sameFields(table, schema, path) {
   }
   for (const name of a) {
     if (table[name].kind === "object") sameFields(table[name].fields, schema.properties[name], `${path}.${name}`);
+    if (table[name].kind === "array")
+      sameFields(table[name].items, schema.properties[name]?.items, `${path}.${name}[]`);
   }
 }
 

@@ -162,6 +162,11 @@ function check(spec) {
         .sort()
         .map((k) => `\`${k}\``)
         .join(", ")}`;
+    case "array":
+      return `array of ${spec.minItems} to ${spec.maxItems} objects with only the keys ${Object.keys(spec.items)
+        .sort()
+        .map((k) => `\`${k}\``)
+        .join(", ")}`;
     default:
       throw new Error(`unknown field kind ${JSON.stringify(spec.kind)}`);
   }
@@ -182,6 +187,7 @@ function checkRows(fields, defaults, prefix) {
       `| \`${path}\` | ${cell(defaultText(name, spec, prefix === "" ? defaults : {}))} | ${cell(check(spec))} |`,
     );
     if (spec.kind === "object") rows.push(...checkRows(spec.fields, {}, `${path}.`));
+    if (spec.kind === "array") rows.push(...checkRows(spec.items, {}, `${path}[].`));
   }
   return rows;
 }
@@ -195,7 +201,8 @@ export function renderArgumentChecks({ fields, defaults }) {
 
 /** What the user meets, by the stage the code arises in (FailureStage of src/core/errors.ts). */
 const STAGE_SURFACE = {
-  admission: "The `bg_delegate` call fails with this code; no child is started and no task files are kept.",
+  admission:
+    "The `bg_delegate` or `bg_fusion` call fails with this code; no child is started and no task files are kept.",
   launch:
     "The `bg_delegate` call fails with this code and no child runs; the task's directory stays, with the failure recorded in its `manifest.json`.",
   run: "The task ends as failed; the completion notice and `bg_result` show the code and the output log, and no answer is returned.",

@@ -6,7 +6,7 @@
  */
 import { type TSchema, Type } from "@sinclair/typebox";
 import { DelegateError } from "../core/errors.ts";
-import { bool, closedObject, count, keyPath, oneOf, SchemaViolation, str } from "../core/validate.ts";
+import { bool, closedObject, count, keyPath, list, oneOf, SchemaViolation, str, violation } from "../core/validate.ts";
 
 interface FieldBase {
   required: boolean;
@@ -26,7 +26,9 @@ export type FieldSpec =
   | (FieldBase & { kind: "enum"; values: readonly string[] })
   | (FieldBase & { kind: "integer"; max: number })
   | (FieldBase & { kind: "boolean" })
-  | (FieldBase & { kind: "object"; fields: FieldTable });
+  | (FieldBase & { kind: "object"; fields: FieldTable })
+  /** A list of objects of one table, minItems..maxItems long. */
+  | (FieldBase & { kind: "array"; items: FieldTable; minItems: number; maxItems: number });
 
 export type FieldTable = Readonly<Record<string, FieldSpec>>;
 
@@ -41,7 +43,9 @@ type ValueOf<S extends FieldSpec> = S extends { kind: "string" }
         ? boolean
         : S extends { kind: "object"; fields: infer F extends FieldTable }
           ? ArgsOf<F>
-          : never;
+          : S extends { kind: "array"; items: infer I extends FieldTable }
+            ? ArgsOf<I>[]
+            : never;
 
 type RequiredKeys<T extends FieldTable> = { [K in keyof T]: T[K]["required"] extends true ? K : never }[keyof T];
 type OptionalKeys<T extends FieldTable> = Exclude<keyof T, RequiredKeys<T>>;
@@ -73,6 +77,8 @@ function fieldSchema(spec: FieldSpec): TSchema {
       return Type.Boolean({ description });
     case "object":
       return objectSchema(spec.fields, description);
+    case "array":
+      return Type.Array(objectSchema(spec.items), { minItems: spec.minItems, maxItems: spec.maxItems, description });
   }
 }
 
@@ -107,6 +113,11 @@ function checkField(at: string, spec: FieldSpec, value: unknown): unknown {
       return bool(value, at);
     case "object":
       return checkFields(spec.fields, value, at);
+    case "array": {
+      const items = list(value, at, spec.maxItems, (item, itemAt) => checkFields(spec.items, item, itemAt));
+      if (items.length < spec.minItems) violation(at, `must have at least ${spec.minItems} entries`);
+      return items;
+    }
   }
 }
 

@@ -8,6 +8,7 @@ import { canonicalJsonLine } from "../core/canonical.ts";
 import { TASK_FILES } from "../core/constants.ts";
 import { writeFileAtomic } from "../core/fs.ts";
 import type { DelegateManifest } from "../core/types.ts";
+import { cancelRun } from "../fusion-run/cancel.ts";
 import { isSameProcessAlive, processTies } from "../process/identity.ts";
 import { killGroup } from "../process/spawn.ts";
 import { isTaskRunning } from "../retrieval/running.ts";
@@ -33,8 +34,16 @@ export function cancelRefusal(manifest: DelegateManifest, uid: number | undefine
 
 export function cancelTask(io: CliIo, ref: TaskRef): number {
   if (ref.kind !== "delegate") {
-    io.stderr(`${ref.id} is a Fusion run; its runner owns it and it cannot be cancelled here.\n`);
-    return EXIT.refused;
+    const outcome = cancelRun(ref.dir, ref.id);
+    if (outcome.kind === "refused") {
+      io.stderr(`${ref.id} was not cancelled: ${outcome.why}.\n`);
+      return EXIT.refused;
+    }
+    io.stdout(
+      `Asked the Pi process that owns ${ref.id} (pid ${outcome.kind === "requested" ? outcome.ownerPid : process.pid}) ` +
+        "to cancel it; it ends the run's children and records the run as cancelled (child_cancelled).\n",
+    );
+    return EXIT.ok;
   }
   const manifest = readManifest(ref.dir);
   if (!isTaskRunning(manifest)) {

@@ -8,6 +8,7 @@ import { DelegateError, type FailureCode } from "../core/errors.ts";
 import type { UsageRecord } from "../core/types.ts";
 import { secondsBetween } from "../core/units.ts";
 import { readFusionManifest, verifyCompletedRun } from "../fusion/index.ts";
+import { readRunRecord } from "../fusion/run-record.ts";
 import { expectedIdentity } from "../retrieval/finalize.ts";
 import { fusionLiveness } from "../retrieval/retrieve-any.ts";
 import { isTaskRunning } from "../retrieval/running.ts";
@@ -118,11 +119,13 @@ async function fusionRow(ref: TaskRef, now: number): Promise<TaskRow> {
   if (!reading.trusted) return { ...base, code: reading.error.code };
   const { manifest } = reading;
   const endedAt = manifest.terminal?.ended_at ?? null;
+  // A bg_fusion run names itself in run.json (docs/subsystems/fusion.md, "The producer's files").
+  const record = readRunRecord(ref.dir, manifest);
   const row: TaskRow = {
     ...base,
     state: manifest.state,
     route: manifest.workflow,
-    name: manifest.workflow,
+    name: record?.name ?? manifest.workflow,
     created_at: manifest.created_at,
     ended_at: endedAt,
     run_seconds: secondsBetween(manifest.created_at, manifest.state === "running" ? null : endedAt, now),

@@ -66,6 +66,21 @@ export const DELEGATE_DEFAULTS = {
   triggerOnCompletion: true,
 } as const;
 
+/** bg_fusion's defaults (docs/tools/bg_fusion.md, "Arguments"): a delegate's, applied to every child. */
+export const FUSION_DEFAULTS = {
+  maxTurns: DELEGATE_DEFAULTS.maxTurns,
+  maxToolCalls: DELEGATE_DEFAULTS.maxToolCalls,
+  timeoutSeconds: DELEGATE_DEFAULTS.timeoutSeconds,
+  autoDeliver: DELEGATE_DEFAULTS.autoDeliver,
+  notifyOnCompletion: DELEGATE_DEFAULTS.notifyOnCompletion,
+  triggerOnCompletion: DELEGATE_DEFAULTS.triggerOnCompletion,
+} as const;
+
+/** How many candidate routes a Fusion run asks (docs/tools/bg_fusion.md, "Arguments"). */
+export const FUSION_CANDIDATES = { min: 2, max: 4 } as const;
+/** The workflow name bg_fusion's runs carry in their manifest. */
+export const FUSION_WORKFLOW = "bg-fusion";
+
 export const ARGUMENT_BOUNDS = {
   nameMaxChars: 80,
   promptMaxBytes: 1 * MiB,
@@ -116,6 +131,9 @@ export const SCHEMA = {
   fusionDetails: "pi-bg-delegate.fusion-details.v1",
   fusionFailureSummary: "pi-bg-delegate.fusion-failure-summary.v1",
   fusionUsageClaim: "pi-bg-delegate.fusion-usage-claim.v1",
+  fusionRun: "pi-bg-delegate.fusion-run.v1",
+  fusionChild: "pi-bg-delegate.fusion-child.v1",
+  fusionEvaluation: "pi-bg-delegate.fusion-evaluation.v1",
 } as const;
 
 export const PROJECTION_TRANSFORM = "visible-conversation-ledger-v2";
@@ -156,6 +174,10 @@ export const FUSION_FILES = {
   failureSummary: "failure-summary.json",
   failureMessage: "failure-message.txt",
   usageClaim: "usage-claim.json",
+  /** Written (unbound) once the run's notice reached its session; prune waits for it (docs/cli.md, "prune"). */
+  notified: "notified.json",
+  /** Written (unbound) by a process that asks the run's owner to cancel it (docs/cli.md, "cancel"). */
+  cancelRequest: "cancel-request.json",
 } as const;
 
 // Fusion bounds (docs/subsystems/fusion.md, "The run directory", "The writer", "A failed or cancelled run")

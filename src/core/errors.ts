@@ -49,6 +49,12 @@ export const FAILURE_REMEDIATION = {
   result_too_large_for_inline: 'Call bg_result with delivery "artifact" (or no delivery) and read the answer file.',
   task_unknown: "Check the task id (see /delegates).",
   task_ambiguous: "Use more characters of the task id.",
+  fusion_candidates_unset:
+    'Pass candidates (2-4 routes {provider, model}) to bg_fusion, or set bgDelegate.fusion.candidates in settings.json, e.g. "fusion": {"candidates": [{"provider": "anthropic", "model": "claude-sonnet-4-5"}, {"provider": "openai", "model": "gpt-5"}]}.',
+  fusion_candidates_insufficient:
+    "Fewer than two candidates produced a verified answer; read the failed candidates' codes in bg_result, fix their routes or limits, then run bg_fusion again.",
+  fusion_evaluation_invalid:
+    "The merge route did not produce a valid comparison twice; pick a stronger merge route, then run bg_fusion again.",
 } as const satisfies Record<string, string>;
 
 export type FailureCode = keyof typeof FAILURE_REMEDIATION;
@@ -236,5 +242,17 @@ export const FAILURE_WHEN = {
   task_ambiguous: {
     stages: ["retrieval"],
     when: "More than one task matches the prefix; the error lists them.",
+  },
+  fusion_candidates_unset: {
+    stages: ["admission"],
+    when: "bg_fusion was called without candidates and bgDelegate.fusion.candidates is not set (or is not 2-4 routes).",
+  },
+  fusion_candidates_insufficient: {
+    stages: ["run"],
+    when: "A Fusion run's candidate stage ended with fewer than two verified answers; the run is committed as failed.",
+  },
+  fusion_evaluation_invalid: {
+    stages: ["run"],
+    when: "A Fusion run's evaluator wrote a comparison that failed its schema, and so did the one repair attempt.",
   },
 } as const satisfies Record<FailureCode, { stages: readonly FailureStage[]; when: string }>;

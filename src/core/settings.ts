@@ -3,11 +3,14 @@ import { join } from "node:path";
 import {
   DEFAULT_MAX_RUNNING,
   DEFAULT_RETENTION_DAYS,
+  FUSION_CANDIDATES,
   MAX_RUNNING_ENV,
   PI_CLI_ENV,
   RETENTION_DAYS_ENV,
   SETTINGS_KEY,
 } from "./constants.ts";
+import type { PinnedRoute } from "./types.ts";
+import { closedObject, list, SchemaViolation, str, violation } from "./validate.ts";
 
 export interface PackageSettings {
   /** Running delegates allowed per project. */
@@ -16,6 +19,37 @@ export interface PackageSettings {
   piCli: string | undefined;
   /** Days an ended task's tree is kept before the prune at session start removes it; 0: never pruned. */
   retentionDays: number;
+  /**
+   * bgDelegate.fusion.candidates: bg_fusion's default routes; `problem` when the setting exists but is
+   * not 2-4 routes {provider, model} (docs/configuration.md, "bgDelegate.fusion.candidates").
+   */
+  fusionCandidates: { routes: PinnedRoute[] } | { problem: string } | undefined;
+}
+
+function parseRoutes(value: unknown, at: string): PinnedRoute[] {
+  const routes = list(value, at, FUSION_CANDIDATES.max, (item, itemAt) => {
+    const route = closedObject(item, itemAt, ["provider", "model"]);
+    return { provider: str(route.provider, `${itemAt}.provider`), model: str(route.model, `${itemAt}.model`) };
+  });
+  if (routes.length < FUSION_CANDIDATES.min) violation(at, `must have at least ${FUSION_CANDIDATES.min} entries`);
+  return routes;
+}
+
+/** The project's setting wins over the user's; a malformed one is reported, never ignored. */
+function fusionCandidates(...sections: Record<string, unknown>[]): PackageSettings["fusionCandidates"] {
+  for (const section of sections) {
+    const fusion = section.fusion;
+    if (typeof fusion !== "object" || fusion === null) continue;
+    const value = (fusion as Record<string, unknown>).candidates;
+    if (value === undefined) continue;
+    try {
+      return { routes: parseRoutes(value, `${SETTINGS_KEY}.fusion.candidates`) };
+    } catch (error) {
+      if (error instanceof SchemaViolation) return { problem: error.message };
+      throw error;
+    }
+  }
+  return undefined;
 }
 
 function readSection(file: string): Record<string, unknown> {
@@ -62,5 +96,6 @@ export function loadSettings(agentDir: string, cwd: string, env: NodeJS.ProcessE
       nonNegative(project.retentionDays) ??
       nonNegative(user.retentionDays) ??
       DEFAULT_RETENTION_DAYS,
+    fusionCandidates: fusionCandidates(project, user),
   };
 }

@@ -19,4 +19,6 @@ export {
   type FusionRunHandle,
   type FusionWriterIo,
   nodeWriterIo,
+  type OpenRunOptions,
+  openRun,
 } from "./writer.ts";

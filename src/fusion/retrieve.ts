@@ -53,7 +53,7 @@ function fusionRunningView(runDir: string, manifest: FusionManifest): FusionRetr
   const text =
     `Fusion run ${manifest.run_id} (${manifest.workflow}) is still running. This is not an error and bg_result ` +
     "never blocks. End this turn or do other independent work, then call bg_result again later (the run's " +
-    "notification, if its runner sends one, says when it ended).";
+    "completion notice, unless notifyOnCompletion was false, says when it ended).";
   return { text, details };
 }
 

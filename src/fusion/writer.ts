@@ -30,7 +30,7 @@ import type { UsageRecord } from "../core/types.ts";
 import { decodeUtf8Strict } from "../core/utf8.ts";
 import { SchemaViolation } from "../core/validate.ts";
 import { processStartTime } from "../process/identity.ts";
-import { encodeDocument } from "./document.ts";
+import { decodeDocument, encodeDocument } from "./document.ts";
 import {
   ARTIFACT_PATH,
   fusionRunDir,
@@ -54,6 +54,7 @@ import {
   type FusionUsage,
   NO_ANSWER,
 } from "./types.ts";
+import { identityOf } from "./verify-completed.ts";
 
 /** The file operations the writer performs; tests swap them to crash at a chosen step. */
 export interface FusionWriterIo {
@@ -150,6 +151,50 @@ function defaultOwner(): FusionOwner {
 }
 
 export function createRun(options: CreateRunOptions): FusionRunHandle {
+  return writerFor(options, null);
+}
+
+export interface OpenRunOptions {
+  cwd: string;
+  runId: string;
+  now?: () => Date;
+  io?: FusionWriterIo;
+}
+
+/**
+ * A writer for a run another process created and left running (its owner is gone): the manifest on
+ * disk, read and schema-checked, is where the writer starts, so the run can still be committed as
+ * failed or cancelled (docs/subsystems/fusion.md, "A run whose owner is gone"). Throws DelegateError
+ * when the manifest cannot be read or trusted.
+ */
+export function openRun(options: OpenRunOptions): FusionRunHandle {
+  const io = options.io ?? nodeWriterIo;
+  const path = join(fusionRunDir(options.cwd, options.runId), FUSION_FILES.manifest);
+  let bytes: Buffer;
+  let manifest: FusionManifest;
+  try {
+    bytes = Buffer.from(io.readFile(path));
+    manifest = parseManifest(decodeDocument(bytes, "manifest"));
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    throw new DelegateError(
+      "result_unavailable",
+      `Fusion run ${options.runId}: manifest.json cannot be reopened: ${why}`,
+    );
+  }
+  if (manifest.run_id !== options.runId) {
+    throw new DelegateError(
+      "child_result_invalid",
+      `Fusion run ${options.runId}: manifest.json names ${manifest.run_id}`,
+    );
+  }
+  return writerFor({ ...options, workflow: manifest.workflow }, { manifest, bytes });
+}
+
+function writerFor(
+  options: CreateRunOptions,
+  existing: { manifest: FusionManifest; bytes: Buffer } | null,
+): FusionRunHandle {
   const io = options.io ?? nodeWriterIo;
   const now = options.now ?? (() => new Date());
   if (!WORKFLOW_NAME.test(options.workflow)) misuse(`workflow ${JSON.stringify(options.workflow)} is not a valid name`);
@@ -162,14 +207,16 @@ export function createRun(options: CreateRunOptions): FusionRunHandle {
       artifacts: [runDir],
     });
 
-  const identity: FusionRunIdentity = {
-    run_id: runId,
-    workflow: options.workflow,
-    artifact_dir: relativeRunDir(runId),
-    created_at: now().toISOString(),
-    owner: options.owner ?? defaultOwner(),
-  };
-  let current: { manifest: FusionManifest; bytes: Buffer } | null = null;
+  const identity: FusionRunIdentity = existing
+    ? identityOf(existing.manifest)
+    : {
+        run_id: runId,
+        workflow: options.workflow,
+        artifact_dir: relativeRunDir(runId),
+        created_at: now().toISOString(),
+        owner: options.owner ?? defaultOwner(),
+      };
+  let current: { manifest: FusionManifest; bytes: Buffer } | null = existing;
   let pending: { manifest: FusionManifest; bytes: Buffer } | null = null;
 
   /** Replace the manifest; the rename inside io.writeFile is the commit point. */
@@ -224,35 +271,39 @@ export function createRun(options: CreateRunOptions): FusionRunHandle {
     }
   }
 
-  try {
-    io.makeDir(dirname(runDir), true);
-    io.makeDir(runDir, false);
-  } catch (error) {
-    throw ioFailure("the run directory could not be created", error);
-  }
-  try {
-    persist({
-      schema_version: SCHEMA.fusionManifest,
-      kind: "fusion",
-      ...identity,
-      state: "running",
-      artifacts: [],
-      terminal: null,
-    });
-    // Once the run exists: .pi/fusion stays out of searches and out of git, as .pi/delegate does.
+  if (existing === null) createOnDisk();
+
+  function createOnDisk(): void {
     try {
-      markPrivateRoot(dirname(runDir));
+      io.makeDir(dirname(runDir), true);
+      io.makeDir(runDir, false);
     } catch (error) {
-      throw ioFailure("the .ignore/.gitignore of .pi/fusion could not be written", error);
+      throw ioFailure("the run directory could not be created", error);
     }
-  } catch (error) {
     try {
-      // artifact_error: a tree that could not be created is removed (docs/subsystems/fusion.md, "The writer")
-      io.remove(runDir);
-    } catch {
-      // Best effort; a directory without manifest.json reads as result_unavailable.
+      persist({
+        schema_version: SCHEMA.fusionManifest,
+        kind: "fusion",
+        ...identity,
+        state: "running",
+        artifacts: [],
+        terminal: null,
+      });
+      // Once the run exists: .pi/fusion stays out of searches and out of git, as .pi/delegate does.
+      try {
+        markPrivateRoot(dirname(runDir));
+      } catch (error) {
+        throw ioFailure("the .ignore/.gitignore of .pi/fusion could not be written", error);
+      }
+    } catch (error) {
+      try {
+        // artifact_error: a tree that could not be created is removed (docs/subsystems/fusion.md, "The writer")
+        io.remove(runDir);
+      } catch {
+        // Best effort; a directory without manifest.json reads as result_unavailable.
+      }
+      throw error;
     }
-    throw error;
   }
 
   function endedAt(): string {

@@ -15,7 +15,7 @@ import { buildChildArgv, buildChildEnv } from "./argv.ts";
 import { type BudgetPlan, planBudget, toSeedBudget } from "./budget.ts";
 import { locateGuard, locatePiCli } from "./host.ts";
 import { buildChildPrompt, CHILD_SYSTEM_PROMPT } from "./prompt.ts";
-import { resolveRoute } from "./route.ts";
+import { type ResolvedRoute, resolveRoute } from "./route.ts";
 import { projectConversation } from "./seed.ts";
 import { buildManifest, buildSeed, type LaunchManifest, newTaskIdentity } from "./task-documents.ts";
 
@@ -44,21 +44,37 @@ function projectTrusted(ctx: ExtensionContext): boolean {
   return typeof withTrust.isProjectTrusted === "function" ? withTrust.isProjectTrusted() === true : false;
 }
 
-/**
- * Admission (pure: no directory, no process) in the documented order: arguments (already parsed),
- * running-delegate cap, route, hook contract, capability and tool set, limits, seed projection, budget.
- */
-export function admit(args: DelegateArguments, toolCallId: string, ctx: ExtensionContext, host: HostFacts): LaunchPlan {
-  const cwd = ctx.cwd;
+/** Refuse a launch that would take the project past maxRunning (`needed` children at once). */
+export function requireCapacity(cwd: string, maxRunning: number, needed = 1): void {
   const running = countRunning(cwd);
-  if (running >= host.settings.maxRunning) {
+  if (running + needed > maxRunning) {
+    const what = needed === 1 ? "" : `; ${needed} more were asked for`;
     throw new DelegateError(
       "delegate_concurrency_limit",
-      `${running} delegates are already running in this project (maxRunning ${host.settings.maxRunning})`,
+      `${running} delegates are already running in this project (maxRunning ${maxRunning})${what}`,
       { childProcessCreated: false },
     );
   }
-  const route = resolveRoute(args.route, ctx, host.thinkingLevel);
+}
+
+/**
+ * The parent's state, taken once (docs/subsystems/launch.md, "Admission order", from the hook contract
+ * to the seed projection): a Fusion run launches its later children from this snapshot, after the
+ * tool call (and perhaps the extension instance) that took it is gone.
+ */
+export interface ParentSnapshot {
+  cwd: string;
+  sessionId: string;
+  host: HostFacts;
+  piCli: string;
+  guardPath: string;
+  projectTrusted: boolean;
+  projection: unknown;
+  projectionJson: string;
+  ledger: unknown;
+}
+
+export function snapshotParent(ctx: ExtensionContext, toolCallId: string, host: HostFacts): ParentSnapshot {
   requireProvenPiVersion(host.piVersion, "parent");
   // Capability and tool set: "inspect" is the only profile; its isolation needs pi's CLI and our guard.
   const piCli = locatePiCli(host.settings.piCli);
@@ -72,10 +88,34 @@ export function admit(args: DelegateArguments, toolCallId: string, ctx: Extensio
     );
   }
   // Limits were bounded by the argument check; nothing further to refuse here.
-
   const messages = buildSessionContext(ctx.sessionManager.getEntries(), ctx.sessionManager.getLeafId()).messages;
   const { projection, ledger } = projectConversation(messages, toolCallId);
-  const projectionJson = canonicalJson(projection);
+  return {
+    cwd: ctx.cwd,
+    sessionId: ctx.sessionManager.getSessionId(),
+    host,
+    piCli,
+    guardPath,
+    projectTrusted: projectTrusted(ctx),
+    projection,
+    projectionJson: canonicalJson(projection),
+    ledger,
+  };
+}
+
+/**
+ * Admission (pure: no directory, no process) in the documented order: arguments (already parsed),
+ * running-delegate cap, route, hook contract, capability and tool set, limits, seed projection, budget.
+ */
+export function admit(args: DelegateArguments, toolCallId: string, ctx: ExtensionContext, host: HostFacts): LaunchPlan {
+  requireCapacity(ctx.cwd, host.settings.maxRunning);
+  const route = resolveRoute(args.route, ctx, host.thinkingLevel);
+  return admitWith(snapshotParent(ctx, toolCallId, host), args, route);
+}
+
+/** The rest of admission for one child on a pinned route: budget, seed, argv, manifest (still pure). */
+export function admitWith(snap: ParentSnapshot, args: DelegateArguments, route: ResolvedRoute): LaunchPlan {
+  const { cwd, projection, projectionJson, ledger } = snap;
   const childPrompt = buildChildPrompt({ directive: args.prompt, seedJson: projectionJson });
   const budget = planBudget({
     route: { provider: route.provider, model: route.model },
@@ -84,7 +124,7 @@ export function admit(args: DelegateArguments, toolCallId: string, ctx: Extensio
     childPrompt,
   });
 
-  const identity = newTaskIdentity(cwd, ctx.sessionManager.getSessionId());
+  const identity = newTaskIdentity(cwd, snap.sessionId);
   const taskDir = identity.taskDir;
   const seed = buildSeed({
     identity,
@@ -102,16 +142,16 @@ export function admit(args: DelegateArguments, toolCallId: string, ctx: Extensio
     systemPrompt: CHILD_SYSTEM_PROMPT,
   });
   const argv = buildChildArgv({
-    piCli,
-    guardPath,
+    piCli: snap.piCli,
+    guardPath: snap.guardPath,
     provider: route.provider,
     model: route.model,
     thinkingLevel: route.thinkingLevel,
     sessionFile: join(taskDir, TASK_FILES.sessionFile),
     systemPrompt: CHILD_SYSTEM_PROMPT,
     extensionMode: args.extensionMode,
-    piVersion: host.piVersion,
-    projectTrusted: projectTrusted(ctx),
+    piVersion: snap.host.piVersion,
+    projectTrusted: snap.projectTrusted,
   });
   const manifest = buildManifest({
     identity,

@@ -1,18 +1,38 @@
 import { join } from "node:path";
+import type { DelegateArguments } from "../arguments/delegate-arguments.ts";
 import { TASK_FILES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import type { DelegateManifest } from "../core/types.ts";
 import { spawnChild } from "../process/spawn.ts";
-import { getRegistry } from "../retrieval/registry.ts";
+import { getRegistry, type LiveTask } from "../retrieval/registry.ts";
 import { writeManifest } from "../store/lookup.ts";
 import { buildReceipt, type ReceiptDetails } from "../views/receipt.ts";
-import { childEnvFor, commitPlan, type LaunchPlan } from "./launch.ts";
+import { admitWith, childEnvFor, commitPlan, type LaunchPlan, type ParentSnapshot } from "./launch.ts";
+import type { ResolvedRoute } from "./route.ts";
 
 /**
  * Commit the admitted plan and start the child; returns the receipt at once (the call never waits
  * for the child). A spawn failure keeps the tree with its terminal record and is child_spawn_failed.
  */
 export async function startDelegate(plan: LaunchPlan): Promise<ReceiptDetails> {
+  return (await startChild(plan)).receipt;
+}
+
+/** A started child: its receipt and the registry's handle (whose `done` settles once it is adjudicated). */
+export interface StartedChild {
+  receipt: ReceiptDetails;
+  task: LiveTask;
+}
+
+/**
+ * Admit one more child from a parent snapshot on a pinned route and start it, exactly as a delegate
+ * is started (the Fusion runner's seam, docs/subsystems/fusion.md, "The producer").
+ */
+export function launchWith(snap: ParentSnapshot, args: DelegateArguments, route: ResolvedRoute): Promise<StartedChild> {
+  return startChild(admitWith(snap, args, route));
+}
+
+export async function startChild(plan: LaunchPlan): Promise<StartedChild> {
   const tree = commitPlan(plan);
   const outputPath = join(tree.taskDir, TASK_FILES.output);
   let child: Awaited<ReturnType<typeof spawnChild>>;
@@ -54,6 +74,6 @@ export async function startDelegate(plan: LaunchPlan): Promise<ReceiptDetails> {
   } catch {
     // the registry still owns the child; finalizeTask records the end
   }
-  getRegistry().track(tree.taskDir, manifest, child);
-  return buildReceipt(plan, manifest, child.pid);
+  const task = getRegistry().track(tree.taskDir, manifest, child);
+  return { receipt: buildReceipt(plan, manifest, child.pid), task };
 }

@@ -5,9 +5,10 @@
  */
 import { lstatSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { TASK_FILES } from "../core/constants.ts";
+import { FUSION_FILES, TASK_FILES } from "../core/constants.ts";
 import { formatBytes } from "../core/units.ts";
 import { readFusionManifest } from "../fusion/index.ts";
+import { readRunRecord } from "../fusion/run-record.ts";
 import { fileExists, listTaskRefs, readManifest, type TaskRef } from "../store/lookup.ts";
 import { removeTaskTree } from "../store/remove.ts";
 import { decidePrune, type PruneCandidate, type PruneDecision, type PrunePolicy } from "./prune-policy.ts";
@@ -44,7 +45,12 @@ async function fusionCandidate(ref: TaskRef): Promise<PruneCandidate> {
   const known = { ...base, createdAt: manifest.created_at };
   if (manifest.state === "running")
     return { ...known, status: fusionLiveness.isRunning(manifest) ? "running" : "unadjudicated" };
-  return { ...known, status: "ended", state: manifest.state, endedAt: manifest.terminal?.ended_at ?? null };
+  const ended = { ...known, state: manifest.state, endedAt: manifest.terminal?.ended_at ?? null };
+  // A bg_fusion run (it has run.json) waits for its notice, as a delegate task does.
+  const record = readRunRecord(ref.dir, manifest);
+  if (record?.notify_on_completion && !fileExists(join(ref.dir, FUSION_FILES.notified)))
+    return { ...ended, status: "notification_pending" };
+  return { ...ended, status: "ended" };
 }
 
 /** Bytes of every regular file under a directory (links are not followed). */

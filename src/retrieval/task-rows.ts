@@ -9,6 +9,8 @@ import { isTaskRunning } from "./running.ts";
  * footer"): the facts of its manifest, and for a running task the progress its guard reports.
  */
 export interface TaskRow {
+  /** Absent for a delegate task; "fusion" for a Fusion run (src/fusion-run/rows.ts). */
+  kind?: "fusion";
   id: string;
   name: string;
   /** "ended" is a task recorded as running whose owner and child are gone (bg_result adjudicates it). */

@@ -3,11 +3,13 @@ import type { TUI } from "@mariozechner/pi-tui";
 import { DelegateError } from "../core/errors.ts";
 import { loadSettings } from "../core/settings.ts";
 import { formatBytes } from "../core/units.ts";
+import { cancelRunText } from "../fusion-run/cancel.ts";
+import { listAllRows } from "../fusion-run/rows.ts";
 import { killGroup } from "../process/spawn.ts";
 import { keptLines, pruneTasks, pruneTotal } from "../retrieval/prune.ts";
 import { getRegistry } from "../retrieval/registry.ts";
 import { isTaskRunning } from "../retrieval/running.ts";
-import { listTaskRows, type TaskRow } from "../retrieval/task-rows.ts";
+import type { TaskRow } from "../retrieval/task-rows.ts";
 import { readManifest, resolveTaskRef } from "../store/lookup.ts";
 import { DelegatesTable, shortId } from "./delegates-table.ts";
 
@@ -22,7 +24,7 @@ const USAGE = "Usage: /delegates [list | cancel [id] | prune [--older-than <days
 export function cancelDelegate(cwd: string, query: string): string {
   const registry = getRegistry();
   const ref = resolveTaskRef(cwd, query, registry.known);
-  if (ref.kind !== "delegate") return `${shortId(ref.id)} is not a delegate task; nothing to cancel.`;
+  if (ref.kind === "fusion") return cancelRunText(ref.dir, ref.id);
   const manifest = readManifest(ref.dir);
   const label = `${shortId(manifest.task_id)} (${manifest.name})`;
   registry.quiet.add(manifest.task_id);
@@ -49,7 +51,7 @@ function cachedRows(cwd: string): () => readonly TaskRow[] {
   let rows: readonly TaskRow[] = [];
   return () => {
     if (Date.now() - at >= REFRESH_MS) {
-      rows = listTaskRows(cwd);
+      rows = listAllRows(cwd);
       at = Date.now();
     }
     return rows;
@@ -70,7 +72,7 @@ function showTable(ctx: ExtensionCommandContext): void {
 }
 
 async function pickRunning(ctx: ExtensionCommandContext): Promise<string | undefined> {
-  const running = listTaskRows(ctx.cwd).filter((r) => r.state === "running");
+  const running = listAllRows(ctx.cwd).filter((r) => r.state === "running");
   if (running.length === 0) {
     ctx.ui.notify("No delegate is running.", "info");
     return undefined;

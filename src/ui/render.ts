@@ -233,7 +233,7 @@ export function notificationLine(d: NotificationDetails, theme: Theme): string {
     d.state === "completed" && d.auto_delivered === null
       ? `${dot(theme)}${theme.fg("muted", "the agent reads it with bg_result")}`
       : "";
-  return `${icon} delegate ${id} ${theme.fg("accent", d.name)} ${d.state}${time}${dot(theme)}${cost}${size}${next}`;
+  return `${icon} ${d.kind === "fusion" ? "fusion" : "delegate"} ${id} ${theme.fg("accent", d.name)} ${d.state}${time}${dot(theme)}${cost}${size}${next}`;
 }
 
 export function registerNotificationRenderer(pi: ExtensionAPI): void {

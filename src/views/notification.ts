@@ -4,6 +4,10 @@ import type { BoundArtifact, DelegateManifest } from "../core/types.ts";
 import { secondsBetween } from "../core/units.ts";
 
 export interface NotificationDetails {
+  /** Absent for a delegate task (older sessions carry none); "fusion" for a Fusion run. */
+  kind?: "delegate" | "fusion";
+  /** A Fusion run's stage reached (its failure's stage when it failed). */
+  stage?: string;
   taskId: string;
   name: string;
   state: DelegateManifest["state"];

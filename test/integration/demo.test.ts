@@ -66,3 +66,42 @@ describe("npm run demo (offline)", () => {
     expect(await waitForNoProcesses(root ?? "", { includeEnv: true })).toEqual([]);
   }, 120_000);
 });
+
+describe("npm run demo -- --fusion (offline)", () => {
+  it("asks two scripted models, is notified, prints the verified merged answer citing both routes, and cleans up", async () => {
+    const run = await execa(process.execPath, ["scripts/demo.mjs", "--fusion", "--host", HOST.version], {
+      cwd: REPO_ROOT,
+      all: true,
+      reject: false,
+      timeout: 170_000,
+      killSignal: "SIGINT",
+    });
+    const output = run.all ?? "";
+    expect(run.exitCode, output).toBe(0);
+    expect(sectionOf(output, "RECEIPT (bg_fusion result)")).toMatch(
+      /^Fusion run f[0-9a-f]{32} started: session cache audit, two models\nCandidates demo\/demo-model, demo\/demo-model-b; merge route demo\/demo-model\./,
+    );
+    expect(sectionOf(output, 'NOTIFICATION (custom message "background-task-notification")')).toContain(
+      "completed: verified merged answer",
+    );
+    const answer = sectionOf(output, "VERIFIED MERGED ANSWER (bg_result result)");
+    // The two candidates answered differently; the agreement section names the route behind each side.
+    expect(answer).toContain(
+      "- A password change (src/auth.js, changePassword) leaves existing sessions valid. — agreed: demo/demo-model (candidate-1); disagreed: demo/demo-model-b (candidate-2)",
+    );
+    expect(answer).toContain("agreed: demo/demo-model (candidate-1), demo/demo-model-b (candidate-2); disagreed: none");
+    expect(answer).toContain("Finding: src/auth.js:32 (changePassword) writes a new password hash");
+    const tree = sectionOf(output, "RUN DIRECTORY");
+    expect(tree).toMatch(/^\.pi\/fusion\/f[0-9a-f]{32}\/ /);
+    expect(tree).toMatch(/merged\.md\s+\d/);
+    const check = sectionOf(output, "CHECK");
+    const hashes = [...check.matchAll(/:\s+([0-9a-f]{64})$/gm)].map((m) => m[1]);
+    expect(hashes).toHaveLength(3);
+    expect(new Set(hashes).size).toBe(1);
+
+    const root = /temp agent dir (\S+)\/agent/.exec(output)?.[1];
+    expect(root).toMatch(/pi-bg-delegate-demo-/);
+    expect(existsSync(root ?? "")).toBe(false);
+    expect(await waitForNoProcesses(root ?? "", { includeEnv: true })).toEqual([]);
+  }, 180_000);
+});

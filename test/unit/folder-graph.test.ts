@@ -22,6 +22,7 @@ const LAYERS: Record<string, number> = {
   launch: 3,
   retrieval: 3,
   fusion: 3,
+  "fusion-run": 3,
   tools: 4,
   ui: 4,
   cli: 4,

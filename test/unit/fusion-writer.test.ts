@@ -12,7 +12,7 @@ import { sha256Hex } from "../../src/core/hash.ts";
 import { FUSION_RUN_ID } from "../../src/fusion/layout.ts";
 import { retrieveFusion } from "../../src/fusion/retrieve.ts";
 import type { FusionCompletedView, FusionFailureView } from "../../src/fusion/types.ts";
-import { createRun, nodeWriterIo } from "../../src/fusion/writer.ts";
+import { createRun, nodeWriterIo, openRun } from "../../src/fusion/writer.ts";
 import { isSameProcessAlive } from "../../src/process/identity.ts";
 import {
   buildCompletedRun,
@@ -304,5 +304,35 @@ describe("a crash at any write leaves a tree the verifier classifies correctly",
     handle.commitCompleted({ merged: MERGED, details: { usage: USAGE, attempts: [] } });
     const done = await retrieveFusion(handle.runDir, {}, isRunning.no);
     expect(done.details.state).toBe("completed");
+  });
+});
+
+describe("reopening a run whose owner is gone (openRun)", () => {
+  it("continues from the manifest on disk: commits a cancelled run the reader verifies", async () => {
+    const cwd = await newProject();
+    const crashed = startRun(cwd);
+    const outputs = writeCandidates(crashed, 2);
+    const reopened = openRun({ cwd, runId: crashed.runId });
+    expect(reopened.state()).toBe("running");
+    expect(reopened.manifest()).toEqual(crashed.manifest());
+    const { manifest, summaryWritten } = reopened.commitCancelled({
+      summary: failureInput({ code: "child_cancelled", stage: "candidate", attempts: candidateAttempts(2, outputs) }),
+    });
+    expect(summaryWritten).toBe(true);
+    expect(manifest).toMatchObject({ state: "cancelled", owner: OWNER, run_id: crashed.runId });
+    const view = await retrieveFusion(reopened.runDir, {}, { isRunning: () => false });
+    expect(view.details).toMatchObject({ state: "cancelled", summary_status: "verified" });
+    // The first writer finds the manifest changed under it and refuses to go on.
+    expect(() => crashed.writeArtifact("late.md", "late")).toThrow(/changed under the writer/);
+  });
+
+  it("refuses a run whose manifest is gone or not its own", async () => {
+    const cwd = await newProject();
+    const gone = `f${"0".repeat(32)}`;
+    expect(() => openRun({ cwd, runId: gone })).toThrow(DelegateError);
+    const run = startRun(cwd);
+    const other = startRun(cwd);
+    writeFileSync(join(run.runDir, FUSION_FILES.manifest), readFileSync(join(other.runDir, FUSION_FILES.manifest)));
+    expect(() => openRun({ cwd, runId: run.runId })).toThrow(/names f/);
   });
 });

@@ -23,6 +23,7 @@ import { renderFailure } from "../../src/core/failure-text.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
 import type { ChildProgress, DelegateManifest, UsageRecord } from "../../src/core/types.ts";
 import bgDelegateExtension from "../../src/extension.ts";
+import { type FusionReceiptDetails, fusionReceiptText } from "../../src/fusion-run/receipt.ts";
 import { buildManifest, newTaskIdentity } from "../../src/launch/task-documents.ts";
 import type { TaskRow } from "../../src/retrieval/task-rows.ts";
 import { DelegatesTable } from "../../src/ui/delegates-table.ts";
@@ -385,6 +386,79 @@ describe("the completion notification as a person sees it", () => {
       terminal: { ended_at: "2026-12-01T10:00:03.000Z", code: "child_cancelled", message: "cancelled" },
     });
     expect(renderNotice(cancelled, 80)).toContain("scan cancelled after 3s · cost not reported");
+  });
+});
+
+describe("bg_fusion as a person sees it", () => {
+  const runId = `f${"ab".repeat(16)}`;
+  const details: FusionReceiptDetails = {
+    kind: "bg_fusion_receipt",
+    run_id: runId,
+    name: "cache question",
+    candidates: [
+      { slot: "candidate-1", provider: "anthropic", model: "claude-sonnet-4-5", task_id: `d${"1".repeat(32)}` },
+      { slot: "candidate-2", provider: "openai", model: "gpt-5", task_id: `d${"2".repeat(32)}` },
+    ],
+    merge: { provider: "anthropic", model: "claude-sonnet-4-5" },
+    seed_projection_sha256: "c".repeat(64),
+    prompt_sha256: "d".repeat(64),
+    artifact_dir: `${CWD}/.pi/fusion/${runId}`,
+    limits: { max_turns: 24, max_tool_calls: 120, timeout_seconds: 1200 },
+    auto_deliver: "never",
+    notify_on_completion: true,
+    trigger_on_completion: true,
+    retrieve_with: { tool: "bg_result", taskId: runId },
+  };
+
+  it("the receipt names the run, the candidate routes and the merge route; expanded, each child's task", () => {
+    const collapsed = renderTool(
+      "bg_fusion",
+      { name: "cache question", prompt: "q", candidates: [{}, {}] },
+      { text: fusionReceiptText(details, CWD), details, isError: false },
+      160,
+    ).join("\n");
+    expect(collapsed).toContain("bg_fusion cache question · 2 candidates");
+    expect(collapsed).toContain(
+      `▸ fusion ${runId.slice(0, 9)}: anthropic/claude-sonnet-4-5, openai/gpt-5 → merge on anthropic/claude-sonnet-4-5`,
+    );
+    expect(collapsed).not.toContain("candidate-1");
+    const expanded = renderTool(
+      "bg_fusion",
+      { name: "cache question" },
+      { text: fusionReceiptText(details, CWD), details, isError: false },
+      160,
+      true,
+    ).join("\n");
+    expect(expanded).toContain(`candidate-2: openai/gpt-5 task d${"2".repeat(32)}`);
+  });
+
+  it("the notice line says fusion, the name, how it ended and what it spent", () => {
+    const message = {
+      role: "custom" as const,
+      customType: "background-task-notification",
+      content: "Background Fusion run …",
+      display: true,
+      details: {
+        kind: "fusion" as const,
+        stage: "merge",
+        taskId: runId,
+        name: "cache question",
+        state: "failed" as const,
+        code: "child_provider_error",
+        answer_bytes: null,
+        answer_sha256: null,
+        auto_delivered: null,
+        artifact_dir: details.artifact_dir,
+        run_seconds: 42,
+        cost_total: 0.0123,
+        message: null,
+      },
+      timestamp: Date.now(),
+    };
+    const component = new CustomMessageComponent(message, renderers.get("background-task-notification"));
+    expect(plain(component.render(120)).join("\n")).toContain(
+      `✗ fusion ${runId.slice(0, 9)} cache question failed after 42s · $0.0123 spent · child_provider_error`,
+    );
   });
 });
 

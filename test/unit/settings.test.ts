@@ -33,3 +33,25 @@ describe("bgDelegate.retentionDays", () => {
     expect(loadSettings(worse.agentDir, worse.cwd, {}).retentionDays).toBe(30);
   });
 });
+
+describe("bgDelegate.fusion.candidates", () => {
+  const a = { provider: "p", model: "a" };
+  const b = { provider: "p", model: "b" };
+  it("is unset by default; the project's list wins over the user's", async () => {
+    const none = await dirsWith({}, {});
+    expect(loadSettings(none.agentDir, none.cwd, {}).fusionCandidates).toBeUndefined();
+    const both = await dirsWith({ fusion: { candidates: [a, a] } }, { fusion: { candidates: [a, b] } });
+    expect(loadSettings(both.agentDir, both.cwd, {}).fusionCandidates).toEqual({ routes: [a, b] });
+  });
+
+  it("reports a malformed list instead of ignoring it", async () => {
+    const one = await dirsWith({}, { fusion: { candidates: [a] } });
+    expect(loadSettings(one.agentDir, one.cwd, {}).fusionCandidates).toEqual({
+      problem: "bgDelegate.fusion.candidates: must have at least 2 entries",
+    });
+    const extra = await dirsWith({ fusion: { candidates: [a, { ...b, thinking: "high" }] } }, {});
+    expect(loadSettings(extra.agentDir, extra.cwd, {}).fusionCandidates).toEqual({
+      problem: "bgDelegate.fusion.candidates[1].thinking: is not a known key",
+    });
+  });
+});

@@ -1,0 +1,64 @@
+/**
+ * A run whose owning Pi process is gone never commits by itself (docs/subsystems/fusion.md, "Who owns
+ * a run"). A later session of the project adjudicates it from its directory, as it does an orphaned
+ * delegate: once none of its children runs, it is committed as cancelled (child_cancelled), with an
+ * attempt row per child from the child's own adjudicated manifest.
+ */
+import { join } from "node:path";
+import type { FailureCode } from "../core/errors.ts";
+import type { DelegateManifest } from "../core/types.ts";
+import { type FusionAttemptRow, type FusionManifest, type FusionStage, openRun } from "../fusion/index.ts";
+import { readChildRecords } from "../fusion/run-record.ts";
+import { FUSION_STAGES } from "../fusion/types.ts";
+import { isSameProcessAlive } from "../process/identity.ts";
+import { isTaskRunning } from "../retrieval/running.ts";
+import { readManifest } from "../store/lookup.ts";
+import { getFusionRuns } from "./runs.ts";
+
+export type Adjudication = { kind: "live" } | { kind: "waiting" } | { kind: "committed"; manifest: FusionManifest };
+
+function childManifest(cwd: string, taskDir: string): DelegateManifest | null {
+  try {
+    return readManifest(join(cwd, taskDir));
+  } catch {
+    return null;
+  }
+}
+
+/** Adjudicate a run recorded as running: still owned, still waiting for its children, or now committed. */
+export function adjudicateRun(cwd: string, runDir: string, manifest: FusionManifest): Adjudication {
+  if (getFusionRuns().live.has(manifest.run_id)) return { kind: "live" };
+  if (manifest.owner.pid !== process.pid && isSameProcessAlive(manifest.owner.pid, manifest.owner.start_time)) {
+    return { kind: "live" };
+  }
+  const records = readChildRecords(runDir, manifest);
+  const children = records.map((record) => ({ record, manifest: childManifest(cwd, record.task_dir) }));
+  if (children.some((c) => c.manifest !== null && isTaskRunning(c.manifest))) return { kind: "waiting" };
+  let stage: FusionStage = "preflight";
+  const attempts: FusionAttemptRow[] = children.map(({ record, manifest: child }) => {
+    if (FUSION_STAGES.indexOf(record.stage) > FUSION_STAGES.indexOf(stage)) stage = record.stage;
+    const state = child?.state ?? "cancelled";
+    const code: FailureCode | null = state === "completed" ? null : (child?.terminal?.code ?? "child_cancelled");
+    return {
+      stage: record.stage,
+      slot: record.slot,
+      attempt: record.attempt,
+      status: state === "completed" ? "completed" : state === "failed" ? "failed" : "cancelled",
+      code,
+      route: record.route,
+      output: null,
+    };
+  });
+  const handle = openRun({ cwd, runId: manifest.run_id });
+  const committed = handle.commitCancelled({
+    summary: {
+      code: "child_cancelled",
+      stage,
+      childCreated: records.length > 0,
+      message: `the Pi process that owned the run (pid ${manifest.owner.pid}) ended before the run committed; its children were cancelled`,
+      attempts,
+      usageSoFar: { status: "unavailable", reason: "the owning process ended before it summed the children's usage" },
+    },
+  });
+  return { kind: "committed", manifest: committed.manifest };
+}

@@ -1,0 +1,155 @@
+/**
+ * One child of a Fusion run: admitted from the run's parent snapshot and started exactly as a
+ * delegate (docs/subsystems/fusion.md, "The run"), recorded in the run as it starts, awaited until the
+ * delegate registry has adjudicated it, its spend added to the run's.
+ */
+import { relative } from "node:path";
+import type { DelegateArguments } from "../arguments/delegate-arguments.ts";
+import { canonicalJsonLine } from "../core/canonical.ts";
+import { DELEGATE_DEFAULTS, SCHEMA } from "../core/constants.ts";
+import { DelegateError, type FailureCode } from "../core/errors.ts";
+import type { UsageCounts, UsageRecord } from "../core/types.ts";
+import type { AttemptStatus, FusionStage } from "../fusion/index.ts";
+import { CHILDREN_DIR, type FusionChildRecord, type FusionRunRecord } from "../fusion/run-record.ts";
+import { admitWith, type LaunchPlan, type ParentSnapshot, requireCapacity } from "../launch/launch.ts";
+import type { ResolvedRoute } from "../launch/route.ts";
+import { type StartedChild, startChild } from "../launch/start.ts";
+import type { TaskEnd } from "../retrieval/finalize.ts";
+import { getRegistry, type LiveTask } from "../retrieval/registry.ts";
+import { readChildTerminal } from "../verify/classify.ts";
+import type { VerifiedAnswer } from "../verify/delegate-result.ts";
+import type { LiveRun } from "./runs.ts";
+
+export interface ChildSeat {
+  stage: FusionStage;
+  slot: string;
+  attempt: number;
+  route: ResolvedRoute;
+}
+
+/** How one child ended, as the pipeline needs it. */
+export interface ChildEnd {
+  seat: ChildSeat;
+  status: AttemptStatus;
+  code: FailureCode | null;
+  message: string | null;
+  verified: VerifiedAnswer | null;
+}
+
+const NAME_MAX = 80;
+
+/** What a child's arguments come from: the run's name and limits, and when the run started. */
+export interface ChildBasis {
+  record: Pick<FusionRunRecord, "name" | "limits">;
+  createdAt: number;
+}
+
+/** The delegate arguments of one child: the run's limits, no notice of its own (the run sends one). */
+export function childArguments(run: ChildBasis, seat: ChildSeat, directive: string): DelegateArguments {
+  const label = `${seat.slot}: ${run.record.name}`;
+  const elapsed = Math.floor((Date.now() - run.createdAt) / 1000);
+  return {
+    name: [...label].length > NAME_MAX ? `${[...label].slice(0, NAME_MAX - 1).join("")}…` : label,
+    prompt: directive,
+    route: { provider: seat.route.provider, model: seat.route.model },
+    capability: DELEGATE_DEFAULTS.capability,
+    extensionMode: DELEGATE_DEFAULTS.extensionMode,
+    maxTurns: run.record.limits.max_turns,
+    maxToolCalls: run.record.limits.max_tool_calls,
+    // The run's timeout is for the whole run: a later child gets what is left of it.
+    timeoutSeconds: Math.max(1, run.record.limits.timeout_seconds - elapsed),
+    autoDeliver: "never",
+    notifyOnCompletion: false,
+    triggerOnCompletion: false,
+  };
+}
+
+export function admitChild(snap: ParentSnapshot, run: ChildBasis, seat: ChildSeat, directive: string): LaunchPlan {
+  return admitWith(snap, childArguments(run, seat, directive), seat.route);
+}
+
+function addUsage(total: UsageCounts, usage: UsageRecord | undefined): void {
+  if (usage?.status !== "observed") return;
+  total.input += usage.input;
+  total.output += usage.output;
+  total.cache_read += usage.cache_read;
+  total.cache_write += usage.cache_write;
+  total.total_tokens += usage.total_tokens;
+  // Dollars summed in binary floating point: rounded to 1e-12 so sums read as what was spent.
+  total.cost_total = Math.round((total.cost_total + usage.cost_total) * 1e12) / 1e12;
+}
+
+function usageOf(taskDir: string, verified: VerifiedAnswer | null): UsageRecord | undefined {
+  if (verified !== null) return verified.result.usage;
+  try {
+    return readChildTerminal(taskDir)?.usage;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Start an admitted child and wait for its adjudicated end. */
+export async function runChild(run: LiveRun, seat: ChildSeat, plan: () => LaunchPlan): Promise<ChildEnd> {
+  return (await launchChild(run, seat, plan)).end;
+}
+
+/**
+ * Start an admitted child and record it in the run; resolves once it is started (or refused), with
+ * the promise of its adjudicated end. A refusal or spawn failure is a failed end, never a throw.
+ */
+export async function launchChild(
+  run: LiveRun,
+  seat: ChildSeat,
+  plan: () => LaunchPlan,
+): Promise<{ end: Promise<ChildEnd> }> {
+  const failed = (error: unknown): ChildEnd => {
+    const e = error instanceof DelegateError ? error : new DelegateError("child_spawn_failed", String(error));
+    return { seat, status: "failed", code: e.code, message: e.message, verified: null };
+  };
+  let started: StartedChild;
+  try {
+    if (seat.stage !== "candidate") requireCapacity(run.cwd, run.maxRunning);
+    started = await startChild(plan());
+  } catch (error) {
+    return { end: Promise.resolve(failed(error)) };
+  }
+  const { task } = started;
+  run.children.push({
+    ...seat,
+    route: { provider: seat.route.provider, model: seat.route.model },
+    taskId: task.taskId,
+    running: true,
+  });
+  const record: FusionChildRecord = {
+    schema_version: SCHEMA.fusionChild,
+    stage: seat.stage,
+    slot: seat.slot,
+    attempt: seat.attempt,
+    task_id: task.taskId,
+    task_dir: relative(run.cwd, task.taskDir),
+    route: { provider: seat.route.provider, model: seat.route.model },
+  };
+  try {
+    run.handle.writeArtifact(`${CHILDREN_DIR}/${seat.slot}-${seat.attempt}.json`, canonicalJsonLine(record));
+  } catch {
+    // the run was committed meanwhile (a cancel at host exit) or its dir is gone: the child is ended below
+  }
+  // A cancel that came while this child was being started reaches it now.
+  if (run.reason !== undefined) getRegistry().end(task.taskId, run.reason);
+  return { end: task.done.then((end) => childEnd(run, seat, task, end)) };
+}
+
+function childEnd(run: LiveRun, seat: ChildSeat, task: LiveTask, end: TaskEnd): ChildEnd {
+  const child = run.children.find((c) => c.taskId === task.taskId);
+  if (child) child.running = false;
+  addUsage(run.usage, usageOf(task.taskDir, end.verified));
+  if (end.verified !== null) return { seat, status: "completed", code: null, message: null, verified: end.verified };
+  const code = end.error?.code ?? "child_exited_without_commit";
+  return {
+    seat,
+    status: end.manifest.state === "cancelled" ? "cancelled" : "failed",
+    code,
+    message: end.error?.message ?? null,
+    verified: null,
+  };
+}

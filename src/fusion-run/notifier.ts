@@ -1,0 +1,145 @@
+/**
+ * The completion notice of a Fusion run (docs/subsystems/fusion.md, "The notice"): one per run, to the
+ * session that started it, naming bg_result; with autoDeliver, the merged answer as just verified
+ * from the run directory. Exactly once: the host remembers what it sent, and a session start skips
+ * runs its session already holds a notice for.
+ */
+import { existsSync } from "node:fs";
+import { join, relative } from "node:path";
+import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { FUSION_FILES, NOTIFICATION_CUSTOM_TYPE } from "../core/constants.ts";
+import { writeFileAtomic } from "../core/fs.ts";
+import { secondsBetween } from "../core/units.ts";
+import { type FusionManifest, loadFusionManifest, verifyCompletedRun } from "../fusion/index.ts";
+import type { FusionRunRecord } from "../fusion/run-record.ts";
+import { type AutoDelivery, chooseAutoDelivery, type NotificationDetails } from "../views/notification.ts";
+import type { RunEnd } from "./runs.ts";
+import { getFusionRuns } from "./runs.ts";
+
+const TEXT_MAX_BYTES = 500;
+
+function stageOf(manifest: FusionManifest): string | null {
+  return manifest.terminal?.failure?.stage ?? null;
+}
+
+function noticeText(m: FusionManifest, auto: AutoDelivery, name: string, cwd: string): string {
+  const head = `Background Fusion run ${m.run_id} (${name}) ${m.state}`;
+  const merged = m.artifacts.find((a) => a.path === FUSION_FILES.merged);
+  const failure = m.terminal?.failure;
+  const body =
+    m.state === "completed" && merged
+      ? `: verified merged answer ${merged.byte_length} bytes, sha256 ${merged.sha256}.`
+      : `${failure ? ` at ${failure.stage}` : ""}: [${failure?.code ?? "unknown"}] no merged answer was committed.`;
+  if (auto?.kind === "answer")
+    return `${head}${body} The verified answer follows (autoDeliver); bg_result is not needed.`;
+  if (auto?.kind === "artifact")
+    return `${head}${body} The answer is in ${relative(cwd, auto.copy.path)}; open it with read.`;
+  const next =
+    m.state === "completed"
+      ? ` Call bg_result {"taskId":"${m.run_id}"} once to read it; do not poll.`
+      : ` Call bg_result {"taskId":"${m.run_id}"} for the failure details.`;
+  return `${head}${body}${next}`;
+}
+
+export function fusionNotificationText(
+  m: FusionManifest,
+  record: FusionRunRecord,
+  auto: AutoDelivery,
+  cwd: string,
+): string {
+  const chars = [...record.name];
+  let notice = noticeText(m, auto, record.name, cwd);
+  for (let keep = chars.length - 1; Buffer.byteLength(notice) > TEXT_MAX_BYTES && keep >= 1; keep--) {
+    notice = noticeText(m, auto, `${chars.slice(0, keep).join("")}…`, cwd);
+  }
+  return auto?.kind === "answer" ? `${notice}\n\n${auto.text}` : notice;
+}
+
+/** Verified merged text for autoDeliver; null when the run is not completed or does not verify. */
+async function autoDelivery(end: RunEnd): Promise<AutoDelivery> {
+  const { manifest, record, runDir } = end;
+  if (manifest.state !== "completed" || record.auto_deliver === "never") return null;
+  try {
+    const verified = await verifyCompletedRun(runDir, await loadFusionManifest(runDir));
+    const bytes = verified.merged.byte_length;
+    return chooseAutoDelivery(record.auto_deliver, { text: verified.answer, bytes }, () => ({
+      ...verified.merged,
+      path: `${runDir}/${FUSION_FILES.merged}`,
+    }));
+  } catch {
+    return null; // it does not verify: bg_result says why
+  }
+}
+
+function details(end: RunEnd, auto: AutoDelivery): NotificationDetails {
+  const m = end.manifest;
+  const merged = m.artifacts.find((a) => a.path === FUSION_FILES.merged);
+  return {
+    kind: "fusion",
+    stage: stageOf(m) ?? (m.state === "completed" ? "commit" : "preflight"),
+    taskId: m.run_id,
+    name: end.record.name,
+    state: m.state === "running" ? "failed" : m.state,
+    code: m.terminal?.failure?.code ?? null,
+    answer_bytes: m.state === "completed" ? (merged?.byte_length ?? null) : null,
+    answer_sha256: m.state === "completed" ? (merged?.sha256 ?? null) : null,
+    auto_delivered: auto?.kind ?? null,
+    artifact_dir: end.runDir,
+    run_seconds: m.terminal ? secondsBetween(m.created_at, m.terminal.ended_at) : null,
+    cost_total: end.cost,
+    message: null,
+  };
+}
+
+/**
+ * Record in the run directory that its notice reached its session, so a prune may remove the run
+ * (docs/cli.md, "prune"). Unbound: the manifest never lists it. Best effort.
+ */
+export function markRunNotified(runDir: string, runId: string): void {
+  const path = join(runDir, FUSION_FILES.notified);
+  if (existsSync(path)) return;
+  try {
+    writeFileAtomic(path, `${JSON.stringify({ run_id: runId, notified_at: new Date().toISOString() })}\n`);
+  } catch {
+    // the run dir is gone or read-only: nothing to prune later either
+  }
+}
+
+/** Run ids this session already holds a notice for. */
+export function notifiedInSession(ctx: ExtensionContext): Set<string> {
+  const ids = new Set<string>();
+  for (const entry of ctx.sessionManager.getEntries()) {
+    if (entry.type !== "custom_message" || entry.customType !== NOTIFICATION_CUSTOM_TYPE) continue;
+    const d = entry.details as { taskId?: unknown } | undefined;
+    if (typeof d?.taskId === "string") ids.add(d.taskId);
+  }
+  return ids;
+}
+
+/** Deliver one run's notice to this session if it is this session's, wanted, and not sent yet. */
+export async function sendRunNotice(pi: ExtensionAPI, ctx: ExtensionContext, end: RunEnd, live: () => boolean) {
+  const runs = getFusionRuns();
+  const { record } = end;
+  if (!live() || record.parent_session_id !== ctx.sessionManager.getSessionId() || !record.notify_on_completion) return;
+  if (runs.notified.has(end.runId)) return;
+  runs.notified.add(end.runId);
+  const auto = await autoDelivery(end);
+  if (!live()) {
+    runs.notified.delete(end.runId);
+    return;
+  }
+  try {
+    pi.sendMessage(
+      {
+        customType: NOTIFICATION_CUSTOM_TYPE,
+        content: fusionNotificationText(end.manifest, record, auto, ctx.cwd),
+        display: true,
+        details: details(end, auto),
+      },
+      { deliverAs: "followUp", triggerTurn: record.trigger_on_completion && !runs.quiet.has(end.runId) },
+    );
+    markRunNotified(end.runDir, end.runId);
+  } catch {
+    runs.notified.delete(end.runId); // the runtime went stale: the next session start delivers it
+  }
+}

@@ -1,0 +1,233 @@
+/**
+ * A Fusion run's pipeline after its receipt (docs/subsystems/fusion.md, "The run"): the candidates'
+ * verified answers are bound into the run; the evaluator compares them (one repair attempt when its
+ * comparison does not validate); the merger writes the answer; the writer commits. Every end — a
+ * failure, a cancel, a timeout — is committed through the writer, and the run's listeners are told.
+ */
+import { canonicalJsonLine } from "../core/canonical.ts";
+import { SCHEMA } from "../core/constants.ts";
+import { DelegateError, type FailureCode } from "../core/errors.ts";
+import type { FusionManifest, FusionStage } from "../fusion/index.ts";
+import type { ParentSnapshot } from "../launch/launch.ts";
+import type { ResolvedRoute } from "../launch/route.ts";
+import type { VerifiedAnswer } from "../verify/delegate-result.ts";
+import { admitChild, type ChildEnd, type ChildSeat, runChild } from "./children.ts";
+import { checkEvaluation, type Evaluation } from "./evaluation.ts";
+import { type CandidateAnswer, evaluateDirective, mergeDirective, mergedAnswer, repairDirective } from "./prompts.ts";
+import { commitEnded, getFusionRuns, type LiveRun, type RunEnd } from "./runs.ts";
+
+/** Thrown inside the pipeline to commit a failed run; never leaves this file. */
+class RunFailure extends Error {
+  constructor(
+    readonly code: FailureCode,
+    readonly stage: FusionStage,
+    readonly slot: string | null,
+    readonly attempt: number | null,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function routeName(route: { provider: string; model: string }): string {
+  return `${route.provider}/${route.model}`;
+}
+
+/** Record the attempt row of an ended child, binding its answer as `output` when there is one. */
+function recordAttempt(run: LiveRun, end: ChildEnd, output: string | null, code = end.code): void {
+  const { seat } = end;
+  run.attempts.push({
+    stage: seat.stage,
+    slot: seat.slot,
+    attempt: seat.attempt,
+    status: code === null ? "completed" : end.status === "completed" ? "failed" : end.status,
+    code,
+    route: { provider: seat.route.provider, model: seat.route.model },
+    output,
+  });
+}
+
+function bindAnswer(run: LiveRun, path: string, end: ChildEnd): { path: string; sha256: string } | null {
+  if (end.verified === null) return null;
+  const ref = run.handle.writeArtifact(path, end.verified.answerBytes);
+  return { path, sha256: ref.sha256 };
+}
+
+function stopped(run: LiveRun): boolean {
+  return run.reason !== undefined || run.handle.state() !== "running";
+}
+
+class Stopped extends Error {}
+
+async function stage(run: LiveRun, snap: ParentSnapshot, seat: ChildSeat, directive: string): Promise<ChildEnd> {
+  if (stopped(run)) throw new Stopped();
+  run.stage = seat.stage;
+  const end = await runChild(run, seat, () => admitChild(snap, run, seat, directive));
+  if (stopped(run)) {
+    recordAttempt(run, end, null);
+    throw new Stopped();
+  }
+  return end;
+}
+
+/** The child's verified answer; an unverified end is recorded and fails the run with the child's code. */
+function verifiedOf(run: LiveRun, end: ChildEnd, what: string): VerifiedAnswer {
+  if (end.verified !== null) return end.verified;
+  recordAttempt(run, end, null);
+  const code = end.code ?? "child_exited_without_commit";
+  throw new RunFailure(
+    code,
+    end.seat.stage,
+    end.seat.slot,
+    end.seat.attempt,
+    `the ${what} failed: [${code}] ${end.message ?? ""}`.trim(),
+  );
+}
+
+async function evaluate(
+  run: LiveRun,
+  snap: ParentSnapshot,
+  merge: ResolvedRoute,
+  candidates: CandidateAnswer[],
+): Promise<Evaluation> {
+  const slots = candidates.map((c) => c.slot);
+  const prompt = run.prompt;
+  let directive = evaluateDirective(prompt, candidates);
+  for (const [attempt, stageName] of [
+    [1, "evaluate"],
+    [2, "evaluate_repair"],
+  ] as const) {
+    const end = await stage(run, snap, { stage: stageName, slot: "evaluator", attempt, route: merge }, directive);
+    const answer = verifiedOf(run, end, "evaluator");
+    const bound = bindAnswer(run, `evaluate/evaluator-${attempt}.md`, end);
+    const checked = checkEvaluation(answer.text, slots);
+    if (checked.ok) {
+      recordAttempt(run, end, bound?.path ?? null);
+      return checked.evaluation;
+    }
+    recordAttempt(run, end, bound?.path ?? null, "fusion_evaluation_invalid");
+    if (stageName === "evaluate_repair") {
+      throw new RunFailure(
+        "fusion_evaluation_invalid",
+        stageName,
+        "evaluator",
+        attempt,
+        `the repaired comparison is still invalid: ${checked.problem}`,
+      );
+    }
+    directive = repairDirective(prompt, candidates, answer.text, checked.problem);
+  }
+  throw new Error("unreachable");
+}
+
+/** The pipeline from the started candidates to the commit. Never throws; always commits. */
+export async function runPipeline(
+  run: LiveRun,
+  snap: ParentSnapshot,
+  merge: ResolvedRoute,
+  candidateEnds: Promise<ChildEnd>[],
+): Promise<void> {
+  try {
+    const ends = await Promise.all(candidateEnds);
+    if (stopped(run)) {
+      for (const end of ends) recordAttempt(run, end, null);
+      throw new Stopped();
+    }
+    const candidates: CandidateAnswer[] = [];
+    for (const end of ends) {
+      const bound = bindAnswer(run, `answers/${end.seat.slot}.md`, end);
+      recordAttempt(run, end, bound?.path ?? null);
+      if (bound !== null && end.verified !== null) {
+        candidates.push({
+          slot: end.seat.slot,
+          route: routeName(end.seat.route),
+          sha256: bound.sha256,
+          text: end.verified.text,
+        });
+      }
+    }
+    if (candidates.length < 2) {
+      const failed = ends.filter((e) => e.verified === null).map((e) => `${e.seat.slot} [${e.code}]`);
+      throw new RunFailure(
+        "fusion_candidates_insufficient",
+        "candidate",
+        null,
+        null,
+        `${candidates.length} of ${ends.length} candidates produced a verified answer (failed: ${failed.join(", ")}); a merge needs two`,
+      );
+    }
+    const evaluation = await evaluate(run, snap, merge, candidates);
+    run.handle.writeArtifact(
+      "evaluation.json",
+      canonicalJsonLine({ schema_version: SCHEMA.fusionEvaluation, ...evaluation }),
+    );
+    const merger = await stage(
+      run,
+      snap,
+      { stage: "merge", slot: "merger", attempt: 1, route: merge },
+      mergeDirective(run.prompt, candidates, evaluation),
+    );
+    const answer = verifiedOf(run, merger, "merger");
+    const bound = bindAnswer(run, "merge/merger-1.md", merger);
+    recordAttempt(run, merger, bound?.path ?? null);
+    run.stage = "commit";
+    const manifest = run.handle.commitCompleted({
+      merged: mergedAnswer(answer.text, candidates, evaluation),
+      details: { usage: run.usage, attempts: run.attempts },
+    });
+    getFusionRuns().settle(endOf(run, manifest));
+  } catch (error) {
+    finish(run, error);
+  }
+}
+
+function endOf(run: LiveRun, manifest: FusionManifest): RunEnd {
+  return { runId: run.runId, runDir: run.runDir, record: run.record, manifest, cost: run.usage.cost_total };
+}
+
+function finish(run: LiveRun, error: unknown): void {
+  const runs = getFusionRuns();
+  if (run.handle.state() !== "running") {
+    // Committed already (host exit): nothing left to say.
+    runs.settle(endOf(run, run.handle.manifest()));
+    return;
+  }
+  let manifest = null;
+  if (error instanceof Stopped || (run.reason !== undefined && !(error instanceof RunFailure))) {
+    manifest = commitEnded(run);
+  } else {
+    const failure =
+      error instanceof RunFailure
+        ? error
+        : new RunFailure(
+            error instanceof DelegateError ? error.code : "artifact_error",
+            run.stage,
+            null,
+            null,
+            error instanceof Error ? error.message : String(error),
+          );
+    try {
+      manifest = run.handle.commitFailed({
+        summary: {
+          code: failure.code,
+          stage: failure.stage,
+          slot: failure.slot,
+          attempt: failure.attempt,
+          childCreated: run.children.length > 0,
+          message: failure.message,
+          attempts: run.attempts,
+          usageSoFar: { status: "observed", ...run.usage },
+        },
+      }).manifest;
+    } catch {
+      manifest = null;
+    }
+  }
+  if (manifest === null) {
+    clearTimeout(run.deadline);
+    clearInterval(run.watch);
+    runs.live.delete(run.runId);
+    return;
+  }
+  runs.settle(endOf(run, manifest));
+}

@@ -1,0 +1,103 @@
+/**
+ * The directives of a Fusion run's evaluate, evaluate_repair and merge children, and the agreement
+ * section appended to the merged answer (docs/subsystems/fusion.md, "The run"). Pure functions.
+ */
+import { EVALUATION_EXAMPLE, type Evaluation } from "./evaluation.ts";
+
+/** A verified candidate answer as the later stages see it. */
+export interface CandidateAnswer {
+  slot: string;
+  /** "provider/model" */
+  route: string;
+  sha256: string;
+  text: string;
+}
+
+/** First lines of the two stage directives (the scripted test models recognise them). */
+export const EVALUATE_HEADING = "Fusion evaluation.";
+export const MERGE_HEADING = "Fusion merge.";
+
+function question(prompt: string): string {
+  return ["QUESTION (what every candidate was asked):", "<<<QUESTION", prompt, "QUESTION>>>"].join("\n");
+}
+
+function answers(candidates: readonly CandidateAnswer[]): string {
+  return candidates
+    .map((c) =>
+      [`<<<ANSWER ${c.slot} utf8_bytes=${Buffer.byteLength(c.text)}`, c.text, `ANSWER ${c.slot}>>>`].join("\n"),
+    )
+    .join("\n");
+}
+
+export function evaluateDirective(prompt: string, candidates: readonly CandidateAnswer[]): string {
+  const slots = candidates.map((c) => c.slot).join(", ");
+  return [
+    EVALUATE_HEADING,
+    `Candidates ${slots} answered the QUESTION independently. Compare their ANSWERS: list the key claims, and for`,
+    "each the candidates that support it and the ones that contradict it; then the findings only one candidate made.",
+    "You may check claims with your tools. Your final message must be exactly one JSON object and nothing else, of",
+    `this shape: ${EVALUATION_EXAMPLE}`,
+    `Name candidates only as ${slots}. Every claim needs at least one supporting candidate.`,
+    question(prompt),
+    answers(candidates),
+  ].join("\n");
+}
+
+export function repairDirective(
+  prompt: string,
+  candidates: readonly CandidateAnswer[],
+  previous: string,
+  problem: string,
+): string {
+  return [
+    evaluateDirective(prompt, candidates),
+    `A previous comparison of these answers was refused, because ${problem}. It was:`,
+    "<<<PREVIOUS",
+    previous,
+    "PREVIOUS>>>",
+    "Write the comparison again, as exactly one JSON object of the shape above.",
+  ].join("\n");
+}
+
+export function mergeDirective(prompt: string, candidates: readonly CandidateAnswer[], evaluation: Evaluation): string {
+  return [
+    MERGE_HEADING,
+    "Write the one best answer to the QUESTION from the candidate ANSWERS and the COMPARISON of them. Prefer claims",
+    "several candidates support; where they disagree, say so and say which view the evidence favours (check it with",
+    "your tools when you can). Do not add a section on agreement: it is appended to your answer from the COMPARISON.",
+    question(prompt),
+    answers(candidates),
+    "<<<COMPARISON",
+    JSON.stringify(evaluation),
+    "COMPARISON>>>",
+  ].join("\n");
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, " ").trim();
+}
+
+/**
+ * The merged answer: the merger's text, then the agreement section, which names the route behind
+ * every candidate of every claim, from the checked comparison (never from the merger's prose).
+ */
+export function mergedAnswer(merger: string, candidates: readonly CandidateAnswer[], evaluation: Evaluation): string {
+  const who = (slot: string) => {
+    const c = candidates.find((x) => x.slot === slot);
+    return c === undefined ? slot : `${c.route} (${slot})`;
+  };
+  const names = (slots: readonly string[]) => (slots.length === 0 ? "none" : slots.map(who).join(", "));
+  const lines = [merger.trimEnd(), "", "## Agreement", ""];
+  for (const claim of evaluation.claims) {
+    lines.push(
+      `- ${oneLine(claim.claim)} — agreed: ${names(claim.supported_by)}; disagreed: ${names(claim.contradicted_by)}`,
+    );
+  }
+  if (evaluation.unique_findings.length > 0) {
+    lines.push("", "Found by one candidate only:", "");
+    for (const u of evaluation.unique_findings) lines.push(`- ${who(u.candidate)}: ${oneLine(u.finding)}`);
+  }
+  lines.push("", "Candidates (verified answers, bound in the run's manifest):", "");
+  for (const c of candidates) lines.push(`- ${c.slot}: ${c.route}, sha256 ${c.sha256}`);
+  return `${lines.join("\n")}\n`;
+}

@@ -1,0 +1,152 @@
+/**
+ * bg_fusion's admission and launch (docs/tools/bg_fusion.md; docs/subsystems/fusion.md, "The run"):
+ * candidates (argument or setting), capacity for all of them, every route pinned, one snapshot of the
+ * parent, every candidate admitted; only then the run directory, run.json and the children. The
+ * receipt returns at once; the pipeline runs on in this process.
+ */
+import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
+import type { FusionArguments } from "../arguments/fusion-arguments.ts";
+import { canonicalJsonLine } from "../core/canonical.ts";
+import { FUSION_WORKFLOW, SCHEMA } from "../core/constants.ts";
+import { DelegateError } from "../core/errors.ts";
+import { sha256Hex } from "../core/hash.ts";
+import type { PinnedRoute } from "../core/types.ts";
+import { createRun } from "../fusion/index.ts";
+import { type FusionRunRecord, RUN_RECORD_PATH } from "../fusion/run-record.ts";
+import { type HostFacts, requireCapacity, snapshotParent } from "../launch/launch.ts";
+import { resolveRoute } from "../launch/route.ts";
+import { admitChild, type ChildEnd, type ChildSeat, launchChild } from "./children.ts";
+import { runPipeline } from "./pipeline.ts";
+import { type FusionReceiptDetails, fusionReceiptText } from "./receipt.ts";
+import { getFusionRuns, type LiveRun } from "./runs.ts";
+
+const DEFAULT_NAME_CHARS = 48;
+
+function candidateRoutes(args: FusionArguments, host: HostFacts): PinnedRoute[] {
+  if (args.candidates !== undefined) return args.candidates;
+  const setting = host.settings.fusionCandidates;
+  if (setting !== undefined && "routes" in setting) return setting.routes;
+  const why = setting === undefined ? "bgDelegate.fusion.candidates is not set" : setting.problem;
+  throw new DelegateError("fusion_candidates_unset", `no candidates were passed and ${why}`, {
+    childProcessCreated: false,
+  });
+}
+
+function defaultName(prompt: string): string {
+  const line = prompt.replace(/\s+/g, " ").trim();
+  const chars = [...line];
+  return chars.length <= DEFAULT_NAME_CHARS ? line : `${chars.slice(0, DEFAULT_NAME_CHARS).join("")}…`;
+}
+
+export async function startFusion(
+  args: FusionArguments,
+  toolCallId: string,
+  ctx: ExtensionContext,
+  host: HostFacts,
+): Promise<{ text: string; details: FusionReceiptDetails }> {
+  const cwd = ctx.cwd;
+  const routes = candidateRoutes(args, host);
+  requireCapacity(cwd, host.settings.maxRunning, routes.length);
+  const candidates = routes.map((r) => resolveRoute(r, ctx, host.thinkingLevel));
+  const merge = resolveRoute(args.merge, ctx, host.thinkingLevel);
+  const snap = snapshotParent(ctx, toolCallId, host);
+  const seats: ChildSeat[] = candidates.map((route, i) => ({
+    stage: "candidate",
+    slot: `candidate-${i + 1}`,
+    attempt: 1,
+    route,
+  }));
+
+  const name = args.name ?? defaultName(args.prompt);
+  const limits = { max_turns: args.maxTurns, max_tool_calls: args.maxToolCalls, timeout_seconds: args.timeoutSeconds };
+  const createdAt = Date.now();
+  // Every candidate is admitted before anything exists: a refusal (e.g. seed_budget_exceeded) leaves nothing.
+  const admitted = seats.map((seat) => ({
+    seat,
+    plan: admitChild(snap, { record: { name, limits }, createdAt }, seat, args.prompt),
+  }));
+
+  const handle = createRun({ cwd, workflow: FUSION_WORKFLOW });
+  const record: FusionRunRecord = {
+    schema_version: SCHEMA.fusionRun,
+    run_id: handle.runId,
+    name,
+    parent_session_id: snap.sessionId,
+    prompt_sha256: sha256Hex(args.prompt),
+    seed_projection_sha256: sha256Hex(snap.projectionJson),
+    candidates: candidates.map((r) => ({ provider: r.provider, model: r.model })),
+    merge: { provider: merge.provider, model: merge.model },
+    limits,
+    auto_deliver: args.autoDeliver,
+    notify_on_completion: args.notifyOnCompletion,
+    trigger_on_completion: args.triggerOnCompletion,
+  };
+  const runs = getFusionRuns();
+  const run: LiveRun = {
+    runId: handle.runId,
+    runDir: handle.runDir,
+    cwd,
+    maxRunning: host.settings.maxRunning,
+    record,
+    prompt: args.prompt,
+    handle,
+    createdAt,
+    stage: "preflight",
+    children: [],
+    attempts: [],
+    usage: { input: 0, output: 0, cache_read: 0, cache_write: 0, total_tokens: 0, cost_total: 0 },
+    reason: undefined,
+    deadline: setTimeout(() => runs.end(handle.runId, "timeout"), args.timeoutSeconds * 1000),
+  };
+  run.deadline.unref();
+  runs.add(run);
+  let starts: Promise<ChildEnd>[];
+  try {
+    handle.writeArtifact(RUN_RECORD_PATH, canonicalJsonLine(record));
+    run.stage = "candidate";
+    const started = await Promise.all(admitted.map(({ seat, plan }) => launchChild(run, seat, () => plan)));
+    starts = started.map((s) => s.end);
+  } catch (error) {
+    clearTimeout(run.deadline);
+    clearInterval(run.watch);
+    runs.live.delete(run.runId);
+    const failure = error instanceof DelegateError ? error : new DelegateError("artifact_error", String(error));
+    try {
+      handle.commitFailed({
+        summary: {
+          code: failure.code,
+          stage: "preflight",
+          childCreated: false,
+          message: failure.message,
+          attempts: [],
+          usageSoFar: { status: "unavailable", reason: "no child was started" },
+        },
+      });
+    } catch {
+      // the run dir is unwritable: the refusal below still says what happened
+    }
+    throw failure.withFacts({ childProcessCreated: false, artifacts: [handle.runDir] });
+  }
+  void runPipeline(run, snap, merge, starts);
+  const details: FusionReceiptDetails = {
+    kind: "bg_fusion_receipt",
+    run_id: handle.runId,
+    name: record.name,
+    candidates: seats.map((seat) => ({
+      slot: seat.slot,
+      provider: seat.route.provider,
+      model: seat.route.model,
+      task_id: run.children.find((c) => c.slot === seat.slot)?.taskId ?? null,
+    })),
+    merge: record.merge,
+    seed_projection_sha256: record.seed_projection_sha256,
+    prompt_sha256: record.prompt_sha256,
+    artifact_dir: handle.runDir,
+    limits: record.limits,
+    auto_deliver: record.auto_deliver,
+    notify_on_completion: record.notify_on_completion,
+    trigger_on_completion: record.trigger_on_completion,
+    retrieve_with: { tool: "bg_result", taskId: handle.runId },
+  };
+  return { text: fusionReceiptText(details, cwd), details };
+}

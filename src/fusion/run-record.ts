@@ -1,0 +1,126 @@
+/**
+ * bg_fusion's own documents in a run directory (docs/subsystems/fusion.md, "The producer's
+ * files"), part of the run-directory contract so retrieval and prune can read them too: run.json, bound first, says who asked what of which routes; children/<slot>-<n>.json, bound
+ * as each child starts, names its delegate task. Both are canonical JSON read back with the one
+ * validator and the writer's bounded, hash-checked reads.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { AUTO_DELIVER_MODES, SCHEMA } from "../core/constants.ts";
+import { sha256Hex } from "../core/hash.ts";
+import type { PinnedRoute } from "../core/types.ts";
+import { bool, closedObject, count, list, literal, oneOf, sha256, str } from "../core/validate.ts";
+import type { BoundArtifact, FusionManifest, FusionStage } from "./types.ts";
+import { FUSION_STAGES } from "./types.ts";
+
+export const RUN_RECORD_PATH = "run.json";
+export const CHILDREN_DIR = "children";
+
+export interface FusionRunRecord {
+  schema_version: typeof SCHEMA.fusionRun;
+  run_id: string;
+  name: string;
+  parent_session_id: string;
+  prompt_sha256: string;
+  /** SHA-256 of the canonical projection every child of the run is seeded with. */
+  seed_projection_sha256: string;
+  candidates: PinnedRoute[];
+  merge: PinnedRoute;
+  limits: { max_turns: number; max_tool_calls: number; timeout_seconds: number };
+  auto_deliver: (typeof AUTO_DELIVER_MODES)[number];
+  notify_on_completion: boolean;
+  trigger_on_completion: boolean;
+}
+
+export interface FusionChildRecord {
+  schema_version: typeof SCHEMA.fusionChild;
+  stage: FusionStage;
+  slot: string;
+  attempt: number;
+  task_id: string;
+  /** The delegate task's directory, relative to the project. */
+  task_dir: string;
+  route: PinnedRoute;
+}
+
+const TEXT = { maxChars: 256 };
+
+function route(value: unknown, at: string): PinnedRoute {
+  const o = closedObject(value, at, ["provider", "model"]);
+  return { provider: str(o.provider, `${at}.provider`, TEXT), model: str(o.model, `${at}.model`, TEXT) };
+}
+
+export function parseRunRecord(value: unknown): FusionRunRecord {
+  const o = closedObject(value, "", [
+    "schema_version",
+    "run_id",
+    "name",
+    "parent_session_id",
+    "prompt_sha256",
+    "seed_projection_sha256",
+    "candidates",
+    "merge",
+    "limits",
+    "auto_deliver",
+    "notify_on_completion",
+    "trigger_on_completion",
+  ]);
+  const limits = closedObject(o.limits, "limits", ["max_turns", "max_tool_calls", "timeout_seconds"]);
+  return {
+    schema_version: literal(o.schema_version, "schema_version", SCHEMA.fusionRun),
+    run_id: str(o.run_id, "run_id", TEXT),
+    name: str(o.name, "name", TEXT),
+    parent_session_id: str(o.parent_session_id, "parent_session_id", TEXT),
+    prompt_sha256: sha256(o.prompt_sha256, "prompt_sha256"),
+    seed_projection_sha256: sha256(o.seed_projection_sha256, "seed_projection_sha256"),
+    candidates: list(o.candidates, "candidates", 4, route),
+    merge: route(o.merge, "merge"),
+    limits: {
+      max_turns: count(limits.max_turns, "limits.max_turns", 1),
+      max_tool_calls: count(limits.max_tool_calls, "limits.max_tool_calls", 1),
+      timeout_seconds: count(limits.timeout_seconds, "limits.timeout_seconds", 1),
+    },
+    auto_deliver: oneOf(o.auto_deliver, "auto_deliver", AUTO_DELIVER_MODES),
+    notify_on_completion: bool(o.notify_on_completion, "notify_on_completion"),
+    trigger_on_completion: bool(o.trigger_on_completion, "trigger_on_completion"),
+  };
+}
+
+export function parseChildRecord(value: unknown): FusionChildRecord {
+  const o = closedObject(value, "", ["schema_version", "stage", "slot", "attempt", "task_id", "task_dir", "route"]);
+  return {
+    schema_version: literal(o.schema_version, "schema_version", SCHEMA.fusionChild),
+    stage: oneOf(o.stage, "stage", FUSION_STAGES),
+    slot: str(o.slot, "slot", { maxChars: 64 }),
+    attempt: count(o.attempt, "attempt", 1),
+    task_id: str(o.task_id, "task_id", TEXT),
+    task_dir: str(o.task_dir, "task_dir", { maxChars: 1024 }),
+    route: route(o.route, "route"),
+  };
+}
+
+/** A bound document, read back only if its bytes still match the binding; null otherwise. */
+function readBoundJson<T>(runDir: string, ref: BoundArtifact, parse: (value: unknown) => T): T | null {
+  try {
+    const bytes = readFileSync(join(runDir, ref.path));
+    if (bytes.length !== ref.byte_length || sha256Hex(bytes) !== ref.sha256) return null;
+    return parse(JSON.parse(bytes.toString("utf8")));
+  } catch {
+    return null;
+  }
+}
+
+export function readRunRecord(runDir: string, manifest: FusionManifest): FusionRunRecord | null {
+  const ref = manifest.artifacts.find((a) => a.path === RUN_RECORD_PATH);
+  return ref === undefined ? null : readBoundJson(runDir, ref, parseRunRecord);
+}
+
+export function readChildRecords(runDir: string, manifest: FusionManifest): FusionChildRecord[] {
+  const out: FusionChildRecord[] = [];
+  for (const ref of manifest.artifacts) {
+    if (!ref.path.startsWith(`${CHILDREN_DIR}/`)) continue;
+    const record = readBoundJson(runDir, ref, parseChildRecord);
+    if (record !== null) out.push(record);
+  }
+  return out;
+}

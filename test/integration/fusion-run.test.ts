@@ -1,0 +1,321 @@
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { sha256Hex } from "../../src/core/hash.ts";
+import { runCli } from "../helpers/cli.ts";
+import { call, lastToolResult, notifications, promptWhenIdle, until } from "../helpers/drive.ts";
+import {
+  CANDIDATE_ANSWERS,
+  delegateTaskDirs,
+  FUSION_MODELS,
+  fusionRoute,
+  installFusionDriver,
+  MERGED_TEXT,
+  readRunJson,
+  runDirOf,
+  runIdOf,
+} from "../helpers/fusion-run-driver.ts";
+import {
+  createAgentDir,
+  makeTempDir,
+  type SdkParent,
+  startSdkParent,
+  useModelServer,
+  waitForNoProcesses,
+} from "../helpers/pi-parent.ts";
+
+const server = useModelServer();
+
+async function fusionVia(parent: SdkParent, args: Record<string, unknown>): Promise<string> {
+  await promptWhenIdle(parent, call("bg_fusion", args));
+  const receipt = lastToolResult(parent.messages(), "bg_fusion");
+  if (receipt.isError) throw new Error(`bg_fusion refused: ${receipt.text}`);
+  return runIdOf(receipt.text);
+}
+
+async function bgResult(parent: SdkParent, args: Record<string, unknown>) {
+  await promptWhenIdle(parent, call("bg_result", args));
+  return lastToolResult(parent.messages(), "bg_result");
+}
+
+async function noticeOf(parent: SdkParent, runId: string) {
+  await until(
+    () => notifications(parent.messages()).some((n) => (n as { details: { taskId: string } }).details.taskId === runId),
+    `the notice of ${runId}`,
+    90_000,
+  );
+  return notifications(parent.messages()).find(
+    (n) => (n as { details: { taskId: string } }).details.taskId === runId,
+  ) as {
+    content: string;
+    details: Record<string, unknown>;
+  };
+}
+
+interface AttemptRow {
+  stage: string;
+  slot: string;
+  attempt: number;
+  status: string;
+  code: string | null;
+  route: { provider: string; model: string };
+  output: string | null;
+}
+
+async function setup() {
+  const agentDir = await createAgentDir({ serverUrl: server.url, models: FUSION_MODELS });
+  const cwd = await makeTempDir("fusion-run");
+  installFusionDriver(server);
+  const parent = await startSdkParent({ agentDir, cwd });
+  return { agentDir, cwd, parent };
+}
+
+describe("bg_fusion with a real pi parent and real children", () => {
+  it("completes: the merged answer cites both routes, bg_result verifies it, usage once, a tampered merged.md is refused", async () => {
+    const { cwd, parent } = await setup();
+    try {
+      await promptWhenIdle(
+        parent,
+        call("bg_fusion", {
+          name: "where is the cache invalidated",
+          prompt: "Where is the session cache invalidated?",
+          candidates: [fusionRoute("model-a"), fusionRoute("model-b")],
+        }),
+      );
+      const receipt = lastToolResult(parent.messages(), "bg_fusion");
+      expect(receipt.isError).toBe(false);
+      expect(Buffer.byteLength(receipt.text)).toBeLessThanOrEqual(700);
+      expect(receipt.text).toContain("Candidates fake/model-a, fake/model-b; merge route fake/fake-model.");
+      const runId = runIdOf(receipt.text);
+      expect(receipt.details).toMatchObject({
+        kind: "bg_fusion_receipt",
+        run_id: runId,
+        artifact_dir: runDirOf(cwd, runId),
+        candidates: [
+          { slot: "candidate-1", provider: "fake", model: "model-a" },
+          { slot: "candidate-2", provider: "fake", model: "model-b" },
+        ],
+      });
+      expect(receipt.details?.seed_projection_sha256).toMatch(/^[0-9a-f]{64}$/);
+
+      const notice = await noticeOf(parent, runId);
+      expect(notice.details).toMatchObject({ kind: "fusion", state: "completed", code: null });
+      expect(notice.content).toContain(`Call bg_result {"taskId":"${runId}"} once`);
+
+      const first = await bgResult(parent, { taskId: runId });
+      expect(first.isError).toBe(false);
+      expect(first.details).toMatchObject({ state: "completed", delivery: "inline", usage_status: "attached" });
+      expect(first.text).toContain(MERGED_TEXT);
+      expect(first.text).toContain(
+        "- The cache is invalidated in cache.ts:10. — agreed: fake/model-a (candidate-1), fake/model-b (candidate-2); disagreed: none",
+      );
+      expect(first.text).toContain(
+        "- store.ts:42 invalidates the cache. — agreed: fake/model-b (candidate-2); disagreed: fake/model-a (candidate-1)",
+      );
+      const usage = first.details?.usage as { input: number; output: number };
+      expect(usage.output).toBeGreaterThan(0);
+      const again = await bgResult(parent, { taskId: runId });
+      expect(again.details).toMatchObject({ usage_status: "already_reported" });
+      expect(again.details?.usage).toBeUndefined();
+
+      // Which model said what: each candidate's verified answer is bound with its hash and route.
+      const result = readRunJson(cwd, runId, "result.json") as { details: { attempts: AttemptRow[] } };
+      const rows = result.details.attempts;
+      expect(rows.map((r) => [r.stage, r.slot, r.status, r.code, r.route.model])).toEqual([
+        ["candidate", "candidate-1", "completed", null, "model-a"],
+        ["candidate", "candidate-2", "completed", null, "model-b"],
+        ["evaluate", "evaluator", "completed", null, "fake-model"],
+        ["merge", "merger", "completed", null, "fake-model"],
+      ]);
+      const manifest = readRunJson(cwd, runId, "manifest.json") as {
+        artifacts: { path: string; sha256: string }[];
+      };
+      const bound = new Map(manifest.artifacts.map((a) => [a.path, a.sha256]));
+      expect(bound.get("answers/candidate-1.md")).toBe(sha256Hex(CANDIDATE_ANSWERS["model-a"] as string));
+      expect(bound.get("answers/candidate-2.md")).toBe(sha256Hex(CANDIDATE_ANSWERS["model-b"] as string));
+      expect([...bound.keys()]).toEqual(
+        expect.arrayContaining(["run.json", "children/candidate-1-1.json", "evaluation.json", "merge/merger-1.md"]),
+      );
+      // Four guarded children ran, none of them sent a notice of its own.
+      expect(delegateTaskDirs(cwd)).toHaveLength(4);
+      expect(notifications(parent.messages())).toHaveLength(1);
+
+      // Outside Pi, the command line lists the run by its name and verifies it the same way.
+      const list = await runCli(cwd, "list", "--json");
+      const rowsOut = (
+        JSON.parse(list.stdout) as { tasks: { id: string; kind: string; name: string; state: string }[] }
+      ).tasks;
+      expect(rowsOut.find((r) => r.id === runId)).toMatchObject({
+        kind: "fusion",
+        name: "where is the cache invalidated",
+        state: "completed",
+      });
+
+      // A changed merged.md is refused; no byte of it is returned.
+      const mergedPath = join(runDirOf(cwd, runId), "merged.md");
+      writeFileSync(mergedPath, readFileSync(mergedPath, "utf8").replace("MERGED", "FORGED"));
+      const tampered = await bgResult(parent, { taskId: runId });
+      expect(tampered.isError).toBe(true);
+      expect(tampered.text).toMatch(/^\[answer_hash_mismatch\]/);
+      expect(tampered.text).not.toContain("FORGED");
+      expect(await waitForNoProcesses(join(cwd, ".pi/delegate"))).toEqual([]);
+    } finally {
+      await parent.dispose();
+    }
+  });
+
+  it("a failing candidate: with three the run completes on the other two; with two it fails (fusion_candidates_insufficient)", async () => {
+    const { cwd, parent } = await setup();
+    try {
+      const three = await fusionVia(parent, {
+        prompt: "Where is the session cache invalidated?",
+        candidates: [fusionRoute("model-a"), fusionRoute("model-broken"), fusionRoute("model-c")],
+      });
+      const done = await noticeOf(parent, three);
+      expect(done.details).toMatchObject({ state: "completed" });
+      const merged = await bgResult(parent, { taskId: three });
+      expect(merged.text).toContain("agreed: fake/model-a (candidate-1), fake/model-c (candidate-3)");
+      expect(merged.text).not.toContain("model-broken (candidate-2)");
+      const rows = (readRunJson(cwd, three, "result.json") as { details: { attempts: AttemptRow[] } }).details.attempts;
+      expect(rows.find((r) => r.slot === "candidate-2")).toMatchObject({
+        status: "failed",
+        code: "child_provider_error",
+        output: null,
+        route: { provider: "fake", model: "model-broken" },
+      });
+
+      const two = await fusionVia(parent, {
+        name: "one of two fails",
+        prompt: "Where is the session cache invalidated?",
+        candidates: [fusionRoute("model-broken"), fusionRoute("model-b")],
+      });
+      const failed = await noticeOf(parent, two);
+      expect(failed.details).toMatchObject({
+        state: "failed",
+        code: "fusion_candidates_insufficient",
+        stage: "candidate",
+      });
+      expect(failed.content).toContain(`bg_result {"taskId":"${two}"}`);
+      const view = await bgResult(parent, { taskId: two });
+      expect(view.isError).toBe(false);
+      expect(view.details).toMatchObject({
+        state: "failed",
+        delivery: "none",
+        summary_status: "verified",
+        answer: { present: false, reason: "run_did_not_commit" },
+        failure: { code: "fusion_candidates_insufficient", stage: "candidate" },
+      });
+      expect(view.text).not.toContain("ANSWER-B");
+      expect(existsSync(join(runDirOf(cwd, two), "merged.md"))).toBe(false);
+      // No evaluator or merger was started for the failed run: 3 + 2 + 2 children in all.
+      expect(delegateTaskDirs(cwd)).toHaveLength(7);
+    } finally {
+      await parent.dispose();
+    }
+  });
+
+  it("a failed merge fails the run at stage merge with the child's code", async () => {
+    const { cwd, parent } = await setup();
+    try {
+      const runId = await fusionVia(parent, {
+        prompt: "Where is the session cache invalidated?",
+        candidates: [fusionRoute("model-a"), fusionRoute("model-b")],
+        merge: fusionRoute("merge-broken"),
+      });
+      const notice = await noticeOf(parent, runId);
+      expect(notice.details).toMatchObject({ state: "failed", code: "child_provider_error", stage: "merge" });
+      const view = await bgResult(parent, { taskId: runId });
+      expect(view.details).toMatchObject({
+        state: "failed",
+        failure: { code: "child_provider_error", stage: "merge", slot: "merger", attempt: 1 },
+      });
+      const summary = readRunJson(cwd, runId, "failure-summary.json") as { attempts: AttemptRow[] };
+      expect(summary.attempts.map((r) => [r.stage, r.status])).toEqual([
+        ["candidate", "completed"],
+        ["candidate", "completed"],
+        ["evaluate", "completed"],
+        ["merge", "failed"],
+      ]);
+    } finally {
+      await parent.dispose();
+    }
+  });
+
+  it("an invalid comparison gets one repair attempt: repaired it completes, invalid twice it fails (fusion_evaluation_invalid)", async () => {
+    const { cwd, parent } = await setup();
+    try {
+      const repaired = await fusionVia(parent, {
+        prompt: "Where is the session cache invalidated?",
+        candidates: [fusionRoute("model-a"), fusionRoute("model-b")],
+        merge: fusionRoute("judge-sloppy"),
+      });
+      expect((await noticeOf(parent, repaired)).details).toMatchObject({ state: "completed" });
+      const rows = (readRunJson(cwd, repaired, "result.json") as { details: { attempts: AttemptRow[] } }).details
+        .attempts;
+      expect(rows.filter((r) => r.slot === "evaluator").map((r) => [r.stage, r.status, r.code])).toEqual([
+        ["evaluate", "failed", "fusion_evaluation_invalid"],
+        ["evaluate_repair", "completed", null],
+      ]);
+
+      const hopeless = await fusionVia(parent, {
+        prompt: "Where is the session cache invalidated?",
+        candidates: [fusionRoute("model-a"), fusionRoute("model-b")],
+        merge: fusionRoute("judge-hopeless"),
+      });
+      const notice = await noticeOf(parent, hopeless);
+      expect(notice.details).toMatchObject({
+        state: "failed",
+        code: "fusion_evaluation_invalid",
+        stage: "evaluate_repair",
+      });
+    } finally {
+      await parent.dispose();
+    }
+  });
+
+  it("refuses without candidates (fusion_candidates_unset), bad arguments, no room, an unknown route — leaving nothing behind; the setting supplies candidates", async () => {
+    const { agentDir, cwd, parent } = await setup();
+    try {
+      await promptWhenIdle(parent, call("bg_fusion", { prompt: "Where is the session cache invalidated?" }));
+      const refused = lastToolResult(parent.messages(), "bg_fusion");
+      expect(refused.isError).toBe(true);
+      expect(refused.text).toMatch(/^\[fusion_candidates_unset\]/);
+      expect(refused.text).toContain("bgDelegate.fusion.candidates");
+      expect(existsSync(join(cwd, ".pi/fusion"))).toBe(false);
+      expect(existsSync(join(cwd, ".pi/delegate"))).toBe(false);
+
+      // Bad input is refused by the argument check before anything runs.
+      await promptWhenIdle(parent, call("bg_fusion", { prompt: "q", candidates: [fusionRoute("model-a")] }));
+      expect(lastToolResult(parent.messages(), "bg_fusion").text).toMatch(
+        /^\[invalid_arguments\] candidates: must have at least 2 entries/,
+      );
+      // Room for every candidate is required up front.
+      await agentDir.updateSettings({ bgDelegate: { maxRunning: 1 } });
+      await promptWhenIdle(
+        parent,
+        call("bg_fusion", { prompt: "q", candidates: [fusionRoute("model-a"), fusionRoute("model-b")] }),
+      );
+      expect(lastToolResult(parent.messages(), "bg_fusion").text).toMatch(
+        /^\[delegate_concurrency_limit\] 0 delegates are already running in this project \(maxRunning 1\); 2 more were asked for/,
+      );
+      // An unknown route is refused before anything is created.
+      await agentDir.updateSettings({ bgDelegate: {} });
+      await promptWhenIdle(
+        parent,
+        call("bg_fusion", { prompt: "q", candidates: [fusionRoute("model-a"), fusionRoute("no-such-model")] }),
+      );
+      expect(lastToolResult(parent.messages(), "bg_fusion").text).toMatch(/^\[route_unresolved\] fake\/no-such-model/);
+      expect(existsSync(join(cwd, ".pi/fusion"))).toBe(false);
+      expect(existsSync(join(cwd, ".pi/delegate"))).toBe(false);
+
+      await agentDir.updateSettings({
+        bgDelegate: { fusion: { candidates: [fusionRoute("model-a"), fusionRoute("model-c")] } },
+      });
+      const runId = await fusionVia(parent, { prompt: "Where is the session cache invalidated?" });
+      expect(lastToolResult(parent.messages(), "bg_fusion").text).toContain("Candidates fake/model-a, fake/model-c;");
+      expect((await noticeOf(parent, runId)).details).toMatchObject({ state: "completed" });
+    } finally {
+      await parent.dispose();
+    }
+  });
+});
