@@ -92,6 +92,25 @@ type Checked = ArgsOf<typeof DELEGATE_FIELDS>;
 /** Checked arguments with every default applied: what a launch works from. */
 export type DelegateArguments = Required<Omit<Checked, "route">> & { route: PinnedRoute | undefined };
 
+/** The limits and completion options a delegate and each child of a Fusion run share. */
+type RunOptions = Pick<
+  Required<Checked>,
+  "maxTurns" | "maxToolCalls" | "timeoutSeconds" | "autoDeliver" | "notifyOnCompletion" | "triggerOnCompletion"
+>;
+
+/** Those options with the defaults of docs/tools/bg_delegate.md, "Arguments" (bg_fusion's are the same). */
+export function withRunDefaults(a: Partial<RunOptions>): RunOptions {
+  const d = DELEGATE_DEFAULTS;
+  return {
+    maxTurns: a.maxTurns ?? d.maxTurns,
+    maxToolCalls: a.maxToolCalls ?? d.maxToolCalls,
+    timeoutSeconds: a.timeoutSeconds ?? d.timeoutSeconds,
+    autoDeliver: a.autoDeliver ?? d.autoDeliver,
+    notifyOnCompletion: a.notifyOnCompletion ?? d.notifyOnCompletion,
+    triggerOnCompletion: a.triggerOnCompletion ?? d.triggerOnCompletion,
+  };
+}
+
 /** The defaults of docs/tools/bg_delegate.md, "Arguments", applied to checked arguments. */
 export function withDelegateDefaults(a: Checked): DelegateArguments {
   const d = DELEGATE_DEFAULTS;
@@ -101,12 +120,7 @@ export function withDelegateDefaults(a: Checked): DelegateArguments {
     route: a.route,
     capability: a.capability ?? d.capability,
     extensionMode: a.extensionMode ?? d.extensionMode,
-    maxTurns: a.maxTurns ?? d.maxTurns,
-    maxToolCalls: a.maxToolCalls ?? d.maxToolCalls,
-    timeoutSeconds: a.timeoutSeconds ?? d.timeoutSeconds,
-    autoDeliver: a.autoDeliver ?? d.autoDeliver,
-    notifyOnCompletion: a.notifyOnCompletion ?? d.notifyOnCompletion,
-    triggerOnCompletion: a.triggerOnCompletion ?? d.triggerOnCompletion,
+    ...withRunDefaults(a),
   };
 }
 

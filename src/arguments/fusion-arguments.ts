@@ -1,6 +1,6 @@
 import { ARGUMENT_BOUNDS, AUTO_DELIVER_MODES, FUSION_CANDIDATES, FUSION_DEFAULTS } from "../core/constants.ts";
 import type { PinnedRoute } from "../core/types.ts";
-import { DELEGATE_FIELDS } from "./delegate-arguments.ts";
+import { DELEGATE_FIELDS, withRunDefaults } from "./delegate-arguments.ts";
 import { type ArgsOf, checkArguments, type FieldTable, objectSchema } from "./fields.ts";
 
 const ROUTE_FIELDS = DELEGATE_FIELDS.route.fields;
@@ -86,19 +86,7 @@ export type FusionArguments = Required<Omit<Checked, "name" | "candidates" | "me
 };
 
 export function withFusionDefaults(a: Checked): FusionArguments {
-  const d = FUSION_DEFAULTS;
-  return {
-    prompt: a.prompt,
-    name: a.name,
-    candidates: a.candidates,
-    merge: a.merge,
-    maxTurns: a.maxTurns ?? d.maxTurns,
-    maxToolCalls: a.maxToolCalls ?? d.maxToolCalls,
-    timeoutSeconds: a.timeoutSeconds ?? d.timeoutSeconds,
-    autoDeliver: a.autoDeliver ?? d.autoDeliver,
-    notifyOnCompletion: a.notifyOnCompletion ?? d.notifyOnCompletion,
-    triggerOnCompletion: a.triggerOnCompletion ?? d.triggerOnCompletion,
-  };
+  return { prompt: a.prompt, name: a.name, candidates: a.candidates, merge: a.merge, ...withRunDefaults(a) };
 }
 
 /** Strict admission of raw bg_fusion arguments; defaults applied. Throws invalid_arguments. */
