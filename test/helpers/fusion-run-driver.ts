@@ -17,6 +17,8 @@ export const FUSION_MODELS: readonly FakeModelSpec[] = [
     contextWindow: 200_000,
     maxTokens: 8192,
   })),
+  // Admits a short question but not a 40 KB one (seed_budget_exceeded), as in admission.test.ts.
+  { id: "model-narrow", contextWindow: 75_000, maxTokens: 8192 },
 ];
 
 /** What each candidate model answers; "model-broken" fails with a provider error. */
