@@ -131,7 +131,10 @@ export async function launchChild(
 
 function childEnd(run: LiveRun, seat: ChildSeat, task: LiveTask, end: TaskEnd): ChildEnd {
   const child = run.children.find((c) => c.taskId === task.taskId);
-  if (child) child.running = false;
+  if (child) {
+    child.running = false;
+    child.verified = end.verified !== null;
+  }
   addUsage(run.usage, usageOf(task.taskDir, end.verified));
   if (end.verified !== null) return { seat, status: "completed", code: null, message: null, verified: end.verified };
   const code = end.error?.code ?? "child_exited_without_commit";

@@ -25,6 +25,8 @@ export interface RunChild {
   route: PinnedRoute;
   /** Until the child is adjudicated. */
   running: boolean;
+  /** Set when it is adjudicated: whether its answer was verified. */
+  verified?: boolean;
 }
 
 export interface LiveRun {
