@@ -119,12 +119,7 @@ function renderFusion(f: FusionFacts, now: number): string {
     ["created", f.created_at ?? "-"],
     ["ended", f.ended_at ?? "-"],
     ["run time", runTime(f.created_at, f.ended_at, f.state === "running", now)],
-    [
-      "usage",
-      f.usage === null
-        ? "-"
-        : `${f.usage.total_tokens} tokens (input ${f.usage.input}, output ${f.usage.output}); cost ${formatCost(f.usage.cost_total)}`,
-    ],
+    ["usage", usageText(f.usage)],
     ["answer", f.answer === null ? "-" : `${formatBytes(f.answer.byte_length)}, sha256 ${f.answer.sha256} (verified)`],
     ...failureLines(f.failure),
   ];

@@ -136,7 +136,12 @@ async function fusionRow(ref: TaskRef, now: number): Promise<TaskRow> {
   if (manifest.state !== "completed") return { ...row, code: manifest.terminal?.failure?.code ?? null };
   try {
     const verified = await verifyCompletedRun(ref.dir, manifest);
-    return { ...row, answer_bytes: verified.merged.byte_length, cost: verified.result.details.usage.cost_total };
+    const usage = verified.result.details.usage;
+    return {
+      ...row,
+      answer_bytes: verified.merged.byte_length,
+      cost: usage.status === "observed" ? usage.cost_total : null,
+    };
   } catch (error) {
     return { ...row, code: codeOf(error) };
   }

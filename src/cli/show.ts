@@ -62,7 +62,8 @@ export interface FusionFacts {
   workflow: string | null;
   created_at: string | null;
   ended_at: string | null;
-  usage: { input: number; output: number; total_tokens: number; cost_total: number } | null;
+  /** The run's usage as result.json records it: summed counts, or "unavailable" with the reason. */
+  usage: UsageRecord | null;
   answer: { byte_length: number; sha256: string } | null;
   failure: FailureFact | null;
   artifacts: Record<string, string>;
@@ -182,9 +183,7 @@ async function fusionFacts(ref: TaskRef): Promise<FusionFacts> {
     workflow: manifest?.workflow ?? null,
     created_at: manifest?.created_at ?? null,
     ended_at: manifest?.terminal?.ended_at ?? null,
-    usage: usage
-      ? { input: usage.input, output: usage.output, total_tokens: usage.total_tokens, cost_total: usage.cost_total }
-      : null,
+    usage,
     answer: verified ? { byte_length: verified.merged.byte_length, sha256: verified.merged.sha256 } : null,
     failure,
     artifacts: existingArtifacts(ref.dir, {

@@ -128,7 +128,7 @@ export const SCHEMA = {
   fusionView: "pi-background-tasks.fusion-result-view.v1",
   fusionManifest: "pi-bg-delegate.fusion-manifest.v1",
   fusionResult: "pi-bg-delegate.fusion-result.v1",
-  fusionDetails: "pi-bg-delegate.fusion-details.v1",
+  fusionDetails: "pi-bg-delegate.fusion-details.v2",
   fusionFailureSummary: "pi-bg-delegate.fusion-failure-summary.v1",
   fusionUsageClaim: "pi-bg-delegate.fusion-usage-claim.v1",
   fusionRun: "pi-bg-delegate.fusion-run.v1",

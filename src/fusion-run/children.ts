@@ -8,7 +8,7 @@ import type { DelegateArguments } from "../arguments/delegate-arguments.ts";
 import { canonicalJsonLine } from "../core/canonical.ts";
 import { DELEGATE_DEFAULTS, SCHEMA } from "../core/constants.ts";
 import { DelegateError, type FailureCode } from "../core/errors.ts";
-import type { UsageCounts, UsageRecord } from "../core/types.ts";
+import type { UsageRecord } from "../core/types.ts";
 import type { AttemptStatus, FusionStage } from "../fusion/index.ts";
 import { CHILDREN_DIR, type FusionChildRecord, type FusionRunRecord } from "../fusion/run-record.ts";
 import { admitWith, type LaunchPlan, type ParentSnapshot, requireCapacity } from "../launch/launch.ts";
@@ -19,6 +19,7 @@ import { getRegistry, type LiveTask } from "../retrieval/registry.ts";
 import { readChildTerminal } from "../verify/classify.ts";
 import type { VerifiedAnswer } from "../verify/delegate-result.ts";
 import type { LiveRun } from "./runs.ts";
+import { addUsage } from "./usage.ts";
 
 export interface ChildSeat {
   stage: FusionStage;
@@ -66,17 +67,6 @@ export function childArguments(run: ChildBasis, seat: ChildSeat, directive: stri
 
 export function admitChild(snap: ParentSnapshot, run: ChildBasis, seat: ChildSeat, directive: string): LaunchPlan {
   return admitWith(snap, childArguments(run, seat, directive), seat.route);
-}
-
-function addUsage(total: UsageCounts, usage: UsageRecord | undefined): void {
-  if (usage?.status !== "observed") return;
-  total.input += usage.input;
-  total.output += usage.output;
-  total.cache_read += usage.cache_read;
-  total.cache_write += usage.cache_write;
-  total.total_tokens += usage.total_tokens;
-  // Dollars summed in binary floating point: rounded to 1e-12 so sums read as what was spent.
-  total.cost_total = Math.round((total.cost_total + usage.cost_total) * 1e12) / 1e12;
 }
 
 function usageOf(taskDir: string, verified: VerifiedAnswer | null): UsageRecord | undefined {
@@ -141,7 +131,10 @@ export async function launchChild(
 
 function childEnd(run: LiveRun, seat: ChildSeat, task: LiveTask, end: TaskEnd): ChildEnd {
   const child = run.children.find((c) => c.taskId === task.taskId);
-  if (child) child.running = false;
+  if (child) {
+    child.running = false;
+    child.verified = end.verified !== null;
+  }
   addUsage(run.usage, usageOf(task.taskDir, end.verified));
   if (end.verified !== null) return { seat, status: "completed", code: null, message: null, verified: end.verified };
   const code = end.error?.code ?? "child_exited_without_commit";

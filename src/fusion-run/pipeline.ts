@@ -15,6 +15,7 @@ import { admitChild, type ChildEnd, type ChildSeat, runChild } from "./children.
 import { checkEvaluation, type Evaluation } from "./evaluation.ts";
 import { type CandidateAnswer, evaluateDirective, mergeDirective, mergedAnswer, repairDirective } from "./prompts.ts";
 import { commitEnded, getFusionRuns, type LiveRun, type RunEnd } from "./runs.ts";
+import { runCost, runUsageRecord } from "./usage.ts";
 
 /** Thrown inside the pipeline to commit a failed run; never leaves this file. */
 class RunFailure extends Error {
@@ -173,7 +174,7 @@ export async function runPipeline(
     run.stage = "commit";
     const manifest = run.handle.commitCompleted({
       merged: mergedAnswer(answer.text, candidates, evaluation),
-      details: { usage: run.usage, attempts: run.attempts },
+      details: { usage: runUsageRecord(run.usage), attempts: run.attempts },
     });
     getFusionRuns().settle(endOf(run, manifest));
   } catch (error) {
@@ -182,7 +183,7 @@ export async function runPipeline(
 }
 
 function endOf(run: LiveRun, manifest: FusionManifest): RunEnd {
-  return { runId: run.runId, runDir: run.runDir, record: run.record, manifest, cost: run.usage.cost_total };
+  return { runId: run.runId, runDir: run.runDir, record: run.record, manifest, cost: runCost(run.usage) };
 }
 
 function finish(run: LiveRun, error: unknown): void {
@@ -216,7 +217,7 @@ function finish(run: LiveRun, error: unknown): void {
           childCreated: run.children.length > 0,
           message: failure.message,
           attempts: run.attempts,
-          usageSoFar: { status: "observed", ...run.usage },
+          usageSoFar: runUsageRecord(run.usage),
         },
       }).manifest;
     } catch {

@@ -14,6 +14,7 @@ import { isSameProcessAlive } from "../process/identity.ts";
 import { listTaskRows, type TaskRow } from "../retrieval/task-rows.ts";
 import { listTaskRefs } from "../store/lookup.ts";
 import { getFusionRuns } from "./runs.ts";
+import { runCost } from "./usage.ts";
 
 function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? "" : "ren"}`;
@@ -53,7 +54,7 @@ function runRow(runDir: string, manifest: FusionManifest): TaskRow {
       manifest.terminal === null
         ? secondsBetween(manifest.created_at)
         : secondsBetween(manifest.created_at, manifest.terminal.ended_at),
-    cost: live ? live.usage.cost_total : null,
+    cost: live ? runCost(live.usage) : null,
     answerBytes: manifest.state === "completed" ? (merged?.byte_length ?? null) : null,
     code: failure?.code ?? null,
   };

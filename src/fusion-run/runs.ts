@@ -8,10 +8,11 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { FUSION_FILES } from "../core/constants.ts";
 import type { FailureCode } from "../core/errors.ts";
-import type { PinnedRoute, UsageCounts } from "../core/types.ts";
+import type { PinnedRoute } from "../core/types.ts";
 import type { FusionAttemptRow, FusionManifest, FusionRunHandle, FusionStage } from "../fusion/index.ts";
 import type { FusionRunRecord } from "../fusion/run-record.ts";
 import { getRegistry } from "../retrieval/registry.ts";
+import { type RunUsage, runUsageRecord } from "./usage.ts";
 
 /** Why the run was ended from outside its pipeline. */
 export type RunEndReason = "cancelled" | "timeout";
@@ -24,6 +25,8 @@ export interface RunChild {
   route: PinnedRoute;
   /** Until the child is adjudicated. */
   running: boolean;
+  /** Set when it is adjudicated: whether its answer was verified. */
+  verified?: boolean;
 }
 
 export interface LiveRun {
@@ -40,7 +43,7 @@ export interface LiveRun {
   stage: FusionStage;
   children: RunChild[];
   attempts: FusionAttemptRow[];
-  usage: UsageCounts;
+  usage: RunUsage;
   reason: RunEndReason | undefined;
   deadline: NodeJS.Timeout;
   /** Looks for a cancel request another process left in the run directory (set by add). */
@@ -56,7 +59,7 @@ export interface RunEnd {
   runDir: string;
   record: FusionRunRecord;
   manifest: FusionManifest;
-  /** What the run's children spent, in dollars, when this process summed it; null otherwise. */
+  /** What the run's children spent, in dollars, when this process summed it and every child reported it; null otherwise. */
   cost: number | null;
 }
 
@@ -156,7 +159,7 @@ export function commitEnded(run: LiveRun): FusionManifest | null {
     childCreated: run.children.length > 0,
     message,
     attempts: run.attempts,
-    usageSoFar: { status: "observed" as const, ...run.usage },
+    usageSoFar: runUsageRecord(run.usage),
   };
   try {
     return reason === "cancelled"

@@ -19,6 +19,7 @@ import { admitChild, type ChildEnd, type ChildSeat, launchChild } from "./childr
 import { runPipeline } from "./pipeline.ts";
 import { type FusionReceiptDetails, fusionReceiptText } from "./receipt.ts";
 import { getFusionRuns, type LiveRun } from "./runs.ts";
+import { emptyRunUsage } from "./usage.ts";
 
 const DEFAULT_NAME_CHARS = 48;
 
@@ -94,7 +95,7 @@ export async function startFusion(
     stage: "preflight",
     children: [],
     attempts: [],
-    usage: { input: 0, output: 0, cache_read: 0, cache_write: 0, total_tokens: 0, cost_total: 0 },
+    usage: emptyRunUsage(),
     reason: undefined,
     deadline: setTimeout(() => runs.end(handle.runId, "timeout"), args.timeoutSeconds * 1000),
   };

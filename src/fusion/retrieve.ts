@@ -15,6 +15,7 @@
 import { basename, join, resolve } from "node:path";
 import { type DeliveryMode, FUSION_FILES, SCHEMA } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
+import type { UsageRecord } from "../core/types.ts";
 import { type DeliveryDecision, decideDelivery } from "../verify/delivery.ts";
 import { boundFailureView } from "./failure-view.ts";
 import { readFusionManifest } from "./read.ts";
@@ -24,7 +25,6 @@ import type {
   FusionManifest,
   FusionRetrieval,
   FusionRunningView,
-  FusionUsage,
 } from "./types.ts";
 import { claimUsage } from "./usage-claim.ts";
 import { type VerifiedCompletedRun, verifyCompletedRun } from "./verify-completed.ts";
@@ -57,7 +57,10 @@ function fusionRunningView(runDir: string, manifest: FusionManifest): FusionRetr
   return { text, details };
 }
 
-function usageLine(usage: FusionUsage): string {
+function usageLine(usage: UsageRecord): string {
+  if (usage.status === "unavailable") {
+    return `Usage: unavailable (${usage.reason}); not summed as zero (reported once: this is the first retrieval)`;
+  }
   return (
     `Usage: input ${usage.input}, output ${usage.output}, cache read ${usage.cache_read}, cache write ` +
     `${usage.cache_write}, total ${usage.total_tokens} tokens; cost ${usage.cost_total} ` +

@@ -244,7 +244,7 @@ function parseDetails(value: unknown, at: string): FusionDetails {
   literal(o.schema_version, `${at}.schema_version`, SCHEMA.fusionDetails);
   return {
     schema_version: SCHEMA.fusionDetails,
-    usage: parseUsage(o.usage, `${at}.usage`),
+    usage: parseUsageRecord(o.usage, `${at}.usage`),
     attempts: parseAttempts(o.attempts, `${at}.attempts`),
   };
 }

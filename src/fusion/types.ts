@@ -52,7 +52,7 @@ export interface FusionManifestTerminal {
   failure: { code: FailureCode; stage: FusionStage } | null;
 }
 
-/** Complete usage of a completed run: every count is known (no "unavailable"). */
+/** Summed usage counts (every count known). */
 export type FusionUsage = UsageCounts;
 
 /** One model call of the pipeline (a candidate, the evaluator, a repair, the merger). */
@@ -69,10 +69,14 @@ export interface FusionAttemptRow {
   output: string | null;
 }
 
-/** details inside result.json: the current schema, complete usage and the attempts that produced it. */
+/**
+ * details inside result.json: the current schema, the run's usage and the attempts that produced it.
+ * usage is "observed" (every child's counts, summed) or "unavailable" with the reason when a child's
+ * provider reported none — never a sum that silently counts such a child as zero.
+ */
 export interface FusionDetails {
   schema_version: typeof SCHEMA.fusionDetails;
-  usage: FusionUsage;
+  usage: UsageRecord;
   attempts: FusionAttemptRow[];
 }
 
@@ -162,7 +166,7 @@ export interface FusionCompletedView {
   answer: { present: true; byte_length: number; sha256: string; path: string };
   usage_status: FusionUsageStatus;
   /** Present on the first successful retrieval only (usage_status "attached"). */
-  usage?: FusionUsage;
+  usage?: UsageRecord;
 }
 
 /** Failure facts a view may show: the manifest's code/stage, plus the summary's details when verified. */

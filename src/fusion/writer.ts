@@ -51,7 +51,6 @@ import {
   type FusionRunIdentity,
   type FusionStage,
   type FusionState,
-  type FusionUsage,
   NO_ANSWER,
 } from "./types.ts";
 import { identityOf } from "./verify-completed.ts";
@@ -88,7 +87,7 @@ export interface CreateRunOptions {
 export interface FusionCompletedInput {
   /** The merged answer: non-empty, well-formed UTF-8, at most 4 MiB. */
   merged: string | Uint8Array;
-  details: { usage: FusionUsage; attempts: FusionAttemptRow[] };
+  details: { usage: UsageRecord; attempts: FusionAttemptRow[] };
 }
 
 export interface FusionFailureInput {

@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { formatCost, formatDuration } from "../core/units.ts";
+import { getFusionRuns, type LiveRun } from "../fusion-run/runs.ts";
 import { getRegistry } from "../retrieval/registry.ts";
 import { delegateRoot } from "../store/artifacts.ts";
 import { readManifest } from "../store/lookup.ts";
@@ -37,28 +38,68 @@ function spentByEnded(cwd: string): { sum: number; unknown: number; count: numbe
   return { sum, unknown, count };
 }
 
+/** The part of Pi's theme the footer uses (Pi's Theme satisfies it); PLAIN_THEME colours nothing. */
+export interface FooterTheme {
+  fg(color: "accent" | "warning" | "dim" | "muted", text: string): string;
+}
+
+export const PLAIN_THEME: FooterTheme = { fg: (_color, text) => text };
+
+/** How many characters of a run id the footer shows, as `/delegates` abbreviates ids. */
+const RUN_ID_CHARS = 9;
+
 /**
- * The footer line: each running delegate's name, run time, turns and tool calls, then what the
- * delegates this Pi process started here have spent, running and ended, marked as separate from
- * the session's own `$` (docs/subsystems/retrieval.md, "`/delegates` and the footer").
+ * One live Fusion run: its id, the stage it is in, and how many of its candidates have a verified
+ * answer so far, e.g. `⧗ fusion f1a2b3c4d (cache question): evaluate, 2/3 candidates verified 45s`.
  */
-export function footerText(cwd: string, now = Date.now()): string | undefined {
+function runPart(run: LiveRun, now: number, theme: FooterTheme): string {
+  const total = run.record.candidates.length;
+  const verified = run.children.filter((c) => c.stage === "candidate" && c.verified === true).length;
+  const id = theme.fg("accent", `fusion ${run.runId.slice(0, RUN_ID_CHARS)}`);
+  const what = `${run.stage}, ${verified}/${total} candidates verified`;
+  return `${theme.fg("warning", "⧗")} ${id} ${theme.fg("muted", `(${run.record.name})`)}: ${what} ${theme.fg("dim", formatDuration((now - run.createdAt) / 1000))}`;
+}
+
+/**
+ * The footer line: each running Fusion run (its stage and verified candidates; its children are not
+ * listed one by one), each other running delegate's name, run time, turns and tool calls, then what
+ * the delegates this Pi process started here have spent, running and ended — a run's children
+ * included — marked as separate from the session's own `$` (docs/subsystems/retrieval.md,
+ * "`/delegates` and the footer").
+ */
+export function footerText(cwd: string, now = Date.now(), theme: FooterTheme = PLAIN_THEME): string | undefined {
   const tasks = getRegistry().runningIn(cwd);
+  const runs = [...getFusionRuns().live.values()].filter((run) => run.cwd === cwd);
+  const ofRuns = new Set(runs.flatMap((run) => run.children.map((c) => c.taskId)));
   const ended = spentByEnded(cwd);
-  if (tasks.length === 0 && ended.count === 0) return undefined;
+  if (tasks.length === 0 && runs.length === 0 && ended.count === 0) return undefined;
   let spent = ended.sum;
   let unknown = ended.unknown;
-  const parts = tasks.map((t) => {
+  const parts = runs.map((run) => runPart(run, now, theme));
+  for (const t of tasks) {
     const p = readProgress(t.taskDir);
     if (p.cost_total === null) unknown++;
     else spent += p.cost_total;
+    if (ofRuns.has(t.taskId)) continue;
     const calls = `${p.tool_calls} tool call${p.tool_calls === 1 ? "" : "s"}`;
     const turns = `${p.turns} turn${p.turns === 1 ? "" : "s"}`;
-    return `⧗ ${t.manifest.name} ${formatDuration((now - t.startedAt) / 1000)} · ${turns} · ${calls}`;
-  });
+    parts.push(
+      `${theme.fg("warning", "⧗")} ${theme.fg("accent", t.manifest.name)} ${formatDuration((now - t.startedAt) / 1000)} · ${turns} · ${calls}`,
+    );
+  }
   const cost = unknown === 0 ? formatCost(spent) : spent > 0 ? `at least ${formatCost(spent)}` : "not reported";
-  const total = `delegate spend: ${cost} (separate from the session's $)`;
+  const total = theme.fg("dim", `delegate spend: ${cost} (separate from the session's $)`);
   return parts.length === 0 ? total : `${parts.join("  ")}  · ${total}`;
+}
+
+/** Pi's theme where there is a terminal to colour; plain text otherwise (RPC, print mode). */
+function themeOf(ctx: ExtensionContext): FooterTheme {
+  if (!ctx.hasUI) return PLAIN_THEME;
+  try {
+    return ctx.ui.theme;
+  } catch {
+    return PLAIN_THEME;
+  }
 }
 
 /** Keeps the footer status current while delegates run; returns a stop function. */
@@ -67,7 +108,7 @@ export function startFooter(getCtx: () => ExtensionContext | undefined): () => v
   const tick = () => {
     const ctx = getCtx();
     if (!ctx) return;
-    const text = footerText(ctx.cwd);
+    const text = footerText(ctx.cwd, Date.now(), themeOf(ctx));
     if (text === undefined && !shown) return;
     shown = text !== undefined;
     ctx.ui.setStatus(STATUS_KEY, text);
@@ -76,9 +117,11 @@ export function startFooter(getCtx: () => ExtensionContext | undefined): () => v
   timer.unref();
   // A task's end shows at once (its spend moves from running to ended), not at the next tick.
   const unsubscribe = getRegistry().subscribe(() => tick());
+  const unsubscribeRuns = getFusionRuns().subscribe(() => tick());
   return () => {
     clearInterval(timer);
     unsubscribe();
+    unsubscribeRuns();
     if (shown) getCtx()?.ui.setStatus(STATUS_KEY, undefined);
   };
 }

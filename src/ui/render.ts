@@ -153,7 +153,12 @@ function renderFusion(
     return box;
   }
   if (v.state === "completed") {
-    const cost = v.usage ? `${dot(theme)}${formatCost(v.usage.cost_total)}` : "";
+    const cost =
+      v.usage === undefined
+        ? ""
+        : v.usage.status === "observed"
+          ? `${dot(theme)}${formatCost(v.usage.cost_total)}`
+          : `${dot(theme)}usage unavailable`;
     box.addChild(
       new Text(
         `${theme.fg("success", "✓")} Fusion run ${theme.fg("accent", v.run_id)}${dot(theme)}merged answer ${formatBytes(v.answer.byte_length)}, verified${cost}`,

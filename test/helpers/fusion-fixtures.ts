@@ -76,10 +76,14 @@ export function writeCandidates(handle: FusionRunHandle, count = 3): string[] {
   });
 }
 
-export function buildCompletedRun(cwd: string, merged: string | Uint8Array = MERGED): FusionRunHandle {
+export function buildCompletedRun(
+  cwd: string,
+  merged: string | Uint8Array = MERGED,
+  usage: UsageRecord = USAGE_SO_FAR,
+): FusionRunHandle {
   const handle = startRun(cwd);
   const outputs = writeCandidates(handle);
-  handle.commitCompleted({ merged, details: { usage: USAGE, attempts: candidateAttempts(3, outputs) } });
+  handle.commitCompleted({ merged, details: { usage, attempts: candidateAttempts(3, outputs) } });
   return handle;
 }
 

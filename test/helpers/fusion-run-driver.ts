@@ -12,11 +12,22 @@ import type { FakeReply, ModelRequest, ModelServer } from "./model-server.ts";
 
 export const FUSION_MODELS: readonly FakeModelSpec[] = [
   ...DEFAULT_FAKE_MODELS,
-  ...["model-a", "model-b", "model-c", "model-broken", "merge-broken", "judge-sloppy", "judge-hopeless"].map((id) => ({
+  ...[
+    "model-a",
+    "model-b",
+    "model-c",
+    "model-broken",
+    "merge-broken",
+    "judge-sloppy",
+    "judge-hopeless",
+    "model-silent",
+  ].map((id) => ({
     id,
     contextWindow: 200_000,
     maxTokens: 8192,
   })),
+  // Admits a short question but not a 40 KB one (seed_budget_exceeded), as in admission.test.ts.
+  { id: "model-narrow", contextWindow: 75_000, maxTokens: 8192 },
 ];
 
 /** What each candidate model answers; "model-broken" fails with a provider error. */
@@ -25,6 +36,9 @@ export const CANDIDATE_ANSWERS: Record<string, string> = {
   "model-b": "ANSWER-B: the cache is invalidated in cache.ts:10 and in store.ts:42.",
   "model-c": "ANSWER-C: the cache is invalidated in cache.ts:10; store.ts:42 only reads it.",
 };
+
+/** "model-silent" answers, but its provider sends no usage (pi then records all zeros). */
+export const SILENT_ANSWER = "ANSWER-S: the cache is invalidated in cache.ts:10.";
 
 export const MERGED_TEXT = "MERGED: the cache is invalidated in cache.ts:10, and store.ts:42 is disputed.";
 
@@ -63,6 +77,7 @@ function childReply(req: ModelRequest): FakeReply | undefined {
     return { text: MERGED_TEXT };
   }
   if (req.model === "model-broken") return { error: 500, message: "this candidate is down" };
+  if (req.model === "model-silent") return { text: SILENT_ANSWER, noUsage: true };
   const answer = CANDIDATE_ANSWERS[req.model];
   return answer === undefined ? undefined : { text: answer };
 }

@@ -214,6 +214,27 @@ describe("bg_fusion with a real pi parent and real children", () => {
     }
   });
 
+  it("a child whose provider reported no usage: the run's usage is unavailable, naming how many, never summed as zero", async () => {
+    const { cwd, parent } = await setup();
+    try {
+      const runId = await fusionVia(parent, {
+        prompt: "Where is the session cache invalidated?",
+        candidates: [fusionRoute("model-a"), fusionRoute("model-silent")],
+      });
+      expect((await noticeOf(parent, runId)).details).toMatchObject({ state: "completed" });
+      const reason = "1 of 4 children reported no usage; the run's sum would undercount";
+      const result = readRunJson(cwd, runId, "result.json") as { details: { usage: unknown } };
+      expect(result.details.usage).toEqual({ status: "unavailable", reason });
+      const first = await bgResult(parent, { taskId: runId });
+      expect(first.isError).toBe(false);
+      expect(first.details).toMatchObject({ usage_status: "attached", usage: { status: "unavailable", reason } });
+      expect(first.text).toContain(`Usage: unavailable (${reason}); not summed as zero`);
+      expect(first.text).toContain(MERGED_TEXT);
+    } finally {
+      await parent.dispose();
+    }
+  });
+
   it("a failed merge fails the run at stage merge with the child's code", async () => {
     const { cwd, parent } = await setup();
     try {

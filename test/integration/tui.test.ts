@@ -6,7 +6,8 @@
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { gate, isChildRequest } from "../helpers/drive.ts";
+import { call, gate, isChildRequest, until } from "../helpers/drive.ts";
+import { directiveOf, FUSION_MODELS, fusionRoute, installFusionDriver } from "../helpers/fusion-run-driver.ts";
 import {
   createAgentDir,
   FAKE_MODELS,
@@ -186,6 +187,46 @@ describe("Pi's interactive terminal", () => {
       await tty.waitFor(/Removed 1 task tree, \d+\.\d KiB freed\. d[0-9a-f]{8} \d+\.\d KiB/, "the prune");
       expect(taskDirs()).toBe(0);
       expect(parentRequests()).toBe(before + 1);
+    } finally {
+      held.release();
+      await tty.close();
+    }
+    expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
+  });
+
+  it("the footer shows a Fusion run as one part: its stage and how many candidates are verified", async () => {
+    const agent = await createAgentDir({ serverUrl: server.url, models: FUSION_MODELS });
+    const cwd = await makeTempDir("tui-fusion");
+    // candidate-1 (model-a) answers at once; candidate-2 (model-b) waits until released.
+    const held = gate();
+    installFusionDriver(server, (req) =>
+      req.model === "model-b" && !directiveOf(req).first.startsWith("Fusion ") ? held.wait : undefined,
+    );
+    const tty = await startInteractivePi({
+      agentDir: agent.dir,
+      cwd,
+      cols: 160,
+      rows: 48,
+      provider: FAKE_PROVIDER,
+      model: FAKE_MODELS.default,
+      message: call("bg_fusion", {
+        name: "cache question",
+        prompt: "Where is the session cache invalidated?",
+        candidates: [fusionRoute("model-a"), fusionRoute("model-b")],
+      }),
+    });
+    try {
+      await tty.waitFor(
+        /⧗ fusion f[0-9a-f]{8} \(cache question\): candidate, 1\/2 candidates verified \d+s · delegate spend: /,
+        "the run in the footer, one candidate verified",
+      );
+      // The run's children are not listed one by one beside it.
+      expect(tty.screen().join("\n")).not.toMatch(/⧗ candidate-\d: cache question/);
+      held.release();
+      await until(() => {
+        const shown = tty.screen().join("\n");
+        return !shown.includes("⧗ fusion f") && /delegate spend: \$\d/.test(shown);
+      }, "the run gone from the footer");
     } finally {
       held.release();
       await tty.close();

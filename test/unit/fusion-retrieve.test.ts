@@ -24,7 +24,7 @@ import {
   ROUTE,
   startRun,
   summaryWriteFails,
-  USAGE,
+  USAGE_SO_FAR,
   WORKFLOW,
   writeCandidates,
   writeJson,
@@ -100,7 +100,7 @@ describe("completed", () => {
         path: join(handle.runDir, FUSION_FILES.merged),
       },
       usage_status: "attached",
-      usage: USAGE,
+      usage: USAGE_SO_FAR,
     } satisfies FusionCompletedView);
     expect(text.endsWith(`\n\n${MERGED}`)).toBe(true);
     expect(text).toContain(`sha256 ${sha256Hex(MERGED)}`);
@@ -144,7 +144,7 @@ describe("completed", () => {
     const cwd = await newProject();
     const handle = buildCompletedRun(cwd);
     const first = await retrieveFusion(handle.runDir, {}, isRunning.no);
-    expect(first.details).toMatchObject({ usage_status: "attached", usage: USAGE });
+    expect(first.details).toMatchObject({ usage_status: "attached", usage: USAGE_SO_FAR });
     const claim = JSON.parse(readFileSync(join(handle.runDir, FUSION_FILES.usageClaim), "utf8"));
     expect(claim).toMatchObject({ schema_version: SCHEMA.fusionUsageClaim, run_id: handle.runId });
     // A "restart": nothing in memory, a fresh call reading the same directory.
@@ -155,6 +155,18 @@ describe("completed", () => {
       expect(later.text).toContain("already reported");
       expect(later.text).not.toContain("cost 0.0123");
     }
+  });
+
+  it("a run some of whose children reported no usage attaches usage unavailable, never a sum of zeros", async () => {
+    const cwd = await newProject();
+    const reason = "1 of 4 children reported no usage; the run's sum would undercount";
+    const handle = buildCompletedRun(cwd, MERGED, { status: "unavailable", reason });
+    const first = await retrieveFusion(handle.runDir, {}, isRunning.no);
+    expect(first.details).toMatchObject({ usage_status: "attached", usage: { status: "unavailable", reason } });
+    expect(first.text).toContain(`Usage: unavailable (${reason}); not summed as zero`);
+    const later = await retrieveFusion(handle.runDir, {}, isRunning.no);
+    expect(later.details).toMatchObject({ usage_status: "already_reported" });
+    expect(later.details).not.toHaveProperty("usage");
   });
 
   it("two parallel retrievals attach usage exactly once", async () => {

@@ -304,7 +304,11 @@ describe("completed run", () => {
       ["details.attempts[0].slot", set("details.attempts.0.slot", "Candidate One")],
       ["details.attempts[0].route extra", set("details.attempts.0.route.region", "eu")],
       ["usage extra key", set("details.usage.reasoning", 1)],
-      ["usage as status record", set("details.usage", { status: "unavailable", reason: "none" })],
+      ["usage without status", remove("details.usage.status")],
+      ["usage status unknown", set("details.usage.status", "estimated")],
+      ["usage unavailable with counts", set("details.usage.status", "unavailable")],
+      ["usage unavailable without reason", set("details.usage", { status: "unavailable" })],
+      ["usage unavailable extra key", set("details.usage", { status: "unavailable", reason: "r", input: 1 })],
       ...usageFields.flatMap((field): [string, (doc: Doc) => void][] => [
         [`usage.${field} missing`, remove(`details.usage.${field}`)],
         [`usage.${field} negative`, set(`details.usage.${field}`, -1)],

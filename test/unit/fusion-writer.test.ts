@@ -27,7 +27,7 @@ import {
   OWNER,
   startRun,
   summaryWriteFails,
-  USAGE,
+  USAGE_SO_FAR,
   WORKFLOW,
   writeCandidates,
 } from "../helpers/fusion-fixtures.ts";
@@ -91,7 +91,7 @@ describe("the writer's trees", () => {
     const result = JSON.parse(readFileSync(join(handle.runDir, FUSION_FILES.result), "utf8"));
     expect(result.details).toEqual({
       schema_version: SCHEMA.fusionDetails,
-      usage: USAGE,
+      usage: USAGE_SO_FAR,
       attempts: candidateAttempts(
         3,
         manifest.artifacts.slice(0, 3).map((a) => a.path),
@@ -148,18 +148,23 @@ describe("the writer's trees", () => {
     expect(() =>
       handle.commitCompleted({
         merged: MERGED,
-        details: { usage: USAGE, attempts: candidateAttempts(1, ["nope.md"]) },
+        details: { usage: USAGE_SO_FAR, attempts: candidateAttempts(1, ["nope.md"]) },
       }),
     ).toThrow(/not bound/);
-    const incomplete = { ...USAGE } as Partial<typeof USAGE>;
+    const incomplete: Record<string, unknown> = { ...USAGE_SO_FAR };
     delete incomplete.cost_total;
     expect(() =>
-      handle.commitCompleted({ merged: MERGED, details: { usage: incomplete as typeof USAGE, attempts: [] } }),
+      handle.commitCompleted({
+        merged: MERGED,
+        details: { usage: incomplete as unknown as typeof USAGE_SO_FAR, attempts: [] },
+      }),
     ).toThrow(/cost_total/);
     expect(() =>
-      handle.commitCompleted({ merged: Buffer.from([0xff]), details: { usage: USAGE, attempts: [] } }),
+      handle.commitCompleted({ merged: Buffer.from([0xff]), details: { usage: USAGE_SO_FAR, attempts: [] } }),
     ).toThrow(/UTF-8/);
-    expect(() => handle.commitCompleted({ merged: "", details: { usage: USAGE, attempts: [] } })).toThrow(TypeError);
+    expect(() => handle.commitCompleted({ merged: "", details: { usage: USAGE_SO_FAR, attempts: [] } })).toThrow(
+      TypeError,
+    );
     expect(() => handle.commitFailed({ summary: failureInput({ message: "  " }) })).toThrow(/blank/);
     // None of the refused calls changed the tree: still running, one artifact.
     expect(manifestOf(handle.runDir)).toMatchObject({ state: "running", artifacts: [{ path: "a.md" }] });
@@ -206,7 +211,7 @@ describe("the writer's trees", () => {
     };
     const handle = startRun(cwd, io);
     writeCandidates(handle);
-    expect(() => handle.commitCompleted({ merged: MERGED, details: { usage: USAGE, attempts: [] } })).toThrow(
+    expect(() => handle.commitCompleted({ merged: MERGED, details: { usage: USAGE_SO_FAR, attempts: [] } })).toThrow(
       DelegateError,
     );
     expect(existsSync(join(handle.runDir, FUSION_FILES.merged))).toBe(true);
@@ -242,7 +247,10 @@ describe("a crash at any write leaves a tree the verifier classifies correctly",
       runDir = handle.runDir;
       const outputs = writeCandidates(handle);
       if (flow === "completed") {
-        handle.commitCompleted({ merged: MERGED, details: { usage: USAGE, attempts: candidateAttempts(3, outputs) } });
+        handle.commitCompleted({
+          merged: MERGED,
+          details: { usage: USAGE_SO_FAR, attempts: candidateAttempts(3, outputs) },
+        });
       } else {
         handle.commitFailed({ summary: failureInput() });
       }
@@ -301,7 +309,7 @@ describe("a crash at any write leaves a tree the verifier classifies correctly",
     const stray = join(handle.runDir, `.${FUSION_FILES.manifest}.999.abcdef.tmp`);
     writeFileSync(stray, '{"state":"completed"}');
     expect(await failureCode(retrieveFusion(handle.runDir, {}, isRunning.no))).toBe("child_exited_without_commit");
-    handle.commitCompleted({ merged: MERGED, details: { usage: USAGE, attempts: [] } });
+    handle.commitCompleted({ merged: MERGED, details: { usage: USAGE_SO_FAR, attempts: [] } });
     const done = await retrieveFusion(handle.runDir, {}, isRunning.no);
     expect(done.details.state).toBe("completed");
   });

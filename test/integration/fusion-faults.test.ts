@@ -1,0 +1,142 @@
+/**
+ * bg_fusion's faults on their real paths with a real pi parent and real children: a candidate route
+ * too small for the seed refuses the whole run at admission (seed_budget_exceeded, nothing created),
+ * and a child that cannot be started mid-run (execve refuses the evaluator's environment, E2BIG)
+ * commits the run as failed at stage evaluate with child_spawn_failed; bg_result shows the
+ * answer-free failure view.
+ */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { call, lastToolResult, notifications, promptWhenIdle, until } from "../helpers/drive.ts";
+import {
+  delegateTaskDirs,
+  FUSION_MODELS,
+  fusionRoute,
+  holdCandidates,
+  readRunJson,
+  runDirOf,
+  runIdOf,
+} from "../helpers/fusion-run-driver.ts";
+import {
+  createAgentDir,
+  findProcesses,
+  makeTempDir,
+  startSdkParent,
+  useModelServer,
+  waitForNoProcesses,
+} from "../helpers/pi-parent.ts";
+
+const server = useModelServer();
+
+interface Notice {
+  content: string;
+  details: Record<string, unknown>;
+}
+
+describe("bg_fusion faults", () => {
+  it("seed_budget_exceeded: one candidate's window is too small for the seed; the run is refused and nothing is left behind", async () => {
+    const agentDir = await createAgentDir({ serverUrl: server.url, models: FUSION_MODELS });
+    const cwd = await makeTempDir("fusion-seed-budget");
+    holdCandidates(server);
+    const parent = await startSdkParent({ agentDir, cwd });
+    try {
+      const prompt = `Summarize: ${"lorem ipsum ".repeat(3_400)}`;
+      expect(Buffer.byteLength(prompt)).toBeGreaterThan(40_000);
+      await promptWhenIdle(
+        parent,
+        call("bg_fusion", { prompt, candidates: [fusionRoute("model-a"), fusionRoute("model-narrow")] }),
+      );
+      const refused = lastToolResult(parent.messages(), "bg_fusion");
+      expect(refused.isError).toBe(true);
+      expect(refused.text).toMatch(
+        /^\[seed_budget_exceeded\] admission estimate \d+ tokens .*> capacity \d+ of fake\/model-narrow; reduce the prompt or conversation by at least \d+ bytes/,
+      );
+      expect(refused.text).toContain("Child process created: no");
+      // No run dir, no task dir (not even for the candidate that fit), no process, no model request.
+      expect(existsSync(join(cwd, ".pi/fusion"))).toBe(false);
+      expect(existsSync(join(cwd, ".pi/delegate"))).toBe(false);
+      expect(server.requests.filter((r) => r.model !== "fake-model")).toEqual([]);
+      expect(await findProcesses(agentDir.dir, { includeEnv: true })).toEqual([]);
+      expect(notifications(parent.messages())).toEqual([]);
+    } finally {
+      await parent.dispose();
+    }
+  });
+
+  it("child_spawn_failed mid-run: the evaluator cannot be started; the run fails at stage evaluate, bg_result shows no answer", async () => {
+    const agentDir = await createAgentDir({ serverUrl: server.url, models: FUSION_MODELS });
+    const cwd = await makeTempDir("fusion-spawn-fault");
+    const held = holdCandidates(server);
+    const parent = await startSdkParent({ agentDir, cwd });
+    try {
+      await promptWhenIdle(
+        parent,
+        call("bg_fusion", {
+          name: "unspawnable judge",
+          prompt: "Where is the session cache invalidated?",
+          candidates: [fusionRoute("model-a"), fusionRoute("model-b")],
+        }),
+      );
+      const receipt = lastToolResult(parent.messages(), "bg_fusion");
+      expect(receipt.isError).toBe(false);
+      const runId = runIdOf(receipt.text);
+      await until(() => held.asked() === 2, "both candidates at the model");
+      // The candidates run; every later child inherits an environment string over Linux's 128 KiB
+      // cap, so execve refuses the evaluator (E2BIG), as launch-faults.test.ts does for a delegate.
+      process.env.PI_BGD_TEST_HUGE = "x".repeat(256 * 1024);
+      try {
+        held.release();
+        await until(
+          () => notifications(parent.messages()).some((n) => (n as Notice).details.taskId === runId),
+          "the run's notice",
+          90_000,
+        );
+      } finally {
+        delete process.env.PI_BGD_TEST_HUGE;
+      }
+      const notice = notifications(parent.messages()).find((n) => (n as Notice).details.taskId === runId) as Notice;
+      expect(notice.details).toMatchObject({
+        kind: "fusion",
+        state: "failed",
+        code: "child_spawn_failed",
+        stage: "evaluate",
+      });
+
+      await promptWhenIdle(parent, call("bg_result", { taskId: runId }));
+      const view = lastToolResult(parent.messages(), "bg_result");
+      expect(view.isError).toBe(false);
+      expect(view.details).toMatchObject({
+        state: "failed",
+        delivery: "none",
+        summary_status: "verified",
+        answer: { present: false, reason: "run_did_not_commit" },
+        failure: { code: "child_spawn_failed", stage: "evaluate", slot: "evaluator", attempt: 1, child_created: true },
+      });
+      expect(view.text).not.toContain("ANSWER-A");
+      expect(view.text).not.toContain("ANSWER-B");
+      expect(existsSync(join(runDirOf(cwd, runId), "merged.md"))).toBe(false);
+      const summary = readRunJson(cwd, runId, "failure-summary.json") as {
+        attempts: { stage: string; slot: string; status: string; code: string | null }[];
+      };
+      expect(summary.attempts.map((r) => [r.stage, r.slot, r.status, r.code])).toEqual([
+        ["candidate", "candidate-1", "completed", null],
+        ["candidate", "candidate-2", "completed", null],
+        ["evaluate", "evaluator", "failed", "child_spawn_failed"],
+      ]);
+      // The evaluator's task tree stays with its failure recorded; no merger was started.
+      const dirs = delegateTaskDirs(cwd);
+      expect(dirs).toHaveLength(3);
+      const evaluatorRecord = readRunJson(cwd, runId, "children/candidate-1-1.json");
+      expect(evaluatorRecord).toMatchObject({ stage: "candidate" });
+      expect(existsSync(join(runDirOf(cwd, runId), "children/evaluator-1.json"))).toBe(false);
+      expect(
+        server.requests.filter((r) => r.model === "fake-model" && r.messages.some((m) => m.text.includes("<<<ANSWER"))),
+      ).toEqual([]);
+      expect(await waitForNoProcesses(join(cwd, ".pi/delegate"))).toEqual([]);
+    } finally {
+      held.release();
+      await parent.dispose();
+    }
+  });
+});

@@ -1,0 +1,67 @@
+import { afterEach, describe, expect, it } from "vitest";
+import type { FusionRunRecord } from "../../src/fusion/run-record.ts";
+import { getFusionRuns, type LiveRun, type RunChild } from "../../src/fusion-run/runs.ts";
+import { emptyRunUsage } from "../../src/fusion-run/usage.ts";
+import { type FooterTheme, footerText } from "../../src/ui/footer.ts";
+import { makeTempDir } from "../helpers/temp.ts";
+
+const RUN_ID = `f${"1a2b3c4d".repeat(4)}`;
+const route = { provider: "fake", model: "model-a" };
+
+function candidate(slot: string, verified: boolean | undefined): RunChild {
+  return {
+    stage: "candidate",
+    slot,
+    attempt: 1,
+    taskId: `d${slot.slice(-1).repeat(32)}`,
+    route,
+    running: verified === undefined,
+    ...(verified === undefined ? {} : { verified }),
+  };
+}
+
+/** A live run as the footer reads it: id, cwd, name, candidates, stage, children and start time. */
+function liveRun(cwd: string, stage: LiveRun["stage"], children: RunChild[], createdAt: number): LiveRun {
+  const record = { name: "cache question", candidates: [route, route, route] } as Pick<
+    FusionRunRecord,
+    "name" | "candidates"
+  >;
+  return { runId: RUN_ID, cwd, stage, children, createdAt, record, usage: emptyRunUsage() } as unknown as LiveRun;
+}
+
+afterEach(() => {
+  getFusionRuns().live.delete(RUN_ID);
+});
+
+describe("the footer's Fusion part", () => {
+  it("shows a live run's stage and verified candidates, not its children one by one", async () => {
+    const cwd = await makeTempDir("footer");
+    const now = 1_000_000;
+    expect(footerText(cwd, now)).toBeUndefined();
+    getFusionRuns().live.set(
+      RUN_ID,
+      liveRun(
+        cwd,
+        "evaluate",
+        [candidate("candidate-1", true), candidate("candidate-2", true), candidate("candidate-3", false)],
+        now - 45_000,
+      ),
+    );
+    expect(footerText(cwd, now)).toBe(
+      "⧗ fusion f1a2b3c4d (cache question): evaluate, 2/3 candidates verified 45s  · delegate spend: $0.0000 (separate from the session's $)",
+    );
+    // Another project's footer does not show it.
+    expect(footerText(await makeTempDir("footer-other"), now)).toBeUndefined();
+  });
+
+  it("colours its parts with Pi's theme", async () => {
+    const cwd = await makeTempDir("footer-theme");
+    const now = 2_000_000;
+    getFusionRuns().live.set(RUN_ID, liveRun(cwd, "candidate", [candidate("candidate-1", undefined)], now - 3_000));
+    const tagged: FooterTheme = { fg: (color, text) => `<${color}>${text}</${color}>` };
+    expect(footerText(cwd, now, tagged)).toBe(
+      "<warning>⧗</warning> <accent>fusion f1a2b3c4d</accent> <muted>(cache question)</muted>: candidate, 0/3 candidates verified <dim>3s</dim>" +
+        "  · <dim>delegate spend: $0.0000 (separate from the session's $)</dim>",
+    );
+  });
+});
