@@ -38,7 +38,7 @@ const NOTIFICATION = "background-task-notification";
 const REAL_CHILD_WAIT_MS = (1200 + 300) * 1000;
 const USAGE = [
   "usage: npm run demo [-- --keep]                      offline: scripted model, sample project",
-  "       npm run demo -- --fusion [--keep]              offline: bg_fusion with two scripted models",
+  "       npm run demo -- --fusion [--tui] [--keep]      offline: bg_fusion with two scripted models",
   '       npm run demo -- --model <provider>/<id> ["<task>"] [--cwd <dir>] [--keep]',
   "                                                     a model configured in your pi agent dir",
   `       add --host <${hostNames().join("|")}> for the pi host (default ${hostNames()[0]})`,
@@ -72,8 +72,8 @@ function parseArgs(argv) {
     throw new Error(`--model must be <provider>/<id>, got "${options.model}"`);
   }
   if (options.tui && options.model !== undefined) throw new Error(`--tui runs the offline demo only\n${USAGE}`);
-  if (options.fusion && (options.model !== undefined || options.tui)) {
-    throw new Error(`--fusion runs the offline demo only, without --tui\n${USAGE}`);
+  if (options.fusion && options.model !== undefined) {
+    throw new Error(`--fusion runs the offline demo only\n${USAGE}`);
   }
   if (options.model === undefined && (options.task !== undefined || options.cwd !== undefined)) {
     throw new Error(`a task or --cwd needs --model (the offline demo runs its own scripted task)\n${USAGE}`);
@@ -229,17 +229,9 @@ const lastAssistant = (agentEnd) => [...(agentEnd.messages ?? [])].reverse().fin
  * message; what follows (receipt, progress in the footer, notification, verified answer,
  * `/delegates`) is what a person sees. Ends when Pi does.
  */
-async function runInteractive(host, cwd, env, [provider, model]) {
+async function runInteractive(host, cwd, env, [provider, model], prompt) {
   const { spawn } = await import("node:child_process");
-  const args = [
-    host.cliPath,
-    ...packageOnlyPiArgs(REPO_ROOT),
-    "--provider",
-    provider,
-    "--model",
-    model,
-    DEMO_USER_PROMPT,
-  ];
+  const args = [host.cliPath, ...packageOnlyPiArgs(REPO_ROOT), "--provider", provider, "--model", model, prompt];
   const childEnv = { ...process.env };
   for (const [key, value] of Object.entries(env)) {
     if (value === undefined) delete childEnv[key];
@@ -294,7 +286,13 @@ async function main() {
   );
 
   if (options.tui) {
-    await runInteractive(host, cwd, env, [provider, model]);
+    await runInteractive(
+      host,
+      cwd,
+      env,
+      [provider, model],
+      options.fusion ? DEMO_FUSION_USER_PROMPT : DEMO_USER_PROMPT,
+    );
     return;
   }
 

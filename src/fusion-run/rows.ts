@@ -20,11 +20,23 @@ function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? "" : "ren"}`;
 }
 
-function runRow(runDir: string, manifest: FusionManifest): TaskRow {
+/** The children's costs summed; null when there are none or any child's cost is unknown (never a partial sum). */
+function childrenCost(taskIds: readonly string[], costOf: ReadonlyMap<string, number | null>): number | null {
+  let total = 0;
+  for (const id of taskIds) {
+    const cost = costOf.get(id);
+    if (cost === undefined || cost === null) return null;
+    total += cost;
+  }
+  return taskIds.length > 0 ? total : null;
+}
+
+function runRow(runDir: string, manifest: FusionManifest, costOf: ReadonlyMap<string, number | null>): TaskRow {
   const live = getFusionRuns().live.get(manifest.run_id);
   const record = readRunRecord(runDir, manifest);
   const name = record?.name ?? manifest.workflow;
-  const children = live?.children.length ?? readChildRecords(runDir, manifest).length;
+  const childRecords = readChildRecords(runDir, manifest);
+  const children = live?.children.length ?? childRecords.length;
   const running = live?.children.filter((c) => c.running).length ?? 0;
   const failure = manifest.terminal?.failure ?? null;
   let detail: string;
@@ -54,19 +66,25 @@ function runRow(runDir: string, manifest: FusionManifest): TaskRow {
       manifest.terminal === null
         ? secondsBetween(manifest.created_at)
         : secondsBetween(manifest.created_at, manifest.terminal.ended_at),
-    cost: live ? runCost(live.usage) : null,
+    cost: live
+      ? runCost(live.usage)
+      : childrenCost(
+          childRecords.map((c) => c.task_id),
+          costOf,
+        ),
     answerBytes: manifest.state === "completed" ? (merged?.byte_length ?? null) : null,
     code: failure?.code ?? null,
   };
 }
 
-export function fusionRows(cwd: string): TaskRow[] {
+/** The project's Fusion runs; an ended run costs what its children's rows (`costOf`, by task id) cost. */
+export function fusionRows(cwd: string, costOf: ReadonlyMap<string, number | null>): TaskRow[] {
   const rows: TaskRow[] = [];
   for (const ref of listTaskRefs(cwd)) {
     if (ref.kind !== "fusion") continue;
     try {
       const manifest = parseManifest(decodeDocument(readFileSync(join(ref.dir, FUSION_FILES.manifest)), "manifest"));
-      rows.push(runRow(ref.dir, manifest));
+      rows.push(runRow(ref.dir, manifest, costOf));
     } catch {
       rows.push({
         kind: "fusion",
@@ -87,5 +105,7 @@ export function fusionRows(cwd: string): TaskRow[] {
 
 /** Delegate tasks and Fusion runs of the project, newest first. */
 export function listAllRows(cwd: string): TaskRow[] {
-  return [...listTaskRows(cwd), ...fusionRows(cwd)].sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+  const delegates = listTaskRows(cwd);
+  const costOf = new Map(delegates.map((row) => [row.id, row.cost]));
+  return [...delegates, ...fusionRows(cwd, costOf)].sort((a, b) => b.createdAt.localeCompare(a.createdAt));
 }

@@ -2,6 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { sha256Hex } from "../../src/core/hash.ts";
+import { listAllRows } from "../../src/fusion-run/rows.ts";
 import { runCli } from "../helpers/cli.ts";
 import { call, lastToolResult, notifications, promptWhenIdle, until } from "../helpers/drive.ts";
 import {
@@ -138,6 +139,15 @@ describe("bg_fusion with a real pi parent and real children", () => {
       );
       // Four guarded children ran, none of them sent a notice of its own.
       expect(delegateTaskDirs(cwd)).toHaveLength(4);
+      // /delegates: the ended run costs what its four children cost.
+      const listed = listAllRows(cwd);
+      const childCosts = listed.filter((r) => r.kind !== "fusion").map((r) => r.cost);
+      expect(childCosts).toHaveLength(4);
+      expect(childCosts.every((c) => typeof c === "number")).toBe(true);
+      expect(listed.find((r) => r.id === runId)?.cost).toBeCloseTo(
+        childCosts.reduce((a: number, b) => a + (b ?? Number.NaN), 0),
+        10,
+      );
       expect(notifications(parent.messages())).toHaveLength(1);
 
       // Outside Pi, the command line lists the run by its name and verifies it the same way.
