@@ -17,6 +17,7 @@ import { locateGuard, locatePiCli } from "./host.ts";
 import { buildChildPrompt, CHILD_SYSTEM_PROMPT } from "./prompt.ts";
 import { resolveRoute } from "./route.ts";
 import { projectConversation } from "./seed.ts";
+import { branchMessages } from "./session-branch.ts";
 import { buildManifest, buildSeed, type LaunchManifest, newTaskIdentity } from "./task-documents.ts";
 
 export interface HostFacts {
@@ -73,7 +74,11 @@ export function admit(args: DelegateArguments, toolCallId: string, ctx: Extensio
   }
   // Limits were bounded by the argument check; nothing further to refuse here.
 
-  const messages = buildSessionContext(ctx.sessionManager.getEntries(), ctx.sessionManager.getLeafId()).messages;
+  // One walk over the branch where its shapes are proven to give the host's messages; otherwise the
+  // host's own buildSessionContext (docs/subsystems/launch.md, "The projection").
+  const entries = ctx.sessionManager.getEntries();
+  const leafId = ctx.sessionManager.getLeafId();
+  const messages = branchMessages(entries, leafId, host.piVersion) ?? buildSessionContext(entries, leafId).messages;
   const { projection, ledger } = projectConversation(messages, toolCallId);
   const projectionJson = canonicalJson(projection);
   const childPrompt = buildChildPrompt({ directive: args.prompt, seedJson: projectionJson });
