@@ -575,6 +575,25 @@ describe("ledger and determinism", () => {
     expect(canonicalJson(second.ledger)).toBe(canonicalJson(first.ledger));
   });
 
+  it("lists every entry's members in canonical order, so canonical JSON need not copy it", () => {
+    const withCustom = [
+      ...branch(),
+      {
+        role: "custom",
+        customType: "note",
+        content: [text("n"), { type: "image", data: PNG_B64, mimeType: "image/png" }],
+        display: true,
+        timestamp: 4,
+      },
+      { role: "compactionSummary", summary: "s", tokensBefore: 1, timestamp: 5 },
+      result("c2", "grep", [text("r")], true),
+    ];
+    const { projection } = projectConversation(withCustom, ACTIVE);
+    const kinds = new Set(projection.entries.map((e) => e.kind));
+    expect([...kinds].sort()).toEqual(["bash", "image_marker", "omitted", "summary", "text"]);
+    for (const entry of projection.entries) expect(JSON.stringify(entry)).toBe(canonicalJson(entry));
+  });
+
   it("does not mutate its input", () => {
     const input = branch();
     const before = JSON.stringify(input);
