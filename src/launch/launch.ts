@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { buildSessionContext, type ExtensionContext, getAgentDir } from "@mariozechner/pi-coding-agent";
 import type { DelegateArguments } from "../arguments/delegate-arguments.ts";
-import { canonicalJson, canonicalJsonWithPart } from "../core/canonical.ts";
+import { canonicalJsonWithPart } from "../core/canonical.ts";
 import { TASK_FILES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import { requireProvenPiVersion } from "../core/host-range.ts";
@@ -16,7 +16,7 @@ import { type BudgetPlan, planBudget, toSeedBudget } from "./budget.ts";
 import { locateGuard, locatePiCli } from "./host.ts";
 import { buildChildPrompt, CHILD_SYSTEM_PROMPT } from "./prompt.ts";
 import { resolveRoute } from "./route.ts";
-import { projectConversation } from "./seed.ts";
+import { projectConversation, projectionJson } from "./seed.ts";
 import { branchMessages } from "./session-branch.ts";
 import { buildManifest, buildSeed, type LaunchManifest, newTaskIdentity } from "./task-documents.ts";
 
@@ -80,8 +80,8 @@ export function admit(args: DelegateArguments, toolCallId: string, ctx: Extensio
   const leafId = ctx.sessionManager.getLeafId();
   const messages = branchMessages(entries, leafId, host.piVersion) ?? buildSessionContext(entries, leafId).messages;
   const { projection, ledger } = projectConversation(messages, toolCallId);
-  const projectionJson = canonicalJson(projection);
-  const childPrompt = buildChildPrompt({ directive: args.prompt, seedJson: projectionJson });
+  const projectionText = projectionJson(projection);
+  const childPrompt = buildChildPrompt({ directive: args.prompt, seedJson: projectionText });
   const budget = planBudget({
     route: { provider: route.provider, model: route.model },
     contextWindow: route.contextWindow,
@@ -126,7 +126,7 @@ export function admit(args: DelegateArguments, toolCallId: string, ctx: Extensio
   });
   // The projection is the bulk of the seed: splice its canonical text in rather than re-serialize it.
   const { projection: _projection, ...rest } = seed;
-  const seedLine = `${canonicalJsonWithPart(rest, "projection", projectionJson)}\n`;
+  const seedLine = `${canonicalJsonWithPart(rest, "projection", projectionText)}\n`;
   return { args, taskDir, seed, seedLine, childPrompt, ledger, budget, argv, manifest };
 }
 

@@ -11,6 +11,7 @@
  * role or block this version does not know must fail loudly (`seed_projection_failed`), never be
  * dropped or guessed.
  */
+import { canonicalJsonWithPart } from "../core/canonical.ts";
 import { PROJECTION_TRANSFORM } from "../core/constants.ts";
 import { sha256Hex } from "../core/hash.ts";
 import {
@@ -464,4 +465,16 @@ export function projectConversation(messages: readonly unknown[], activeToolCall
     ledger: { row_count: ledger.row_count, root_sha256: ledger.root_sha256 },
   };
   return { projection, ledger };
+}
+
+/**
+ * The canonical JSON of a projection {@link projectConversation} made, without a checking walk over
+ * its entries: every entry lists its members in canonical order, each of its strings was checked
+ * well-formed as it was projected, and its numbers are finite, so JSON.stringify writes each entry in
+ * its RFC 8785 form (docs/subsystems/launch.md, "The projection"). The rest goes through the generic
+ * canonical JSON. test/unit/seed.test.ts compares this with the generic path on random branches.
+ */
+export function projectionJson(projection: ConversationProjection): string {
+  const { entries, ...rest } = projection;
+  return canonicalJsonWithPart(rest, "entries", JSON.stringify(entries));
 }
