@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
 import { buildSessionContext, type SessionEntry } from "@mariozechner/pi-coding-agent";
+import canonicalize from "canonicalize";
 import { describe, expect, it } from "vitest";
 import { canonicalJson } from "../../src/core/canonical.ts";
 import { DelegateError } from "../../src/core/errors.ts";
-import canonicalize from "canonicalize";
 import { projectConversation, projectionJson } from "../../src/launch/seed.ts";
 
 // Hashes here are computed with node:crypto directly, independent of the helper under test.
