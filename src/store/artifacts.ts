@@ -4,7 +4,7 @@ import { CURRENT_SESSION_VERSION } from "@mariozechner/pi-coding-agent";
 import { canonicalJsonLine } from "../core/canonical.ts";
 import { DELEGATE_ROOT, SCHEMA, TASK_FILES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
-import { DIR_MODE, markPrivateRoot, writeFileAtomic } from "../core/fs.ts";
+import { DIR_MODE, fsyncDir, markPrivateRoot, writeNewFile } from "../core/fs.ts";
 import { sha256Hex } from "../core/hash.ts";
 import type { BoundArtifact, DelegateManifest, SeedDocument } from "../core/types.ts";
 import { writeManifest } from "./lookup.ts";
@@ -45,7 +45,7 @@ export interface TaskTree {
 }
 
 function bind(taskDir: string, name: string, bytes: Buffer): BoundArtifact {
-  writeFileAtomic(join(taskDir, name), bytes);
+  writeNewFile(join(taskDir, name), bytes);
   return { path: name, byte_length: bytes.length, sha256: sha256Hex(bytes) };
 }
 
@@ -94,7 +94,11 @@ export function writeTaskTree(input: TaskTreeInput): TaskTree {
       cwd: seed.cwd,
     };
     const sessionFile = join(taskDir, TASK_FILES.sessionFile);
-    writeFileAtomic(sessionFile, `${JSON.stringify(header)}\n`);
+    writeNewFile(sessionFile, Buffer.from(`${JSON.stringify(header)}\n`, "utf8"));
+    // The files above were created in the new tree without rename; their names become durable here,
+    // before the manifest (written atomically) commits the tree.
+    fsyncDir(dirname(sessionFile));
+    fsyncDir(taskDir);
 
     const manifest: DelegateManifest = {
       schema_version: SCHEMA.manifest,
