@@ -21,7 +21,7 @@ export async function startDelegate(plan: LaunchPlan): Promise<ReceiptDetails> {
       argv: plan.argv,
       env: childEnvFor(plan, tree),
       cwd: plan.seed.cwd,
-      prompt: Buffer.from(plan.childPrompt, "utf8"),
+      prompt: tree.promptBytes,
       outputPath,
     });
   } catch (error) {

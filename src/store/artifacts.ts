@@ -42,6 +42,8 @@ export interface TaskTree {
   seedBytes: number;
   sessionFile: string;
   manifest: DelegateManifest;
+  /** prompt.txt's bytes: the child's stdin, encoded once. */
+  promptBytes: Buffer;
 }
 
 function bind(taskDir: string, name: string, bytes: Buffer): BoundArtifact {
@@ -79,9 +81,10 @@ export function writeTaskTree(input: TaskTreeInput): TaskTree {
     mkdirSync(join(taskDir, TASK_FILES.spillDir), { mode: DIR_MODE });
 
     const seedBytes = Buffer.from(input.seedLine ?? canonicalJsonLine(seed), "utf8");
+    const promptBytes = Buffer.from(input.childPrompt, "utf8");
     const artifacts: Record<string, BoundArtifact> = {
       seed: bind(taskDir, TASK_FILES.seed, seedBytes),
-      prompt: bind(taskDir, TASK_FILES.prompt, Buffer.from(input.childPrompt, "utf8")),
+      prompt: bind(taskDir, TASK_FILES.prompt, promptBytes),
       ledger: bind(taskDir, TASK_FILES.ledger, Buffer.from(canonicalJsonLine(input.ledger), "utf8")),
       budgetPlan: bind(taskDir, TASK_FILES.budgetPlan, Buffer.from(canonicalJsonLine(input.budgetPlan), "utf8")),
     };
@@ -109,7 +112,14 @@ export function writeTaskTree(input: TaskTreeInput): TaskTree {
     };
     writeManifest(taskDir, manifest);
     markPrivateRoot(join(taskDir, "..", ".."));
-    return { taskDir, seedSha256: manifest.seed_sha256, seedBytes: seedBytes.length, sessionFile, manifest };
+    return {
+      taskDir,
+      seedSha256: manifest.seed_sha256,
+      seedBytes: seedBytes.length,
+      sessionFile,
+      manifest,
+      promptBytes,
+    };
   } catch (error) {
     if (created) removeTaskTree(taskDir);
     if (firstCreated !== undefined) removeEmptyUpTo(join(taskDir, ".."), firstCreated);
