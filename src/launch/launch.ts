@@ -78,7 +78,9 @@ export function admit(args: DelegateArguments, toolCallId: string, ctx: Extensio
   // host's own buildSessionContext (docs/subsystems/launch.md, "The projection").
   const entries = ctx.sessionManager.getEntries();
   const leafId = ctx.sessionManager.getLeafId();
-  const messages = branchMessages(entries, leafId, host.piVersion) ?? buildSessionContext(entries, leafId).messages;
+  const byId = (id: string) => ctx.sessionManager.getEntry(id);
+  const messages =
+    branchMessages(entries, leafId, host.piVersion, byId) ?? buildSessionContext(entries, leafId).messages;
   const { projection, ledger } = projectConversation(messages, toolCallId);
   const projectionText = projectionJson(projection);
   const childPrompt = buildChildPrompt({ directive: args.prompt, seedJson: projectionText });

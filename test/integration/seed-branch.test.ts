@@ -6,6 +6,9 @@
  * messages are strictly equal to the host's and so is the projection's canonical JSON; where it
  * declines, the launch uses the host's function. Runs on each host (0.73.1 and 1.6.0).
  */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { canonicalJson } from "../../src/core/canonical.ts";
 import { projectConversation } from "../../src/launch/seed.ts";
@@ -182,6 +185,9 @@ describe(`pi ${HOST.version}: branch messages in one walk`, () => {
       for (const leafId of leaves) {
         const host = hostMessages(entries, leafId);
         const fast = branchMessages(entries, leafId, HOST.version);
+        // The launch looks entries up through the session manager's own index: the same messages.
+        const viaIndex = branchMessages(entries, leafId, HOST.version, (id) => sm.getEntry(id));
+        expect(viaIndex).toStrictEqual(fast);
         if (fast === undefined) {
           declined++;
           // Declined only for what is left to the host: context edits on 1.x.
@@ -276,6 +282,37 @@ describe(`pi ${HOST.version}: branch messages in one walk`, () => {
       compared++;
     }
     expect(compared).toBeGreaterThan(500);
+  });
+
+  it("reads a session file with a repeated id through the session manager's index as the host does", () => {
+    const dir = mkdtempSync(join(tmpdir(), "pi-bgd-branch-"));
+    try {
+      const file = join(dir, "session.jsonl");
+      const at = new Date(stamp()).toISOString();
+      const message = (id: string, parentId: string | null, content: string) => ({
+        type: "message",
+        id,
+        parentId,
+        timestamp: at,
+        message: { role: "user", content, timestamp: stamp() },
+      });
+      const lines = [
+        { type: "session", version: 3, id: "s", timestamp: at, cwd: dir },
+        message("a", null, "first"),
+        message("b", "a", "second"),
+        message("a", null, "a repeated id: the index keeps this one"),
+        message("c", "a", "leaf"),
+      ];
+      writeFileSync(file, `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`);
+      const sm = sdk.SessionManager.open(file, dir);
+      const entries = sm.getEntries();
+      for (const leafId of [sm.getLeafId(), "c", "b", undefined]) {
+        const host = sdk.buildSessionContext(entries, leafId).messages;
+        expect(branchMessages(entries, leafId, HOST.version, (id) => sm.getEntry(id))).toStrictEqual(host);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("declines a version it has no rules for, and a parent cycle", () => {
