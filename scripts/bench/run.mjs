@@ -31,7 +31,7 @@ import { openWorkspace, REPO_ROOT } from "./workspace.mjs";
 const MiB = 1 << 20;
 const CONFIGS = {
   default: {
-    receipt: { small: 1_000, large: 20_000, largest: 50_000, reps: 7 },
+    receipt: { small: 1_000, large: 20_000, largest: 100_000, reps: 7 },
     endToEnd: { reps: 7 },
     verify: { answerBytes: 4 * MiB, reps: 25 },
     window: { resultSizes: [4_000, 8_000, 20_000, 50_000, 60_000] },

@@ -118,6 +118,14 @@ export async function startModelServer(decide) {
       sendReply(res, request, rawBody, reply);
     });
   });
+  // No idle timeout on kept-alive connections: with Node's default (5 s) the server closes an idle
+  // socket while a client that reused it is already sending its next request, and that request
+  // fails with ECONNRESET (pi: "Connection error."). A parent whose event loop is busy for seconds
+  // between requests (a 20,000-message conversation, a loaded machine) hits that race. Clients close
+  // their idle sockets themselves, and close() below destroys the rest. No request timeout either:
+  // a large conversation's body may take long to arrive on a loaded machine.
+  server.keepAliveTimeout = 0;
+  server.requestTimeout = 0;
   server.on("connection", (socket) => {
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));

@@ -5,7 +5,8 @@ import { basename, dirname, join } from "node:path";
 export const FILE_MODE = 0o600;
 export const DIR_MODE = 0o700;
 
-function fsyncDir(dir: string): void {
+/** fsync a directory, so the names created in it so far survive a crash. */
+export function fsyncDir(dir: string): void {
   const fd = openSync(dir, "r");
   try {
     fsyncSync(fd);
@@ -40,6 +41,26 @@ export function writeFileAtomic(path: string, data: string | Uint8Array): void {
     throw error;
   }
   fsyncDir(dir);
+}
+
+/**
+ * Create a file in a directory that nothing reads before a later commit (a new task tree, whose
+ * manifest is the commit): exclusive create (0600), write all, fsync; on failure the partial file is
+ * removed. No temporary file and rename are needed, because no reader can see the file half-written;
+ * the caller fsyncs the directory once ({@link fsyncDir}) before the commit.
+ */
+export function writeNewFile(path: string, bytes: Uint8Array): void {
+  const fd = openSync(path, "wx", FILE_MODE);
+  try {
+    let offset = 0;
+    while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset);
+    fsyncSync(fd);
+  } catch (error) {
+    closeSync(fd);
+    rmSync(path, { force: true });
+    throw error;
+  }
+  closeSync(fd);
 }
 
 /** Durable create that fails if the file exists (used for exactly-once claims). */

@@ -86,6 +86,9 @@ export interface ByteClasses {
 
 export function byteClasses(text: string): ByteClasses {
   const total = Buffer.byteLength(text, "utf8");
+  // Every UTF-16 unit takes at least one UTF-8 byte and only an ASCII one takes exactly one, so equal
+  // lengths mean all ASCII (the usual prompt) without a walk over the text.
+  if (total === text.length) return { ascii_bytes: total, multibyte_bytes: 0, total_bytes: total };
   let ascii = 0;
   for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) < 0x80) ascii++;
   return { ascii_bytes: ascii, multibyte_bytes: total - ascii, total_bytes: total };

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { buildSessionContext, type ExtensionContext, getAgentDir } from "@mariozechner/pi-coding-agent";
 import type { DelegateArguments } from "../arguments/delegate-arguments.ts";
-import { canonicalJson, canonicalJsonWithPart } from "../core/canonical.ts";
+import { canonicalJsonWithPart } from "../core/canonical.ts";
 import { TASK_FILES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import { requireProvenPiVersion } from "../core/host-range.ts";
@@ -16,7 +16,8 @@ import { type BudgetPlan, planBudget, toSeedBudget } from "./budget.ts";
 import { locateGuard, locatePiCli } from "./host.ts";
 import { buildChildPrompt, CHILD_SYSTEM_PROMPT } from "./prompt.ts";
 import { type ResolvedRoute, resolveRoute } from "./route.ts";
-import { projectConversation } from "./seed.ts";
+import { projectConversation, projectionJson } from "./seed.ts";
+import { branchMessages } from "./session-branch.ts";
 import { buildManifest, buildSeed, type LaunchManifest, newTaskIdentity } from "./task-documents.ts";
 
 export interface HostFacts {
@@ -88,7 +89,13 @@ export function snapshotParent(ctx: ExtensionContext, toolCallId: string, host: 
     );
   }
   // Limits were bounded by the argument check; nothing further to refuse here.
-  const messages = buildSessionContext(ctx.sessionManager.getEntries(), ctx.sessionManager.getLeafId()).messages;
+  // One walk over the branch where its shapes are proven to give the host's messages; otherwise the
+  // host's own buildSessionContext (docs/subsystems/launch.md, "The projection").
+  const entries = ctx.sessionManager.getEntries();
+  const leafId = ctx.sessionManager.getLeafId();
+  const byId = (id: string) => ctx.sessionManager.getEntry(id);
+  const messages =
+    branchMessages(entries, leafId, host.piVersion, byId) ?? buildSessionContext(entries, leafId).messages;
   const { projection, ledger } = projectConversation(messages, toolCallId);
   return {
     cwd: ctx.cwd,
@@ -98,7 +105,7 @@ export function snapshotParent(ctx: ExtensionContext, toolCallId: string, host: 
     guardPath,
     projectTrusted: projectTrusted(ctx),
     projection,
-    projectionJson: canonicalJson(projection),
+    projectionJson: projectionJson(projection),
     ledger,
   };
 }
@@ -115,8 +122,9 @@ export function admit(args: DelegateArguments, toolCallId: string, ctx: Extensio
 
 /** The rest of admission for one child on a pinned route: budget, seed, argv, manifest (still pure). */
 export function admitWith(snap: ParentSnapshot, args: DelegateArguments, route: ResolvedRoute): LaunchPlan {
-  const { cwd, projection, projectionJson, ledger } = snap;
-  const childPrompt = buildChildPrompt({ directive: args.prompt, seedJson: projectionJson });
+  const { cwd, projection, ledger } = snap;
+  const projectionText = snap.projectionJson;
+  const childPrompt = buildChildPrompt({ directive: args.prompt, seedJson: projectionText });
   const budget = planBudget({
     route: { provider: route.provider, model: route.model },
     contextWindow: route.contextWindow,
@@ -161,7 +169,7 @@ export function admitWith(snap: ParentSnapshot, args: DelegateArguments, route: 
   });
   // The projection is the bulk of the seed: splice its canonical text in rather than re-serialize it.
   const { projection: _projection, ...rest } = seed;
-  const seedLine = `${canonicalJsonWithPart(rest, "projection", projectionJson)}\n`;
+  const seedLine = `${canonicalJsonWithPart(rest, "projection", projectionText)}\n`;
   return { args, taskDir, seed, seedLine, childPrompt, ledger, budget, argv, manifest };
 }
 

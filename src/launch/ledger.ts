@@ -75,6 +75,12 @@ export function utf8Bytes(text: string, where: string): Buffer {
   return Buffer.from(text, "utf8");
 }
 
+/** The number of {@link utf8Bytes}, without making them. */
+export function utf8Length(text: string, where: string): number {
+  if (!isWellFormedText(text)) projectionFailure(where, "text is not well-formed Unicode (lone surrogate)");
+  return Buffer.byteLength(text, "utf8");
+}
+
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 /** Strict standard base64 (padded, no whitespace, canonical trailing bits), as pi stores image data. */

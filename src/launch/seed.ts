@@ -11,6 +11,7 @@
  * role or block this version does not know must fail loudly (`seed_projection_failed`), never be
  * dropped or guessed.
  */
+import { canonicalJsonWithPart } from "../core/canonical.ts";
 import { PROJECTION_TRANSFORM } from "../core/constants.ts";
 import { sha256Hex } from "../core/hash.ts";
 import {
@@ -23,6 +24,7 @@ import {
   type OmittedKind,
   projectionFailure,
   utf8Bytes,
+  utf8Length,
 } from "./ledger.ts";
 
 export type TextRole = "user" | "assistant" | "custom";
@@ -174,22 +176,22 @@ function findExclusion(messages: readonly unknown[], toolCallId: string): Active
   };
 }
 
-/** Accumulates entries and ledger rows in branch order. */
+/**
+ * Accumulates entries and ledger rows in branch order. Each entry lists its members in canonical
+ * (RFC 8785) order, so canonical JSON writes it as it is instead of copying it.
+ */
 class Projector {
   readonly entries: ProjectionEntry[] = [];
   readonly rows: LedgerRow[] = [];
   verbatimBytes = 0;
 
   text(role: TextRole, source: number, block: number | null, text: string, where: string, customType?: string) {
-    this.verbatimBytes += utf8Bytes(text, where).length;
-    this.entries.push({
-      kind: "text",
-      role,
-      source_index: source,
-      block_index: block,
-      ...(customType === undefined ? {} : { custom_type: customType }),
-      text,
-    });
+    this.verbatimBytes += utf8Length(text, where);
+    this.entries.push(
+      customType === undefined
+        ? { block_index: block, kind: "text", role, source_index: source, text }
+        : { block_index: block, custom_type: customType, kind: "text", role, source_index: source, text },
+    );
   }
 
   imageMarker(
@@ -203,14 +205,12 @@ class Projector {
     const mime = stringField(image, "mimeType", where);
     utf8Bytes(mime, where);
     const bytes = decodeBase64(stringField(image, "data", where), where);
-    this.entries.push({
-      kind: "image_marker",
-      role,
-      source_index: source,
-      block_index: block,
-      ...(customType === undefined ? {} : { custom_type: customType }),
-      marker: `[image omitted: ${mime}, ${bytes.length} bytes, sha256 ${sha256Hex(bytes)}]`,
-    });
+    const marker = `[image omitted: ${mime}, ${bytes.length} bytes, sha256 ${sha256Hex(bytes)}]`;
+    this.entries.push(
+      customType === undefined
+        ? { block_index: block, kind: "image_marker", marker, role, source_index: source }
+        : { block_index: block, custom_type: customType, kind: "image_marker", marker, role, source_index: source },
+    );
   }
 
   /** Adds a ledger row and returns its index. */
@@ -231,14 +231,15 @@ class Projector {
     extra: { tool_name?: string; is_error?: boolean } = {},
   ) {
     this.entries.push({
-      kind: "omitted",
-      role,
-      source_index: row.source_index,
       block_index: row.block_index,
+      byte_length: row.byte_length,
+      ...(extra.is_error === undefined ? {} : { is_error: extra.is_error }),
+      kind: "omitted",
       ledger_index: row.index,
       omitted: row.kind,
-      byte_length: row.byte_length,
-      ...extra,
+      role,
+      source_index: row.source_index,
+      ...(extra.tool_name === undefined ? {} : { tool_name: extra.tool_name }),
     });
   }
 }
@@ -321,19 +322,19 @@ function projectToolResult(p: Projector, index: number, message: Rec) {
 function projectBash(p: Projector, index: number, message: Rec) {
   const where = `message ${index} (bashExecution)`;
   const command = stringField(message, "command", where);
-  p.verbatimBytes += utf8Bytes(command, where).length;
+  p.verbatimBytes += utf8Length(command, where);
   const row = p.omit(
     { source_index: index, block_index: null, kind: "bash_output" },
     utf8Bytes(stringField(message, "output", where), where),
   );
   const exitCode = message.exitCode;
   p.entries.push({
-    kind: "bash",
-    source_index: index,
+    cancelled: message.cancelled === true,
     command,
     exit_code: typeof exitCode === "number" && Number.isFinite(exitCode) ? exitCode : null,
-    cancelled: message.cancelled === true,
-    output: { ledger_index: row.index, byte_length: row.byte_length },
+    kind: "bash",
+    output: { byte_length: row.byte_length, ledger_index: row.index },
+    source_index: index,
   });
 }
 
@@ -355,7 +356,7 @@ function projectSystem(p: Projector, index: number, message: Rec) {
 function projectSummary(p: Projector, index: number, role: "compactionSummary" | "branchSummary", message: Rec) {
   const where = `message ${index} (${role})`;
   const text = stringField(message, "summary", where);
-  p.verbatimBytes += utf8Bytes(text, where).length;
+  p.verbatimBytes += utf8Length(text, where);
   p.entries.push({ kind: "summary", role, source_index: index, text });
 }
 
@@ -464,4 +465,16 @@ export function projectConversation(messages: readonly unknown[], activeToolCall
     ledger: { row_count: ledger.row_count, root_sha256: ledger.root_sha256 },
   };
   return { projection, ledger };
+}
+
+/**
+ * The canonical JSON of a projection {@link projectConversation} made, without a checking walk over
+ * its entries: every entry lists its members in canonical order, each of its strings was checked
+ * well-formed as it was projected, and its numbers are finite, so JSON.stringify writes each entry in
+ * its RFC 8785 form (docs/subsystems/launch.md, "The projection"). The rest goes through the generic
+ * canonical JSON. test/unit/seed.test.ts compares this with the generic path on random branches.
+ */
+export function projectionJson(projection: ConversationProjection): string {
+  const { entries, ...rest } = projection;
+  return canonicalJsonWithPart(rest, "entries", JSON.stringify(entries));
 }

@@ -41,7 +41,7 @@ export async function startChild(plan: LaunchPlan): Promise<StartedChild> {
       argv: plan.argv,
       env: childEnvFor(plan, tree),
       cwd: plan.seed.cwd,
-      prompt: Buffer.from(plan.childPrompt, "utf8"),
+      prompt: tree.promptBytes,
       outputPath,
     });
   } catch (error) {

@@ -1,5 +1,5 @@
+import { type ChildProcess, spawn } from "node:child_process";
 import { closeSync, openSync } from "node:fs";
-import { execa } from "execa";
 import { DelegateError } from "../core/errors.ts";
 import { FILE_MODE } from "../core/fs.ts";
 
@@ -24,24 +24,15 @@ export interface SpawnedChild {
  */
 export async function spawnChild(input: SpawnInput): Promise<SpawnedChild> {
   const fd = openSync(input.outputPath, "a", FILE_MODE);
-  let subprocess: ReturnType<typeof start>;
-  const start = () =>
-    execa(process.execPath, input.argv, {
+  let child: ChildProcess;
+  try {
+    child = spawn(process.execPath, input.argv, {
       cwd: input.cwd,
       env: input.env,
-      extendEnv: false,
-      input: input.prompt,
-      // execa's types only list fds 3-9 as literals; any open descriptor is passed through as is.
-      stdout: fd as 3,
-      stderr: fd as 3,
+      stdio: ["pipe", fd, fd],
       detached: true,
-      cleanup: false,
-      reject: false,
-      buffer: false,
       windowsHide: true,
     });
-  try {
-    subprocess = start();
   } catch (error) {
     closeSync(fd);
     throw new DelegateError("child_spawn_failed", `could not start the child: ${String(error)}`, {
@@ -50,21 +41,23 @@ export async function spawnChild(input: SpawnInput): Promise<SpawnedChild> {
   }
   // The child holds its own copy of the descriptor now.
   closeSync(fd);
-  const pid = subprocess.pid;
+  // A spawn that fails (pid undefined) reports why in an error event; any later error event (a
+  // failed kill) must not go unhandled. A broken stdin pipe (a child that ends before reading its
+  // whole prompt) is the exit's business, not an exception here.
+  const failed = new Promise<Error>((resolve) => child.on("error", resolve));
+  child.stdin?.on("error", () => {});
+  const pid = child.pid;
   if (pid === undefined) {
-    // execve failed (E2BIG, EACCES, ...): execa's promise rejects at once and says why.
-    const reason = await subprocess.then(
-      (r) => r.message ?? "no pid was assigned",
-      (e: unknown) => (e instanceof Error ? e.message : String(e)),
-    );
+    // execve failed (E2BIG, EACCES, ...): the error event says why.
+    const reason = (await failed).message;
     throw new DelegateError("child_spawn_failed", `the child process could not be started: ${reason}`, {
       childProcessCreated: false,
     });
   }
-  const exited = subprocess.then(
-    (r) => ({ exitCode: r.exitCode ?? null, signal: r.signal ?? null }),
-    () => ({ exitCode: null, signal: null }),
+  const exited = new Promise<{ exitCode: number | null; signal: string | null }>((resolve) =>
+    child.once("close", (exitCode: number | null, signal: NodeJS.Signals | null) => resolve({ exitCode, signal })),
   );
+  child.stdin?.end(input.prompt);
   return { pid, exited };
 }
 

@@ -4,7 +4,7 @@ import { CURRENT_SESSION_VERSION } from "@mariozechner/pi-coding-agent";
 import { canonicalJsonLine } from "../core/canonical.ts";
 import { DELEGATE_ROOT, SCHEMA, TASK_FILES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
-import { DIR_MODE, markPrivateRoot, writeFileAtomic } from "../core/fs.ts";
+import { DIR_MODE, fsyncDir, markPrivateRoot, writeNewFile } from "../core/fs.ts";
 import { sha256Hex } from "../core/hash.ts";
 import type { BoundArtifact, DelegateManifest, SeedDocument } from "../core/types.ts";
 import { writeManifest } from "./lookup.ts";
@@ -42,10 +42,12 @@ export interface TaskTree {
   seedBytes: number;
   sessionFile: string;
   manifest: DelegateManifest;
+  /** prompt.txt's bytes: the child's stdin, encoded once. */
+  promptBytes: Buffer;
 }
 
 function bind(taskDir: string, name: string, bytes: Buffer): BoundArtifact {
-  writeFileAtomic(join(taskDir, name), bytes);
+  writeNewFile(join(taskDir, name), bytes);
   return { path: name, byte_length: bytes.length, sha256: sha256Hex(bytes) };
 }
 
@@ -79,9 +81,10 @@ export function writeTaskTree(input: TaskTreeInput): TaskTree {
     mkdirSync(join(taskDir, TASK_FILES.spillDir), { mode: DIR_MODE });
 
     const seedBytes = Buffer.from(input.seedLine ?? canonicalJsonLine(seed), "utf8");
+    const promptBytes = Buffer.from(input.childPrompt, "utf8");
     const artifacts: Record<string, BoundArtifact> = {
       seed: bind(taskDir, TASK_FILES.seed, seedBytes),
-      prompt: bind(taskDir, TASK_FILES.prompt, Buffer.from(input.childPrompt, "utf8")),
+      prompt: bind(taskDir, TASK_FILES.prompt, promptBytes),
       ledger: bind(taskDir, TASK_FILES.ledger, Buffer.from(canonicalJsonLine(input.ledger), "utf8")),
       budgetPlan: bind(taskDir, TASK_FILES.budgetPlan, Buffer.from(canonicalJsonLine(input.budgetPlan), "utf8")),
     };
@@ -94,7 +97,11 @@ export function writeTaskTree(input: TaskTreeInput): TaskTree {
       cwd: seed.cwd,
     };
     const sessionFile = join(taskDir, TASK_FILES.sessionFile);
-    writeFileAtomic(sessionFile, `${JSON.stringify(header)}\n`);
+    writeNewFile(sessionFile, Buffer.from(`${JSON.stringify(header)}\n`, "utf8"));
+    // The files above were created in the new tree without rename; their names become durable here,
+    // before the manifest (written atomically) commits the tree.
+    fsyncDir(dirname(sessionFile));
+    fsyncDir(taskDir);
 
     const manifest: DelegateManifest = {
       schema_version: SCHEMA.manifest,
@@ -105,7 +112,14 @@ export function writeTaskTree(input: TaskTreeInput): TaskTree {
     };
     writeManifest(taskDir, manifest);
     markPrivateRoot(join(taskDir, "..", ".."));
-    return { taskDir, seedSha256: manifest.seed_sha256, seedBytes: seedBytes.length, sessionFile, manifest };
+    return {
+      taskDir,
+      seedSha256: manifest.seed_sha256,
+      seedBytes: seedBytes.length,
+      sessionFile,
+      manifest,
+      promptBytes,
+    };
   } catch (error) {
     if (created) removeTaskTree(taskDir);
     if (firstCreated !== undefined) removeEmptyUpTo(join(taskDir, ".."), firstCreated);

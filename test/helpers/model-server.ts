@@ -179,6 +179,11 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
       else res.destroy();
     });
   });
+  // No idle timeout on kept-alive connections: Node's default (5 s) closes an idle socket while a
+  // client that reused it is already sending, and that request fails with ECONNRESET ("Connection
+  // error."). Clients close idle sockets themselves; close() destroys the rest.
+  server.keepAliveTimeout = 0;
+  server.requestTimeout = 0;
   server.on("connection", (socket) => {
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));

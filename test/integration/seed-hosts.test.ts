@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { projectConversation } from "../../src/launch/seed.ts";
+import { branchMessages } from "../../src/launch/session-branch.ts";
 import { HOST, IS_EARENDIL_HOST } from "../helpers/pi-paths.ts";
 
 type PiSdk = typeof import("@mariozechner/pi-coding-agent");
@@ -67,6 +68,10 @@ describe(`a pi ${HOST.version} session, projected`, () => {
     const branchSummaryLeaf = sm.getLeafId();
 
     const main = sdk.buildSessionContext(sm.getEntries(), leaf).messages;
+    // The launch's one walk gives the same messages; on 1.x the context edits leave them to the host.
+    const walked = branchMessages(sm.getEntries(), leaf, HOST.version);
+    if (IS_EARENDIL_HOST) expect(walked).toBeUndefined();
+    else expect(walked).toStrictEqual(main);
     const { projection } = projectConversation(main, "no-active-call");
     const texts = JSON.stringify(projection.entries);
     const roles = main.map((m) => m.role as string);

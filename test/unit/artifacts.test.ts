@@ -1,8 +1,18 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { DelegateError } from "../../src/core/errors.ts";
+import { writeNewFile } from "../../src/core/fs.ts";
 import type { SeedDocument } from "../../src/core/types.ts";
 import { taskDirFor, writeTaskTree } from "../../src/store/artifacts.ts";
 
@@ -60,5 +70,18 @@ describe("writeTaskTree on failure", () => {
     expect(readdirSync(join(cwd, ".pi/delegate"))).toEqual(["s1"]);
     expect(readdirSync(join(cwd, ".pi/delegate/s1"))).toEqual(["d-other"]);
     expect(existsSync(join(cwd, ".pi/settings.json"))).toBe(true);
+  });
+});
+
+describe("writeNewFile (the task tree's files before the manifest commits them)", () => {
+  it("creates the file with exactly the bytes, mode 0600, and never replaces an existing one", () => {
+    const dir = project();
+    const path = join(dir, "seed.json");
+    writeNewFile(path, Buffer.from("first\n"));
+    expect(readFileSync(path, "utf8")).toBe("first\n");
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    expect(() => writeNewFile(path, Buffer.from("second\n"))).toThrow(/EEXIST/);
+    expect(readFileSync(path, "utf8")).toBe("first\n");
+    expect(readdirSync(dir)).toEqual(["seed.json"]);
   });
 });

@@ -117,6 +117,24 @@ describe("planBudget admission (provable 1.00 B/token)", () => {
   it("byteClasses counts UTF-8 bytes, not UTF-16 units", () => {
     expect(byteClasses("😀")).toEqual({ ascii_bytes: 0, multibyte_bytes: 4, total_bytes: 4 });
     expect(byteClasses("")).toEqual({ ascii_bytes: 0, multibyte_bytes: 0, total_bytes: 0 });
+    expect(byteClasses("plain ascii")).toEqual({ ascii_bytes: 11, multibyte_bytes: 0, total_bytes: 11 });
+    expect(byteClasses("aé😀\ud800")).toEqual({ ascii_bytes: 1, multibyte_bytes: 9, total_bytes: 10 });
+  });
+
+  it("byteClasses agrees with a count over the UTF-8 bytes on random text", () => {
+    const pool = ["a", "Z", " ", "\n", "é", "ß", "€", "中", "😀", "\u007f", "\u0080"];
+    for (let round = 0; round < 500; round++) {
+      let text = "";
+      const length = round % 40;
+      for (let i = 0; i < length; i++) text += pool[(round * 31 + i * 17) % (round % 3 === 0 ? 4 : pool.length)];
+      const bytes = Buffer.from(text, "utf8");
+      const ascii = bytes.filter((b) => b < 0x80).length;
+      expect(byteClasses(text)).toEqual({
+        ascii_bytes: ascii,
+        multibyte_bytes: bytes.length - ascii,
+        total_bytes: bytes.length,
+      });
+    }
   });
 });
 

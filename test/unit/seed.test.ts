@@ -1,9 +1,10 @@
 import { createHash } from "node:crypto";
 import { buildSessionContext, type SessionEntry } from "@mariozechner/pi-coding-agent";
+import canonicalize from "canonicalize";
 import { describe, expect, it } from "vitest";
 import { canonicalJson } from "../../src/core/canonical.ts";
 import { DelegateError } from "../../src/core/errors.ts";
-import { projectConversation } from "../../src/launch/seed.ts";
+import { projectConversation, projectionJson } from "../../src/launch/seed.ts";
 
 // Hashes here are computed with node:crypto directly, independent of the helper under test.
 const sha = (data: string | Buffer) => createHash("sha256").update(data).digest("hex");
@@ -575,10 +576,93 @@ describe("ledger and determinism", () => {
     expect(canonicalJson(second.ledger)).toBe(canonicalJson(first.ledger));
   });
 
+  it("lists every entry's members in canonical order, so canonical JSON need not copy it", () => {
+    const withCustom = [
+      ...branch(),
+      {
+        role: "custom",
+        customType: "note",
+        content: [text("n"), { type: "image", data: PNG_B64, mimeType: "image/png" }],
+        display: true,
+        timestamp: 4,
+      },
+      { role: "compactionSummary", summary: "s", tokensBefore: 1, timestamp: 5 },
+      result("c2", "grep", [text("r")], true),
+    ];
+    const { projection } = projectConversation(withCustom, ACTIVE);
+    const kinds = new Set(projection.entries.map((e) => e.kind));
+    expect([...kinds].sort()).toEqual(["bash", "image_marker", "omitted", "summary", "text"]);
+    for (const entry of projection.entries) expect(JSON.stringify(entry)).toBe(canonicalJson(entry));
+  });
+
   it("does not mutate its input", () => {
     const input = branch();
     const before = JSON.stringify(input);
     projectConversation(input, ACTIVE);
     expect(JSON.stringify(input)).toBe(before);
+  });
+});
+
+describe("the projection's canonical JSON", () => {
+  /** A random branch over every role and block the projection knows, with multi-byte text. */
+  function randomBranch(seed: number): unknown[] {
+    let a = seed >>> 0;
+    const next = () => {
+      a = (Math.imul(a, 1664525) + 1013904223) >>> 0;
+      return a / 2 ** 32;
+    };
+    const pick = <T>(items: readonly T[]) => items[Math.floor(next() * items.length)] as T;
+    const words = ["plain", "é", "ß€", "中文", "😀", 'quote " and \\ back', "line\nbreak", "\u0000\u001f", "\u2028"];
+    const phrase = () => Array.from({ length: 1 + Math.floor(next() * 4) }, () => pick(words)).join(" ");
+    const image = { type: "image", data: PNG_B64, mimeType: "image/png" };
+    const messages: unknown[] = [];
+    const count = Math.floor(next() * 25);
+    for (let i = 0; i < count; i++) {
+      const kind = Math.floor(next() * 9);
+      if (kind === 0) messages.push(user(next() < 0.5 ? phrase() : [text(phrase()), image]));
+      else if (kind === 1)
+        messages.push(
+          assistant([
+            text(phrase()),
+            { type: "thinking", thinking: phrase() },
+            call(`c${i}`, pick(["read", "grep"]), { q: phrase(), n: i }),
+          ]),
+        );
+      else if (kind === 2) messages.push(result(`c${i}`, "read", [text(phrase()), image], next() < 0.5));
+      else if (kind === 3)
+        messages.push({
+          role: "custom",
+          customType: pick(["note", "ü-type"]),
+          content: next() < 0.5 ? phrase() : [image, text(phrase())],
+          display: true,
+          timestamp: 1,
+        });
+      else if (kind === 4)
+        messages.push({
+          role: "bashExecution",
+          command: phrase(),
+          output: phrase(),
+          exitCode: pick([0, 1, -0, 2.5, undefined]),
+          cancelled: next() < 0.3,
+          timestamp: 1,
+        });
+      else if (kind === 5)
+        messages.push({ role: "compactionSummary", summary: phrase(), tokensBefore: 1, timestamp: 1 });
+      else if (kind === 6) messages.push({ role: "branchSummary", summary: phrase(), fromId: "x", timestamp: 1 });
+      else if (kind === 7)
+        messages.push({ role: "system", content: "", sections: { preamble: phrase() }, timestamp: 1 });
+      else messages.push(assistant([text(phrase())], pick(["stop", "error", "aborted"])));
+    }
+    if (next() < 0.7) messages.push(assistant([delegateCall, call("sib", "read")], "toolUse"));
+    return messages;
+  }
+
+  it("projectionJson equals the generic canonical JSON and an independent RFC 8785 implementation", () => {
+    for (let seed = 1; seed <= 1500; seed++) {
+      const { projection } = projectConversation(randomBranch(seed), ACTIVE);
+      const fast = projectionJson(projection);
+      expect(fast).toBe(canonicalJson(projection));
+      expect(fast).toBe(canonicalize(projection));
+    }
   });
 });
