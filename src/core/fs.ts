@@ -22,18 +22,7 @@ export function fsyncDir(dir: string): void {
 export function writeFileAtomic(path: string, data: string | Uint8Array): void {
   const dir = dirname(path);
   const temp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
-  const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
-  const fd = openSync(temp, "wx", FILE_MODE);
-  try {
-    let offset = 0;
-    while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset);
-    fsyncSync(fd);
-  } catch (error) {
-    closeSync(fd);
-    rmSync(temp, { force: true });
-    throw error;
-  }
-  closeSync(fd);
+  writeNewFile(temp, typeof data === "string" ? Buffer.from(data, "utf8") : data);
   try {
     renameSync(temp, path);
   } catch (error) {
