@@ -94,10 +94,9 @@ async function evaluate(
   const slots = candidates.map((c) => c.slot);
   const prompt = run.prompt;
   let directive = evaluateDirective(prompt, candidates);
-  for (const [attempt, stageName] of [
-    [1, "evaluate"],
-    [2, "evaluate_repair"],
-  ] as const) {
+  // Attempt 1 is evaluate; attempt 2, the one repair, is evaluate_repair and ends either way.
+  for (let attempt = 1; ; attempt++) {
+    const stageName = attempt === 1 ? "evaluate" : "evaluate_repair";
     const end = await stage(run, snap, { stage: stageName, slot: "evaluator", attempt, route: merge }, directive);
     const answer = verifiedOf(run, end, "evaluator");
     const bound = bindAnswer(run, `evaluate/evaluator-${attempt}.md`, end);
@@ -118,7 +117,6 @@ async function evaluate(
     }
     directive = repairDirective(prompt, candidates, answer.text, checked.problem);
   }
-  throw new Error("unreachable");
 }
 
 /** The pipeline from the started candidates to the commit. Never throws; always commits. */

@@ -16,8 +16,9 @@ import { listTaskRefs } from "../store/lookup.ts";
 import { getFusionRuns } from "./runs.ts";
 import { runCost } from "./usage.ts";
 
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? "" : "ren"}`;
+/** "1 child", "3 children". */
+function children(n: number): string {
+  return `${n} ${n === 1 ? "child" : "children"}`;
 }
 
 /** The children's costs summed; null when there are none or any child's cost is unknown (never a partial sum). */
@@ -36,22 +37,20 @@ function runRow(runDir: string, manifest: FusionManifest, costOf: ReadonlyMap<st
   const record = readRunRecord(runDir, manifest);
   const name = record?.name ?? manifest.workflow;
   const childRecords = readChildRecords(runDir, manifest);
-  const children = live?.children.length ?? childRecords.length;
+  const childCount = live?.children.length ?? childRecords.length;
   const running = live?.children.filter((c) => c.running).length ?? 0;
   const failure = manifest.terminal?.failure ?? null;
   let detail: string;
   let state: TaskRow["state"];
   if (live) {
     state = "running";
-    detail = `stage ${live.stage}, ${plural(children, "child")}, ${running} running`;
+    detail = `stage ${live.stage}, ${children(childCount)}, ${running} running`;
   } else if (manifest.state === "running") {
     state = isSameProcessAlive(manifest.owner.pid, manifest.owner.start_time) ? "running" : "ended";
-    detail = `${plural(children, "child")}, owned by pid ${manifest.owner.pid}`;
+    detail = `${children(childCount)}, owned by pid ${manifest.owner.pid}`;
   } else {
     state = manifest.state;
-    detail = failure
-      ? `ended at ${failure.stage}, ${plural(children, "child")}`
-      : `merged, ${plural(children, "child")}`;
+    detail = failure ? `ended at ${failure.stage}, ${children(childCount)}` : `merged, ${children(childCount)}`;
   }
   const merged = manifest.artifacts.find((a) => a.path === FUSION_FILES.merged);
   const route = record ? `fusion ${record.candidates.length}→${record.merge.provider}/${record.merge.model}` : "fusion";

@@ -25,6 +25,8 @@ export const FUSION_MODELS: readonly FakeModelSpec[] = [
     id,
     contextWindow: 200_000,
     maxTokens: 8192,
+    // Priced, so a run's cost is a real sum of its children's (a wrong sum cannot pass as $0).
+    cost: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
   })),
   // Admits a short question but not a 40 KB one (seed_budget_exceeded), as in admission.test.ts.
   { id: "model-narrow", contextWindow: 75_000, maxTokens: 8192 },

@@ -143,6 +143,8 @@ describe("bg_fusion with a real pi parent and real children", () => {
       const listed = listAllRows(cwd);
       const childCosts = listed.filter((r) => r.kind !== "fusion").map((r) => r.cost);
       expect(childCosts).toHaveLength(4);
+      // The two candidates' routes are priced; the evaluator and merger run on the free default.
+      expect(childCosts.filter((c) => typeof c === "number" && c > 0)).toHaveLength(2);
       expect(childCosts.every((c) => typeof c === "number")).toBe(true);
       expect(listed.find((r) => r.id === runId)?.cost).toBeCloseTo(
         childCosts.reduce((a: number, b) => a + (b ?? Number.NaN), 0),
