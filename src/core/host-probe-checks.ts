@@ -1,0 +1,32 @@
+/**
+ * The host behaviours the package depends on, one check each (docs/configuration.md, "Self-proof"):
+ * the host probe (src/host-probe/) runs them on a Pi version outside the proven set, its record names
+ * each with its result, and the guard accepts a record only when it holds exactly these checks, all
+ * passed. The list follows the host-proof suite (test/integration/host-proof.test.ts), which runs the
+ * same probe on every proven version.
+ */
+export const HOST_PROBE_CHECKS = {
+  tools_restricted: "built-in tools are off and exactly the allowlisted tools are offered to the model",
+  builtin_marked: "the host marks its built-in tools apart from an extension's tools",
+  shadow_refused: "a tool that shadows a built-in carries its extension's path, so the guard refuses it",
+  model_resolved: "the child resolves exactly the pinned provider and model",
+  tool_call_block: "a tool_call block holds: the tool does not run and the model sees the reason",
+  tool_result_replaced: "a tool_result replacement is what enters the transcript",
+  context_message: "a context-hook message reaches that request, and setActiveTools mid-run keeps the run's tools",
+  input_handled: "input handled ends the prompt without a model call",
+  route_attested: "every assistant message names the provider and model that answered",
+  session_file: "the pre-written session header's id is kept and the session file receives the run",
+  shutdown_after_final: "session_shutdown comes once, last, after the auto-retry run (the commit point)",
+  sigterm_shutdown: "SIGTERM mid-run ends in session_shutdown, once and last, and the process exits",
+} as const;
+
+export type HostProbeCheckId = keyof typeof HOST_PROBE_CHECKS;
+
+export const HOST_PROBE_CHECK_IDS = Object.keys(HOST_PROBE_CHECKS) as HostProbeCheckId[];
+
+/** One check's outcome: `seen` says what the host did, in a line a person can read. */
+export interface HostProbeCheck {
+  id: HostProbeCheckId;
+  ok: boolean;
+  seen: string;
+}
