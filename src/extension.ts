@@ -1,9 +1,17 @@
-import { type ExtensionAPI, type ExtensionContext, getAgentDir, VERSION } from "@mariozechner/pi-coding-agent";
+import * as host from "@mariozechner/pi-coding-agent";
+import {
+  CURRENT_SESSION_VERSION,
+  type ExtensionAPI,
+  type ExtensionContext,
+  getAgentDir,
+  VERSION,
+} from "@mariozechner/pi-coding-agent";
 import { CHILD_ENV, NOTIFICATION_CUSTOM_TYPE } from "./core/constants.ts";
 import { loadSettings } from "./core/settings.ts";
 import { FusionLink } from "./fusion-run/link.ts";
 import { getFusionRuns } from "./fusion-run/runs.ts";
 import { startFusion } from "./fusion-run/start.ts";
+import { admitHost, type HostAdmission } from "./launch/host-admission.ts";
 import { admit } from "./launch/launch.ts";
 import { startDelegate } from "./launch/start.ts";
 import { SessionLink } from "./retrieval/notifier.ts";
@@ -46,6 +54,23 @@ function pruneByRetention(cwd: string): void {
   }
 }
 
+/**
+ * Whether this Pi may run delegates (src/launch/host-admission.ts): asked at session start in the
+ * background and awaited by bg_delegate and bg_fusion; decided once per process (the probe of an
+ * unproven version runs once, its record makes later processes instant).
+ */
+function hostAdmission(cwd: string): Promise<HostAdmission> {
+  const settings = loadSettings(getAgentDir(), cwd);
+  return admitHost({
+    version: VERSION,
+    agentDir: getAgentDir(),
+    configuredPiCli: settings.piCli,
+    selfProof: settings.selfProof,
+    sessionVersion: CURRENT_SESSION_VERSION,
+    inProcess: { version: VERSION, parseArgs: (host as Record<string, unknown>).parseArgs },
+  });
+}
+
 /** The package's one entry: registers bg_delegate, bg_result, their hooks, renderers and /delegates. */
 export default function bgDelegateExtension(pi: ExtensionAPI): void {
   // Inside a delegate child this package registers nothing parent-side (the guard is loaded with -e).
@@ -59,8 +84,10 @@ export default function bgDelegateExtension(pi: ExtensionAPI): void {
     ...createBgDelegateTool({
       launch: async (args, toolCallId, ctx) => {
         const settings = loadSettings(getAgentDir(), ctx.cwd);
+        const admission = await hostAdmission(ctx.cwd);
         const plan = admit(args, toolCallId, ctx, {
           piVersion: VERSION,
+          admission,
           thinkingLevel: pi.getThinkingLevel(),
           settings,
         });
@@ -78,6 +105,7 @@ export default function bgDelegateExtension(pi: ExtensionAPI): void {
       launch: async (args, toolCallId, ctx) => {
         const host = {
           piVersion: VERSION,
+          admission: await hostAdmission(ctx.cwd),
           thinkingLevel: pi.getThinkingLevel(),
           settings: loadSettings(getAgentDir(), ctx.cwd),
         };
@@ -117,6 +145,8 @@ export default function bgDelegateExtension(pi: ExtensionAPI): void {
     // After startup settles: tasks that ended while no session of ours was live get their notice now;
     // then ended trees past the retention are pruned (docs/configuration.md, "bgDelegate.retentionDays").
     setImmediate(() => {
+      // An unproven Pi starts its self-proof now, so the first bg_delegate does not wait for all of it.
+      void hostAdmission(ctx.cwd);
       current.deliverPending();
       void currentFusion.deliverPending();
       pruneByRetention(ctx.cwd);

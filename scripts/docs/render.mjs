@@ -237,24 +237,17 @@ export function renderFailureCodes(rows) {
 }
 
 /** The child flags a capability adds (src/launch/argv.ts hostFlags). */
-const CAPABILITY_FLAGS = {
-  noMcp: "`--no-mcp`",
-  projectTrust: "`--no-approve` (ambient in a trusted project: `--approve`)",
-};
-
-/** Body of `pi-versions`, from PROVEN_PI_VERSIONS, HOST_CAPABILITIES and scripts/hosts.mjs. */
+/** Body of `pi-versions`, from PROVEN_PI_VERSIONS and scripts/hosts.mjs. */
 export function renderPiVersions(hosts) {
-  const flags = (caps) =>
-    Object.entries(CAPABILITY_FLAGS)
-      .filter(([name]) => caps[name] === true)
-      .map(([, text]) => text)
-      .join(", ") || "none";
   return [
-    "| Pi version | package | Node | child flags beyond 0.73.1's |",
-    "| --- | --- | --- | --- |",
-    ...hosts.map((h) => `| \`${h.version}\` | \`${h.packageName}\` | ≥ ${h.minNode} | ${flags(h.capabilities)} |`),
+    "| Pi version | package | Node |",
+    "| --- | --- | --- |",
+    ...hosts.map((h) => `| \`${h.version}\` | \`${h.packageName}\` | ≥ ${h.minNode} |`),
     "",
-    "- Source: `PROVEN_PI_VERSIONS` and `HOST_CAPABILITIES` in `src/core/host-range.ts`, the one place they are written;",
-    "  every other version is refused with `delegate_hook_contract_unsupported`.",
+    "- Source: `PROVEN_PI_VERSIONS` in `src/core/host-range.ts`, the one place they are written. The",
+    "  flags a child gets beyond the common ones (`--no-mcp`, `--no-approve`/`--approve`) are read from",
+    "  the host itself, not from this table.",
+    "- Any other version proves itself with the host probe on first use (see Self-proof), or is refused",
+    "  with `delegate_hook_contract_unsupported`.",
   ].join("\n");
 }

@@ -16,7 +16,7 @@ import { packAnswer } from "../core/answer.ts";
 import { PARENT_WATCH_INTERVAL_MS, PROVABLE_BYTES_PER_TOKEN, timeRunwayMs } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import { readHandover } from "../core/handover-env.ts";
-import { requireProvenPiVersion } from "../core/host-range.ts";
+import { requireChildHost } from "../core/host-range.ts";
 import { resolveSearchTools, type SearchTools } from "../core/search-tools.ts";
 import { createRgFindTool } from "./find-tool.ts";
 import { checkDeliveredPrompt, verifyTask } from "./handover.ts";
@@ -78,7 +78,8 @@ function load(state: GuardState): void {
       growthBudgetTokens: task.seed.budget.growth_budget_tokens,
       triggerTokens: task.seed.budget.low_runway_trigger_tokens,
     };
-    requireProvenPiVersion(VERSION, "child");
+    // The CLI entry this child runs: a self-proven version's record names its hash.
+    state.hostProof = requireChildHost(VERSION, { agentDir: getAgentDir(), cliPath: process.argv[1] });
   } catch (error) {
     asFailure(state, error);
   }
@@ -231,6 +232,7 @@ export default function delegateGuard(pi: ExtensionAPI): void {
       launch_nonce: state.seed.launch_nonce,
       pid: process.pid,
       pi_version: VERSION,
+      host_proof: state.hostProof ?? "proven",
       at: now(),
       search_tools: searchTools,
     });

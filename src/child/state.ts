@@ -7,6 +7,7 @@
 import type { FinalizedBy } from "../core/constants.ts";
 import type { DelegateError, FailureCode } from "../core/errors.ts";
 import type { Handover } from "../core/handover-env.ts";
+import type { HostProof } from "../core/host-range.ts";
 import type { EvidenceRow, RouteAttestation, SeedDocument, SpillReceipt } from "../core/types.ts";
 import type { Failure, FinalMessage } from "./outcome.ts";
 import type { RuntimeBudgetFile } from "./records.ts";
@@ -42,6 +43,8 @@ export interface RunwayState {
 
 export interface GuardState {
   handover: Handover | undefined;
+  /** How the host was admitted (src/core/host-range.ts); set by the load check. */
+  hostProof: HostProof | undefined;
   seed: SeedDocument | undefined;
   prompt: string | undefined;
   latched: Failure | undefined;
@@ -81,6 +84,7 @@ export function newState(): GuardState {
     turns: 0,
     toolCalls: 0,
     attestations: [],
+    hostProof: undefined,
     usage: emptyUsage(),
     evidence: [],
     receipts: [],

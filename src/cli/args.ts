@@ -3,7 +3,7 @@
  * which both the parser and every `--help` text come. Pure: no file system, no process.
  */
 
-export const COMMAND_NAMES = ["list", "show", "verify", "result", "cancel", "prune"] as const;
+export const COMMAND_NAMES = ["list", "show", "verify", "result", "cancel", "prune", "prove-host"] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];
 
 type OptionKind = "flag" | "seconds" | "days" | "count" | "path";
@@ -75,6 +75,16 @@ export const COMMANDS: Record<CommandName, CommandSpec> = {
       JSON_OPTION,
     ],
   },
+  "prove-host": {
+    id: false,
+    summary:
+      "run the host probe on a Pi (default: pi on PATH), print each check; a passing unproven version is recorded as self-proven",
+    options: [
+      { name: "pi", kind: "path", help: "the Pi CLI to prove (its dist/cli.js, or the pi command's path)" },
+      { name: "node", kind: "path", help: "the Node that runs it (default: this one)" },
+      JSON_OPTION,
+    ],
+  },
 };
 
 /** Exit statuses (docs/cli.md, "Exit statuses"). */
@@ -97,6 +107,9 @@ export interface ParsedCommand {
   all: boolean;
   waitSeconds: number | undefined;
   out: string | undefined;
+  /** prove-host: the Pi CLI and the Node that runs it. */
+  pi: string | undefined;
+  node: string | undefined;
   olderThanDays: number | undefined;
   keep: number | undefined;
   dryRun: boolean;
@@ -149,6 +162,8 @@ export function parseArgs(argv: readonly string[]): Invocation {
     all: false,
     waitSeconds: undefined,
     out: undefined,
+    pi: undefined,
+    node: undefined,
     olderThanDays: undefined,
     keep: undefined,
     dryRun: false,
@@ -172,7 +187,9 @@ export function parseArgs(argv: readonly string[]): Invocation {
       const raw = inline ?? rest[++i];
       if (option.kind === "path") {
         if (raw === undefined || raw === "") throw new UsageError(`--${name} needs a value`, command);
-        parsed.out = raw;
+        if (name === "pi") parsed.pi = raw;
+        else if (name === "node") parsed.node = raw;
+        else parsed.out = raw;
       } else {
         const value = numberOption(command, name, option.kind, raw);
         if (name === "older-than") parsed.olderThanDays = value;
@@ -243,7 +260,7 @@ function exitStatusText(): string {
   return [
     "Exit status:",
     `  ${EXIT.ok}  success`,
-    `  ${EXIT.failure}  a typed failure (the [code] line on stderr says which); prune could not remove a tree`,
+    `  ${EXIT.failure}  a typed failure (the [code] line on stderr says which); prune could not remove a tree; prove-host: a check failed`,
     `  ${EXIT.usage}  the command line is wrong`,
     `  ${EXIT.running}  the task is still running`,
     `  ${EXIT.refused}  cancel refused (not running, or not owned by your Pi)`,

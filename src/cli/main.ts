@@ -13,6 +13,7 @@ import { pruneTasks } from "../retrieval/prune.ts";
 import { resolveTaskRef } from "../store/lookup.ts";
 import { EXIT, helpText, type ParsedCommand, parseArgs, UsageError } from "./args.ts";
 import { cancelTask } from "./cancel.ts";
+import { proveHost } from "./prove-host.ts";
 import { pruneJson, renderPrune } from "./prune.ts";
 import { LIST_SCHEMA, renderFacts, renderList } from "./render.ts";
 import { waitForAnswer } from "./result.ts";
@@ -109,6 +110,7 @@ const RUNNERS = {
   result,
   cancel: (io: CliIo, p: ParsedCommand) => cancelTask(io, resolveRef(io, p.id!)),
   prune,
+  "prove-host": (io: CliIo, p: ParsedCommand) => proveHost(io, p),
 } satisfies Record<ParsedCommand["command"], (io: CliIo, p: ParsedCommand) => Promise<number> | number>;
 
 export async function main(argv: readonly string[], io: CliIo): Promise<number> {

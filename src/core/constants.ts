@@ -127,6 +127,7 @@ export const SCHEMA = {
   delegateView: "pi-background-tasks.delegate-result-view.v1",
   fusionView: "pi-background-tasks.fusion-result-view.v1",
   fusionManifest: "pi-bg-delegate.fusion-manifest.v1",
+  selfProof: "pi-bg-delegate.host-self-proof.v1",
   fusionResult: "pi-bg-delegate.fusion-result.v1",
   fusionDetails: "pi-bg-delegate.fusion-details.v2",
   fusionFailureSummary: "pi-bg-delegate.fusion-failure-summary.v1",
@@ -201,6 +202,7 @@ export const CHILD_ENV = {
 export const PI_CLI_ENV = "PI_BG_DELEGATE_PI_CLI";
 export const MAX_RUNNING_ENV = "PI_BG_DELEGATE_MAX_RUNNING";
 export const RETENTION_DAYS_ENV = "PI_BG_DELEGATE_RETENTION_DAYS";
+export const SELF_PROOF_ENV = "PI_BG_DELEGATE_SELF_PROOF";
 
 /**
  * How often a child guard checks that its parent process still exists (docs/subsystems/child-guard.md,

@@ -1,42 +1,25 @@
 /**
- * The Pi versions the host-proof suite (test/integration/host-proof.test.ts) passed on, exactly: a
- * set, not a range, because only a version the suite ran on is proven. This is the one place they are
- * written; the parent refuses to launch and the child guard refuses to run on any other version.
- * docs/configuration.md ("Supported Pi versions") says how a new version is proven.
+ * Which Pi versions a delegate may run on (docs/configuration.md, "Supported Pi versions"):
+ * - proven: the versions the host-proof suite (test/integration/host-proof.test.ts) and the rest of
+ *   the suite passed on in CI, exactly: a set, not a range. This is the one place they are written.
+ * - self-proven: any other version that passed the host probe on this machine; its record sits in
+ *   Pi's agent dir (src/core/self-proof-record.ts).
+ * The parent refuses to launch, and the guard inside every child refuses to run, on any other.
  */
 import { DelegateError } from "./errors.ts";
+import { readSelfProof } from "./self-proof-record.ts";
 
 export const PROVEN_PI_VERSIONS = ["0.73.1", "1.6.0"] as const;
 
 export type ProvenPiVersion = (typeof PROVEN_PI_VERSIONS)[number];
 
-/**
- * What each proven host's CLI offers a child beyond 0.73.1's flags, as its host-proof run recorded
- * (`pi --help` lists the flag, and the launch-boundary suite shows its effect):
- * - `noMcp`: `--no-mcp` (1.x has built-in MCP support; servers could add tools to the child);
- * - `projectTrust`: `--approve` / `--no-approve` (1.x loads project-local settings, extensions and
- *   context files only for a trusted project).
- */
-export interface HostCapabilities {
-  noMcp: boolean;
-  projectTrust: boolean;
-}
+/** How a host was admitted: by the suite (proven) or by its own probe on this machine (self-proven). */
+export type HostProof = "proven" | "self-proven";
 
-export const HOST_CAPABILITIES: Readonly<Record<ProvenPiVersion, HostCapabilities>> = {
-  "0.73.1": { noMcp: false, projectTrust: false },
-  "1.6.0": { noMcp: true, projectTrust: true },
-};
+/** The command that runs the host probe by hand (docs/cli.md, "prove-host"). */
+export const PROVE_HOST_COMMAND = "pi-bg-delegate prove-host";
 
-/** The capabilities of a proven version (call only after isProvenPiVersion). */
-export function hostCapabilities(version: string): HostCapabilities {
-  const found = Object.hasOwn(HOST_CAPABILITIES, version) ? HOST_CAPABILITIES[version as ProvenPiVersion] : undefined;
-  return found ?? { noMcp: false, projectTrust: false };
-}
-
-/** The one command that runs the host-proof suite on another Pi version (docs/configuration.md). */
-export const PROVE_HOST_COMMAND = "npm run prove-host -- <version>";
-
-export function isProvenPiVersion(version: string): boolean {
+export function isProvenPiVersion(version: string): version is ProvenPiVersion {
   return (PROVEN_PI_VERSIONS as readonly string[]).includes(version.trim());
 }
 
@@ -44,23 +27,30 @@ export function provenVersionsText(): string {
   return PROVEN_PI_VERSIONS.join(", ");
 }
 
-/** Why a version is refused, naming the proven versions and how to prove another one. */
-export function unprovenVersionText(version: string): string {
-  return (
-    `pi ${version} is not a proven host (proven: ${provenVersionsText()}); ` +
-    `prove it with \`${PROVE_HOST_COMMAND}\` in a clone of pi-bg-delegate`
-  );
+/** Why a version is refused: the proven versions, and why self-proof did not admit it. */
+export function unprovenVersionText(version: string, why = "it has not proven itself on this machine"): string {
+  return `pi ${version} is not a proven host (proven: ${provenVersionsText()}) and ${why}`;
+}
+
+/** Where the guard looks for a self-proof: Pi's agent dir and the CLI entry file it runs from. */
+export interface SelfProofLookup {
+  agentDir: string;
+  cliPath: string | undefined;
+}
+
+/** proven, self-proven (a valid record for this version and CLI file), or undefined. */
+export function hostProofOf(version: string, lookup: SelfProofLookup | undefined): HostProof | undefined {
+  if (isProvenPiVersion(version)) return "proven";
+  if (lookup?.cliPath === undefined) return undefined;
+  return readSelfProof(lookup.agentDir, version.trim(), lookup.cliPath) !== undefined ? "self-proven" : undefined;
 }
 
 /**
- * The one version check, run by the parent before a launch and by the guard inside every child:
- * delegate_hook_contract_unsupported on any version the host-proof suite has not passed on.
+ * The guard's version check at load: delegate_hook_contract_unsupported on a version that is neither
+ * proven nor self-proven with a record for exactly the CLI file this child runs.
  */
-export function requireProvenPiVersion(version: string, where: "parent" | "child"): void {
-  if (isProvenPiVersion(version)) return;
-  const text = unprovenVersionText(version);
-  if (where === "parent") {
-    throw new DelegateError("delegate_hook_contract_unsupported", text, { childProcessCreated: false });
-  }
-  throw new DelegateError("delegate_hook_contract_unsupported", `in the child, ${text}`);
+export function requireChildHost(version: string, lookup: SelfProofLookup): HostProof {
+  const proof = hostProofOf(version, lookup);
+  if (proof !== undefined) return proof;
+  throw new DelegateError("delegate_hook_contract_unsupported", `in the child, ${unprovenVersionText(version)}`);
 }

@@ -7,6 +7,7 @@ import {
   MAX_RUNNING_ENV,
   PI_CLI_ENV,
   RETENTION_DAYS_ENV,
+  SELF_PROOF_ENV,
   SETTINGS_KEY,
 } from "./constants.ts";
 import type { PinnedRoute } from "./types.ts";
@@ -19,6 +20,8 @@ export interface PackageSettings {
   piCli: string | undefined;
   /** Days an ended task's tree is kept before the prune at session start removes it; 0: never pruned. */
   retentionDays: number;
+  /** Whether a Pi version outside the proven set may prove itself with the host probe (default true). */
+  selfProof: boolean;
   /**
    * bgDelegate.fusion.candidates: bg_fusion's default routes; `problem` when the setting exists but is
    * not 2-4 routes {provider, model} (docs/configuration.md, "bgDelegate.fusion.candidates").
@@ -73,6 +76,15 @@ function nonNegative(value: unknown): number | undefined {
   return typeof n === "number" && Number.isFinite(n) && n >= 0 ? n : undefined;
 }
 
+function flag(value: unknown): boolean | undefined {
+  if (typeof value === "boolean") return value;
+  if (typeof value !== "string") return undefined;
+  const text = value.trim().toLowerCase();
+  if (["1", "true", "on", "yes"].includes(text)) return true;
+  if (["0", "false", "off", "no"].includes(text)) return false;
+  return undefined;
+}
+
 function nonBlank(value: unknown): string | undefined {
   return typeof value === "string" && value.trim() !== "" ? value : undefined;
 }
@@ -96,6 +108,7 @@ export function loadSettings(agentDir: string, cwd: string, env: NodeJS.ProcessE
       nonNegative(project.retentionDays) ??
       nonNegative(user.retentionDays) ??
       DEFAULT_RETENTION_DAYS,
+    selfProof: flag(env[SELF_PROOF_ENV]) ?? flag(project.selfProof) ?? flag(user.selfProof) ?? true,
     fusionCandidates: fusionCandidates(project, user),
   };
 }

@@ -238,6 +238,8 @@ export interface ChildReadyFile {
   launch_nonce: string;
   pid: number;
   pi_version: string;
+  /** How the guard admitted its host (docs/configuration.md, "Supported Pi versions"); absent before 0.2. */
+  host_proof?: "proven" | "self-proven";
   at: string;
   /** Which binaries serve the child's grep and find (src/core/search-tools.ts). */
   search_tools?: SearchTools;
@@ -257,6 +259,17 @@ export interface BoundArtifact {
  */
 export type AnswerCopy = { written: BoundArtifact } | { unwritable: string };
 
+/**
+ * The host a task's child runs on (docs/configuration.md, "Supported Pi versions"): its version, how
+ * it was admitted, where its flags were read from and the host-specific flags the child got.
+ */
+export interface ManifestHost {
+  pi_version: string;
+  proof: "proven" | "self-proven";
+  flags_from: "parse_args" | "help";
+  host_flags: string[];
+}
+
 /** manifest.json: the parent's record of the task, kept current for its life. */
 export interface DelegateManifest {
   schema_version: string;
@@ -270,6 +283,8 @@ export interface DelegateManifest {
   updated_at: string;
   state: TaskState;
   route: PinnedRoute;
+  /** Absent in trees written before host admission was recorded. */
+  host?: ManifestHost;
   capability: Capability;
   extension_mode: ExtensionMode;
   limits: { max_turns: number; max_tool_calls: number; timeout_seconds: number };

@@ -1,9 +1,9 @@
 import { delimiter, dirname } from "node:path";
 import { CHILD_TOOLS, type ExtensionMode } from "../core/constants.ts";
 import { type Handover, handoverEnv } from "../core/handover-env.ts";
-import { hostCapabilities } from "../core/host-range.ts";
 import { bundledRgPath } from "../core/search-tools.ts";
 import { BASE_ENV_RULES, matchesRule, providerEnvRules } from "./env-policy.ts";
+import type { HostCapabilities } from "./host-capabilities.ts";
 
 export interface ChildArgvInput {
   piCli: string;
@@ -14,8 +14,8 @@ export interface ChildArgvInput {
   sessionFile: string;
   systemPrompt: string;
   extensionMode: ExtensionMode;
-  /** The host's version (proven): which of its own flags make the child stricter. */
-  piVersion: string;
+  /** What the host's CLI offers (src/launch/host-capabilities.ts): which of its flags make the child stricter. */
+  capabilities: Pick<HostCapabilities, "noMcp" | "projectTrust">;
   /**
    * Whether the parent's project is trusted (hosts with project trust). An ambient child mirrors the
    * parent's decision; an isolated child never trusts project-local files.
@@ -24,11 +24,11 @@ export interface ChildArgvInput {
 }
 
 /**
- * Flags only some hosts have (docs/configuration.md, "Supported Pi versions"): no MCP servers, ever
+ * Flags only some hosts have (docs/subsystems/launch.md, "Starting the child"): no MCP servers, ever
  * (they would add tools the guard refuses); project trust exactly as the extension mode says.
  */
-function hostFlags(input: ChildArgvInput): string[] {
-  const caps = hostCapabilities(input.piVersion);
+export function hostFlags(input: Pick<ChildArgvInput, "capabilities" | "extensionMode" | "projectTrusted">): string[] {
+  const caps = input.capabilities;
   const flags: string[] = [];
   if (caps.noMcp) flags.push("--no-mcp");
   if (caps.projectTrust) {

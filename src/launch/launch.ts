@@ -4,16 +4,18 @@ import type { DelegateArguments } from "../arguments/delegate-arguments.ts";
 import { canonicalJsonWithPart } from "../core/canonical.ts";
 import { TASK_FILES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
-import { requireProvenPiVersion } from "../core/host-range.ts";
+import type { HostProof } from "../core/host-range.ts";
 import { resolveSearchTools } from "../core/search-tools.ts";
 import type { PackageSettings } from "../core/settings.ts";
 import type { SeedDocument } from "../core/types.ts";
 import { processStartTime } from "../process/identity.ts";
 import { countRunning } from "../retrieval/running.ts";
 import { type TaskTree, writeTaskTree } from "../store/artifacts.ts";
-import { buildChildArgv, buildChildEnv } from "./argv.ts";
+import { buildChildArgv, buildChildEnv, hostFlags } from "./argv.ts";
 import { type BudgetPlan, planBudget, toSeedBudget } from "./budget.ts";
 import { locateGuard, locatePiCli } from "./host.ts";
+import { type HostAdmission, requireHostAdmitted } from "./host-admission.ts";
+import type { HostCapabilities } from "./host-capabilities.ts";
 import { buildChildPrompt, CHILD_SYSTEM_PROMPT } from "./prompt.ts";
 import { type ResolvedRoute, resolveRoute } from "./route.ts";
 import { projectConversation, projectionJson } from "./seed.ts";
@@ -22,6 +24,8 @@ import { buildManifest, buildSeed, type LaunchManifest, newTaskIdentity } from "
 
 export interface HostFacts {
   piVersion: string;
+  /** What src/launch/host-admission.ts decided for this Pi (awaited before admission). */
+  admission: HostAdmission;
   thinkingLevel: string;
   settings: PackageSettings;
 }
@@ -69,6 +73,8 @@ export interface ParentSnapshot {
   host: HostFacts;
   piCli: string;
   guardPath: string;
+  hostProof: HostProof;
+  capabilities: HostCapabilities;
   projectTrusted: boolean;
   projection: unknown;
   projectionJson: string;
@@ -76,9 +82,15 @@ export interface ParentSnapshot {
 }
 
 export function snapshotParent(ctx: ExtensionContext, toolCallId: string, host: HostFacts): ParentSnapshot {
-  requireProvenPiVersion(host.piVersion, "parent");
+  const hostProof = requireHostAdmitted(host.admission);
   // Capability and tool set: "inspect" is the only profile; its isolation needs pi's CLI and our guard.
   const piCli = locatePiCli(host.settings.piCli);
+  const capabilities = host.admission.capabilities;
+  if (capabilities === undefined) {
+    throw new DelegateError("delegate_isolation_unsupported", `the flags of pi's CLI ${piCli} were not read`, {
+      childProcessCreated: false,
+    });
+  }
   const guardPath = locateGuard();
   if (resolveSearchTools(getAgentDir(), process.env.PATH ?? "") === undefined) {
     throw new DelegateError(
@@ -103,6 +115,8 @@ export function snapshotParent(ctx: ExtensionContext, toolCallId: string, host: 
     host,
     piCli,
     guardPath,
+    hostProof,
+    capabilities,
     projectTrusted: projectTrusted(ctx),
     projection,
     projectionJson: projectionJson(projection),
@@ -158,13 +172,23 @@ export function admitWith(snap: ParentSnapshot, args: DelegateArguments, route: 
     sessionFile: join(taskDir, TASK_FILES.sessionFile),
     systemPrompt: CHILD_SYSTEM_PROMPT,
     extensionMode: args.extensionMode,
-    piVersion: snap.host.piVersion,
+    capabilities: snap.capabilities,
     projectTrusted: snap.projectTrusted,
   });
   const manifest = buildManifest({
     identity,
     args,
     route,
+    host: {
+      pi_version: snap.host.piVersion,
+      proof: snap.hostProof,
+      flags_from: snap.capabilities.source,
+      host_flags: hostFlags({
+        capabilities: snap.capabilities,
+        extensionMode: args.extensionMode,
+        projectTrusted: snap.projectTrusted,
+      }),
+    },
     owner: { pid: process.pid, start_time: processStartTime(process.pid) },
   });
   // The projection is the bulk of the seed: splice its canonical text in rather than re-serialize it.

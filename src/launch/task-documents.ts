@@ -9,7 +9,7 @@ import {
   TASK_FILES,
 } from "../core/constants.ts";
 import { sha256Hex } from "../core/hash.ts";
-import type { DelegateManifest, SeedBudget, SeedDocument, SeedRoute } from "../core/types.ts";
+import type { DelegateManifest, ManifestHost, SeedBudget, SeedDocument, SeedRoute } from "../core/types.ts";
 import { taskDirFor } from "../store/artifacts.ts";
 import { newChildSessionId, newLaunchNonce, newTaskId } from "./ids.ts";
 
@@ -94,6 +94,7 @@ export interface ManifestInput {
   route: { provider: string; model: string };
   /** The parent process that owns the task (pid and /proc start time). */
   owner: { pid: number; start_time: string };
+  host: ManifestHost;
 }
 
 /** manifest.json as launch first writes it: running, no child yet (docs/subsystems/retrieval.md, "The artifact tree is the record"). */
@@ -110,6 +111,7 @@ export function buildManifest(input: ManifestInput): LaunchManifest {
     updated_at: identity.createdAt,
     state: "running",
     route: { provider: input.route.provider, model: input.route.model },
+    host: input.host,
     capability: args.capability,
     extension_mode: args.extensionMode,
     limits: { max_turns: args.maxTurns, max_tool_calls: args.maxToolCalls, timeout_seconds: args.timeoutSeconds },

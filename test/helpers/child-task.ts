@@ -28,9 +28,10 @@ import type {
   SeedDocument,
   SeedLimits,
 } from "../../src/core/types.ts";
-import { buildChildArgv, buildChildEnv } from "../../src/launch/argv.ts";
+import { buildChildArgv, buildChildEnv, hostFlags } from "../../src/launch/argv.ts";
 import { planBudget, toSeedBudget } from "../../src/launch/budget.ts";
 import { locateGuard } from "../../src/launch/host.ts";
+import { readHostCapabilities } from "../../src/launch/host-capabilities.ts";
 import { CHILD_SYSTEM_PROMPT } from "../../src/launch/prompt.ts";
 import { projectConversation } from "../../src/launch/seed.ts";
 import { buildManifest, buildSeed, newTaskIdentity } from "../../src/launch/task-documents.ts";
@@ -133,6 +134,10 @@ export async function prepareChildTask(options: ChildTaskOptions): Promise<Prepa
     limits: { ...built.limits, ...options.limits },
     budget: { ...built.budget, ...options.budget },
   };
+  // The host's own flags, read from it as the parent reads them (its --help: no host module here).
+  const capabilities = await readHostCapabilities(PI_CLI_PATH, process.execPath);
+  const projectTrusted = options.projectTrusted ?? true;
+  const flags = hostFlags({ capabilities, extensionMode: args.extensionMode, projectTrusted });
   const tree = writeTaskTree({
     taskDir: identity.taskDir,
     seed,
@@ -144,6 +149,7 @@ export async function prepareChildTask(options: ChildTaskOptions): Promise<Prepa
       args,
       route,
       owner: { pid: process.pid, start_time: processStartTime(process.pid) },
+      host: { pi_version: HOST.version, proof: "proven", flags_from: capabilities.source, host_flags: flags },
     }),
   });
   const argv = buildChildArgv({
@@ -155,8 +161,8 @@ export async function prepareChildTask(options: ChildTaskOptions): Promise<Prepa
     sessionFile: tree.sessionFile,
     systemPrompt: CHILD_SYSTEM_PROMPT,
     extensionMode: args.extensionMode,
-    piVersion: HOST.version,
-    projectTrusted: options.projectTrusted ?? true,
+    capabilities,
+    projectTrusted,
   });
   const env = buildChildEnv(
     { ...process.env, ...options.env, PI_CODING_AGENT_DIR: options.agentDir },

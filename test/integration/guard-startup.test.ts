@@ -8,7 +8,8 @@ import { mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SCHEMA, TASK_FILES } from "../../src/core/constants.ts";
-import { hostCapabilities, unprovenVersionText } from "../../src/core/host-range.ts";
+import { unprovenVersionText } from "../../src/core/host-range.ts";
+import { readHostCapabilities } from "../../src/launch/host-capabilities.ts";
 import { type AgentDir, createAgentDir } from "../helpers/agent-dir.ts";
 import {
   prepareChildTask,
@@ -20,10 +21,12 @@ import {
 } from "../helpers/child-task.ts";
 import { script } from "../helpers/model-server.ts";
 import { useModelServer } from "../helpers/model-server-fixture.ts";
-import { HOST, PI_CLI_PATH } from "../helpers/pi-paths.ts";
+import { PI_CLI_PATH } from "../helpers/pi-paths.ts";
 import { makeTempDir, waitForNoProcesses } from "../helpers/temp.ts";
 
 const server = useModelServer();
+/** Whether this host's CLI has --approve/--no-approve (read from the host, as the parent reads it). */
+const PROJECT_TRUST = (await readHostCapabilities(PI_CLI_PATH, process.execPath)).projectTrust;
 let agent: AgentDir;
 const PROMPT = `Answer briefly. ${script({ text: "an answer" })}`;
 
@@ -113,7 +116,7 @@ describe("load checks: no model call on a mismatch", () => {
     expect(existsSync(marker)).toBe(false);
   });
 
-  it.runIf(hostCapabilities(HOST.version).projectTrust)(
+  it.runIf(PROJECT_TRUST)(
     "ambient mode in a project the parent does not trust: the guard loads, the project's extension does not",
     async () => {
       const cwd = await makeTempDir("guard-untrusted");

@@ -11,7 +11,7 @@ import { CHILD_ENV } from "../../src/core/constants.ts";
 import { DelegateError } from "../../src/core/errors.ts";
 import { type Handover, handoverEnv, readHandover } from "../../src/core/handover-env.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
-import { requireProvenPiVersion } from "../../src/core/host-range.ts";
+import { requireChildHost } from "../../src/core/host-range.ts";
 import type { SeedLimits } from "../../src/core/types.ts";
 import { makeTempDir } from "../helpers/temp.ts";
 
@@ -108,10 +108,11 @@ describe("the handover and the load check", () => {
 });
 
 describe("host checks", () => {
-  it("pi outside the proven range is delegate_hook_contract_unsupported", () => {
-    expect(codeOf(() => requireProvenPiVersion("0.73.1", "child"))).toBeUndefined();
+  it("pi outside the proven set, without a self-proof record, is delegate_hook_contract_unsupported", () => {
+    const lookup = { agentDir: "/nonexistent-agent-dir", cliPath: "/nonexistent/cli.js" };
+    expect(codeOf(() => requireChildHost("0.73.1", lookup))).toBeUndefined();
     for (const v of ["0.73.0", "0.73.2", "0.74.0", "1.0.0", "garbage"]) {
-      expect(codeOf(() => requireProvenPiVersion(v, "child"))).toBe("delegate_hook_contract_unsupported");
+      expect(codeOf(() => requireChildHost(v, lookup))).toBe("delegate_hook_contract_unsupported");
     }
   });
 

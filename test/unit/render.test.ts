@@ -69,6 +69,7 @@ function manifest(name: string, over: Partial<DelegateManifest> = {}): DelegateM
     args: withDelegateDefaults({ name, prompt: "Map the auth flow." }),
     route: { provider: "anthropic", model: "claude-sonnet-4-5" },
     owner: { pid: 1, start_time: "1" },
+    host: { pi_version: "1.6.0", proof: "proven", flags_from: "parse_args", host_flags: ["--no-mcp", "--no-approve"] },
   });
   return {
     ...base,
