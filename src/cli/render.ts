@@ -1,6 +1,8 @@
 /** The terminal text of `list` and `show` (docs/cli.md, "Output"). Pure: rows and facts in, text out. */
+
 import type { EvidenceRow, UsageRecord } from "../core/types.ts";
 import { formatBytes, formatCost, formatDuration, secondsBetween } from "../core/units.ts";
+import { hostLine } from "../views/host-label.ts";
 import { evidenceLines, FORCED_BY } from "../views/result.ts";
 import { facts, table } from "./format.ts";
 import type { TaskRow } from "./rows.ts";
@@ -59,6 +61,7 @@ function renderDelegate(f: DelegateFacts, now: number): string {
     ["ended", f.ended_at ?? "-"],
     ["run time", runTime(f.created_at, f.ended_at, f.state === "running", now)],
     ["route", `${f.route.provider}/${f.route.model}`],
+    ["pi", hostLine(f.host ?? undefined)],
     [
       "attestations",
       f.attestations === null

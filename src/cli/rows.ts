@@ -3,6 +3,7 @@
  * a stale "running" task is shown as "ended" and left for bg_result, `result` or `verify` to adjudicate.
  * An answer size and a cost are shown only from files that just passed bg_result's checks.
  */
+
 import { basename, dirname } from "node:path";
 import { DelegateError, type FailureCode } from "../core/errors.ts";
 import type { UsageRecord } from "../core/types.ts";
@@ -15,6 +16,7 @@ import { isTaskRunning } from "../retrieval/running.ts";
 import { listTaskRefs, readManifest, type TaskRef } from "../store/lookup.ts";
 import { readChildTerminal } from "../verify/classify.ts";
 import { readVerifiedResult } from "../verify/delegate-result.ts";
+import { routeLabel } from "../views/host-label.ts";
 
 /** "ended": recorded as running, but its owner and child are gone (not yet adjudicated). */
 export type RowState = "running" | "ended" | "completed" | "failed" | "cancelled" | "unreadable";
@@ -81,7 +83,7 @@ function delegateRow(ref: TaskRef, now: number): TaskRow {
     ...base,
     id: manifest.task_id,
     state: manifest.state,
-    route: `${manifest.route.provider}/${manifest.route.model}`,
+    route: routeLabel(manifest),
     name: manifest.name,
     created_at: manifest.created_at,
     ended_at: endedAt,

@@ -36,6 +36,8 @@ export interface DelegateFacts {
   created_at: string;
   ended_at: string | null;
   route: { provider: string; model: string };
+  /** The Pi the child ran on and how it was admitted; null for trees written before it was recorded. */
+  host: DelegateManifest["host"] | null;
   attestations: { count: number; response_models: string[] } | null;
   capability: string;
   extension_mode: string;
@@ -128,6 +130,7 @@ function delegateFacts(dir: string): DelegateFacts {
     created_at: manifest.created_at,
     ended_at: manifest.terminal?.ended_at ?? null,
     route: manifest.route,
+    host: manifest.host ?? null,
     attestations: result
       ? {
           count: result.route_attestations.length,

@@ -2,6 +2,7 @@ import type { DelegateManifest, TaskState } from "../core/types.ts";
 import { secondsBetween } from "../core/units.ts";
 import { listTaskRefs, readManifest } from "../store/lookup.ts";
 import { readProgress } from "../store/progress.ts";
+import { routeLabel } from "../views/host-label.ts";
 import { isTaskRunning } from "./running.ts";
 
 /**
@@ -32,7 +33,7 @@ function rowOf(manifest: DelegateManifest, taskDir: string): TaskRow {
     id: manifest.task_id,
     name: manifest.name,
     state: running ? "running" : manifest.state === "running" ? "ended" : manifest.state,
-    route: `${manifest.route.provider}/${manifest.route.model}`,
+    route: routeLabel(manifest),
     createdAt: manifest.created_at,
     runSeconds:
       running || t === null ? secondsBetween(manifest.created_at) : secondsBetween(manifest.created_at, t.ended_at),

@@ -17,6 +17,8 @@ export interface ReceiptDetails {
   task_id: string;
   name: string;
   route: { provider: string; model: string; origin: string; thinking_level: string; context_window_tokens: number };
+  /** The Pi the child runs on: proven, or self-proven on this machine (docs/configuration.md, "Self-proof"). */
+  pi_host: { version: string; proof: "proven" | "self-proven" } | null;
   child_session_id: string;
   child_pid: number;
   artifact_dir: string;
@@ -55,6 +57,7 @@ export function buildReceipt(plan: ReceiptSource, manifest: DelegateManifest, ch
       thinking_level: seed.route.thinking_level,
       context_window_tokens: seed.route.context_window_tokens,
     },
+    pi_host: manifest.host ? { version: manifest.host.pi_version, proof: manifest.host.proof } : null,
     child_session_id: seed.child_session_id,
     child_pid: childPid,
     artifact_dir: plan.taskDir,

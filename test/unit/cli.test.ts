@@ -113,6 +113,7 @@ describe("show: which limit made the delegate answer", () => {
     created_at: "2026-12-01T10:00:00.000Z",
     ended_at: "2026-12-01T10:03:05.000Z",
     route: { provider: "fake", model: "fake-model" },
+    host: null,
     attestations: { count: 3, response_models: ["fake-model"] },
     capability: "read_only",
     extension_mode: "isolated",

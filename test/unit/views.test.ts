@@ -78,6 +78,7 @@ describe("receipt text", () => {
         thinking_level: "high",
         context_window_tokens: 1,
       },
+      pi_host: { version: "1.99.0", proof: "self-proven" },
       child_session_id: "delegate-x",
       child_pid: 2,
       artifact_dir: DIR,

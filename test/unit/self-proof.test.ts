@@ -1,0 +1,308 @@
+/**
+ * Self-proof, the parts that need no Pi: the record the guard accepts (exactly this version, this CLI
+ * file, every check passed), the judging of probe observations (each check fails on what a host that
+ * breaks it would show), the flags read from a host's --help or parser, the settings switch and the
+ * labels a person sees.
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { HOST_PROBE_CHECK_IDS, HOST_PROBE_CHECKS } from "../../src/core/host-probe-checks.ts";
+import { hostProofOf, requireChildHost } from "../../src/core/host-range.ts";
+import { cliEntrySha256, readSelfProof, selfProofPath, writeSelfProof } from "../../src/core/self-proof-record.ts";
+import { loadSettings } from "../../src/core/settings.ts";
+import { judgeProbe, type ProbeObservations } from "../../src/host-probe/checks.ts";
+import { PROBE_EXTENSION, PROBE_SHADOW } from "../../src/host-probe/run-probe.ts";
+import { probeFailureText, requireHostAdmitted } from "../../src/launch/host-admission.ts";
+import { readHostCapabilities } from "../../src/launch/host-capabilities.ts";
+import { hostLine, routeLabel } from "../../src/views/host-label.ts";
+import { makeTempDir } from "../helpers/temp.ts";
+
+const PASSED = HOST_PROBE_CHECK_IDS.map((id) => ({ id, ok: true, seen: "fine" }));
+
+async function fakeCli(text = "// a pi CLI\n"): Promise<{ agentDir: string; cli: string }> {
+  const dir = await makeTempDir("self-proof");
+  const cli = join(dir, "cli.js");
+  writeFileSync(cli, text);
+  const agentDir = join(dir, "agent");
+  mkdirSync(agentDir);
+  return { agentDir, cli };
+}
+
+function record(cli: string, over: Partial<Parameters<typeof writeSelfProof>[1]> = {}) {
+  return {
+    pi_version: "1.99.0",
+    cli_path: cli,
+    cli_sha256: cliEntrySha256(cli) ?? "",
+    proven_at: "2026-12-02T10:00:00.000Z",
+    duration_ms: 2000,
+    checks: PASSED,
+    ...over,
+  };
+}
+
+describe("the self-proof record", () => {
+  it("admits exactly its version run from exactly its CLI file", async () => {
+    const { agentDir, cli } = await fakeCli();
+    const lookup = { agentDir, cliPath: cli };
+    expect(hostProofOf("1.99.0", lookup)).toBeUndefined();
+    writeSelfProof(agentDir, record(cli));
+    expect(hostProofOf("1.99.0", lookup)).toBe("self-proven");
+    expect(requireChildHost("1.99.0", lookup)).toBe("self-proven");
+    expect(hostProofOf("1.98.0", lookup)).toBeUndefined();
+    expect(hostProofOf("0.73.1", lookup)).toBe("proven");
+    // The CLI file changed (another build reporting the same version): the record no longer applies.
+    writeFileSync(cli, "// patched\n");
+    expect(hostProofOf("1.99.0", lookup)).toBeUndefined();
+    expect(() => requireChildHost("1.99.0", lookup)).toThrow(/delegate_hook_contract_unsupported|not a proven host/);
+  });
+
+  it("is refused when a check failed, one is missing, or the file is not the schema", async () => {
+    const { agentDir, cli } = await fakeCli();
+    const lookup = { agentDir, cliPath: cli };
+    writeSelfProof(agentDir, record(cli, { checks: PASSED.map((c, i) => (i === 4 ? { ...c, ok: false } : c)) }));
+    expect(hostProofOf("1.99.0", lookup)).toBeUndefined();
+    writeSelfProof(agentDir, record(cli, { checks: PASSED.slice(1) }));
+    expect(hostProofOf("1.99.0", lookup)).toBeUndefined();
+    const path = selfProofPath(agentDir, "1.99.0", cliEntrySha256(cli) ?? "");
+    writeFileSync(path, JSON.stringify({ ...record(cli), extra: 1 }));
+    expect(hostProofOf("1.99.0", lookup)).toBeUndefined();
+    writeFileSync(path, "not json");
+    expect(readSelfProof(agentDir, "1.99.0", cli)).toBeUndefined();
+    writeSelfProof(agentDir, record(cli, { pi_version: "1.98.0" }));
+    expect(readSelfProof(agentDir, "1.98.0", cli)).toBeDefined();
+    expect(readSelfProof(agentDir, "1.99.0", cli)).toBeUndefined();
+  });
+});
+
+function observations(): ProbeObservations {
+  const tools = [
+    { name: "read", sourceInfo: { path: "builtin:read", source: "builtin" } },
+    { name: "probe_touch", sourceInfo: { path: PROBE_EXTENSION, source: "cli" } },
+  ];
+  const shadowTools = [{ name: "read", sourceInfo: { path: PROBE_SHADOW, source: "cli" } }];
+  const pin = { provider: "probe", model: "probe-model" };
+  const reply = (stop: string) => ({ event: "assistant", stop, ...pin });
+  const request = (messages: { role: string; text: string }[], tools = ["read", "probe_touch"]) => ({
+    model: "probe-model",
+    stream: true,
+    messages,
+    tools,
+  });
+  const user = { role: "user", text: "PROBE-RUN:main" };
+  const toolMessages = [
+    { role: "tool", text: "PROBE-REPLACED" },
+    { role: "tool", text: "PROBE-BLOCKED" },
+  ];
+  return {
+    pin,
+    probePath: PROBE_EXTENSION,
+    shadowPath: PROBE_SHADOW,
+    secret: "SECRET",
+    main: {
+      events: [
+        { event: "session_start", tools, sessionId: "probe-1", model: { provider: "probe", id: "probe-model" } },
+        { event: "input" },
+        { event: "before_agent_start" },
+        { event: "agent_start" },
+        reply("toolUse"),
+        reply("error"),
+        { event: "agent_end" },
+        { event: "agent_start" },
+        reply("stop"),
+        { event: "agent_end" },
+        { event: "session_shutdown" },
+      ],
+      requests: [
+        request([user]),
+        request([user, ...toolMessages, { role: "user", text: "PROBE-INJECTED" }]),
+        request([user, ...toolMessages]),
+      ],
+      exitCode: 0,
+      signal: null,
+      timedOut: false,
+      output: "",
+      markerWritten: false,
+      headerId: "probe-1",
+      sessionLines: [
+        { type: "session", id: "probe-1" },
+        { type: "message", message: { role: "assistant" } },
+      ],
+    },
+    input: {
+      events: [{ event: "session_start", tools }, { event: "input" }, { event: "session_shutdown" }],
+      requests: [],
+      exitCode: 0,
+      signal: null,
+      timedOut: false,
+      output: "",
+    },
+    sigterm: {
+      events: [
+        { event: "session_start", tools: shadowTools },
+        { event: "input" },
+        { event: "agent_start" },
+        reply("toolUse"),
+        { event: "session_shutdown" },
+      ],
+      requests: [request([user], ["read"]), request([user, { role: "tool", text: "PROBE-SHADOW-RAN" }], ["read"])],
+      exitCode: 143,
+      signal: null,
+      timedOut: false,
+      output: "",
+      signalled: true,
+    },
+  };
+}
+
+function failing(o: ProbeObservations): string[] {
+  return judgeProbe(o)
+    .filter((c) => !c.ok)
+    .map((c) => c.id);
+}
+
+describe("judging the probe", () => {
+  it("passes every check on what a sound host shows, in the documented order", () => {
+    const checks = judgeProbe(observations());
+    expect(checks.map((c) => c.id)).toEqual(HOST_PROBE_CHECK_IDS);
+    expect(checks.filter((c) => !c.ok)).toEqual([]);
+  });
+
+  it("fails exactly the check a broken host breaks, saying what was seen", () => {
+    const o = observations();
+    o.main.markerWritten = true;
+    expect(failing(o)).toEqual(["tool_call_block"]);
+    const t = observations();
+    for (const request of t.main.requests) request.tools.push("bash");
+    expect(failing(t)).toEqual(["tools_restricted"]);
+    expect(judgeProbe(t)[0]?.seen).toBe("offered bash, probe_touch, read for --tools read,probe_touch");
+    const s = observations();
+    s.sigterm.events[0] = {
+      event: "session_start",
+      tools: [{ name: "read", sourceInfo: { path: "builtin:read", source: "builtin" } }],
+    };
+    expect(failing(s)).toEqual(["shadow_refused"]);
+    const r = observations();
+    r.main.events[8] = { event: "assistant", stop: "stop", provider: "other", model: "probe-model" };
+    expect(failing(r)).toEqual(["route_attested"]);
+    const h = observations();
+    h.main.sessionLines[0] = { type: "session", id: "rewritten" };
+    expect(failing(h)).toEqual(["session_file"]);
+    const i = observations();
+    i.input.requests.push({ model: "m", stream: true, messages: [], tools: [] });
+    expect(failing(i)).toEqual(["input_handled"]);
+    const late = observations();
+    late.main.events.splice(9, 0, { event: "session_shutdown" });
+    expect(failing(late)).toEqual(["shutdown_after_final"]);
+    const hung = observations();
+    hung.sigterm.timedOut = true;
+    expect(failing(hung)).toEqual(["sigterm_shutdown"]);
+  });
+
+  it("a child that never loaded the probe fails every check with what it printed", () => {
+    const o = observations();
+    o.main.events = [];
+    o.main.requests = [];
+    o.main.sessionLines = [];
+    o.main.exitCode = 1;
+    o.main.output = 'loading…\nError: Unknown provider "probe"\nNode.js v22';
+    const checks = judgeProbe(o);
+    const main = checks.find((c) => c.id === "tools_restricted");
+    expect(main).toMatchObject({ ok: false });
+    expect(main?.seen).toBe('the main run exited 1 before any hook ran; it printed: Error: Unknown provider "probe"');
+  });
+});
+
+describe("admission's words", () => {
+  it("a failed probe names its first failing check, what it means and what was seen", () => {
+    const checks = PASSED.map((c) =>
+      c.id === "tool_call_block" ? { ...c, ok: false, seen: "the blocked tool ran" } : c,
+    );
+    const text = probeFailureText({ checks, ok: false, durationMs: 1 });
+    expect(text).toBe(
+      `it failed its self-proof: check tool_call_block (${HOST_PROBE_CHECKS.tool_call_block}): the blocked tool ran`,
+    );
+    let thrown: unknown;
+    try {
+      requireHostAdmitted({ version: "1.98.0", proof: undefined, refusal: text });
+    } catch (error) {
+      thrown = error;
+    }
+    expect((thrown as { code?: string }).code).toBe("delegate_hook_contract_unsupported");
+    expect(String((thrown as Error).message)).toContain("pi 1.98.0 is not a proven host");
+    expect(String((thrown as Error).message)).toContain("check tool_call_block");
+    expect(requireHostAdmitted({ version: "1.99.0", proof: "self-proven" })).toBe("self-proven");
+  });
+
+  it("bgDelegate.selfProof is on by default; the setting and the environment turn it off", async () => {
+    const { agentDir } = await fakeCli();
+    const cwd = await makeTempDir("self-proof-cwd");
+    expect(loadSettings(agentDir, cwd, {}).selfProof).toBe(true);
+    writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ bgDelegate: { selfProof: false } }));
+    expect(loadSettings(agentDir, cwd, {}).selfProof).toBe(false);
+    expect(loadSettings(agentDir, cwd, { PI_BG_DELEGATE_SELF_PROOF: "1" }).selfProof).toBe(true);
+    writeFileSync(join(agentDir, "settings.json"), "{}");
+    expect(loadSettings(agentDir, cwd, { PI_BG_DELEGATE_SELF_PROOF: "0" }).selfProof).toBe(false);
+  });
+
+  it("labels a self-proven host for people, and a proven one by its route alone", () => {
+    const route = { provider: "fake", model: "fake-model" };
+    const host = {
+      pi_version: "1.99.0",
+      proof: "self-proven" as const,
+      flags_from: "help" as const,
+      host_flags: ["--no-mcp"],
+    };
+    expect(routeLabel({ route, host })).toBe("fake/fake-model (pi 1.99.0, self-proven)");
+    expect(routeLabel({ route, host: { ...host, proof: "proven" } })).toBe("fake/fake-model");
+    expect(routeLabel({ route })).toBe("fake/fake-model");
+    expect(hostLine(host)).toBe("pi 1.99.0, self-proven; host flags --no-mcp (read from its --help)");
+  });
+});
+
+describe("the host's flags, read from the host", () => {
+  it("from --help: a flag is known only as a whole word of the help text", async () => {
+    const { cli } = await fakeCli(
+      [
+        "const lines = ['  --print, -p', '  --no-builtin-tools', '  --tools <t>', '  --no-skills', '  --no-prompt-templates',",
+        "'  --no-themes', '  --no-context-files', '  --no-extensions', '  --extension, -e <path>', '  --provider <p>',",
+        "'  --model <m>', '  --thinking <t>', '  --session <f>', '  --system-prompt <s>', '  --no-mcp-servers'];",
+        "console.log(lines.join('\\n'));",
+      ].join("\n"),
+    );
+    const caps = await readHostCapabilities(cli, process.execPath);
+    expect(caps).toEqual({ noMcp: false, projectTrust: false, missing: [], source: "help" });
+  });
+
+  it("from the host's parseArgs when this process runs the same release; a missing required flag is named", async () => {
+    const dir = await makeTempDir("caps");
+    mkdirSync(join(dir, "dist"));
+    writeFileSync(join(dir, "package.json"), JSON.stringify({ version: "1.99.0" }));
+    const cli = join(dir, "dist", "cli.js");
+    writeFileSync(cli, "");
+    const known = new Set([
+      "--print",
+      "--no-builtin-tools",
+      "--tools",
+      "--no-skills",
+      "--no-prompt-templates",
+      "--no-themes",
+      "--no-context-files",
+      "--no-extensions",
+      "--extension",
+      "--provider",
+      "--model",
+      "--thinking",
+      "--system-prompt",
+      "--no-mcp",
+      "--approve",
+      "--no-approve",
+    ]);
+    const parseArgs = (args: string[]) => ({
+      unknownFlags: new Map(known.has(args[0] ?? "") ? [] : [[args[0], true]]),
+      diagnostics: [],
+    });
+    const caps = await readHostCapabilities(cli, process.execPath, { version: "1.99.0", parseArgs });
+    expect(caps).toEqual({ noMcp: true, projectTrust: true, missing: ["--session"], source: "parse_args" });
+  });
+});
