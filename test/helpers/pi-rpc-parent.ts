@@ -44,6 +44,8 @@ export interface RpcParentOptions {
   args?: string[];
   /** More environment for the pi process. */
   env?: Record<string, string>;
+  /** Another Pi CLI to run (a copy of the host, test/helpers/host-copy.ts); default the host's. */
+  cliPath?: string;
 }
 
 export interface RpcParent {
@@ -91,7 +93,7 @@ export async function startRpcParent(options: RpcParentOptions): Promise<RpcPare
   }
   const route = options.model ?? { provider: FAKE_PROVIDER, id: FAKE_MODELS.default };
   const client = new HostRpcClient({
-    cliPath: PI_CLI_PATH,
+    cliPath: options.cliPath ?? PI_CLI_PATH,
     cwd: options.cwd,
     env: {
       PI_CODING_AGENT_DIR: options.agentDir.dir,

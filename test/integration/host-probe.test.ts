@@ -1,0 +1,181 @@
+/**
+ * Self-proof with real Pi processes (docs/configuration.md, "Self-proof"):
+ * - the host probe passes on the host under test (every proven version runs this file);
+ * - on the newest host, copies of it that report an unreleased version: a faithful copy proves itself
+ *   on its first bg_delegate and the whole loop works on it (launch, notification, verified answer);
+ *   a copy that ignores a tool_call block, and one whose --tools does not restrict the tools offered,
+ *   are refused naming that check, with nothing launched and nothing left in the project; with
+ *   bgDelegate.selfProof off the faithful copy is refused too.
+ */
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SELF_PROOF_ENV, TASK_FILES } from "../../src/core/constants.ts";
+import { HOST_PROBE_CHECK_IDS } from "../../src/core/host-probe-checks.ts";
+import { isProvenPiVersion } from "../../src/core/host-range.ts";
+import { selfProofDir } from "../../src/core/self-proof-record.ts";
+import { runHostProbe } from "../../src/host-probe/run-probe.ts";
+import { isolatedHostFlags } from "../../src/launch/host-admission.ts";
+import { readHostCapabilities } from "../../src/launch/host-capabilities.ts";
+import { isChildRequest } from "../helpers/drive.ts";
+import { HOST_COPY_SOURCE, type HostPatch, makeHostCopy } from "../helpers/host-copy.ts";
+import {
+  type AgentDir,
+  createAgentDir,
+  findProcesses,
+  HOST,
+  makeTempDir,
+  type ParentMessage,
+  PI_CLI_PATH,
+  script,
+  startRpcParent,
+  useModelServer,
+  waitForNoProcesses,
+} from "../helpers/pi-parent.ts";
+import { calls, delegateCall, expectRefusal, listTree, parentModel, resultOf } from "./launch-support.ts";
+
+const server = useModelServer();
+const agents: AgentDir[] = [];
+
+async function newAgent(): Promise<AgentDir> {
+  const agent = await createAgentDir({ serverUrl: server.url });
+  agents.push(agent);
+  return agent;
+}
+
+function probeDirs(): string[] {
+  return readdirSync(tmpdir()).filter((name) => name.startsWith("pi-bg-delegate-probe-"));
+}
+
+afterAll(async () => {
+  for (const agent of agents) expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
+});
+
+it(`the host probe passes every check on pi ${HOST.version}, and leaves nothing behind`, async () => {
+  const before = probeDirs();
+  const sdk = (await import(HOST.sdkUrl)) as { CURRENT_SESSION_VERSION: number };
+  const capabilities = await readHostCapabilities(PI_CLI_PATH, process.execPath);
+  expect(capabilities.missing).toEqual([]);
+  const report = await runHostProbe({
+    nodePath: process.execPath,
+    piCli: PI_CLI_PATH,
+    sessionVersion: sdk.CURRENT_SESSION_VERSION,
+    hostFlags: isolatedHostFlags(capabilities),
+  });
+  expect(report.checks.filter((c) => !c.ok)).toEqual([]);
+  expect(report.checks.map((c) => c.id)).toEqual(HOST_PROBE_CHECK_IDS);
+  expect(report.ok).toBe(true);
+  expect(probeDirs().filter((d) => !before.includes(d))).toEqual([]);
+  expect(await findProcesses("pi-bg-delegate-probe-")).toEqual([]);
+});
+
+const CHILD_ANSWER = "SELF-PROVEN ANSWER 4471";
+
+/** The parent calls bg_delegate on "go", bg_result on the notification; the child answers from its script. */
+function driveLoop(): void {
+  server.setHandler(
+    parentModel({
+      onUser: (text) => {
+        if (text === "go") {
+          return calls(
+            delegateCall("c_launch", { name: "self-proof", prompt: `Answer. ${script({ text: CHILD_ANSWER })}` }),
+          );
+        }
+        if (text.includes("finished") || text.includes("completed") || /d[0-9a-f]{32}/.test(text)) {
+          return calls({ id: "c_result", name: "bg_result", args: { taskId: "d" } });
+        }
+        return { text: "ok" };
+      },
+    }),
+  );
+}
+
+async function refusedCopy(patches: HostPatch[], version: string, env: Record<string, string> = {}) {
+  const copy = await makeHostCopy({ version, patches });
+  const agent = await newAgent();
+  const cwd = await makeTempDir(`self-proof-refused-${version}`);
+  server.setHandler(
+    parentModel({
+      onUser: (t) => (t === "go" ? calls(delegateCall("c_launch", { name: "t", prompt: "look" })) : { text: "ok" }),
+    }),
+  );
+  const parent = await startRpcParent({ agentDir: agent, cwd, cliPath: copy.cliPath, env });
+  try {
+    await parent.promptAndWait("go", 60_000);
+    const result = resultOf((await parent.messages()) as unknown as ParentMessage[], "c_launch");
+    expectRefusal(result, "delegate_hook_contract_unsupported");
+    expect(server.requests.filter(isChildRequest)).toEqual([]);
+    expect(listTree(join(cwd, ".pi"))).toEqual([]);
+    expect(existsSync(selfProofDir(agent.dir))).toBe(false);
+    return result.text;
+  } finally {
+    await parent.stop();
+    await copy.remove();
+  }
+}
+
+describe.runIf(HOST.version === HOST_COPY_SOURCE)(
+  `self-proof on copies of pi ${HOST_COPY_SOURCE} relabelled as unreleased versions`,
+  () => {
+    beforeAll(() => {
+      for (const v of ["1.99.0", "1.98.0", "1.97.0"]) expect(isProvenPiVersion(v)).toBe(false);
+    });
+
+    it("1.99.0 proves itself on its first bg_delegate, and the whole loop works: receipt, notification, verified answer", async () => {
+      const copy = await makeHostCopy({ version: "1.99.0" });
+      const agent = await newAgent();
+      const cwd = await makeTempDir("self-proof-loop");
+      driveLoop();
+      const parent = await startRpcParent({ agentDir: agent, cwd, cliPath: copy.cliPath });
+      try {
+        const ends = parent.log.count("agent_end");
+        await parent.prompt("go");
+        await parent.log.waitForCount("agent_end", ends + 2, { timeoutMs: 90_000 });
+        const messages = (await parent.messages()) as unknown as ParentMessage[];
+        const receipt = resultOf(messages, "c_launch");
+        expect(receipt.isError, receipt.text).toBe(false);
+        expect(receipt.details).toMatchObject({ pi_host: { version: "1.99.0", proof: "self-proven" } });
+        const answer = resultOf(messages, "c_result");
+        expect(answer.isError, answer.text).toBe(false);
+        expect(answer.text).toMatch(/^Verified answer of d[0-9a-f]{32}/);
+        expect(answer.text).toContain(CHILD_ANSWER);
+
+        // The record in the agent dir, the manifest and the guard's ready file all say self-proven.
+        const records = readdirSync(selfProofDir(agent.dir));
+        expect(records).toHaveLength(1);
+        expect(records[0]).toMatch(/^1\.99\.0-[0-9a-f]{16}\.json$/);
+        const record = JSON.parse(readFileSync(join(selfProofDir(agent.dir), records[0] as string), "utf8"));
+        expect(record.checks.map((c: { ok: boolean }) => c.ok)).toEqual(HOST_PROBE_CHECK_IDS.map(() => true));
+        const taskDir = (receipt.details as { artifact_dir: string }).artifact_dir;
+        const manifest = JSON.parse(readFileSync(join(taskDir, TASK_FILES.manifest), "utf8"));
+        expect(manifest.host).toMatchObject({ pi_version: "1.99.0", proof: "self-proven", flags_from: "parse_args" });
+        expect(manifest.host.host_flags).toEqual(["--no-mcp", "--no-approve"]);
+        const ready = JSON.parse(readFileSync(join(taskDir, TASK_FILES.ready), "utf8"));
+        expect(ready).toMatchObject({ pi_version: "1.99.0", host_proof: "self-proven" });
+      } finally {
+        await parent.stop();
+        await copy.remove();
+      }
+    });
+
+    it("a copy that ignores a tool_call block is refused naming that check; nothing is launched", async () => {
+      const text = await refusedCopy(["ignore-tool-call-block"], "1.98.0");
+      expect(text).toContain("pi 1.98.0 is not a proven host");
+      expect(text).toContain("it failed its self-proof: check tool_call_block");
+      expect(text).toContain("the blocked tool ran");
+    });
+
+    it("a copy whose --tools does not restrict the tools offered is refused naming that check", async () => {
+      const text = await refusedCopy(["tools-unrestricted"], "1.97.0");
+      expect(text).toContain("it failed its self-proof: check tools_restricted");
+      expect(text).toContain("probe_hidden");
+    });
+
+    it("with bgDelegate.selfProof off, an unproven version is refused without a probe", async () => {
+      const text = await refusedCopy([], "1.99.0", { [SELF_PROOF_ENV]: "0" });
+      expect(text).toContain("pi 1.99.0 is not a proven host");
+      expect(text).toContain("self-proof is off (bgDelegate.selfProof)");
+    });
+  },
+);
