@@ -1,4 +1,3 @@
-import * as host from "@mariozechner/pi-coding-agent";
 import {
   CURRENT_SESSION_VERSION,
   type ExtensionAPI,
@@ -67,7 +66,6 @@ function hostAdmission(cwd: string): Promise<HostAdmission> {
     configuredPiCli: settings.piCli,
     selfProof: settings.selfProof,
     sessionVersion: CURRENT_SESSION_VERSION,
-    inProcess: { version: VERSION, parseArgs: (host as Record<string, unknown>).parseArgs },
   });
 }
 

@@ -12,7 +12,7 @@ export const FAILURE_REMEDIATION = {
   route_credentials_missing:
     "Run `/login <provider>` in Pi, or set the provider's API key variable (the message names it, e.g. ANTHROPIC_API_KEY) before starting Pi, or pick a route that has credentials.",
   delegate_hook_contract_unsupported:
-    "Run a proven Pi version (see docs/configuration.md), or prove yours with `npm run prove-host -- <version>` in a clone of pi-bg-delegate.",
+    "Run a proven Pi version (see docs/configuration.md), or let yours prove itself (bgDelegate.selfProof, on by default); `pi-bg-delegate prove-host` shows each check and what it saw.",
   search_tools_unavailable:
     "Install ripgrep (rg) on PATH or in the Pi agent dir's bin/; this platform has no rg from @vscode/ripgrep.",
   delegate_isolation_unsupported:
@@ -133,7 +133,7 @@ export const FAILURE_WHEN = {
   },
   delegate_hook_contract_unsupported: {
     stages: ["admission", "run"],
-    when: "The parent's Pi version, or the child's as seen by the guard at load, is not one of the proven versions.",
+    when: "The parent's Pi version is not proven and did not prove itself on this machine (its host probe failed a check, or self-proof is off), its CLI lacks a flag every child needs, or the child's version, as the guard sees it at load, is neither proven nor self-proven for the CLI file it runs.",
   },
   search_tools_unavailable: {
     stages: ["admission", "run"],

@@ -16,9 +16,6 @@ export type ProvenPiVersion = (typeof PROVEN_PI_VERSIONS)[number];
 /** How a host was admitted: by the suite (proven) or by its own probe on this machine (self-proven). */
 export type HostProof = "proven" | "self-proven";
 
-/** The command that runs the host probe by hand (docs/cli.md, "prove-host"). */
-export const PROVE_HOST_COMMAND = "pi-bg-delegate prove-host";
-
 export function isProvenPiVersion(version: string): version is ProvenPiVersion {
   return (PROVEN_PI_VERSIONS as readonly string[]).includes(version.trim());
 }

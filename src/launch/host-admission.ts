@@ -13,7 +13,7 @@ import { type HostProof, isProvenPiVersion, unprovenVersionText } from "../core/
 import { cliEntrySha256, readSelfProof, writeSelfProof } from "../core/self-proof-record.ts";
 import { type ProbeReport, runHostProbe } from "../host-probe/run-probe.ts";
 import { locatePiCli } from "./host.ts";
-import { type HostCapabilities, type InProcessHost, readHostCapabilities } from "./host-capabilities.ts";
+import { type HostCapabilities, readHostCapabilities } from "./host-capabilities.ts";
 
 export interface HostAdmission {
   version: string;
@@ -33,7 +33,6 @@ export interface HostAdmissionInput {
   selfProof: boolean;
   /** The host's session format version (CURRENT_SESSION_VERSION), for the probe's session file. */
   sessionVersion: number;
-  inProcess: InProcessHost;
 }
 
 /** The host flags an isolated child gets (src/launch/argv.ts): what the probe's children run with. */
@@ -73,7 +72,7 @@ async function decide(input: HostAdmissionInput): Promise<HostAdmission> {
     const why = error instanceof DelegateError ? error.message : String(error);
     return { version, proof: undefined, refusal: `it cannot prove itself: ${why}` };
   }
-  const capabilities = await readHostCapabilities(piCli, process.execPath, input.inProcess);
+  const capabilities = await readHostCapabilities(piCli, process.execPath);
   if (capabilities.missing.length > 0) {
     const refusal = `its CLI has no ${capabilities.missing.join(", ")}, which every delegate child needs`;
     return { version, proof: undefined, refusal, capabilities };

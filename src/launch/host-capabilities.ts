@@ -1,11 +1,12 @@
 /**
  * What the host's CLI offers a child (docs/subsystems/launch.md, "Starting the child"), read from the
- * host itself once per process and CLI file, never from a table: Pi 1.x exports its argument parser
- * (`parseArgs`), which is asked about each flag; any other host is asked with `--help`.
+ * host itself once per process and CLI file, never from a table: the host's own argument parser
+ * (`parseArgs` of its dist/cli/args.js) is asked about each flag; a host without one, with `--help`.
  */
 import { execFile } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { pathToFileURL } from "node:url";
 
 /** Flags the child's command line always uses (src/launch/argv.ts): a host without one is refused. */
 export const REQUIRED_CHILD_FLAGS = [
@@ -77,20 +78,11 @@ function capabilitiesFrom(known: (flag: string) => boolean, source: HostCapabili
   };
 }
 
-/** The version in the package.json of the Pi package that holds `cliPath` (dist/cli.js or dist/bundle/cli.js). */
-export function packageVersionOf(cliPath: string): string | undefined {
+/** The directory of the Pi package that holds `cliPath` (dist/cli.js or dist/bundle/cli.js): the nearest package.json up. */
+export function packageRootOf(cliPath: string): string | undefined {
   let dir = dirname(cliPath);
   for (let i = 0; i < 4; i++) {
-    const manifest = join(dir, "package.json");
-    if (existsSync(manifest)) {
-      try {
-        const parsed: unknown = JSON.parse(readFileSync(manifest, "utf8"));
-        const version = (parsed as { version?: unknown }).version;
-        if (typeof version === "string") return version;
-      } catch {
-        return undefined;
-      }
-    }
+    if (existsSync(join(dir, "package.json"))) return dir;
     dir = dirname(dir);
   }
   return undefined;
@@ -107,32 +99,39 @@ function helpText(nodePath: string, cliPath: string): Promise<string> {
   });
 }
 
-/** The host module loaded in this process, if it is the same Pi release as the CLI file. */
-export interface InProcessHost {
-  version: string;
-  /** The module's `parseArgs` export (Pi 1.x), when it has one. */
-  parseArgs: unknown;
+/** The host's own argument parser: `dist/cli/args.js` of the Pi package that holds the CLI file. */
+async function hostParser(cliPath: string): Promise<ParseArgs | undefined> {
+  const root = packageRootOf(cliPath);
+  if (root === undefined) return undefined;
+  const file = join(root, "dist", "cli", "args.js");
+  if (!existsSync(file)) return undefined;
+  try {
+    const mod = (await import(pathToFileURL(file).href)) as { parseArgs?: unknown };
+    return typeof mod.parseArgs === "function" ? (mod.parseArgs as ParseArgs) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function read(cliPath: string, nodePath: string): Promise<HostCapabilities> {
+  const parse = await hostParser(cliPath);
+  if (parse !== undefined) return capabilitiesFrom((flag) => knownTo(parse, flag), "parse_args");
+  const help = await helpText(nodePath, cliPath);
+  return capabilitiesFrom((flag) => knownToHelp(help, flag), "help");
 }
 
 const cache = new Map<string, Promise<HostCapabilities>>();
 
 /**
- * The capabilities of the host whose CLI is `cliPath`, asked once per process: through the host
- * module's own `parseArgs` when this process runs that same release, else through `--help`.
+ * The capabilities of the host whose CLI is `cliPath`, asked once per process: through the host's own
+ * argument parser (its package's dist/cli/args.js, loaded in this process: no child process), else
+ * through `--help` run with `nodePath`.
  */
-export function readHostCapabilities(
-  cliPath: string,
-  nodePath: string,
-  inProcess?: InProcessHost,
-): Promise<HostCapabilities> {
+export function readHostCapabilities(cliPath: string, nodePath: string): Promise<HostCapabilities> {
   const key = `${nodePath}\0${cliPath}`;
   const cached = cache.get(key);
   if (cached !== undefined) return cached;
-  const parse = inProcess?.parseArgs;
-  const pending =
-    typeof parse === "function" && packageVersionOf(cliPath) === inProcess?.version
-      ? Promise.resolve(capabilitiesFrom((flag) => knownTo(parse as ParseArgs, flag), "parse_args"))
-      : helpText(nodePath, cliPath).then((help) => capabilitiesFrom((flag) => knownToHelp(help, flag), "help"));
+  const pending = read(cliPath, nodePath);
   cache.set(key, pending);
   return pending;
 }

@@ -9,9 +9,9 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MAX_RUNNING_ENV, PI_CLI_ENV } from "../../src/core/constants.ts";
+import { MAX_RUNNING_ENV, PI_CLI_ENV, SELF_PROOF_ENV } from "../../src/core/constants.ts";
 import { FAILURE_REMEDIATION } from "../../src/core/errors.ts";
-import { PROVE_HOST_COMMAND, PROVEN_PI_VERSIONS } from "../../src/core/host-range.ts";
+import { PROVEN_PI_VERSIONS } from "../../src/core/host-range.ts";
 import { gate, isChildRequest } from "../helpers/drive.ts";
 import {
   type AgentDir,
@@ -438,7 +438,7 @@ function fakeVersionPackageDir(dir: string, version: string): void {
 }
 
 describe("delegate_hook_contract_unsupported", () => {
-  it("a pi process reporting version 0.99.0 starts, loads the package, and refuses to launch", async () => {
+  it("a pi process reporting version 0.99.0, with self-proof off, starts, loads the package, and refuses to launch", async () => {
     expect(PROVEN_PI_VERSIONS).not.toContain("0.99.0");
     const cwd = await makeTempDir("adm-hook");
     const packageDir = await makeTempDir("adm-hook-pi");
@@ -451,14 +451,18 @@ describe("delegate_hook_contract_unsupported", () => {
     expect(version.status).toBe(0);
     expect(`${version.stdout}${version.stderr}`.trim()).toBe("0.99.0");
     answerPrompt("go", [delegateCall("c_hook", { name: "t", prompt: "look" })]);
-    const parent = await startRpcParent({ agentDir: agent, cwd, env: { PI_PACKAGE_DIR: packageDir } });
+    const parent = await startRpcParent({
+      agentDir: agent,
+      cwd,
+      env: { PI_PACKAGE_DIR: packageDir, [SELF_PROOF_ENV]: "0" },
+    });
     try {
       await parent.promptAndWait("go");
       const messages = (await parent.messages()) as unknown as ParentMessage[];
       const result = resultOf(messages, "c_hook");
       expectRefusal(result, "delegate_hook_contract_unsupported");
       expect(result.text).toContain(`pi 0.99.0 is not a proven host (proven: ${PROVEN_PI_VERSIONS.join(", ")})`);
-      expect(result.text).toContain(PROVE_HOST_COMMAND);
+      expect(result.text).toContain("self-proof is off (bgDelegate.selfProof)");
       expect(server.requests.filter(isChildRequest)).toEqual([]);
       const others = (await findProcesses(agent.dir, { includeEnv: true })).filter((p) => p.pid !== parent.pid);
       expect(others).toEqual([]);

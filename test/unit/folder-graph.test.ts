@@ -19,6 +19,7 @@ const LAYERS: Record<string, number> = {
   store: 2,
   process: 2,
   child: 2,
+  "host-probe": 2,
   launch: 3,
   retrieval: 3,
   fusion: 3,

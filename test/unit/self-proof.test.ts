@@ -274,13 +274,13 @@ describe("the host's flags, read from the host", () => {
     expect(caps).toEqual({ noMcp: false, projectTrust: false, missing: [], source: "help" });
   });
 
-  it("from the host's parseArgs when this process runs the same release; a missing required flag is named", async () => {
+  it("from the host's own parser (dist/cli/args.js of its package); a missing required flag is named", async () => {
     const dir = await makeTempDir("caps");
-    mkdirSync(join(dir, "dist"));
-    writeFileSync(join(dir, "package.json"), JSON.stringify({ version: "1.99.0" }));
+    mkdirSync(join(dir, "dist", "cli"), { recursive: true });
+    writeFileSync(join(dir, "package.json"), JSON.stringify({ version: "1.99.0", type: "module" }));
     const cli = join(dir, "dist", "cli.js");
     writeFileSync(cli, "");
-    const known = new Set([
+    const known = [
       "--print",
       "--no-builtin-tools",
       "--tools",
@@ -297,12 +297,12 @@ describe("the host's flags, read from the host", () => {
       "--no-mcp",
       "--approve",
       "--no-approve",
-    ]);
-    const parseArgs = (args: string[]) => ({
-      unknownFlags: new Map(known.has(args[0] ?? "") ? [] : [[args[0], true]]),
-      diagnostics: [],
-    });
-    const caps = await readHostCapabilities(cli, process.execPath, { version: "1.99.0", parseArgs });
+    ];
+    writeFileSync(
+      join(dir, "dist", "cli", "args.js"),
+      `const known = new Set(${JSON.stringify(known)});\nexport function parseArgs(args) { return { unknownFlags: new Map(known.has(args[0]) ? [] : [[args[0], true]]), diagnostics: [] }; }\n`,
+    );
+    const caps = await readHostCapabilities(cli, process.execPath);
     expect(caps).toEqual({ noMcp: true, projectTrust: true, missing: ["--session"], source: "parse_args" });
   });
 });
