@@ -22,6 +22,7 @@ import { contextFigures } from "./figures/context.mjs";
 import { endToEndFigure } from "./figures/end-to-end.mjs";
 import { memoryFigure } from "./figures/memory.mjs";
 import { receiptFigures } from "./figures/receipt.mjs";
+import { selfProofFigure } from "./figures/self-proof.mjs";
 import { verifyFigure } from "./figures/verify.mjs";
 import { windowFigure } from "./figures/window.mjs";
 import { buildReport, table } from "./report.mjs";
@@ -37,6 +38,7 @@ const CONFIGS = {
     window: { resultSizes: [4_000, 8_000, 20_000, 50_000, 60_000] },
     memory: { answerBytes: 1 * MiB, reps: 3 },
     concurrency: { count: 8, reps: 5 },
+    selfProof: { reps: 5 },
   },
   quick: {
     receipt: { small: 100, large: 2_000, largest: 10_000, reps: 1 },
@@ -45,6 +47,7 @@ const CONFIGS = {
     window: { resultSizes: [8_000, 50_000] },
     memory: { answerBytes: MiB / 4, reps: 1 },
     concurrency: { count: 2, reps: 1 },
+    selfProof: { reps: 1 },
   },
 };
 const USAGE = "usage: npm run bench [-- --quick] [--out <file>] [--keep] [--host <version>]";
@@ -101,6 +104,7 @@ async function main() {
     ["concurrency", () => concurrencyFigure(workspace, { ...config.concurrency, collect, log })],
     ["memory", () => memoryFigure(workspace, { ...config.memory, collect, log })],
     ["context", () => contextFigures(workspace, { collect, log })],
+    ["self-proof", () => selfProofFigure({ ...config.selfProof, log })],
   ];
   for (const [name, run] of steps) {
     if (interrupted) break;
