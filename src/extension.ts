@@ -13,6 +13,16 @@ import { startFusion } from "./fusion-run/start.ts";
 import { admitHost, type HostAdmission } from "./launch/host-admission.ts";
 import { admit } from "./launch/launch.ts";
 import { startDelegate } from "./launch/start.ts";
+import {
+  drainAtShutdown,
+  nonInteractiveMode,
+  ownWorkRunning,
+  registerJsonEcho,
+  reportAtExit,
+  runningOwnWork,
+  trackOwnWork,
+  waitForOwnWork,
+} from "./lifetime.ts";
 import { SessionLink } from "./retrieval/notifier.ts";
 import { pruneTasks } from "./retrieval/prune.ts";
 import { getRegistry } from "./retrieval/registry.ts";
@@ -69,11 +79,22 @@ function hostAdmission(cwd: string): Promise<HostAdmission> {
   });
 }
 
+function waitsForOwnWork(ctx: ExtensionContext): boolean {
+  if (nonInteractiveMode(ctx) === undefined) return false;
+  try {
+    return loadSettings(getAgentDir(), ctx.cwd).nonInteractive === "wait";
+  } catch {
+    return true;
+  }
+}
+
 /** The package's one entry: registers bg_delegate, bg_result, their hooks, renderers and /delegates. */
 export default function bgDelegateExtension(pi: ExtensionAPI): void {
   // Inside a delegate child this package registers nothing parent-side (the guard is loaded with -e).
   if (process.env[CHILD_ENV.marker] === "1") return;
 
+  trackOwnWork();
+  let echoJson = false;
   let link: SessionLink | undefined;
   let fusionLink: FusionLink | undefined;
   let stopFooter: (() => void) | undefined;
@@ -151,7 +172,30 @@ export default function bgDelegateExtension(pi: ExtensionAPI): void {
     });
   });
 
-  pi.on("session_shutdown", (event) => {
+  // Pi 1.x, print and json mode: before a run settles, wait for this process's delegates and runs;
+  // the notices delivered meanwhile are queued as follow-ups, so the run continues with their turns.
+  const onBoundary = pi.on.bind(pi) as unknown as (
+    event: "agent_before_settle",
+    handler: (event: unknown, ctx: ExtensionContext) => Promise<undefined>,
+  ) => void;
+  onBoundary("agent_before_settle", async (_event, ctx) => {
+    if (waitsForOwnWork(ctx)) await waitForOwnWork();
+    return undefined;
+  });
+  registerJsonEcho(pi, () => echoJson);
+
+  pi.on("session_shutdown", async (event, ctx) => {
+    const mode = nonInteractiveMode(ctx);
+    // Pi 0.73.1 has no agent_before_settle: its print mode ends the run first, so the wait happens
+    // here, with the session still live (its turns run; their output is written as Pi would have).
+    if (event.reason === "quit" && waitsForOwnWork(ctx) && mode !== undefined && ownWorkRunning() > 0) {
+      echoJson = mode === "json";
+      try {
+        await drainAtShutdown(ctx, mode);
+      } finally {
+        echoJson = false;
+      }
+    }
     link?.close();
     link = undefined;
     fusionLink?.close();
@@ -160,8 +204,10 @@ export default function bgDelegateExtension(pi: ExtensionAPI): void {
     stopFooter = undefined;
     // /reload, /new, /resume and /fork keep children running for the next instance; quitting ends them.
     if (event.reason === "quit") {
+      const cancelled = runningOwnWork();
       getFusionRuns().cancelAll();
       getRegistry().cancelAll();
+      reportAtExit(cancelled, mode !== undefined);
     }
   });
 }

@@ -203,6 +203,10 @@ export const PI_CLI_ENV = "PI_BG_DELEGATE_PI_CLI";
 export const MAX_RUNNING_ENV = "PI_BG_DELEGATE_MAX_RUNNING";
 export const RETENTION_DAYS_ENV = "PI_BG_DELEGATE_RETENTION_DAYS";
 export const SELF_PROOF_ENV = "PI_BG_DELEGATE_SELF_PROOF";
+export const NON_INTERACTIVE_ENV = "PI_BG_DELEGATE_NON_INTERACTIVE";
+/** What `pi -p` / `--mode json` does with its delegates when its prompt is done (docs/configuration.md). */
+export const NON_INTERACTIVE_CHOICES = ["wait", "cancel"] as const;
+export type NonInteractiveChoice = (typeof NON_INTERACTIVE_CHOICES)[number];
 
 /**
  * How often a child guard checks that its parent process still exists (docs/subsystems/child-guard.md,

@@ -5,6 +5,9 @@ import {
   DEFAULT_RETENTION_DAYS,
   FUSION_CANDIDATES,
   MAX_RUNNING_ENV,
+  NON_INTERACTIVE_CHOICES,
+  NON_INTERACTIVE_ENV,
+  type NonInteractiveChoice,
   PI_CLI_ENV,
   RETENTION_DAYS_ENV,
   SELF_PROOF_ENV,
@@ -22,6 +25,8 @@ export interface PackageSettings {
   retentionDays: number;
   /** Whether a Pi version outside the proven set may prove itself with the host probe (default true). */
   selfProof: boolean;
+  /** `pi -p` and `--mode json`: wait for this process's delegates and their turns (default), or cancel them. */
+  nonInteractive: NonInteractiveChoice;
   /**
    * bgDelegate.fusion.candidates: bg_fusion's default routes; `problem` when the setting exists but is
    * not 2-4 routes {provider, model} (docs/configuration.md, "bgDelegate.fusion.candidates").
@@ -85,6 +90,13 @@ function flag(value: unknown): boolean | undefined {
   return undefined;
 }
 
+function choice(value: unknown): NonInteractiveChoice | undefined {
+  const text = typeof value === "string" ? value.trim().toLowerCase() : undefined;
+  return (NON_INTERACTIVE_CHOICES as readonly (string | undefined)[]).includes(text)
+    ? (text as NonInteractiveChoice)
+    : undefined;
+}
+
 function nonBlank(value: unknown): string | undefined {
   return typeof value === "string" && value.trim() !== "" ? value : undefined;
 }
@@ -109,6 +121,8 @@ export function loadSettings(agentDir: string, cwd: string, env: NodeJS.ProcessE
       nonNegative(user.retentionDays) ??
       DEFAULT_RETENTION_DAYS,
     selfProof: flag(env[SELF_PROOF_ENV]) ?? flag(project.selfProof) ?? flag(user.selfProof) ?? true,
+    nonInteractive:
+      choice(env[NON_INTERACTIVE_ENV]) ?? choice(project.nonInteractive) ?? choice(user.nonInteractive) ?? "wait",
     fusionCandidates: fusionCandidates(project, user),
   };
 }

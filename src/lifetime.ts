@@ -1,0 +1,234 @@
+/**
+ * The process's own background work in non-interactive Pi (docs/configuration.md,
+ * "bgDelegate.nonInteractive"): `pi -p` and `pi --mode json` end when their prompt is done, which
+ * would cancel every delegate and Fusion run they started. With "wait" (the default) the process
+ * waits for them: each ends, its notification is delivered and the turn it triggers runs, and only
+ * then may Pi exit. Whatever did not complete is named on stderr, one line each, and the exit status
+ * is non-zero.
+ */
+import { writeSync } from "node:fs";
+import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
+import type { FailureCode } from "./core/errors.ts";
+import { getFusionRuns } from "./fusion-run/runs.ts";
+import { getRegistry } from "./retrieval/registry.ts";
+
+export type NonInteractiveMode = "print" | "json";
+
+/**
+ * print or json when this Pi runs one prompt and exits: Pi 1.x says so (`ctx.mode`); on 0.73.1,
+ * which has no such field, a process without UI started with -p/--print or --mode json/text.
+ */
+export function nonInteractiveMode(
+  ctx: Pick<ExtensionContext, "hasUI">,
+  argv: readonly string[] = process.argv.slice(2),
+): NonInteractiveMode | undefined {
+  const mode = (ctx as { mode?: unknown }).mode;
+  if (mode === "print" || mode === "json") return mode;
+  if (mode !== undefined || ctx.hasUI) return undefined;
+  const at = argv.indexOf("--mode");
+  const named = at === -1 ? undefined : argv[at + 1];
+  if (named === "json") return "json";
+  if (named === "text" || argv.includes("-p") || argv.includes("--print")) return "print";
+  return undefined;
+}
+
+/** One delegate or Fusion run this process started, as it ended. */
+export interface OwnOutcome {
+  id: string;
+  name: string;
+  kind: "delegate" | "fusion";
+  state: "completed" | "failed" | "cancelled";
+  code: FailureCode | undefined;
+}
+
+interface Ledger {
+  outcomes: Map<string, OwnOutcome>;
+}
+
+const LEDGER_KEY = Symbol.for("pi-bg-delegate.own-work.v1");
+
+/** This process's ledger of ended work (on globalThis, like the registries: it survives /reload). */
+function ledger(): Ledger {
+  const holder = globalThis as typeof globalThis & { [LEDGER_KEY]?: Ledger };
+  if (holder[LEDGER_KEY] === undefined) {
+    const made: Ledger = { outcomes: new Map() };
+    holder[LEDGER_KEY] = made;
+    getRegistry().subscribe((end) => {
+      const m = end.manifest;
+      // A Fusion run's children are its business: the run has one outcome of its own.
+      const child = [...getFusionRuns().live.values()].some((r) => r.children.some((c) => c.taskId === m.task_id));
+      if (child || m.state === "running") return;
+      made.outcomes.set(m.task_id, {
+        id: m.task_id,
+        name: m.name,
+        kind: "delegate",
+        state: m.state,
+        code: m.terminal?.code,
+      });
+    });
+    getFusionRuns().subscribe((end) => {
+      const m = end.manifest;
+      if (m.state === "running") return;
+      const code = m.terminal?.failure?.code;
+      made.outcomes.set(end.runId, { id: end.runId, name: end.record.name, kind: "fusion", state: m.state, code });
+    });
+  }
+  return holder[LEDGER_KEY];
+}
+
+/** Start keeping the ledger (call once at extension load). */
+export function trackOwnWork(): void {
+  ledger();
+}
+
+/** Delegates and Fusion runs of this process still running (a run's children count as the run). */
+export function ownWorkRunning(): number {
+  const runs = [...getFusionRuns().live.values()];
+  const children = new Set(runs.flatMap((r) => r.children.map((c) => c.taskId)));
+  return runs.length + [...getRegistry().live.keys()].filter((id) => !children.has(id)).length;
+}
+
+/** Resolve once nothing of this process runs (each end's notice has been handed to the session by then). */
+export async function waitForOwnWork(pollMs = 100): Promise<void> {
+  while (ownWorkRunning() > 0) await new Promise((resolve) => setTimeout(resolve, pollMs));
+  // The registries tell their subscribers synchronously as a task ends; one more turn of the event
+  // loop lets a notice sent from there reach Pi's queue.
+  await new Promise((resolve) => setImmediate(resolve));
+}
+
+/** Delegates and Fusion runs of this process still running, as a person names them. */
+export function runningOwnWork(): OwnOutcome[] {
+  const runs = [...getFusionRuns().live.values()];
+  const children = new Set(runs.flatMap((r) => r.children.map((c) => c.taskId)));
+  const delegates = [...getRegistry().live.values()].filter((t) => !children.has(t.taskId));
+  return [
+    ...delegates.map((t) => ({
+      id: t.taskId,
+      name: t.manifest.name,
+      kind: "delegate" as const,
+      state: "cancelled" as const,
+      code: "child_cancelled" as const,
+    })),
+    ...runs.map((r) => ({
+      id: r.runId,
+      name: r.record.name,
+      kind: "fusion" as const,
+      state: "cancelled" as const,
+      code: "child_cancelled" as const,
+    })),
+  ];
+}
+
+function line(o: OwnOutcome): string {
+  const what = o.kind === "fusion" ? "Fusion run" : "delegate";
+  return `pi-bg-delegate: ${what} ${o.id} "${o.name}" ${o.state}${o.code ? ` [${o.code}]` : ""}`;
+}
+
+/**
+ * Say, as the process exits, what of its work did not complete: the ones cancelled because Pi quit
+ * while they ran and, in print/json mode, every one that failed. Written at exit, after Pi's TUI has
+ * given the terminal back, so a person sees it. Non-interactive: the exit status is non-zero then.
+ */
+export function reportAtExit(cancelled: readonly OwnOutcome[], nonInteractive: boolean): void {
+  const ended = nonInteractive ? [...ledger().outcomes.values()].filter((o) => o.state !== "completed") : [];
+  const lines = [...ended, ...cancelled].map(line);
+  if (lines.length === 0) return;
+  if (nonInteractive) process.exitCode = process.exitCode || 1;
+  process.once("exit", () => {
+    try {
+      process.stderr.write(`${lines.join("\n")}\n`);
+    } catch {
+      // stderr is gone: nothing more can be said
+    }
+  });
+}
+
+/**
+ * Standard output itself (descriptor 1): while print mode runs, Pi points process.stdout at stderr
+ * so that nothing but its answer reaches stdout; the answer written here is that answer.
+ */
+function writeStdout(text: string): void {
+  const bytes = Buffer.from(text, "utf8");
+  let offset = 0;
+  while (offset < bytes.length) {
+    try {
+      offset += writeSync(1, bytes, offset, bytes.length - offset);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "EAGAIN") continue;
+      return; // stdout is closed: nobody reads the answer
+    }
+  }
+}
+
+type Ctx = Pick<ExtensionContext, "isIdle" | "hasPendingMessages" | "sessionManager">;
+
+async function settled(ctx: Ctx): Promise<void> {
+  for (;;) {
+    await waitForOwnWork();
+    // A notice may have started a turn: wait for it, and for what it starts.
+    while (!ctx.isIdle() || ctx.hasPendingMessages()) await new Promise((resolve) => setTimeout(resolve, 100));
+    if (ownWorkRunning() === 0) return;
+  }
+}
+
+function lastAssistant(ctx: Ctx): { id: string; text: string } | undefined {
+  const entries = ctx.sessionManager.getBranch();
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const entry = entries[i] as { type?: string; id?: string; message?: { role?: string; content?: unknown } };
+    if (entry?.type !== "message" || entry.message?.role !== "assistant") continue;
+    const content = Array.isArray(entry.message.content) ? entry.message.content : [];
+    const text = content
+      .map((part) =>
+        typeof part === "object" && part !== null && (part as { type?: unknown }).type === "text"
+          ? String((part as { text?: unknown }).text ?? "")
+          : "",
+      )
+      .join("");
+    return { id: String(entry.id), text };
+  }
+  return undefined;
+}
+
+/**
+ * Pi 0.73.1's print and json mode (no agent_before_settle): at shutdown, wait for this process's
+ * work, let each notice's turn run, then write the final answer as print mode would have (text mode:
+ * the last assistant text on stdout; json mode: the events were echoed as they came).
+ */
+export async function drainAtShutdown(ctx: Ctx, mode: NonInteractiveMode): Promise<void> {
+  const before = lastAssistant(ctx)?.id;
+  const interrupt = () => {
+    // SIGINT while waiting: cancel at once and say so (the exit hooks record and report).
+    process.exit(130);
+  };
+  process.once("SIGINT", interrupt);
+  try {
+    await settled(ctx);
+  } finally {
+    process.off("SIGINT", interrupt);
+  }
+  const last = lastAssistant(ctx);
+  if (mode === "print" && last !== undefined && last.id !== before && last.text !== "") {
+    writeStdout(`${last.text}\n`);
+  }
+}
+
+/** Events echoed on stdout in json mode while drainAtShutdown runs (Pi has stopped writing them). */
+const ECHOED_EVENTS = [
+  "agent_start",
+  "agent_end",
+  "turn_start",
+  "turn_end",
+  "message_start",
+  "message_end",
+  "tool_execution_start",
+  "tool_execution_end",
+] as const;
+
+export function registerJsonEcho(pi: Pick<ExtensionAPI, "on">, active: () => boolean): void {
+  const on = pi.on.bind(pi) as unknown as (event: string, handler: (event: unknown) => void) => void;
+  for (const name of ECHOED_EVENTS) {
+    on(name, (event) => {
+      if (active()) writeStdout(`${JSON.stringify(event)}\n`);
+    });
+  }
+}
