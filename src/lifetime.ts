@@ -10,25 +10,29 @@ import { writeSync } from "node:fs";
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { FailureCode } from "./core/errors.ts";
 import { getFusionRuns } from "./fusion-run/runs.ts";
+import { isPiCliPath } from "./launch/host.ts";
 import { getRegistry } from "./retrieval/registry.ts";
 
 export type NonInteractiveMode = "print" | "json";
 
 /**
- * print or json when this Pi runs one prompt and exits: Pi 1.x says so (`ctx.mode`); on 0.73.1,
- * which has no such field, a process without UI started with -p/--print or --mode json/text.
+ * print or json when this process is the `pi` command running one prompt and exiting: Pi 1.x says
+ * so (`ctx.mode`); on 0.73.1, which has no such field, a process without UI started with -p/--print
+ * or --mode json/text. An SDK host (whose script is not Pi's CLI) owns its process lifetime: never.
  */
 export function nonInteractiveMode(
   ctx: Pick<ExtensionContext, "hasUI">,
-  argv: readonly string[] = process.argv.slice(2),
+  argv: readonly string[] = process.argv,
 ): NonInteractiveMode | undefined {
+  if (!isPiCliPath(argv[1])) return undefined;
   const mode = (ctx as { mode?: unknown }).mode;
   if (mode === "print" || mode === "json") return mode;
   if (mode !== undefined || ctx.hasUI) return undefined;
-  const at = argv.indexOf("--mode");
-  const named = at === -1 ? undefined : argv[at + 1];
+  const flags = argv.slice(2);
+  const at = flags.indexOf("--mode");
+  const named = at === -1 ? undefined : flags[at + 1];
   if (named === "json") return "json";
-  if (named === "text" || argv.includes("-p") || argv.includes("--print")) return "print";
+  if (named === "text" || flags.includes("-p") || flags.includes("--print")) return "print";
   return undefined;
 }
 

@@ -18,6 +18,16 @@ function looksLikePiCli(path: string): boolean {
   return basename(dir) === "dist" || (basename(dir) === "bundle" && basename(dirname(dir)) === "dist");
 }
 
+/** Whether `path` (symlinks resolved) is a Pi CLI entry: a `pi` command rather than an SDK host's script. */
+export function isPiCliPath(path: string | undefined): boolean {
+  if (path === undefined) return false;
+  try {
+    return looksLikePiCli(realpathSync(path));
+  } catch {
+    return false;
+  }
+}
+
 /**
  * The host's own pi CLI (docs/configuration.md, "How the child's Pi is found"): the configured path,
  * else process.argv[1] when it resolves to pi's dist/cli.js. Never "whatever pi is on PATH".
