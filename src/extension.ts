@@ -53,11 +53,16 @@ function knownTasks(ctx: ExtensionContext): Map<string, string> {
   return known;
 }
 
-/** The prune at session start: quiet, never thrown into Pi, nothing said to the model. */
+/**
+ * The prune at session start: quiet, never thrown into Pi, nothing said to the model. It spares every
+ * task and run whose notice this process has handed to a session (just now, or earlier): the turn a
+ * notice starts calls bg_result, which must still find the tree.
+ */
 function pruneByRetention(cwd: string): void {
   try {
     const { retentionDays } = loadSettings(getAgentDir(), cwd);
-    if (retentionDays > 0) pruneTasks(cwd, { olderThanDays: retentionDays }, { dryRun: false }).catch(() => {});
+    const spare = new Set([...getRegistry().notified, ...getFusionRuns().notified]);
+    if (retentionDays > 0) pruneTasks(cwd, { olderThanDays: retentionDays, spare }, { dryRun: false }).catch(() => {});
   } catch {
     // settings or the tree could not be read: the next session start tries again
   }
@@ -163,11 +168,11 @@ export default function bgDelegateExtension(pi: ExtensionAPI): void {
     stopFooter = startFooter(() => current.context);
     // After startup settles: tasks that ended while no session of ours was live get their notice now;
     // then ended trees past the retention are pruned (docs/configuration.md, "bgDelegate.retentionDays").
-    setImmediate(() => {
+    setImmediate(async () => {
       // An unproven Pi starts its self-proof now, so the first bg_delegate does not wait for all of it.
       void hostAdmission(ctx.cwd);
       current.deliverPending();
-      void currentFusion.deliverPending();
+      await currentFusion.deliverPending().catch(() => {});
       pruneByRetention(ctx.cwd);
     });
   });

@@ -27,10 +27,15 @@ export interface PrunePolicy {
   keep?: number;
   /** Also remove ended tasks whose completion notice never reached their session (by hand only). */
   undelivered?: boolean;
+  /**
+   * Ids never removed: the retention at session start spares every task and run whose notice this
+   * process handed to a session, so the turn that notice starts still finds its answer.
+   */
+  spare?: ReadonlySet<string>;
 }
 
 /** Why a task stays: its own status, "recent" (younger than --older-than) or "kept" (among the --keep newest). */
-export type KeepReason = Exclude<PruneStatus, "ended"> | "recent" | "kept";
+export type KeepReason = Exclude<PruneStatus, "ended"> | "recent" | "kept" | "notified_now";
 
 export type PruneDecision =
   | { candidate: PruneCandidate; remove: true }
@@ -48,6 +53,7 @@ export function decidePrune(candidates: readonly PruneCandidate[], policy: Prune
   );
   let endedSeen = 0;
   return sorted.map((candidate): PruneDecision => {
+    if (policy.spare?.has(candidate.id)) return { candidate, remove: false, reason: "notified_now" };
     const givenUp = candidate.status === "notification_pending" && policy.undelivered === true;
     if (candidate.status !== "ended" && !givenUp) return { candidate, remove: false, reason: candidate.status };
     endedSeen++;

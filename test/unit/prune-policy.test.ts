@@ -45,6 +45,14 @@ describe("which ended trees a prune removes", () => {
     ]);
   });
 
+  it("a spared id (its notice was just handed to the session) is never removed, whatever its age", () => {
+    const tasks = [ended("old", 90), ended("older", 120)];
+    expect(verdicts(tasks, { olderThanDays: 30, spare: new Set(["older"]) })).toEqual([
+      "old:remove",
+      "older:notified_now",
+    ]);
+  });
+
   it("a notice-pending tree goes only with undelivered, and still within the age and keep limits", () => {
     const tasks = [ended("pending-old", 40, "notification_pending"), ended("pending-new", 2, "notification_pending")];
     expect(verdicts(tasks, { olderThanDays: 30 })).toEqual([
