@@ -43,6 +43,8 @@ export interface OwnOutcome {
   kind: "delegate" | "fusion";
   state: "completed" | "failed" | "cancelled";
   code: FailureCode | undefined;
+  /** Why, when the code alone does not say it. */
+  why?: string;
 }
 
 interface Ledger {
@@ -100,6 +102,8 @@ export async function waitForOwnWork(pollMs = 100): Promise<void> {
   await new Promise((resolve) => setImmediate(resolve));
 }
 
+const QUIT = "Pi exited while it ran";
+
 /** Delegates and Fusion runs of this process still running, as a person names them. */
 export function runningOwnWork(): OwnOutcome[] {
   const runs = [...getFusionRuns().live.values()];
@@ -112,6 +116,7 @@ export function runningOwnWork(): OwnOutcome[] {
       kind: "delegate" as const,
       state: "cancelled" as const,
       code: "child_cancelled" as const,
+      why: QUIT,
     })),
     ...runs.map((r) => ({
       id: r.runId,
@@ -119,13 +124,14 @@ export function runningOwnWork(): OwnOutcome[] {
       kind: "fusion" as const,
       state: "cancelled" as const,
       code: "child_cancelled" as const,
+      why: QUIT,
     })),
   ];
 }
 
 function line(o: OwnOutcome): string {
   const what = o.kind === "fusion" ? "Fusion run" : "delegate";
-  return `pi-bg-delegate: ${what} ${o.id} "${o.name}" ${o.state}${o.code ? ` [${o.code}]` : ""}`;
+  return `pi-bg-delegate: ${what} ${o.id} "${o.name}" ${o.state}${o.code ? ` [${o.code}]` : ""}${o.why ? `: ${o.why}` : ""}`;
 }
 
 /**

@@ -116,7 +116,9 @@ describe(`non-interactive Pi ${HOST.version} keeps its delegates`, () => {
     driveParent(20_000);
     const run = await runPi(agent, cwd, ["-p"], { [NON_INTERACTIVE_ENV]: "cancel" });
     expect(run.exitCode).not.toBe(0);
-    expect(run.stderr).toMatch(/pi-bg-delegate: delegate d[0-9a-f]{32} "scripted" cancelled \[child_cancelled\]/);
+    expect(run.stderr).toMatch(
+      /pi-bg-delegate: delegate d[0-9a-f]{32} "scripted" cancelled \[child_cancelled\]: Pi exited while it ran/,
+    );
     const manifest = manifestOf(cwd);
     expect(manifest.state).toBe("cancelled");
     expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
