@@ -17,6 +17,11 @@ export const READ_ARTIFACT_MAX_RESPONSE_BYTES = 60 * KiB;
  * 4 MiB answer is ~5.6 MB of base64, plus receipts and evidence rows for up to 10,000 tool calls.
  */
 export const CHILD_FILE_MAX_BYTES = 64 * MiB;
+/**
+ * Largest small record of a task tree the parent reads whole (manifest.json, progress.json,
+ * budget-plan.json): each is a few KiB; a bigger one is refused before it is read.
+ */
+export const TASK_RECORD_MAX_BYTES = 1 * MiB;
 /** Bytes around the base64 payload of one delegate_read_artifact response (header line). */
 export const READ_ARTIFACT_FRAMING_BYTES = 256;
 

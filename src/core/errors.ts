@@ -228,7 +228,7 @@ export const FAILURE_WHEN = {
   },
   artifact_read_failed: {
     stages: ["verify", "retrieval"],
-    when: "result.json or another hash-bound task file exists but cannot be read.",
+    when: "result.json or another hash-bound task file exists but cannot be read, or is not a regular file (a FIFO, a device, a directory, a symbolic link).",
   },
   result_unavailable: {
     stages: ["retrieval"],

@@ -1,5 +1,19 @@
 import { randomBytes } from "node:crypto";
-import { closeSync, existsSync, fsyncSync, openSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  existsSync,
+  fstatSync,
+  fsyncSync,
+  lstatSync,
+  openSync,
+  readSync,
+  renameSync,
+  rmSync,
+  type Stats,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import { basename, dirname, join } from "node:path";
 
 export const FILE_MODE = 0o600;
@@ -82,5 +96,111 @@ export function markPrivateRoot(root: string): void {
   for (const name of [".ignore", ".gitignore"]) {
     const path = join(root, name);
     if (!existsSync(path)) writeFileSync(path, "*\n", { mode: FILE_MODE });
+  }
+}
+
+// ── reading a file that must be a regular file ──────────────────────────────────────────────────
+
+/**
+ * Why a path cannot be read as a regular file: it is not there (also when a directory on the way is
+ * a file); it is something else (a FIFO, a device, a socket, a directory, a symbolic link); it is
+ * over the caller's bound; or the system refused (`errno`, e.g. EACCES).
+ */
+export type RegularFileRefusal =
+  | { ok: false; reason: "missing" }
+  | { ok: false; reason: "not_regular"; what: string }
+  | { ok: false; reason: "too_large"; size: number }
+  | { ok: false; reason: "unreadable"; errno: string };
+
+function kindOf(stat: Stats): string {
+  if (stat.isDirectory()) return "a directory";
+  if (stat.isSymbolicLink()) return "a symbolic link";
+  if (stat.isFIFO()) return "a FIFO";
+  if (stat.isSocket()) return "a socket";
+  if (stat.isCharacterDevice() || stat.isBlockDevice()) return "a device";
+  return "not a regular file";
+}
+
+function refusal(error: unknown): RegularFileRefusal {
+  const errno = (error as NodeJS.ErrnoException).code ?? "EIO";
+  if (errno === "ENOENT" || errno === "ENOTDIR") return { ok: false, reason: "missing" };
+  // O_NOFOLLOW on a link that appeared between the lstat and the open.
+  if (errno === "ELOOP") return { ok: false, reason: "not_regular", what: "a symbolic link" };
+  return { ok: false, reason: "unreadable", errno };
+}
+
+/** Never follow a link in the last component, never wait for a FIFO's writer or a device. */
+const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
+
+/**
+ * Open a regular file for reading, in a way that can never block or follow a link: the type is
+ * checked with lstat before opening (a FIFO or device is never opened), the open does not follow a
+ * symbolic link and does not wait, and the descriptor's own type is checked again (the path may
+ * have been replaced in between). The caller closes `fd`. Never throws.
+ */
+export function openRegularFile(path: string): { ok: true; fd: number; size: number } | RegularFileRefusal {
+  let stat: Stats | undefined;
+  try {
+    stat = lstatSync(path, { throwIfNoEntry: false });
+  } catch (error) {
+    return refusal(error);
+  }
+  if (stat === undefined) return { ok: false, reason: "missing" };
+  if (!stat.isFile()) return { ok: false, reason: "not_regular", what: kindOf(stat) };
+  let fd: number;
+  try {
+    fd = openSync(path, OPEN_FLAGS);
+  } catch (error) {
+    return refusal(error);
+  }
+  try {
+    const opened = fstatSync(fd);
+    if (opened.isFile()) return { ok: true, fd, size: opened.size };
+    closeSync(fd);
+    return { ok: false, reason: "not_regular", what: kindOf(opened) };
+  } catch (error) {
+    closeSync(fd);
+    return refusal(error);
+  }
+}
+
+/**
+ * The one way a task-tree file, a Fusion run file or an evidence file is read
+ * (docs/subsystems/retrieval.md, "Reading a task tree"): a regular file of at most `maxBytes`,
+ * read whole through {@link openRegularFile}, so it never blocks and never follows a link. A file
+ * over the bound is refused from its size, before any byte is read. Never throws.
+ */
+export function readRegularFile(path: string, maxBytes: number): { ok: true; bytes: Buffer } | RegularFileRefusal {
+  const opened = openRegularFile(path);
+  if (!opened.ok) return opened;
+  const { fd, size } = opened;
+  try {
+    if (size > maxBytes) return { ok: false, reason: "too_large", size };
+    const bytes = Buffer.allocUnsafe(size);
+    let done = 0;
+    while (done < size) {
+      const n = readSync(fd, bytes, done, size - done, done);
+      if (n === 0) break;
+      done += n;
+    }
+    return { ok: true, bytes: done === size ? bytes : bytes.subarray(0, done) };
+  } catch (error) {
+    return refusal(error);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** What a refusal says after the path: "is gone", "is a FIFO, not a regular file", … */
+export function refusalText(refused: RegularFileRefusal, maxBytes?: number): string {
+  switch (refused.reason) {
+    case "missing":
+      return "is gone";
+    case "not_regular":
+      return `is ${refused.what}, not a regular file`;
+    case "too_large":
+      return `is ${refused.size} bytes, over the ${maxBytes ?? "allowed"}-byte bound`;
+    case "unreadable":
+      return `cannot be read (${refused.errno})`;
   }
 }

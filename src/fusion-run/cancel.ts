@@ -4,14 +4,11 @@
  * notice recorded without starting a model turn. From anywhere else (another Pi, the command line):
  * a cancel request in the run directory, which the owner picks up within a second and acts on alike.
  */
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { canonicalJsonLine } from "../core/canonical.ts";
 import { FUSION_FILES } from "../core/constants.ts";
 import { writeFileAtomic } from "../core/fs.ts";
-import { decodeDocument } from "../fusion/document.ts";
-import type { FusionManifest } from "../fusion/index.ts";
-import { parseManifest } from "../fusion/schema.ts";
+import { type FusionManifest, readManifestDocument } from "../fusion/index.ts";
 import { isSameProcessAlive, processTies } from "../process/identity.ts";
 import { getFusionRuns } from "./runs.ts";
 
@@ -21,7 +18,7 @@ export type RunCancel =
   | { kind: "refused"; why: string };
 
 function readManifestOf(runDir: string): FusionManifest {
-  return parseManifest(decodeDocument(readFileSync(join(runDir, FUSION_FILES.manifest)), "manifest"));
+  return readManifestDocument(runDir);
 }
 
 /** Cancel a run: here if this process owns it, else by a request its live owner acts on. */

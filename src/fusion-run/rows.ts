@@ -2,14 +2,10 @@
  * Fusion runs as `/delegates` lists them (docs/subsystems/fusion.md, "What a person sees"): one row per
  * run beside the delegate rows, naming its stage and its children (which are delegate rows of their own).
  */
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { FUSION_FILES } from "../core/constants.ts";
 import { secondsBetween } from "../core/units.ts";
-import { decodeDocument } from "../fusion/document.ts";
-import type { FusionManifest } from "../fusion/index.ts";
+import { type FusionManifest, readManifestDocument } from "../fusion/index.ts";
 import { readChildRecords, readRunRecord } from "../fusion/run-record.ts";
-import { parseManifest } from "../fusion/schema.ts";
 import { isSameProcessAlive } from "../process/identity.ts";
 import { listTaskRows, type TaskRow } from "../retrieval/task-rows.ts";
 import { listTaskRefs } from "../store/lookup.ts";
@@ -82,7 +78,7 @@ export function fusionRows(cwd: string, costOf: ReadonlyMap<string, number | nul
   for (const ref of listTaskRefs(cwd)) {
     if (ref.kind !== "fusion") continue;
     try {
-      const manifest = parseManifest(decodeDocument(readFileSync(join(ref.dir, FUSION_FILES.manifest)), "manifest"));
+      const manifest = readManifestDocument(ref.dir);
       rows.push(runRow(ref.dir, manifest, costOf));
     } catch {
       rows.push({

@@ -13,14 +13,16 @@
  *   merged.md not well-formed UTF-8                      → child_result_encoding_invalid
  *   inline delivery of an answer over 48 KiB             → result_too_large_for_inline (retrieve.ts)
  *
- * Sizes are checked with lstat before a read, so a swollen file is refused without loading it;
- * symlinks and directories are refused rather than followed.
+ * Every file is read through src/core/fs.ts's readRegularFile: its type is checked before it is
+ * opened and the open never waits, so a FIFO or a device is refused without blocking; symlinks and
+ * directories are refused rather than followed; a file over its bound is refused from its size,
+ * without loading it.
  */
-import type { Stats } from "node:fs";
-import { lstat, readFile } from "node:fs/promises";
+import { lstat } from "node:fs/promises";
 import { basename, join, resolve, sep } from "node:path";
 import { FUSION_DOCUMENT_MAX_BYTES, FUSION_FILES, SCHEMA } from "../core/constants.ts";
 import { DelegateError, type FailureCode } from "../core/errors.ts";
+import { readRegularFile, refusalText } from "../core/fs.ts";
 import { sha256Hex } from "../core/hash.ts";
 import { decodeUtf8Strict } from "../core/utf8.ts";
 import { SchemaViolation } from "../core/validate.ts";
@@ -40,26 +42,20 @@ function readFailure(path: string, error: unknown): DelegateError {
   return new DelegateError(code, `${path} ${problem}`, { artifacts: [path] });
 }
 
-/** The size of a regular file (lstat: a symlink or directory is refused, not followed). */
-async function regularFileSize(path: string): Promise<number> {
-  let stat: Stats;
-  try {
-    stat = await lstat(path);
-  } catch (error) {
-    throw readFailure(path, error);
-  }
-  if (!stat.isFile()) {
-    throw new DelegateError("artifact_read_failed", `${path} is not a regular file`, { artifacts: [path] });
-  }
-  return stat.size;
+/**
+ * A regular file's bytes, or null when it holds more than `maxBytes` (the caller says what that
+ * means). Gone → result_unavailable; not a regular file or unreadable → artifact_read_failed.
+ */
+function readRegular(path: string, maxBytes: number): { bytes: Buffer } | { tooLarge: number } {
+  const read = readRegularFile(path, maxBytes);
+  if (read.ok) return { bytes: read.bytes };
+  if (read.reason === "too_large") return { tooLarge: read.size };
+  const code: FailureCode = read.reason === "missing" ? "result_unavailable" : "artifact_read_failed";
+  return fail(code, `${path} ${refusalText(read)}`, path);
 }
 
-async function readAll(path: string): Promise<Buffer> {
-  try {
-    return await readFile(path);
-  } catch (error) {
-    throw readFailure(path, error);
-  }
+function fail(code: FailureCode, message: string, path: string): never {
+  throw new DelegateError(code, message, { artifacts: [path] });
 }
 
 /** Read, decode and parse a JSON document whose bytes were already bounded; child_result_invalid if not. */
@@ -109,13 +105,14 @@ export async function readFusionManifest(runDir: string): Promise<ManifestReadin
     throw readFailure(runDir, error);
   }
   const path = join(runDir, FUSION_FILES.manifest);
-  if ((await regularFileSize(path)) > FUSION_DOCUMENT_MAX_BYTES) {
+  const read = readRegular(path, FUSION_DOCUMENT_MAX_BYTES);
+  if ("tooLarge" in read) {
     const error = new DelegateError("child_result_invalid", `${path} is over ${FUSION_DOCUMENT_MAX_BYTES} bytes`, {
       artifacts: [path],
     });
     return { trusted: false, claimedState: null, error };
   }
-  const bytes = await readAll(path);
+  const { bytes } = read;
   try {
     const manifest = parseDocumentBytes(path, bytes, "manifest.json", parseManifest);
     // Artifact identity: the manifest's artifact_dir (.pi/fusion/<run id>) is where it really lives.
@@ -131,6 +128,20 @@ export async function readFusionManifest(runDir: string): Promise<ManifestReadin
     if (!(error instanceof DelegateError)) throw error;
     return { trusted: false, claimedState: claimedStateOf(runDir, bytes), error };
   }
+}
+
+/**
+ * manifest.json parsed against its schema, synchronously and without the checks of
+ * {@link readFusionManifest} (for a row of /delegates and for cancel, which trust nothing it says
+ * beyond its shape). Throws: DelegateError when the file cannot be read as a regular file within its
+ * bound, the validator's violation when it does not parse.
+ */
+export function readManifestDocument(runDir: string): FusionManifest {
+  const path = join(runDir, FUSION_FILES.manifest);
+  const read = readRegular(path, FUSION_DOCUMENT_MAX_BYTES);
+  if ("tooLarge" in read)
+    return fail("child_result_invalid", `${path} is over ${FUSION_DOCUMENT_MAX_BYTES} bytes`, path);
+  return parseManifest(decodeDocument(read.bytes, "manifest"));
 }
 
 /** The manifest, or the typed failure that it cannot be trusted. For the registry and retrieval. */
@@ -151,9 +162,9 @@ export async function readBound(runDir: string, ref: BoundArtifact): Promise<Buf
         artifacts: [path],
       },
     );
-  const size = await regularFileSize(path);
-  if (size !== ref.byte_length) throw mismatch(`holds ${size} bytes`);
-  const bytes = await readAll(path);
+  const read = readRegular(path, ref.byte_length);
+  if ("tooLarge" in read) throw mismatch(`holds ${read.tooLarge} bytes`);
+  const { bytes } = read;
   if (bytes.length !== ref.byte_length) throw mismatch(`holds ${bytes.length} bytes`);
   const actual = sha256Hex(bytes);
   if (actual !== ref.sha256) throw mismatch(`has sha256 ${actual}`);

@@ -4,9 +4,9 @@
  * as each child starts, names its delegate task. Both are canonical JSON read back with the one
  * validator and the writer's bounded, hash-checked reads.
  */
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { AUTO_DELIVER_MODES, SCHEMA } from "../core/constants.ts";
+import { readRegularFile } from "../core/fs.ts";
 import { sha256Hex } from "../core/hash.ts";
 import type { PinnedRoute } from "../core/types.ts";
 import { bool, closedObject, count, list, literal, oneOf, sha256, str } from "../core/validate.ts";
@@ -99,10 +99,15 @@ export function parseChildRecord(value: unknown): FusionChildRecord {
   };
 }
 
-/** A bound document, read back only if its bytes still match the binding; null otherwise. */
+/**
+ * A bound document, read back only if its bytes still match the binding; null otherwise (also when
+ * it is not a regular file: src/core/fs.ts's readRegularFile never blocks or follows a link).
+ */
 function readBoundJson<T>(runDir: string, ref: BoundArtifact, parse: (value: unknown) => T): T | null {
   try {
-    const bytes = readFileSync(join(runDir, ref.path));
+    const read = readRegularFile(join(runDir, ref.path), ref.byte_length);
+    if (!read.ok) return null;
+    const { bytes } = read;
     if (bytes.length !== ref.byte_length || sha256Hex(bytes) !== ref.sha256) return null;
     return parse(JSON.parse(bytes.toString("utf8")));
   } catch {

@@ -13,7 +13,7 @@
  * rewrites. Programming errors (bad names, incomplete usage, a second commit) throw TypeError; I/O
  * failures throw DelegateError("artifact_error").
  */
-import { mkdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import {
   FUSION_DOCUMENT_MAX_BYTES,
@@ -24,7 +24,7 @@ import {
   SCHEMA,
 } from "../core/constants.ts";
 import { DelegateError, type FailureCode } from "../core/errors.ts";
-import { DIR_MODE, markPrivateRoot, writeFileAtomic } from "../core/fs.ts";
+import { DIR_MODE, markPrivateRoot, readRegularFile, refusalText, writeFileAtomic } from "../core/fs.ts";
 import { sha256Hex } from "../core/hash.ts";
 import type { UsageRecord } from "../core/types.ts";
 import { decodeUtf8Strict } from "../core/utf8.ts";
@@ -69,7 +69,12 @@ export const nodeWriterIo: FusionWriterIo = {
     mkdirSync(path, { recursive, mode: DIR_MODE });
   },
   writeFile: (path, bytes) => writeFileAtomic(path, bytes),
-  readFile: (path) => readFileSync(path),
+  // Only manifest.json is read back; a FIFO or a link where it should be is refused, never waited on.
+  readFile: (path) => {
+    const read = readRegularFile(path, FUSION_DOCUMENT_MAX_BYTES);
+    if (!read.ok) throw new Error(`${path} ${refusalText(read, FUSION_DOCUMENT_MAX_BYTES)}`);
+    return read.bytes;
+  },
   remove: (path) => rmSync(path, { recursive: true, force: true }),
 };
 

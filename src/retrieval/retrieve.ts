@@ -1,8 +1,8 @@
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { DeliveryMode } from "../core/constants.ts";
-import { TASK_FILES } from "../core/constants.ts";
+import { TASK_FILES, TASK_RECORD_MAX_BYTES } from "../core/constants.ts";
 import { DelegateError, type TaskSpend } from "../core/errors.ts";
+import { readRegularFile } from "../core/fs.ts";
 import type { DelegateManifest } from "../core/types.ts";
 import { secondsBetween } from "../core/units.ts";
 import { readManifest } from "../store/lookup.ts";
@@ -29,7 +29,9 @@ export type DelegateRetrieval = { text: string; details: RunningView | Completed
  */
 export function budgetFacts(taskDir: string): RunningView["budget"] {
   try {
-    const plan = JSON.parse(readFileSync(join(taskDir, TASK_FILES.budgetPlan), "utf8")) as {
+    const read = readRegularFile(join(taskDir, TASK_FILES.budgetPlan), TASK_RECORD_MAX_BYTES);
+    if (!read.ok) return null;
+    const plan = JSON.parse(read.bytes.toString("utf8")) as {
       capacity?: { capacity_tokens?: unknown };
       growth_budget_tokens?: unknown;
       finalization_runway_tokens?: unknown;

@@ -4,11 +4,10 @@
  * knows, so every ended task has the file (docs/subsystems/child-guard.md, "Committing only when the
  * run is final").
  */
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { canonicalJsonLine } from "../core/canonical.ts";
-import { SCHEMA, TASK_FILES } from "../core/constants.ts";
-import { writeFileAtomic } from "../core/fs.ts";
+import { CHILD_FILE_MAX_BYTES, SCHEMA, TASK_FILES } from "../core/constants.ts";
+import { readRegularFile, writeFileAtomic } from "../core/fs.ts";
 import type { DelegateManifest } from "../core/types.ts";
 import { fileExists } from "../store/lookup.ts";
 import { readProgress } from "../store/progress.ts";
@@ -28,9 +27,12 @@ export interface ParentRuntimeBudgetFile {
   at: string;
 }
 
+/** The seed's growth budget; null when seed.json is not a regular file of a sane size, or says none. */
 function seedGrowthBudget(taskDir: string): number | null {
   try {
-    const seed = JSON.parse(readFileSync(join(taskDir, TASK_FILES.seed), "utf8")) as {
+    const read = readRegularFile(join(taskDir, TASK_FILES.seed), CHILD_FILE_MAX_BYTES);
+    if (!read.ok) return null;
+    const seed = JSON.parse(read.bytes.toString("utf8")) as {
       budget?: { growth_budget_tokens?: unknown };
     };
     const g = seed.budget?.growth_budget_tokens;

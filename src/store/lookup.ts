@@ -1,10 +1,10 @@
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { canonicalJsonLine } from "../core/canonical.ts";
-import { DELEGATE_ROOT, FUSION_ROOT, TASK_FILES } from "../core/constants.ts";
+import { DELEGATE_ROOT, FUSION_ROOT, TASK_FILES, TASK_RECORD_MAX_BYTES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import { boundedList } from "../core/failure-text.ts";
-import { writeFileAtomic } from "../core/fs.ts";
+import { readRegularFile, refusalText, writeFileAtomic } from "../core/fs.ts";
 import type { DelegateManifest } from "../core/types.ts";
 
 /** How many of the ids an ambiguous prefix matched the failure names; the rest are counted. */
@@ -69,21 +69,23 @@ export function resolveTaskRef(cwd: string, query: string, known: ReadonlyMap<st
   throw new DelegateError("task_unknown", `no delegate task or Fusion run matches "${query}"`);
 }
 
-/** Read a delegate manifest; a missing one is result_unavailable, an unreadable one artifact_read_failed. */
+/**
+ * Read a delegate manifest; a missing one is result_unavailable, one that is not a regular file (a
+ * FIFO, a link: never followed), over its bound or unreadable is artifact_read_failed.
+ */
 export function readManifest(taskDir: string): DelegateManifest {
   const path = join(taskDir, TASK_FILES.manifest);
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "ENOTDIR") {
+  const read = readRegularFile(path, TASK_RECORD_MAX_BYTES);
+  if (!read.ok) {
+    if (read.reason === "missing") {
       throw new DelegateError("result_unavailable", `the task's manifest is gone (${path})`, { artifacts: [taskDir] });
     }
-    throw new DelegateError("artifact_read_failed", `cannot read ${path}: ${String(error)}`, { artifacts: [path] });
+    throw new DelegateError("artifact_read_failed", `${path} ${refusalText(read, TASK_RECORD_MAX_BYTES)}`, {
+      artifacts: [path],
+    });
   }
   try {
-    const parsed = JSON.parse(text) as DelegateManifest;
+    const parsed = JSON.parse(read.bytes.toString("utf8")) as DelegateManifest;
     if (parsed.kind !== "delegate" || typeof parsed.task_id !== "string") throw new Error("not a delegate manifest");
     return parsed;
   } catch (error) {

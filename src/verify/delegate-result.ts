@@ -4,11 +4,11 @@
  * named step per check, in the documented order; each step throws one DelegateError code.
  */
 
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { join } from "node:path";
 import { canonicalJsonLine } from "../core/canonical.ts";
 import { CHILD_FILE_MAX_BYTES, SCHEMA, TASK_FILES } from "../core/constants.ts";
 import { DelegateError, type FailureCode } from "../core/errors.ts";
+import { readRegularFile, refusalText } from "../core/fs.ts";
 import { sha256Hex, sha256Stream } from "../core/hash.ts";
 import type { AnswerBlock, DelegateResultFile, PinnedRoute } from "../core/types.ts";
 import { decodeUtf8Strict, isWellFormedUtf8 } from "../core/utf8.ts";
@@ -396,41 +396,16 @@ function step9Utf8(answerBytes: Buffer): void {
 
 /**
  * Read a task file whole, refusing one over `maxBytes` before reading it (a child's file must not
- * grow the parent's memory). Missing → null; exists but unreadable → artifact_read_failed.
+ * grow the parent's memory), and anything but a regular file without opening it for a read that
+ * could block (a FIFO, a device) or follow a link (src/core/fs.ts, readRegularFile). Missing → null;
+ * over the bound → child_result_invalid; not a regular file, or unreadable → artifact_read_failed.
  */
 export function readTaskFile(path: string, maxBytes: number): Buffer | null {
-  let fd: number;
-  try {
-    fd = openSync(path, "r");
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
-    throw new DelegateError("artifact_read_failed", `${path} cannot be opened: ${(error as Error).message}`, {
-      artifacts: [path],
-    });
-  }
-  try {
-    const size = fstatSync(fd).size;
-    if (size > maxBytes) {
-      throw new DelegateError("child_result_invalid", `${path} is ${size} bytes, over the ${maxBytes}-byte bound`, {
-        artifacts: [path],
-      });
-    }
-    const data = Buffer.allocUnsafe(size);
-    let offset = 0;
-    while (offset < size) {
-      const n = readSync(fd, data, offset, size - offset, offset);
-      if (n === 0) break;
-      offset += n;
-    }
-    return offset === size ? data : data.subarray(0, offset);
-  } catch (error) {
-    if (error instanceof DelegateError) throw error;
-    throw new DelegateError("artifact_read_failed", `${path} cannot be read: ${(error as Error).message}`, {
-      artifacts: [path],
-    });
-  } finally {
-    closeSync(fd);
-  }
+  const read = readRegularFile(path, maxBytes);
+  if (read.ok) return read.bytes;
+  if (read.reason === "missing") return null;
+  const code = read.reason === "too_large" ? "child_result_invalid" : "artifact_read_failed";
+  throw new DelegateError(code, `${path} ${refusalText(read, maxBytes)}`, { artifacts: [path] });
 }
 
 /** result.json of a task dir, verified; null when the child committed none. */

@@ -2,11 +2,10 @@
  * Inline or artifact delivery of a verified answer, never truncated (docs/tools/bg_result.md,
  * "Delivery"), and the plain-text copy the parent model reads for artifact delivery.
  */
-import { lstatSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type DeliveryMode, INLINE_ANSWER_MAX_BYTES, TASK_FILES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
-import { writeFileAtomic } from "../core/fs.ts";
+import { readRegularFile, refusalText, writeFileAtomic } from "../core/fs.ts";
 import { sha256Hex } from "../core/hash.ts";
 import type { AnswerCopy, DeliveryReason } from "../core/types.ts";
 import type { VerifiedAnswer } from "./delegate-result.ts";
@@ -42,17 +41,15 @@ export function decideDelivery(
   return { delivery: "artifact", delivery_reason: "over_inline_cap" };
 }
 
-/** The existing copy's bytes when it is a regular file, else null (absent, or not a file). */
-function readExisting(path: string): Buffer | null {
-  try {
-    if (!lstatSync(path).isFile()) return null;
-    return readFileSync(path);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
-    throw new DelegateError("artifact_read_failed", `${path} cannot be read: ${(error as Error).message}`, {
-      artifacts: [path],
-    });
-  }
+/**
+ * The existing copy's bytes when it is a regular file of at most `maxBytes`, else null (absent, too
+ * big to be the answer, or not a file: a FIFO or a link is never opened for reading).
+ */
+function readExisting(path: string, maxBytes: number): Buffer | null {
+  const read = readRegularFile(path, maxBytes);
+  if (read.ok) return read.bytes;
+  if (read.reason !== "unreadable") return null;
+  throw new DelegateError("artifact_read_failed", `${path} ${refusalText(read)}`, { artifacts: [path] });
 }
 
 /**
@@ -65,7 +62,7 @@ export function writeAnswerCopy(taskDir: string, verified: VerifiedAnswer): Answ
   const path = join(taskDir, TASK_FILES.answer);
   const { answerBytes } = verified;
   const { byte_length, sha256 } = verified.result.answer;
-  const existing = readExisting(path);
+  const existing = readExisting(path, answerBytes.length);
   if (existing === null || !existing.equals(answerBytes)) {
     try {
       writeFileAtomic(path, answerBytes);
@@ -74,7 +71,7 @@ export function writeAnswerCopy(taskDir: string, verified: VerifiedAnswer): Answ
       return { unwritable: `${TASK_FILES.answer} cannot be written${code ? ` (${code})` : ""}` };
     }
   }
-  const written = readExisting(path);
+  const written = readExisting(path, answerBytes.length);
   if (written === null || written.length !== byte_length || sha256Hex(written) !== sha256) {
     throw new DelegateError("artifact_read_failed", `${path} does not hold the verified answer after writing`, {
       artifacts: [path],

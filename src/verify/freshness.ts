@@ -5,11 +5,14 @@
  * a file now shorter than a range) make it changed, a missing file vanished. Bounded: at most
  * {@link EVIDENCE_CHECK_MAX_FILES} files and {@link EVIDENCE_CHECK_MAX_BYTES} bytes per check; a
  * file beyond either cap, outside the project root (by name or through a symbolic link), or not a
- * regular file is unchecked. Never throws: a file that cannot be judged is unchecked.
+ * regular file is unchecked: its type is checked before it is opened, and the open never waits
+ * (src/core/fs.ts, openRegularFile), so a FIFO or a device cannot block the check. Never throws: a
+ * file that cannot be judged is unchecked.
  */
-import { closeSync, fstatSync, openSync, readSync, realpathSync } from "node:fs";
+import { closeSync, readSync, realpathSync } from "node:fs";
 import { resolve } from "node:path";
 import { EVIDENCE_CHECK_MAX_BYTES, EVIDENCE_CHECK_MAX_FILES } from "../core/constants.ts";
+import { openRegularFile } from "../core/fs.ts";
 import { sha256Hex } from "../core/hash.ts";
 import { insideRoot, projectFile } from "../core/project-path.ts";
 import type { EvidenceFreshness, EvidenceRow, SeenRange } from "../core/types.ts";
@@ -46,17 +49,12 @@ function judge(abs: string, rootReal: string, ranges: readonly SeenRange[]): Ver
     return isMissing(error) ? "vanished" : "unchecked";
   }
   if (!insideRoot(projectFile(real, rootReal))) return "unchecked";
-  let fd: number;
+  const opened = openRegularFile(real);
+  if (!opened.ok) return opened.reason === "missing" ? "vanished" : "unchecked";
+  const { fd, size } = opened;
   try {
-    fd = openSync(real, "r");
-  } catch (error) {
-    return isMissing(error) ? "vanished" : "unchecked";
-  }
-  try {
-    const stat = fstatSync(fd);
-    if (!stat.isFile()) return "unchecked";
     for (const r of ranges) {
-      if (r.byte_end > stat.size) return "changed";
+      if (r.byte_end > size) return "changed";
       if (sha256Hex(rangeBytes(fd, r.byte_start, r.byte_end)) !== r.sha256) return "changed";
     }
     return "same";
