@@ -82,6 +82,7 @@ function renderDelegate(f: DelegateFacts, now: number): string {
     ["progress", `${f.progress.turns} turns, ${f.progress.tool_calls} tool calls`],
     ["usage", usageText(f.usage)],
     ["answer", f.answer === null ? "-" : `${formatBytes(f.answer.byte_length)}, sha256 ${f.answer.sha256} (verified)`],
+    ...answerCopyLines(f),
     ["finalized", finalizedText(f)],
     ...failureLines(f.failure),
   ];
@@ -96,6 +97,18 @@ function renderDelegate(f: DelegateFacts, now: number): string {
   }
   lines.push("", "Artifacts:", facts(Object.entries(f.artifacts)));
   return lines.join("\n");
+}
+
+/** answer.txt, said plainly: only a copy that holds the verified bytes is called the answer's copy. */
+function answerCopyLines(f: DelegateFacts): [string, string][] {
+  const copy = f.answer_copy;
+  if (copy === null) return [];
+  const why = {
+    verified: "holds exactly the verified answer",
+    differs: "differs from the verified answer: it is NOT the answer (`result` prints the verified bytes)",
+    unchecked: "not checked: there is no verified answer to compare it with; do not rely on it",
+  }[copy.state];
+  return [["answer copy", `${copy.path} (${why})`]];
 }
 
 /** Whether a limit's runway made the child answer, and which (docs/subsystems/child-guard.md). */

@@ -3,6 +3,7 @@
  * hashes, attestations, usage and evidence are shown only when result.json passes bg_result's checks
  * just now; otherwise the check's code is the failure shown.
  */
+import { lstatSync } from "node:fs";
 import { join } from "node:path";
 import { type FinalizedBy, FUSION_FILES, TASK_FILES } from "../core/constants.ts";
 import { DelegateError, FAILURE_REMEDIATION, type FailureCode } from "../core/errors.ts";
@@ -16,6 +17,7 @@ import { fileExists, readManifest, type TaskRef } from "../store/lookup.ts";
 import { readProgress } from "../store/progress.ts";
 import { readChildTerminal } from "../verify/classify.ts";
 import { readVerifiedResult } from "../verify/delegate-result.ts";
+import { answerCopyState } from "../verify/delivery.ts";
 import { checkEvidence } from "../verify/evidence-check.ts";
 import type { RowState } from "./rows.ts";
 
@@ -53,6 +55,13 @@ export interface DelegateFacts {
   /** The same check bg_result makes: freshness of the files read, citations of the answer. */
   evidence_check: EvidenceCheck | null;
   failure: FailureFact | null;
+  /**
+   * answer.txt, the plain copy, beside the verified answer: `verified` when it holds exactly the
+   * verified bytes, `differs` when it holds anything else (it is not the answer), `unchecked` when
+   * there is no verified answer to compare it with; null when there is no such file. It is listed
+   * in `artifacts` (as answer_copy) only when `verified`.
+   */
+  answer_copy: { path: string; state: "verified" | "differs" | "unchecked" } | null;
   artifacts: Record<string, string>;
 }
 
@@ -98,6 +107,7 @@ function delegateFacts(dir: string): DelegateFacts {
   const state: RowState = manifest.state === "running" && !running ? "ended" : manifest.state;
   let result: DelegateResultFile | null = null;
   let answer = "";
+  let answerBytes: Buffer | null = null;
   let failure: FailureFact | null = null;
   let usage: UsageRecord | null = null;
   const expected = expectedIdentity(manifest);
@@ -106,6 +116,7 @@ function delegateFacts(dir: string): DelegateFacts {
       const verified = readVerifiedResult(dir, expected);
       result = verified?.result ?? null;
       answer = verified?.text ?? "";
+      answerBytes = verified?.answerBytes ?? null;
       if (result === null) failure = failureOf("result_unavailable", "the task completed but its result.json is gone");
     } catch (error) {
       failure = asFailure(error);
@@ -121,6 +132,15 @@ function delegateFacts(dir: string): DelegateFacts {
       usage = null; // an unreadable terminal record has no usage to show
     }
   }
+  const answerCopy = answerCopyFact(dir, answerBytes);
+  const artifacts = existingArtifacts(dir, {
+    manifest: TASK_FILES.manifest,
+    result: TASK_FILES.result,
+    terminal: TASK_FILES.terminal,
+    output: TASK_FILES.output,
+    seed: TASK_FILES.seed,
+    session: TASK_FILES.sessionFile,
+  });
   return {
     schema_version: SHOW_SCHEMA,
     kind: "delegate",
@@ -148,16 +168,25 @@ function delegateFacts(dir: string): DelegateFacts {
     evidence: result?.evidence ?? [],
     evidence_check: result ? checkEvidence(answer, result.evidence, manifest.cwd) : null,
     failure,
-    artifacts: existingArtifacts(dir, {
-      manifest: TASK_FILES.manifest,
-      result: TASK_FILES.result,
-      terminal: TASK_FILES.terminal,
-      output: TASK_FILES.output,
-      answer_copy: TASK_FILES.answer,
-      seed: TASK_FILES.seed,
-      session: TASK_FILES.sessionFile,
-    }),
+    answer_copy: answerCopy,
+    artifacts: answerCopy?.state === "verified" ? { ...artifacts, answer_copy: answerCopy.path } : artifacts,
   };
+}
+
+/** answer.txt beside the verified answer (null: there is none), compared byte for byte, never followed or waited on. */
+function answerCopyFact(dir: string, answerBytes: Buffer | null): DelegateFacts["answer_copy"] {
+  const path = join(dir, TASK_FILES.answer);
+  if (answerBytes !== null) {
+    const state = answerCopyState(dir, answerBytes);
+    return state === "absent" ? null : { path, state };
+  }
+  let present: boolean;
+  try {
+    present = lstatSync(path, { throwIfNoEntry: false }) !== undefined;
+  } catch {
+    present = false;
+  }
+  return present ? { path, state: "unchecked" } : null;
 }
 
 async function fusionFacts(ref: TaskRef): Promise<FusionFacts> {

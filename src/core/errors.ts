@@ -166,7 +166,7 @@ export const FAILURE_WHEN = {
   },
   seed_hash_mismatch: {
     stages: ["run", "verify"],
-    when: "The guard's load check failed (seed file, task id, nonce, or the delivered prompt differs from child-prompt.txt), or result.json names another seed.",
+    when: "The guard's load check failed (seed file, task id, nonce, or the delivered prompt differs from child-prompt.txt), or result.json names another seed, or seed.json no longer holds the launched seed (edited, deleted, or not a regular file).",
   },
   child_timeout: {
     stages: ["run"],

@@ -7,7 +7,7 @@ import type { DelegateManifest, TaskState, UsageRecord } from "../core/types.ts"
 import { fileExists, writeManifest } from "../store/lookup.ts";
 import { readProgress } from "../store/progress.ts";
 import { classifyChildOutcome } from "../verify/classify.ts";
-import type { VerifiedAnswer } from "../verify/delegate-result.ts";
+import type { ExpectedResultIdentity, VerifiedAnswer } from "../verify/delegate-result.ts";
 import { ensureRuntimeBudget } from "./runtime-budget.ts";
 
 /** Why the parent ended a child itself, when it did. */
@@ -20,12 +20,22 @@ export interface TaskEnd {
   error: DelegateError | null;
 }
 
-export function expectedIdentity(manifest: DelegateManifest) {
+/**
+ * What a task's result.json must match, from its manifest: the launch's identity and seed (whose
+ * file must still hold it), and, once the parent adjudicated the task as completed, the answer it
+ * recorded then (docs/subsystems/retrieval.md, "Verification order", steps 10 and 11).
+ */
+export function expectedIdentity(manifest: DelegateManifest): ExpectedResultIdentity {
+  const t = manifest.terminal;
   return {
     taskId: manifest.task_id,
     launchNonce: manifest.launch_nonce,
     seedSha256: manifest.seed_sha256,
     route: manifest.route,
+    seedBytes: typeof manifest.seed_bytes === "number" ? manifest.seed_bytes : null,
+    ...(manifest.state === "completed"
+      ? { adjudicated: { answerBytes: t?.answer_bytes ?? null, answerSha256: t?.answer_sha256 ?? null } }
+      : {}),
   };
 }
 

@@ -1,6 +1,7 @@
-import { closeSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
 import { getMarkdownTheme, keyHint, type Theme } from "@mariozechner/pi-coding-agent";
 import { type Component, Container, Markdown, Text } from "@mariozechner/pi-tui";
+import { readRegularFile } from "../core/fs.ts";
+import { sha256Hex } from "../core/hash.ts";
 
 /** Lines of the answer a collapsed view shows, as Pi's own read tool does. */
 export const PREVIEW_LINES = 10;
@@ -32,32 +33,35 @@ export function answerPreview(answer: string, expanded: boolean, theme: Theme, m
 
 const fileHeads = new Map<string, { text: string; complete: boolean }>();
 
+/** The verified answer an answer file must hold to be shown as it: its byte length and SHA-256. */
+export interface ExpectedAnswer {
+  byte_length: number;
+  sha256: string;
+}
+
 /**
- * The start of a verified answer file (the parent's copy, written after verification), read once
- * per path: a collapsed view never reads a large file whole.
+ * The start of a verified answer file (the parent's copy, written after verification, or a Fusion
+ * run's merged.md), or all of it when expanded; null when the file no longer holds exactly the
+ * verified answer (or is not a regular file: it is never waited on or followed), since only the
+ * verified bytes may be shown as the answer. A collapsed view's head is kept per path and hash.
  */
-export function answerFileHead(path: string, expanded: boolean): { text: string; complete: boolean } | null {
-  try {
-    if (expanded) return { text: readFileSync(path, "utf8"), complete: true };
-    const cached = fileHeads.get(path);
-    if (cached) return cached;
-    const fd = openSync(path, "r");
-    let entry: { text: string; complete: boolean };
-    try {
-      const buffer = Buffer.alloc(FILE_PREVIEW_BYTES);
-      const read = readSync(fd, buffer, 0, FILE_PREVIEW_BYTES, 0);
-      // A multi-byte character cut at the end decodes as U+FFFD: drop it.
-      const text = buffer
-        .subarray(0, read)
-        .toString("utf8")
-        .replace(/\uFFFD$/, "");
-      entry = { text, complete: fstatSync(fd).size <= FILE_PREVIEW_BYTES };
-    } finally {
-      closeSync(fd);
-    }
-    fileHeads.set(path, entry);
-    return entry;
-  } catch {
-    return null;
-  }
+export function answerFileHead(
+  path: string,
+  expanded: boolean,
+  expected: ExpectedAnswer,
+): { text: string; complete: boolean } | null {
+  const key = `${path}\u0000${expected.sha256}`;
+  const cached = expanded ? undefined : fileHeads.get(key);
+  if (cached) return cached;
+  const read = readRegularFile(path, expected.byte_length);
+  if (!read.ok || read.bytes.length !== expected.byte_length || sha256Hex(read.bytes) !== expected.sha256) return null;
+  if (expanded) return { text: read.bytes.toString("utf8"), complete: true };
+  // A multi-byte character cut at the end decodes as U+FFFD: drop it.
+  const text = read.bytes
+    .subarray(0, FILE_PREVIEW_BYTES)
+    .toString("utf8")
+    .replace(/\uFFFD$/, "");
+  const entry = { text, complete: read.bytes.length <= FILE_PREVIEW_BYTES };
+  fileHeads.set(key, entry);
+  return entry;
 }

@@ -6,7 +6,7 @@ import type { FusionView } from "../fusion/types.ts";
 import type { NotificationDetails } from "../views/notification.ts";
 import type { ReceiptDetails } from "../views/receipt.ts";
 import { type CompletedView, completedHeader, FORCED_BY, type RunningView } from "../views/result.ts";
-import { answerFileHead, answerPreview } from "./answer-preview.ts";
+import { answerFileHead, answerPreview, type ExpectedAnswer } from "./answer-preview.ts";
 import { shortId } from "./delegates-table.ts";
 
 /*
@@ -121,7 +121,7 @@ function answerBlock(
   box: Container,
   delivery: "inline" | "artifact",
   inline: string | null,
-  path: string | null,
+  file: (ExpectedAnswer & { path: string | null }) | null,
   options: RenderOptions,
   theme: Theme,
 ): void {
@@ -129,10 +129,11 @@ function answerBlock(
     box.addChild(answerPreview(inline, options.expanded, theme));
     return;
   }
-  if (path === null) return;
-  box.addChild(new Text(theme.fg("muted", `answer file: ${path}`), 0, 0));
-  const head = answerFileHead(path, options.expanded);
+  if (file === null || file.path === null) return;
+  box.addChild(new Text(theme.fg("muted", `answer file: ${file.path}`), 0, 0));
+  const head = answerFileHead(file.path, options.expanded, file);
   if (head !== null) box.addChild(answerPreview(head.text, options.expanded, theme, !head.complete));
+  else box.addChild(new Text(theme.fg("warning", "the file no longer holds the verified answer: not shown"), 0, 0));
 }
 
 function isFusion(details: unknown): details is FusionView {
@@ -169,7 +170,7 @@ function renderFusion(
     const text = firstText(result);
     const marker = "\nDelivery: inline\n\n";
     const at = text.indexOf(marker);
-    answerBlock(box, v.delivery, at === -1 ? null : text.slice(at + marker.length), v.answer.path, options, theme);
+    answerBlock(box, v.delivery, at === -1 ? null : text.slice(at + marker.length), v.answer, options, theme);
     return box;
   }
   const code = v.failure?.code ?? v.integrity?.code ?? "unknown";
@@ -199,7 +200,7 @@ export function renderRetrieval(result: AgentToolResult<unknown>, options: Rende
     box,
     view.delivery,
     inlineAnswer(firstText(result), completedHeader(view)),
-    view.answer.text_path,
+    { path: view.answer.text_path, byte_length: view.answer.byte_length, sha256: view.answer.sha256 },
     options,
     theme,
   );

@@ -4,11 +4,12 @@
  * named step per check, in the documented order; each step throws one DelegateError code.
  */
 
+import { closeSync, readSync } from "node:fs";
 import { join } from "node:path";
 import { canonicalJsonLine } from "../core/canonical.ts";
-import { CHILD_FILE_MAX_BYTES, SCHEMA, TASK_FILES } from "../core/constants.ts";
+import { CHILD_FILE_MAX_BYTES, MiB, SCHEMA, TASK_FILES } from "../core/constants.ts";
 import { DelegateError, type FailureCode } from "../core/errors.ts";
-import { readRegularFile, refusalText } from "../core/fs.ts";
+import { openRegularFile, readRegularFile, refusalText } from "../core/fs.ts";
 import { sha256Hex, sha256Stream } from "../core/hash.ts";
 import type { AnswerBlock, DelegateResultFile, PinnedRoute } from "../core/types.ts";
 import { decodeUtf8Strict, isWellFormedUtf8 } from "../core/utf8.ts";
@@ -21,6 +22,17 @@ export interface ExpectedResultIdentity {
   launchNonce: string;
   seedSha256: string;
   route: PinnedRoute;
+  /**
+   * seed.json's byte length at launch (manifest.json's seed_bytes; null when a manifest does not say).
+   * When given, the task directory's seed.json must still hold exactly the launched seed (step 10).
+   */
+  seedBytes?: number | null;
+  /**
+   * The answer the parent recorded when it adjudicated the task (manifest.json's terminal record of
+   * a completed task). When given, the verified answer must be that one (step 11): a result.json
+   * rewritten after adjudication, however self-consistent, is not the answer.
+   */
+  adjudicated?: { answerBytes: number | null; answerSha256: string | null };
 }
 
 /**
@@ -42,13 +54,10 @@ function invalid(message: string): never {
 }
 
 /**
- * Verify committed result.json bytes against the task's identity. Throws DelegateError; on any
- * failure no answer bytes leave this function.
- */
-/**
  * The steps of {@link readVerifiedResult}: 0 is the bounded read, 1–9 are {@link verifyDelegateResult}'s,
- * numbered as in docs/subsystems/retrieval.md, "Verification order". The command line's `verify`
- * prints them as they pass.
+ * 10 and 11 compare the task directory with the parent's own record (manifest.json), numbered as in
+ * docs/subsystems/retrieval.md, "Verification order". The command line's `verify` prints them as
+ * they pass.
  */
 export const VERIFICATION_STEPS = [
   "result.json read whole, within its size bound",
@@ -61,11 +70,17 @@ export const VERIFICATION_STEPS = [
   "every block's byte length and SHA-256",
   "the whole answer's byte length and SHA-256",
   "well-formed UTF-8, not blank",
+  "seed.json still holds the launched seed (its byte length and SHA-256)",
+  "the answer is the one recorded when the task was adjudicated (manifest.json)",
 ] as const;
 
 /** Told each step number ({@link VERIFICATION_STEPS}) once that step has passed. */
 export type StepObserver = (step: number) => void;
 
+/**
+ * Verify committed result.json bytes against the task's identity (steps 1–9). Throws DelegateError;
+ * on any failure no answer bytes leave this function.
+ */
 export function verifyDelegateResult(
   bytes: Uint8Array,
   expected: ExpectedResultIdentity,
@@ -408,7 +423,66 @@ export function readTaskFile(path: string, maxBytes: number): Buffer | null {
   throw new DelegateError(code, `${path} ${refusalText(read, maxBytes)}`, { artifacts: [path] });
 }
 
-/** result.json of a task dir, verified; null when the child committed none. */
+/** How much of seed.json is hashed per read: the seed is never held whole. */
+const SEED_CHUNK_BYTES = 1 * MiB;
+
+/**
+ * Step 10: seed.json holds exactly the launched seed. Gone, replaced by something that is not a
+ * regular file, or of another length or hash → seed_hash_mismatch; unreadable → artifact_read_failed.
+ */
+function step10SeedFile(taskDir: string, seedSha256: string, seedBytes: number | null): void {
+  const path = join(taskDir, TASK_FILES.seed);
+  const mismatch = (problem: string): never => {
+    throw new DelegateError("seed_hash_mismatch", `${TASK_FILES.seed} ${problem}: it is not the launched seed`, {
+      artifacts: [path],
+    });
+  };
+  const opened = openRegularFile(path);
+  if (!opened.ok) {
+    if (opened.reason !== "unreadable") mismatch(refusalText(opened));
+    throw new DelegateError("artifact_read_failed", `${path} ${refusalText(opened)}`, { artifacts: [path] });
+  }
+  const { fd, size } = opened;
+  try {
+    if (seedBytes !== null && size !== seedBytes) mismatch(`holds ${size} bytes, not ${seedBytes}`);
+    const hash = sha256Stream();
+    const chunk = Buffer.allocUnsafe(Math.min(SEED_CHUNK_BYTES, Math.max(size, 1)));
+    let done = 0;
+    while (done < size) {
+      const n = readSync(fd, chunk, 0, Math.min(chunk.length, size - done), done);
+      if (n === 0) break;
+      hash.update(chunk.subarray(0, n));
+      done += n;
+    }
+    if (done !== size) mismatch(`holds ${done} bytes, not the ${size} it had when opened`);
+    if (hash.hex() !== seedSha256) mismatch("does not match its sha256 in manifest.json");
+  } catch (error) {
+    if (error instanceof DelegateError) throw error;
+    throw new DelegateError("artifact_read_failed", `${path} cannot be read: ${(error as Error).message}`, {
+      artifacts: [path],
+    });
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Step 11: the verified answer is the one the parent recorded when it adjudicated the task. */
+function step11Adjudicated(
+  verified: VerifiedAnswer,
+  recorded: NonNullable<ExpectedResultIdentity["adjudicated"]>,
+): void {
+  const bytes = verified.answerBytes.length;
+  const sha256 = verified.result.answer.sha256; // step 8: the hash of exactly these bytes
+  if (recorded.answerBytes !== bytes || recorded.answerSha256 !== sha256) {
+    fail(
+      "answer_hash_mismatch",
+      `the answer (${bytes} bytes, sha256 ${sha256}) is not the one recorded when the task was adjudicated ` +
+        `(manifest.json: ${recorded.answerBytes ?? "no"} bytes, sha256 ${recorded.answerSha256 ?? "none"})`,
+    );
+  }
+}
+
+/** result.json of a task dir, verified (steps 0–11); null when the child committed none. */
 export function readVerifiedResult(
   taskDir: string,
   expected: ExpectedResultIdentity,
@@ -418,9 +492,29 @@ export function readVerifiedResult(
   const bytes = readTaskFile(path, CHILD_FILE_MAX_BYTES);
   if (bytes === null) return null;
   passed?.(0);
+  const naming = (error: unknown, artifacts: string[]) =>
+    error instanceof DelegateError ? error.withFacts({ artifacts }) : error;
+  let verified: VerifiedAnswer;
   try {
-    return verifyDelegateResult(bytes, expected, passed);
+    verified = verifyDelegateResult(bytes, expected, passed);
   } catch (error) {
-    throw error instanceof DelegateError ? error.withFacts({ artifacts: [path] }) : error;
+    throw naming(error, [path]);
   }
+  if (expected.seedBytes !== undefined) {
+    try {
+      step10SeedFile(taskDir, expected.seedSha256, expected.seedBytes);
+    } catch (error) {
+      throw naming(error, [join(taskDir, TASK_FILES.seed), path]);
+    }
+    passed?.(10);
+  }
+  if (expected.adjudicated !== undefined) {
+    try {
+      step11Adjudicated(verified, expected.adjudicated);
+    } catch (error) {
+      throw naming(error, [path, join(taskDir, TASK_FILES.manifest)]);
+    }
+    passed?.(11);
+  }
+  return verified;
 }

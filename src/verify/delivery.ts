@@ -53,6 +53,18 @@ function readExisting(path: string, maxBytes: number): Buffer | null {
 }
 
 /**
+ * How the plain copy (answer.txt) stands beside a verified answer: `verified` when it holds exactly
+ * the verified bytes, `differs` when it exists but holds anything else (or is not a regular file).
+ * Only a `verified` copy may be presented as the answer (docs/subsystems/retrieval.md).
+ */
+export function answerCopyState(taskDir: string, answerBytes: Buffer): "verified" | "differs" | "absent" {
+  const path = join(taskDir, TASK_FILES.answer);
+  const read = readRegularFile(path, answerBytes.length);
+  if (read.ok) return read.bytes.equals(answerBytes) ? "verified" : "differs";
+  return read.reason === "missing" ? "absent" : "differs";
+}
+
+/**
  * Write the verified answer as plain UTF-8 text to answer.txt (the model can open it with `read`,
  * unlike the base64 blocks of result.json). Written atomically, only when absent or different, and
  * its bytes are re-hashed before the path is handed out, so the reference always holds exactly the

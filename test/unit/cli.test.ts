@@ -126,6 +126,7 @@ describe("show: which limit made the delegate answer", () => {
     evidence: [],
     evidence_check: null,
     failure: null,
+    answer_copy: null,
     artifacts: {},
   };
   const line = (f: DelegateFacts) =>

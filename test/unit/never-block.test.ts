@@ -119,12 +119,18 @@ describe("a FIFO in a delegate task tree", () => {
     expect(rows.value?.[0]?.state).toBe("unreadable");
   });
 
-  it("seed.json: adjudication (which reads the seed) does not block", async () => {
+  it("seed.json: seed_hash_mismatch when verified, and adjudication (which reads the seed) does not block", async () => {
+    const task = await completed();
+    fifos.make(join(task.taskDir, TASK_FILES.seed));
+    const settle = timed(() => settleDelegate(task.taskDir));
+    expect(settle.ms).toBeLessThan(BOUND_MS);
+    expect(codeOf(settle.error)).toBe("seed_hash_mismatch");
+
     const fresh = await completed({ adjudicate: false });
     fifos.make(join(fresh.taskDir, TASK_FILES.seed));
     const end = timed(() => finalizeTask(fresh.taskDir, fresh.manifest));
     expect(end.ms).toBeLessThan(BOUND_MS);
-    expect(end.error).toBeUndefined();
+    expect(end.value?.manifest.terminal?.code).toBe("seed_hash_mismatch");
   });
 
   it("child-terminal.json (no result): the task ends artifact_read_failed", async () => {
@@ -151,11 +157,12 @@ describe("a FIFO in a delegate task tree", () => {
     expect((facts.value as DelegateFacts).answer).not.toBeNull();
   });
 
-  it("answer.txt: show does not block, bg_result's file delivery replaces it with the verified bytes", async () => {
+  it("answer.txt: show flags it, bg_result's file delivery replaces it with the verified bytes", async () => {
     const task = await completed();
     const copy = fifos.make(join(task.taskDir, TASK_FILES.answer));
     const facts = await timedAsync(() => taskFacts(refOf(task)));
     expect(facts.ms).toBeLessThan(BOUND_MS);
+    expect((facts.value as DelegateFacts).answer_copy).toEqual({ path: copy, state: "differs" });
     const delivered = timed(() => retrieveDelegate(task.taskDir, "artifact"));
     expect(delivered.ms).toBeLessThan(BOUND_MS);
     expect(delivered.error).toBeUndefined();
