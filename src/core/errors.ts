@@ -224,7 +224,7 @@ export const FAILURE_WHEN = {
   },
   answer_hash_mismatch: {
     stages: ["verify"],
-    when: "A block's or the whole answer's byte length or SHA-256 differs from what result.json states.",
+    when: "A block's or the whole answer's byte length or SHA-256 differs from what result.json states, or the answer is not the one manifest.json recorded when the task was adjudicated (result.json was rewritten afterwards).",
   },
   artifact_read_failed: {
     stages: ["verify", "retrieval"],
