@@ -53,7 +53,11 @@ async function fusionCandidate(ref: TaskRef): Promise<PruneCandidate> {
   return { ...ended, status: "ended" };
 }
 
-/** Bytes of every regular file under a directory (links are not followed). */
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Bytes of every regular file under a directory (links are not followed); throws when a directory cannot be read. */
 export function treeBytes(path: string): number {
   const stat = lstatSync(path, { throwIfNoEntry: false });
   if (stat === undefined) return 0;
@@ -65,7 +69,7 @@ export interface PruneOutcome {
   decisions: PruneDecision[];
   /** The removed (or, in a dry run, removable) trees and the bytes each held. */
   removed: { candidate: PruneCandidate; bytes: number }[];
-  /** Trees a removal failed for, with the reason. */
+  /** Trees that could not be sized (they are not removed) or whose removal failed, with the reason. */
   errors: { candidate: PruneCandidate; message: string }[];
   bytesFreed: number;
   dryRun: boolean;
@@ -78,20 +82,34 @@ export async function pruneTasks(
   options: { dryRun: boolean; now?: number },
 ): Promise<PruneOutcome> {
   const candidates: PruneCandidate[] = [];
-  for (const ref of listTaskRefs(cwd))
-    candidates.push(ref.kind === "delegate" ? delegateCandidate(ref) : await fusionCandidate(ref));
+  for (const ref of listTaskRefs(cwd)) {
+    try {
+      candidates.push(ref.kind === "delegate" ? delegateCandidate(ref) : await fusionCandidate(ref));
+    } catch {
+      // whatever a tree's files do, it is one tree: it is kept as unreadable, the others go on
+      candidates.push({ ...ref, status: "unreadable", state: null, createdAt: null, endedAt: null });
+    }
+  }
   const decisions = decidePrune(candidates, policy, options.now ?? Date.now());
   const outcome: PruneOutcome = { decisions, removed: [], errors: [], bytesFreed: 0, dryRun: options.dryRun };
   for (const decision of decisions) {
     if (!decision.remove) continue;
     const { candidate } = decision;
-    const bytes = treeBytes(candidate.dir);
+    let bytes: number;
+    try {
+      bytes = treeBytes(candidate.dir);
+    } catch (error) {
+      // A tree it cannot walk is not removed (rm would stop half-way in it): it is reported, and
+      // the others are still pruned.
+      outcome.errors.push({ candidate, message: `cannot read the tree to size it: ${messageOf(error)}` });
+      continue;
+    }
     if (!options.dryRun) {
       try {
         if (candidate.kind === "delegate") removeTaskTree(candidate.dir);
         else rmSync(candidate.dir, { recursive: true, force: true });
       } catch (error) {
-        outcome.errors.push({ candidate, message: error instanceof Error ? error.message : String(error) });
+        outcome.errors.push({ candidate, message: messageOf(error) });
         continue;
       }
     }
