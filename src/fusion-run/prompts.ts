@@ -77,9 +77,69 @@ function oneLine(text: string): string {
   return text.replace(/\s+/g, " ").trim();
 }
 
+/** What a merger-written line that reads like the generated section is marked with. */
+export const MERGER_MARK = "[merger's text]";
+
+/** The titles of the generated section, as {@link titleOf} reduces them. */
+const GENERATED_TITLES = new Set([
+  "agreement",
+  "found by one candidate only",
+  "candidates (verified answers, bound in the run's manifest)",
+]);
+
+/** Indentation, block quotes, then one heading or list marker: what stays before the mark. */
+const LINE_PREFIX = /^(\s*(?:>\s*)*(?:#{1,6}\s+|[-*+]\s+|\d{1,9}[.)]\s+)?)(.*)$/s;
+/** A fence of at least three backticks or tildes, indented at most three spaces. */
+const FENCE = /^ {0,3}(`{3,}|~{3,})/;
+
+function titleOf(body: string): string {
+  return body.replace(/^[*_\s]+|[*_:#\s]+$/g, "").toLowerCase();
+}
+
+/** A line that reads like a row of the generated section: "agreed:", "disagreed:", "candidate-N:". */
+function readsAsAttribution(body: string): boolean {
+  return (
+    /\b(?:dis)?agreed\s*:/i.test(body) ||
+    /^[*_]*candidate-\d+[*_]*\s*:/i.test(body) ||
+    /\(candidate-\d+\)\s*:/i.test(body)
+  );
+}
+
 /**
- * The merged answer: the merger's text, then the agreement section, which names the route behind
- * every candidate of every claim, from the checked comparison (never from the merger's prose).
+ * The merger's text with nothing in it that reads as the generated attribution (docs/subsystems/
+ * fusion.md, "The merged answer"). Outside fenced code, a line whose title is one of the generated
+ * section's ("Agreement", "Found by one candidate only", "Candidates (verified answers, …)"), as a
+ * heading, bold or plain, and a line that reads like one of its rows ("agreed:", "disagreed:", a line
+ * starting "candidate-N:") get {@link MERGER_MARK} after their indentation, quote and heading or list
+ * marker: "## Agreement" becomes "## [merger's text] Agreement". Nothing is removed. A fence left open
+ * at the end is closed, so the generated section never renders inside the merger's code block.
+ */
+export function neutralizeMergerText(text: string): string {
+  const out: string[] = [];
+  let fence: string | null = null; // the opening fence while inside fenced code
+  for (const line of text.split("\n")) {
+    const marker = FENCE.exec(line)?.[1];
+    if (fence !== null) {
+      if (marker !== undefined && marker[0] === fence[0] && marker.length >= fence.length && line.trim() === marker)
+        fence = null;
+      out.push(line);
+    } else if (marker !== undefined) {
+      fence = marker;
+      out.push(line);
+    } else {
+      const [, prefix = "", body = ""] = LINE_PREFIX.exec(line) ?? [];
+      const generatedLike = GENERATED_TITLES.has(titleOf(body)) || readsAsAttribution(body);
+      out.push(generatedLike ? `${prefix}${MERGER_MARK} ${body}` : line);
+    }
+  }
+  if (fence !== null) out.push(fence);
+  return out.join("\n");
+}
+
+/**
+ * The merged answer: the merger's text ({@link neutralizeMergerText}), then the agreement section,
+ * which names the route behind every candidate of every claim, from the checked comparison (never
+ * from the merger's prose).
  */
 export function mergedAnswer(merger: string, candidates: readonly CandidateAnswer[], evaluation: Evaluation): string {
   const who = (slot: string) => {
@@ -87,7 +147,7 @@ export function mergedAnswer(merger: string, candidates: readonly CandidateAnswe
     return c === undefined ? slot : `${c.route} (${slot})`;
   };
   const names = (slots: readonly string[]) => (slots.length === 0 ? "none" : slots.map(who).join(", "));
-  const lines = [merger.trimEnd(), "", "## Agreement", ""];
+  const lines = [neutralizeMergerText(merger.trimEnd()), "", "## Agreement", ""];
   for (const claim of evaluation.claims) {
     lines.push(
       `- ${oneLine(claim.claim)} — agreed: ${names(claim.supported_by)}; disagreed: ${names(claim.contradicted_by)}`,
