@@ -4,6 +4,7 @@ import { TASK_FILES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import type { DelegateManifest } from "../core/types.ts";
 import { spawnChild } from "../process/spawn.ts";
+import { markNotified } from "../retrieval/notifier.ts";
 import { getRegistry, type LiveTask } from "../retrieval/registry.ts";
 import { writeManifest } from "../store/lookup.ts";
 import { buildReceipt, type ReceiptDetails } from "../views/receipt.ts";
@@ -61,6 +62,9 @@ export async function startChild(plan: LaunchPlan): Promise<StartedChild> {
     } catch {
       // the error below still says what happened
     }
+    // This call reports the failure: no completion notice is owed (none later, at a session start,
+    // that would start a model turn), and a prune may remove the tree.
+    markNotified(tree.taskDir, plan.seed.task_id);
     getRegistry().known.set(plan.seed.task_id, tree.taskDir);
     throw failure.withFacts({
       childProcessCreated: false,

@@ -28,9 +28,10 @@ function notifiedInSession(ctx: ExtensionContext): Set<string> {
 
 /**
  * Record on disk that the task's notice reached its session, so a prune may remove the tree
- * (docs/cli.md, "prune"). Best effort: without it the tree is only kept longer.
+ * (docs/cli.md, "prune"). Best effort: without it the tree is only kept longer. A task whose child
+ * could not be started is marked at once: the bg_delegate call itself reported the failure.
  */
-function markNotified(taskDir: string, taskId: string): void {
+export function markNotified(taskDir: string, taskId: string): void {
   const path = join(taskDir, TASK_FILES.notified);
   if (fileExists(path)) return;
   try {
@@ -88,6 +89,8 @@ export class SessionLink {
       }
       try {
         const manifest = readManifest(ref.dir);
+        // Never started, and marked delivered: its bg_delegate call reported the failure (src/launch/start.ts).
+        if (manifest.child === null && fileExists(join(ref.dir, TASK_FILES.notified))) continue;
         if (isTaskRunning(manifest)) {
           waiting ||= !getRegistry().live.has(manifest.task_id);
           continue;

@@ -10,7 +10,7 @@ import { basename, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PI_CLI_ENV, TASK_FILES } from "../../src/core/constants.ts";
 import { FAILURE_REMEDIATION } from "../../src/core/errors.ts";
-import { gate, isChildRequest, toolResults, until } from "../helpers/drive.ts";
+import { gate, isChildRequest, promptWhenIdle, toolResults, until } from "../helpers/drive.ts";
 import {
   type AgentDir,
   createAgentDir,
@@ -143,6 +143,14 @@ describe("launch faults", () => {
       // No notification for a task that never ran: only this one prompt's run happened.
       expect(notificationTexts(parent)).toEqual([]);
       expect(parent.log.count("agent_end")).toBe(1);
+      // The call itself reported the failure: the task is marked delivered (a prune may remove it),
+      // and no later session start sends a late notice that would start a model turn.
+      expect(readJson(join(taskDir, TASK_FILES.notified))).toMatchObject({ task_id: basename(taskDir) });
+      await parent.reload();
+      await promptWhenIdle(parent, "anything new?");
+      await parent.waitForIdle(45_000);
+      expect(notificationTexts(parent)).toEqual([]);
+      expect(parent.log.count("agent_end")).toBe(2);
     } finally {
       await parent.dispose();
     }
