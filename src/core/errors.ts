@@ -38,7 +38,8 @@ export const FAILURE_REMEDIATION = {
   child_model_output_limit: "The model hit its output limit; ask for a shorter answer.",
   child_capture_limit: "The answer exceeded 4 MiB; ask for a shorter answer.",
   artifact_spill_failed: "A spill write failed; check disk space under .pi/delegate, then launch again.",
-  child_exited_without_commit: "Read the output log; the child ended without committing an answer.",
+  child_exited_without_commit:
+    "Nothing was committed; read the output log (a Fusion run's: each child's, under .pi/delegate), then launch again.",
   child_result_invalid: "The committed result is malformed; launch the delegate again.",
   route_attestation_missing: "The result carries no route evidence; launch the delegate again.",
   route_mismatch: "The child ran on a different model than the pin; check the route and the provider configuration.",
@@ -73,6 +74,8 @@ export interface FailureFacts {
   outputPath?: string;
   /** What an ended task spent before it failed (docs/failure-codes.md, "How a failure reads"). */
   spent?: TaskSpend;
+  /** What to do, where it is more specific than the code's own remediation (the command line's wording). */
+  remediation?: string;
 }
 
 /** A task's spend as far as it is known; null where it is not. */
@@ -204,7 +207,7 @@ export const FAILURE_WHEN = {
   },
   child_exited_without_commit: {
     stages: ["run"],
-    when: "The child is gone and left neither result.json nor child-terminal.json.",
+    when: "The child is gone and left neither result.json nor child-terminal.json; or a Fusion run's owning Pi process is gone and the run is not yet adjudicated.",
   },
   child_result_invalid: {
     stages: ["run", "verify"],

@@ -53,7 +53,7 @@ export function renderFailure(error: DelegateError): string {
   const artifacts = (facts.artifacts ?? []).filter((path) => existsSync(path));
   if (artifacts.length > 0) lines.push(`Artifacts: ${artifacts.join(", ")}`);
   if (facts.outputPath !== undefined && existsSync(facts.outputPath)) lines.push(`Output: ${facts.outputPath}`);
-  lines.push(`Remediation: ${FAILURE_REMEDIATION[error.code]}`);
+  lines.push(`Remediation: ${facts.remediation ?? FAILURE_REMEDIATION[error.code]}`);
   return lines.join("\n");
 }
 

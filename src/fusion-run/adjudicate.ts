@@ -7,12 +7,18 @@
 import { join } from "node:path";
 import type { FailureCode } from "../core/errors.ts";
 import type { DelegateManifest } from "../core/types.ts";
-import { type FusionAttemptRow, type FusionManifest, type FusionStage, openRun } from "../fusion/index.ts";
+import {
+  type FusionAttemptRow,
+  type FusionManifest,
+  type FusionStage,
+  loadFusionManifest,
+  openRun,
+} from "../fusion/index.ts";
 import { readChildRecords } from "../fusion/run-record.ts";
 import { FUSION_STAGES } from "../fusion/types.ts";
 import { isSameProcessAlive } from "../process/identity.ts";
 import { isTaskRunning } from "../retrieval/running.ts";
-import { readManifest } from "../store/lookup.ts";
+import { listTaskRefs, readManifest } from "../store/lookup.ts";
 import { getFusionRuns } from "./runs.ts";
 
 export type Adjudication = { kind: "live" } | { kind: "waiting" } | { kind: "committed"; manifest: FusionManifest };
@@ -61,4 +67,31 @@ export function adjudicateRun(cwd: string, runDir: string, manifest: FusionManif
     },
   });
   return { kind: "committed", manifest: committed.manifest };
+}
+
+/**
+ * For a reader that owns no run (the command line, docs/cli.md): a run in the project directory
+ * `cwd` recorded as running whose owner is gone is adjudicated now, as a session start of its session
+ * would, once none of its children runs. Its notice is still sent by that session (notified.json is
+ * not written here). Anything that stops it (a tree that cannot be read or written, another process
+ * committing first) leaves the run as its files say; the caller reads them next and shows that.
+ */
+export async function adjudicateStranded(cwd: string, runDir: string): Promise<void> {
+  let manifest: FusionManifest;
+  try {
+    manifest = await loadFusionManifest(runDir);
+  } catch {
+    return; // the reader reports an untrusted manifest itself
+  }
+  if (manifest.state !== "running") return;
+  try {
+    adjudicateRun(cwd, runDir, manifest);
+  } catch {
+    // another process committed it first, or the run directory is read-only: nothing to do here
+  }
+}
+
+/** {@link adjudicateStranded} for every Fusion run of the project. */
+export async function adjudicateStrandedRuns(cwd: string): Promise<void> {
+  for (const ref of listTaskRefs(cwd)) if (ref.kind === "fusion") await adjudicateStranded(cwd, ref.dir);
 }

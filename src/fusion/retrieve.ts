@@ -19,6 +19,7 @@ import type { UsageRecord } from "../core/types.ts";
 import { type DeliveryDecision, decideDelivery } from "../verify/delivery.ts";
 import { boundFailureView } from "./failure-view.ts";
 import { readFusionManifest } from "./read.ts";
+import { CHILDREN_DIR } from "./run-record.ts";
 import type {
   FusionCompletedView,
   FusionFailureView,
@@ -119,6 +120,32 @@ function completedRetrieval(
   return { text: lines.join("\n"), details };
 }
 
+/**
+ * A run whose owning Pi process is gone while its manifest says "running": it can never commit by
+ * itself. Its children are the delegate tasks its child records name (children/…), each with its
+ * own output log; a later session of the run's session, or `pi-bg-delegate list`, adjudicates it
+ * (docs/subsystems/fusion.md, "A run whose owner is gone").
+ */
+function strandedRun(runDir: string, manifest: FusionManifest): DelegateError {
+  const children = manifest.artifacts.filter((ref) => ref.path.startsWith(`${CHILDREN_DIR}/`)).length;
+  const started =
+    children === 0
+      ? "no child was recorded as started"
+      : `${children} child${children === 1 ? " was" : "ren were"} started`;
+  return new DelegateError(
+    "child_exited_without_commit",
+    `Fusion run ${manifest.run_id} cannot commit: manifest.json still says "running" and the Pi process that owned it ` +
+      `(pid ${manifest.owner.pid}) is gone; ${started}.`,
+    {
+      childProcessCreated: children > 0,
+      artifacts: [join(resolve(runDir), FUSION_FILES.manifest)],
+      remediation:
+        "Once none of its children runs, the next start of its session (or `pi-bg-delegate list` in the project) " +
+        "records it as cancelled (child_cancelled); run bg_fusion again if the answer is still needed.",
+    },
+  );
+}
+
 /** A Fusion run as bg_result sees it, before delivery and before usage is claimed. */
 export type SettledFusion =
   | { kind: "running"; manifest: FusionManifest }
@@ -144,11 +171,7 @@ export async function settleFusion(runDir: string, opts: RetrieveFusionOptions):
   switch (manifest.state) {
     case "running":
       if (opts.isRunning(manifest)) return { kind: "running", manifest };
-      throw new DelegateError(
-        "child_exited_without_commit",
-        `Fusion run ${manifest.run_id} ended without committing: manifest.json still says "running" and its owner is gone.`,
-        { artifacts: [join(resolve(runDir), FUSION_FILES.manifest)] },
-      );
+      throw strandedRun(runDir, manifest);
     case "completed":
       try {
         return { kind: "completed", verified: await verifyCompletedRun(runDir, manifest) };

@@ -6,11 +6,17 @@
 import { cpSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { canonicalJsonLine } from "../../src/core/canonical.ts";
-import { FUSION_FILES } from "../../src/core/constants.ts";
+import { FUSION_FILES, FUSION_WORKFLOW, SCHEMA } from "../../src/core/constants.ts";
 import { writeFileAtomic } from "../../src/core/fs.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
 import type { UsageRecord } from "../../src/core/types.ts";
 import { fusionRunDir } from "../../src/fusion/layout.ts";
+import {
+  CHILDREN_DIR,
+  type FusionChildRecord,
+  type FusionRunRecord,
+  RUN_RECORD_PATH,
+} from "../../src/fusion/run-record.ts";
 import type { FusionAttemptRow, FusionManifest, FusionUsage } from "../../src/fusion/types.ts";
 import {
   createRun,
@@ -123,6 +129,47 @@ export function buildFailedRun(
   if (state === "cancelled") handle.commitCancelled({ summary });
   else handle.commitFailed({ summary });
   return handle;
+}
+
+/**
+ * A bg_fusion run whose owning Pi died mid-run (owner {@link OWNER}, not alive): run.json and one
+ * child record per candidate bound, the children's delegate task directories gone (as after their
+ * parent died: nothing of theirs runs), the manifest still "running".
+ */
+export function buildStrandedRun(cwd: string, children: number): FusionRunHandle {
+  const run = createRun({ cwd, workflow: FUSION_WORKFLOW, owner: OWNER });
+  const record: FusionRunRecord = {
+    schema_version: SCHEMA.fusionRun,
+    run_id: run.runId,
+    name: "stranded question",
+    parent_session_id: "gone-session",
+    prompt_sha256: "a".repeat(64),
+    seed_projection_sha256: "b".repeat(64),
+    candidates: [
+      { provider: "p", model: "a" },
+      { provider: "p", model: "b" },
+    ],
+    merge: { provider: "p", model: "a" },
+    limits: { max_turns: 4, max_tool_calls: 4, timeout_seconds: 60 },
+    auto_deliver: "never",
+    notify_on_completion: true,
+    trigger_on_completion: true,
+  };
+  run.writeArtifact(RUN_RECORD_PATH, canonicalJsonLine(record));
+  for (let i = 1; i <= children; i++) {
+    const taskId = `d${String(i).repeat(32)}`;
+    const child: FusionChildRecord = {
+      schema_version: SCHEMA.fusionChild,
+      stage: "candidate",
+      slot: `candidate-${i}`,
+      attempt: 1,
+      task_id: taskId,
+      task_dir: `.pi/delegate/gone-session/${taskId}`,
+      route: { provider: "p", model: i % 2 === 0 ? "b" : "a" },
+    };
+    run.writeArtifact(`${CHILDREN_DIR}/candidate-${i}-1.json`, canonicalJsonLine(child));
+  }
+  return run;
 }
 
 /** An io whose failure-summary.json write fails: the writer then commits a manifest without it. */
