@@ -132,12 +132,16 @@ function isCommand(value: string): value is CommandName {
   return (COMMAND_NAMES as readonly string[]).includes(value);
 }
 
+/** A non-negative decimal number: digits, optionally a point and more digits (".5" too). */
+const DECIMAL = /^(?:\d+(?:\.\d+)?|\.\d+)$/;
+
 /** A non-negative number of seconds or days (fractions allowed), or a whole count. */
 function numberOption(command: CommandName, name: string, kind: OptionKind, raw: string | undefined): number {
   if (raw === undefined || raw.startsWith("--")) throw new UsageError(`--${name} needs a value`, command);
-  const value = Number(raw);
   const whole = kind === "count";
-  if (raw.trim() === "" || !Number.isFinite(value) || value < 0 || (whole && !Number.isSafeInteger(value))) {
+  // Decimal digits only: Number() would also take "0x10", "1e3", " 5" or "Infinity".
+  const value = DECIMAL.test(raw) ? Number(raw) : Number.NaN;
+  if (!Number.isFinite(value) || (whole && !Number.isSafeInteger(value))) {
     const what = whole ? "a whole number ≥ 0" : `a number of ${kind} ≥ 0`;
     throw new UsageError(`--${name} must be ${what}, not "${raw}"`, command);
   }
@@ -198,11 +202,15 @@ export function parseArgs(argv: readonly string[]): Invocation {
       }
       continue;
     }
+    // A task id never starts with "-": "-x" is an option this command does not have.
+    if (arg.startsWith("-")) throw new UsageError(`${command} has no option ${arg}`, command);
     if (!spec.id) throw new UsageError(`${command} takes no task id ("${arg}")`, command);
     if (parsed.id !== undefined)
       throw new UsageError(`${command} takes one task id, got "${parsed.id}" and "${arg}"`, command);
-    if (arg.trim() === "") throw new UsageError("the task id is blank", command);
-    parsed.id = arg;
+    // Trimmed as bg_result trims its taskId.
+    const id = arg.trim();
+    if (id === "") throw new UsageError("the task id is blank", command);
+    parsed.id = id;
   }
   if (spec.id && parsed.id === undefined)
     throw new UsageError(`${command} needs a task id (or a unique prefix)`, command);

@@ -14,6 +14,7 @@ import { killGroup } from "../process/spawn.ts";
 import { isTaskRunning } from "../retrieval/running.ts";
 import { readManifest, type TaskRef } from "../store/lookup.ts";
 import { EXIT } from "./args.ts";
+import { visibleLines } from "./format.ts";
 import type { CliIo } from "./main.ts";
 
 /** Why this process may not signal the task's child, or null when it may. */
@@ -32,7 +33,12 @@ export function cancelRefusal(manifest: DelegateManifest, uid: number | undefine
   return null;
 }
 
-export function cancelTask(io: CliIo, ref: TaskRef): number {
+export function cancelTask(cli: CliIo, ref: TaskRef): number {
+  // What a task tree says (ids, reasons) reaches the terminal escaped (src/cli/format.ts).
+  const io = {
+    stdout: (text: string) => cli.stdout(visibleLines(text)),
+    stderr: (text: string) => cli.stderr(visibleLines(text)),
+  };
   if (ref.kind !== "delegate") {
     const outcome = cancelRun(ref.dir, ref.id);
     if (outcome.kind === "refused") {
@@ -47,7 +53,8 @@ export function cancelTask(io: CliIo, ref: TaskRef): number {
   }
   const manifest = readManifest(ref.dir);
   if (!isTaskRunning(manifest)) {
-    io.stderr(`${manifest.task_id} is not running (${manifest.state}); nothing was changed.\n`);
+    const why = manifest.state === "running" ? "recorded as running, but its owner and child are gone" : manifest.state;
+    io.stderr(`${manifest.task_id} is not running (${why}); nothing was changed.\n`);
     return EXIT.refused;
   }
   const refusal = cancelRefusal(manifest, process.getuid?.());

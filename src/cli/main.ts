@@ -3,21 +3,26 @@
  * command, return its exit status. Failures read exactly as the tools' (docs/failure-codes.md, "How a
  * failure reads"). Nothing imports this folder; bin/pi-bg-delegate.mjs loads it.
  */
-import { existsSync, statSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { randomBytes } from "node:crypto";
+import { closeSync, existsSync, openSync, rmSync, statSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { DelegateError } from "../core/errors.ts";
-import { renderFailure } from "../core/failure-text.ts";
+import { boundedMessage } from "../core/failure-text.ts";
 import { writeFileAtomic } from "../core/fs.ts";
 import { formatBytes } from "../core/units.ts";
+import { adjudicateStrandedRuns } from "../fusion-run/adjudicate.ts";
 import { pruneTasks } from "../retrieval/prune.ts";
 import { resolveTaskRef } from "../store/lookup.ts";
 import { EXIT, helpText, type ParsedCommand, parseArgs, UsageError } from "./args.ts";
 import { cancelTask } from "./cancel.ts";
+import { cliFailureText, unexpectedFailureText } from "./failure.ts";
+import { safeJson, visible, visibleLines } from "./format.ts";
 import { proveHost } from "./prove-host.ts";
 import { pruneJson, renderPrune } from "./prune.ts";
+import { settleStranded } from "./refs.ts";
 import { LIST_SCHEMA, renderFacts, renderList } from "./render.ts";
 import { waitForAnswer } from "./result.ts";
-import { listRows } from "./rows.ts";
+import { listRows, newestSessionOnly } from "./rows.ts";
 import { taskFacts } from "./show.ts";
 import { renderVerify, verifyTask } from "./verify.ts";
 
@@ -27,39 +32,64 @@ export interface CliIo {
   stderr(text: string): void;
 }
 
+/**
+ * Everything the command prints but the answer bytes goes through here: what a task tree says may
+ * hold terminal control sequences, which are shown escaped ({@link visibleLines}), never acted on.
+ */
+function say(io: CliIo, stream: "stdout" | "stderr", text: string): void {
+  io[stream](`${visibleLines(text)}\n`);
+}
+
 /** The id resolved as bg_result resolves it; this process has seen no task, so nothing is "known". */
 function resolveRef(io: CliIo, id: string) {
   return resolveTaskRef(io.cwd, id, new Map());
 }
 
 function printJson(io: CliIo, value: unknown): void {
-  io.stdout(`${JSON.stringify(value, null, 2)}\n`);
+  io.stdout(`${safeJson(value)}\n`);
 }
 
 async function list(io: CliIo, p: ParsedCommand): Promise<number> {
+  await adjudicateStrandedRuns(io.cwd);
   const every = await listRows(io.cwd, true);
-  const rows = p.all ? every : await listRows(io.cwd, false);
+  const rows = p.all ? every : newestSessionOnly(every);
   if (p.json) printJson(io, { schema_version: LIST_SCHEMA, all: p.all, tasks: rows });
-  else io.stdout(`${renderList(rows, p.all, every.length - rows.length)}\n`);
+  else say(io, "stdout", renderList(rows, p.all, every.length - rows.length));
   return EXIT.ok;
 }
 
+/** Exit 1 when the task's result (or manifest) fails a check just now; the failure goes to stderr. */
 async function show(io: CliIo, p: ParsedCommand): Promise<number> {
-  const facts = await taskFacts(resolveRef(io, p.id!));
+  const ref = resolveRef(io, p.id!);
+  await settleStranded(ref);
+  const facts = await taskFacts(ref);
   if (p.json) printJson(io, facts);
-  else io.stdout(`${renderFacts(facts)}\n`);
-  return EXIT.ok;
+  else say(io, "stdout", renderFacts(facts));
+  const { failure } = facts;
+  if (failure === null || (facts.state !== "completed" && facts.state !== "unreadable")) return EXIT.ok;
+  say(io, "stderr", `[${failure.code}] ${boundedMessage(failure.message)}\nRemediation: ${failure.remediation}`);
+  return EXIT.failure;
 }
 
 async function verify(io: CliIo, p: ParsedCommand): Promise<number> {
-  const { report, error } = await verifyTask(resolveRef(io, p.id!));
+  const { report, failureText } = await verifyTask(resolveRef(io, p.id!));
   if (p.json) printJson(io, report);
-  else io.stdout(`${renderVerify(report)}\n`);
-  if (error) io.stderr(`${renderFailure(error)}\n`);
+  else say(io, "stdout", renderVerify(report));
+  if (failureText !== null) say(io, "stderr", failureText);
   return report.outcome === "verified" ? EXIT.ok : report.outcome === "running" ? EXIT.running : EXIT.failure;
 }
 
-/** --out must name a file in an existing directory, checked before any wait (bad input changes nothing). */
+function errnoText(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return typeof code === "string" ? code : error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * --out must name a file in an existing directory this process can create a file in, checked before
+ * the id is looked up or anything is waited for: a bad --out changes nothing and exits 2. Whether a
+ * file can be created is tried (an exclusive temporary file, removed at once): permission bits do not
+ * say it for root, a read-only mount or /proc.
+ */
 function checkOut(out: string | undefined, cwd: string): string | undefined {
   if (out === undefined) return undefined;
   const path = resolve(cwd, out);
@@ -67,39 +97,68 @@ function checkOut(out: string | undefined, cwd: string): string | undefined {
   if (!existsSync(dir) || !statSync(dir).isDirectory())
     throw new UsageError(`--out: ${dir} is not a directory`, "result");
   if (existsSync(path) && statSync(path).isDirectory()) throw new UsageError(`--out: ${path} is a directory`, "result");
+  const probe = join(dir, `.pi-bg-delegate-out.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
+  try {
+    closeSync(openSync(probe, "wx", 0o600));
+  } catch (error) {
+    throw new UsageError(`--out: ${dir} is not writable (${errnoText(error)})`, "result");
+  }
+  rmSync(probe, { force: true });
   return path;
 }
+
+const OUT_REMEDIATION =
+  "Check that the --out directory is writable and the disk has space, then run the command again.";
 
 async function result(io: CliIo, p: ParsedCommand): Promise<number> {
   const out = checkOut(p.out, io.cwd);
   const ref = resolveRef(io, p.id!);
   const started = Date.now();
   const answer = await waitForAnswer(ref, p.waitSeconds ?? 0, () =>
-    io.stderr(`${ref.id} is running; waiting up to ${p.waitSeconds}s for it (read-only: it is never cancelled)…\n`),
+    say(
+      io,
+      "stderr",
+      `${ref.id} is running; waiting up to ${p.waitSeconds}s for it (read-only: it is never cancelled)…`,
+    ),
   );
   if (answer.kind === "running") {
     const waited = p.waitSeconds === undefined ? "" : ` after waiting ${Math.round((Date.now() - started) / 1000)}s`;
-    io.stderr(`${ref.id} is still running${waited}; nothing was cancelled or changed. Try again later.\n`);
+    say(io, "stderr", `${ref.id} is still running${waited}; nothing was cancelled or changed. Try again later.`);
     return EXIT.running;
   }
+  if (answer.kind === "ended") {
+    say(io, "stderr", answer.text);
+    return EXIT.failure;
+  }
+  // The verified answer's own bytes, unescaped: they are the answer (a terminal shows them as it would a file).
   if (out === undefined) {
     io.stdout(answer.bytes);
     return EXIT.ok;
   }
-  writeFileAtomic(out, answer.bytes);
-  io.stderr(`Wrote the verified answer of ${ref.id} (${formatBytes(answer.bytes.length)}) to ${out}\n`);
+  try {
+    writeFileAtomic(out, answer.bytes);
+  } catch (error) {
+    throw new DelegateError("artifact_error", `could not write --out ${out}: ${errnoText(error)}`, {
+      childProcessCreated: true,
+      remediation: OUT_REMEDIATION,
+    });
+  }
+  say(io, "stderr", `Wrote the verified answer of ${ref.id} (${formatBytes(answer.bytes.length)}) to ${out}`);
   return EXIT.ok;
 }
 
 async function prune(io: CliIo, p: ParsedCommand): Promise<number> {
+  // A run whose owner died is adjudicated first (as list does); then it is an ended run like any other.
+  await adjudicateStrandedRuns(io.cwd);
   const outcome = await pruneTasks(
     io.cwd,
     { olderThanDays: p.olderThanDays, keep: p.keep, undelivered: p.undelivered },
     { dryRun: p.dryRun },
   );
   if (p.json) printJson(io, pruneJson(outcome));
-  else io.stdout(`${renderPrune(outcome)}\n`);
-  for (const { candidate, message } of outcome.errors) io.stderr(`could not remove ${candidate.id}: ${message}\n`);
+  else say(io, "stdout", renderPrune(outcome));
+  for (const { candidate, message } of outcome.errors)
+    say(io, "stderr", `could not remove ${visible(candidate.id)}: ${visible(message)}`);
   return outcome.errors.length === 0 ? EXIT.ok : EXIT.failure;
 }
 
@@ -113,24 +172,32 @@ const RUNNERS = {
   "prove-host": (io: CliIo, p: ParsedCommand) => proveHost(io, p),
 } satisfies Record<ParsedCommand["command"], (io: CliIo, p: ParsedCommand) => Promise<number> | number>;
 
+/**
+ * Run one command and return its exit status (docs/cli.md, "Exit statuses"). Nothing escapes as a
+ * stack trace: a wrong command line is status 2 with a usage line, a typed failure status 1 with its
+ * [code] line, and anything else that goes wrong (a write, a stream) status 1 as artifact_error.
+ */
 export async function main(argv: readonly string[], io: CliIo): Promise<number> {
+  let command = "pi-bg-delegate";
   try {
     const invocation = parseArgs(argv);
     if (invocation.kind === "help") {
       io.stdout(`${helpText(invocation.command)}\n`);
       return EXIT.ok;
     }
+    command = `pi-bg-delegate ${invocation.parsed.command}`;
     return await RUNNERS[invocation.parsed.command](io, invocation.parsed);
   } catch (error) {
-    if (error instanceof UsageError) {
-      const hint = error.command ? `pi-bg-delegate ${error.command} --help` : "pi-bg-delegate --help";
-      io.stderr(`pi-bg-delegate: ${error.message}\nSee: ${hint}\n`);
-      return EXIT.usage;
+    try {
+      if (error instanceof UsageError) {
+        const hint = error.command ? `pi-bg-delegate ${error.command} --help` : "pi-bg-delegate --help";
+        say(io, "stderr", `pi-bg-delegate: ${error.message}\nSee: ${hint}`);
+        return EXIT.usage;
+      }
+      say(io, "stderr", error instanceof DelegateError ? cliFailureText(error) : unexpectedFailureText(command, error));
+    } catch {
+      // stderr itself is gone: the status still says it failed
     }
-    if (error instanceof DelegateError) {
-      io.stderr(`${renderFailure(error)}\n`);
-      return EXIT.failure;
-    }
-    throw error;
+    return EXIT.failure;
   }
 }

@@ -2,7 +2,8 @@
 
 import { formatBytes } from "../core/units.ts";
 import { keptLines, type PruneOutcome, pruneTotal } from "../retrieval/prune.ts";
-import { table } from "./format.ts";
+import type { PruneDecision } from "../retrieval/prune-policy.ts";
+import { table, visible } from "./format.ts";
 
 export const PRUNE_SCHEMA = "pi-bg-delegate.cli-prune.v1";
 
@@ -36,5 +37,21 @@ export function renderPrune(outcome: PruneOutcome): string {
     formatBytes(bytes),
   ]);
   const head = rows.length > 0 ? [table(["ID", "KIND", "STATE", "ENDED", "SIZE"], rows), ""] : [];
-  return [...head, pruneTotal(outcome), ...keptLines(outcome)].join("\n");
+  return [...head, pruneTotal(outcome), ...outcome.decisions.flatMap(keptLine)].join("\n");
+}
+
+/**
+ * Why a tree stays, as src/retrieval/prune.ts says it; except a Fusion run still recorded as running
+ * after this command adjudicated what it could (src/cli/main.ts): bg_result does not adjudicate a run,
+ * its end waits for its children.
+ */
+function keptLine(decision: PruneDecision): string[] {
+  const { candidate } = decision;
+  if (!decision.remove && decision.reason === "unadjudicated" && candidate.kind === "fusion") {
+    return [
+      `Kept ${visible(candidate.id)}: recorded as running, its owner is gone and a child of it still runs; ` +
+        "it is recorded as cancelled once its children end (prune again then).",
+    ];
+  }
+  return keptLines({ decisions: [decision], removed: [], errors: [], bytesFreed: 0, dryRun: false }).map(visible);
 }

@@ -4,7 +4,7 @@ import type { EvidenceRow, UsageRecord } from "../core/types.ts";
 import { formatBytes, formatCost, formatDuration, secondsBetween } from "../core/units.ts";
 import { hostLine } from "../views/host-label.ts";
 import { evidenceLines, FORCED_BY } from "../views/result.ts";
-import { facts, table } from "./format.ts";
+import { facts, table, visible } from "./format.ts";
 import type { TaskRow } from "./rows.ts";
 import type { DelegateFacts, FailureFact, FusionFacts, TaskFacts } from "./show.ts";
 
@@ -38,6 +38,17 @@ function usageText(usage: UsageRecord | null): string {
   );
 }
 
+/**
+ * The state line: a task recorded as completed whose result fails a check just now says so (the
+ * command then exits 1), as does one whose manifest cannot be read.
+ */
+function stateText(state: string, failure: FailureFact | null, ended: string): string {
+  if (state === "ended") return ended;
+  if (state === "completed" && failure !== null)
+    return `completed, but it fails verification now: [${failure.code}]; no answer is shown`;
+  return state;
+}
+
 function failureLines(failure: FailureFact | null): [string, string][] {
   if (failure === null) return [];
   return [
@@ -56,7 +67,7 @@ function renderDelegate(f: DelegateFacts, now: number): string {
   const pairs: [string, string][] = [
     ["task", `${f.id} (delegate)`],
     ["name", f.name],
-    ["state", f.state === "ended" ? "ended (not yet adjudicated; `result` or `verify` adjudicates it)" : f.state],
+    ["state", stateText(f.state, f.failure, "ended (not yet adjudicated; `result` or `verify` adjudicates it)")],
     ["created", f.created_at],
     ["ended", f.ended_at ?? "-"],
     ["run time", runTime(f.created_at, f.ended_at, f.state === "running", now)],
@@ -87,7 +98,7 @@ function renderDelegate(f: DelegateFacts, now: number): string {
     ...failureLines(f.failure),
   ];
   const lines = [facts(pairs)];
-  if (f.evidence_check !== null) lines.push("", ...evidenceLines(f.evidence_check));
+  if (f.evidence_check !== null) lines.push("", ...evidenceLines(f.evidence_check).map(visible));
   if (f.evidence.length > 0) {
     lines.push(
       "",
@@ -131,7 +142,10 @@ function renderFusion(f: FusionFacts, now: number): string {
   const pairs: [string, string][] = [
     ["run", `${f.id} (fusion)`],
     ["workflow", f.workflow ?? "-"],
-    ["state", f.state],
+    [
+      "state",
+      stateText(f.state, f.failure, "ended (its owner is gone; recorded as cancelled once its children have ended)"),
+    ],
     ["created", f.created_at ?? "-"],
     ["ended", f.ended_at ?? "-"],
     ["run time", runTime(f.created_at, f.ended_at, f.state === "running", now)],

@@ -3,32 +3,40 @@
  * own settle functions. Waiting only reads: it polls the task's files and never signals, cancels or
  * edits a running task. Answer bytes leave only after they passed every check.
  */
-import { DelegateError } from "../core/errors.ts";
+import type { FailureCode } from "../core/errors.ts";
 import { settleFusion } from "../fusion/index.ts";
 import { settleDelegate } from "../retrieval/retrieve.ts";
 import { fusionLiveness } from "../retrieval/retrieve-any.ts";
 import type { TaskRef } from "../store/lookup.ts";
+import { endedRunFailure } from "./failure.ts";
+import { settleStranded } from "./refs.ts";
 
 /** How often a running task's files are looked at again while waiting. */
 export const WAIT_POLL_MS = 250;
 
-export type Answer = { kind: "running" } | { kind: "answer"; bytes: Buffer };
+/** A Fusion run that ended without an answer carries its whole answer-free view (failure.ts). */
+export type Answer =
+  | { kind: "running" }
+  | { kind: "answer"; bytes: Buffer }
+  | { kind: "ended"; code: FailureCode; text: string };
 
-/** One look: running, or the verified answer; throws the typed failure (bg_result's code and text). */
+/**
+ * One look: running, the verified answer, or a Fusion run's answer-free view; throws any other
+ * typed failure (bg_result's code and text).
+ */
 export async function readAnswer(ref: TaskRef): Promise<Answer> {
   if (ref.kind === "delegate") {
     const settled = settleDelegate(ref.dir);
     return settled.kind === "running" ? settled : { kind: "answer", bytes: settled.verified.answerBytes };
   }
+  await settleStranded(ref);
   const settled = await settleFusion(ref.dir, fusionLiveness);
   if (settled.kind === "running") return settled;
   if (settled.kind === "completed") {
     // merged.md passed its hash and UTF-8 checks; well-formed UTF-8 re-encodes to the same bytes.
     return { kind: "answer", bytes: Buffer.from(settled.verified.answer, "utf8") };
   }
-  const { failure, integrity } = settled.view.details;
-  const code = failure?.code ?? integrity?.code ?? "child_exited_without_commit";
-  throw new DelegateError(code, settled.view.text, { childProcessCreated: true, artifacts: [ref.dir] });
+  return { kind: "ended", ...endedRunFailure(settled.view) };
 }
 
 /**
@@ -44,7 +52,7 @@ export async function waitForAnswer(
   for (let look = 0; ; look++) {
     const answer = await readAnswer(ref);
     const left = deadline - Date.now();
-    if (answer.kind === "answer" || left <= 0) return answer;
+    if (answer.kind !== "running" || left <= 0) return answer;
     if (look === 0) onWaiting();
     await new Promise((resolve) => setTimeout(resolve, Math.min(WAIT_POLL_MS, left)));
   }

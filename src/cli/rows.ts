@@ -1,6 +1,7 @@
 /**
  * One row per delegate task and Fusion run of the project, for `list` (docs/cli.md, "list"). Read-only:
- * a stale "running" task is shown as "ended" and left for bg_result, `result` or `verify` to adjudicate.
+ * a stale "running" task is shown as "ended" and left for bg_result, `result` or `verify` to adjudicate
+ * (a stranded Fusion run is adjudicated by `list` itself before the rows are read, src/cli/main.ts).
  * An answer size and a cost are shown only from files that just passed bg_result's checks.
  */
 
@@ -149,13 +150,20 @@ async function fusionRow(ref: TaskRef, now: number): Promise<TaskRow> {
   }
 }
 
-/** Newest first; without `all`, delegates of the newest session only (Fusion runs always). */
+/** Of rows newest first: the delegates of the newest session only, and every Fusion run. */
+export function newestSessionOnly(rows: readonly TaskRow[]): TaskRow[] {
+  const newestSession = rows.find((r) => r.kind === "delegate")?.session;
+  return rows.filter((r) => r.kind === "fusion" || r.session === newestSession);
+}
+
+/**
+ * Newest first, each task read and verified once; without `all`, {@link newestSessionOnly} of them
+ * (`list` reads every row once and filters those, to say how many more `--all` shows).
+ */
 export async function listRows(cwd: string, all: boolean, now = Date.now()): Promise<TaskRow[]> {
   const rows: TaskRow[] = [];
   for (const ref of listTaskRefs(cwd))
     rows.push(ref.kind === "delegate" ? delegateRow(ref, now) : await fusionRow(ref, now));
   rows.sort((a, b) => (b.created_at ?? "").localeCompare(a.created_at ?? "") || a.id.localeCompare(b.id));
-  if (all) return rows;
-  const newestSession = rows.find((r) => r.kind === "delegate")?.session;
-  return rows.filter((r) => r.kind === "fusion" || r.session === newestSession);
+  return all ? rows : newestSessionOnly(rows);
 }

@@ -6,7 +6,7 @@
 import { lstatSync } from "node:fs";
 import { join } from "node:path";
 import { type FinalizedBy, FUSION_FILES, TASK_FILES } from "../core/constants.ts";
-import { DelegateError, FAILURE_REMEDIATION, type FailureCode } from "../core/errors.ts";
+import { DelegateError, type FailureCode } from "../core/errors.ts";
 import type { DelegateManifest, DelegateResultFile, EvidenceCheck, EvidenceRow, UsageRecord } from "../core/types.ts";
 import { readFusionManifest, type SettledFusion, settleFusion } from "../fusion/index.ts";
 import { expectedIdentity } from "../retrieval/finalize.ts";
@@ -19,6 +19,7 @@ import { readChildTerminal } from "../verify/classify.ts";
 import { readVerifiedResult } from "../verify/delegate-result.ts";
 import { answerCopyState } from "../verify/delivery.ts";
 import { checkEvidence } from "../verify/evidence-check.ts";
+import { cliRemediation } from "./failure.ts";
 import type { RowState } from "./rows.ts";
 
 export const SHOW_SCHEMA = "pi-bg-delegate.cli-show.v1";
@@ -83,7 +84,7 @@ export interface FusionFacts {
 export type TaskFacts = DelegateFacts | FusionFacts;
 
 function failureOf(code: FailureCode, message: string): FailureFact {
-  return { code, message, remediation: FAILURE_REMEDIATION[code] };
+  return { code, message, remediation: cliRemediation(code) };
 }
 
 function asFailure(error: unknown): FailureFact {

@@ -4,13 +4,15 @@
  */
 import { join } from "node:path";
 import { TASK_FILES } from "../core/constants.ts";
-import { DelegateError, FAILURE_REMEDIATION } from "../core/errors.ts";
+import { DelegateError } from "../core/errors.ts";
 import { readFusionManifest, settleFusion } from "../fusion/index.ts";
 import { settleDelegate } from "../retrieval/retrieve.ts";
 import { fusionLiveness } from "../retrieval/retrieve-any.ts";
 import { readManifest, type TaskRef } from "../store/lookup.ts";
 import { VERIFICATION_STEPS } from "../verify/delegate-result.ts";
+import { cliFailureText, cliRemediation, endedRunFailure } from "./failure.ts";
 import { facts } from "./format.ts";
+import { projectPath, settleStranded } from "./refs.ts";
 import type { FailureFact } from "./show.ts";
 
 export const VERIFY_SCHEMA = "pi-bg-delegate.cli-verify.v1";
@@ -29,11 +31,19 @@ export interface VerifyReport {
   failure: FailureFact | null;
 }
 
-/** The report, and the failure as the tools render it (docs/failure-codes.md, "How a failure reads"). */
+/**
+ * The report, the typed failure, and the failure as the command prints it: the tools' text
+ * (docs/failure-codes.md, "How a failure reads"), or a Fusion run's answer-free view whole.
+ */
 export interface Verification {
   report: VerifyReport;
   error: DelegateError | null;
+  failureText: string | null;
 }
+
+/** What a completed run's verification checks: one label, whether it passes or fails. */
+export const COMPLETED_RUN_CHECKS =
+  "completed run: bound refs, byte lengths and SHA-256, result.json identity and schema, usage, UTF-8";
 
 function typed(error: unknown): DelegateError {
   if (!(error instanceof DelegateError)) throw error;
@@ -45,11 +55,13 @@ function build(
   steps: VerifyStep[],
   outcome: VerifyReport["outcome"],
   error: DelegateError | null,
+  failureText: string | null = error && cliFailureText(error),
 ): Verification {
-  const failure = error && { code: error.code, message: error.message, remediation: FAILURE_REMEDIATION[error.code] };
+  const failure = error && { code: error.code, message: error.message, remediation: cliRemediation(error.code) };
   return {
     report: { schema_version: VERIFY_SCHEMA, id: ref.id, kind: ref.kind, outcome, steps, failure },
     error,
+    failureText,
   };
 }
 
@@ -58,7 +70,7 @@ function stepName(n: number): string {
 }
 
 function verifyDelegate(ref: TaskRef): Verification {
-  const steps: VerifyStep[] = [{ step: `task found: ${ref.dir}`, ok: true }];
+  const steps: VerifyStep[] = [{ step: `task found: ${projectPath(ref, ref.dir)}`, ok: true }];
   const report = (outcome: VerifyReport["outcome"], error: DelegateError | null) => build(ref, steps, outcome, error);
   let recorded: string;
   try {
@@ -88,7 +100,7 @@ function verifyDelegate(ref: TaskRef): Verification {
       steps.push({ step: stepName(0), ok: false });
     } else {
       steps.push({
-        step: `the task ended without a verified answer (${join(ref.dir, TASK_FILES.manifest)})`,
+        step: `the task ended without a verified answer (${projectPath(ref, join(ref.dir, TASK_FILES.manifest))})`,
         ok: false,
       });
     }
@@ -97,12 +109,17 @@ function verifyDelegate(ref: TaskRef): Verification {
 }
 
 async function verifyFusion(ref: TaskRef): Promise<Verification> {
-  const steps: VerifyStep[] = [{ step: `run found: ${ref.dir}`, ok: true }];
-  const report = (outcome: VerifyReport["outcome"], error: DelegateError | null) => build(ref, steps, outcome, error);
+  const steps: VerifyStep[] = [{ step: `run found: ${projectPath(ref, ref.dir)}`, ok: true }];
+  const report = (outcome: VerifyReport["outcome"], error: DelegateError | null, text?: string) =>
+    build(ref, steps, outcome, error, text);
+  await settleStranded(ref);
+  const reading = await readFusionManifest(ref.dir).catch((error: unknown) => typed(error));
+  const trusted = !(reading instanceof DelegateError) && reading.trusted;
+  steps.push({ step: "manifest.json: canonical, closed schema, this run's directory", ok: trusted });
+  if (reading instanceof DelegateError) return report("failed", reading);
+  if (!reading.trusted) return report("failed", typed(reading.error));
+  const recorded = reading.manifest.state;
   try {
-    const reading = await readFusionManifest(ref.dir);
-    steps.push({ step: "manifest.json: canonical, closed schema, this run's directory", ok: reading.trusted });
-    if (!reading.trusted) return report("failed", typed(reading.error));
     const settled = await settleFusion(ref.dir, fusionLiveness);
     if (settled.kind === "running") {
       steps.push({ step: "the run is still running: nothing to verify yet", ok: true });
@@ -110,18 +127,19 @@ async function verifyFusion(ref: TaskRef): Promise<Verification> {
     }
     if (settled.kind === "ended") {
       steps.push({ step: `the run ended ${settled.view.details.state} without an answer`, ok: false });
-      const f = settled.view.details.failure ?? settled.view.details.integrity;
-      const code = f?.code ?? "child_exited_without_commit";
-      return report("failed", new DelegateError(code, settled.view.text, { artifacts: [ref.dir] }));
+      const { code, text } = endedRunFailure(settled.view);
+      return report("failed", new DelegateError(code, settled.view.text, { artifacts: [ref.dir] }), text);
     }
-    steps.push({
-      step: "completed run: bound refs, byte lengths and SHA-256, result.json identity and schema, usage, UTF-8",
-      ok: true,
-    });
+    steps.push({ step: COMPLETED_RUN_CHECKS, ok: true });
     return report("verified", null);
   } catch (error) {
-    steps.push({ step: "completed run: bound refs, hashes, result.json, merged.md", ok: false });
-    return report("failed", typed(error));
+    const failure = typed(error);
+    steps.push(
+      recorded === "completed"
+        ? { step: COMPLETED_RUN_CHECKS, ok: false }
+        : { step: "the run's owner is gone and it never committed", ok: false },
+    );
+    return report("failed", failure);
   }
 }
 

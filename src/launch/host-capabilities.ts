@@ -8,23 +8,28 @@ import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 
-/** Flags the child's command line always uses (src/launch/argv.ts): a host without one is refused. */
-export const REQUIRED_CHILD_FLAGS = [
-  "--print",
-  "--no-builtin-tools",
-  "--tools",
-  "--no-skills",
-  "--no-prompt-templates",
-  "--no-themes",
-  "--no-context-files",
-  "--no-extensions",
-  "--extension",
-  "--provider",
-  "--model",
-  "--thinking",
-  "--session",
-  "--system-prompt",
-] as const;
+/**
+ * Flags the child's command line always uses (src/launch/argv.ts), each with whether it takes a
+ * value (the parser is asked with one): a host without one of them is refused.
+ */
+const REQUIRED: Readonly<Record<string, "flag" | "value">> = {
+  "--print": "flag",
+  "--no-builtin-tools": "flag",
+  "--tools": "value",
+  "--no-skills": "flag",
+  "--no-prompt-templates": "flag",
+  "--no-themes": "flag",
+  "--no-context-files": "flag",
+  "--no-extensions": "flag",
+  "--extension": "value",
+  "--provider": "value",
+  "--model": "value",
+  "--thinking": "value",
+  "--session": "value",
+  "--system-prompt": "value",
+};
+
+export const REQUIRED_CHILD_FLAGS = Object.keys(REQUIRED);
 
 /** Flags used where the host has them: no MCP servers, ever; project trust as the extension mode says. */
 export const OPTIONAL_CHILD_FLAGS = ["--no-mcp", "--approve", "--no-approve"] as const;
@@ -40,22 +45,11 @@ export interface HostCapabilities {
   source: "parse_args" | "help";
 }
 
-/** Flags that take a value, so the parser is asked with one. */
-const VALUE_FLAGS = new Set<string>([
-  "--tools",
-  "--extension",
-  "--provider",
-  "--model",
-  "--thinking",
-  "--session",
-  "--system-prompt",
-]);
-
 type ParseArgs = (args: string[]) => { unknownFlags?: Map<string, unknown>; diagnostics?: { type: string }[] };
 
 function knownTo(parse: ParseArgs, flag: string): boolean {
   try {
-    const parsed = parse(VALUE_FLAGS.has(flag) ? [flag, "x"] : [flag]);
+    const parsed = parse(REQUIRED[flag] === "value" ? [flag, "x"] : [flag]);
     const unknown = parsed.unknownFlags?.size ?? 0;
     const errors = (parsed.diagnostics ?? []).filter((d) => d.type === "error").length;
     return unknown === 0 && errors === 0;

@@ -1,12 +1,29 @@
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { DelegateResultFile } from "../../src/core/types.ts";
 import { createRun } from "../../src/fusion/writer.ts";
+import { isAlive } from "../../src/process/identity.ts";
 import { runCli, spawnCli } from "../helpers/cli.ts";
-import { delegateVia, installHoldingDriver, notifications, until } from "../helpers/drive.ts";
+import { call, delegateVia, installHoldingDriver, lastToolResult, notifications, until } from "../helpers/drive.ts";
 import { buildCompletedRun, buildFailedRun, MERGED, WORKFLOW } from "../helpers/fusion-fixtures.ts";
-import { createAgentDir, makeTempDir, script, startSdkParent, useModelServer } from "../helpers/pi-parent.ts";
+import {
+  delegateTaskDirs,
+  FUSION_MODELS,
+  fusionRoute,
+  holdCandidates,
+  readRunJson,
+  runDirOf,
+  runIdOf,
+} from "../helpers/fusion-run-driver.ts";
+import {
+  createAgentDir,
+  makeTempDir,
+  script,
+  startRpcParent,
+  startSdkParent,
+  useModelServer,
+} from "../helpers/pi-parent.ts";
 import { recommit } from "../helpers/result-fixtures.ts";
 
 const server = useModelServer();
@@ -118,9 +135,17 @@ describe("pi-bg-delegate on task trees made by real children", () => {
       expect(failedResult.stderr).toContain("Remediation: The provider failed after retries");
       expect((await runCli(cwd, "show", failed)).stdout).toMatch(/failure:\s+\[child_provider_error\]/);
 
-      // The same id rules as bg_result.
+      // show on a result that fails its checks: says so and exits 1.
+      const shownBad = await runCli(cwd, "show", tampered);
+      expect(shownBad.code).toBe(1);
+      expect(shownBad.stdout).toMatch(/^state:\s+completed, but it fails verification now: \[answer_hash_mismatch\]/m);
+      expect(shownBad.stderr).toMatch(/^\[answer_hash_mismatch\] /);
+
+      // The same id rules as bg_result (the id trimmed); an option is never taken for an id.
       expect((await runCli(cwd, "show", "d")).stderr).toMatch(/^\[task_ambiguous\] 5 tasks match "d"/);
       expect((await runCli(cwd, "result", "dnope")).stderr).toMatch(/^\[task_unknown\]/);
+      expect((await runCli(cwd, "show", ` ${completed} `)).code).toBe(0);
+      expect((await runCli(cwd, "show", "-x")).code).toBe(2);
 
       // A running task: --wait runs out with a distinct status and one line; nothing is touched.
       const manifestBefore = readFileSync(join(dirOf(running), "manifest.json"));
@@ -189,6 +214,59 @@ describe("pi-bg-delegate on task trees made by real children", () => {
     expect((await runCli(cwd, "show", completed.runId)).stdout).toMatch(/workflow:\s+reason/);
     // The CLI claims no usage: bg_result still reports it first (usage-claim.json is not written).
     expect(() => readFileSync(join(completed.runDir, "usage-claim.json"))).toThrow();
+  });
+
+  it("a Fusion run whose Pi was killed: list adjudicates it, result prints its view whole, prune can remove it", async () => {
+    const agentDir = await createAgentDir({ serverUrl: server.url, models: FUSION_MODELS });
+    const cwd = await makeTempDir("cli-stranded");
+    const held = holdCandidates(server);
+    const parent = await startRpcParent({ agentDir, cwd });
+    let runId = "";
+    try {
+      await parent.promptAndWait(
+        call("bg_fusion", {
+          name: "stranded",
+          prompt: "Where is the session cache invalidated?",
+          candidates: [fusionRoute("model-a"), fusionRoute("model-b")],
+        }),
+      );
+      runId = runIdOf(lastToolResult(await parent.messages(), "bg_fusion").text);
+      await until(() => held.asked() === 2, "both candidates at the model");
+      const pids = delegateTaskDirs(cwd).map(
+        (dir) => (JSON.parse(readFileSync(join(dir, "manifest.json"), "utf8")) as { child: { pid: number } }).child.pid,
+      );
+      await parent.kill();
+      await until(() => pids.every((pid) => !isAlive(pid)), "the orphaned children to exit", 20_000);
+    } finally {
+      held.release();
+      await parent.stop();
+    }
+    expect(readRunJson(cwd, runId, "manifest.json").state).toBe("running");
+
+    // list adjudicates the run (no Pi process needed): cancelled, child_cancelled, at the candidate stage.
+    const json = JSON.parse((await runCli(cwd, "list", "--json")).stdout) as {
+      tasks: { id: string; kind: string; state: string; code: string | null }[];
+    };
+    expect(json.tasks.find((t) => t.id === runId)).toMatchObject({ state: "cancelled", code: "child_cancelled" });
+    expect(readRunJson(cwd, runId, "manifest.json").state).toBe("cancelled");
+
+    // result prints the answer-free view whole: both children, true about them, one Remediation line.
+    const result = await runCli(cwd, "result", runId);
+    expect(result).toMatchObject({ code: 1, stdout: "" });
+    expect(result.stderr).toMatch(/^\[child_cancelled\] Fusion run f[0-9a-f]{32} cancelled; no answer was committed/);
+    expect(result.stderr).toContain("child process created: yes");
+    expect(result.stderr).toMatch(/candidate\/candidate-1 #1: cancelled/);
+    expect(result.stderr).toMatch(/candidate\/candidate-2 #1: cancelled/);
+    expect(result.stderr.match(/^Remediation:/gm)).toHaveLength(1);
+
+    // Its notice never reached a session: kept, until the person gives up on it.
+    const kept = await runCli(cwd, "prune", "--older-than", "0");
+    expect(kept.stdout).toContain(`Kept ${runId}: its completion notice has not reached its session yet`);
+    const pruned = await runCli(cwd, "prune", "--older-than", "0", "--undelivered", "--json");
+    expect(pruned.code, pruned.stderr).toBe(0);
+    const removed = (JSON.parse(pruned.stdout) as { removed: { id: string; kind: string }[] }).removed;
+    expect(removed.filter((r) => r.kind === "fusion").map((r) => r.id)).toEqual([runId]);
+    expect(existsSync(runDirOf(cwd, runId))).toBe(false);
   });
 
   it("answers --help on every command and refuses a bad command line with status 2", async () => {

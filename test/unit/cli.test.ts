@@ -3,7 +3,7 @@ import { dirname, join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../../scripts/hosts.mjs";
 import { COMMAND_NAMES, EXIT, helpText, parseArgs, UsageError } from "../../src/cli/args.ts";
-import { table } from "../../src/cli/format.ts";
+import { facts, table, visible, visibleLines } from "../../src/cli/format.ts";
 import { renderFacts } from "../../src/cli/render.ts";
 import { type DelegateFacts, SHOW_SCHEMA } from "../../src/cli/show.ts";
 
@@ -60,6 +60,27 @@ describe("pi-bg-delegate argument parsing", () => {
     expect(usage(["prune", "d1", "--keep", "1"])).toBe('prune takes no task id ("d1")');
   });
 
+  it("takes an argument starting with - as an option, never as an id", () => {
+    expect(usage(["show", "-x"])).toBe("show has no option -x");
+    expect(usage(["result", "-"])).toBe("result has no option -");
+    expect(usage(["verify", "d1", "-j"])).toBe("verify has no option -j");
+    expect(parseArgs(["show", "-h"])).toEqual({ kind: "help", command: "show" });
+  });
+
+  it("trims the id, as bg_result does", () => {
+    expect(parseArgs(["show", " d5\t"])).toMatchObject({ parsed: { id: "d5" } });
+    expect(usage(["show", " \t "])).toBe("the task id is blank");
+  });
+
+  it("takes only decimal numbers", () => {
+    for (const raw of ["0x10", "1e3", " 5", "5 ", "Infinity", "0b1", "+1", ".", "1.", "1..2"])
+      expect(usage(["result", "d1", "--wait", raw])).toBe(`--wait must be a number of seconds ≥ 0, not "${raw}"`);
+    expect(usage(["prune", "--keep", "0x2"])).toBe('--keep must be a whole number ≥ 0, not "0x2"');
+    expect(parseArgs(["result", "d1", "--wait", "0.25"])).toMatchObject({ parsed: { waitSeconds: 0.25 } });
+    expect(parseArgs(["result", "d1", "--wait", ".5"])).toMatchObject({ parsed: { waitSeconds: 0.5 } });
+    expect(parseArgs(["result", "d1", "--wait", "010"])).toMatchObject({ parsed: { waitSeconds: 10 } });
+  });
+
   it("has help for every command, with the exit statuses", () => {
     for (const command of COMMAND_NAMES) {
       const text = helpText(command);
@@ -70,6 +91,15 @@ describe("pi-bg-delegate argument parsing", () => {
 });
 
 describe("pi-bg-delegate formatting", () => {
+  it("shows control characters visibly, in cells, facts and free text", () => {
+    expect(visible("a\u001b[31mb\u0007c\u007f\u009bd\te\nf")).toBe("a\\x1b[31mb\\x07c\\x7f\\x9bd\\x09e\\x0af");
+    expect(visible("bidi \u202e and \u2066 and line\u2028sep")).toBe("bidi \\u202e and \\u2066 and line\\u2028sep");
+    expect(visible("plain ✓ text: ä, 日本")).toBe("plain ✓ text: ä, 日本");
+    expect(visibleLines("one \u001b\ntwo\r\n")).toBe("one \\x1b\ntwo\\x0d\n");
+    expect(table(["ID", "NAME"], [["d\u001b[2J", "n\u001b"]])).toBe("ID        NAME\nd\\x1b[2J  n\\x1b");
+    expect(facts([["name", "x\u001by"]])).toBe("name:  x\\x1by");
+  });
+
   it("aligns columns to the widest cell and leaves the last one unpadded", () => {
     expect(
       table(
@@ -141,5 +171,36 @@ describe("show: which limit made the delegate answer", () => {
     expect(line({ ...base, finalized_by: "time" })).toContain("neared its timeout (timeoutSeconds)");
     expect(line({ ...base, finalized_by: null })).toMatch(/^finalized:?\s+no \(answered before any limit's runway\)$/);
     expect(line({ ...base, state: "failed", answer: null, finalized_by: null })).toMatch(/^finalized:?\s+-$/);
+  });
+
+  it("shows evidence file names and arguments with their control characters escaped", () => {
+    const text = renderFacts({
+      ...base,
+      name: "audit \u001b]0;title\u0007",
+      evidence: [
+        {
+          tool: "read",
+          path: "./evil\u001b[2Jname.ts",
+          file: "evil\u001b[2Jname.ts",
+          offset: 1,
+          limit: 1,
+          line_start: 1,
+          line_end: 1,
+          byte_start: 0,
+          byte_end: 10,
+          sha256: "c".repeat(64),
+        },
+        { tool: "grep", args: '{"pattern":"\u001b[31m"}', length: 3, sha256: "d".repeat(64), seen: [] },
+      ],
+      evidence_check: {
+        freshness: { state: "stale", checked: 1, changed: ["evil\u001b[2Jname.ts"], vanished: [], unchecked: 0 },
+        citations: { total: 0, read: 0, unread_file: 0, unseen_lines: 0, flagged: [] },
+      },
+    });
+    expect(text).not.toContain("\u001b");
+    expect(text).not.toContain("\u0007");
+    expect(text).toContain("evil\\x1b[2Jname.ts");
+    expect(text).toContain("audit \\x1b]0;title\\x07");
+    expect(text).toContain('{"pattern":"\\x1b[31m"}');
   });
 });

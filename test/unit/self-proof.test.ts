@@ -14,7 +14,11 @@ import { loadSettings } from "../../src/core/settings.ts";
 import { judgeProbe, type ProbeObservations } from "../../src/host-probe/checks.ts";
 import { PROBE_EXTENSION, PROBE_SHADOW } from "../../src/host-probe/run-probe.ts";
 import { probeFailureText, requireHostAdmitted } from "../../src/launch/host-admission.ts";
-import { readHostCapabilities } from "../../src/launch/host-capabilities.ts";
+import {
+  OPTIONAL_CHILD_FLAGS,
+  REQUIRED_CHILD_FLAGS,
+  readHostCapabilities,
+} from "../../src/launch/host-capabilities.ts";
 import { hostLine, routeLabel } from "../../src/views/host-label.ts";
 import { makeTempDir } from "../helpers/temp.ts";
 
@@ -264,9 +268,7 @@ describe("the host's flags, read from the host", () => {
   it("from --help: a flag is known only as a whole word of the help text", async () => {
     const { cli } = await fakeCli(
       [
-        "const lines = ['  --print, -p', '  --no-builtin-tools', '  --tools <t>', '  --no-skills', '  --no-prompt-templates',",
-        "'  --no-themes', '  --no-context-files', '  --no-extensions', '  --extension, -e <path>', '  --provider <p>',",
-        "'  --model <m>', '  --thinking <t>', '  --session <f>', '  --system-prompt <s>', '  --no-mcp-servers'];",
+        `const lines = ${JSON.stringify(REQUIRED_CHILD_FLAGS.map((f) => `  ${f}`))}.concat(['  --no-mcp-servers']);`,
         "console.log(lines.join('\\n'));",
       ].join("\n"),
     );
@@ -280,24 +282,7 @@ describe("the host's flags, read from the host", () => {
     writeFileSync(join(dir, "package.json"), JSON.stringify({ version: "1.99.0", type: "module" }));
     const cli = join(dir, "dist", "cli.js");
     writeFileSync(cli, "");
-    const known = [
-      "--print",
-      "--no-builtin-tools",
-      "--tools",
-      "--no-skills",
-      "--no-prompt-templates",
-      "--no-themes",
-      "--no-context-files",
-      "--no-extensions",
-      "--extension",
-      "--provider",
-      "--model",
-      "--thinking",
-      "--system-prompt",
-      "--no-mcp",
-      "--approve",
-      "--no-approve",
-    ];
+    const known = [...REQUIRED_CHILD_FLAGS, ...OPTIONAL_CHILD_FLAGS].filter((f) => f !== "--session");
     writeFileSync(
       join(dir, "dist", "cli", "args.js"),
       `const known = new Set(${JSON.stringify(known)});\nexport function parseArgs(args) { return { unknownFlags: new Map(known.has(args[0]) ? [] : [[args[0], true]]), diagnostics: [] }; }\n`,
