@@ -113,6 +113,24 @@ describe("pi-bg-delegate formatting", () => {
   });
 });
 
+describe("how to run the command (README.md, docs/cli.md)", () => {
+  it("gives a command that works without the npm registry (the package is not published: npx would 404)", () => {
+    for (const doc of ["README.md", "docs/cli.md"]) {
+      const text = readFileSync(join(REPO_ROOT, doc), "utf8");
+      const blocks = [...text.matchAll(/```bash\n([\s\S]*?)```/g)].map((m) => m[1] as string);
+      const lines = blocks.flatMap((b) => b.split("\n"));
+      expect(
+        lines.filter((l) => l.startsWith("npx pi-bg-delegate")),
+        doc,
+      ).toEqual([]);
+      expect(text, doc).toContain("/bin/pi-bg-delegate.mjs");
+    }
+    expect(readFileSync(join(REPO_ROOT, "README.md"), "utf8")).toContain(
+      'alias pi-bg-delegate="node /path/to/pi-bg-delegate/bin/pi-bg-delegate.mjs"',
+    );
+  });
+});
+
 describe("the command needs nothing from Pi", () => {
   it("no file src/cli/main.ts reaches imports a Pi package at run time (an installed package has none)", () => {
     const seen = new Set<string>();
