@@ -10,6 +10,7 @@ import { basename, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PI_CLI_ENV, TASK_FILES } from "../../src/core/constants.ts";
 import { FAILURE_REMEDIATION } from "../../src/core/errors.ts";
+import { REQUIRED_CHILD_FLAGS } from "../../src/launch/host-capabilities.ts";
 import { gate, isChildRequest, promptWhenIdle, toolResults, until } from "../helpers/drive.ts";
 import {
   type AgentDir,
@@ -161,7 +162,13 @@ describe("launch faults", () => {
     const fakePiDir = join(await makeTempDir("fault-startup-cli"), "dist");
     await mkdir(fakePiDir);
     const fakeCli = join(fakePiDir, "cli.js");
-    writeFileSync(fakeCli, 'process.stderr.write("fake pi: refusing to start\\n");\nprocess.exit(1);\n');
+    // It answers --help as a Pi does (admission reads the child's flags from it), then refuses to run.
+    const help = JSON.stringify(REQUIRED_CHILD_FLAGS.map((flag) => `  ${flag}`).join("\n"));
+    writeFileSync(
+      fakeCli,
+      `if (process.argv.includes("--help")) { console.log(${help}); process.exit(0); }\n` +
+        'process.stderr.write("fake pi: refusing to start\\n");\nprocess.exit(1);\n',
+    );
     await mkdir(join(cwd, ".pi"));
     writeFileSync(join(cwd, ".pi", "settings.json"), JSON.stringify({ bgDelegate: { piCli: fakeCli } }));
     launchThenFetch({ name: "stillborn", prompt: "look" });
@@ -171,7 +178,7 @@ describe("launch faults", () => {
     try {
       await parent.prompt("go");
       const receipt = resultOf(parent.messages(), "c_launch");
-      expect(receipt.isError).toBe(false); // admission accepts any existing file as the configured CLI
+      expect(receipt.isError, receipt.text).toBe(false); // admission accepts a configured CLI whose --help lists the flags
       const { artifact_dir: taskDir, child_pid: pid } = receipt.details as { artifact_dir: string; child_pid: number };
 
       // The notification's bg_result: in a turn of its own, or in the launching run when the child ended first.
