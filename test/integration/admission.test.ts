@@ -438,6 +438,31 @@ function fakeVersionPackageDir(dir: string, version: string): void {
 }
 
 describe("delegate_hook_contract_unsupported", () => {
+  it("a configured pi CLI whose --help lacks a flag every child needs is refused before any child starts", async () => {
+    const cwd = await makeTempDir("adm-flags");
+    const fakeDir = join(await makeTempDir("adm-flags-cli"), "dist");
+    mkdirSync(fakeDir);
+    const fakeCli = join(fakeDir, "cli.js");
+    writeFileSync(fakeCli, 'console.log("  --print, -p\\n  --tools <t>");\n');
+    const parent = await startSdkParent({ agentDir: agent, cwd });
+    const before = process.env[PI_CLI_ENV];
+    process.env[PI_CLI_ENV] = fakeCli;
+    try {
+      const result = resultOf(
+        await promptWith(parent, "go", [delegateCall("c_flags", { name: "t", prompt: "look" })]),
+        "c_flags",
+      );
+      expectRefusal(result, "delegate_hook_contract_unsupported");
+      expect(result.text).toContain("its CLI has no --no-builtin-tools,");
+      expect(result.text).toContain("which every delegate child needs");
+      await expectNothingCreated(cwd, []);
+    } finally {
+      if (before === undefined) delete process.env[PI_CLI_ENV];
+      else process.env[PI_CLI_ENV] = before;
+      await parent.dispose();
+    }
+  });
+
   it("a pi process reporting version 0.99.0, with self-proof off, starts, loads the package, and refuses to launch", async () => {
     expect(PROVEN_PI_VERSIONS).not.toContain("0.99.0");
     const cwd = await makeTempDir("adm-hook");
