@@ -125,6 +125,7 @@ const REASON_TEXT = {
   notification_pending:
     "its completion notice has not reached its session yet (resume that session, or prune with --undelivered)",
   unreadable: "its manifest cannot be read",
+  notified_now: "this Pi just handed its notice to the session, whose next turn reads it",
 } as const;
 
 /** "Removed 2 task trees, 12.4 KiB freed." (or what a dry run would remove). */
