@@ -1,10 +1,14 @@
 /**
  * The Pi hosts this package is tested on, and where each one's CLI, SDK and Node binary are. One
- * list for the test runner, the test helpers, the demo and the bench.
+ * list (HOST_VERSIONS) for the test runner, the test helpers, the docs generator, the demo and the
+ * bench; everything else about a host is derived from its version:
  *
- * - 0.73.1: `@mariozechner/pi-coding-agent` on the Node that runs npm (Node ≥ 20.6).
- * - 1.6.0: `@earendil-works/pi-coding-agent` on Node 22 from the npm registry (the devDependency
+ * - 0.x (0.73.1): `@mariozechner/pi-coding-agent` on the Node that runs npm (Node ≥ 20.6).
+ * - 1.x: `@earendil-works/pi-coding-agent` on Node 22 from the npm registry (the devDependency
  *   test/hosts/node22 installs the per-platform `node-<os>-<cpu>` package that ships the binary).
+ *   The newest is the devDependency under its own name; every older one is the npm alias
+ *   `pi-host-<version>` (`"pi-host-1.5.2": "npm:@earendil-works/pi-coding-agent@1.5.2"`), so
+ *   `npm ci` installs them all side by side.
  *
  * Inside `npm run …`, `node` on PATH is node_modules/.bin/node (Node 22, linked from that package),
  * so the Node that ran npm is taken from `npm_node_execpath`, never from PATH.
@@ -21,36 +25,110 @@ export const HOST_ENV = "PI_BG_DELEGATE_TEST_HOST";
 
 /**
  * A host being proven (scripts/prove-host.mjs): "<version>=<package dir>" of an
- * @earendil-works/pi-coding-agent installed outside node_modules. Never set in normal runs.
+ * @earendil-works/pi-coding-agent installed outside node_modules. Never set in normal runs. Read
+ * on every call (never cached at import), so a script may set it after importing this module.
  */
 export const EXTRA_HOST_ENV = "PI_BG_DELEGATE_EXTRA_HOST";
 
-function extraHosts() {
-  const value = process.env[EXTRA_HOST_ENV];
-  if (!value) return [];
-  const [name, packageDir] = value.split("=");
-  if (!name || !packageDir) throw new Error(`${EXTRA_HOST_ENV} must be <version>=<package dir>`);
-  return [{ name, packageName: "@earendil-works/pi-coding-agent", minNode: "22.19.0", node: "registry", packageDir }];
+/** The Pi versions the suite runs on, oldest first: the one list of test hosts. */
+export const HOST_VERSIONS = Object.freeze(["0.73.1", "1.3.0", "1.4.0", "1.5.0", "1.5.2", "1.6.0"]);
+
+/**
+ * What each host runs in `npm test` (vitest.config.ts): the first host runs every test; the newest
+ * 1.x and a host being proven run every real-pi test; every other 1.x runs SUBSET_TESTS.
+ */
+export const SUBSET_TESTS = Object.freeze([
+  "test/integration/host-proof.test.ts",
+  "test/integration/host-probe*.test.ts",
+  "test/integration/launch-boundary.test.ts",
+  "test/integration/guard-*.test.ts",
+  "test/integration/delegate-loop.test.ts",
+  "test/integration/retrieval.test.ts",
+  "test/integration/lifecycle.test.ts",
+  "test/integration/seed-hosts.test.ts",
+  "test/integration/seed-branch.test.ts",
+  "test/integration/admission.test.ts",
+]);
+const ALL_TESTS = Object.freeze(["test/**/*.test.ts"]);
+const REAL_PI_TESTS = Object.freeze(["test/integration/**/*.test.ts", "test/helpers/**/*.test.ts"]);
+
+/** -1, 0 or 1 as version `a` is older than, the same as or newer than `b` ("1.10.0" > "1.9.2"). */
+export function compareVersions(a, b) {
+  const x = a.replace(/^v/, "").split(".").map(Number);
+  const y = b.replace(/^v/, "").split(".").map(Number);
+  for (let i = 0; i < 3; i++) {
+    if ((x[i] ?? 0) !== (y[i] ?? 0)) return (x[i] ?? 0) > (y[i] ?? 0) ? 1 : -1;
+  }
+  return 0;
 }
 
-/** Every host, oldest first. `minNode` is the host package's own engines.node. */
-export const HOSTS = [
-  { name: "0.73.1", packageName: "@mariozechner/pi-coding-agent", minNode: "20.6.0", node: "npm" },
-  { name: "1.6.0", packageName: "@earendil-works/pi-coding-agent", minNode: "22.19.0", node: "registry" },
-  ...extraHosts(),
-];
+const NEWEST = HOST_VERSIONS.at(-1);
+
+/** A host's spec, derived from its version (and, for a host being proven, its package dir). */
+function hostSpec(name, packageDir) {
+  if (name.startsWith("0.")) {
+    const packageName = "@mariozechner/pi-coding-agent";
+    return { name, packageName, minNode: "20.6.0", node: "npm", packageDir: installed(packageName), tests: "all" };
+  }
+  const packageName = "@earendil-works/pi-coding-agent";
+  const proving = packageDir !== undefined;
+  return {
+    name,
+    packageName,
+    minNode: "22.19.0",
+    node: "registry",
+    packageDir: packageDir ?? installed(name === NEWEST ? packageName : `pi-host-${name}`),
+    tests: proving || name === NEWEST ? "real-pi" : "subset",
+  };
+}
+
+function installed(dependency) {
+  return join(REPO_ROOT, "node_modules", ...dependency.split("/"));
+}
+
+/** The devDependency (name and spec) of package.json that installs a test host. */
+export function hostDependency(name) {
+  if (name.startsWith("0.")) return ["@mariozechner/pi-coding-agent", name];
+  if (name === NEWEST) return ["@earendil-works/pi-coding-agent", name];
+  return [`pi-host-${name}`, `npm:@earendil-works/pi-coding-agent@${name}`];
+}
+
+function extraHost() {
+  const value = process.env[EXTRA_HOST_ENV];
+  if (!value) return undefined;
+  const [name, packageDir] = value.split("=");
+  if (!name || !packageDir || name.startsWith("0.")) {
+    throw new Error(`${EXTRA_HOST_ENV} must be <1.x version>=<package dir>`);
+  }
+  return hostSpec(name, packageDir);
+}
+
+/**
+ * Every host, oldest first: HOST_VERSIONS, and the host being proven when $PI_BG_DELEGATE_EXTRA_HOST
+ * names one (in its place by version). Built on every call.
+ * @returns {Array<{name: string, packageName: string, minNode: string, node: "npm" | "registry",
+ *   packageDir: string, tests: "all" | "real-pi" | "subset"}>}
+ */
+export function hosts() {
+  const list = HOST_VERSIONS.map((name) => hostSpec(name));
+  const extra = extraHost();
+  if (extra && !HOST_VERSIONS.includes(extra.name)) list.push(extra);
+  return list.sort((a, b) => compareVersions(a.name, b.name));
+}
 
 export function hostNames() {
-  return HOSTS.map((host) => host.name);
+  return hosts().map((host) => host.name);
+}
+
+/** The vitest `include` globs of a host's run (see SUBSET_TESTS). */
+export function testInclude(name) {
+  const host = hosts().find((h) => h.name === name);
+  if (!host) throw new Error(`unknown pi host "${name}" (known: ${hostNames().join(", ")})`);
+  return [...{ all: ALL_TESTS, "real-pi": REAL_PI_TESTS, subset: SUBSET_TESTS }[host.tests]];
 }
 
 function versionAtLeast(version, min) {
-  const a = version.replace(/^v/, "").split(".").map(Number);
-  const b = min.split(".").map(Number);
-  for (let i = 0; i < 3; i++) {
-    if ((a[i] ?? 0) !== (b[i] ?? 0)) return (a[i] ?? 0) > (b[i] ?? 0);
-  }
-  return true;
+  return compareVersions(version, min) >= 0;
 }
 
 function nodeVersionOf(path) {
@@ -77,10 +155,11 @@ function nodeFor(host) {
  * @returns {{name: string, packageName: string, minNode: string, version: string, packageDir: string,
  *   cliPath: string, sdkUrl: string, nodePath: string, pathEnv: (path?: string) => string}}
  */
-export function resolveHost(name = process.env[HOST_ENV] || HOSTS[0].name) {
-  const host = HOSTS.find((h) => h.name === name);
-  if (!host) throw new Error(`unknown pi host "${name}" (known: ${hostNames().join(", ")})`);
-  const packageDir = host.packageDir ?? join(REPO_ROOT, "node_modules", ...host.packageName.split("/"));
+export function resolveHost(name = process.env[HOST_ENV] || HOST_VERSIONS[0]) {
+  const all = hosts();
+  const host = all.find((h) => h.name === name);
+  if (!host) throw new Error(`unknown pi host "${name}" (known: ${all.map((h) => h.name).join(", ")})`);
+  const { packageDir } = host;
   const manifest = join(packageDir, "package.json");
   if (!existsSync(manifest)) throw new Error(`${host.packageName} is not installed at ${packageDir}; run npm ci`);
   const version = JSON.parse(readFileSync(manifest, "utf8")).version;

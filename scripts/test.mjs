@@ -2,11 +2,13 @@
 /**
  * `npm test`: the suite on every Pi host, one after the other (scripts/hosts.mjs).
  *
- *   npm test                          every host: all tests on the first, the real-pi tests on the rest
- *   npm test -- --host 1.6.0          one host (repeat --host for several)
+ *   npm test                          every host, oldest first: all tests on the first (0.73.1), the
+ *                                     real-pi tests on the newest 1.x, SUBSET_TESTS on every other 1.x
+ *                                     (scripts/hosts.mjs testInclude)
+ *   npm test -- --host 1.5.2          one host (repeat --host for several)
  *   npm test -- --host 0.73.1 test/unit/seed.test.ts    further arguments go to vitest
  *
- * Each host runs vitest on its own Node (0.73.1: the Node that runs npm; 1.6.0: Node 22 from the
+ * Each host runs vitest on its own Node (0.73.1: the Node that runs npm; 1.x: Node 22 from the
  * npm registry) with $PI_BG_DELEGATE_TEST_HOST set, so every pi process a test starts, parent or
  * child, is that host's. Writes test-results.json (per host and in all) and prints one plain
  * "N passed, N failed, N skipped" line per host and one for all; fails when a host ran no test.
@@ -15,6 +17,8 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { HOST_ENV, hostNames, REPO_ROOT, resolveHost } from "./hosts.mjs";
+
+const TESTS = { all: "all tests", "real-pi": "the real-pi tests", subset: "the host subset" };
 
 function parseArgs(argv) {
   const hosts = [];
@@ -51,7 +55,7 @@ for (const name of hosts) {
   const host = resolveHost(name);
   const reportFile = join(REPO_ROOT, `test-results-${host.name}.json`);
   rmSync(reportFile, { force: true });
-  console.log(`\n=== pi ${host.name} (${host.packageName}) on Node ${host.nodeVersion} ===\n`);
+  console.log(`\n=== pi ${host.name} (${host.packageName}) on Node ${host.nodeVersion}: ${TESTS[host.tests]} ===\n`);
   const run = spawnSync(host.nodePath, [vitest, "run", ...rest], {
     cwd: REPO_ROOT,
     stdio: "inherit",

@@ -165,7 +165,8 @@ export async function loadProvenPiVersions(root) {
   if (!Array.isArray(versions) || versions.some((v) => typeof v !== "string")) {
     throw new Error(`${file}: PROVEN_PI_VERSIONS must be an array of version strings`);
   }
-  const { HOSTS } = await import(pathToFileURL(join(root, "scripts", "hosts.mjs")).href);
+  const { hosts } = await import(pathToFileURL(join(root, "scripts", "hosts.mjs")).href);
+  const HOSTS = hosts();
   const hostNames = HOSTS.map((host) => host.name);
   if (JSON.stringify(hostNames) !== JSON.stringify(versions)) {
     throw new Error(

@@ -1,5 +1,5 @@
 /** Where things are, for the drivers: this repository (the package pi loads) and the host pi under test. */
-import { HOSTS, resolveHost } from "../../scripts/hosts.mjs";
+import { hosts, resolveHost } from "../../scripts/hosts.mjs";
 
 export { REPO_ROOT } from "../../scripts/hosts.mjs";
 
@@ -33,7 +33,7 @@ export function assistantText(message: { content?: unknown }): string {
 export function forHost<T>(table: Record<string, T>): T {
   const own = table[HOST.version];
   if (own !== undefined) return own;
-  const sameFamily = HOSTS.filter((h) => h.packageName === HOST.packageName && table[h.name] !== undefined);
+  const sameFamily = hosts().filter((h) => h.packageName === HOST.packageName && table[h.name] !== undefined);
   const newest = sameFamily.at(-1);
   if (newest === undefined) throw new Error(`no measured behaviour for pi ${HOST.version}`);
   return table[newest.name] as T;
