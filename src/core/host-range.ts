@@ -9,7 +9,7 @@
 import { DelegateError } from "./errors.ts";
 import { readSelfProof } from "./self-proof-record.ts";
 
-export const PROVEN_PI_VERSIONS = ["0.73.1", "1.6.0"] as const;
+export const PROVEN_PI_VERSIONS = ["0.73.1", "1.3.0", "1.4.0", "1.5.0", "1.5.2", "1.6.0"] as const;
 
 export type ProvenPiVersion = (typeof PROVEN_PI_VERSIONS)[number];
 

@@ -21,6 +21,10 @@ type ContextRules = "pi-0.73" | "pi-1.x";
 
 const RULES: Readonly<Record<ProvenPiVersion, ContextRules>> = {
   "0.73.1": "pi-0.73",
+  "1.3.0": "pi-1.x",
+  "1.4.0": "pi-1.x",
+  "1.5.0": "pi-1.x",
+  "1.5.2": "pi-1.x",
   "1.6.0": "pi-1.x",
 };
 

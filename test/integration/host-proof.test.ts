@@ -12,7 +12,7 @@
  *  5. a message injected by the `context` hook reaches that request; setActiveTools mid-run does
  *     not change the current run's tool list (so the guard refuses calls instead);
  *  6. where an overflow's compaction runs relative to session_shutdown (0.73.1: after it, so the guard
- *     cancels compaction, otherwise its outcome could contradict the commit; 1.6.0: before it);
+ *     cancels compaction, otherwise its outcome could contradict the commit; 1.x: before it);
  *  7. pi marks its built-in tools (source "builtin" and its path form) so the guard can tell them from
  *     an extension's tool of the same name.
  */
@@ -251,11 +251,15 @@ it("input {action:'handled'} ends the prompt without any model call", async () =
 /**
  * Where an overflow's compaction runs relative to session_shutdown differs by host. 0.73.1: after it
  * (compaction and the retry would contradict a result committed at shutdown, so the guard cancels
- * compaction). 1.6.0: before it, and session_shutdown stays the last event. The guard cancels
- * compaction on both, which is right on both.
+ * compaction). 1.x (1.3.0 to 1.6.0): before it, and session_shutdown stays the last event. The guard
+ * cancels compaction on every host, which is right on each.
  */
 const OVERFLOW_COMPACTION: Record<string, "after_shutdown" | "before_shutdown"> = {
   "0.73.1": "after_shutdown",
+  "1.3.0": "before_shutdown",
+  "1.4.0": "before_shutdown",
+  "1.5.0": "before_shutdown",
+  "1.5.2": "before_shutdown",
   "1.6.0": "before_shutdown",
 };
 
@@ -290,15 +294,21 @@ it(`without a cancel, an overflow's compaction runs ${forHost(OVERFLOW_COMPACTIO
 });
 
 /**
- * SIGTERM during a run (pi's print mode has a handler on both hosts; exit status 143):
- * - 0.73.1 runs session_shutdown at once: the run gets no agent_end;
- * - 1.6.0 aborts the run first (an aborted assistant message, agent_end), then session_shutdown.
+ * SIGTERM during a run (pi's print mode has a handler on every host; exit status 143):
+ * - 0.73.1, 1.3.0, 1.4.0 and 1.5.0 run session_shutdown at once: the run gets no agent_end;
+ * - 1.5.2 and 1.6.0 abort the run first (an aborted assistant message, agent_end), then session_shutdown.
  * Either way the guard sees a signalled run, which the parent is ending and records itself, so the
- * guard commits nothing in that shutdown (test/integration/lifecycle.test.ts cancels on both hosts).
+ * guard commits nothing in that shutdown (test/integration/lifecycle.test.ts cancels on every host).
  */
+const SHUTDOWN_AT_ONCE = ["agent_start", "session_shutdown"];
+const ABORT_THEN_SHUTDOWN = ["agent_start", "assistant:aborted", "agent_end", "session_shutdown"];
 const SIGTERM_ORDER: Record<string, string[]> = {
-  "0.73.1": ["agent_start", "session_shutdown"],
-  "1.6.0": ["agent_start", "assistant:aborted", "agent_end", "session_shutdown"],
+  "0.73.1": SHUTDOWN_AT_ONCE,
+  "1.3.0": SHUTDOWN_AT_ONCE,
+  "1.4.0": SHUTDOWN_AT_ONCE,
+  "1.5.0": SHUTDOWN_AT_ONCE,
+  "1.5.2": ABORT_THEN_SHUTDOWN,
+  "1.6.0": ABORT_THEN_SHUTDOWN,
 };
 
 it(`SIGTERM mid-run on pi ${HOST.version}: ${forHost(SIGTERM_ORDER).join(" → ")}`, async () => {

@@ -109,10 +109,15 @@ function mode(path: string): number {
   return statSync(path).mode & 0o777;
 }
 
-/** What each host appends to --system-prompt (1.6.0 renders it as its `cwd` section). */
+/** What each host appends to --system-prompt (1.x renders it as its `cwd` section). */
+const CWD_SECTION = /^\n\n<cwd>\n.+\n<\/cwd>$/;
 const SYSTEM_PROMPT_SUFFIX: Record<string, RegExp> = {
   "0.73.1": /^\nCurrent date: \d{4}-\d{2}-\d{2}\nCurrent working directory: .+$/,
-  "1.6.0": /^\n\n<cwd>\n.+\n<\/cwd>$/,
+  "1.3.0": CWD_SECTION,
+  "1.4.0": CWD_SECTION,
+  "1.5.0": CWD_SECTION,
+  "1.5.2": CWD_SECTION,
+  "1.6.0": CWD_SECTION,
 };
 
 /** What the child's model saw, against what the parent wrote: system prompt, one user prompt, five tools. */

@@ -4,7 +4,7 @@
  * summaries, compactions, custom messages, state entries, labels; on 1.x system messages and
  * context edits) and on random raw entry lists with odd shapes. Wherever the walk answers, its
  * messages are strictly equal to the host's and so is the projection's canonical JSON; where it
- * declines, the launch uses the host's function. Runs on each host (0.73.1 and 1.6.0).
+ * declines, the launch uses the host's function. Runs on each host (0.73.1 and every 1.x).
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

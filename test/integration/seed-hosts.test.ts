@@ -1,7 +1,7 @@
 /**
  * The seed projection over a session the host itself wrote and projected: every message and entry
  * kind the host's SessionManager holds, through the host's own buildSessionContext (what it would
- * send the model), accounted role by role. Runs on each host: 0.73.1 and 1.6.0 (which adds the
+ * send the model), accounted role by role. Runs on each host: 0.73.1 and every 1.x (which adds the
  * `system` message and context edits).
  */
 import { describe, expect, it } from "vitest";
