@@ -1,29 +1,32 @@
 #!/usr/bin/env node
 /**
  * `npm run prove-host -- <version>`: run the host-proof and integration suites on another
- * `@earendil-works/pi-coding-agent` version, to find out whether it can join the proven set.
+ * `@earendil-works/pi-coding-agent` version, to find out whether it can join the tested hosts.
  *
- * 1. installs that version from the npm registry into .hosts/<version>/ (ignored by git);
- * 2. makes a scratch copy of this repository (src, test, scripts, docs, configs; node_modules linked)
- *    whose src/core/host-range.ts also names the version, with 1.6.0's child flags;
- * 3. runs vitest on test/integration and test/helpers in the copy, on Node 22, with that host.
+ * 1. installs that version from the npm registry into .hosts/<version>/ (ignored by git), once;
+ * 2. prepares a scratch copy of this repository in which the version is proven
+ *    (scripts/proof-copy.mjs: PROVEN_PI_VERSIONS, session-branch RULES, regenerated docs);
+ * 3. runs vitest on test/integration and test/helpers in the copy, on Node 22, with that host;
+ * 4. removes the copy.
  *
  * The repository itself is never edited. A green run is the evidence: then add the version to
- * PROVEN_PI_VERSIONS and HOST_CAPABILITIES (src/core/host-range.ts), to scripts/hosts.mjs and
- * package.json, and run `npm test`. A red run names what differs on that version.
+ * HOST_VERSIONS (scripts/hosts.mjs), its `pi-host-<version>` alias to package.json's
+ * devDependencies (`npm install -D -E pi-host-<version>@npm:@earendil-works/pi-coding-agent@<version>`),
+ * the version to PROVEN_PI_VERSIONS (src/core/host-range.ts), regenerate the docs
+ * (`npm run docs:generate`) and run `npm test -- --host <version>`. A red run names what differs.
  */
 import { spawnSync } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { EXTRA_HOST_ENV, HOST_ENV, hostNames, REPO_ROOT, resolveHost } from "./hosts.mjs";
+import { HOST_VERSIONS, REPO_ROOT, resolveHost } from "./hosts.mjs";
+import { isProvableVersion, prepareProofCopy } from "./proof-copy.mjs";
 
 const version = process.argv[2];
-if (!version || !/^\d+\.\d+\.\d+$/.test(version)) {
-  process.stderr.write("usage: npm run prove-host -- <version>   (an @earendil-works/pi-coding-agent version)\n");
+if (!isProvableVersion(version)) {
+  process.stderr.write("usage: npm run prove-host -- <version>   (an @earendil-works/pi-coding-agent 1.x or later)\n");
   process.exit(2);
 }
-if (hostNames().includes(version)) {
+if (HOST_VERSIONS.includes(version)) {
   process.stderr.write(`pi ${version} is already a tested host: npm test -- --host ${version}\n`);
   process.exit(2);
 }
@@ -39,40 +42,31 @@ if (!existsSync(join(packageDir, "package.json"))) {
     ["install", "--no-audit", "--no-fund", "--prefix", installDir, `@earendil-works/pi-coding-agent@${version}`],
     { stdio: "inherit" },
   );
-  if (install.status !== 0) process.exit(install.status ?? 1);
+  if (install.status !== 0) {
+    process.stderr.write(`\nnpm could not install @earendil-works/pi-coding-agent@${version}; nothing was run.\n`);
+    process.exit(install.status ?? 1);
+  }
 }
 
-const copy = mkdtempSync(join(tmpdir(), `pi-bg-delegate-prove-${version}-`));
+const copy = prepareProofCopy(version, packageDir);
 let status = 1;
 try {
-  for (const entry of ["package.json", "tsconfig.json", "vitest.config.ts", "src", "test", "scripts", "docs"]) {
-    cpSync(join(REPO_ROOT, entry), join(copy, entry), { recursive: true });
-  }
-  symlinkSync(join(REPO_ROOT, "node_modules"), join(copy, "node_modules"), "dir");
-  const rangeFile = join(copy, "src", "core", "host-range.ts");
-  const range = readFileSync(rangeFile, "utf8")
-    .replace(/(export const PROVEN_PI_VERSIONS = \[[^\]]*)\]/, `$1, "${version}"]`)
-    .replace(/("1\.6\.0": \{[^}]*\},)/, `$1\n  "${version}": { noMcp: true, projectTrust: true },`);
-  if (!range.includes(`"${version}"]`) || !range.includes(`"${version}": {`)) {
-    throw new Error(`could not add ${version} to the copy's ${rangeFile}`);
-  }
-  writeFileSync(rangeFile, range);
-  const env = { ...process.env, [EXTRA_HOST_ENV]: `${version}=${packageDir}`, [HOST_ENV]: version };
-  process.env[EXTRA_HOST_ENV] = env[EXTRA_HOST_ENV];
+  // hosts.mjs reads the host being proven from the environment on every call.
+  Object.assign(process.env, copy.env);
   const host = resolveHost(version);
-  process.stdout.write(`\n=== proving pi ${version} on Node ${host.nodeVersion} (scratch copy ${copy}) ===\n\n`);
+  process.stdout.write(`\n=== proving pi ${version} on Node ${host.nodeVersion} (scratch copy ${copy.dir}) ===\n\n`);
   const run = spawnSync(
     host.nodePath,
-    [join(copy, "node_modules", "vitest", "vitest.mjs"), "run", "test/integration", "test/helpers"],
-    { cwd: copy, stdio: "inherit", env: { ...env, PATH: host.pathEnv() } },
+    [join(copy.dir, "node_modules", "vitest", "vitest.mjs"), "run", "test/integration", "test/helpers"],
+    { cwd: copy.dir, stdio: "inherit", env: { ...process.env, PATH: host.pathEnv() } },
   );
   status = run.status ?? 1;
   process.stdout.write(
     status === 0
-      ? `\npi ${version} passed. Add it to PROVEN_PI_VERSIONS and HOST_CAPABILITIES, scripts/hosts.mjs and package.json.\n`
+      ? `\npi ${version} passed. Add it as a test host (see the head of scripts/prove-host.mjs).\n`
       : `\npi ${version} did not pass; it stays unproven.\n`,
   );
 } finally {
-  rmSync(copy, { recursive: true, force: true });
+  copy.remove();
 }
 process.exit(status);
