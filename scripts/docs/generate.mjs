@@ -8,7 +8,8 @@
  *
  * Blocks: `tool-contract-<tool>` and `argument-checks-<tool>` in docs/tools/<tool>.md for every
  * tool the extension registers (read from pi's own loader, see load.mjs), and `failure-codes` in
- * docs/failure-codes.md (from src/core/errors.ts), and `pi-versions` in docs/configuration.md (from
+ * docs/failure-codes.md (from src/core/errors.ts), `host-probe-checks` in docs/configuration.md (from
+ * src/core/host-probe-checks.ts), and `pi-versions` in docs/configuration.md (from
  * src/core/host-range.ts). Output is a pure function of the code: the same tree gives the same bytes.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -16,11 +17,18 @@ import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { insertBlock, parseBlocks, spliceBlocks, wrapBody } from "./blocks.mjs";
 import { lintDocs } from "./lint.mjs";
-import { loadArgumentTables, loadFailureTable, loadProvenPiVersions, loadRegisteredTools } from "./load.mjs";
+import {
+  loadArgumentTables,
+  loadFailureTable,
+  loadHostProbeChecks,
+  loadProvenPiVersions,
+  loadRegisteredTools,
+} from "./load.mjs";
 import {
   findToolSource,
   renderArgumentChecks,
   renderFailureCodes,
+  renderHostProbeChecks,
   renderPiVersions,
   renderToolContract,
 } from "./render.mjs";
@@ -29,6 +37,7 @@ const TOOL_BLOCK_PREFIX = "tool-contract-";
 const ARGUMENT_BLOCK_PREFIX = "argument-checks-";
 const FAILURE_BLOCK = "failure-codes";
 const VERSIONS_BLOCK = "pi-versions";
+const PROBE_BLOCK = "host-probe-checks";
 
 function parseArgs(argv) {
   const options = { check: false, root: resolve(dirname(fileURLToPath(import.meta.url)), "..", "..") };
@@ -95,6 +104,11 @@ async function expectedBlocks(root) {
   expected.set(VERSIONS_BLOCK, {
     file: join(root, "docs", "configuration.md"),
     body: renderPiVersions(await loadProvenPiVersions(root)),
+    stub: "---\ndoc_id: configuration\naudience: user\nmode: reference\nreview_policy: contract\nstability: stable\ncovers_surfaces: []\ncovers_sources: [src/core/host-range.ts]\n---\n# Configuration\n",
+  });
+  expected.set(PROBE_BLOCK, {
+    file: join(root, "docs", "configuration.md"),
+    body: renderHostProbeChecks(await loadHostProbeChecks(root)),
     stub: "---\ndoc_id: configuration\naudience: user\nmode: reference\nreview_policy: contract\nstability: stable\ncovers_surfaces: []\ncovers_sources: [src/core/host-range.ts]\n---\n# Configuration\n",
   });
   return { tools, expected };

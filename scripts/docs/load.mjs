@@ -154,14 +154,14 @@ export async function loadArgumentTables(root, tools) {
 }
 
 /**
- * PROVEN_PI_VERSIONS and HOST_CAPABILITIES of src/core/host-range.ts (the versions the parent and the
- * guard accept, and the child flags each one adds), with each version's package and Node from
- * scripts/hosts.mjs (the hosts the suite runs on). Both lists must name the same versions.
- * @returns {Promise<Array<{version: string, packageName: string, minNode: string, capabilities: Record<string, boolean>}>>}
+ * PROVEN_PI_VERSIONS of src/core/host-range.ts (the versions the parent and the guard accept without a
+ * self-proof), with each version's package and Node from scripts/hosts.mjs (the hosts the suite runs
+ * on). Both lists must name the same versions.
+ * @returns {Promise<Array<{version: string, packageName: string, minNode: string}>>}
  */
 export async function loadProvenPiVersions(root) {
   const file = join(root, "src", "core", "host-range.ts");
-  const { PROVEN_PI_VERSIONS: versions, HOST_CAPABILITIES: caps } = await importTypeScript(file);
+  const { PROVEN_PI_VERSIONS: versions } = await importTypeScript(file);
   if (!Array.isArray(versions) || versions.some((v) => typeof v !== "string")) {
     throw new Error(`${file}: PROVEN_PI_VERSIONS must be an array of version strings`);
   }
@@ -175,9 +175,19 @@ export async function loadProvenPiVersions(root) {
   }
   return versions.map((version) => {
     const host = HOSTS.find((h) => h.name === version);
-    if (!caps?.[version]) throw new Error(`${file}: HOST_CAPABILITIES has no entry for ${version}`);
-    return { version, packageName: host.packageName, minNode: host.minNode, capabilities: caps[version] };
+    return { version, packageName: host.packageName, minNode: host.minNode };
   });
+}
+
+/**
+ * HOST_PROBE_CHECKS of src/core/host-probe-checks.ts: the host probe's checks, in order.
+ * @returns {Promise<Array<{id: string, means: string}>>}
+ */
+export async function loadHostProbeChecks(root) {
+  const file = join(root, "src", "core", "host-probe-checks.ts");
+  const { HOST_PROBE_CHECKS: checks } = await importTypeScript(file);
+  if (typeof checks !== "object" || checks === null) throw new Error(`${file}: HOST_PROBE_CHECKS must be an object`);
+  return Object.entries(checks).map(([id, means]) => ({ id, means: String(means) }));
 }
 
 const STAGES = ["admission", "launch", "run", "verify", "retrieval"];

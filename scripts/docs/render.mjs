@@ -237,6 +237,17 @@ export function renderFailureCodes(rows) {
 }
 
 /** The child flags a capability adds (src/launch/argv.ts hostFlags). */
+/** Body of `host-probe-checks`, from HOST_PROBE_CHECKS. */
+export function renderHostProbeChecks(checks) {
+  return [
+    "| check | what must hold |",
+    "| --- | --- |",
+    ...checks.map((c) => `| \`${c.id}\` | ${c.means} |`),
+    "",
+    "- Source: `HOST_PROBE_CHECKS` in `src/core/host-probe-checks.ts`; the host-proof suite runs the same probe on every proven version.",
+  ].join("\n");
+}
+
 /** Body of `pi-versions`, from PROVEN_PI_VERSIONS and scripts/hosts.mjs. */
 export function renderPiVersions(hosts) {
   return [
