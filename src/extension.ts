@@ -7,6 +7,7 @@ import {
 } from "@mariozechner/pi-coding-agent";
 import { CHILD_ENV, NOTIFICATION_CUSTOM_TYPE } from "./core/constants.ts";
 import { loadSettings } from "./core/settings.ts";
+import { adjudicateStranded, adjudicateStrandedRuns } from "./fusion-run/adjudicate.ts";
 import { FusionLink } from "./fusion-run/link.ts";
 import { getFusionRuns } from "./fusion-run/runs.ts";
 import { startFusion } from "./fusion-run/start.ts";
@@ -62,7 +63,10 @@ function pruneByRetention(cwd: string): void {
   try {
     const { retentionDays } = loadSettings(getAgentDir(), cwd);
     const spare = new Set([...getRegistry().notified, ...getFusionRuns().notified]);
-    if (retentionDays > 0) pruneTasks(cwd, { olderThanDays: retentionDays, spare }, { dryRun: false }).catch(() => {});
+    if (retentionDays > 0)
+      adjudicateStrandedRuns(cwd) // a run whose owner died ends first, so its tree can go (src/fusion-run/adjudicate.ts)
+        .then(() => pruneTasks(cwd, { olderThanDays: retentionDays, spare }, { dryRun: false }))
+        .catch(() => {});
   } catch {
     // settings or the tree could not be read: the next session start tries again
   }
@@ -145,7 +149,7 @@ export default function bgDelegateExtension(pi: ExtensionAPI): void {
   pi.registerTool({
     ...createBgResultTool({
       retrieve: async (args, ctx) => {
-        const { text, details } = await retrieveTask(ctx.cwd, args, knownTasks(ctx));
+        const { text, details } = await retrieveTask(ctx.cwd, args, knownTasks(ctx), adjudicateStranded);
         return { content: [{ type: "text", text }], details };
       },
     }),

@@ -56,7 +56,7 @@ export const COMMANDS: Record<CommandName, CommandSpec> = {
   },
   cancel: {
     id: true,
-    summary: "end a running delegate the way /delegates cancel does (only one your own Pi owns)",
+    summary: "ask the Pi process running a delegate or Fusion run to cancel it (only your own live Pi)",
     options: [],
   },
   prune: {

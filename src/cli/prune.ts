@@ -40,18 +40,7 @@ export function renderPrune(outcome: PruneOutcome): string {
   return [...head, pruneTotal(outcome), ...outcome.decisions.flatMap(keptLine)].join("\n");
 }
 
-/**
- * Why a tree stays, as src/retrieval/prune.ts says it; except a Fusion run still recorded as running
- * after this command adjudicated what it could (src/cli/main.ts): bg_result does not adjudicate a run,
- * its end waits for its children.
- */
+/** Why a tree stays, as src/retrieval/prune.ts says it (escaped for the terminal). */
 function keptLine(decision: PruneDecision): string[] {
-  const { candidate } = decision;
-  if (!decision.remove && decision.reason === "unadjudicated" && candidate.kind === "fusion") {
-    return [
-      `Kept ${visible(candidate.id)}: recorded as running, its owner is gone and a child of it still runs; ` +
-        "it is recorded as cancelled once its children end (prune again then).",
-    ];
-  }
   return keptLines({ decisions: [decision], removed: [], errors: [], bytesFreed: 0, dryRun: false }).map(visible);
 }

@@ -94,6 +94,7 @@ export class FusionRuns {
     run.watch = setInterval(() => {
       if (!existsSync(request)) return;
       // A person asked from another process (docs/cli.md, "cancel"): a cancel, not news for the model.
+      clearInterval(run.watch);
       this.quiet.add(run.runId);
       this.end(run.runId, "cancelled");
     }, CANCEL_REQUEST_POLL_MS);

@@ -123,7 +123,7 @@ function completedRetrieval(
 /**
  * A run whose owning Pi process is gone while its manifest says "running": it can never commit by
  * itself. Its children are the delegate tasks its child records name (children/…), each with its
- * own output log; a later session of the run's session, or `pi-bg-delegate list`, adjudicates it
+ * own output log; bg_result, a later session of the run's session, or `pi-bg-delegate list`, adjudicates it
  * (docs/subsystems/fusion.md, "A run whose owner is gone").
  */
 function strandedRun(runDir: string, manifest: FusionManifest): DelegateError {
@@ -140,8 +140,9 @@ function strandedRun(runDir: string, manifest: FusionManifest): DelegateError {
       childProcessCreated: children > 0,
       artifacts: [join(resolve(runDir), FUSION_FILES.manifest)],
       remediation:
-        "Once none of its children runs, the next start of its session (or `pi-bg-delegate list` in the project) " +
-        "records it as cancelled (child_cancelled); run bg_fusion again if the answer is still needed.",
+        "Once none of its children runs, the next bg_result call for it (or the next start of its session, or " +
+        "`pi-bg-delegate list` in the project) records it as cancelled (child_cancelled); run bg_fusion again if " +
+        "the answer is still needed.",
     },
   );
 }

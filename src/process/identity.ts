@@ -51,3 +51,30 @@ export function processTies(pid: number): { uid: number; ppid: number; pgrp: num
     return null;
   }
 }
+
+/**
+ * Whether a recorded process is provably still the same process, for a decision that must not act on
+ * a guess (a cancel): "same" only when /proc shows it alive with the recorded start time, and its
+ * owning uid could be read; "gone" when no such process runs (or a zombie, or another process now has
+ * the pid); "unproven" when its facts cannot be read (no /proc, a start time never recorded).
+ */
+export type ProvenProcess =
+  | { kind: "same"; uid: number }
+  | { kind: "gone"; why: string }
+  | { kind: "unproven"; why: string };
+
+export function proveSameProcess(pid: number, startTime: string): ProvenProcess {
+  if (!signalReaches(pid)) return { kind: "gone", why: "no process has its pid" };
+  const fields = statFields(pid);
+  if (fields === null) return { kind: "unproven", why: `/proc/${pid}/stat cannot be read` };
+  if (fields[0] === "Z") return { kind: "gone", why: "it has exited" };
+  const now = fields[19];
+  if (startTime === "unknown") return { kind: "unproven", why: "its start time was not recorded" };
+  if (now === undefined || !/^\d+$/.test(now)) return { kind: "unproven", why: `/proc/${pid}/stat has no start time` };
+  if (now !== startTime) return { kind: "gone", why: "its pid now belongs to another process" };
+  try {
+    return { kind: "same", uid: statSync(`/proc/${pid}`).uid };
+  } catch {
+    return { kind: "unproven", why: `the owner of /proc/${pid} cannot be read` };
+  }
+}

@@ -11,7 +11,13 @@ import { readFusionManifest } from "../fusion/index.ts";
 import { readRunRecord } from "../fusion/run-record.ts";
 import { fileExists, listTaskRefs, readManifest, type TaskRef } from "../store/lookup.ts";
 import { removeTaskTree } from "../store/remove.ts";
-import { decidePrune, type PruneCandidate, type PruneDecision, type PrunePolicy } from "./prune-policy.ts";
+import {
+  decidePrune,
+  type KeepReason,
+  type PruneCandidate,
+  type PruneDecision,
+  type PrunePolicy,
+} from "./prune-policy.ts";
 import { fusionLiveness } from "./retrieve-any.ts";
 import { isTaskRunning } from "./running.ts";
 
@@ -119,9 +125,18 @@ export async function pruneTasks(
   return outcome;
 }
 
+/**
+ * Why a tree is kept. Every caller adjudicates the project's stranded Fusion runs before it prunes
+ * (src/fusion-run/adjudicate.ts), so a run still unadjudicated here is one whose children still run.
+ */
 const REASON_TEXT = {
   running: "running",
-  unadjudicated: "recorded as running, not yet adjudicated (bg_result or `result` does it)",
+  unadjudicated: {
+    delegate:
+      "recorded as running, but its owner and child are gone: not yet adjudicated (bg_result, `result` or `verify` does it; prune again then)",
+    fusion:
+      "recorded as running, its owner is gone and a child of it still runs; it is recorded as cancelled once its children end (prune again then)",
+  },
   notification_pending:
     "its completion notice has not reached its session yet (resume that session, or prune with --undelivered)",
   unreadable: "its manifest cannot be read",
@@ -138,11 +153,15 @@ export function pruneTotal(outcome: PruneOutcome): string {
     : `Removed ${trees}, ${size} freed.`;
 }
 
+function keptReason(reason: Exclude<KeepReason, "recent" | "kept">, kind: PruneCandidate["kind"]): string {
+  return reason === "unadjudicated" ? REASON_TEXT.unadjudicated[kind] : REASON_TEXT[reason];
+}
+
 /** One line per ended-or-not task kept for its own sake (not for its age or the --keep count). */
 export function keptLines(outcome: PruneOutcome): string[] {
   return outcome.decisions.flatMap((d) =>
     d.remove || d.reason === "recent" || d.reason === "kept"
       ? []
-      : [`Kept ${d.candidate.id}: ${REASON_TEXT[d.reason]}.`],
+      : [`Kept ${d.candidate.id}: ${keptReason(d.reason, d.candidate.kind)}.`],
   );
 }

@@ -3,10 +3,14 @@ import { TASK_FILES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import type { DelegateManifest } from "../core/types.ts";
 import { killGroup, type SpawnedChild } from "../process/spawn.ts";
+import { fileExists } from "../store/lookup.ts";
 import { finalizeTask, type ParentEndReason, type TaskEnd } from "./finalize.ts";
 
 /** Grace between SIGTERM and SIGKILL when the parent ends a child. */
 const KILL_GRACE_MS = 2_000;
+
+/** How often a live task looks for a cancel request another process left in its directory. */
+const CANCEL_REQUEST_POLL_MS = 1_000;
 
 export interface LiveTask {
   taskId: string;
@@ -17,6 +21,8 @@ export interface LiveTask {
   startedAt: number;
   reason: ParentEndReason | undefined;
   deadline: NodeJS.Timeout;
+  /** Looks for a cancel request another process left in the task directory (docs/cli.md, "cancel"). */
+  watch: NodeJS.Timeout;
   /** Resolves once the child is gone and the task is adjudicated. */
   done: Promise<TaskEnd>;
 }
@@ -50,6 +56,15 @@ export class DelegateRegistry {
     const taskId = manifest.task_id;
     const deadline = setTimeout(() => this.end(taskId, "timeout"), manifest.limits.timeout_seconds * 1000);
     deadline.unref();
+    const request = join(taskDir, TASK_FILES.cancelRequest);
+    const watch = setInterval(() => {
+      if (!fileExists(request)) return;
+      // A person asked from another process (src/cancel/cancel.ts): a cancel, not news for the model.
+      clearInterval(watch);
+      this.quiet.add(taskId);
+      this.end(taskId, "cancelled");
+    }, CANCEL_REQUEST_POLL_MS);
+    watch.unref();
     const task: LiveTask = {
       taskId,
       taskDir,
@@ -59,6 +74,7 @@ export class DelegateRegistry {
       startedAt: Date.now(),
       reason: undefined,
       deadline,
+      watch,
       done: child.exited.then(() => this.settle(taskId)),
     };
     this.live.set(taskId, task);
@@ -97,6 +113,7 @@ export class DelegateRegistry {
   private settle(taskId: string): TaskEnd {
     const task = this.live.get(taskId)!;
     clearTimeout(task.deadline);
+    clearInterval(task.watch);
     let end: TaskEnd;
     try {
       end = finalizeTask(task.taskDir, task.manifest, task.reason);

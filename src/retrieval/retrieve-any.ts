@@ -12,13 +12,24 @@ export const fusionLiveness: RetrieveFusionOptions = {
   isRunning: (manifest) => isSameProcessAlive(manifest.owner.pid, manifest.owner.start_time),
 };
 
-/** bg_result's dispatch: resolve the id in the project's tree, then the delegate or Fusion path. */
+/**
+ * Adjudicates a Fusion run whose owner is gone before it is read (src/fusion-run/adjudicate.ts,
+ * `adjudicateStranded`; passed in, as this layer does not import the run lifecycle).
+ */
+export type SettleStrandedRun = (cwd: string, runDir: string) => Promise<void>;
+
+/**
+ * bg_result's dispatch: resolve the id in the project's tree, then the delegate or Fusion path. A
+ * run whose owner is gone is adjudicated first, as a stale delegate is, so bg_result says how it ended.
+ */
 export async function retrieveTask(
   cwd: string,
   args: ResultArguments,
   known: ReadonlyMap<string, string>,
+  settleStranded: SettleStrandedRun,
 ): Promise<Retrieval> {
   const ref = resolveTaskRef(cwd, args.taskId, known);
   if (ref.kind === "delegate") return retrieveDelegate(ref.dir, args.delivery);
+  await settleStranded(cwd, ref.dir);
   return retrieveFusion(ref.dir, args, fusionLiveness);
 }

@@ -1,16 +1,15 @@
 import { type ExtensionAPI, type ExtensionCommandContext, getAgentDir } from "@mariozechner/pi-coding-agent";
 import type { TUI } from "@mariozechner/pi-tui";
+import { cancelTask } from "../cancel/cancel.ts";
 import { DelegateError } from "../core/errors.ts";
 import { loadSettings } from "../core/settings.ts";
 import { formatBytes } from "../core/units.ts";
-import { cancelRunText } from "../fusion-run/cancel.ts";
+import { adjudicateStrandedRuns } from "../fusion-run/adjudicate.ts";
 import { listAllRows } from "../fusion-run/rows.ts";
-import { killGroup } from "../process/spawn.ts";
 import { keptLines, pruneTasks, pruneTotal } from "../retrieval/prune.ts";
 import { getRegistry } from "../retrieval/registry.ts";
-import { isTaskRunning } from "../retrieval/running.ts";
 import type { TaskRow } from "../retrieval/task-rows.ts";
-import { readManifest, resolveTaskRef } from "../store/lookup.ts";
+import { resolveTaskRef } from "../store/lookup.ts";
 import { DelegatesTable, shortId } from "./delegates-table.ts";
 
 const WIDGET_KEY = "bg-delegates";
@@ -18,23 +17,27 @@ const REFRESH_MS = 1_000;
 const USAGE = "Usage: /delegates [list | cancel [id] | prune [--older-than <days>] [--dry-run] [--undelivered] | hide]";
 
 /**
- * Cancel a running delegate as the person asked: it ends as child_cancelled, and its notification
- * lands in the session without starting a model turn. Returns what to tell the person.
+ * Cancel a running delegate or Fusion run as the person asked, by the one cancel (src/cancel/cancel.ts):
+ * one this Pi runs ends as child_cancelled and its notice lands without starting a model turn; one
+ * another live Pi process of this user runs gets a cancel request its owner acts on; anything else is
+ * refused with the reason. Returns what to tell the person.
  */
 export function cancelDelegate(cwd: string, query: string): string {
-  const registry = getRegistry();
-  const ref = resolveTaskRef(cwd, query, registry.known);
-  if (ref.kind === "fusion") return cancelRunText(ref.dir, ref.id);
-  const manifest = readManifest(ref.dir);
-  const label = `${shortId(manifest.task_id)} (${manifest.name})`;
-  registry.quiet.add(manifest.task_id);
-  if (registry.end(manifest.task_id, "cancelled")) return `Cancelling ${label}…`;
-  if (isTaskRunning(manifest) && manifest.child) {
-    // Owned by another pi process of this project: stop the child; its owner records the end.
-    killGroup(manifest.child.pid, "SIGTERM");
-    return `Stopping ${label}; the Pi process that started it (pid ${manifest.owner.pid}) records the end.`;
+  const ref = resolveTaskRef(cwd, query, getRegistry().known);
+  const outcome = cancelTask(ref);
+  const fusion = ref.kind === "fusion";
+  const label = fusion ? `Fusion run ${shortId(ref.id)}` : shortId(ref.id);
+  switch (outcome.kind) {
+    case "ending":
+      if (!fusion) return `Cancelling ${label} (${outcome.name})…`;
+      return `Cancelling ${label} (${outcome.name}) and its ${outcome.runningChildren} running ${outcome.runningChildren === 1 ? "child" : "children"}…`;
+    case "requested":
+      return `Asked the Pi process that owns ${label} (pid ${outcome.ownerPid}) to cancel it; that process records the end.`;
+    case "refused":
+      return outcome.running
+        ? `${label} was not cancelled: ${outcome.why}.`
+        : `${label} is not running (${outcome.why}).`;
   }
-  return `${label} is not running (${manifest.state}).`;
 }
 
 /** A failure said for a person: the plain message, without the model's remediation block. */
@@ -104,6 +107,8 @@ export async function pruneDelegates(cwd: string, words: readonly string[], rete
   }
   const olderThanDays = days ?? (retentionDays > 0 ? retentionDays : undefined);
   if (olderThanDays === undefined) return `Retention is off (bgDelegate.retentionDays is 0): give --older-than <days>.`;
+  // A run whose owner died is adjudicated first (as `pi-bg-delegate prune` does), so it can go too.
+  await adjudicateStrandedRuns(cwd);
   const outcome = await pruneTasks(cwd, { olderThanDays, undelivered }, { dryRun });
   const removed = outcome.removed.map(({ candidate, bytes }) => `${shortId(candidate.id)} ${formatBytes(bytes)}`);
   const failed = outcome.errors.map(({ candidate, message }) => `Could not remove ${candidate.id}: ${message}.`);

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { listAllRows } from "../../src/fusion-run/rows.ts";
@@ -12,6 +12,7 @@ import {
   holdCandidates,
   MERGED_TEXT,
   readRunJson,
+  runDirOf,
   runIdOf,
 } from "../helpers/fusion-run-driver.ts";
 import {
@@ -145,7 +146,7 @@ describe("a Fusion run's life with real parents and children", () => {
       // Once ended, there is nothing to cancel: refused, nothing changed.
       const again = await runCli(cwd, "cancel", runId);
       expect(again.code).toBe(4);
-      expect(again.stderr).toContain("it is not running (cancelled)");
+      expect(again.stderr).toBe(`${runId} is not running (cancelled); nothing was changed.`);
       expect(await waitForNoProcesses(join(cwd, ".pi/delegate"))).toEqual([]);
     } finally {
       held.release();
@@ -273,6 +274,70 @@ describe("a Fusion run's life with real parents and children", () => {
       expect(noticesOf(second.messages(), runId)).toHaveLength(1);
     } finally {
       await second.dispose();
+    }
+    expect(await findProcesses(agentDir.dir, { includeEnv: true })).toEqual([]);
+  });
+
+  it("runs stranded by a killed Pi, in another session: bg_result and the retention prune's session start adjudicate them; /delegates prune removes them", async () => {
+    const agentDir = await createAgentDir({ serverUrl: server.url, models: FUSION_MODELS });
+    const cwd = await makeTempDir("fusion-life");
+    const setProject = (bgDelegate: Record<string, unknown>) => {
+      mkdirSync(join(cwd, ".pi"), { recursive: true });
+      writeFileSync(
+        join(cwd, ".pi", "settings.json"),
+        JSON.stringify({ bgDelegate: { maxRunning: 8, ...bgDelegate } }),
+      );
+    };
+    setProject({ retentionDays: 0 });
+    const held = holdCandidates(server);
+    const first = await startRpcParent({ agentDir, cwd });
+    const runIds: string[] = [];
+    try {
+      for (const name of ["first stranded", "second stranded"]) {
+        await first.promptAndWait(call("bg_fusion", { ...ARGS, name }));
+        runIds.push(runIdOf(lastToolResult(await first.messages(), "bg_fusion").text));
+      }
+      await until(() => held.asked() === 4, "four candidates at the model");
+      const pids = childManifests(cwd).map((m) => m.child?.pid ?? 0);
+      await first.kill();
+      await until(() => pids.every((pid) => !isAlive(pid)), "the orphaned children to exit", 20_000);
+    } finally {
+      held.release();
+      await first.stop();
+    }
+    const [byResult, byStart] = runIds as [string, string];
+    // Another session, no retention: nothing adjudicates the runs at its start; bg_result does.
+    const reader = await startSdkParent({ agentDir, cwd });
+    try {
+      await reader.waitForIdle();
+      expect(readRunJson(cwd, byResult, "manifest.json").state).toBe("running");
+      const view = await bgResult(reader, { taskId: byResult });
+      expect(view.isError, view.text).toBe(false);
+      expect(view.details).toMatchObject({
+        state: "cancelled",
+        failure: { code: "child_cancelled", stage: "candidate" },
+      });
+      expect(view.text).not.toMatch(/still running/);
+      expect(readRunJson(cwd, byStart, "manifest.json").state).toBe("running");
+    } finally {
+      await reader.dispose();
+    }
+    // A session start with a retention adjudicates every stranded run before it prunes.
+    setProject({ retentionDays: 30 });
+    const next = await startSdkParent({ agentDir, cwd });
+    try {
+      await until(
+        () => readRunJson(cwd, byStart, "manifest.json").state !== "running",
+        "the session start to adjudicate",
+      );
+      expect(readRunJson(cwd, byStart, "manifest.json")).toMatchObject({ state: "cancelled" });
+      // Their notices never reached their session: /delegates prune removes them only when told to.
+      await promptWhenIdle(next, "/delegates prune --older-than 0");
+      expect(runIds.every((id) => existsSync(runDirOf(cwd, id)))).toBe(true);
+      await promptWhenIdle(next, "/delegates prune --older-than 0 --undelivered");
+      await until(() => runIds.every((id) => !existsSync(runDirOf(cwd, id))), "/delegates prune to remove both runs");
+    } finally {
+      await next.dispose();
     }
     expect(await findProcesses(agentDir.dir, { includeEnv: true })).toEqual([]);
   });

@@ -2,6 +2,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createRun } from "../../src/fusion/writer.ts";
+import { processStartTime } from "../../src/process/identity.ts";
 import { call, installParentDriver, lastToolResult, promptWhenIdle } from "../helpers/drive.ts";
 import {
   buildCompletedRun,
@@ -43,9 +44,14 @@ describe("bg_result retrieves Fusion runs in a real pi parent", () => {
     const completed = buildCompletedRun(cwd);
     const failed = buildFailedRun(cwd, "failed");
     const cancelled = buildFailedRun(cwd, "cancelled");
-    // Owned by this (live) process: still running.
-    const running = createRun({ cwd, workflow: WORKFLOW });
-    // Owned by a process that is gone, never committed: a crash.
+    // Running in another live Pi process (the test runner's parent stands in for it): a run recorded
+    // as owned by this process but not held by it is stranded, and bg_result adjudicates it.
+    const running = createRun({
+      cwd,
+      workflow: WORKFLOW,
+      owner: { pid: process.ppid, start_time: processStartTime(process.ppid) },
+    });
+    // Owned by a process that is gone, never committed: a crash (adjudicated by bg_result).
     const crashed = startRun(cwd);
     writeCandidates(crashed);
     // The summary write failed: a valid terminal manifest without a summary.
@@ -101,9 +107,10 @@ describe("bg_result retrieves Fusion runs in a real pi parent", () => {
       expect(notReady.isError).toBe(false);
       expect(notReady.details).toMatchObject({ state: "running", delivery: "none" });
 
+      // Its owner is gone and no child of it runs: bg_result adjudicates it first and says how it ended.
       const crash = await bgResult(parent, { taskId: crashed.runId });
-      expect(crash.isError).toBe(true);
-      expect(crash.text).toMatch(/^\[child_exited_without_commit\]/);
+      expect(crash.isError, crash.text).toBe(false);
+      expect(crash.details).toMatchObject({ state: "cancelled", failure: { code: "child_cancelled" } });
 
       const old = await bgResult(parent, { taskId: legacy.runId });
       expect(old.isError).toBe(false);

@@ -88,6 +88,50 @@ describe("task lifecycle with real parents and children", () => {
     }
   });
 
+  it("/delegates cancel in another Pi process: a cancel request the owning Pi acts on, quietly; no signal from outside", async () => {
+    const agentDir = await createAgentDir({ serverUrl: server.url });
+    const cwd = await makeTempDir("proj");
+    const held = installHeldChildren(server, "too late");
+    const owner = await startRpcParent({ agentDir, cwd });
+    const other = await startSdkParent({ agentDir, cwd });
+    try {
+      await owner.promptAndWait(call("bg_delegate", { name: "owned elsewhere", prompt: "Investigate slowly." }));
+      const id = taskIdOf(lastToolResult(await owner.messages(), "bg_delegate").text);
+      await until(held.asked, "the child's first model request");
+      const session = readdirSync(join(cwd, ".pi/delegate"), { withFileTypes: true }).find((d) =>
+        d.isDirectory(),
+      )?.name;
+      const taskDir = join(cwd, ".pi/delegate", session as string, id);
+      const parentRequests = () => server.requests.filter((r) => !isChildRequest(r)).length;
+      const before = parentRequests();
+      await promptWhenIdle(other, `/delegates cancel ${id.slice(0, 9)}`);
+      // The other Pi only asked: the request is in the task directory, for the owner to act on.
+      expect(existsSync(join(taskDir, "cancel-request.json"))).toBe(true);
+      await until(() => manifestOf(cwd, session as string, id).state !== "running", "the owner to end the task");
+      expect(manifestOf(cwd, session as string, id)).toMatchObject({
+        state: "cancelled",
+        terminal: { code: "child_cancelled" },
+      });
+      let owned: unknown[] = [];
+      for (let i = 0; i < 400 && notifications(owned).length === 0; i++) {
+        owned = await owner.messages();
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect((notifications(owned)[0] as { details: Record<string, unknown> }).details).toMatchObject({
+        state: "cancelled",
+        code: "child_cancelled",
+      });
+      // A person's cancel: the owner's notice started no model turn (and the other Pi asked no model).
+      await new Promise((r) => setTimeout(r, 500));
+      expect(parentRequests()).toBe(before);
+      expect(await waitForNoProcesses(join(cwd, ".pi/delegate"))).toEqual([]);
+    } finally {
+      held.release();
+      await other.dispose();
+      await owner.stop();
+    }
+  });
+
   it("keeps a delegate across /reload: one owner, one notification, still retrievable", async () => {
     const agentDir = await createAgentDir({ serverUrl: server.url });
     const cwd = await makeTempDir("proj");

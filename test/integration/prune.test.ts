@@ -8,6 +8,7 @@ import { execa } from "execa";
 import { describe, expect, it } from "vitest";
 import { formatBytes } from "../../src/core/units.ts";
 import { createRun } from "../../src/fusion/writer.ts";
+import { processStartTime } from "../../src/process/identity.ts";
 import { runCli } from "../helpers/cli.ts";
 import { delegateVia, installHoldingDriver, notifications, until } from "../helpers/drive.ts";
 import { buildCompletedRun, WORKFLOW } from "../helpers/fusion-fixtures.ts";
@@ -91,7 +92,13 @@ describe("pruning ended task trees", () => {
       for (const id of [old, failed, recent]) expect(existsSync(join(dirOf(id), "notified.json"))).toBe(true);
       expect(existsSync(join(orphanDir, "notified.json"))).toBe(false);
       const fusionDone = buildCompletedRun(cwd); // its fixed clock ended it in 2025
-      const fusionRunning = createRun({ cwd, workflow: WORKFLOW }); // owned by this live process
+      // Running in another live Pi process (the test runner's parent stands in for it); one recorded as
+      // owned by this process but not held by it is stranded, and the prune adjudicates it first.
+      const fusionRunning = createRun({
+        cwd,
+        workflow: WORKFLOW,
+        owner: { pid: process.ppid, start_time: processStartTime(process.ppid) },
+      });
       for (const id of [old, failed]) backdate(dirOf(id), 40);
       backdate(orphanDir, 40);
 

@@ -24,6 +24,7 @@ const LAYERS: Record<string, number> = {
   retrieval: 3,
   fusion: 3,
   "fusion-run": 3,
+  cancel: 3,
   tools: 4,
   ui: 4,
   cli: 4,

@@ -8,6 +8,7 @@
 import { copyFileSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { cancelTask } from "../../src/cancel/cancel.ts";
 import { listRows } from "../../src/cli/rows.ts";
 import { type DelegateFacts, taskFacts } from "../../src/cli/show.ts";
 import { FUSION_FILES, TASK_FILES } from "../../src/core/constants.ts";
@@ -16,7 +17,6 @@ import { openRegularFile, readRegularFile } from "../../src/core/fs.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
 import type { EvidenceRow } from "../../src/core/types.ts";
 import { readFusionManifest, settleFusion } from "../../src/fusion/index.ts";
-import { cancelRun } from "../../src/fusion-run/cancel.ts";
 import { fusionRows } from "../../src/fusion-run/rows.ts";
 import { finalizeTask } from "../../src/retrieval/finalize.ts";
 import { budgetFacts, retrieveDelegate, settleDelegate } from "../../src/retrieval/retrieve.ts";
@@ -222,7 +222,7 @@ describe("a FIFO in a Fusion run directory", () => {
     const rows = timed(() => fusionRows(cwd, new Map()));
     expect(rows.ms).toBeLessThan(BOUND_MS);
     expect(rows.value?.[0]?.state).toBe("unreadable");
-    const cancel = timed(() => cancelRun(runDir, "x"));
+    const cancel = timed(() => cancelTask({ kind: "fusion", id: "x", dir: runDir }));
     expect(cancel.ms).toBeLessThan(BOUND_MS);
     expect(cancel.value?.kind).toBe("refused");
   });
