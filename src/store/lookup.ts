@@ -6,6 +6,8 @@ import { DelegateError } from "../core/errors.ts";
 import { boundedList } from "../core/failure-text.ts";
 import { readRegularFile, refusalText, writeFileAtomic } from "../core/fs.ts";
 import type { DelegateManifest } from "../core/types.ts";
+import { SchemaViolation } from "../core/validate.ts";
+import { checkManifestShape } from "./manifest-shape.ts";
 
 /** How many of the ids an ambiguous prefix matched the failure names; the rest are counted. */
 export const AMBIGUOUS_IDS_SHOWN = 5;
@@ -71,7 +73,8 @@ export function resolveTaskRef(cwd: string, query: string, known: ReadonlyMap<st
 
 /**
  * Read a delegate manifest; a missing one is result_unavailable, one that is not a regular file (a
- * FIFO, a link: never followed), over its bound or unreadable is artifact_read_failed.
+ * FIFO, a link: never followed), over its bound or unreadable is artifact_read_failed, and one that
+ * is not JSON or lacks the shape its readers rely on (src/store/manifest-shape.ts) is result_unavailable.
  */
 export function readManifest(taskDir: string): DelegateManifest {
   const path = join(taskDir, TASK_FILES.manifest);
@@ -84,12 +87,19 @@ export function readManifest(taskDir: string): DelegateManifest {
       artifacts: [path],
     });
   }
+  let parsed: unknown;
   try {
-    const parsed = JSON.parse(read.bytes.toString("utf8")) as DelegateManifest;
-    if (parsed.kind !== "delegate" || typeof parsed.task_id !== "string") throw new Error("not a delegate manifest");
-    return parsed;
+    parsed = JSON.parse(read.bytes.toString("utf8"));
   } catch (error) {
     throw new DelegateError("result_unavailable", `the task's manifest is not readable JSON: ${String(error)}`, {
+      artifacts: [path],
+    });
+  }
+  try {
+    return checkManifestShape(parsed);
+  } catch (error) {
+    if (!(error instanceof SchemaViolation)) throw error;
+    throw new DelegateError("result_unavailable", `the task's manifest is not a delegate manifest: ${error.message}`, {
       artifacts: [path],
     });
   }
