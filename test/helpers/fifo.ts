@@ -34,6 +34,11 @@ setTimeout(tick, Number(after));
 export interface FifoReleaser {
   /** Replace `path` (whatever it is) with a FIFO; the releaser is (re)started for every FIFO made so far. */
   make(path: string): string;
+  /**
+   * Release readers of FIFOs that already exist (made in a `beforeAll`, whose releaser the first
+   * test's end stopped): the releaser is (re)started for them and for every FIFO made so far.
+   */
+  watch(paths: readonly string[]): void;
 }
 
 /** The time a call took, and what it returned or threw. */
@@ -66,16 +71,23 @@ export function useFifoReleaser(releaseAfterMs = 3_000, lifetimeMs = 30_000): Fi
     child = null;
     paths = [];
   });
+  const restart = () => {
+    if (child?.pid !== undefined && child.exitCode === null) child.kill("SIGKILL");
+    child = spawn(process.execPath, ["-e", RELEASER, String(releaseAfterMs), String(lifetimeMs), ...paths], {
+      stdio: "ignore",
+    });
+  };
   return {
     make(path) {
       rmSync(path, { recursive: true, force: true });
       execFileSync("mkfifo", ["-m", "600", path]);
       paths.push(path);
-      if (child?.pid !== undefined && child.exitCode === null) child.kill("SIGKILL");
-      child = spawn(process.execPath, ["-e", RELEASER, String(releaseAfterMs), String(lifetimeMs), ...paths], {
-        stdio: "ignore",
-      });
+      restart();
       return path;
+    },
+    watch(existing) {
+      paths.push(...existing);
+      restart();
     },
   };
 }
