@@ -13,7 +13,6 @@
  * rewrites. Programming errors (bad names, incomplete usage, a second commit) throw TypeError; I/O
  * failures throw DelegateError("artifact_error").
  */
-import { mkdirSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import {
   FUSION_DOCUMENT_MAX_BYTES,
@@ -23,10 +22,9 @@ import {
   FUSION_MERGED_MAX_BYTES,
   SCHEMA,
 } from "../core/constants.ts";
-import { DelegateError, type FailureCode } from "../core/errors.ts";
-import { DIR_MODE, markPrivateRoot, readRegularFile, refusalText, writeFileAtomic } from "../core/fs.ts";
+import { DelegateError } from "../core/errors.ts";
+import { markPrivateRoot } from "../core/fs.ts";
 import { sha256Hex } from "../core/hash.ts";
-import type { UsageRecord } from "../core/types.ts";
 import { decodeUtf8Strict } from "../core/utf8.ts";
 import { SchemaViolation } from "../core/validate.ts";
 import { processStartTime } from "../process/identity.ts";
@@ -49,83 +47,29 @@ import {
   type FusionOwner,
   type FusionResultDocument,
   type FusionRunIdentity,
-  type FusionStage,
-  type FusionState,
   NO_ANSWER,
 } from "./types.ts";
 import { identityOf } from "./verify-completed.ts";
 
-/** The file operations the writer performs; tests swap them to crash at a chosen step. */
-export interface FusionWriterIo {
-  makeDir(path: string, recursive: boolean): void;
-  /** Durable atomic replace (src/core/fs.ts writeFileAtomic). */
-  writeFile(path: string, bytes: Uint8Array): void;
-  readFile(path: string): Uint8Array;
-  remove(path: string): void;
-}
+export type {
+  CreateRunOptions,
+  FusionCompletedInput,
+  FusionFailureCommit,
+  FusionFailureInput,
+  FusionRunHandle,
+  FusionWriterIo,
+  OpenRunOptions,
+} from "./writer-contract.ts";
+export { nodeWriterIo } from "./writer-contract.ts";
 
-export const nodeWriterIo: FusionWriterIo = {
-  makeDir: (path, recursive) => {
-    mkdirSync(path, { recursive, mode: DIR_MODE });
-  },
-  writeFile: (path, bytes) => writeFileAtomic(path, bytes),
-  // Only manifest.json is read back; a FIFO or a link where it should be is refused, never waited on.
-  readFile: (path) => {
-    const read = readRegularFile(path, FUSION_DOCUMENT_MAX_BYTES);
-    if (!read.ok) throw new Error(`${path} ${refusalText(read, FUSION_DOCUMENT_MAX_BYTES)}`);
-    return read.bytes;
-  },
-  remove: (path) => rmSync(path, { recursive: true, force: true }),
-};
-
-export interface CreateRunOptions {
-  cwd: string;
-  workflow: string;
-  /** Default: this process, with its /proc start time (src/process/identity.ts). */
-  owner?: FusionOwner;
-  /** Default: a fresh "f" + 32 hex id. */
-  runId?: string;
-  now?: () => Date;
-  io?: FusionWriterIo;
-}
-
-export interface FusionCompletedInput {
-  /** The merged answer: non-empty, well-formed UTF-8, at most 4 MiB. */
-  merged: string | Uint8Array;
-  details: { usage: UsageRecord; attempts: FusionAttemptRow[] };
-}
-
-export interface FusionFailureInput {
-  code: FailureCode;
-  stage: FusionStage;
-  slot?: string | null;
-  attempt?: number | null;
-  childCreated: boolean;
-  /** Non-blank. Over 2 KiB it is written to failure-message.txt and only its hash rides in the summary. */
-  message: string;
-  attempts: FusionAttemptRow[];
-  usageSoFar: UsageRecord;
-}
-
-export interface FusionFailureCommit {
-  manifest: FusionManifest;
-  /** false when failure-summary.json could not be written; the manifest was committed without it. */
-  summaryWritten: boolean;
-}
-
-export interface FusionRunHandle {
-  readonly runId: string;
-  readonly runDir: string;
-  readonly workflow: string;
-  state(): FusionState;
-  /** A copy of the manifest as last committed to disk. */
-  manifest(): FusionManifest;
-  /** Write one runner artifact (path relative to the run dir) and bind it. Write-once per path. */
-  writeArtifact(path: string, data: string | Uint8Array): BoundArtifact;
-  commitCompleted(input: FusionCompletedInput): FusionManifest;
-  commitFailed(input: { summary: FusionFailureInput }): FusionFailureCommit;
-  commitCancelled(input: { summary: FusionFailureInput }): FusionFailureCommit;
-}
+import {
+  type CreateRunOptions,
+  type FusionFailureCommit,
+  type FusionFailureInput,
+  type FusionRunHandle,
+  nodeWriterIo,
+  type OpenRunOptions,
+} from "./writer-contract.ts";
 
 function misuse(message: string): never {
   throw new TypeError(`fusion writer: ${message}`);
@@ -156,13 +100,6 @@ function defaultOwner(): FusionOwner {
 
 export function createRun(options: CreateRunOptions): FusionRunHandle {
   return writerFor(options, null);
-}
-
-export interface OpenRunOptions {
-  cwd: string;
-  runId: string;
-  now?: () => Date;
-  io?: FusionWriterIo;
 }
 
 /**
