@@ -7,7 +7,7 @@ import { cancelTask as cancel } from "../cancel/cancel.ts";
 import type { TaskRef } from "../store/lookup.ts";
 import { EXIT } from "./args.ts";
 import { visibleLines } from "./format.ts";
-import type { CliIo } from "./main.ts";
+import type { CliIo } from "./io.ts";
 
 export function cancelTask(cli: CliIo, ref: TaskRef): number {
   // What a task tree says (ids, reasons) reaches the terminal escaped (src/cli/format.ts).

@@ -17,6 +17,7 @@ import { EXIT, helpText, type ParsedCommand, parseArgs, UsageError } from "./arg
 import { cancelTask } from "./cancel.ts";
 import { cliFailureText, unexpectedFailureText } from "./failure.ts";
 import { safeJson, visible, visibleLines } from "./format.ts";
+import type { CliIo } from "./io.ts";
 import { proveHost } from "./prove-host.ts";
 import { pruneJson, renderPrune } from "./prune.ts";
 import { settleStranded } from "./refs.ts";
@@ -26,11 +27,7 @@ import { listRows, newestSessionOnly } from "./rows.ts";
 import { taskFacts } from "./show.ts";
 import { renderVerify, verifyTask } from "./verify.ts";
 
-export interface CliIo {
-  cwd: string;
-  stdout(data: string | Uint8Array): void;
-  stderr(text: string): void;
-}
+export type { CliIo } from "./io.ts";
 
 /**
  * Everything the command prints but the answer bytes goes through here: what a task tree says may

@@ -17,7 +17,7 @@ import { runHostProbe } from "../host-probe/run-probe.ts";
 import { isolatedHostFlags } from "../launch/host-admission.ts";
 import { readHostCapabilities } from "../launch/host-capabilities.ts";
 import { EXIT, type ParsedCommand } from "./args.ts";
-import type { CliIo } from "./main.ts";
+import type { CliIo } from "./io.ts";
 
 /** Pi's agent dir as Pi computes it: $PI_CODING_AGENT_DIR, else ~/.pi/agent. */
 function agentDirOf(env: NodeJS.ProcessEnv): string {

@@ -116,8 +116,3 @@ export function buildChildEnv(base: NodeJS.ProcessEnv, input: ChildEnvInput): Re
   env.PATH = withBundledRg(env.PATH ?? "");
   return env;
 }
-
-/** How many of the parent's variables the child does not get (the receipt's count). */
-export function withheldCount(base: NodeJS.ProcessEnv, env: Record<string, string>): number {
-  return Object.entries(base).filter(([key, value]) => value !== undefined && !(key in env)).length;
-}

@@ -8,5 +8,3 @@ export const newTaskId = (): string => `d${hex(16)}`;
 export const newLaunchNonce = (): string => hex(32);
 /** "delegate-" + 32 hex: the child's session id (pi 0.73.1 has no --session-id; it is the session file header id). */
 export const newChildSessionId = (): string => `delegate-${hex(16)}`;
-
-export const TASK_ID_PATTERN = /^d[0-9a-f]{32}$/;

@@ -1,5 +1,4 @@
 import { join } from "node:path";
-import type { DelegateArguments } from "../arguments/delegate-arguments.ts";
 import { TASK_FILES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import type { DelegateManifest } from "../core/types.ts";
@@ -8,8 +7,7 @@ import { markNotified } from "../retrieval/notifier.ts";
 import { getRegistry, type LiveTask } from "../retrieval/registry.ts";
 import { writeManifest } from "../store/lookup.ts";
 import { buildReceipt, type ReceiptDetails } from "../views/receipt.ts";
-import { admitWith, childEnvFor, commitPlan, type LaunchPlan, type ParentSnapshot } from "./launch.ts";
-import type { ResolvedRoute } from "./route.ts";
+import { childEnvFor, commitPlan, type LaunchPlan } from "./launch.ts";
 
 /**
  * Commit the admitted plan and start the child; returns the receipt at once (the call never waits
@@ -23,14 +21,6 @@ export async function startDelegate(plan: LaunchPlan): Promise<ReceiptDetails> {
 export interface StartedChild {
   receipt: ReceiptDetails;
   task: LiveTask;
-}
-
-/**
- * Admit one more child from a parent snapshot on a pinned route and start it, exactly as a delegate
- * is started (the Fusion runner's seam, docs/subsystems/fusion.md, "The producer").
- */
-export function launchWith(snap: ParentSnapshot, args: DelegateArguments, route: ResolvedRoute): Promise<StartedChild> {
-  return startChild(admitWith(snap, args, route));
 }
 
 export async function startChild(plan: LaunchPlan): Promise<StartedChild> {

@@ -159,7 +159,3 @@ export function getRegistry(): DelegateRegistry {
   holder[REGISTRY_KEY] ??= new DelegateRegistry();
   return holder[REGISTRY_KEY];
 }
-
-export function outputPathOf(taskDir: string): string {
-  return join(taskDir, TASK_FILES.output);
-}

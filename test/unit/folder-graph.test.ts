@@ -2,6 +2,7 @@
  * The folders of src/ import each other in one direction only (docs/INDEX.md, "Where the code is").
  * Each folder has a layer; an import may go to a folder of the same or a lower layer, never up, and
  * the folder graph has no cycle (two folders of one layer may not import each other, directly or not).
+ * Nor does any file import itself back through other files (type-only imports included).
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
@@ -44,19 +45,43 @@ function folderOf(file: string): string {
   return rel.includes(sep) ? (rel.split(sep)[0] as string) : ".";
 }
 
+/** Every relative import of a file, resolved (`import`, `import type`, `export … from`, `import(…)`). */
+function importsOf(file: string): string[] {
+  const text = readFileSync(file, "utf8");
+  return [...text.matchAll(/(?:from|import)\s*\(?\s*"(\.{1,2}\/[^"]+)"/g)].map((m) =>
+    resolve(dirname(file), m[1] as string),
+  );
+}
+
 /** Folder-level edges, each with one file that makes it. */
 function folderEdges(): Map<string, string> {
   const edges = new Map<string, string>();
   for (const file of sourceFiles(SRC)) {
-    const text = readFileSync(file, "utf8");
-    for (const match of text.matchAll(/(?:from|import)\s*\(?\s*"(\.{1,2}\/[^"]+)"/g)) {
-      const target = resolve(dirname(file), match[1] as string);
+    for (const target of importsOf(file)) {
       const from = folderOf(file);
       const to = folderOf(target);
       if (from !== to) edges.set(`${from} -> ${to}`, relative(REPO_ROOT, file));
     }
   }
   return edges;
+}
+
+/** The cycles a depth-first walk of a graph meets, each as "a -> b -> a". */
+function cyclesOf(next: ReadonlyMap<string, readonly string[]>, nodes: Iterable<string>): string[] {
+  const state = new Map<string, "open" | "done">();
+  const cycles: string[] = [];
+  const visit = (node: string, path: string[]) => {
+    if (state.get(node) === "done") return;
+    if (state.get(node) === "open") {
+      cycles.push([...path.slice(path.indexOf(node)), node].join(" -> "));
+      return;
+    }
+    state.set(node, "open");
+    for (const to of next.get(node) ?? []) visit(to, [...path, node]);
+    state.set(node, "done");
+  };
+  for (const node of nodes) visit(node, []);
+  return cycles;
 }
 
 describe("src/ folder graph", () => {
@@ -82,19 +107,21 @@ describe("src/ folder graph", () => {
       const [from, to] = edge.split(" -> ") as [string, string];
       next.set(from, [...(next.get(from) ?? []), to]);
     }
-    const state = new Map<string, "open" | "done">();
-    const cycles: string[] = [];
-    const visit = (node: string, path: string[]) => {
-      if (state.get(node) === "done") return;
-      if (state.get(node) === "open") {
-        cycles.push([...path.slice(path.indexOf(node)), node].join(" -> "));
-        return;
-      }
-      state.set(node, "open");
-      for (const to of next.get(node) ?? []) visit(to, [...path, node]);
-      state.set(node, "done");
-    };
-    for (const folder of folders) visit(folder, []);
-    expect(cycles).toEqual([]);
+    expect(cyclesOf(next, folders)).toEqual([]);
+  });
+});
+
+describe("src/ file graph", () => {
+  const files = sourceFiles(SRC);
+  const next = new Map(files.map((file) => [relative(SRC, file), importsOf(file).map((t) => relative(SRC, t))]));
+
+  it("reads the imports it checks (every target is a file of src/)", () => {
+    const targets = [...next.values()].flat();
+    expect(targets.length).toBeGreaterThan(files.length);
+    expect(targets.filter((t) => !next.has(t))).toEqual([]);
+  });
+
+  it("has no file circle", () => {
+    expect(cyclesOf(next, next.keys())).toEqual([]);
   });
 });
