@@ -1,0 +1,97 @@
+/**
+ * The end of a child run: runtime-budget.json (the runway's evidence) and the one outcome file,
+ * result.json or terminal.json (docs/subsystems/child-guard.md, "The commit"). Never throws: a failed
+ * write leaves the parent's own classification.
+ */
+import { packAnswer } from "../core/answer.ts";
+import { PROVABLE_BYTES_PER_TOKEN } from "../core/constants.ts";
+import { decideOutcome } from "./outcome.ts";
+import { commitResult, commitTerminal, writeRuntimeBudget } from "./records.ts";
+import { evidenceRows, type GuardState, receiptsInOrder } from "./state.ts";
+import { usageRecord } from "./usage.ts";
+
+function now(): string {
+  return new Date().toISOString();
+}
+
+function terminalBase(state: GuardState) {
+  return {
+    task_id: state.handover?.taskId ?? "",
+    launch_nonce: state.handover?.launchNonce ?? "",
+    turns: state.turns,
+    tool_calls: state.toolCalls,
+    usage: usageRecord(state.usage),
+    spilled_artifacts: receiptsInOrder(state),
+    at: now(),
+  };
+}
+
+function writeBudgetEvidence(state: GuardState, taskDir: string): void {
+  const { seed, runway } = state;
+  if (seed === undefined) return;
+  writeRuntimeBudget(taskDir, {
+    task_id: seed.task_id,
+    launch_nonce: seed.launch_nonce,
+    written_by: "child",
+    bytes_per_token: PROVABLE_BYTES_PER_TOKEN,
+    growth_budget_tokens: runway.budget.growthBudgetTokens,
+    low_runway_trigger_tokens: runway.budget.triggerTokens,
+    finalization_runway_tokens: seed.budget.finalization_runway_tokens,
+    retained_growth_bytes: runway.retainedBytes,
+    retained_tool_result_bytes: runway.keptToolBytes,
+    spilled_tool_result_bytes: runway.spilledToolBytes,
+    aggregate_tool_output_bytes: runway.aggregateToolBytes,
+    finalization: {
+      requested: runway.finalized,
+      by: runway.finalizedBy,
+      at_request: runway.finalizedAtRequest ?? null,
+      headroom_bytes: runway.finalizedHeadroom ?? null,
+    },
+    read_artifact_refusals: runway.readRefusals,
+    requests: runway.requests,
+  });
+}
+
+/** Write the run's one outcome file (once). */
+export function finish(state: GuardState): void {
+  const { handover, seed } = state;
+  if (state.finished || handover === undefined) return;
+  state.finished = true;
+  const taskDir = handover.taskDir;
+  try {
+    writeBudgetEvidence(state, taskDir);
+  } catch (error) {
+    process.stderr.write(`delegate guard: could not write runtime-budget.json: ${String(error)}\n`);
+  }
+  // A signalled run is being ended by the parent (timeout, cancel); it records that outcome itself.
+  if (state.signalled && state.latched === undefined) return;
+  const outcome = decideOutcome({
+    latched: state.latched,
+    last: state.last,
+    contextWindow: seed?.route.context_window_tokens ?? 0,
+    answerCaptureBytes: seed?.limits.answer_capture_bytes ?? 0,
+  });
+  try {
+    if (outcome.kind === "answer" && seed !== undefined) {
+      commitResult(taskDir, {
+        task_id: seed.task_id,
+        launch_nonce: seed.launch_nonce,
+        seed_sha256: handover.seedSha256,
+        route: { provider: seed.route.provider, model: seed.route.model },
+        route_attestations: state.attestations,
+        answer: packAnswer(outcome.bytes),
+        turns: state.turns,
+        tool_calls: state.toolCalls,
+        usage: usageRecord(state.usage),
+        spilled_artifacts: receiptsInOrder(state),
+        evidence: evidenceRows(state),
+        finalized_by_runway: state.runway.finalized,
+        finalized_by: state.runway.finalizedBy,
+      });
+    } else if (outcome.kind === "failure") {
+      commitTerminal(taskDir, { ...terminalBase(state), code: outcome.failure.code, message: outcome.failure.message });
+    }
+  } catch (error) {
+    process.stderr.write(`delegate guard: could not write the outcome: ${String(error)}\n`);
+  }
+}

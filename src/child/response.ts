@@ -1,0 +1,63 @@
+/**
+ * After each model response (pi's `message_end` for an assistant message): the route attestation,
+ * the turn count, the usage tally and the re-based runway R (docs/subsystems/child-guard.md, "During
+ * the run", "The measured window" and "Route attestations"). Each step is a named function below.
+ */
+import type { AssistantMessage } from "@mariozechner/pi-ai";
+import type { SeedDocument } from "../core/types.ts";
+import type { FinalMessage } from "./outcome.ts";
+import { measuredGrowth, messageBytes } from "./runway.ts";
+import { type GuardState, latch } from "./state.ts";
+import { addUsage, reportedInputTokens } from "./usage.ts";
+
+/** Attest the reply's route; a reply off the pin latches route_mismatch. True when it latched here. */
+function attest(state: GuardState, seed: SeedDocument, message: AssistantMessage): boolean {
+  const pin = seed.route;
+  state.attestations.push({
+    provider: message.provider,
+    model: message.model,
+    ...(message.responseModel ? { response_model: message.responseModel } : {}),
+    stop_reason: message.stopReason,
+  });
+  if (message.provider === pin.provider && message.model === pin.model) return false;
+  latch(
+    state,
+    "route_mismatch",
+    `a reply came from ${message.provider}/${message.model}; the pin is ${pin.provider}/${pin.model}`,
+  );
+  return true;
+}
+
+/**
+ * The report measures the request just answered: R is re-based on it before this turn's tool
+ * results are kept or spilled (docs/subsystems/child-guard.md, "The measured window").
+ */
+function rebaseOnReport(state: GuardState, seed: SeedDocument, message: AssistantMessage, input: number): void {
+  const runway = state.runway;
+  runway.measured = { inputTokens: input, retainedBytesAtRequest: runway.bytesRAtRequest };
+  runway.retainedBytes = measuredGrowth(
+    runway,
+    runway.bytesRAtRequest + messageBytes(message),
+    seed.budget.admission_estimate_tokens,
+  );
+}
+
+/** Record one assistant response. Returns true when the run must be stopped (a route mismatch). */
+export function afterResponse(state: GuardState, seed: SeedDocument, message: AssistantMessage): boolean {
+  state.assistantEnds++;
+  const stop = attest(state, seed, message);
+  const completed =
+    message.stopReason === "stop" || message.stopReason === "length" || message.stopReason === "toolUse";
+  if (completed) {
+    state.turns++;
+    state.runway.retainedBytes += messageBytes(message);
+  }
+  addUsage(state.usage, message.usage, message.content.length > 0, state.turns);
+  const input = reportedInputTokens(message.usage);
+  if (completed && input !== undefined) rebaseOnReport(state, seed, message, input);
+  state.last = {
+    ...(message as unknown as FinalMessage),
+    toolCallIds: message.content.flatMap((block) => (block.type === "toolCall" ? [block.id] : [])),
+  };
+  return stop;
+}
