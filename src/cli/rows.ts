@@ -16,7 +16,7 @@ import { fusionLiveness } from "../retrieval/retrieve-any.ts";
 import { isTaskRunning } from "../retrieval/running.ts";
 import { listTaskRefs, readManifest, type TaskRef } from "../store/lookup.ts";
 import { readChildTerminal } from "../verify/classify.ts";
-import { readVerifiedResult } from "../verify/delegate-result.ts";
+import { readVerifiedResult } from "../verify/result-file.ts";
 import { routeLabel } from "../views/host-label.ts";
 
 /** "ended": recorded as running, but its owner and child are gone (not yet adjudicated). */

@@ -10,15 +10,13 @@ import { DelegateError, type FailureCode } from "../core/errors.ts";
 import type { DelegateManifest, DelegateResultFile, EvidenceCheck, EvidenceRow, UsageRecord } from "../core/types.ts";
 import { readFusionManifest, type SettledFusion, settleFusion } from "../fusion/index.ts";
 import { expectedIdentity } from "../retrieval/finalize.ts";
-import { budgetFacts } from "../retrieval/retrieve.ts";
 import { fusionLiveness } from "../retrieval/retrieve-any.ts";
 import { isTaskRunning } from "../retrieval/running.ts";
-import { fileExists, readManifest, type TaskRef } from "../store/lookup.ts";
-import { readProgress } from "../store/progress.ts";
+import { fileExists, readTaskRecords, type TaskRecords, type TaskRef } from "../store/lookup.ts";
 import { readChildTerminal } from "../verify/classify.ts";
-import { readVerifiedResult } from "../verify/delegate-result.ts";
 import { answerCopyState } from "../verify/delivery.ts";
 import { checkEvidence } from "../verify/evidence-check.ts";
+import { readVerifiedResult } from "../verify/result-file.ts";
 import { cliRemediation } from "./failure.ts";
 import type { RowState } from "./rows.ts";
 
@@ -45,7 +43,7 @@ export interface DelegateFacts {
   capability: string;
   extension_mode: string;
   limits: DelegateManifest["limits"];
-  budget: ReturnType<typeof budgetFacts>;
+  budget: TaskRecords["budget"];
   progress: { turns: number; tool_calls: number };
   usage: UsageRecord | null;
   answer: { byte_length: number; sha256: string } | null;
@@ -103,7 +101,7 @@ function existingArtifacts(dir: string, names: Record<string, string>): Record<s
 }
 
 function delegateFacts(dir: string): DelegateFacts {
-  const manifest = readManifest(dir);
+  const { manifest, progress, budget } = readTaskRecords(dir);
   const running = isTaskRunning(manifest);
   const state: RowState = manifest.state === "running" && !running ? "ended" : manifest.state;
   let result: DelegateResultFile | null = null;
@@ -161,8 +159,8 @@ function delegateFacts(dir: string): DelegateFacts {
     capability: manifest.capability,
     extension_mode: manifest.extension_mode,
     limits: manifest.limits,
-    budget: budgetFacts(dir),
-    progress: result ? { turns: result.turns, tool_calls: result.tool_calls } : readProgress(dir),
+    budget,
+    progress: result ? { turns: result.turns, tool_calls: result.tool_calls } : progress,
     usage,
     answer: result ? { byte_length: result.answer.byte_length, sha256: result.answer.sha256 } : null,
     finalized_by: result?.finalized_by ?? null,

@@ -309,6 +309,16 @@ export interface DelegateManifest {
   } | null;
 }
 
+/**
+ * The token figures of budget-plan.json a person sees while a task runs (docs/subsystems/launch.md,
+ * "The budget"): the window, what the child may grow by, and the runway kept for its answer.
+ */
+export interface BudgetFigures {
+  capacity_tokens: number;
+  growth_budget_tokens: number;
+  finalization_runway_tokens: number;
+}
+
 /** progress.json: the guard's count of turns and tool calls so far, and the spend reported so far. */
 export interface ChildProgress {
   turns: number;

@@ -52,6 +52,17 @@ export interface ClosedObjectRule {
   noun?: string;
 }
 
+/**
+ * A plain object, open: keys the caller does not read are left alone (a record read for a few of
+ * its figures, a map of names).
+ */
+export function plainObject(value: unknown, at: string): Record<string, unknown> {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    violation(at, `must be an object, got ${typeName(value)}`);
+  }
+  return value as Record<string, unknown>;
+}
+
 /** A plain object with exactly these keys: every key not optional present, no other key. */
 export function closedObject(
   value: unknown,
@@ -59,10 +70,7 @@ export function closedObject(
   keys: readonly string[],
   { optional = [], noun = "key" }: ClosedObjectRule = {},
 ): Record<string, unknown> {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    violation(at, `must be an object, got ${typeName(value)}`);
-  }
-  const record = value as Record<string, unknown>;
+  const record = plainObject(value, at);
   for (const key of Object.keys(record)) {
     if (!keys.includes(key)) {
       if (key.length <= 64) violation(keyPath(at, key), `is not a known ${noun}`);

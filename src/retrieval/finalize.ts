@@ -3,9 +3,9 @@ import { canonicalJsonLine } from "../core/canonical.ts";
 import { SCHEMA, TASK_FILES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import { writeFileAtomic } from "../core/fs.ts";
-import type { DelegateManifest, TaskState, UsageRecord } from "../core/types.ts";
-import { fileExists, writeManifest } from "../store/lookup.ts";
-import { readProgress } from "../store/progress.ts";
+import type { ChildProgress, DelegateManifest, TaskState, UsageRecord } from "../core/types.ts";
+import { fileExists, type TaskRecords, writeManifest } from "../store/lookup.ts";
+import { readBudgetFigures, readProgress } from "../store/progress.ts";
 import { classifyChildOutcome } from "../verify/classify.ts";
 import type { ExpectedResultIdentity, VerifiedAnswer } from "../verify/delegate-result.ts";
 import { ensureRuntimeBudget } from "./runtime-budget.ts";
@@ -48,16 +48,25 @@ const REASON_CODES = {
  * What the child spent: the usage it committed (result.json or child-terminal.json) when observed;
  * for a child killed before it could commit, the spend its last progress.json reported.
  */
-function spentBy(usage: UsageRecord | undefined, taskDir: string): number | null {
+function spentBy(usage: UsageRecord | undefined, progress: ChildProgress): number | null {
   if (usage !== undefined) return usage.status === "observed" ? usage.cost_total : null;
-  return readProgress(taskDir).cost_total;
+  return progress.cost_total;
 }
 
 /**
  * Adjudicate an ended child from its files (result.json wins, verified), record it in manifest.json
  * and outcome.json. outcome.json is best effort: its failure never changes the adjudication.
+ * `records` are the task's progress.json and budget-plan.json when the caller already read them
+ * (bg_result's one pass); otherwise they are read here, once each.
  */
-export function finalizeTask(taskDir: string, manifest: DelegateManifest, parentReason?: ParentEndReason): TaskEnd {
+export function finalizeTask(
+  taskDir: string,
+  manifest: DelegateManifest,
+  parentReason?: ParentEndReason,
+  records?: Pick<TaskRecords, "progress" | "budget">,
+): TaskEnd {
+  const progress = records?.progress ?? readProgress(taskDir);
+  const budget = records === undefined ? readBudgetFigures(taskDir) : records.budget;
   // A cancel from another process (the command line, /delegates in another Pi) left its request here.
   const reason = parentReason ?? (fileExists(join(taskDir, TASK_FILES.cancelRequest)) ? "cancelled" : undefined);
   const outcome = classifyChildOutcome(taskDir, expectedIdentity(manifest));
@@ -80,7 +89,10 @@ export function finalizeTask(taskDir: string, manifest: DelegateManifest, parent
     }
     state = error.code === "child_cancelled" ? "cancelled" : "failed";
   }
-  const cost = spentBy(outcome.kind === "committed" ? outcome.verified.result.usage : outcome.terminal?.usage, taskDir);
+  const cost = spentBy(
+    outcome.kind === "committed" ? outcome.verified.result.usage : outcome.terminal?.usage,
+    progress,
+  );
   const now = new Date().toISOString();
   const next: DelegateManifest = {
     ...manifest,
@@ -94,7 +106,7 @@ export function finalizeTask(taskDir: string, manifest: DelegateManifest, parent
     },
   };
   writeManifest(taskDir, next);
-  ensureRuntimeBudget(taskDir, manifest, error?.code ?? null);
+  ensureRuntimeBudget(taskDir, manifest, error?.code ?? null, progress, budget?.growth_budget_tokens ?? null);
   try {
     writeFileAtomic(
       join(taskDir, TASK_FILES.outcome),

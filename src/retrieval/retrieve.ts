@@ -1,15 +1,14 @@
 import { join } from "node:path";
 import type { DeliveryMode } from "../core/constants.ts";
-import { TASK_FILES, TASK_RECORD_MAX_BYTES } from "../core/constants.ts";
+import { TASK_FILES } from "../core/constants.ts";
 import { DelegateError, type TaskSpend } from "../core/errors.ts";
-import { readRegularFile } from "../core/fs.ts";
-import type { DelegateManifest } from "../core/types.ts";
+import type { BudgetFigures, ChildProgress, DelegateManifest } from "../core/types.ts";
 import { secondsBetween } from "../core/units.ts";
-import { readManifest } from "../store/lookup.ts";
-import { readProgress } from "../store/progress.ts";
-import { readVerifiedResult, type StepObserver, type VerifiedAnswer } from "../verify/delegate-result.ts";
+import { readTaskRecords } from "../store/lookup.ts";
+import type { StepObserver, VerifiedAnswer } from "../verify/delegate-result.ts";
 import { decideDelivery, writeAnswerCopy } from "../verify/delivery.ts";
 import { checkEvidence } from "../verify/evidence-check.ts";
+import { readVerifiedResult } from "../verify/result-file.ts";
 import {
   type CompletedView,
   completedText,
@@ -24,32 +23,11 @@ import { isTaskRunning } from "./running.ts";
 export type DelegateRetrieval = { text: string; details: RunningView | CompletedView };
 
 /**
- * The budget figures of the running view, from budget-plan.json (a few KiB; seed.json, which holds
- * the whole projection, is never read for them).
+ * What an ended task spent: the manifest's recorded cost, the guard's last counts (progress.json, as
+ * the caller read it; none when no child was started), the run time.
  */
-export function budgetFacts(taskDir: string): RunningView["budget"] {
-  try {
-    const read = readRegularFile(join(taskDir, TASK_FILES.budgetPlan), TASK_RECORD_MAX_BYTES);
-    if (!read.ok) return null;
-    const plan = JSON.parse(read.bytes.toString("utf8")) as {
-      capacity?: { capacity_tokens?: unknown };
-      growth_budget_tokens?: unknown;
-      finalization_runway_tokens?: unknown;
-    };
-    const capacity = plan.capacity?.capacity_tokens;
-    const growth = plan.growth_budget_tokens;
-    const runway = plan.finalization_runway_tokens;
-    return typeof capacity === "number" && typeof growth === "number" && typeof runway === "number"
-      ? { capacity_tokens: capacity, growth_budget_tokens: growth, finalization_runway_tokens: runway }
-      : null;
-  } catch {
-    return null;
-  }
-}
-
-/** What an ended task spent: the manifest's recorded cost, the guard's last counts, the run time. */
-export function taskSpend(taskDir: string, manifest: DelegateManifest): TaskSpend {
-  const progress = manifest.child === null ? null : readProgress(taskDir);
+export function taskSpend(manifest: DelegateManifest, childProgress: ChildProgress): TaskSpend {
+  const progress = manifest.child === null ? null : childProgress;
   const t = manifest.terminal;
   return {
     cost_total: t?.cost_total ?? progress?.cost_total ?? null,
@@ -60,19 +38,22 @@ export function taskSpend(taskDir: string, manifest: DelegateManifest): TaskSpen
 }
 
 /** The failure of an ended task, as the code recorded in its manifest, with the paths that exist and what it spent. */
-function terminalFailure(taskDir: string, manifest: DelegateManifest): DelegateError {
+function terminalFailure(taskDir: string, manifest: DelegateManifest, progress: ChildProgress): DelegateError {
   const t = manifest.terminal;
   return new DelegateError(t?.code ?? "child_exited_without_commit", t?.message ?? "the task ended without an answer", {
     childProcessCreated: manifest.child !== null,
     artifacts: [join(taskDir, TASK_FILES.terminal), join(taskDir, TASK_FILES.manifest)],
     outputPath: join(taskDir, TASK_FILES.output),
-    spent: taskSpend(taskDir, manifest),
+    spent: taskSpend(manifest, progress),
   });
 }
 
-/** A delegate task as bg_result sees it: still running, or completed with its answer just verified. */
+/**
+ * A delegate task as bg_result sees it: still running (with the progress and budget figures read in
+ * the same pass), or completed with its answer just verified.
+ */
 export type SettledDelegate =
-  | { kind: "running"; manifest: DelegateManifest }
+  | { kind: "running"; manifest: DelegateManifest; progress: ChildProgress; budget: BudgetFigures | null }
   | { kind: "completed"; manifest: DelegateManifest; verified: VerifiedAnswer };
 
 /**
@@ -81,15 +62,21 @@ export type SettledDelegate =
  * files first, and that verdict is used. A completed task is verified again from result.json on every
  * call (files can change after the notification): one read and one verification. An ended task that
  * did not complete, or a result that fails a check, throws its typed code. `passed` is told each
- * verification step as it passes.
+ * verification step as it passes. Each file of the task is read at most once per call: the
+ * records in one pass first (src/store/lookup.ts, readTaskRecords), then result.json and seed.json
+ * by the verifier (docs/subsystems/retrieval.md, "One pass per call").
  */
 export function settleDelegate(taskDir: string, passed?: StepObserver): SettledDelegate {
-  let manifest = readManifest(taskDir);
-  if (isTaskRunning(manifest)) return { kind: "running", manifest };
+  const records = readTaskRecords(taskDir);
+  const { progress, budget } = records;
+  let { manifest } = records;
+  if (isTaskRunning(manifest)) return { kind: "running", manifest, progress, budget };
   // A stale "running" task is adjudicated now; its verdict (verified from result.json) is used as is.
   let justVerified: VerifiedAnswer | null = null;
-  if (manifest.state === "running") ({ manifest, verified: justVerified } = finalizeTask(taskDir, manifest));
-  if (manifest.state !== "completed") throw terminalFailure(taskDir, manifest);
+  if (manifest.state === "running") {
+    ({ manifest, verified: justVerified } = finalizeTask(taskDir, manifest, undefined, records));
+  }
+  if (manifest.state !== "completed") throw terminalFailure(taskDir, manifest, progress);
 
   const facts = {
     childProcessCreated: true,
@@ -112,7 +99,7 @@ export function settleDelegate(taskDir: string, passed?: StepObserver): SettledD
 export function retrieveDelegate(taskDir: string, delivery: DeliveryMode | undefined): DelegateRetrieval {
   const settled = settleDelegate(taskDir);
   if (settled.kind === "running") {
-    const view = runningView(settled.manifest, taskDir, readProgress(taskDir), budgetFacts(taskDir));
+    const view = runningView(settled.manifest, taskDir, settled.progress, settled.budget);
     return { text: runningText(view), details: view };
   }
   const { manifest, verified } = settled;

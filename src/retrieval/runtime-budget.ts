@@ -6,11 +6,10 @@
  */
 import { join } from "node:path";
 import { canonicalJsonLine } from "../core/canonical.ts";
-import { CHILD_FILE_MAX_BYTES, SCHEMA, TASK_FILES } from "../core/constants.ts";
-import { readRegularFile, writeFileAtomic } from "../core/fs.ts";
-import type { DelegateManifest } from "../core/types.ts";
+import { SCHEMA, TASK_FILES } from "../core/constants.ts";
+import { writeFileAtomic } from "../core/fs.ts";
+import type { ChildProgress, DelegateManifest } from "../core/types.ts";
 import { fileExists } from "../store/lookup.ts";
-import { readProgress } from "../store/progress.ts";
 
 export interface ParentRuntimeBudgetFile {
   schema_version: string;
@@ -27,27 +26,21 @@ export interface ParentRuntimeBudgetFile {
   at: string;
 }
 
-/** The seed's growth budget; null when seed.json is not a regular file of a sane size, or says none. */
-function seedGrowthBudget(taskDir: string): number | null {
-  try {
-    const read = readRegularFile(join(taskDir, TASK_FILES.seed), CHILD_FILE_MAX_BYTES);
-    if (!read.ok) return null;
-    const seed = JSON.parse(read.bytes.toString("utf8")) as {
-      budget?: { growth_budget_tokens?: unknown };
-    };
-    const g = seed.budget?.growth_budget_tokens;
-    return typeof g === "number" && Number.isSafeInteger(g) ? g : null;
-  } catch {
-    return null;
-  }
-}
-
-/** Write the parent's record unless the child wrote its own. Best effort: never throws. */
-export function ensureRuntimeBudget(taskDir: string, manifest: DelegateManifest, endedWith: string | null): void {
+/**
+ * Write the parent's record unless the child wrote its own, from what the caller already read: the
+ * child's last progress.json and budget-plan.json's growth budget (the seed's: launch copies it
+ * from the plan). Best effort: never throws.
+ */
+export function ensureRuntimeBudget(
+  taskDir: string,
+  manifest: DelegateManifest,
+  endedWith: string | null,
+  progress: ChildProgress,
+  growthBudgetTokens: number | null,
+): void {
   const path = join(taskDir, TASK_FILES.runtimeBudget);
   try {
     if (fileExists(path)) return;
-    const progress = readProgress(taskDir);
     const record: ParentRuntimeBudgetFile = {
       schema_version: SCHEMA.runtimeBudget,
       task_id: manifest.task_id,
@@ -56,7 +49,7 @@ export function ensureRuntimeBudget(taskDir: string, manifest: DelegateManifest,
       ended_with: endedWith,
       turns: progress.turns,
       tool_calls: progress.tool_calls,
-      growth_budget_tokens: seedGrowthBudget(taskDir),
+      growth_budget_tokens: growthBudgetTokens,
       at: new Date().toISOString(),
     };
     writeFileAtomic(path, canonicalJsonLine(record));

@@ -5,9 +5,10 @@ import { DELEGATE_ROOT, FUSION_ROOT, TASK_FILES, TASK_RECORD_MAX_BYTES } from ".
 import { DelegateError } from "../core/errors.ts";
 import { boundedList } from "../core/failure-text.ts";
 import { readRegularFile, refusalText, writeFileAtomic } from "../core/fs.ts";
-import type { DelegateManifest } from "../core/types.ts";
+import type { BudgetFigures, ChildProgress, DelegateManifest } from "../core/types.ts";
 import { SchemaViolation } from "../core/validate.ts";
-import { checkManifestShape } from "./manifest-shape.ts";
+import { parseDelegateManifest } from "./manifest-shape.ts";
+import { readBudgetFigures, readProgress } from "./progress.ts";
 
 /** How many of the ids an ambiguous prefix matched the failure names; the rest are counted. */
 export const AMBIGUOUS_IDS_SHOWN = 5;
@@ -96,13 +97,32 @@ export function readManifest(taskDir: string): DelegateManifest {
     });
   }
   try {
-    return checkManifestShape(parsed);
+    return parseDelegateManifest(parsed);
   } catch (error) {
     if (!(error instanceof SchemaViolation)) throw error;
     throw new DelegateError("result_unavailable", `the task's manifest is not a delegate manifest: ${error.message}`, {
       artifacts: [path],
     });
   }
+}
+
+/** The parent-side records of one delegate task, as one call sees them. */
+export interface TaskRecords {
+  manifest: DelegateManifest;
+  /** progress.json (nothing done while the child reported nothing). */
+  progress: ChildProgress;
+  /** budget-plan.json's figures; null when the plan cannot be read. */
+  budget: BudgetFigures | null;
+}
+
+/**
+ * One pass over a task's records (docs/subsystems/retrieval.md, "One pass per call"): manifest.json,
+ * progress.json and budget-plan.json, each opened once, before anything is decided from them. The
+ * manifest's refusals throw as in {@link readManifest}; the other two never do.
+ */
+export function readTaskRecords(taskDir: string): TaskRecords {
+  const manifest = readManifest(taskDir);
+  return { manifest, progress: readProgress(taskDir), budget: readBudgetFigures(taskDir) };
 }
 
 /**

@@ -1,98 +1,170 @@
 /**
- * The shape of a delegate task's manifest.json as its readers rely on it (docs/subsystems/retrieval.md,
- * "Reading a task tree"): every field bg_result, `/delegates` and the command line use, of its type,
- * checked with the one validator before any of them touches it. A manifest with a renamed key or a
- * value of another type (one flipped byte is enough) is refused as a whole by readManifest
- * (src/store/lookup.ts) instead of failing later, in whichever reader, as an untyped TypeError.
- * Keys it does not know are left alone, and `host` and `seed_bytes` may be absent (older trees).
+ * The closed schema of a delegate task's manifest.json (docs/subsystems/retrieval.md, "Reading a
+ * task tree"), checked with the one validator before bg_result, `/delegates` or the command line
+ * touches a field: exactly the keys launch and the parent's adjudication write, each of its type. A
+ * manifest with an unknown or renamed key, or a value of another type (one flipped byte is enough),
+ * is refused as a whole by readManifest (src/store/lookup.ts) instead of failing later, in whichever
+ * reader, as an untyped TypeError. `host` may be absent (trees written before host admission was
+ * recorded). The parsed value is built from the checked fields: nothing is cast.
  */
+import { AUTO_DELIVER_MODES, CAPABILITIES, EXTENSION_MODES, SCHEMA } from "../core/constants.ts";
 import { FAILURE_CODES } from "../core/errors.ts";
-import type { DelegateManifest, TaskState } from "../core/types.ts";
+import type { BoundArtifact, DelegateManifest, ManifestHost, PinnedRoute, TaskState } from "../core/types.ts";
 import {
   amount,
   anyString,
   bool,
+  closedObject,
   count,
   keyPath,
   list,
   literal,
   nullable,
   oneOf,
-  typeName,
+  plainObject,
   violation,
 } from "../core/validate.ts";
 
 const TASK_STATES: readonly TaskState[] = ["running", "completed", "failed", "cancelled"];
+const PROOFS: readonly ManifestHost["proof"][] = ["proven", "self-proven"];
+const FLAG_SOURCES: readonly ManifestHost["flags_from"][] = ["parse_args", "help"];
 
-/** A plain object (not closed: a key this version does not know is ignored). */
-function object(value: unknown, at: string): Record<string, unknown> {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    violation(at, `must be an object, got ${typeName(value)}`);
-  }
-  return value as Record<string, unknown>;
+/** The artifacts launch binds (src/store/artifacts.ts): at most this many names. */
+const MAX_ARTIFACTS = 64;
+
+const MANIFEST_KEYS = [
+  "schema_version",
+  "kind",
+  "task_id",
+  "name",
+  "launch_nonce",
+  "parent_session_id",
+  "cwd",
+  "created_at",
+  "updated_at",
+  "state",
+  "route",
+  "host",
+  "capability",
+  "extension_mode",
+  "limits",
+  "auto_deliver",
+  "notify_on_completion",
+  "trigger_on_completion",
+  "child_session_id",
+  "child_session_dir",
+  "seed_sha256",
+  "seed_bytes",
+  "owner",
+  "child",
+  "artifacts",
+  "terminal",
+] as const;
+
+const TERMINAL_KEYS = ["ended_at", "code", "message", "answer_bytes", "answer_sha256", "cost_total"] as const;
+
+/** An optional key's checked value, or undefined when the key is absent. */
+function optional<T>(o: Record<string, unknown>, at: string, key: string, check: (v: unknown, at: string) => T) {
+  return o[key] === undefined ? undefined : check(o[key], keyPath(at, key));
 }
 
-function strings(o: Record<string, unknown>, at: string, keys: readonly string[]): void {
-  for (const key of keys) anyString(o[key], keyPath(at, key));
+function route(value: unknown, at: string): PinnedRoute {
+  const o = closedObject(value, at, ["provider", "model"]);
+  return { provider: anyString(o.provider, keyPath(at, "provider")), model: anyString(o.model, keyPath(at, "model")) };
 }
 
-function optional(o: Record<string, unknown>, at: string, key: string, check: (v: unknown, at: string) => unknown) {
-  if (o[key] !== undefined) check(o[key], keyPath(at, key));
+function host(value: unknown, at: string): ManifestHost {
+  const o = closedObject(value, at, ["pi_version", "proof", "flags_from", "host_flags"]);
+  return {
+    pi_version: anyString(o.pi_version, keyPath(at, "pi_version")),
+    proof: oneOf(o.proof, keyPath(at, "proof"), PROOFS),
+    flags_from: oneOf(o.flags_from, keyPath(at, "flags_from"), FLAG_SOURCES),
+    host_flags: list(o.host_flags, keyPath(at, "host_flags"), Number.MAX_SAFE_INTEGER, anyString),
+  };
 }
 
-function host(value: unknown, at: string): void {
-  const o = object(value, at);
-  strings(o, at, ["pi_version", "proof", "flags_from"]);
-  list(o.host_flags, keyPath(at, "host_flags"), Number.MAX_SAFE_INTEGER, anyString);
+function limits(value: unknown, at: string): DelegateManifest["limits"] {
+  const o = closedObject(value, at, ["max_turns", "max_tool_calls", "timeout_seconds"]);
+  return {
+    max_turns: count(o.max_turns, keyPath(at, "max_turns")),
+    max_tool_calls: count(o.max_tool_calls, keyPath(at, "max_tool_calls")),
+    timeout_seconds: count(o.timeout_seconds, keyPath(at, "timeout_seconds")),
+  };
 }
 
-function terminal(value: unknown, at: string): void {
-  const o = object(value, at);
-  anyString(o.ended_at, keyPath(at, "ended_at"));
-  optional(o, at, "code", (v, p) => oneOf(v, p, FAILURE_CODES));
-  optional(o, at, "message", anyString);
-  optional(o, at, "answer_bytes", count);
-  optional(o, at, "answer_sha256", anyString);
-  optional(o, at, "cost_total", amount);
+function owner(value: unknown, at: string): DelegateManifest["owner"] {
+  const o = closedObject(value, at, ["pid", "start_time"]);
+  return { pid: count(o.pid, keyPath(at, "pid")), start_time: anyString(o.start_time, keyPath(at, "start_time")) };
 }
 
-/** The parsed manifest when it has the shape its readers rely on; throws SchemaViolation otherwise. */
-export function checkManifestShape(value: unknown): DelegateManifest {
-  const o = object(value, "");
-  literal(o.kind, "kind", "delegate");
-  strings(o, "", [
-    "schema_version",
-    "task_id",
-    "name",
-    "launch_nonce",
-    "parent_session_id",
-    "cwd",
-    "created_at",
-    "updated_at",
-    "capability",
-    "extension_mode",
-    "auto_deliver",
-    "child_session_id",
-    "child_session_dir",
-    "seed_sha256",
-  ]);
-  oneOf(o.state, "state", TASK_STATES);
-  strings(object(o.route, "route"), "route", ["provider", "model"]);
-  optional(o, "", "host", host);
-  const limits = object(o.limits, "limits");
-  for (const key of ["max_turns", "max_tool_calls", "timeout_seconds"]) count(limits[key], keyPath("limits", key));
-  bool(o.notify_on_completion, "notify_on_completion");
-  bool(o.trigger_on_completion, "trigger_on_completion");
-  optional(o, "", "seed_bytes", count);
-  const owner = object(o.owner, "owner");
-  count(owner.pid, "owner.pid");
-  anyString(owner.start_time, "owner.start_time");
-  nullable(o.child, "child", (v, at) => {
-    const child = object(v, at);
-    count(child.pid, keyPath(at, "pid"));
-    count(child.pgid, keyPath(at, "pgid"));
-  });
-  object(o.artifacts, "artifacts");
-  nullable(o.terminal, "terminal", terminal);
-  return value as DelegateManifest;
+function child(value: unknown, at: string): NonNullable<DelegateManifest["child"]> {
+  const o = closedObject(value, at, ["pid", "pgid"]);
+  return { pid: count(o.pid, keyPath(at, "pid")), pgid: count(o.pgid, keyPath(at, "pgid")) };
+}
+
+function artifact(value: unknown, at: string): BoundArtifact {
+  const o = closedObject(value, at, ["path", "byte_length", "sha256"]);
+  return {
+    path: anyString(o.path, keyPath(at, "path")),
+    byte_length: count(o.byte_length, keyPath(at, "byte_length")),
+    sha256: anyString(o.sha256, keyPath(at, "sha256")),
+  };
+}
+
+function artifacts(value: unknown, at: string): Record<string, BoundArtifact> {
+  const entries = Object.entries(plainObject(value, at));
+  if (entries.length > MAX_ARTIFACTS) violation(at, `has more than ${MAX_ARTIFACTS} entries`);
+  return Object.fromEntries(entries.map(([name, bound]) => [name, artifact(bound, keyPath(at, name))]));
+}
+
+function terminal(value: unknown, at: string): NonNullable<DelegateManifest["terminal"]> {
+  const o = closedObject(value, at, TERMINAL_KEYS, { optional: TERMINAL_KEYS.slice(1) });
+  const code = optional(o, at, "code", (v, p) => oneOf(v, p, FAILURE_CODES));
+  const message = optional(o, at, "message", anyString);
+  const answerBytes = optional(o, at, "answer_bytes", count);
+  const answerSha256 = optional(o, at, "answer_sha256", anyString);
+  const costTotal = optional(o, at, "cost_total", amount);
+  return {
+    ended_at: anyString(o.ended_at, keyPath(at, "ended_at")),
+    ...(code === undefined ? {} : { code }),
+    ...(message === undefined ? {} : { message }),
+    ...(answerBytes === undefined ? {} : { answer_bytes: answerBytes }),
+    ...(answerSha256 === undefined ? {} : { answer_sha256: answerSha256 }),
+    ...(costTotal === undefined ? {} : { cost_total: costTotal }),
+  };
+}
+
+/** manifest.json's parsed JSON as a DelegateManifest; throws SchemaViolation naming the first field that fails. */
+export function parseDelegateManifest(value: unknown): DelegateManifest {
+  const o = closedObject(value, "", MANIFEST_KEYS, { optional: ["host"] });
+  const text = (key: (typeof MANIFEST_KEYS)[number]): string => anyString(o[key], key);
+  const recordedHost = optional(o, "", "host", host);
+  return {
+    schema_version: literal(o.schema_version, "schema_version", SCHEMA.manifest),
+    kind: literal(o.kind, "kind", "delegate"),
+    task_id: text("task_id"),
+    name: text("name"),
+    launch_nonce: text("launch_nonce"),
+    parent_session_id: text("parent_session_id"),
+    cwd: text("cwd"),
+    created_at: text("created_at"),
+    updated_at: text("updated_at"),
+    state: oneOf(o.state, "state", TASK_STATES),
+    route: route(o.route, "route"),
+    ...(recordedHost === undefined ? {} : { host: recordedHost }),
+    capability: oneOf(o.capability, "capability", CAPABILITIES),
+    extension_mode: oneOf(o.extension_mode, "extension_mode", EXTENSION_MODES),
+    limits: limits(o.limits, "limits"),
+    auto_deliver: oneOf(o.auto_deliver, "auto_deliver", AUTO_DELIVER_MODES),
+    notify_on_completion: bool(o.notify_on_completion, "notify_on_completion"),
+    trigger_on_completion: bool(o.trigger_on_completion, "trigger_on_completion"),
+    child_session_id: text("child_session_id"),
+    child_session_dir: text("child_session_dir"),
+    seed_sha256: text("seed_sha256"),
+    seed_bytes: count(o.seed_bytes, "seed_bytes"),
+    owner: owner(o.owner, "owner"),
+    child: nullable(o.child, "child", child),
+    artifacts: artifacts(o.artifacts, "artifacts"),
+    terminal: nullable(o.terminal, "terminal", terminal),
+  };
 }

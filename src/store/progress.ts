@@ -1,27 +1,78 @@
+/**
+ * The two small records of a task tree that are display aids, each read through one typed reader
+ * (src/core/fs.ts, readRegularFile: a regular file within its bound, never blocking) and checked
+ * with the one validator (src/core/validate.ts): the guard's progress.json and the parent's
+ * budget-plan.json. A record that is absent, unreadable, not JSON or not of its shape reads as
+ * nothing known; neither ever fails a call.
+ */
 import { join } from "node:path";
 import { TASK_FILES, TASK_RECORD_MAX_BYTES } from "../core/constants.ts";
 import { readRegularFile } from "../core/fs.ts";
-import type { ChildProgress } from "../core/types.ts";
+import type { BudgetFigures, ChildProgress } from "../core/types.ts";
+import { amount, count, keyPath, plainObject, SchemaViolation } from "../core/validate.ts";
 
-const count = (value: unknown): number => (typeof value === "number" && Number.isFinite(value) ? value : 0);
+/** A task record's parsed JSON, or undefined when it cannot be read or is not JSON. */
+function readRecord(taskDir: string, name: string): unknown {
+  const read = readRegularFile(join(taskDir, name), TASK_RECORD_MAX_BYTES);
+  if (!read.ok) return undefined;
+  try {
+    return JSON.parse(read.bytes.toString("utf8"));
+  } catch {
+    return undefined;
+  }
+}
+
+/** `check(value)`, or `fallback` when the value does not have the shape. */
+function shaped<T>(value: unknown, check: (value: unknown) => T, fallback: T): T {
+  if (value === undefined) return fallback;
+  try {
+    return check(value);
+  } catch (error) {
+    if (error instanceof SchemaViolation) return fallback;
+    throw error;
+  }
+}
+
+const NOTHING_DONE: ChildProgress = { turns: 0, tool_calls: 0, cost_total: null };
+
+/** A count the guard wrote, or 0 when it wrote none or something else. */
+function countOr0(o: Record<string, unknown>, key: string): number {
+  return shaped(o[key], (v) => count(v, key), 0);
+}
+
+/** progress.json's figures from its parsed JSON; each figure that is not of its type reads as unknown. */
+export function parseProgress(value: unknown): ChildProgress {
+  const o = plainObject(value, "");
+  return {
+    turns: countOr0(o, "turns"),
+    tool_calls: countOr0(o, "tool_calls"),
+    cost_total: shaped(o.cost_total, (v) => amount(v, "cost_total"), null),
+  };
+}
+
+/** budget-plan.json's figures from its parsed JSON (src/launch/budget.ts, BudgetPlan); throws SchemaViolation. */
+export function parseBudgetFigures(value: unknown): BudgetFigures {
+  const o = plainObject(value, "");
+  const capacity = plainObject(o.capacity, "capacity");
+  return {
+    capacity_tokens: count(capacity.capacity_tokens, keyPath("capacity", "capacity_tokens")),
+    growth_budget_tokens: count(o.growth_budget_tokens, "growth_budget_tokens"),
+    finalization_runway_tokens: count(o.finalization_runway_tokens, "finalization_runway_tokens"),
+  };
+}
 
 /**
- * The guard's progress.json (turns, tool calls and spend so far): a display aid, small by
- * construction. Absent, unreadable or not a regular file (src/core/fs.ts, readRegularFile: never
- * blocks) reads as nothing done and spend unknown.
+ * The guard's progress.json (turns, tool calls and spend so far). Absent, unreadable or not a
+ * regular file reads as nothing done and spend unknown.
  */
 export function readProgress(taskDir: string): ChildProgress {
-  try {
-    const read = readRegularFile(join(taskDir, TASK_FILES.progress), TASK_RECORD_MAX_BYTES);
-    if (!read.ok) throw new Error(read.reason);
-    const parsed = JSON.parse(read.bytes.toString("utf8")) as Record<string, unknown>;
-    const cost = parsed.cost_total;
-    return {
-      turns: count(parsed.turns),
-      tool_calls: count(parsed.tool_calls),
-      cost_total: typeof cost === "number" && Number.isFinite(cost) && cost >= 0 ? cost : null,
-    };
-  } catch {
-    return { turns: 0, tool_calls: 0, cost_total: null };
-  }
+  return shaped(readRecord(taskDir, TASK_FILES.progress), parseProgress, NOTHING_DONE);
+}
+
+/**
+ * The budget figures of budget-plan.json (a few KiB; seed.json, which holds the whole projection,
+ * is never read for them); null when the plan cannot be read or lacks them.
+ */
+export function readBudgetFigures(taskDir: string): BudgetFigures | null {
+  return shaped(readRecord(taskDir, TASK_FILES.budgetPlan), parseBudgetFigures, null);
 }

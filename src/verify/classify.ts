@@ -8,12 +8,8 @@ import { CHILD_FILE_MAX_BYTES, TASK_FILES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import type { ChildTerminalFile } from "../core/types.ts";
 import { decodeUtf8Strict } from "../core/utf8.ts";
-import {
-  type ExpectedResultIdentity,
-  readTaskFile,
-  readVerifiedResult,
-  type VerifiedAnswer,
-} from "./delegate-result.ts";
+import type { ExpectedResultIdentity, VerifiedAnswer } from "./delegate-result.ts";
+import { readTaskFile, readVerifiedResult } from "./result-file.ts";
 import { checkTerminalShape, quote } from "./result-shape.ts";
 
 /**

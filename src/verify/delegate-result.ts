@@ -4,11 +4,8 @@
  * named step per check, in the documented order; each step throws one DelegateError code.
  */
 
-import { closeSync, readSync } from "node:fs";
-import { join } from "node:path";
-import { CHILD_FILE_MAX_BYTES, MiB, SCHEMA, TASK_FILES } from "../core/constants.ts";
+import { SCHEMA, TASK_FILES } from "../core/constants.ts";
 import { DelegateError, type FailureCode } from "../core/errors.ts";
-import { openRegularFile, readRegularFile, refusalText } from "../core/fs.ts";
 import { sha256Hex, sha256Stream } from "../core/hash.ts";
 import type { AnswerBlock, DelegateResultFile, PinnedRoute } from "../core/types.ts";
 import { decodeUtf8Strict, isWellFormedUtf8 } from "../core/utf8.ts";
@@ -45,16 +42,17 @@ export interface VerifiedAnswer {
   readonly text: string;
 }
 
-function fail(code: FailureCode, message: string): never {
+/** A typed failure whose message names result.json (shared with the directory steps, src/verify/result-file.ts). */
+export function failResult(code: FailureCode, message: string): never {
   throw new DelegateError(code, `${TASK_FILES.result}: ${message}`);
 }
 
 function invalid(message: string): never {
-  fail("child_result_invalid", message);
+  failResult("child_result_invalid", message);
 }
 
 /**
- * The steps of {@link readVerifiedResult}: 0 is the bounded read, 1–9 are {@link verifyDelegateResult}'s,
+ * The steps of readVerifiedResult (src/verify/result-file.ts): 0 is the bounded read, 1–9 are {@link verifyDelegateResult}'s,
  * 10 and 11 compare the task directory with the parent's own record (manifest.json), numbered as in
  * docs/subsystems/retrieval.md, "Verification order". The command line's `verify` prints them as
  * they pass.
@@ -149,7 +147,10 @@ function step2Identity(result: DelegateResultFile, expected: ExpectedResultIdent
 
 function step3Seed(result: DelegateResultFile, expected: ExpectedResultIdentity): void {
   if (result.seed_sha256 !== expected.seedSha256) {
-    fail("seed_hash_mismatch", `seed_sha256 ${result.seed_sha256} is not the launched seed ${expected.seedSha256}`);
+    failResult(
+      "seed_hash_mismatch",
+      `seed_sha256 ${result.seed_sha256} is not the launched seed ${expected.seedSha256}`,
+    );
   }
 }
 
@@ -163,15 +164,15 @@ function describeRoute(route: PinnedRoute): string {
 
 function step4Route(result: DelegateResultFile, pin: PinnedRoute): void {
   if (!sameRoute(result.route, pin)) {
-    fail("route_mismatch", `route ${describeRoute(result.route)} is not the pinned ${describeRoute(pin)}`);
+    failResult("route_mismatch", `route ${describeRoute(result.route)} is not the pinned ${describeRoute(pin)}`);
   }
   if (result.route_attestations.length === 0) {
-    fail("route_attestation_missing", "route_attestations is empty: nothing shows which model answered");
+    failResult("route_attestation_missing", "route_attestations is empty: nothing shows which model answered");
   }
   // response_model is the provider's own label for the model; it is recorded, never compared.
   result.route_attestations.forEach((attestation, i) => {
     if (!sameRoute(attestation, pin)) {
-      fail(
+      failResult(
         "route_mismatch",
         `route_attestations[${i}] ${describeRoute(attestation)} is not the pinned ${describeRoute(pin)}`,
       );
@@ -181,7 +182,7 @@ function step4Route(result: DelegateResultFile, pin: PinnedRoute): void {
 
 function step5Encoding(result: DelegateResultFile): void {
   if (result.answer.encoding !== "utf-8") {
-    fail("child_result_encoding_invalid", `answer.encoding ${quote(result.answer.encoding)} is not "utf-8"`);
+    failResult("child_result_encoding_invalid", `answer.encoding ${quote(result.answer.encoding)} is not "utf-8"`);
   }
 }
 
@@ -199,7 +200,7 @@ function step6StrictBase64(result: DelegateResultFile, decoded: DecodedBlocks | 
   const lengths: number[] = [];
   let total = 0;
   const bad = (i: number, why: string): never =>
-    fail("child_result_encoding_invalid", `answer.blocks[${i}].data_base64 is not strict base64 (${why})`);
+    failResult("child_result_encoding_invalid", `answer.blocks[${i}].data_base64 is not strict base64 (${why})`);
   blocks.forEach((block, i) => {
     const length = strictDecodedLength(block.data_base64);
     if (length === null) bad(i, "length is not a multiple of 4");
@@ -227,13 +228,13 @@ function step7Blocks(blocks: readonly AnswerBlock[], slices: readonly Buffer[]):
   blocks.forEach((block, i) => {
     const slice = slices[i]!;
     if (slice.length !== block.byte_length) {
-      fail(
+      failResult(
         "answer_hash_mismatch",
         `answer.blocks[${i}] holds ${slice.length} bytes, not byte_length ${block.byte_length}`,
       );
     }
     if (sha256Hex(slice) !== block.sha256)
-      fail("answer_hash_mismatch", `answer.blocks[${i}] does not match its sha256`);
+      failResult("answer_hash_mismatch", `answer.blocks[${i}] does not match its sha256`);
     aggregate.update(slice);
   });
   return aggregate.hex();
@@ -242,12 +243,12 @@ function step7Blocks(blocks: readonly AnswerBlock[], slices: readonly Buffer[]):
 function step8Aggregate(result: DelegateResultFile, answerBytes: Buffer, aggregateSha256: string): void {
   const { answer } = result;
   if (answerBytes.length !== answer.byte_length) {
-    fail(
+    failResult(
       "answer_hash_mismatch",
       `the blocks hold ${answerBytes.length} bytes, not answer.byte_length ${answer.byte_length}`,
     );
   }
-  if (aggregateSha256 !== answer.sha256) fail("answer_hash_mismatch", "the answer does not match answer.sha256");
+  if (aggregateSha256 !== answer.sha256) failResult("answer_hash_mismatch", "the answer does not match answer.sha256");
 }
 
 /** ASCII whitespace as String.prototype.trim sees it (tab, LF, VT, FF, CR, space). */
@@ -261,7 +262,8 @@ function isAsciiSpace(byte: number): boolean {
  * made of whitespace and non-ASCII characters (which may be Unicode spaces).
  */
 function step9Utf8(answerBytes: Buffer): void {
-  if (!isWellFormedUtf8(answerBytes)) fail("child_result_encoding_invalid", "the answer is not well-formed UTF-8");
+  if (!isWellFormedUtf8(answerBytes))
+    failResult("child_result_encoding_invalid", "the answer is not well-formed UTF-8");
   let onlySpaceOrNonAscii = true;
   for (const byte of answerBytes) {
     if (byte < 0x80 && !isAsciiSpace(byte)) {
@@ -270,116 +272,4 @@ function step9Utf8(answerBytes: Buffer): void {
     }
   }
   if (onlySpaceOrNonAscii && answerBytes.toString("utf8").trim() === "") invalid("the answer is blank");
-}
-
-// ── the file-reading layer ───────────────────────────────────────────────────────────────────────
-
-/**
- * Read a task file whole, refusing one over `maxBytes` before reading it (a child's file must not
- * grow the parent's memory), and anything but a regular file without opening it for a read that
- * could block (a FIFO, a device) or follow a link (src/core/fs.ts, readRegularFile). Missing → null;
- * over the bound → child_result_invalid; not a regular file, or unreadable → artifact_read_failed.
- */
-export function readTaskFile(path: string, maxBytes: number): Buffer | null {
-  const read = readRegularFile(path, maxBytes);
-  if (read.ok) return read.bytes;
-  if (read.reason === "missing") return null;
-  const code = read.reason === "too_large" ? "child_result_invalid" : "artifact_read_failed";
-  throw new DelegateError(code, `${path} ${refusalText(read, maxBytes)}`, { artifacts: [path] });
-}
-
-/** How much of seed.json is hashed per read: the seed is never held whole. */
-const SEED_CHUNK_BYTES = 1 * MiB;
-
-/**
- * Step 10: seed.json holds exactly the launched seed. Gone, replaced by something that is not a
- * regular file, or of another length or hash → seed_hash_mismatch; unreadable → artifact_read_failed.
- */
-function step10SeedFile(taskDir: string, seedSha256: string, seedBytes: number | null): void {
-  const path = join(taskDir, TASK_FILES.seed);
-  const mismatch = (problem: string): never => {
-    throw new DelegateError("seed_hash_mismatch", `${TASK_FILES.seed} ${problem}: it is not the launched seed`, {
-      artifacts: [path],
-    });
-  };
-  const opened = openRegularFile(path);
-  if (!opened.ok) {
-    if (opened.reason !== "unreadable") mismatch(refusalText(opened));
-    throw new DelegateError("artifact_read_failed", `${path} ${refusalText(opened)}`, { artifacts: [path] });
-  }
-  const { fd, size } = opened;
-  try {
-    if (seedBytes !== null && size !== seedBytes) mismatch(`holds ${size} bytes, not ${seedBytes}`);
-    const hash = sha256Stream();
-    const chunk = Buffer.allocUnsafe(Math.min(SEED_CHUNK_BYTES, Math.max(size, 1)));
-    let done = 0;
-    while (done < size) {
-      const n = readSync(fd, chunk, 0, Math.min(chunk.length, size - done), done);
-      if (n === 0) break;
-      hash.update(chunk.subarray(0, n));
-      done += n;
-    }
-    if (done !== size) mismatch(`holds ${done} bytes, not the ${size} it had when opened`);
-    if (hash.hex() !== seedSha256) mismatch("does not match its sha256 in manifest.json");
-  } catch (error) {
-    if (error instanceof DelegateError) throw error;
-    throw new DelegateError("artifact_read_failed", `${path} cannot be read: ${(error as Error).message}`, {
-      artifacts: [path],
-    });
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/** Step 11: the verified answer is the one the parent recorded when it adjudicated the task. */
-function step11Adjudicated(
-  verified: VerifiedAnswer,
-  recorded: NonNullable<ExpectedResultIdentity["adjudicated"]>,
-): void {
-  const bytes = verified.answerBytes.length;
-  const sha256 = verified.result.answer.sha256; // step 8: the hash of exactly these bytes
-  if (recorded.answerBytes !== bytes || recorded.answerSha256 !== sha256) {
-    fail(
-      "answer_hash_mismatch",
-      `the answer (${bytes} bytes, sha256 ${sha256}) is not the one recorded when the task was adjudicated ` +
-        `(manifest.json: ${recorded.answerBytes ?? "no"} bytes, sha256 ${recorded.answerSha256 ?? "none"})`,
-    );
-  }
-}
-
-/** result.json of a task dir, verified (steps 0–11); null when the child committed none. */
-export function readVerifiedResult(
-  taskDir: string,
-  expected: ExpectedResultIdentity,
-  passed?: StepObserver,
-): VerifiedAnswer | null {
-  const path = join(taskDir, TASK_FILES.result);
-  const bytes = readTaskFile(path, CHILD_FILE_MAX_BYTES);
-  if (bytes === null) return null;
-  passed?.(0);
-  const naming = (error: unknown, artifacts: string[]) =>
-    error instanceof DelegateError ? error.withFacts({ artifacts }) : error;
-  let verified: VerifiedAnswer;
-  try {
-    verified = verifyDelegateResult(bytes, expected, passed);
-  } catch (error) {
-    throw naming(error, [path]);
-  }
-  if (expected.seedBytes !== undefined) {
-    try {
-      step10SeedFile(taskDir, expected.seedSha256, expected.seedBytes);
-    } catch (error) {
-      throw naming(error, [join(taskDir, TASK_FILES.seed), path]);
-    }
-    passed?.(10);
-  }
-  if (expected.adjudicated !== undefined) {
-    try {
-      step11Adjudicated(verified, expected.adjudicated);
-    } catch (error) {
-      throw naming(error, [path, join(taskDir, TASK_FILES.manifest)]);
-    }
-    passed?.(11);
-  }
-  return verified;
 }

@@ -67,21 +67,21 @@ export function answerCopyState(taskDir: string, answerBytes: Buffer): "verified
 /**
  * Write the verified answer as plain UTF-8 text to answer.txt (the model can open it with `read`,
  * unlike the base64 blocks of result.json). Written atomically, only when absent or different, and
- * its bytes are re-hashed before the path is handed out, so the reference always holds exactly the
- * verified answer. A copy that cannot be written is reported, not thrown: the answer verified.
+ * then read back and re-hashed before the path is handed out, so the reference always holds exactly
+ * the verified answer. A copy that cannot be written is reported, not thrown: the answer verified.
  */
 export function writeAnswerCopy(taskDir: string, verified: VerifiedAnswer): AnswerCopy {
   const path = join(taskDir, TASK_FILES.answer);
   const { answerBytes } = verified;
   const { byte_length, sha256 } = verified.result.answer;
   const existing = readExisting(path, answerBytes.length);
-  if (existing === null || !existing.equals(answerBytes)) {
-    try {
-      writeFileAtomic(path, answerBytes);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      return { unwritable: `${TASK_FILES.answer} cannot be written${code ? ` (${code})` : ""}` };
-    }
+  // A copy that already holds the verified bytes is handed out as read: answer.txt is opened once.
+  if (existing?.equals(answerBytes)) return { written: { path, byte_length, sha256 } };
+  try {
+    writeFileAtomic(path, answerBytes);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return { unwritable: `${TASK_FILES.answer} cannot be written${code ? ` (${code})` : ""}` };
   }
   const written = readExisting(path, answerBytes.length);
   if (written === null || written.length !== byte_length || sha256Hex(written) !== sha256) {

@@ -12,12 +12,8 @@ import { DelegateError, type FailureCode } from "../../src/core/errors.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
 import type { DelegateResultFile, SearchEvidence } from "../../src/core/types.ts";
 import { classifyChildOutcome, readChildTerminal } from "../../src/verify/classify.ts";
-import {
-  type ExpectedResultIdentity,
-  readTaskFile,
-  readVerifiedResult,
-  verifyDelegateResult,
-} from "../../src/verify/delegate-result.ts";
+import { type ExpectedResultIdentity, verifyDelegateResult } from "../../src/verify/delegate-result.ts";
+import { readTaskFile, readVerifiedResult } from "../../src/verify/result-file.ts";
 import {
   EVIDENCE_FIXTURE,
   encodeResultFile,
