@@ -155,6 +155,8 @@ function check(spec) {
       return `one of ${spec.values.map((v) => `\`${v}\``).join(", ")}`;
     case "integer":
       return `integer, 1 to ${grouped(spec.max)}`;
+    case "usd":
+      return `number of US dollars, finite, above 0 and at most ${grouped(spec.max)}`;
     case "boolean":
       return "boolean";
     case "object":

@@ -66,6 +66,13 @@ export const DELEGATE_FIELDS = {
     max: ARGUMENT_BOUNDS.timeoutSeconds,
     description: `Wall-clock limit in seconds. Default ${DELEGATE_DEFAULTS.timeoutSeconds}.`,
   },
+  maxCostUsd: {
+    kind: "usd",
+    required: false,
+    max: ARGUMENT_BOUNDS.maxCostUsd,
+    description:
+      "Spend cap in US dollars: the delegate is told to answer before its next request could cross it, and is never billed past it. Needs a route with prices. Default: the setting bgDelegate.maxCostUsd; unset means no cap.",
+  },
   autoDeliver: {
     kind: "enum",
     required: false,
@@ -89,14 +96,20 @@ export const DELEGATE_PARAMETERS = objectSchema(DELEGATE_FIELDS);
 
 type Checked = ArgsOf<typeof DELEGATE_FIELDS>;
 
-/** Checked arguments with every default applied: what a launch works from. */
-export type DelegateArguments = Required<Omit<Checked, "route">> & { route: PinnedRoute | undefined };
+/**
+ * Checked arguments with every default applied: what a launch works from. maxCostUsd stays
+ * undefined when not given: its default is a setting, applied at admission (src/launch/spend-plan.ts).
+ */
+export type DelegateArguments = Required<Omit<Checked, "route" | "maxCostUsd">> & {
+  route: PinnedRoute | undefined;
+  maxCostUsd: number | undefined;
+};
 
 /** The limits and completion options a delegate and each child of a Fusion run share. */
 type RunOptions = Pick<
   Required<Checked>,
   "maxTurns" | "maxToolCalls" | "timeoutSeconds" | "autoDeliver" | "notifyOnCompletion" | "triggerOnCompletion"
->;
+> & { maxCostUsd: number | undefined };
 
 /** Those options with the defaults of docs/tools/bg_delegate.md, "Arguments" (bg_fusion's are the same). */
 export function withRunDefaults(a: Partial<RunOptions>): RunOptions {
@@ -108,6 +121,7 @@ export function withRunDefaults(a: Partial<RunOptions>): RunOptions {
     autoDeliver: a.autoDeliver ?? d.autoDeliver,
     notifyOnCompletion: a.notifyOnCompletion ?? d.notifyOnCompletion,
     triggerOnCompletion: a.triggerOnCompletion ?? d.triggerOnCompletion,
+    maxCostUsd: a.maxCostUsd,
   };
 }
 

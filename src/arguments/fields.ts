@@ -6,7 +6,18 @@
  */
 import { type TSchema, Type } from "@sinclair/typebox";
 import { DelegateError } from "../core/errors.ts";
-import { bool, closedObject, count, keyPath, list, oneOf, SchemaViolation, str, violation } from "../core/validate.ts";
+import {
+  bool,
+  closedObject,
+  count,
+  dollars,
+  keyPath,
+  list,
+  oneOf,
+  SchemaViolation,
+  str,
+  violation,
+} from "../core/validate.ts";
 
 interface FieldBase {
   required: boolean;
@@ -25,6 +36,8 @@ export type FieldSpec =
     })
   | (FieldBase & { kind: "enum"; values: readonly string[] })
   | (FieldBase & { kind: "integer"; max: number })
+  /** An amount of US dollars: a finite number above 0, at most `max`. */
+  | (FieldBase & { kind: "usd"; max: number })
   | (FieldBase & { kind: "boolean" })
   | (FieldBase & { kind: "object"; fields: FieldTable })
   /** A list of objects of one table, minItems..maxItems long. */
@@ -37,7 +50,7 @@ type ValueOf<S extends FieldSpec> = S extends { kind: "string" }
   ? string
   : S extends { kind: "enum"; values: readonly (infer V)[] }
     ? V
-    : S extends { kind: "integer" }
+    : S extends { kind: "integer" | "usd" }
       ? number
       : S extends { kind: "boolean" }
         ? boolean
@@ -73,6 +86,8 @@ function fieldSchema(spec: FieldSpec): TSchema {
     case "integer":
       // The tool pages type these as JSON numbers; integrality is checked by us.
       return Type.Number({ description });
+    case "usd":
+      return Type.Number({ exclusiveMinimum: 0, maximum: spec.max, description });
     case "boolean":
       return Type.Boolean({ description });
     case "object":
@@ -109,6 +124,8 @@ function checkField(at: string, spec: FieldSpec, value: unknown): unknown {
       return oneOf(value, at, spec.values);
     case "integer":
       return count(value, at, 1, spec.max);
+    case "usd":
+      return dollars(value, at, spec.max);
     case "boolean":
       return bool(value, at);
     case "object":

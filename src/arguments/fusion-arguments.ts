@@ -55,6 +55,13 @@ export const FUSION_FIELDS = {
     max: ARGUMENT_BOUNDS.timeoutSeconds,
     description: `Wall-clock limit in seconds for the whole run. Default ${FUSION_DEFAULTS.timeoutSeconds}.`,
   },
+  maxCostUsd: {
+    kind: "usd",
+    required: false,
+    max: ARGUMENT_BOUNDS.maxCostUsd,
+    description:
+      "Spend cap in US dollars for the whole run, shared between the candidates, the evaluator and the merger; each child is told to answer before crossing its share. Needs priced routes. Default: the setting bgDelegate.maxCostUsd; unset means no cap.",
+  },
   autoDeliver: {
     kind: "enum",
     required: false,
@@ -79,7 +86,9 @@ export const FUSION_PARAMETERS = objectSchema(FUSION_FIELDS);
 type Checked = ArgsOf<typeof FUSION_FIELDS>;
 
 /** Checked arguments with the defaults applied; candidates and merge stay unresolved until admission. */
-export type FusionArguments = Required<Omit<Checked, "name" | "candidates" | "merge">> & {
+export type FusionArguments = Required<Omit<Checked, "name" | "candidates" | "merge" | "maxCostUsd">> & {
+  /** The run's spend cap as given; the setting's default is applied at admission. */
+  maxCostUsd: number | undefined;
   name: string | undefined;
   candidates: PinnedRoute[] | undefined;
   merge: PinnedRoute | undefined;

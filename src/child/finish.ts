@@ -49,6 +49,10 @@ function writeBudgetEvidence(state: GuardState, taskDir: string): void {
     },
     read_artifact_refusals: runway.readRefusals,
     requests: runway.requests,
+    spend:
+      seed.spend === undefined
+        ? null
+        : { cap_usd: seed.spend.cap_usd, spent_usd: state.spend.spentUsd, requests: state.spend.rows },
   });
 }
 

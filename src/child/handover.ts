@@ -47,6 +47,26 @@ function checkSeedShape(seed: SeedDocument): void {
       throw mismatch(`seed.json budget.${key} is not a non-negative integer`);
     }
   }
+  if (seed.spend !== undefined) checkSpendShape(seed.spend);
+}
+
+/** A spend block, when present, must hold a positive finite cap, finite prices and token counts. */
+function checkSpendShape(spend: SeedDocument["spend"]): void {
+  const block = spend as unknown as Record<string, unknown> | null;
+  const prices = block?.prices_usd_per_mtok as Record<string, unknown> | undefined;
+  const finite = (v: unknown) => typeof v === "number" && Number.isFinite(v) && v >= 0;
+  const cap = block?.cap_usd;
+  if (typeof cap !== "number" || !Number.isFinite(cap) || cap <= 0)
+    throw mismatch("seed.json spend.cap_usd is not a positive amount");
+  for (const key of ["input", "output", "cache_read", "cache_write"]) {
+    if (!finite(prices?.[key])) throw mismatch(`seed.json spend.prices_usd_per_mtok.${key} is not a finite amount`);
+  }
+  for (const key of ["output_reserve_tokens", "turn_growth_tokens", "first_request_tokens", "framing_tokens"]) {
+    const value = block?.[key];
+    if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
+      throw mismatch(`seed.json spend.${key} is not a non-negative integer`);
+    }
+  }
 }
 
 /** Verify seed.json and child-prompt.txt against the handover. Throws seed_hash_mismatch. */

@@ -9,6 +9,7 @@ import { canonicalJsonLine } from "../core/canonical.ts";
 import { type FinalizedBy, SCHEMA, TASK_FILES } from "../core/constants.ts";
 import { writeFileAtomic } from "../core/fs.ts";
 import type { ChildReadyFile, ChildTerminalFile, DelegateResultFile } from "../core/types.ts";
+import type { SpendRow } from "./spend.ts";
 
 /**
  * runtime-budget.json: the runway evidence of the run (docs/subsystems/child-guard.md, "Committing
@@ -49,6 +50,12 @@ export interface RuntimeBudgetFile {
     measured_input_tokens: number | null;
     headroom_bytes: number;
   }[];
+  /**
+   * The spend cap's evidence (docs/subsystems/child-guard.md, "The spend cap"): the cap, the spend,
+   * and one row per request (its bound, what its response reported and what was charged); null when
+   * the task has no cap.
+   */
+  spend: { cap_usd: number; spent_usd: number; requests: SpendRow[] } | null;
 }
 
 export interface ProgressFile {

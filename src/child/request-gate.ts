@@ -8,6 +8,7 @@ import type { ContextEvent } from "@mariozechner/pi-coding-agent";
 import { timeRunwayMs } from "../core/constants.ts";
 import type { SeedDocument } from "../core/types.ts";
 import { headroomBytes, measuredGrowth, messageBytes, shouldFinalize, transcriptGrowthBytes } from "./runway.ts";
+import { beforeSpendRequest, nextInputBound } from "./spend.ts";
 import { type GuardState, latch } from "./state.ts";
 import { finalizationNotice, requestFinalization } from "./tool-hooks.ts";
 
@@ -43,6 +44,29 @@ function askForAnswerIfDue(state: GuardState, seed: SeedDocument, completed: num
       ? undefined
       : measuredGrowth(runway, runway.measured.retainedBytesAtRequest, seed.budget.admission_estimate_tokens);
   if (shouldFinalize(runway.budget, runway.retainedBytes, measuredOnly)) requestFinalization(state, "context");
+}
+
+/**
+ * The spend cap (docs/subsystems/child-guard.md, "The spend cap"): bound this request's cost and
+ * decide. A request that could cross the cap is never sent: child_cost_limit. True when latched here.
+ */
+function overSpendCap(state: GuardState, seed: SeedDocument): boolean {
+  const spend = seed.spend;
+  if (spend === undefined) return false;
+  const runway = state.runway;
+  // The notice may be added to this request: it is counted whether or not it is.
+  const noticeBytes = Buffer.byteLength(finalizationNotice(runway.finalizedBy ?? "cost"), "utf8");
+  const input = nextInputBound(spend, runway.measured, runway.bytesRAtRequest, noticeBytes);
+  const decision = beforeSpendRequest(state.spend, spend, state.requests, input);
+  if (decision === "finalize") requestFinalization(state, "cost");
+  if (decision !== "stop") return false;
+  const row = state.spend.rows.at(-1);
+  latch(
+    state,
+    "child_cost_limit",
+    `request ${state.requests} could cost up to $${(row?.worst_usd ?? 0).toFixed(4)} with $${state.spend.spentUsd.toFixed(4)} spent; maxCostUsd is $${spend.cap_usd}`,
+  );
+  return true;
 }
 
 /** The one notice, placed where it first appeared and re-applied to every later request. */
@@ -86,6 +110,7 @@ export function beforeRequest(state: GuardState, messages: Messages): RequestDec
   if (overTurnLimit(state, seed, completed)) return { stop: true };
   measureRequest(state, seed, messages);
   askForAnswerIfDue(state, seed, completed);
+  if (overSpendCap(state, seed)) return { stop: true };
   const sent = state.runway.finalized ? withNotice(state, messages) : undefined;
   recordRequest(state);
   return { stop: false, messages: sent };

@@ -7,8 +7,9 @@ import type { AssistantMessage } from "@mariozechner/pi-ai";
 import type { SeedDocument } from "../core/types.ts";
 import type { FinalMessage } from "./outcome.ts";
 import { measuredGrowth, messageBytes } from "./runway.ts";
+import { afterSpendResponse } from "./spend.ts";
 import { type GuardState, latch } from "./state.ts";
-import { addUsage, reportedInputTokens } from "./usage.ts";
+import { addUsage, reportedInputTokens, reportedTokens } from "./usage.ts";
 
 /** Attest the reply's route; a reply off the pin latches route_mismatch. True when it latched here. */
 function attest(state: GuardState, seed: SeedDocument, message: AssistantMessage): boolean {
@@ -53,6 +54,9 @@ export function afterResponse(state: GuardState, seed: SeedDocument, message: As
     state.runway.retainedBytes += messageBytes(message);
   }
   addUsage(state.usage, message.usage, message.content.length > 0, state.turns);
+  if (seed.spend !== undefined) {
+    afterSpendResponse(state.spend, seed.spend, reportedTokens(message.usage), message.content.length > 0);
+  }
   const input = reportedInputTokens(message.usage);
   if (completed && input !== undefined) rebaseOnReport(state, seed, message, input);
   state.last = {

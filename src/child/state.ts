@@ -12,6 +12,7 @@ import type { EvidenceRow, RouteAttestation, SeedDocument, SpillReceipt } from "
 import type { Failure, FinalMessage } from "./outcome.ts";
 import type { RuntimeBudgetFile } from "./records.ts";
 import type { RunwayBudget } from "./runway.ts";
+import { newSpendState, type SpendState } from "./spend.ts";
 import { emptyUsage, type UsageTally } from "./usage.ts";
 
 export interface RunwayState {
@@ -62,6 +63,8 @@ export interface GuardState {
   receipts: SpillReceipt[];
   last: (FinalMessage & { toolCallIds: string[] }) | undefined;
   runway: RunwayState;
+  /** The spend cap's tally (used only when the seed has a spend block). */
+  spend: SpendState;
   /**
    * When this process started (ms since the epoch): the parent arms its timeout as it spawns the
    * child, so the child's deadline is this plus timeoutSeconds.
@@ -106,6 +109,7 @@ export function newState(): GuardState {
       readRefusals: 0,
       requests: [],
     },
+    spend: newSpendState(),
     startedAt: Date.now() - process.uptime() * 1000,
     signalled: false,
     finished: false,

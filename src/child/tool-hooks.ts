@@ -35,6 +35,7 @@ const REACHED: Record<FinalizedBy, string> = {
   turns: "the last turn allowed (maxTurns)",
   tool_calls: "the tool call limit (maxToolCalls)",
   time: "the time runway before the timeout (timeoutSeconds)",
+  cost: "the spend cap's runway (maxCostUsd)",
 };
 
 /** The one instruction to answer now; the context runway keeps its original wording. */
@@ -57,8 +58,8 @@ export function requestFinalization(state: GuardState, by: FinalizedBy): void {
 export type CallVerdict = { block: true; reason: string } | undefined;
 
 /**
- * A tool call made in reply to a request that carried the notice ignores it: for the tool-call and
- * time runways that ends the run with the limit's code (the turn runway ends at the next request).
+ * A tool call made in reply to a request that carried the notice ignores it: for the tool-call,
+ * time and spend runways that ends the run with the limit's code (the turn runway ends at the next request).
  */
 function ignoredNotice(state: GuardState, limits: Pick<SeedLimits, "max_tool_calls" | "timeout_seconds">): boolean {
   const { finalizedBy, noticeRequest } = state.runway;
@@ -68,6 +69,12 @@ function ignoredNotice(state: GuardState, limits: Pick<SeedLimits, "max_tool_cal
       state,
       "child_tool_call_limit",
       `the run used its ${limits.max_tool_calls} tool calls, was told to answer, and called a tool again`,
+    );
+  } else if (finalizedBy === "cost") {
+    latch(
+      state,
+      "child_cost_limit",
+      `the spend cap's runway was reached ($${state.spend.spentUsd.toFixed(4)} spent); told to answer, the run called a tool again`,
     );
   } else if (finalizedBy === "time") {
     latch(

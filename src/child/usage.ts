@@ -3,6 +3,7 @@
  * usage when a provider sends none, so an all-zero report on a message with content means "not
  * reported": the total is then `unavailable` with the reason, never a synthesized zero.
  */
+import type { ReportedTokens } from "../core/spend.ts";
 import type { UsageCounts, UsageRecord } from "../core/types.ts";
 
 /** pi's per-message usage (pi-ai Usage), read defensively. */
@@ -53,6 +54,18 @@ export function addUsage(tally: UsageTally, usage: PiUsage | undefined, hasConte
 export function reportedInputTokens(usage: PiUsage | undefined): number | undefined {
   const total = num(usage?.input) + num(usage?.cacheRead) + num(usage?.cacheWrite);
   return total > 0 ? total : undefined;
+}
+
+/** The tokens one response reported, for the spend cap; undefined when it reported none. */
+export function reportedTokens(usage: PiUsage | undefined): ReportedTokens | undefined {
+  const tokens = {
+    input: num(usage?.input),
+    output: num(usage?.output),
+    cache_read: num(usage?.cacheRead),
+    cache_write: num(usage?.cacheWrite),
+  };
+  const total = tokens.input + tokens.output + tokens.cache_read + tokens.cache_write + num(usage?.totalTokens);
+  return total > 0 ? tokens : undefined;
 }
 
 export function usageRecord(tally: UsageTally): UsageRecord {

@@ -51,13 +51,25 @@ export const SYSTEM_PROMPT_APPENDIX_BYTES = 512;
 export const PROVABLE_BYTES_PER_TOKEN = 1.0;
 
 /** The limits whose runway can force a finalization (docs/subsystems/child-guard.md, "Finalization"). */
-export const FINALIZED_BY = ["context", "turns", "tool_calls", "time"] as const;
+export const FINALIZED_BY = ["context", "turns", "tool_calls", "time", "cost"] as const;
 export type FinalizedBy = (typeof FINALIZED_BY)[number];
 /** The time runway: finalize this long before timeoutSeconds, max(10 s, 10 %), at most half the timeout. */
 export function timeRunwayMs(timeoutSeconds: number): number {
   return Math.min(timeoutSeconds * 500, Math.max(10_000, timeoutSeconds * 100));
 }
 export const CALIBRATION_MIN_PROMPT_BYTES = 50 * KiB;
+
+// The spend cap (docs/subsystems/child-guard.md, "The spend cap"), tokens
+/**
+ * The growth one turn may add to the context (its output and the tool results kept), with which the
+ * answer request after it is priced: the cap keeps that answer request's worst cost in reserve.
+ */
+export const SPEND_TURN_GROWTH_TOKENS = 32_768;
+/**
+ * Fusion's share of one run cap (docs/subsystems/fusion.md, "The spend cap"): the evaluator and the
+ * merger each keep this fraction of the cap, in hundredths; the candidates share the rest equally.
+ */
+export const FUSION_REVIEW_SHARE_X100 = 20;
 
 // Argument defaults and bounds (docs/tools/bg_delegate.md and docs/tools/bg_result.md, "Arguments")
 export const DELEGATE_DEFAULTS = {
@@ -92,6 +104,8 @@ export const ARGUMENT_BOUNDS = {
   maxTurns: 1_000,
   maxToolCalls: 10_000,
   timeoutSeconds: 86_400,
+  /** maxCostUsd: a spend cap above this many US dollars is refused (docs/tools/bg_delegate.md, "Arguments"). */
+  maxCostUsd: 10_000,
   taskIdMaxChars: 128,
 } as const;
 
@@ -207,6 +221,7 @@ export const CHILD_ENV = {
 export const PI_CLI_ENV = "PI_BG_DELEGATE_PI_CLI";
 export const MAX_RUNNING_ENV = "PI_BG_DELEGATE_MAX_RUNNING";
 export const RETENTION_DAYS_ENV = "PI_BG_DELEGATE_RETENTION_DAYS";
+export const MAX_COST_USD_ENV = "PI_BG_DELEGATE_MAX_COST_USD";
 export const SELF_PROOF_ENV = "PI_BG_DELEGATE_SELF_PROOF";
 export const NON_INTERACTIVE_ENV = "PI_BG_DELEGATE_NON_INTERACTIVE";
 /** What `pi -p` / `--mode json` does with its delegates when its prompt is done (docs/configuration.md). */

@@ -21,6 +21,10 @@ export const FAILURE_REMEDIATION = {
     "The conversation holds a message or block this version cannot project; start a new branch or restate the context in the prompt.",
   seed_budget_exceeded:
     "The conversation is too large for the route; use a route with a larger window or start a shorter branch.",
+  route_unpriced:
+    "Pick a route whose model has prices in Pi's model registry (models.json `cost`), or launch without maxCostUsd (and without bgDelegate.maxCostUsd).",
+  spend_cap_below_first_request:
+    "Raise maxCostUsd to at least the figure the message names, pick a cheaper route, or start a shorter branch.",
   delegate_concurrency_limit:
     "Wait for a running delegate to finish (bg_result or /delegates), or raise bgDelegate.maxRunning.",
   artifact_error: "Check that <cwd>/.pi/delegate is writable and the disk has space.",
@@ -31,6 +35,7 @@ export const FAILURE_REMEDIATION = {
   child_cancelled: "The task was cancelled; launch it again if the answer is still needed.",
   child_turn_limit: "Raise maxTurns or narrow the prompt, then launch again.",
   child_tool_call_limit: "Raise maxToolCalls or narrow the prompt, then launch again.",
+  child_cost_limit: "Raise maxCostUsd or narrow the prompt, then launch again.",
   provider_context_budget_exhausted:
     "The provider rejected the context; narrow the prompt or use a route with a larger window.",
   child_provider_error: "The provider failed after retries; read the output log, then launch again.",
@@ -154,6 +159,14 @@ export const FAILURE_WHEN = {
     stages: ["admission"],
     when: "The admission estimate of the child prompt plus the 32,768-token runway exceeds the route's capacity.",
   },
+  route_unpriced: {
+    stages: ["admission"],
+    when: "A spend cap (maxCostUsd or bgDelegate.maxCostUsd) was set for a route whose model has no price in Pi's model registry (every price 0 or missing).",
+  },
+  spend_cap_below_first_request: {
+    stages: ["admission"],
+    when: "The spend cap is below the least the first request costs (the projected prompt's provable token estimate at the input price) plus the answer runway's cost; the message names both figures.",
+  },
   delegate_concurrency_limit: {
     stages: ["admission"],
     when: "This project already has maxRunning delegates running (checked right after the arguments).",
@@ -186,6 +199,10 @@ export const FAILURE_WHEN = {
   child_tool_call_limit: {
     stages: ["run"],
     when: "The child used its maxToolCalls, was told to answer, and called a tool again; no result is committed.",
+  },
+  child_cost_limit: {
+    stages: ["run"],
+    when: "The child was told to answer by the spend cap and called a tool instead, or its next request could have crossed maxCostUsd; it is stopped before that request and no result is committed.",
   },
   provider_context_budget_exhausted: {
     stages: ["run"],

@@ -1,9 +1,11 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import {
+  ARGUMENT_BOUNDS,
   DEFAULT_MAX_RUNNING,
   DEFAULT_RETENTION_DAYS,
   FUSION_CANDIDATES,
+  MAX_COST_USD_ENV,
   MAX_RUNNING_ENV,
   NON_INTERACTIVE_CHOICES,
   NON_INTERACTIVE_ENV,
@@ -14,7 +16,7 @@ import {
   SETTINGS_KEY,
 } from "./constants.ts";
 import type { PinnedRoute } from "./types.ts";
-import { closedObject, list, SchemaViolation, str, violation } from "./validate.ts";
+import { closedObject, dollars, list, SchemaViolation, str, violation } from "./validate.ts";
 
 export interface PackageSettings {
   /** Running delegates allowed per project. */
@@ -32,6 +34,11 @@ export interface PackageSettings {
    * not 2-4 routes {provider, model} (docs/configuration.md, "bgDelegate.fusion.candidates").
    */
   fusionCandidates: { routes: PinnedRoute[] } | { problem: string } | undefined;
+  /**
+   * bgDelegate.maxCostUsd / PI_BG_DELEGATE_MAX_COST_USD: the default spend cap in US dollars;
+   * `problem` when one is set but is not a finite number in (0, 10,000] (a cap is never ignored).
+   */
+  maxCostUsd: { usd: number } | { problem: string } | undefined;
 }
 
 function parseRoutes(value: unknown, at: string): PinnedRoute[] {
@@ -81,6 +88,20 @@ function nonNegative(value: unknown): number | undefined {
   return typeof n === "number" && Number.isFinite(n) && n >= 0 ? n : undefined;
 }
 
+/** The first spend cap that is set (environment, project, user), checked; see PackageSettings.maxCostUsd. */
+function spendCap(...candidates: [string, unknown][]): PackageSettings["maxCostUsd"] {
+  for (const [at, raw] of candidates) {
+    if (raw === undefined || (typeof raw === "string" && raw.trim() === "")) continue;
+    try {
+      return { usd: dollars(typeof raw === "string" ? Number(raw) : raw, at, ARGUMENT_BOUNDS.maxCostUsd) };
+    } catch (error) {
+      if (error instanceof SchemaViolation) return { problem: error.message };
+      throw error;
+    }
+  }
+  return undefined;
+}
+
 function flag(value: unknown): boolean | undefined {
   if (typeof value === "boolean") return value;
   if (typeof value !== "string") return undefined;
@@ -124,5 +145,10 @@ export function loadSettings(agentDir: string, cwd: string, env: NodeJS.ProcessE
     nonInteractive:
       choice(env[NON_INTERACTIVE_ENV]) ?? choice(project.nonInteractive) ?? choice(user.nonInteractive) ?? "wait",
     fusionCandidates: fusionCandidates(project, user),
+    maxCostUsd: spendCap(
+      [MAX_COST_USD_ENV, env[MAX_COST_USD_ENV]],
+      [`${SETTINGS_KEY}.maxCostUsd (project)`, project.maxCostUsd],
+      [`${SETTINGS_KEY}.maxCostUsd (user)`, user.maxCostUsd],
+    ),
   };
 }

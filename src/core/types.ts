@@ -2,9 +2,11 @@
  * Shapes of the files parent and child share through the task directory. The child and the parent
  * never share memory; these types are the whole interface between them.
  */
+
 import type { AutoDeliver, Capability, ExtensionMode, FinalizedBy } from "./constants.ts";
 import type { FailureCode } from "./errors.ts";
 import type { SearchTools } from "./search-tools.ts";
+import type { SeedSpend } from "./spend.ts";
 
 export interface PinnedRoute {
   provider: string;
@@ -53,6 +55,8 @@ export interface SeedDocument {
   projection: unknown;
   limits: SeedLimits;
   budget: SeedBudget;
+  /** The spend cap the guard enforces (src/core/spend.ts); absent when the task has none. */
+  spend?: SeedSpend;
   /** SHA-256 of child-prompt.txt, the exact bytes pi delivers to the child. */
   child_prompt_sha256: string;
   /** SHA-256 of the package-owned system prompt passed with --system-prompt. */
@@ -287,7 +291,8 @@ export interface DelegateManifest {
   host?: ManifestHost;
   capability: Capability;
   extension_mode: ExtensionMode;
-  limits: { max_turns: number; max_tool_calls: number; timeout_seconds: number };
+  /** max_cost_usd: the spend cap, present only when the task has one (seed.json's spend block enforces it). */
+  limits: { max_turns: number; max_tool_calls: number; timeout_seconds: number; max_cost_usd?: number };
   auto_deliver: AutoDeliver;
   notify_on_completion: boolean;
   trigger_on_completion: boolean;

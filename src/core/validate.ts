@@ -148,6 +148,14 @@ export function amount(value: unknown, at: string): number {
   return value;
 }
 
+/** An amount of US dollars: a finite number above 0 and at most `max` (a spend cap). */
+export function dollars(value: unknown, at: string, max: number): number {
+  if (typeof value !== "number") violation(at, `must be a number, got ${typeName(value)}`);
+  if (!Number.isFinite(value) || value <= 0) violation(at, `must be a finite number above 0, got ${value}`);
+  if (value > max) violation(at, `must be at most ${max}`);
+  return value;
+}
+
 export function bool(value: unknown, at: string): boolean {
   if (typeof value !== "boolean") violation(at, `must be a boolean, got ${typeName(value)}`);
   return value;

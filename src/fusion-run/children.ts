@@ -62,6 +62,7 @@ export function childArguments(run: ChildBasis, seat: ChildSeat, directive: stri
     autoDeliver: "never",
     notifyOnCompletion: false,
     triggerOnCompletion: false,
+    maxCostUsd: undefined,
   };
 }
 

@@ -7,6 +7,7 @@ import { DelegateError } from "../core/errors.ts";
 import type { HostProof } from "../core/host-range.ts";
 import { resolveSearchTools } from "../core/search-tools.ts";
 import type { PackageSettings } from "../core/settings.ts";
+import type { SeedSpend } from "../core/spend.ts";
 import type { SeedDocument } from "../core/types.ts";
 import { processStartTime } from "../process/identity.ts";
 import { countRunning } from "../retrieval/running.ts";
@@ -20,6 +21,7 @@ import { buildChildPrompt, CHILD_SYSTEM_PROMPT } from "./prompt.ts";
 import { type ResolvedRoute, resolveRoute } from "./route.ts";
 import { projectConversation, projectionJson } from "./seed.ts";
 import { branchMessages } from "./session-branch.ts";
+import { planSpend, requirePriced, resolveSpendCap, type SpendEstimate, spendEstimate } from "./spend-plan.ts";
 import { buildManifest, buildSeed, type LaunchManifest, newTaskIdentity } from "./task-documents.ts";
 
 export interface HostFacts {
@@ -39,6 +41,8 @@ export interface LaunchPlan {
   childPrompt: string;
   ledger: unknown;
   budget: BudgetPlan;
+  /** The spend cap's block and its admission figures; undefined without a cap. */
+  spend: { seed: SeedSpend; estimate: SpendEstimate } | undefined;
   argv: string[];
   manifest: LaunchManifest;
 }
@@ -130,8 +134,10 @@ export function snapshotParent(ctx: ExtensionContext, toolCallId: string, host: 
  */
 export function admit(args: DelegateArguments, toolCallId: string, ctx: ExtensionContext, host: HostFacts): LaunchPlan {
   requireCapacity(ctx.cwd, host.settings.maxRunning);
+  const capped = { ...args, maxCostUsd: resolveSpendCap(args.maxCostUsd, host.settings) };
   const route = resolveRoute(args.route, ctx, host.thinkingLevel);
-  return admitWith(snapshotParent(ctx, toolCallId, host), args, route);
+  if (capped.maxCostUsd !== undefined) requirePriced(capped.maxCostUsd, route);
+  return admitWith(snapshotParent(ctx, toolCallId, host), capped, route);
 }
 
 /** The rest of admission for one child on a pinned route: budget, seed, argv, manifest (still pure). */
@@ -145,6 +151,8 @@ export function admitWith(snap: ParentSnapshot, args: DelegateArguments, route: 
     systemPrompt: CHILD_SYSTEM_PROMPT,
     childPrompt,
   });
+  // The spend cap, by the plan's provable estimate (args.maxCostUsd is already the resolved cap).
+  const spend = planSpend(args.maxCostUsd, route, budget.provable_forecast.total_tokens);
 
   const identity = newTaskIdentity(cwd, snap.sessionId);
   const taskDir = identity.taskDir;
@@ -160,6 +168,7 @@ export function admitWith(snap: ParentSnapshot, args: DelegateArguments, route: 
     },
     projection,
     budget: toSeedBudget(budget),
+    spend,
     childPrompt,
     systemPrompt: CHILD_SYSTEM_PROMPT,
   });
@@ -178,6 +187,7 @@ export function admitWith(snap: ParentSnapshot, args: DelegateArguments, route: 
   const manifest = buildManifest({
     identity,
     args,
+    spend,
     route,
     host: {
       pi_version: snap.host.piVersion,
@@ -194,7 +204,18 @@ export function admitWith(snap: ParentSnapshot, args: DelegateArguments, route: 
   // The projection is the bulk of the seed: splice its canonical text in rather than re-serialize it.
   const { projection: _projection, ...rest } = seed;
   const seedLine = `${canonicalJsonWithPart(rest, "projection", projectionText)}\n`;
-  return { args, taskDir, seed, seedLine, childPrompt, ledger, budget, argv, manifest };
+  return {
+    args,
+    taskDir,
+    seed,
+    seedLine,
+    childPrompt,
+    ledger,
+    budget,
+    spend: spend === undefined ? undefined : { seed: spend, estimate: spendEstimate(spend) },
+    argv,
+    manifest,
+  };
 }
 
 /** Commit the plan to disk (artifact_error removes it again). */

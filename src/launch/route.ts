@@ -1,5 +1,6 @@
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { DelegateError } from "../core/errors.ts";
+import type { SpendPrices } from "../core/spend.ts";
 import type { PinnedRoute } from "../core/types.ts";
 import { checkRouteCapacity } from "./budget.ts";
 import { providerKeyVariables } from "./env-policy.ts";
@@ -8,6 +9,22 @@ export interface ResolvedRoute extends PinnedRoute {
   contextWindow: number;
   thinkingLevel: string;
   origin: "parent_current" | "explicit";
+  /** The model's prices in Pi's registry (US dollars per million tokens; 0 where missing). */
+  prices: SpendPrices;
+}
+
+const price = (value: unknown): number =>
+  typeof value === "number" && Number.isFinite(value) && value > 0 ? value : 0;
+
+/** Pi's `cost` of a model, read defensively (a model an extension registers may lack it). */
+function pricesOf(cost: unknown): SpendPrices {
+  const c = typeof cost === "object" && cost !== null ? (cost as Record<string, unknown>) : {};
+  return {
+    input: price(c.input),
+    output: price(c.output),
+    cache_read: price(c.cacheRead),
+    cache_write: price(c.cacheWrite),
+  };
 }
 
 /**
@@ -48,5 +65,6 @@ export function resolveRoute(
     contextWindow: capacity.context_window_tokens,
     thinkingLevel,
     origin: requested ? "explicit" : "parent_current",
+    prices: pricesOf(model.cost),
   };
 }

@@ -9,6 +9,7 @@ import {
   TASK_FILES,
 } from "../core/constants.ts";
 import { sha256Hex } from "../core/hash.ts";
+import type { SeedSpend } from "../core/spend.ts";
 import type { DelegateManifest, ManifestHost, SeedBudget, SeedDocument, SeedRoute } from "../core/types.ts";
 import { taskDirFor } from "../store/artifacts.ts";
 import { newChildSessionId, newLaunchNonce, newTaskId } from "./ids.ts";
@@ -52,6 +53,8 @@ export interface SeedInput {
   /** projectConversation(...).projection */
   projection: unknown;
   budget: SeedBudget;
+  /** The spend cap's block (src/launch/spend-plan.ts); undefined without a cap. */
+  spend?: SeedSpend | undefined;
   /** The exact bytes of child-prompt.txt. */
   childPrompt: string;
   /** The system prompt passed with --system-prompt. */
@@ -83,6 +86,7 @@ export function buildSeed(input: SeedInput): SeedDocument {
       read_artifact_max_response_bytes: READ_ARTIFACT_MAX_RESPONSE_BYTES,
     },
     budget: input.budget,
+    ...(input.spend === undefined ? {} : { spend: input.spend }),
     child_prompt_sha256: sha256Hex(input.childPrompt),
     system_prompt_sha256: sha256Hex(input.systemPrompt),
   };
@@ -91,6 +95,7 @@ export function buildSeed(input: SeedInput): SeedDocument {
 export interface ManifestInput {
   identity: TaskIdentity;
   args: DelegateArguments;
+  spend?: SeedSpend | undefined;
   route: { provider: string; model: string };
   /** The parent process that owns the task (pid and /proc start time). */
   owner: { pid: number; start_time: string };
@@ -114,7 +119,12 @@ export function buildManifest(input: ManifestInput): LaunchManifest {
     host: input.host,
     capability: args.capability,
     extension_mode: args.extensionMode,
-    limits: { max_turns: args.maxTurns, max_tool_calls: args.maxToolCalls, timeout_seconds: args.timeoutSeconds },
+    limits: {
+      max_turns: args.maxTurns,
+      max_tool_calls: args.maxToolCalls,
+      timeout_seconds: args.timeoutSeconds,
+      ...(input.spend === undefined ? {} : { max_cost_usd: input.spend.cap_usd }),
+    },
     auto_deliver: args.autoDeliver,
     notify_on_completion: args.notifyOnCompletion,
     trigger_on_completion: args.triggerOnCompletion,

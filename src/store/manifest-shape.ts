@@ -84,11 +84,15 @@ function host(value: unknown, at: string): ManifestHost {
 }
 
 function limits(value: unknown, at: string): DelegateManifest["limits"] {
-  const o = closedObject(value, at, ["max_turns", "max_tool_calls", "timeout_seconds"]);
+  const o = closedObject(value, at, ["max_turns", "max_tool_calls", "timeout_seconds", "max_cost_usd"], {
+    optional: ["max_cost_usd"],
+  });
+  const cap = optional(o, at, "max_cost_usd", amount);
   return {
     max_turns: count(o.max_turns, keyPath(at, "max_turns")),
     max_tool_calls: count(o.max_tool_calls, keyPath(at, "max_tool_calls")),
     timeout_seconds: count(o.timeout_seconds, keyPath(at, "timeout_seconds")),
+    ...(cap === undefined ? {} : { max_cost_usd: cap }),
   };
 }
 

@@ -1,6 +1,6 @@
 import { relative } from "node:path";
 import type { DelegateManifest, SeedDocument } from "../core/types.ts";
-import { formatDuration } from "../core/units.ts";
+import { formatCost, formatDuration } from "../core/units.ts";
 
 /** What the receipt needs of a launch plan (src/launch/launch.ts LaunchPlan has these and more). */
 export interface ReceiptSource {
@@ -10,6 +10,8 @@ export interface ReceiptSource {
     admission: { estimate_source: string; bytes_per_token: number };
     growth_budget_tokens: number;
   };
+  /** The spend cap's admission figures (src/launch/spend-plan.ts), when the task has a cap. */
+  spend?: { seed: { cap_usd: number }; estimate: { first_request_usd: number; runway_usd: number } } | undefined;
 }
 
 export interface ReceiptDetails {
@@ -32,6 +34,8 @@ export interface ReceiptDetails {
   /** isolated: the documented allowlist only; ambient: the parent's whole environment. */
   environment: "allowlist" | "inherited";
   limits: DelegateManifest["limits"];
+  /** The spend cap and what admission estimated (docs/subsystems/launch.md, "The spend cap"); null without a cap. */
+  spend: { cap_usd: number; first_request_usd: number; runway_usd: number } | null;
   auto_deliver: string;
   notify_on_completion: boolean;
   trigger_on_completion: boolean;
@@ -70,6 +74,14 @@ export function buildReceipt(plan: ReceiptSource, manifest: DelegateManifest, ch
     ambient_warning: seed.extension_mode === "ambient" ? AMBIENT_WARNING : null,
     environment: seed.extension_mode === "ambient" ? "inherited" : "allowlist",
     limits: manifest.limits,
+    spend:
+      plan.spend === undefined
+        ? null
+        : {
+            cap_usd: plan.spend.seed.cap_usd,
+            first_request_usd: plan.spend.estimate.first_request_usd,
+            runway_usd: plan.spend.estimate.runway_usd,
+          },
     auto_deliver: manifest.auto_deliver,
     notify_on_completion: manifest.notify_on_completion,
     trigger_on_completion: manifest.trigger_on_completion,
@@ -77,7 +89,7 @@ export function buildReceipt(plan: ReceiptSource, manifest: DelegateManifest, ch
   };
 }
 
-function receiptLines(r: ReceiptDetails, cwd: string, name: string): string[] {
+function receiptLines(r: ReceiptDetails, cwd: string, name: string, compact: boolean): string[] {
   const notify = !r.notify_on_completion
     ? "No completion notification (notifyOnCompletion false): call bg_result later yourself."
     : `One notification arrives when it ends${r.trigger_on_completion ? " (it starts a turn)" : ""}; then call bg_result with this taskId once. Do not poll.`;
@@ -85,7 +97,14 @@ function receiptLines(r: ReceiptDetails, cwd: string, name: string): string[] {
     `Delegate ${r.task_id} started: ${name}`,
     `Route ${r.route.provider}/${r.route.model} pinned (${r.route.origin}), thinking ${r.route.thinking_level}, ${r.extension_mode} mode.`,
     `Limits: ${r.limits.max_turns} turns, ${r.limits.max_tool_calls} tool calls, ${formatDuration(r.limits.timeout_seconds)}; autoDeliver ${r.auto_deliver}.`,
-    `Seed sha256 ${r.seed_sha256} (${r.seed_bytes} B), budget ${r.budget_source} ${r.bytes_per_token.toFixed(2)} B/token.`,
+    ...(r.spend === null
+      ? []
+      : [
+          `Spend cap ${formatCost(r.spend.cap_usd)}: first request ≥${formatCost(r.spend.first_request_usd)}, answer runway ${formatCost(r.spend.runway_usd)}.`,
+        ]),
+    compact
+      ? `Seed sha256 ${r.seed_sha256.slice(0, 16)}… (${r.seed_bytes} B).`
+      : `Seed sha256 ${r.seed_sha256} (${r.seed_bytes} B), budget ${r.budget_source} ${r.bytes_per_token.toFixed(2)} B/token.`,
     `Artifacts: ${relative(cwd, r.artifact_dir)}`,
     notify,
   ];
@@ -101,7 +120,9 @@ export function receiptText(r: ReceiptDetails, cwd: string): string {
   const chars = [...r.name];
   for (let keep = chars.length; ; keep--) {
     const name = keep === chars.length ? r.name : `${chars.slice(0, Math.max(keep, 1)).join("")}…`;
-    const text = receiptLines(r, cwd, name).join("\n");
-    if (Buffer.byteLength(text) <= RECEIPT_TEXT_MAX_BYTES || keep <= 1) return text;
+    const text = receiptLines(r, cwd, name, false).join("\n");
+    if (Buffer.byteLength(text) <= RECEIPT_TEXT_MAX_BYTES) return text;
+    // Last resort (a capped ambient task under a deep project): the seed line keeps a hash prefix.
+    if (keep <= 1) return receiptLines(r, cwd, name, true).join("\n");
   }
 }

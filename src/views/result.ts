@@ -57,6 +57,8 @@ export interface CompletedView {
   /** From launch to the recorded end; null when the manifest has no end time. */
   run_seconds: number | null;
   flags: { no_tool_calls: boolean; finalized_by_runway: boolean; finalized_by: FinalizedBy | null };
+  /** The spend cap (manifest limits.max_cost_usd); null when the task had none. */
+  max_cost_usd: number | null;
 }
 
 export function runningView(
@@ -129,12 +131,22 @@ export function completedView(
       finalized_by_runway: result.finalized_by_runway,
       finalized_by: result.finalized_by,
     },
+    max_cost_usd: manifest.limits.max_cost_usd ?? null,
   };
 }
 
-function usageText(usage: UsageRecord): string {
-  if (usage.status === "unavailable") return `usage unavailable (${usage.reason})`;
-  return `${usage.total_tokens} tokens, ${formatCost(usage.cost_total)}`;
+/** The spend beside the cap, when there is one ("$0.1005 of cap $0.2000"). */
+export function spendText(costTotal: number | null, capUsd: number | null | undefined): string {
+  const spent = costTotal === null ? "spend not reported" : formatCost(costTotal);
+  return capUsd === null || capUsd === undefined ? spent : `${spent} of cap ${formatCost(capUsd)}`;
+}
+
+function usageText(usage: UsageRecord, capUsd: number | null): string {
+  if (usage.status === "unavailable") {
+    const cap = capUsd === null ? "" : `; cap ${formatCost(capUsd)}`;
+    return `usage unavailable (${usage.reason})${cap}`;
+  }
+  return `${usage.total_tokens} tokens, ${spendText(usage.cost_total, capUsd)}`;
 }
 
 /** A file name or citation in a view is cut to this many bytes of UTF-8 (whole characters). */
@@ -201,13 +213,14 @@ export const FORCED_BY: Record<FinalizedBy, string> = {
   turns: "reached its last turn (maxTurns)",
   tool_calls: "used its tool calls (maxToolCalls)",
   time: "neared its timeout (timeoutSeconds)",
+  cost: "reached the runway of its spend cap (maxCostUsd)",
 };
 
 /** The facts header printed above an inline answer or instead of it. */
 export function completedHeader(view: CompletedView): string {
   const lines = [
     `Verified answer of ${view.task_id} (${view.name}): ${view.answer.byte_length} bytes, sha256 ${view.answer.sha256}.`,
-    `Route ${view.route.provider}/${view.route.model}; ${view.turns} turns, ${view.tool_calls} tool calls; ${usageText(view.usage)}; ${plural(view.evidence.length, "evidence row")} (inspect calls seen).`,
+    `Route ${view.route.provider}/${view.route.model}; ${view.turns} turns, ${view.tool_calls} tool calls; ${usageText(view.usage, view.max_cost_usd)}; ${plural(view.evidence.length, "evidence row")} (inspect calls seen).`,
     ...evidenceLines(view.evidence_check),
   ];
   if (view.flags.no_tool_calls)

@@ -90,7 +90,8 @@ describe("receipt text", () => {
       extension_mode: "ambient",
       ambient_warning: AMBIENT_WARNING,
       environment: "inherited",
-      limits: { max_turns: 1000, max_tool_calls: 10000, timeout_seconds: 86400 },
+      limits: { max_turns: 1000, max_tool_calls: 10000, timeout_seconds: 86400, max_cost_usd: 10000 },
+      spend: { cap_usd: 10000, first_request_usd: 3141.5926, runway_usd: 2718.2818 },
       auto_deliver: "when_small",
       notify_on_completion: true,
       trigger_on_completion: true,
@@ -100,6 +101,7 @@ describe("receipt text", () => {
     expect(Buffer.byteLength(text)).toBeLessThanOrEqual(RECEIPT_TEXT_MAX_BYTES);
     expect(text).toContain(TASK);
     expect(text).toContain("WARNING: ambient mode");
+    expect(text).toContain("Spend cap $10000.00: first request ≥$3141.59, answer runway $2718.28.");
     expect(text).not.toContain(CWD);
   });
 });
@@ -123,6 +125,15 @@ describe("the completed view names the limit that forced the answer", () => {
       check,
     );
     expect(completedHeader(timed)).toContain("neared its timeout (timeoutSeconds)");
+    const capped = completedView(
+      manifest(),
+      DIR,
+      makeResultFile({ finalized_by_runway: true, finalized_by: "cost", tool_calls: 3 }).result,
+      "inline",
+      copy,
+      check,
+    );
+    expect(completedHeader(capped)).toContain("reached the runway of its spend cap (maxCostUsd)");
     const plain = completedView(manifest(), DIR, makeResultFile({ tool_calls: 3 }).result, "inline", copy, check);
     expect(completedHeader(plain)).not.toContain("told to answer");
   });

@@ -1,0 +1,246 @@
+/**
+ * The spend cap (issue 28) through a REAL pi parent and REAL children, the scripted model server
+ * reporting usage at a priced route: a capped delegate whose script would spend more than 3× its cap
+ * ends with a verified answer flagged by the cap and a spend within it (the cap coming from the
+ * project's bgDelegate.maxCostUsd); the same script uncapped shows what it would have spent; a
+ * model that ignores the notice fails with child_cost_limit before crossing the cap; admission
+ * refuses an unpriced route and a cap below the first request, creating nothing.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { RuntimeBudgetFile } from "../../src/child/records.ts";
+import { TASK_FILES } from "../../src/core/constants.ts";
+import type { DelegateResultFile } from "../../src/core/types.ts";
+import { listTaskRefs } from "../../src/store/lookup.ts";
+import { bgResultVia, delegateVia, installParentDriver, isChildRequest, until } from "../helpers/drive.ts";
+import {
+  type AgentDir,
+  createAgentDir,
+  DEFAULT_FAKE_MODELS,
+  findProcesses,
+  type ModelRequest,
+  makeTempDir,
+  type SdkParent,
+  startSdkParent,
+  useModelServer,
+  waitForNoProcesses,
+} from "../helpers/pi-parent.ts";
+import { calls, delegateCall, expectRefusal, listTree, parentModel, resultOf } from "./launch-support.ts";
+
+/** $1 per million input tokens, $2 per million output tokens. */
+const PRICED = "priced-model";
+const CAP = 0.2;
+/** What each child response reports: 20,000 input tokens and 50 output tokens = $0.0201. */
+const REPORTED = { prompt_tokens: 20_000, completion_tokens: 50 };
+const PER_RESPONSE_USD = 0.0201;
+/** Turns an un-noticed child keeps calling tools for before it answers on its own. */
+const WORK_TURNS = 30;
+const ANSWER = "SPEND ANSWER: the investigation is complete as far as the money allowed.";
+
+const server = useModelServer();
+let agent: AgentDir;
+
+beforeAll(async () => {
+  agent = await createAgentDir({
+    serverUrl: server.url,
+    models: [
+      ...DEFAULT_FAKE_MODELS,
+      {
+        id: PRICED,
+        contextWindow: 200_000,
+        maxTokens: 8192,
+        cost: { input: 1, output: 2, cacheRead: 0.1, cacheWrite: 1.25 },
+      },
+    ],
+  });
+});
+afterAll(async () => {
+  expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
+});
+
+const noticed = (request: ModelRequest) =>
+  request.messages.some((m) => m.role === "user" && m.text.startsWith("[delegate finalization]"));
+
+/**
+ * The children's model: a tool call per turn (reporting REPORTED usage) until WORK_TURNS turns are
+ * done; on the finalization notice an OBEY child answers, an IGNORE child calls a tool again.
+ */
+function childModel(request: ModelRequest) {
+  const directive = request.messages.find((m) => m.role === "user")?.text ?? "";
+  const turn = request.messages.filter((m) => m.role === "assistant").length;
+  const obey = directive.includes("SPEND-OBEY");
+  if ((obey && noticed(request)) || turn >= WORK_TURNS) return { text: ANSWER, usage: REPORTED };
+  return { toolCalls: [{ name: "ls", args: {} }], usage: REPORTED };
+}
+
+const taskDir = (cwd: string, taskId: string) => listTaskRefs(cwd).find((r) => r.id === taskId)?.dir;
+
+function taskFiles(cwd: string, taskId: string) {
+  const dir = taskDir(cwd, taskId);
+  if (dir === undefined) throw new Error(`no task ${taskId}`);
+  const read = (name: string) => readFileSync(join(dir, name), "utf8");
+  return {
+    dir,
+    budget: JSON.parse(read(TASK_FILES.runtimeBudget)) as RuntimeBudgetFile,
+    result: () => JSON.parse(read(TASK_FILES.result)) as DelegateResultFile,
+  };
+}
+
+async function settled(parent: SdkParent, cwd: string, taskId: string): Promise<void> {
+  await until(
+    () => {
+      try {
+        return (
+          JSON.parse(readFileSync(join(taskDir(cwd, taskId) ?? "", TASK_FILES.manifest), "utf8")).state !== "running"
+        );
+      } catch {
+        return false;
+      }
+    },
+    `task ${taskId} to end`,
+    90_000,
+  );
+  await parent.waitForIdle(45_000);
+}
+
+/** Every request the child sent stayed within the cap by its bound; the spend is within the cap. */
+function expectWithinCap(budget: RuntimeBudgetFile): void {
+  const spend = budget.spend;
+  if (spend === null) throw new Error("runtime-budget.json has no spend block");
+  expect(spend.cap_usd).toBe(CAP);
+  expect(spend.spent_usd).toBeLessThanOrEqual(CAP);
+  for (const row of spend.requests.filter((r) => r.decision !== "stop")) {
+    expect(row.spent_before_usd + row.worst_usd).toBeLessThanOrEqual(CAP);
+  }
+  // The spend is what the provider reported, response by response.
+  const charged = spend.requests.reduce((sum, r) => sum + (r.charged_usd ?? 0), 0);
+  expect(spend.spent_usd).toBeCloseTo(charged, 9);
+}
+
+describe("a capped delegate", () => {
+  it("ends with a verified answer flagged by the cap, within it; uncapped, the same script spends over 3× the cap", async () => {
+    const cwd = await makeTempDir("spend-obey");
+    mkdirSync(join(cwd, ".pi"));
+    writeFileSync(join(cwd, ".pi", "settings.json"), JSON.stringify({ bgDelegate: { maxCostUsd: CAP } }));
+    const plain = await makeTempDir("spend-plain");
+    installParentDriver(server, childModel);
+    const parent = await startSdkParent({ agentDir: agent, cwd });
+    const control = await startSdkParent({ agentDir: agent, cwd: plain });
+    try {
+      const route = { provider: "fake", model: PRICED };
+      const args = { name: "capped", prompt: "SPEND-OBEY: look around.", route, maxTurns: 40 };
+      const capped = await delegateVia(parent, args);
+      const uncapped = await delegateVia(control, { ...args, name: "uncapped" });
+      const receipt = parent
+        .messages()
+        .flatMap((m) => (JSON.stringify(m).includes(capped) ? [JSON.stringify(m)] : []))
+        .join("");
+      expect(receipt).toContain("Spend cap $0.2000: first request ≥$");
+      await settled(parent, cwd, capped);
+      await settled(control, plain, uncapped);
+
+      const files = taskFiles(cwd, capped);
+      const result = files.result();
+      expect(result.finalized_by).toBe("cost");
+      expect(result.finalized_by_runway).toBe(true);
+      expectWithinCap(files.budget);
+      expect(result.usage.status === "observed" && result.usage.cost_total).toBeLessThanOrEqual(CAP);
+      const view = await bgResultVia(parent, { taskId: capped });
+      expect(view.isError).toBe(false);
+      expect(view.text).toMatch(/^Verified answer of d[0-9a-f]{32}/);
+      expect(view.text).toContain(ANSWER);
+      expect(view.text).toContain("reached the runway of its spend cap (maxCostUsd)");
+      expect(view.text).toMatch(/of cap \$0\.2000/);
+
+      // The same script without a cap answers only after WORK_TURNS turns.
+      const free = taskFiles(plain, uncapped);
+      expect(free.budget.spend).toBeNull();
+      const freeResult = free.result();
+      expect(freeResult.finalized_by).toBeNull();
+      expect(freeResult.turns).toBe(WORK_TURNS + 1);
+      const freeCost = freeResult.usage.status === "observed" ? freeResult.usage.cost_total : 0;
+      expect(freeCost).toBeCloseTo((WORK_TURNS + 1) * PER_RESPONSE_USD, 6);
+      expect(freeCost).toBeGreaterThan(3 * CAP);
+    } finally {
+      await control.dispose();
+      await parent.dispose();
+    }
+  });
+
+  it("a model that ignores the notice fails with child_cost_limit and never crosses the cap", async () => {
+    const cwd = await makeTempDir("spend-ignore");
+    installParentDriver(server, childModel);
+    const parent = await startSdkParent({ agentDir: agent, cwd });
+    try {
+      const taskId = await delegateVia(parent, {
+        name: "ignores",
+        prompt: "SPEND-IGNORE: look around.",
+        route: { provider: "fake", model: PRICED },
+        maxTurns: 40,
+        maxCostUsd: CAP,
+      });
+      await settled(parent, cwd, taskId);
+      const files = taskFiles(cwd, taskId);
+      const terminal = JSON.parse(readFileSync(join(files.dir, TASK_FILES.terminal), "utf8"));
+      expect(terminal.code).toBe("child_cost_limit");
+      expectWithinCap(files.budget);
+      // Told once, it called a tool again: no request followed that reply.
+      const childRequests = server.requests.filter(
+        (r) => isChildRequest(r) && r.messages[1]?.text.includes("SPEND-IGNORE"),
+      );
+      expect(childRequests.filter(noticed)).toHaveLength(1);
+      expect(noticed(childRequests.at(-1) as ModelRequest)).toBe(true);
+      const view = await bgResultVia(parent, { taskId });
+      expect(view.text).toContain("child_cost_limit");
+    } finally {
+      await parent.dispose();
+    }
+  });
+});
+
+describe("admission refuses a cap it cannot keep, creating nothing", () => {
+  it("route_unpriced, spend_cap_below_first_request and a malformed cap", async () => {
+    const cwd = await makeTempDir("spend-refuse");
+    const text = "refuse";
+    server.setHandler(
+      parentModel({
+        onUser: (t) =>
+          t === text
+            ? calls(
+                delegateCall("c_unpriced", { name: "t", prompt: "look", maxCostUsd: 5 }),
+                delegateCall("c_low", {
+                  name: "t",
+                  prompt: "look",
+                  route: { provider: "fake", model: PRICED },
+                  maxCostUsd: 0.01,
+                }),
+                delegateCall("c_zero", { name: "t", prompt: "look", maxCostUsd: 0 }),
+                delegateCall("c_high", { name: "t", prompt: "look", maxCostUsd: 20_000 }),
+              )
+            : { text: "ok" },
+      }),
+    );
+    const parent = await startSdkParent({ agentDir: agent, cwd });
+    try {
+      await parent.prompt(text);
+      const messages = parent.messages();
+      const unpriced = resultOf(messages, "c_unpriced");
+      expectRefusal(unpriced, "route_unpriced");
+      expect(unpriced.text).toContain("fake/fake-model has none in Pi's model registry");
+      const low = resultOf(messages, "c_low");
+      expectRefusal(low, "spend_cap_below_first_request");
+      expect(low.text).toMatch(
+        /the first request costs at least \$0\.\d{4} \(\d+ prompt tokens at \$1\/M input\) and the answer runway \$0\.\d{4}/,
+      );
+      expectRefusal(resultOf(messages, "c_zero"), "invalid_arguments");
+      expect(resultOf(messages, "c_zero").text).toContain("maxCostUsd: must be a finite number above 0, got 0");
+      expect(resultOf(messages, "c_high").text).toContain("maxCostUsd: must be at most 10000");
+      expect(server.requests.filter(isChildRequest)).toEqual([]);
+      expect(await findProcesses(agent.dir, { includeEnv: true })).toEqual([]);
+      expect(listTree(join(cwd, ".pi"))).toEqual([]);
+    } finally {
+      await parent.dispose();
+    }
+  });
+});
