@@ -5,6 +5,7 @@ import {
   DELEGATE_DEFAULTS,
   EXTENSION_MODES,
 } from "../core/constants.ts";
+import type { OutputSchema } from "../core/output-schema.ts";
 import type { PinnedRoute } from "../core/types.ts";
 import { type ArgsOf, checkArguments, type FieldTable, objectSchema } from "./fields.ts";
 
@@ -33,6 +34,12 @@ export const DELEGATE_FIELDS = {
       provider: { kind: "string", required: true, description: "Provider name, exactly as registered." },
       model: { kind: "string", required: true, description: "Model id within that provider, exactly as registered." },
     },
+  },
+  outputSchema: {
+    kind: "outputSchema",
+    required: false,
+    description:
+      "A JSON Schema (closed subset: object with properties, required and additionalProperties false, array with items, string with optional enum, number, integer, boolean, description) the answer must conform to. The delegate then answers one JSON object {output, basis}: output of this shape, and per top-level field the citations (path, lines, verbatim excerpt) it rests on, checked against what the delegate read.",
   },
   capability: {
     kind: "enum",
@@ -100,9 +107,11 @@ type Checked = ArgsOf<typeof DELEGATE_FIELDS>;
  * Checked arguments with every default applied: what a launch works from. maxCostUsd stays
  * undefined when not given: its default is a setting, applied at admission (src/launch/spend-plan.ts).
  */
-export type DelegateArguments = Required<Omit<Checked, "route" | "maxCostUsd">> & {
+export type DelegateArguments = Required<Omit<Checked, "route" | "maxCostUsd" | "outputSchema">> & {
   route: PinnedRoute | undefined;
   maxCostUsd: number | undefined;
+  /** The answer's shape (docs/tools/bg_delegate.md, "Structured answers"); undefined for a text answer. */
+  outputSchema: OutputSchema | undefined;
 };
 
 /** The limits and completion options a delegate and each child of a Fusion run share. */
@@ -132,6 +141,7 @@ export function withDelegateDefaults(a: Checked): DelegateArguments {
     name: a.name,
     prompt: a.prompt,
     route: a.route,
+    outputSchema: a.outputSchema,
     capability: a.capability ?? d.capability,
     extensionMode: a.extensionMode ?? d.extensionMode,
     ...withRunDefaults(a),

@@ -6,6 +6,7 @@
  */
 import { type TSchema, Type } from "@sinclair/typebox";
 import { DelegateError } from "../core/errors.ts";
+import { checkOutputSchema, type OutputSchema } from "../core/output-schema.ts";
 import {
   bool,
   closedObject,
@@ -16,6 +17,7 @@ import {
   oneOf,
   SchemaViolation,
   str,
+  typeName,
   violation,
 } from "../core/validate.ts";
 
@@ -39,6 +41,8 @@ export type FieldSpec =
   /** An amount of US dollars: a finite number above 0, at most `max`. */
   | (FieldBase & { kind: "usd"; max: number })
   | (FieldBase & { kind: "boolean" })
+  /** A JSON Schema of the closed subset of core/output-schema.ts; outside it → output_schema_unsupported. */
+  | (FieldBase & { kind: "outputSchema" })
   | (FieldBase & { kind: "object"; fields: FieldTable })
   /** A list of objects of one table, minItems..maxItems long. */
   | (FieldBase & { kind: "array"; items: FieldTable; minItems: number; maxItems: number });
@@ -54,11 +58,13 @@ type ValueOf<S extends FieldSpec> = S extends { kind: "string" }
       ? number
       : S extends { kind: "boolean" }
         ? boolean
-        : S extends { kind: "object"; fields: infer F extends FieldTable }
-          ? ArgsOf<F>
-          : S extends { kind: "array"; items: infer I extends FieldTable }
-            ? ArgsOf<I>[]
-            : never;
+        : S extends { kind: "outputSchema" }
+          ? OutputSchema
+          : S extends { kind: "object"; fields: infer F extends FieldTable }
+            ? ArgsOf<F>
+            : S extends { kind: "array"; items: infer I extends FieldTable }
+              ? ArgsOf<I>[]
+              : never;
 
 type RequiredKeys<T extends FieldTable> = { [K in keyof T]: T[K]["required"] extends true ? K : never }[keyof T];
 type OptionalKeys<T extends FieldTable> = Exclude<keyof T, RequiredKeys<T>>;
@@ -90,6 +96,9 @@ function fieldSchema(spec: FieldSpec): TSchema {
       return Type.Number({ exclusiveMinimum: 0, maximum: spec.max, description });
     case "boolean":
       return Type.Boolean({ description });
+    case "outputSchema":
+      // Its keywords are checked by us against the subset; the model is offered an object.
+      return Type.Unsafe<OutputSchema>({ type: "object", description });
     case "object":
       return objectSchema(spec.fields, description);
     case "array":
@@ -128,6 +137,8 @@ function checkField(at: string, spec: FieldSpec, value: unknown): unknown {
       return dollars(value, at, spec.max);
     case "boolean":
       return bool(value, at);
+    case "outputSchema":
+      return outputSchema(value, at);
     case "object":
       return checkFields(spec.fields, value, at);
     case "array": {
@@ -135,6 +146,19 @@ function checkField(at: string, spec: FieldSpec, value: unknown): unknown {
       if (items.length < spec.minItems) violation(at, `must have at least ${spec.minItems} entries`);
       return items;
     }
+  }
+}
+
+/** An object (else invalid_arguments), inside the subset (else output_schema_unsupported). */
+function outputSchema(value: unknown, at: string): OutputSchema {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    violation(at, `must be a JSON Schema object, got ${typeName(value)}`);
+  }
+  try {
+    return checkOutputSchema(value, at);
+  } catch (error) {
+    if (!(error instanceof SchemaViolation)) throw error;
+    throw new DelegateError("output_schema_unsupported", error.describe("arguments"), { childProcessCreated: false });
   }
 }
 

@@ -10,6 +10,7 @@ import { CHILD_ENV, TASK_FILES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import type { Handover } from "../core/handover-env.ts";
 import { sha256Hex } from "../core/hash.ts";
+import { checkOutputSchema } from "../core/output-schema.ts";
 import type { SeedDocument } from "../core/types.ts";
 import { decodeUtf8Strict } from "../core/utf8.ts";
 
@@ -40,6 +41,13 @@ function checkSeedShape(seed: SeedDocument): void {
     "read_artifact_max_response_bytes",
   ]) {
     if (!positiveInteger(limits?.[key])) throw mismatch(`seed.json limits.${key} is not a positive integer`);
+  }
+  if (seed.output_schema !== undefined && seed.output_schema !== null) {
+    try {
+      seed.output_schema = checkOutputSchema(seed.output_schema, "seed.json output_schema");
+    } catch (error) {
+      throw mismatch(error instanceof Error ? error.message : String(error));
+    }
   }
   for (const key of ["growth_budget_tokens", "low_runway_trigger_tokens", "finalization_runway_tokens"]) {
     const value = budget?.[key];

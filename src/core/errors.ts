@@ -5,6 +5,8 @@
  */
 export const FAILURE_REMEDIATION = {
   invalid_arguments: "Fix the named argument and call the tool again.",
+  output_schema_unsupported:
+    "Keep outputSchema inside the subset of docs/tools/bg_delegate.md (Structured answers): closed objects, arrays with items, string (optionally enum), number, integer, boolean, description; within its bounds.",
   route_unresolved: "Pass an exact route {provider, model} that exists in the model registry, or select a model first.",
   route_capacity_unknown:
     "Declare a context window for this model (models.json or the providing extension), or pick another route.",
@@ -45,6 +47,8 @@ export const FAILURE_REMEDIATION = {
   artifact_spill_failed: "A spill write failed; check disk space under .pi/delegate, then launch again.",
   child_exited_without_commit:
     "Nothing was committed; read the output log (a Fusion run's: each child's, under .pi/delegate), then launch again.",
+  child_output_invalid:
+    "The delegate's answer did not match outputSchema after one repair; read the raw answer file named in the view, simplify the schema or narrow the prompt, then launch again.",
   child_result_invalid: "The committed result is malformed; launch the delegate again.",
   route_attestation_missing: "The result carries no route evidence; launch the delegate again.",
   route_mismatch: "The child ran on a different model than the pin; check the route and the provider configuration.",
@@ -122,6 +126,10 @@ export const FAILURE_WHEN = {
   invalid_arguments: {
     stages: ["admission"],
     when: "An argument fails the strict check: wrong JSON type, unknown key, blank text, lone surrogate, value not in its enum, or outside its bound.",
+  },
+  output_schema_unsupported: {
+    stages: ["admission"],
+    when: "outputSchema uses a keyword, type or shape outside the subset (an open object, an array without items, a type list, $ref, …), or exceeds its bounds (depth, nodes, properties, enum values, bytes).",
   },
   route_unresolved: {
     stages: ["admission"],
@@ -225,6 +233,10 @@ export const FAILURE_WHEN = {
   child_exited_without_commit: {
     stages: ["run"],
     when: "The child is gone and left neither result.json nor child-terminal.json; or a Fusion run's owning Pi process is gone and the run is not yet adjudicated.",
+  },
+  child_output_invalid: {
+    stages: ["run", "verify"],
+    when: "A task with an outputSchema ended on a final message that is not one JSON object {output, basis} conforming to it, after the guard asked once more with the problem (the raw answer is kept as answer-invalid.txt); or a committed structured answer fails the parent's own check of it.",
   },
   child_result_invalid: {
     stages: ["run", "verify"],

@@ -5,6 +5,7 @@
 
 import type { AutoDeliver, Capability, ExtensionMode, FinalizedBy } from "./constants.ts";
 import type { FailureCode } from "./errors.ts";
+import type { OutputSchema } from "./output-schema.ts";
 import type { SearchTools } from "./search-tools.ts";
 import type { SeedSpend } from "./spend.ts";
 
@@ -59,6 +60,11 @@ export interface SeedDocument {
   spend?: SeedSpend;
   /** SHA-256 of child-prompt.txt, the exact bytes pi delivers to the child. */
   child_prompt_sha256: string;
+  /**
+   * The answer's shape (docs/tools/bg_delegate.md, "Structured answers"): the guard checks the final
+   * message against it. Absent or null for a text answer.
+   */
+  output_schema?: OutputSchema | null;
   /** SHA-256 of the package-owned system prompt passed with --system-prompt. */
   system_prompt_sha256: string;
 }
@@ -300,6 +306,8 @@ export interface DelegateManifest {
   child_session_dir: string;
   seed_sha256: string;
   seed_bytes: number;
+  /** The answer's shape, as admitted (the parent checks the answer against it); absent for a text answer. */
+  output_schema?: OutputSchema;
   owner: { pid: number; start_time: string };
   child: { pid: number; pgid: number } | null;
   artifacts: Record<string, BoundArtifact>;

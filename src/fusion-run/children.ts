@@ -53,6 +53,7 @@ export function childArguments(run: ChildBasis, seat: ChildSeat, directive: stri
     name: [...label].length > NAME_MAX ? `${[...label].slice(0, NAME_MAX - 1).join("")}…` : label,
     prompt: directive,
     route: { provider: seat.route.provider, model: seat.route.model },
+    outputSchema: undefined,
     capability: DELEGATE_DEFAULTS.capability,
     extensionMode: DELEGATE_DEFAULTS.extensionMode,
     maxTurns: run.record.limits.max_turns,

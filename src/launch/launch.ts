@@ -144,7 +144,11 @@ export function admit(args: DelegateArguments, toolCallId: string, ctx: Extensio
 export function admitWith(snap: ParentSnapshot, args: DelegateArguments, route: ResolvedRoute): LaunchPlan {
   const { cwd, projection, ledger } = snap;
   const projectionText = snap.projectionJson;
-  const childPrompt = buildChildPrompt({ directive: args.prompt, seedJson: projectionText });
+  const childPrompt = buildChildPrompt({
+    directive: args.prompt,
+    seedJson: projectionText,
+    outputSchema: args.outputSchema,
+  });
   const budget = planBudget({
     route: { provider: route.provider, model: route.model },
     contextWindow: route.contextWindow,

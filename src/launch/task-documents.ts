@@ -43,7 +43,7 @@ export function newTaskIdentity(cwd: string, parentSessionId: string): TaskIdent
 
 type SeedArguments = Pick<
   DelegateArguments,
-  "prompt" | "capability" | "extensionMode" | "maxTurns" | "maxToolCalls" | "timeoutSeconds"
+  "prompt" | "outputSchema" | "capability" | "extensionMode" | "maxTurns" | "maxToolCalls" | "timeoutSeconds"
 >;
 
 export interface SeedInput {
@@ -89,6 +89,7 @@ export function buildSeed(input: SeedInput): SeedDocument {
     ...(input.spend === undefined ? {} : { spend: input.spend }),
     child_prompt_sha256: sha256Hex(input.childPrompt),
     system_prompt_sha256: sha256Hex(input.systemPrompt),
+    output_schema: args.outputSchema ?? null,
   };
 }
 
@@ -133,5 +134,6 @@ export function buildManifest(input: ManifestInput): LaunchManifest {
     owner: input.owner,
     child: null,
     terminal: null,
+    ...(args.outputSchema === undefined ? {} : { output_schema: args.outputSchema }),
   };
 }

@@ -5,10 +5,11 @@
  * manifest with an unknown or renamed key, or a value of another type (one flipped byte is enough),
  * is refused as a whole by readManifest (src/store/lookup.ts) instead of failing later, in whichever
  * reader, as an untyped TypeError. `host` may be absent (trees written before host admission was
- * recorded). The parsed value is built from the checked fields: nothing is cast.
+ * recorded); `output_schema` is present only for a task with an outputSchema. The parsed value is built from the checked fields: nothing is cast.
  */
 import { AUTO_DELIVER_MODES, CAPABILITIES, EXTENSION_MODES, SCHEMA } from "../core/constants.ts";
 import { FAILURE_CODES } from "../core/errors.ts";
+import { checkOutputSchema } from "../core/output-schema.ts";
 import type { BoundArtifact, DelegateManifest, ManifestHost, PinnedRoute, TaskState } from "../core/types.ts";
 import {
   amount,
@@ -59,6 +60,7 @@ const MANIFEST_KEYS = [
   "child",
   "artifacts",
   "terminal",
+  "output_schema",
 ] as const;
 
 const TERMINAL_KEYS = ["ended_at", "code", "message", "answer_bytes", "answer_sha256", "cost_total"] as const;
@@ -140,9 +142,10 @@ function terminal(value: unknown, at: string): NonNullable<DelegateManifest["ter
 
 /** manifest.json's parsed JSON as a DelegateManifest; throws SchemaViolation naming the first field that fails. */
 export function parseDelegateManifest(value: unknown): DelegateManifest {
-  const o = closedObject(value, "", MANIFEST_KEYS, { optional: ["host"] });
+  const o = closedObject(value, "", MANIFEST_KEYS, { optional: ["host", "output_schema"] });
   const text = (key: (typeof MANIFEST_KEYS)[number]): string => anyString(o[key], key);
   const recordedHost = optional(o, "", "host", host);
+  const outputSchema = optional(o, "", "output_schema", checkOutputSchema);
   return {
     schema_version: literal(o.schema_version, "schema_version", SCHEMA.manifest),
     kind: literal(o.kind, "kind", "delegate"),
@@ -170,5 +173,6 @@ export function parseDelegateManifest(value: unknown): DelegateManifest {
     child: nullable(o.child, "child", child),
     artifacts: artifacts(o.artifacts, "artifacts"),
     terminal: nullable(o.terminal, "terminal", terminal),
+    ...(outputSchema === undefined ? {} : { output_schema: outputSchema }),
   };
 }
