@@ -169,6 +169,8 @@ function check(spec) {
         .sort()
         .map((k) => `\`${k}\``)
         .join(", ")}`;
+    case "outputSchema":
+      return "a JSON Schema inside the subset of [Structured answers](#structured-answers) (outside it: `output_schema_unsupported`)";
     default:
       throw new Error(`unknown field kind ${JSON.stringify(spec.kind)}`);
   }

@@ -24,6 +24,7 @@ import { checkResolvedModel, checkToolSources } from "./host-checks.ts";
 import { watchParent } from "./parent-watch.ts";
 import { createReadArtifactTool } from "./read-artifact.ts";
 import { writeProgress, writeReady } from "./records.ts";
+import { inRepair, onRepairResponse, REPAIR_TOOL_REFUSAL, repairIfNeeded } from "./repair.ts";
 import { beforeRequest } from "./request-gate.ts";
 import { afterResponse } from "./response.ts";
 import { readArtifactBound } from "./runway.ts";
@@ -155,7 +156,7 @@ function startSession(
 function guardPrompt(pi: ExtensionAPI, state: GuardState): void {
   // "handled" means pi never calls the model.
   pi.on("input", (event) => {
-    if (!state.latched && state.prompt !== undefined) {
+    if (!state.latched && state.prompt !== undefined && event.text !== state.repair.text) {
       try {
         checkDeliveredPrompt(event.text, state.prompt, (event.images?.length ?? 0) > 0);
       } catch (error) {
@@ -166,7 +167,8 @@ function guardPrompt(pi: ExtensionAPI, state: GuardState): void {
   });
   // After any expansion; it cannot stop the call, the context hook aborts it.
   pi.on("before_agent_start", (event) => {
-    if (!state.latched && state.prompt !== undefined && event.prompt !== state.prompt) {
+    const expected = event.prompt === state.prompt || event.prompt === state.repair.text;
+    if (!state.latched && state.prompt !== undefined && !expected) {
       latch(state, "seed_hash_mismatch", "the prompt changed between input and agent start");
     }
   });
@@ -177,6 +179,7 @@ function guardTools(pi: ExtensionAPI, state: GuardState, handover: Handover | un
   pi.on("tool_call", (event, ctx) => {
     const seed = state.seed;
     if (seed === undefined) return { block: true, reason: "[delegate] The task failed its load check; no tool runs." };
+    if (inRepair(state)) return { block: true, reason: REPAIR_TOOL_REFUSAL };
     const wasLatched = state.latched !== undefined;
     const verdict = decideToolCall(state, event.toolName, seed.limits);
     if (!wasLatched && state.latched) stopRun(ctx);
@@ -233,6 +236,7 @@ export default function delegateGuard(pi: ExtensionAPI): void {
     const message = event.message;
     if (message.role !== "assistant" || state.seed === undefined) return;
     if (afterResponse(state, state.seed, message)) stopRun(ctx);
+    onRepairResponse(state, message.stopReason);
   });
 
   guardTools(pi, state, handover);
@@ -241,11 +245,16 @@ export default function delegateGuard(pi: ExtensionAPI): void {
   // The seed is hash-accounted: a summary must never replace it, and an overflow must surface.
   pi.on("session_before_compact", () => ({ cancel: true }));
 
-  pi.on("session_shutdown", async () => {
-    if (state.finished || handover === undefined) return;
+  const drain = async () => {
     for (let i = 0; i < SHUTDOWN_DRAIN_TICKS && state.assistantEnds < state.requests; i++) {
       await new Promise((resolve) => setImmediate(resolve));
     }
+  };
+  pi.on("session_shutdown", async () => {
+    if (state.finished || handover === undefined) return;
+    await drain();
+    // A structured answer that does not conform gets its one repair turn before anything is committed.
+    await repairIfNeeded(state, { send: (text) => pi.sendUserMessage(text), drain });
     finish(state);
   });
 }

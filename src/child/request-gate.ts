@@ -7,6 +7,7 @@
 import type { ContextEvent } from "@mariozechner/pi-coding-agent";
 import { timeRunwayMs } from "../core/constants.ts";
 import type { SeedDocument } from "../core/types.ts";
+import { inRepair } from "./repair.ts";
 import { headroomBytes, measuredGrowth, messageBytes, shouldFinalize, transcriptGrowthBytes } from "./runway.ts";
 import { beforeSpendRequest, nextInputBound } from "./spend.ts";
 import { type GuardState, latch } from "./state.ts";
@@ -107,7 +108,13 @@ export function beforeRequest(state: GuardState, messages: Messages): RequestDec
   // After the outcome is on disk no model call may follow (nothing could change the outcome).
   if (state.latched || seed === undefined || state.finished) return { stop: true };
   const completed = messages.filter((m) => m.role === "assistant").length;
-  if (overTurnLimit(state, seed, completed)) return { stop: true };
+  if (inRepair(state)) {
+    // The one repair request may pass maxTurns (docs/subsystems/child-guard.md, "The repair turn"); no second one is sent.
+    if (state.requests > state.repair.requestsBefore + 1) {
+      latch(state, "child_output_invalid", "the repair turn called a tool instead of answering with the JSON object");
+      return { stop: true };
+    }
+  } else if (overTurnLimit(state, seed, completed)) return { stop: true };
   measureRequest(state, seed, messages);
   askForAnswerIfDue(state, seed, completed);
   if (overSpendCap(state, seed)) return { stop: true };

@@ -42,6 +42,20 @@ export interface RunwayState {
   requests: RuntimeBudgetFile["requests"];
 }
 
+/** Where the repair turn of a structured answer (child/repair.ts) stands: not needed yet, asked (text sent), or over (answered, refused or failed). */
+export interface RepairState {
+  /** The repair request as sent (the input and before_agent_start hooks let exactly it through). */
+  text: string | undefined;
+  /** context requests already counted when the repair was sent: the next one is the repair request. */
+  requestsBefore: number;
+  /** The repair's answer arrived (or the repair turn ended another way). */
+  over: boolean;
+}
+
+export function newRepairState(): RepairState {
+  return { text: undefined, requestsBefore: 0, over: false };
+}
+
 export interface GuardState {
   handover: Handover | undefined;
   /** How the host was admitted (src/core/host-range.ts); set by the load check. */
@@ -74,6 +88,8 @@ export interface GuardState {
   signalled: boolean;
   /** An outcome file was written (or deliberately not): nothing more is written. */
   finished: boolean;
+  /** The repair turn of a structured answer (child/repair.ts). */
+  repair: RepairState;
 }
 
 export function newState(): GuardState {
@@ -92,6 +108,7 @@ export function newState(): GuardState {
     evidence: [],
     receipts: [],
     last: undefined,
+    repair: newRepairState(),
     runway: {
       budget: { growthBudgetTokens: 0, triggerTokens: 0 },
       retainedBytes: 0,

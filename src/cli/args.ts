@@ -52,6 +52,11 @@ export const COMMANDS: Record<CommandName, CommandSpec> = {
         help: "wait up to this many seconds for a running task (read-only; never cancels)",
       },
       { name: "out", kind: "path", help: "write the verified answer to this file instead of stdout" },
+      {
+        name: "json",
+        kind: "flag",
+        help: "print {id, output: {type, content, basis}} (a structured answer's basis checked) instead of the bytes",
+      },
     ],
   },
   cancel: {

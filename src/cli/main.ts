@@ -127,20 +127,24 @@ async function result(io: CliIo, p: ParsedCommand): Promise<number> {
     say(io, "stderr", answer.text);
     return EXIT.failure;
   }
+  // --json: bg_result's `output` object (docs/tools/bg_result.md, "Structured answers").
+  const bytes = p.json
+    ? Buffer.from(`${JSON.stringify({ id: ref.id, output: answer.output }, null, 2)}\n`)
+    : answer.bytes;
   // The verified answer's own bytes, unescaped: they are the answer (a terminal shows them as it would a file).
   if (out === undefined) {
-    io.stdout(answer.bytes);
+    io.stdout(bytes);
     return EXIT.ok;
   }
   try {
-    writeFileAtomic(out, answer.bytes);
+    writeFileAtomic(out, bytes);
   } catch (error) {
     throw new DelegateError("artifact_error", `could not write --out ${out}: ${errnoText(error)}`, {
       childProcessCreated: true,
       remediation: OUT_REMEDIATION,
     });
   }
-  say(io, "stderr", `Wrote the verified answer of ${ref.id} (${formatBytes(answer.bytes.length)}) to ${out}`);
+  say(io, "stderr", `Wrote the verified answer of ${ref.id} (${formatBytes(bytes.length)}) to ${out}`);
   return EXIT.ok;
 }
 

@@ -2,7 +2,9 @@
 
 import type { EvidenceRow, UsageRecord } from "../core/types.ts";
 import { formatBytes, formatCost, formatDuration, secondsBetween } from "../core/units.ts";
+import type { CheckedFieldBasis } from "../verify/structured-output.ts";
 import { hostLine } from "../views/host-label.ts";
+import { citationStatusText } from "../views/output.ts";
 import { evidenceLines, FORCED_BY } from "../views/result.ts";
 import { facts, table, visible } from "./format.ts";
 import type { TaskRow } from "./rows.ts";
@@ -99,6 +101,13 @@ function renderDelegate(f: DelegateFacts, now: number): string {
   ];
   const lines = [facts(pairs)];
   if (f.evidence_check !== null) lines.push("", ...evidenceLines(f.evidence_check).map(visible));
+  if (f.basis !== null) {
+    lines.push(
+      "",
+      "Basis (per field of the JSON answer, each citation checked against what the child read):",
+      table(["FIELD", "CONFIDENCE", "CITATION", "CHECK"], f.basis.flatMap(basisCells)),
+    );
+  }
   if (f.evidence.length > 0) {
     lines.push(
       "",
@@ -108,6 +117,17 @@ function renderDelegate(f: DelegateFacts, now: number): string {
   }
   lines.push("", "Artifacts:", facts(Object.entries(f.artifacts)));
   return lines.join("\n");
+}
+
+/** One row per citation of a field (one row with none for an uncited field). */
+function basisCells(b: CheckedFieldBasis): string[][] {
+  if (b.citations.length === 0) return [[visible(b.field), b.confidence, "-", "uncited"]];
+  return b.citations.map((c) => [
+    visible(b.field),
+    b.confidence,
+    visible(`${c.path}:${c.start_line === c.end_line ? c.start_line : `${c.start_line}-${c.end_line}`}`),
+    citationStatusText(c),
+  ]);
 }
 
 /** answer.txt, said plainly: only a copy that holds the verified bytes is called the answer's copy. */

@@ -5,9 +5,10 @@
  */
 import type { FailureCode } from "../core/errors.ts";
 import { settleFusion } from "../fusion/index.ts";
-import { settleDelegate } from "../retrieval/retrieve.ts";
+import { settleDelegate, taskOutput } from "../retrieval/retrieve.ts";
 import { fusionLiveness } from "../retrieval/retrieve-any.ts";
 import type { TaskRef } from "../store/lookup.ts";
+import type { TaskOutput } from "../verify/structured-output.ts";
 import { endedRunFailure } from "./failure.ts";
 import { settleStranded } from "./refs.ts";
 
@@ -17,7 +18,7 @@ export const WAIT_POLL_MS = 250;
 /** A Fusion run that ended without an answer carries its whole answer-free view (failure.ts). */
 export type Answer =
   | { kind: "running" }
-  | { kind: "answer"; bytes: Buffer }
+  | { kind: "answer"; bytes: Buffer; output: TaskOutput }
   | { kind: "ended"; code: FailureCode; text: string };
 
 /**
@@ -27,14 +28,16 @@ export type Answer =
 export async function readAnswer(ref: TaskRef): Promise<Answer> {
   if (ref.kind === "delegate") {
     const settled = settleDelegate(ref.dir);
-    return settled.kind === "running" ? settled : { kind: "answer", bytes: settled.verified.answerBytes };
+    if (settled.kind === "running") return settled;
+    return { kind: "answer", bytes: settled.verified.answerBytes, output: taskOutput(settled, true) };
   }
   await settleStranded(ref);
   const settled = await settleFusion(ref.dir, fusionLiveness);
   if (settled.kind === "running") return settled;
   if (settled.kind === "completed") {
     // merged.md passed its hash and UTF-8 checks; well-formed UTF-8 re-encodes to the same bytes.
-    return { kind: "answer", bytes: Buffer.from(settled.verified.answer, "utf8") };
+    const text = settled.verified.answer;
+    return { kind: "answer", bytes: Buffer.from(text, "utf8"), output: { type: "text", content: text, basis: [] } };
   }
   return { kind: "ended", ...endedRunFailure(settled.view) };
 }

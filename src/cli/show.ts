@@ -17,6 +17,7 @@ import { readChildTerminal } from "../verify/classify.ts";
 import { answerCopyState } from "../verify/delivery.ts";
 import { checkEvidence } from "../verify/evidence-check.ts";
 import { readVerifiedResult } from "../verify/result-file.ts";
+import { type CheckedFieldBasis, checkBasis, parseCommittedAnswer } from "../verify/structured-output.ts";
 import { cliRemediation } from "./failure.ts";
 import type { RowState } from "./rows.ts";
 
@@ -53,6 +54,8 @@ export interface DelegateFacts {
   evidence: EvidenceRow[];
   /** The same check bg_result makes: freshness of the files read, citations of the answer. */
   evidence_check: EvidenceCheck | null;
+  /** A structured answer's basis, each citation checked as bg_result checks it; null for a text answer or no answer. */
+  basis: CheckedFieldBasis[] | null;
   failure: FailureFact | null;
   /**
    * answer.txt, the plain copy, beside the verified answer: `verified` when it holds exactly the
@@ -131,6 +134,15 @@ function delegateFacts(dir: string): DelegateFacts {
       usage = null; // an unreadable terminal record has no usage to show
     }
   }
+  let basis: CheckedFieldBasis[] | null = null;
+  if (result !== null && manifest.output_schema !== undefined) {
+    try {
+      const structured = parseCommittedAnswer(answer, manifest.output_schema, [join(dir, TASK_FILES.result)]);
+      basis = checkBasis(structured, result.evidence, manifest.cwd);
+    } catch (error) {
+      failure = asFailure(error);
+    }
+  }
   const answerCopy = answerCopyFact(dir, answerBytes);
   const artifacts = existingArtifacts(dir, {
     manifest: TASK_FILES.manifest,
@@ -166,6 +178,7 @@ function delegateFacts(dir: string): DelegateFacts {
     finalized_by: result?.finalized_by ?? null,
     evidence: result?.evidence ?? [],
     evidence_check: result ? checkEvidence(answer, result.evidence, manifest.cwd) : null,
+    basis,
     failure,
     answer_copy: answerCopy,
     artifacts: answerCopy?.state === "verified" ? { ...artifacts, answer_copy: answerCopy.path } : artifacts,

@@ -180,6 +180,8 @@ export const TASK_FILES = {
   notified: "notified.json",
   output: "child-output.log",
   answer: "answer.txt",
+  /** A structured answer that still did not conform after the repair turn, kept raw (child_output_invalid). */
+  invalidAnswer: "answer-invalid.txt",
 } as const;
 
 /** Roots under the project cwd. */

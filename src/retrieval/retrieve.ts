@@ -2,6 +2,7 @@ import { join } from "node:path";
 import type { DeliveryMode } from "../core/constants.ts";
 import { TASK_FILES } from "../core/constants.ts";
 import { DelegateError, type TaskSpend } from "../core/errors.ts";
+import type { StructuredAnswer } from "../core/structured-answer.ts";
 import type { BudgetFigures, ChildProgress, DelegateManifest } from "../core/types.ts";
 import { secondsBetween } from "../core/units.ts";
 import { readTaskRecords } from "../store/lookup.ts";
@@ -9,6 +10,7 @@ import type { StepObserver, VerifiedAnswer } from "../verify/delegate-result.ts"
 import { decideDelivery, writeAnswerCopy } from "../verify/delivery.ts";
 import { checkEvidence } from "../verify/evidence-check.ts";
 import { readVerifiedResult } from "../verify/result-file.ts";
+import { checkBasis, parseCommittedAnswer, type TaskOutput } from "../verify/structured-output.ts";
 import {
   type CompletedView,
   completedText,
@@ -42,7 +44,12 @@ function terminalFailure(taskDir: string, manifest: DelegateManifest, progress: 
   const t = manifest.terminal;
   return new DelegateError(t?.code ?? "child_exited_without_commit", t?.message ?? "the task ended without an answer", {
     childProcessCreated: manifest.child !== null,
-    artifacts: [join(taskDir, TASK_FILES.terminal), join(taskDir, TASK_FILES.manifest)],
+    // answer-invalid.txt exists only when a structured answer failed (child_output_invalid).
+    artifacts: [
+      join(taskDir, TASK_FILES.terminal),
+      join(taskDir, TASK_FILES.manifest),
+      join(taskDir, TASK_FILES.invalidAnswer),
+    ],
     outputPath: join(taskDir, TASK_FILES.output),
     spent: taskSpend(manifest, progress),
   });
@@ -54,7 +61,13 @@ function terminalFailure(taskDir: string, manifest: DelegateManifest, progress: 
  */
 export type SettledDelegate =
   | { kind: "running"; manifest: DelegateManifest; progress: ChildProgress; budget: BudgetFigures | null }
-  | { kind: "completed"; manifest: DelegateManifest; verified: VerifiedAnswer };
+  | {
+      kind: "completed";
+      manifest: DelegateManifest;
+      verified: VerifiedAnswer;
+      /** The answer as a structured answer of the task's outputSchema; null for a text answer. */
+      structured: StructuredAnswer | null;
+    };
 
 /**
  * The state and verification half of bg_result, shared with the command line (docs/cli.md). Never
@@ -92,7 +105,21 @@ export function settleDelegate(taskDir: string, passed?: StepObserver): SettledD
   if (verified === null) {
     throw new DelegateError("result_unavailable", "the task completed but its result.json is gone", facts);
   }
-  return { kind: "completed", manifest, verified };
+  // A structured answer is checked against its schema again before any byte of it is returned.
+  const schema = manifest.output_schema;
+  const structured = schema === undefined ? null : parseCommittedAnswer(verified.text, schema, facts.artifacts);
+  return { kind: "completed", manifest, verified, structured };
+}
+
+/** The output of a completed task in Parallel's shape, its basis checked against the evidence. */
+export function taskOutput(settled: Extract<SettledDelegate, { kind: "completed" }>, inline: boolean): TaskOutput {
+  const { structured, verified, manifest } = settled;
+  if (structured === null) return { type: "text", content: inline ? verified.text : null, basis: [] };
+  return {
+    type: "json",
+    content: inline ? structured.output : null,
+    basis: checkBasis(structured, verified.result.evidence, manifest.cwd),
+  };
 }
 
 /** bg_result for a delegate task: {@link settleDelegate}, then the running view or the delivery. */
@@ -106,6 +133,7 @@ export function retrieveDelegate(taskDir: string, delivery: DeliveryMode | undef
   const mode = decideDelivery(verified.answerBytes.length, delivery, join(taskDir, TASK_FILES.result)).delivery;
   const copy = mode === "artifact" ? writeAnswerCopy(taskDir, verified) : null;
   const check = checkEvidence(verified.text, verified.result.evidence, manifest.cwd);
-  const view = completedView(manifest, taskDir, verified.result, mode, copy, check);
+  const output = taskOutput(settled, mode === "inline");
+  const view = completedView(manifest, taskDir, verified.result, mode, copy, check, output);
   return { text: completedText(view, mode === "inline" ? verified.text : null), details: view };
 }

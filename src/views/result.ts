@@ -12,6 +12,8 @@ import type {
 } from "../core/types.ts";
 import { formatCost, formatDuration, plural, secondsBetween } from "../core/units.ts";
 import { utf8Prefix } from "../core/utf8.ts";
+import type { TaskOutput } from "../verify/structured-output.ts";
+import { basisLines, structuredText } from "./output.ts";
 
 export interface RunningView {
   schema_version: typeof SCHEMA.delegateView;
@@ -53,6 +55,11 @@ export interface CompletedView {
   evidence: EvidenceRow[];
   /** Freshness of the files read and the answer's citations, checked at this call. */
   evidence_check: EvidenceCheck;
+  /**
+   * The answer in Parallel's shape (docs/tools/bg_result.md, "Structured answers"): JSON with its
+   * checked basis for a task with an outputSchema, else text; content null when delivered as a file.
+   */
+  output: TaskOutput;
   spilled_artifacts: number;
   /** From launch to the recorded end; null when the manifest has no end time. */
   run_seconds: number | null;
@@ -102,6 +109,7 @@ export function completedView(
   delivery: "inline" | "artifact",
   textCopy: AnswerCopy | null,
   evidenceCheck: EvidenceCheck,
+  output: TaskOutput,
 ): CompletedView {
   return {
     schema_version: SCHEMA.delegateView,
@@ -124,6 +132,7 @@ export function completedView(
     usage: result.usage,
     evidence: result.evidence,
     evidence_check: evidenceCheck,
+    output,
     spilled_artifacts: result.spilled_artifacts.length,
     run_seconds: manifest.terminal ? secondsBetween(manifest.created_at, manifest.terminal.ended_at) : null,
     flags: {
@@ -234,16 +243,23 @@ export function completedHeader(view: CompletedView): string {
 
 export function completedText(view: CompletedView, answer: string | null): string {
   const header = completedHeader(view);
+  const output = view.output;
+  if (view.delivery === "inline" && output.type === "json" && output.content !== null) {
+    return `${header}\n\n${structuredText(output.content, output)}`;
+  }
   if (view.delivery === "inline" && answer !== null) return `${header}\n\n${answer}`;
+  const basis = basisLines(output);
+  const tail = basis.length === 0 ? "" : `\n${basis.join("\n")}`;
   if (view.answer.text_path === null) {
     return (
       `${header}\nNo plain-text copy: ${view.answer.text_unwritable ?? "answer.txt was not written"}. ` +
       `The complete verified answer is in ${view.answer.result_path}, base64 in answer.blocks (in order); ` +
-      `\`pi-bg-delegate result ${view.task_id} --out <file>\` verifies it again and writes it as text.`
+      `\`pi-bg-delegate result ${view.task_id} --out <file>\` verifies it again and writes it as text.${tail}`
     );
   }
+  const what = output.type === "json" ? "the JSON object {output, basis}" : "plain UTF-8";
   return (
-    `${header}\nAnswer file (plain UTF-8, complete): ${view.answer.text_path} — open it with read.\n` +
-    `Committed package: ${view.answer.result_path}`
+    `${header}\nAnswer file (${what}, complete): ${view.answer.text_path} — open it with read.\n` +
+    `Committed package: ${view.answer.result_path}${tail}`
   );
 }

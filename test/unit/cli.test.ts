@@ -173,6 +173,7 @@ describe("show: which limit made the delegate answer", () => {
     finalized_by: "turns",
     evidence: [],
     evidence_check: null,
+    basis: null,
     failure: null,
     answer_copy: null,
     artifacts: {},

@@ -28,11 +28,14 @@ import { buildManifest, newTaskIdentity } from "../../src/launch/task-documents.
 import type { TaskRow } from "../../src/retrieval/task-rows.ts";
 import { DelegatesTable } from "../../src/ui/delegates-table.ts";
 import { checkEvidence } from "../../src/verify/evidence-check.ts";
+import type { TaskOutput } from "../../src/verify/structured-output.ts";
 import { notificationDetails, notificationText } from "../../src/views/notification.ts";
 import { buildReceipt, receiptText } from "../../src/views/receipt.ts";
 import { completedText, completedView, runningText, runningView } from "../../src/views/result.ts";
 import { makeResultFile } from "../helpers/result-fixtures.ts";
 import { makeTempDir } from "../helpers/temp.ts";
+
+const TEXT_OUTPUT: TaskOutput = { type: "text", content: null, basis: [] };
 
 const WIDTHS = [80, 160] as const;
 const CWD = "/home/ana/projects/shop";
@@ -157,7 +160,15 @@ describe("bg_result as a person sees it", () => {
   for (const width of WIDTHS) {
     it(`collapsed at ${width} columns: facts in words, the answer's first lines as markdown, Pi's expand hint`, () => {
       const { m, result } = completed();
-      const view = completedView(m, "/tmp/t", result, "inline", null, checkEvidence(ANSWER, result.evidence, "/tmp/t"));
+      const view = completedView(
+        m,
+        "/tmp/t",
+        result,
+        "inline",
+        null,
+        checkEvidence(ANSWER, result.evidence, "/tmp/t"),
+        TEXT_OUTPUT,
+      );
       const screen = renderTool(
         "bg_result",
         { taskId: m.task_id },
@@ -183,7 +194,15 @@ describe("bg_result as a person sees it", () => {
 
   it("expanded shows the whole answer rendered", () => {
     const { m, result } = completed();
-    const view = completedView(m, "/tmp/t", result, "inline", null, checkEvidence(ANSWER, result.evidence, "/tmp/t"));
+    const view = completedView(
+      m,
+      "/tmp/t",
+      result,
+      "inline",
+      null,
+      checkEvidence(ANSWER, result.evidence, "/tmp/t"),
+      TEXT_OUTPUT,
+    );
     const screen = renderTool(
       "bg_result",
       {},
@@ -218,6 +237,7 @@ describe("bg_result as a person sees it", () => {
         "inline",
         null,
         checkEvidence(answer, [row], root),
+        TEXT_OUTPUT,
       );
       return renderTool(
         "bg_result",
@@ -245,6 +265,7 @@ describe("bg_result as a person sees it", () => {
       "artifact",
       { written: { path, byte_length: Buffer.byteLength(ANSWER), sha256: "" } },
       checkEvidence(ANSWER, result.evidence, dir),
+      TEXT_OUTPUT,
     );
     const screen = renderTool(
       "bg_result",
@@ -267,6 +288,7 @@ describe("bg_result as a person sees it", () => {
       "artifact",
       { unwritable: "answer.txt cannot be written (EROFS)" },
       checkEvidence(ANSWER, result.evidence, "/tmp/ro-task"),
+      TEXT_OUTPUT,
     );
     const text = completedText(view, null);
     expect(text).toContain("The complete verified answer is in /tmp/ro-task/result.json");

@@ -1,10 +1,13 @@
 import { describe, expect, it } from "vitest";
 import type { DelegateManifest } from "../../src/core/types.ts";
 import { checkEvidence } from "../../src/verify/evidence-check.ts";
+import type { TaskOutput } from "../../src/verify/structured-output.ts";
 import { NOTIFICATION_TEXT_MAX_BYTES, notificationText } from "../../src/views/notification.ts";
 import { AMBIENT_WARNING, RECEIPT_TEXT_MAX_BYTES, type ReceiptDetails, receiptText } from "../../src/views/receipt.ts";
 import { completedHeader, completedView } from "../../src/views/result.ts";
 import { makeResultFile } from "../helpers/result-fixtures.ts";
+
+const TEXT_OUTPUT: TaskOutput = { type: "text", content: null, basis: [] };
 
 const LONG_NAME = "ünïcödé 名前 ".repeat(20).slice(0, 80);
 const CWD = `/projects/${"deeply/nested/".repeat(30)}repo`;
@@ -111,7 +114,7 @@ describe("the completed view names the limit that forced the answer", () => {
     const copy = null;
     const check = checkEvidence("", [], DIR);
     const result = makeResultFile({ finalized_by_runway: true, finalized_by: "turns", tool_calls: 3 }).result;
-    const view = completedView(manifest(), DIR, result, "inline", copy, check);
+    const view = completedView(manifest(), DIR, result, "inline", copy, check, TEXT_OUTPUT);
     expect(view.flags).toMatchObject({ finalized_by_runway: true, finalized_by: "turns" });
     expect(completedHeader(view)).toContain(
       "Note: the delegate reached its last turn (maxTurns); it was told to answer from the evidence it had.",
@@ -123,6 +126,7 @@ describe("the completed view names the limit that forced the answer", () => {
       "inline",
       copy,
       check,
+      TEXT_OUTPUT,
     );
     expect(completedHeader(timed)).toContain("neared its timeout (timeoutSeconds)");
     const capped = completedView(
@@ -132,9 +136,18 @@ describe("the completed view names the limit that forced the answer", () => {
       "inline",
       copy,
       check,
+      TEXT_OUTPUT,
     );
     expect(completedHeader(capped)).toContain("reached the runway of its spend cap (maxCostUsd)");
-    const plain = completedView(manifest(), DIR, makeResultFile({ tool_calls: 3 }).result, "inline", copy, check);
+    const plain = completedView(
+      manifest(),
+      DIR,
+      makeResultFile({ tool_calls: 3 }).result,
+      "inline",
+      copy,
+      check,
+      TEXT_OUTPUT,
+    );
     expect(completedHeader(plain)).not.toContain("told to answer");
   });
 });
