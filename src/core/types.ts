@@ -52,7 +52,7 @@ export interface SeedDocument {
   route: SeedRoute;
   child_session_id: string;
   directive: { text: string; sha256: string; authority: "explicit_text" };
-  /** The projection of the parent branch (launch/seed.ts). */
+  /** The projection of the parent branch (launch/projection.ts). */
   projection: unknown;
   limits: SeedLimits;
   budget: SeedBudget;

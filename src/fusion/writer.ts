@@ -14,21 +14,12 @@
  * failures throw DelegateError("artifact_error").
  */
 import { dirname, join } from "node:path";
-import {
-  FUSION_DOCUMENT_MAX_BYTES,
-  FUSION_FILES,
-  FUSION_INLINE_MESSAGE_MAX_BYTES,
-  FUSION_MAX_ARTIFACTS,
-  FUSION_MERGED_MAX_BYTES,
-  SCHEMA,
-} from "../core/constants.ts";
+import { FUSION_FILES, FUSION_MAX_ARTIFACTS, FUSION_MERGED_MAX_BYTES, SCHEMA } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import { markPrivateRoot } from "../core/fs.ts";
-import { sha256Hex } from "../core/hash.ts";
 import { decodeUtf8Strict } from "../core/utf8.ts";
-import { SchemaViolation } from "../core/validate.ts";
 import { processStartTime } from "../process/identity.ts";
-import { decodeDocument, encodeDocument } from "./document.ts";
+import { decodeDocument } from "./document.ts";
 import {
   ARTIFACT_PATH,
   fusionRunDir,
@@ -38,18 +29,25 @@ import {
   relativeRunDir,
   WORKFLOW_NAME,
 } from "./layout.ts";
-import { parseFailureSummary, parseManifest, parseResultDocument, progressOf } from "./schema.ts";
-import {
-  type BoundArtifact,
-  type FusionAttemptRow,
-  type FusionFailureSummary,
-  type FusionManifest,
-  type FusionOwner,
-  type FusionResultDocument,
-  type FusionRunIdentity,
-  NO_ANSWER,
+import { parseManifest, parseResultDocument } from "./schema.ts";
+import type {
+  BoundArtifact,
+  FusionManifest,
+  FusionOwner,
+  FusionResultDocument,
+  FusionRunIdentity,
+  FusionState,
 } from "./types.ts";
 import { identityOf } from "./verify-completed.ts";
+import {
+  bindBytes,
+  boundedDocument,
+  checkOutputs,
+  failureDocuments,
+  misuse,
+  selfCheck,
+  toBytes,
+} from "./writer-steps.ts";
 
 export type {
   CreateRunOptions,
@@ -64,34 +62,14 @@ export { nodeWriterIo } from "./writer-contract.ts";
 
 import {
   type CreateRunOptions,
+  type FusionCompletedInput,
   type FusionFailureCommit,
   type FusionFailureInput,
   type FusionRunHandle,
+  type FusionWriterIo,
   nodeWriterIo,
   type OpenRunOptions,
 } from "./writer-contract.ts";
-
-function misuse(message: string): never {
-  throw new TypeError(`fusion writer: ${message}`);
-}
-
-/** Run a parser on a document the writer built; a violation is the caller's bug, not I/O. */
-function selfCheck<T>(parse: (value: unknown) => T, value: unknown): T {
-  try {
-    return parse(JSON.parse(JSON.stringify(value)));
-  } catch (error) {
-    if (error instanceof SchemaViolation) misuse(error.message);
-    throw error;
-  }
-}
-
-function bindBytes(path: string, bytes: Uint8Array): BoundArtifact {
-  return { path, byte_length: bytes.length, sha256: sha256Hex(bytes) };
-}
-
-function toBytes(data: string | Uint8Array): Buffer {
-  return typeof data === "string" ? Buffer.from(data, "utf8") : Buffer.from(data);
-}
 
 /** This process, identified the way the registry checks liveness (isSameProcessAlive). */
 function defaultOwner(): FusionOwner {
@@ -99,7 +77,7 @@ function defaultOwner(): FusionOwner {
 }
 
 export function createRun(options: CreateRunOptions): FusionRunHandle {
-  return writerFor(options, null);
+  return new RunWriter(options, null);
 }
 
 /**
@@ -129,58 +107,153 @@ export function openRun(options: OpenRunOptions): FusionRunHandle {
       `Fusion run ${options.runId}: manifest.json names ${manifest.run_id}`,
     );
   }
-  return writerFor({ ...options, workflow: manifest.workflow }, { manifest, bytes });
+  return new RunWriter({ ...options, workflow: manifest.workflow }, { manifest, bytes });
 }
 
-function writerFor(
-  options: CreateRunOptions,
-  existing: { manifest: FusionManifest; bytes: Buffer } | null,
-): FusionRunHandle {
-  const io = options.io ?? nodeWriterIo;
-  const now = options.now ?? (() => new Date());
-  if (!WORKFLOW_NAME.test(options.workflow)) misuse(`workflow ${JSON.stringify(options.workflow)} is not a valid name`);
-  const runId = options.runId ?? newFusionRunId();
-  if (!isFusionRunId(runId)) misuse(`run id ${JSON.stringify(runId)} is not "f" + 32 hex`);
-  const runDir = fusionRunDir(options.cwd, runId);
-  const manifestPath = join(runDir, FUSION_FILES.manifest);
-  const ioFailure = (what: string, error: unknown) =>
-    new DelegateError("artifact_error", `Fusion run ${runId}: ${what}: ${(error as Error).message}`, {
-      artifacts: [runDir],
-    });
+/** A manifest and the exact bytes written for it. */
+interface WrittenManifest {
+  manifest: FusionManifest;
+  bytes: Buffer;
+}
 
-  const identity: FusionRunIdentity = existing
-    ? identityOf(existing.manifest)
-    : {
-        run_id: runId,
-        workflow: options.workflow,
-        artifact_dir: relativeRunDir(runId),
-        created_at: now().toISOString(),
-        owner: options.owner ?? defaultOwner(),
-      };
-  let current: { manifest: FusionManifest; bytes: Buffer } | null = existing;
-  let pending: { manifest: FusionManifest; bytes: Buffer } | null = null;
+/**
+ * One run's writer. Its public methods are the handle's; each is a few named private steps:
+ * `running` (the manifest on disk every step builds on), `write` (one file), `persist` (the
+ * manifest rename, the commit point), and the builders of the terminal documents.
+ */
+class RunWriter implements FusionRunHandle {
+  readonly runId: string;
+  readonly runDir: string;
+  readonly workflow: string;
+  readonly #io: FusionWriterIo;
+  readonly #now: () => Date;
+  readonly #manifestPath: string;
+  readonly #identity: FusionRunIdentity;
+  /** The manifest last committed to disk. */
+  #current: WrittenManifest | null;
+  /** A manifest being written whose rename may have happened although the write threw. */
+  #pending: WrittenManifest | null = null;
+
+  constructor(options: CreateRunOptions, existing: WrittenManifest | null) {
+    this.#io = options.io ?? nodeWriterIo;
+    this.#now = options.now ?? (() => new Date());
+    if (!WORKFLOW_NAME.test(options.workflow)) {
+      misuse(`workflow ${JSON.stringify(options.workflow)} is not a valid name`);
+    }
+    this.workflow = options.workflow;
+    this.runId = options.runId ?? newFusionRunId();
+    if (!isFusionRunId(this.runId)) misuse(`run id ${JSON.stringify(this.runId)} is not "f" + 32 hex`);
+    this.runDir = fusionRunDir(options.cwd, this.runId);
+    this.#manifestPath = join(this.runDir, FUSION_FILES.manifest);
+    this.#identity = existing
+      ? identityOf(existing.manifest)
+      : {
+          run_id: this.runId,
+          workflow: options.workflow,
+          artifact_dir: relativeRunDir(this.runId),
+          created_at: this.#now().toISOString(),
+          owner: options.owner ?? defaultOwner(),
+        };
+    this.#current = existing;
+    if (existing === null) this.#createOnDisk();
+  }
+
+  state(): FusionState {
+    return this.#current === null ? "running" : this.#current.manifest.state;
+  }
+
+  manifest(): FusionManifest {
+    if (this.#current === null) misuse("the run has no manifest");
+    return structuredClone(this.#current.manifest);
+  }
+
+  writeArtifact(path: string, data: string | Uint8Array): BoundArtifact {
+    const base = this.#running();
+    if (!ARTIFACT_PATH.test(path)) misuse(`artifact path ${JSON.stringify(path)} is not allowed`);
+    if (RESERVED_PATHS.includes(path)) misuse(`${path} is written by the commit steps only`);
+    if (base.artifacts.some((ref) => ref.path === path)) misuse(`${path} is already bound`);
+    // Two slots stay free for the terminal commit's fixed files.
+    if (base.artifacts.length >= FUSION_MAX_ARTIFACTS - 2) misuse("too many artifacts for one run");
+    const bytes = toBytes(data);
+    if (path.includes("/")) {
+      try {
+        this.#io.makeDir(dirname(join(this.runDir, path)), true);
+      } catch (error) {
+        throw this.#ioFailure(`the directory of ${path} could not be created`, error);
+      }
+    }
+    this.#write(path, bytes);
+    const ref = bindBytes(path, bytes);
+    this.#persist({ ...base, artifacts: [...base.artifacts, ref] });
+    return { ...ref };
+  }
+
+  commitCompleted(input: FusionCompletedInput): FusionManifest {
+    const base = this.#running();
+    const merged = toBytes(input.merged);
+    if (merged.length === 0 || merged.length > FUSION_MERGED_MAX_BYTES) {
+      misuse(`merged.md must hold 1..${FUSION_MERGED_MAX_BYTES} bytes`);
+    }
+    if (decodeUtf8Strict(merged) === null) misuse("merged.md must be well-formed UTF-8");
+    const ended = this.#endedAt();
+    const mergedRef = bindBytes(FUSION_FILES.merged, merged);
+    const artifacts = [...base.artifacts, mergedRef];
+    checkOutputs(input.details.attempts, artifacts);
+    const result: FusionResultDocument = selfCheck(parseResultDocument, {
+      schema_version: SCHEMA.fusionResult,
+      run: this.#identity,
+      ended_at: ended,
+      merged: mergedRef,
+      artifacts,
+      details: { schema_version: SCHEMA.fusionDetails, ...input.details },
+    });
+    const resultBytes = boundedDocument(result, "result.json");
+    this.#write(FUSION_FILES.merged, merged);
+    this.#write(FUSION_FILES.result, resultBytes);
+    return this.#persist({
+      ...base,
+      state: "completed",
+      artifacts: [...artifacts, bindBytes(FUSION_FILES.result, resultBytes)],
+      terminal: { ended_at: ended, failure: null },
+    });
+  }
+
+  commitFailed({ summary }: { summary: FusionFailureInput }): FusionFailureCommit {
+    return this.#commitFailure("failed", summary);
+  }
+
+  commitCancelled({ summary }: { summary: FusionFailureInput }): FusionFailureCommit {
+    return this.#commitFailure("cancelled", summary);
+  }
+
+  // ── the steps ────────────────────────────────────────────────────────────────────────────────
+
+  #ioFailure(what: string, error: unknown): DelegateError {
+    return new DelegateError("artifact_error", `Fusion run ${this.runId}: ${what}: ${(error as Error).message}`, {
+      artifacts: [this.runDir],
+    });
+  }
 
   /** Replace the manifest; the rename inside io.writeFile is the commit point. */
-  function persist(next: FusionManifest): FusionManifest {
+  #persist(next: FusionManifest): FusionManifest {
     const checked = selfCheck(parseManifest, next);
-    const bytes = encodeDocument(checked);
-    if (bytes.length > FUSION_DOCUMENT_MAX_BYTES) misuse("manifest.json would exceed its size bound");
-    pending = { manifest: checked, bytes };
+    const bytes = boundedDocument(checked, "manifest.json");
+    this.#pending = { manifest: checked, bytes };
     try {
-      io.writeFile(manifestPath, bytes);
+      this.#io.writeFile(this.#manifestPath, bytes);
     } catch (error) {
-      throw ioFailure("manifest.json could not be written", error);
+      throw this.#ioFailure("manifest.json could not be written", error);
     }
-    current = pending;
-    pending = null;
+    this.#current = this.#pending;
+    this.#pending = null;
     return structuredClone(checked);
   }
 
-  function write(path: string, bytes: Uint8Array): void {
+  #write(path: string, bytes: Uint8Array): void {
     try {
-      io.writeFile(join(runDir, path), bytes);
+      this.#io.writeFile(join(this.runDir, path), bytes);
     } catch (error) {
-      throw ioFailure(`${path} could not be written`, error);
+      throw this.#ioFailure(`${path} could not be written`, error);
     }
   }
 
@@ -188,58 +261,50 @@ function writerFor(
    * The manifest on disk, which every step builds on. A write that failed after its rename (only
    * the directory fsync failed) did commit: adopt it. Anything else on disk is another writer's.
    */
-  function running(): FusionManifest {
-    if (current === null) misuse("the run has no manifest");
+  #running(): FusionManifest {
+    if (this.#current === null) misuse("the run has no manifest");
     let onDisk: Uint8Array;
     try {
-      onDisk = io.readFile(manifestPath);
+      onDisk = this.#io.readFile(this.#manifestPath);
     } catch (error) {
-      throw ioFailure("manifest.json cannot be read back", error);
+      throw this.#ioFailure("manifest.json cannot be read back", error);
     }
-    if (pending?.bytes.equals(onDisk)) current = pending;
-    else if (!current.bytes.equals(onDisk)) {
-      throw ioFailure("manifest.json changed under the writer", new Error("refused"));
+    if (this.#pending?.bytes.equals(onDisk)) this.#current = this.#pending;
+    else if (!this.#current.bytes.equals(onDisk)) {
+      throw this.#ioFailure("manifest.json changed under the writer", new Error("refused"));
     }
-    pending = null;
-    if (current.manifest.state !== "running") misuse(`the run is already ${current.manifest.state}`);
-    return current.manifest;
+    this.#pending = null;
+    if (this.#current.manifest.state !== "running") misuse(`the run is already ${this.#current.manifest.state}`);
+    return this.#current.manifest;
   }
 
-  function checkOutputs(attempts: FusionAttemptRow[], bound: BoundArtifact[]): void {
-    const paths = new Set(bound.map((ref) => ref.path));
-    for (const row of attempts) {
-      if (row.output !== null && !paths.has(row.output)) misuse(`attempt output ${row.output} is not bound`);
-    }
-  }
-
-  if (existing === null) createOnDisk();
-
-  function createOnDisk(): void {
+  /** mkdir the run directory → manifest(running, no artifacts); on failure the directory is removed. */
+  #createOnDisk(): void {
     try {
-      io.makeDir(dirname(runDir), true);
-      io.makeDir(runDir, false);
+      this.#io.makeDir(dirname(this.runDir), true);
+      this.#io.makeDir(this.runDir, false);
     } catch (error) {
-      throw ioFailure("the run directory could not be created", error);
+      throw this.#ioFailure("the run directory could not be created", error);
     }
     try {
-      persist({
+      this.#persist({
         schema_version: SCHEMA.fusionManifest,
         kind: "fusion",
-        ...identity,
+        ...this.#identity,
         state: "running",
         artifacts: [],
         terminal: null,
       });
       // Once the run exists: .pi/fusion stays out of searches and out of git, as .pi/delegate does.
       try {
-        markPrivateRoot(dirname(runDir));
+        markPrivateRoot(dirname(this.runDir));
       } catch (error) {
-        throw ioFailure("the .ignore/.gitignore of .pi/fusion could not be written", error);
+        throw this.#ioFailure("the .ignore/.gitignore of .pi/fusion could not be written", error);
       }
     } catch (error) {
       try {
         // artifact_error: a tree that could not be created is removed (docs/subsystems/fusion.md, "The writer")
-        io.remove(runDir);
+        this.#io.remove(this.runDir);
       } catch {
         // Best effort; a directory without manifest.json reads as result_unavailable.
       }
@@ -247,70 +312,44 @@ function writerFor(
     }
   }
 
-  function endedAt(): string {
-    const at = now();
-    return at.getTime() < Date.parse(identity.created_at) ? identity.created_at : at.toISOString();
+  #endedAt(): string {
+    const at = this.#now();
+    const created = this.#identity.created_at;
+    return at.getTime() < Date.parse(created) ? created : at.toISOString();
   }
 
-  function commitFailure(state: "failed" | "cancelled", input: FusionFailureInput): FusionFailureCommit {
-    const base = running();
-    if (input.message.trim().length === 0) misuse("the failure message must not be blank");
-    const ended = endedAt();
-    const messageBytes = Buffer.from(input.message, "utf8");
-    const inline = messageBytes.length <= FUSION_INLINE_MESSAGE_MAX_BYTES;
-    const messageRef = inline ? null : bindBytes(FUSION_FILES.failureMessage, messageBytes);
-    const evidence = messageRef === null ? [...base.artifacts] : [...base.artifacts, messageRef];
-    checkOutputs(input.attempts, evidence);
-    const summary: FusionFailureSummary = selfCheck(parseFailureSummary, {
-      schema_version: SCHEMA.fusionFailureSummary,
-      run: identity,
-      terminal_state: state,
-      ended_at: ended,
-      answer: NO_ANSWER,
-      failure: {
-        code: input.code,
-        stage: input.stage,
-        slot: input.slot ?? null,
-        attempt: input.attempt ?? null,
-        child_created: input.childCreated,
-        message: {
-          byte_length: messageBytes.length,
-          sha256: sha256Hex(messageBytes),
-          // From the bytes, so a lone surrogate becomes U+FFFD and the text re-encodes to exactly them.
-          text: inline ? messageBytes.toString("utf8") : null,
-        },
-      },
-      progress: progressOf(input.stage, input.attempts),
-      usage_so_far: input.usageSoFar,
-      attempts: input.attempts,
-      evidence,
-    });
-    const summaryBytes = encodeDocument(summary);
-    if (summaryBytes.length > FUSION_DOCUMENT_MAX_BYTES) misuse("failure-summary.json would exceed its size bound");
-
-    // Leftovers of an interrupted commitCompleted are unbound; remove them so no partial answer lingers.
+  /** Leftovers of an interrupted commitCompleted are unbound; remove them so no partial answer lingers. */
+  #removeUnboundAnswer(): void {
     for (const path of [FUSION_FILES.merged, FUSION_FILES.result]) {
       try {
-        io.remove(join(runDir, path));
+        this.#io.remove(join(this.runDir, path));
       } catch {
         // Best effort: an unbound file is never read by the verifier.
       }
     }
+  }
+
+  #commitFailure(state: "failed" | "cancelled", input: FusionFailureInput): FusionFailureCommit {
+    const base = this.#running();
+    if (input.message.trim().length === 0) misuse("the failure message must not be blank");
+    const ended = this.#endedAt();
+    const { summaryBytes, messageBytes, messageRef } = failureDocuments(this.#identity, state, input, base, ended);
+    this.#removeUnboundAnswer();
     const bound = [...base.artifacts];
     let summaryWritten = false;
     try {
       if (messageRef !== null) {
-        write(FUSION_FILES.failureMessage, messageBytes);
+        this.#write(FUSION_FILES.failureMessage, messageBytes);
         bound.push(messageRef);
       }
-      write(FUSION_FILES.failureSummary, summaryBytes);
+      this.#write(FUSION_FILES.failureSummary, summaryBytes);
       bound.push(bindBytes(FUSION_FILES.failureSummary, summaryBytes));
       summaryWritten = true;
     } catch (error) {
       // Degrade to a terminal manifest without a summary (the legacy_manifest_only view).
       if (!(error instanceof DelegateError)) throw error;
     }
-    const manifest = persist({
+    const manifest = this.#persist({
       ...base,
       state,
       artifacts: bound,
@@ -318,70 +357,4 @@ function writerFor(
     });
     return { manifest, summaryWritten };
   }
-
-  return {
-    runId,
-    runDir,
-    workflow: options.workflow,
-    state: () => (current === null ? "running" : current.manifest.state),
-    manifest: () => {
-      if (current === null) misuse("the run has no manifest");
-      return structuredClone(current.manifest);
-    },
-
-    writeArtifact(path, data) {
-      const base = running();
-      if (!ARTIFACT_PATH.test(path)) misuse(`artifact path ${JSON.stringify(path)} is not allowed`);
-      if (RESERVED_PATHS.includes(path)) misuse(`${path} is written by the commit steps only`);
-      if (base.artifacts.some((ref) => ref.path === path)) misuse(`${path} is already bound`);
-      // Two slots stay free for the terminal commit's fixed files.
-      if (base.artifacts.length >= FUSION_MAX_ARTIFACTS - 2) misuse("too many artifacts for one run");
-      const bytes = toBytes(data);
-      if (path.includes("/")) {
-        try {
-          io.makeDir(dirname(join(runDir, path)), true);
-        } catch (error) {
-          throw ioFailure(`the directory of ${path} could not be created`, error);
-        }
-      }
-      write(path, bytes);
-      const ref = bindBytes(path, bytes);
-      persist({ ...base, artifacts: [...base.artifacts, ref] });
-      return { ...ref };
-    },
-
-    commitCompleted(input) {
-      const base = running();
-      const merged = toBytes(input.merged);
-      if (merged.length === 0 || merged.length > FUSION_MERGED_MAX_BYTES) {
-        misuse(`merged.md must hold 1..${FUSION_MERGED_MAX_BYTES} bytes`);
-      }
-      if (decodeUtf8Strict(merged) === null) misuse("merged.md must be well-formed UTF-8");
-      const ended = endedAt();
-      const mergedRef = bindBytes(FUSION_FILES.merged, merged);
-      const artifacts = [...base.artifacts, mergedRef];
-      checkOutputs(input.details.attempts, artifacts);
-      const result: FusionResultDocument = selfCheck(parseResultDocument, {
-        schema_version: SCHEMA.fusionResult,
-        run: identity,
-        ended_at: ended,
-        merged: mergedRef,
-        artifacts,
-        details: { schema_version: SCHEMA.fusionDetails, ...input.details },
-      });
-      const resultBytes = encodeDocument(result);
-      if (resultBytes.length > FUSION_DOCUMENT_MAX_BYTES) misuse("result.json would exceed its size bound");
-      write(FUSION_FILES.merged, merged);
-      write(FUSION_FILES.result, resultBytes);
-      return persist({
-        ...base,
-        state: "completed",
-        artifacts: [...artifacts, bindBytes(FUSION_FILES.result, resultBytes)],
-        terminal: { ended_at: ended, failure: null },
-      });
-    },
-
-    commitFailed: ({ summary }) => commitFailure("failed", summary),
-    commitCancelled: ({ summary }) => commitFailure("cancelled", summary),
-  };
 }

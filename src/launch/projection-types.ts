@@ -1,7 +1,7 @@
 /**
  * The shape of projection `visible-conversation-ledger-v2` (docs/subsystems/launch.md, "The
  * projection"): its entries, the active-call exclusion, the skipped messages and the accounting, as
- * src/launch/seed.ts builds them and seed.json carries them.
+ * src/launch/projection.ts builds them and seed.json carries them.
  */
 import type { PROJECTION_TRANSFORM } from "../core/constants.ts";
 import type { OmissionLedger, OmittedKind } from "./ledger.ts";

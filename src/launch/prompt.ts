@@ -42,7 +42,7 @@ export const CHILD_SYSTEM_PROMPT = [
 export interface ChildPromptInput {
   /** The caller's `prompt` argument, exactly as given (checked per docs/tools/bg_delegate.md, "Arguments"). */
   directive: string;
-  /** Canonical JSON of the projection (launch/seed.ts), the untrusted background. */
+  /** Canonical JSON of the projection (launch/projection.ts), the untrusted background. */
   seedJson: string;
   /** The answer's shape (docs/tools/bg_delegate.md, "Structured answers"); absent for a text answer. */
   outputSchema?: OutputSchema | undefined;

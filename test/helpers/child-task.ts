@@ -32,8 +32,8 @@ import { buildChildArgv, buildChildEnv, hostFlags } from "../../src/launch/argv.
 import { planBudget, toSeedBudget } from "../../src/launch/budget.ts";
 import { locateGuard } from "../../src/launch/host.ts";
 import { readHostCapabilities } from "../../src/launch/host-capabilities.ts";
+import { projectConversation } from "../../src/launch/projection.ts";
 import { CHILD_SYSTEM_PROMPT } from "../../src/launch/prompt.ts";
-import { projectConversation } from "../../src/launch/seed.ts";
 import { buildManifest, buildSeed, newTaskIdentity } from "../../src/launch/task-documents.ts";
 import { isAlive as isAliveCheck, processStartTime } from "../../src/process/identity.ts";
 import { writeTaskTree } from "../../src/store/artifacts.ts";

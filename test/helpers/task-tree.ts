@@ -10,8 +10,8 @@
 import { withDelegateDefaults } from "../../src/arguments/delegate-arguments.ts";
 import type { DelegateManifest, EvidenceRow, PinnedRoute } from "../../src/core/types.ts";
 import { planBudget, toSeedBudget } from "../../src/launch/budget.ts";
+import { projectConversation } from "../../src/launch/projection.ts";
 import { CHILD_SYSTEM_PROMPT } from "../../src/launch/prompt.ts";
-import { projectConversation } from "../../src/launch/seed.ts";
 import { buildManifest, buildSeed, newTaskIdentity } from "../../src/launch/task-documents.ts";
 import { finalizeTask } from "../../src/retrieval/finalize.ts";
 import { writeTaskTree } from "../../src/store/artifacts.ts";

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { canonicalJson } from "../../src/core/canonical.ts";
-import { projectConversation } from "../../src/launch/seed.ts";
+import { projectConversation } from "../../src/launch/projection.ts";
 import { branchMessages } from "../../src/launch/session-branch.ts";
 import { HOST, IS_EARENDIL_HOST } from "../helpers/pi-paths.ts";
 

@@ -5,7 +5,7 @@
  * `system` message and context edits).
  */
 import { describe, expect, it } from "vitest";
-import { projectConversation } from "../../src/launch/seed.ts";
+import { projectConversation } from "../../src/launch/projection.ts";
 import { branchMessages } from "../../src/launch/session-branch.ts";
 import { HOST, IS_EARENDIL_HOST } from "../helpers/pi-paths.ts";
 

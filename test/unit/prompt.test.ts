@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { canonicalJson } from "../../src/core/canonical.ts";
+import { projectConversation } from "../../src/launch/projection.ts";
 import { buildChildPrompt, CHILD_SYSTEM_PROMPT } from "../../src/launch/prompt.ts";
-import { projectConversation } from "../../src/launch/seed.ts";
 
 const seedJson = canonicalJson(
   projectConversation([{ role: "user", content: "earlier question", timestamp: 1 }], "call_x").projection,

@@ -4,7 +4,7 @@ import canonicalize from "canonicalize";
 import { describe, expect, it } from "vitest";
 import { canonicalJson } from "../../src/core/canonical.ts";
 import { DelegateError } from "../../src/core/errors.ts";
-import { projectConversation, projectionJson } from "../../src/launch/seed.ts";
+import { projectConversation, projectionJson } from "../../src/launch/projection.ts";
 
 // Hashes here are computed with node:crypto directly, independent of the helper under test.
 const sha = (data: string | Buffer) => createHash("sha256").update(data).digest("hex");
