@@ -19,6 +19,7 @@ import { getRegistry, type LiveTask } from "../retrieval/registry.ts";
 import { readChildTerminal } from "../verify/classify.ts";
 import type { VerifiedAnswer } from "../verify/delegate-result.ts";
 import type { LiveRun } from "./runs.ts";
+import { chargedUsd } from "./spend-share.ts";
 import { addUsage } from "./usage.ts";
 
 export interface ChildSeat {
@@ -26,6 +27,8 @@ export interface ChildSeat {
   slot: string;
   attempt: number;
   route: ResolvedRoute;
+  /** This child's share of the run's spend cap (src/fusion-run/spend-share.ts); undefined without a cap. */
+  capUsd: number | undefined;
 }
 
 /** How one child ended, as the pipeline needs it. */
@@ -63,7 +66,7 @@ export function childArguments(run: ChildBasis, seat: ChildSeat, directive: stri
     autoDeliver: "never",
     notifyOnCompletion: false,
     triggerOnCompletion: false,
-    maxCostUsd: undefined,
+    maxCostUsd: seat.capUsd,
   };
 }
 
@@ -137,7 +140,9 @@ function childEnd(run: LiveRun, seat: ChildSeat, task: LiveTask, end: TaskEnd): 
     child.running = false;
     child.verified = end.verified !== null;
   }
-  addUsage(run.usage, usageOf(task.taskDir, end.verified));
+  const usage = usageOf(task.taskDir, end.verified);
+  addUsage(run.usage, usage);
+  if (seat.capUsd !== undefined) run.chargedUsd += chargedUsd(usage, seat.capUsd);
   if (end.verified !== null) return { seat, status: "completed", code: null, message: null, verified: end.verified };
   const code = end.error?.code ?? "child_exited_without_commit";
   return {

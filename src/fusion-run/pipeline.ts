@@ -15,6 +15,7 @@ import { admitChild, type ChildEnd, type ChildSeat, runChild } from "./children.
 import { checkEvaluation, type Evaluation } from "./evaluation.ts";
 import { type CandidateAnswer, evaluateDirective, mergeDirective, mergedAnswer, repairDirective } from "./prompts.ts";
 import { commitEnded, getFusionRuns, type LiveRun, type RunEnd } from "./runs.ts";
+import { reviewShareUsd } from "./spend-share.ts";
 import { runCost, runUsageRecord } from "./usage.ts";
 
 /** Thrown inside the pipeline to commit a failed run; never leaves this file. */
@@ -52,6 +53,12 @@ function bindAnswer(run: LiveRun, path: string, end: ChildEnd): { path: string; 
   if (end.verified === null) return null;
   const ref = run.handle.writeArtifact(path, end.verified.answerBytes);
   return { path, sha256: ref.sha256 };
+}
+
+/** A review child's share of the run's cap, from what the run has left (src/fusion-run/spend-share.ts). */
+function reviewCap(run: LiveRun, stage: "evaluator" | "merger"): number | undefined {
+  const cap = run.record.limits.max_cost_usd;
+  return cap === undefined ? undefined : reviewShareUsd(cap, run.chargedUsd, stage);
 }
 
 function stopped(run: LiveRun): boolean {
@@ -97,7 +104,12 @@ async function evaluate(
   // Attempt 1 is evaluate; attempt 2, the one repair, is evaluate_repair and ends either way.
   for (let attempt = 1; ; attempt++) {
     const stageName = attempt === 1 ? "evaluate" : "evaluate_repair";
-    const end = await stage(run, snap, { stage: stageName, slot: "evaluator", attempt, route: merge }, directive);
+    const end = await stage(
+      run,
+      snap,
+      { stage: stageName, slot: "evaluator", attempt, route: merge, capUsd: reviewCap(run, "evaluator") },
+      directive,
+    );
     const answer = verifiedOf(run, end, "evaluator");
     const bound = bindAnswer(run, `evaluate/evaluator-${attempt}.md`, end);
     const checked = checkEvaluation(answer.text, slots);
@@ -163,7 +175,7 @@ export async function runPipeline(
     const merger = await stage(
       run,
       snap,
-      { stage: "merge", slot: "merger", attempt: 1, route: merge },
+      { stage: "merge", slot: "merger", attempt: 1, route: merge, capUsd: reviewCap(run, "merger") },
       mergeDirective(run.prompt, candidates, evaluation),
     );
     const answer = verifiedOf(run, merger, "merger");

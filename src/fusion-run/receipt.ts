@@ -1,6 +1,7 @@
 import { relative } from "node:path";
-import { formatDuration } from "../core/units.ts";
+import { formatCost, formatDuration } from "../core/units.ts";
 import type { FusionRunRecord } from "../fusion/run-record.ts";
+import type { FusionSpendShare } from "./spend-share.ts";
 
 export interface FusionReceiptDetails {
   kind: "bg_fusion_receipt";
@@ -12,6 +13,8 @@ export interface FusionReceiptDetails {
   prompt_sha256: string;
   artifact_dir: string;
   limits: FusionRunRecord["limits"];
+  /** The run's spend cap and how it is shared (src/fusion-run/spend-share.ts); null without a cap. */
+  spend: FusionSpendShare | null;
   auto_deliver: string;
   notify_on_completion: boolean;
   trigger_on_completion: boolean;
@@ -30,6 +33,11 @@ function lines(r: FusionReceiptDetails, cwd: string, name: string, routes: strin
     `Fusion run ${r.run_id} started: ${name}`,
     `Candidates ${routes}; merge route ${r.merge.provider}/${r.merge.model}.`,
     `Limits per child: ${l.max_turns} turns, ${l.max_tool_calls} tool calls; ${formatDuration(l.timeout_seconds)} for the run; autoDeliver ${r.auto_deliver}.`,
+    ...(r.spend === null
+      ? []
+      : [
+          `Spend cap ${formatCost(r.spend.cap_usd)}: ${formatCost(r.spend.candidate_usd)} per candidate, ${formatCost(r.spend.review_reserve_usd)}+ for evaluator and merger.`,
+        ]),
     `Seed projection sha256 ${r.seed_projection_sha256}.`,
     `Artifacts: ${relative(cwd, r.artifact_dir)}`,
     notify,

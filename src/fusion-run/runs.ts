@@ -44,6 +44,8 @@ export interface LiveRun {
   children: RunChild[];
   attempts: FusionAttemptRow[];
   usage: RunUsage;
+  /** What ended children were charged against the run's spend cap (src/fusion-run/spend-share.ts). */
+  chargedUsd: number;
   reason: RunEndReason | undefined;
   deadline: NodeJS.Timeout;
   /** Looks for a cancel request another process left in the run directory (set by add). */

@@ -15,10 +15,12 @@ import { createRun } from "../fusion/index.ts";
 import { type FusionRunRecord, RUN_RECORD_PATH } from "../fusion/run-record.ts";
 import { type HostFacts, requireCapacity, snapshotParent } from "../launch/launch.ts";
 import { resolveRoute } from "../launch/route.ts";
+import { requirePriced, resolveSpendCap } from "../launch/spend-plan.ts";
 import { admitChild, type ChildEnd, type ChildSeat, launchChild } from "./children.ts";
 import { runPipeline } from "./pipeline.ts";
 import { type FusionReceiptDetails, fusionReceiptText } from "./receipt.ts";
 import { getFusionRuns, type LiveRun } from "./runs.ts";
+import { shareRunCap } from "./spend-share.ts";
 import { emptyRunUsage } from "./usage.ts";
 
 const DEFAULT_NAME_CHARS = 48;
@@ -50,16 +52,26 @@ export async function startFusion(
   requireCapacity(cwd, host.settings.maxRunning, routes.length);
   const candidates = routes.map((r) => resolveRoute(r, ctx, host.thinkingLevel));
   const merge = resolveRoute(args.merge, ctx, host.thinkingLevel);
+  // One cap for the run (docs/subsystems/fusion.md, "The spend cap"): every route must be priced.
+  const capUsd = resolveSpendCap(args.maxCostUsd, host.settings);
+  if (capUsd !== undefined) for (const route of [...candidates, merge]) requirePriced(capUsd, route);
+  const share = capUsd === undefined ? undefined : shareRunCap(capUsd, candidates.length);
   const snap = snapshotParent(ctx, toolCallId, host);
   const seats: ChildSeat[] = candidates.map((route, i) => ({
     stage: "candidate",
     slot: `candidate-${i + 1}`,
     attempt: 1,
     route,
+    capUsd: share?.candidate_usd,
   }));
 
   const name = args.name ?? defaultName(args.prompt);
-  const limits = { max_turns: args.maxTurns, max_tool_calls: args.maxToolCalls, timeout_seconds: args.timeoutSeconds };
+  const limits = {
+    max_turns: args.maxTurns,
+    max_tool_calls: args.maxToolCalls,
+    timeout_seconds: args.timeoutSeconds,
+    ...(capUsd === undefined ? {} : { max_cost_usd: capUsd }),
+  };
   const createdAt = Date.now();
   // Every candidate is admitted before anything exists: a refusal (e.g. seed_budget_exceeded) leaves nothing.
   const admitted = seats.map((seat) => ({
@@ -96,6 +108,7 @@ export async function startFusion(
     children: [],
     attempts: [],
     usage: emptyRunUsage(),
+    chargedUsd: 0,
     reason: undefined,
     deadline: setTimeout(() => runs.end(handle.runId, "timeout"), args.timeoutSeconds * 1000),
   };
@@ -144,6 +157,7 @@ export async function startFusion(
     prompt_sha256: record.prompt_sha256,
     artifact_dir: handle.runDir,
     limits: record.limits,
+    spend: share ?? null,
     auto_deliver: record.auto_deliver,
     notify_on_completion: record.notify_on_completion,
     trigger_on_completion: record.trigger_on_completion,

@@ -5,11 +5,11 @@
  * validator and the writer's bounded, hash-checked reads.
  */
 import { join } from "node:path";
-import { AUTO_DELIVER_MODES, SCHEMA } from "../core/constants.ts";
+import { ARGUMENT_BOUNDS, AUTO_DELIVER_MODES, SCHEMA } from "../core/constants.ts";
 import { readRegularFile } from "../core/fs.ts";
 import { sha256Hex } from "../core/hash.ts";
 import type { PinnedRoute } from "../core/types.ts";
-import { bool, closedObject, count, list, literal, oneOf, sha256, str } from "../core/validate.ts";
+import { bool, closedObject, count, dollars, list, literal, oneOf, sha256, str } from "../core/validate.ts";
 import type { BoundArtifact, FusionManifest, FusionStage } from "./types.ts";
 import { FUSION_STAGES } from "./types.ts";
 
@@ -26,7 +26,8 @@ export interface FusionRunRecord {
   seed_projection_sha256: string;
   candidates: PinnedRoute[];
   merge: PinnedRoute;
-  limits: { max_turns: number; max_tool_calls: number; timeout_seconds: number };
+  /** max_cost_usd: the run's spend cap, present only when it has one. */
+  limits: { max_turns: number; max_tool_calls: number; timeout_seconds: number; max_cost_usd?: number };
   auto_deliver: (typeof AUTO_DELIVER_MODES)[number];
   notify_on_completion: boolean;
   trigger_on_completion: boolean;
@@ -65,7 +66,9 @@ export function parseRunRecord(value: unknown): FusionRunRecord {
     "notify_on_completion",
     "trigger_on_completion",
   ]);
-  const limits = closedObject(o.limits, "limits", ["max_turns", "max_tool_calls", "timeout_seconds"]);
+  const limits = closedObject(o.limits, "limits", ["max_turns", "max_tool_calls", "timeout_seconds", "max_cost_usd"], {
+    optional: ["max_cost_usd"],
+  });
   return {
     schema_version: literal(o.schema_version, "schema_version", SCHEMA.fusionRun),
     run_id: str(o.run_id, "run_id", TEXT),
@@ -79,6 +82,9 @@ export function parseRunRecord(value: unknown): FusionRunRecord {
       max_turns: count(limits.max_turns, "limits.max_turns", 1),
       max_tool_calls: count(limits.max_tool_calls, "limits.max_tool_calls", 1),
       timeout_seconds: count(limits.timeout_seconds, "limits.timeout_seconds", 1),
+      ...(limits.max_cost_usd === undefined
+        ? {}
+        : { max_cost_usd: dollars(limits.max_cost_usd, "limits.max_cost_usd", ARGUMENT_BOUNDS.maxCostUsd) }),
     },
     auto_deliver: oneOf(o.auto_deliver, "auto_deliver", AUTO_DELIVER_MODES),
     notify_on_completion: bool(o.notify_on_completion, "notify_on_completion"),

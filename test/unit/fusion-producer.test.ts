@@ -146,14 +146,16 @@ describe("the directives and the merged answer", () => {
       seed_projection_sha256: "a".repeat(64),
       prompt_sha256: "b".repeat(64),
       artifact_dir: `/p/.pi/fusion/f${"0".repeat(32)}`,
-      limits: { max_turns: 24, max_tool_calls: 120, timeout_seconds: 1200 },
-      auto_deliver: "never",
+      limits: { max_turns: 1000, max_tool_calls: 10000, timeout_seconds: 86400, max_cost_usd: 10000 },
+      spend: { cap_usd: 10000, candidate_usd: 1500, review_reserve_usd: 4000 },
+      auto_deliver: "when_small",
       notify_on_completion: true,
       trigger_on_completion: true,
       retrieve_with: { tool: "bg_result", taskId: `f${"0".repeat(32)}` },
     };
     const text = fusionReceiptText(details, "/p");
     expect(Buffer.byteLength(text)).toBeLessThanOrEqual(700);
+    expect(text).toContain("Spend cap $10000.00: $1500.00 per candidate, $4000.00+ for evaluator and merger.");
     expect(text).toContain(`Fusion run f${"0".repeat(32)} started:`);
     expect(text).toContain("Candidates 4 routes (see details)");
   });

@@ -427,6 +427,7 @@ describe("bg_fusion as a person sees it", () => {
     prompt_sha256: "d".repeat(64),
     artifact_dir: `${CWD}/.pi/fusion/${runId}`,
     limits: { max_turns: 24, max_tool_calls: 120, timeout_seconds: 1200 },
+    spend: null,
     auto_deliver: "never",
     notify_on_completion: true,
     trigger_on_completion: true,
