@@ -84,7 +84,8 @@ function renderDelegate(f: DelegateFacts, now: number): string {
     ["capability", `${f.capability}, extensions ${f.extension_mode}`],
     [
       "limits",
-      `${f.limits.max_turns} turns, ${f.limits.max_tool_calls} tool calls, ${formatDuration(f.limits.timeout_seconds)}`,
+      `${f.limits.max_turns} turns, ${f.limits.max_tool_calls} tool calls, ${formatDuration(f.limits.timeout_seconds)}` +
+        (f.limits.max_cost_usd === undefined ? "" : `, spend cap ${formatCost(f.limits.max_cost_usd)}`),
     ],
     [
       "budget",
@@ -94,6 +95,9 @@ function renderDelegate(f: DelegateFacts, now: number): string {
     ],
     ["progress", `${f.progress.turns} turns, ${f.progress.tool_calls} tool calls`],
     ["usage", usageText(f.usage)],
+    ...(f.spend === null
+      ? []
+      : [["spend", `${formatCost(f.spend.spent_usd)} of cap ${formatCost(f.spend.cap_usd)}`] as [string, string]]),
     ["answer", f.answer === null ? "-" : `${formatBytes(f.answer.byte_length)}, sha256 ${f.answer.sha256} (verified)`],
     ...answerCopyLines(f),
     ["finalized", finalizedText(f)],
@@ -106,6 +110,22 @@ function renderDelegate(f: DelegateFacts, now: number): string {
       "",
       "Basis (per field of the JSON answer, each citation checked against what the child read):",
       table(["FIELD", "CONFIDENCE", "CITATION", "CHECK"], f.basis.flatMap(basisCells)),
+    );
+  }
+  if (f.spend !== null && f.spend.requests.length > 0) {
+    lines.push(
+      "",
+      "Spend per request (runtime-budget.json: the spend before it, its bound, what it was charged):",
+      table(
+        ["REQUEST", "SPENT BEFORE", "BOUND", "CHARGED", "DECISION"],
+        f.spend.requests.map((r) => [
+          String(r.request),
+          formatCost(r.spent_before_usd),
+          formatCost(r.worst_usd),
+          r.charged_usd === null ? "-" : formatCost(r.charged_usd),
+          r.decision === "finalize" ? "answer now" : r.decision === "stop" ? "not sent" : "sent",
+        ]),
+      ),
     );
   }
   if (f.evidence.length > 0) {

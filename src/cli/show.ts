@@ -3,6 +3,7 @@
  * hashes, attestations, usage and evidence are shown only when result.json passes bg_result's checks
  * just now; otherwise the check's code is the failure shown.
  */
+
 import { lstatSync } from "node:fs";
 import { join } from "node:path";
 import { type FinalizedBy, FUSION_FILES, TASK_FILES } from "../core/constants.ts";
@@ -13,6 +14,7 @@ import { expectedIdentity } from "../retrieval/finalize.ts";
 import { fusionLiveness } from "../retrieval/retrieve-any.ts";
 import { isTaskRunning } from "../retrieval/running.ts";
 import { fileExists, readTaskRecords, type TaskRecords, type TaskRef } from "../store/lookup.ts";
+import { readSpendRecord, type SpendRecord } from "../store/spend-record.ts";
 import { readChildTerminal } from "../verify/classify.ts";
 import { answerCopyState } from "../verify/delivery.ts";
 import { checkEvidence } from "../verify/evidence-check.ts";
@@ -47,6 +49,8 @@ export interface DelegateFacts {
   budget: TaskRecords["budget"];
   progress: { turns: number; tool_calls: number };
   usage: UsageRecord | null;
+  /** The spend cap's record from runtime-budget.json (per-request spend); null without a cap or record. */
+  spend: SpendRecord | null;
   answer: { byte_length: number; sha256: string } | null;
   /** Which limit's runway told the child to answer (result.json's finalized_by); null when none did or no result. */
   finalized_by: FinalizedBy | null;
@@ -174,6 +178,7 @@ function delegateFacts(dir: string): DelegateFacts {
     budget,
     progress: result ? { turns: result.turns, tool_calls: result.tool_calls } : progress,
     usage,
+    spend: readSpendRecord(dir),
     answer: result ? { byte_length: result.answer.byte_length, sha256: result.answer.sha256 } : null,
     finalized_by: result?.finalized_by ?? null,
     evidence: result?.evidence ?? [],

@@ -1,7 +1,8 @@
 import { relative } from "node:path";
 import { INLINE_ANSWER_MAX_BYTES } from "../core/constants.ts";
 import type { BoundArtifact, DelegateManifest } from "../core/types.ts";
-import { secondsBetween } from "../core/units.ts";
+import { formatCost, secondsBetween } from "../core/units.ts";
+import { spendText } from "./result.ts";
 
 export interface NotificationDetails {
   /** Absent for a delegate task (older sessions carry none); "fusion" for a Fusion run. */
@@ -20,6 +21,8 @@ export interface NotificationDetails {
   run_seconds: number | null;
   /** What the child spent, in dollars; null when unknown. */
   cost_total: number | null;
+  /** The spend cap it ran under; null when it had none. */
+  max_cost_usd: number | null;
   /** The failure's message (for the person's expanded view); null on success. */
   message: string | null;
 }
@@ -46,10 +49,18 @@ export const NOTIFICATION_TEXT_MAX_BYTES = 500;
 function noticeText(m: DelegateManifest, auto: AutoDelivery, name: string): string {
   const t = m.terminal;
   const head = `Background delegate ${m.task_id} (${name}) ${m.state}`;
+  const cap = m.limits.max_cost_usd;
+  const spent = t?.cost_total;
+  const spend =
+    cap === undefined
+      ? ""
+      : spent === undefined
+        ? ` Spend not reported; cap ${formatCost(cap)}.`
+        : ` Spent ${spendText(spent, cap)}.`;
   const body =
-    m.state === "completed" && t?.answer_sha256
+    (m.state === "completed" && t?.answer_sha256
       ? `: verified answer ${t.answer_bytes} bytes, sha256 ${t.answer_sha256}.`
-      : `: [${t?.code ?? "unknown"}] no answer was committed.`;
+      : `: [${t?.code ?? "unknown"}] no answer was committed.`) + spend;
   if (auto?.kind === "answer")
     return `${head}${body} The verified answer follows (autoDeliver); bg_result is not needed.`;
   if (auto?.kind === "artifact") {
@@ -89,6 +100,7 @@ export function notificationDetails(m: DelegateManifest, taskDir: string, auto: 
     artifact_dir: taskDir,
     run_seconds: m.terminal ? secondsBetween(m.created_at, m.terminal.ended_at) : null,
     cost_total: m.terminal?.cost_total ?? null,
+    max_cost_usd: m.limits.max_cost_usd ?? null,
     message: m.terminal?.message ?? null,
   };
 }

@@ -13,7 +13,15 @@ import type { RuntimeBudgetFile } from "../../src/child/records.ts";
 import { TASK_FILES } from "../../src/core/constants.ts";
 import type { DelegateResultFile } from "../../src/core/types.ts";
 import { listTaskRefs } from "../../src/store/lookup.ts";
-import { bgResultVia, delegateVia, installParentDriver, isChildRequest, until } from "../helpers/drive.ts";
+import { runCli } from "../helpers/cli.ts";
+import {
+  bgResultVia,
+  delegateVia,
+  installParentDriver,
+  isChildRequest,
+  notifications,
+  until,
+} from "../helpers/drive.ts";
 import {
   type AgentDir,
   createAgentDir,
@@ -152,6 +160,14 @@ describe("a capped delegate", () => {
       expect(view.text).toContain(ANSWER);
       expect(view.text).toContain("reached the runway of its spend cap (maxCostUsd)");
       expect(view.text).toMatch(/of cap \$0\.2000/);
+      // The notice states the spend beside the cap; `show` prints the per-request spend.
+      await until(() => notifications(parent.messages()).length > 0, "the capped task's notice");
+      expect(JSON.stringify(notifications(parent.messages()))).toMatch(/Spent \$0\.\d{4} of cap \$0\.2000\./);
+      const show = await runCli(cwd, "show", capped);
+      expect(show.code).toBe(0);
+      expect(show.stdout).toMatch(/^spend:?\s+\$0\.\d{4} of cap \$0\.2000$/m);
+      expect(show.stdout).toContain("Spend per request");
+      expect(show.stdout).toMatch(/answer now/);
 
       // The same script without a cap answers only after WORK_TURNS turns.
       const free = taskFiles(plain, uncapped);

@@ -169,6 +169,7 @@ describe("show: which limit made the delegate answer", () => {
     budget: null,
     progress: { turns: 24, tool_calls: 40 },
     usage: null,
+    spend: null,
     answer: { byte_length: 120, sha256: "b".repeat(64) },
     finalized_by: "turns",
     evidence: [],
@@ -190,6 +191,28 @@ describe("show: which limit made the delegate answer", () => {
     expect(line({ ...base, finalized_by: "time" })).toContain("neared its timeout (timeoutSeconds)");
     expect(line({ ...base, finalized_by: null })).toMatch(/^finalized:?\s+no \(answered before any limit's runway\)$/);
     expect(line({ ...base, state: "failed", answer: null, finalized_by: null })).toMatch(/^finalized:?\s+-$/);
+  });
+
+  it("a capped delegate: the cap in its limits, the spend beside it, and the per-request spend of runtime-budget.json", () => {
+    const text = renderFacts({
+      ...base,
+      finalized_by: "cost",
+      limits: { ...base.limits, max_cost_usd: 0.2 },
+      spend: {
+        cap_usd: 0.2,
+        spent_usd: 0.0603,
+        requests: [
+          { request: 1, spent_before_usd: 0, worst_usd: 0.05, charged_usd: 0.0201, decision: "send" },
+          { request: 2, spent_before_usd: 0.0201, worst_usd: 0.06, charged_usd: 0.0201, decision: "send" },
+          { request: 3, spent_before_usd: 0.0402, worst_usd: 0.07, charged_usd: 0.0201, decision: "finalize" },
+        ],
+      },
+    });
+    expect(line({ ...base, finalized_by: "cost" })).toContain("reached the runway of its spend cap (maxCostUsd)");
+    expect(text).toMatch(/^limits:?\s+24 turns, 120 tool calls, 20m00s, spend cap \$0\.2000$/m);
+    expect(text).toMatch(/^spend:?\s+\$0\.0603 of cap \$0\.2000$/m);
+    expect(text).toContain("Spend per request");
+    expect(text).toMatch(/^\s*3\s+\$0\.0402\s+\$0\.0700\s+\$0\.0201\s+answer now\s*$/m);
   });
 
   it("shows evidence file names and arguments with their control characters escaped", () => {

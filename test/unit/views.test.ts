@@ -60,6 +60,30 @@ describe("notification text", () => {
     expect(Buffer.byteLength(notificationText(failed, null))).toBeLessThanOrEqual(NOTIFICATION_TEXT_MAX_BYTES);
   });
 
+  it("a capped delegate's notice states the spend beside the cap, within 500 bytes", () => {
+    const copy = { path: `${DIR}/answer.txt`, byte_length: 4 * 1024 * 1024, sha256: "c".repeat(64) };
+    const capped = manifest({
+      limits: { max_turns: 1000, max_tool_calls: 10000, timeout_seconds: 86400, max_cost_usd: 10000 },
+      terminal: {
+        ended_at: "2026-01-01T00:00:00.000Z",
+        answer_bytes: 4 * 1024 * 1024,
+        answer_sha256: "c".repeat(64),
+        cost_total: 9999.1234,
+      },
+    });
+    const text = notificationText(capped, { kind: "artifact", copy });
+    expect(text).toContain("Spent $9999.12 of cap $10000.00.");
+    expect(Buffer.byteLength(text)).toBeLessThanOrEqual(NOTIFICATION_TEXT_MAX_BYTES);
+    const unknown = manifest({
+      state: "failed",
+      limits: { max_turns: 1, max_tool_calls: 1, timeout_seconds: 1, max_cost_usd: 0.2 },
+      terminal: { ended_at: "x", code: "child_cost_limit" },
+    });
+    expect(notificationText(unknown, null)).toContain(
+      "[child_cost_limit] no answer was committed. Spend not reported; cap $0.2000.",
+    );
+  });
+
   it("carries an autoDelivered answer in full after the bounded notice", () => {
     const answer = "x".repeat(40_000);
     const text = notificationText(manifest({ auto_deliver: "when_small" }), { kind: "answer", text: answer });
