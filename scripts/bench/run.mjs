@@ -23,6 +23,7 @@ import { endToEndFigure } from "./figures/end-to-end.mjs";
 import { memoryFigure } from "./figures/memory.mjs";
 import { receiptFigures } from "./figures/receipt.mjs";
 import { selfProofFigure } from "./figures/self-proof.mjs";
+import { spendFigure } from "./figures/spend.mjs";
 import { verifyFigure } from "./figures/verify.mjs";
 import { windowFigure } from "./figures/window.mjs";
 import { buildReport, table } from "./report.mjs";
@@ -36,6 +37,7 @@ const CONFIGS = {
     endToEnd: { reps: 7 },
     verify: { answerBytes: 4 * MiB, reps: 25 },
     window: { resultSizes: [4_000, 8_000, 20_000, 50_000, 60_000] },
+    spend: { batches: 10, runsPerBatch: 500 },
     memory: { answerBytes: 1 * MiB, reps: 3 },
     concurrency: { count: 8, reps: 5 },
     selfProof: { reps: 5 },
@@ -45,6 +47,7 @@ const CONFIGS = {
     endToEnd: { reps: 1 },
     verify: { answerBytes: 1 * MiB, reps: 1 },
     window: { resultSizes: [8_000, 50_000] },
+    spend: { batches: 2, runsPerBatch: 100 },
     memory: { answerBytes: MiB / 4, reps: 1 },
     concurrency: { count: 2, reps: 1 },
     selfProof: { reps: 1 },
@@ -99,6 +102,7 @@ async function main() {
   const steps = [
     ["verify", () => verifyFigure({ ...config.verify, log })],
     ["window", () => windowFigure({ ...config.window, log })],
+    ["spend", () => spendFigure({ ...config.spend, log })],
     ["receipt", () => receiptFigures(workspace, { ...config.receipt, collect, log })],
     ["end-to-end", () => endToEndFigure(workspace, { ...config.endToEnd, log })],
     ["concurrency", () => concurrencyFigure(workspace, { ...config.concurrency, collect, log })],

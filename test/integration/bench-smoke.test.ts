@@ -26,6 +26,8 @@ const EXPECTED_TARGETS: Record<string, number> = {
   context_failure_view: 1024,
   usable_window: 0.9,
   usable_window_bytes_only: 0.9,
+  // Issue 28: the spend cap's overshoot, the largest final spend ÷ cap, at most 1.
+  spend_overshoot: 1,
   // Issue 25: the host probe before an unproven Pi's first delegate, at most 10 s on 2 cores.
   "self-proof": 10,
 };
