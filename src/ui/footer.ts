@@ -48,6 +48,12 @@ export const PLAIN_THEME: FooterTheme = { fg: (_color, text) => text };
 /** How many characters of a run id the footer shows, as `/delegates` abbreviates ids. */
 const RUN_ID_CHARS = 9;
 
+/** Spend against a spend cap while a capped task runs, e.g. ` · $0.0420 of $0.50 cap`; "" without a cap. */
+function capPart(spent: number | null, cap: number | undefined, theme: FooterTheme): string {
+  if (cap === undefined) return "";
+  return theme.fg("dim", ` · ${spent === null ? "?" : formatCost(spent)} of ${formatCost(cap)} cap`);
+}
+
 /**
  * One live Fusion run: its id, the stage it is in, and how many of its candidates have a verified
  * answer so far, e.g. `⧗ fusion f1a2b3c4d (cache question): evaluate, 2/3 candidates verified 45s`.
@@ -57,7 +63,9 @@ function runPart(run: LiveRun, now: number, theme: FooterTheme): string {
   const verified = run.children.filter((c) => c.stage === "candidate" && c.verified === true).length;
   const id = theme.fg("accent", `fusion ${run.runId.slice(0, RUN_ID_CHARS)}`);
   const what = `${run.stage}, ${verified}/${total} candidates verified`;
-  return `${theme.fg("warning", "⧗")} ${id} ${theme.fg("muted", `(${run.record.name})`)}: ${what} ${theme.fg("dim", formatDuration((now - run.createdAt) / 1000))}`;
+  // A capped run: what its ended children spent so far against the run's cap.
+  const cap = capPart(run.usage.counts.cost_total, run.record.limits?.max_cost_usd, theme);
+  return `${theme.fg("warning", "⧗")} ${id} ${theme.fg("muted", `(${run.record.name})`)}: ${what} ${theme.fg("dim", formatDuration((now - run.createdAt) / 1000))}${cap}`;
 }
 
 /**
@@ -84,7 +92,8 @@ export function footerText(cwd: string, now = Date.now(), theme: FooterTheme = P
     const calls = `${p.tool_calls} tool call${p.tool_calls === 1 ? "" : "s"}`;
     const turns = `${p.turns} turn${p.turns === 1 ? "" : "s"}`;
     parts.push(
-      `${theme.fg("warning", "⧗")} ${theme.fg("accent", t.manifest.name)} ${formatDuration((now - t.startedAt) / 1000)} · ${turns} · ${calls}`,
+      `${theme.fg("warning", "⧗")} ${theme.fg("accent", t.manifest.name)} ${formatDuration((now - t.startedAt) / 1000)} · ${turns} · ${calls}` +
+        capPart(p.cost_total, t.manifest.limits.max_cost_usd, theme),
     );
   }
   const cost = unknown === 0 ? formatCost(spent) : spent > 0 ? `at least ${formatCost(spent)}` : "not reported";

@@ -21,8 +21,14 @@ function candidate(slot: string, verified: boolean | undefined): RunChild {
 }
 
 /** A live run as the footer reads it: id, cwd, name, candidates, stage, children and start time. */
-function liveRun(cwd: string, stage: LiveRun["stage"], children: RunChild[], createdAt: number): LiveRun {
-  const record = { name: "cache question", candidates: [route, route, route] } as Pick<
+function liveRun(
+  cwd: string,
+  stage: LiveRun["stage"],
+  children: RunChild[],
+  createdAt: number,
+  limits?: FusionRunRecord["limits"],
+): LiveRun {
+  const record = { name: "cache question", candidates: [route, route, route], ...(limits ? { limits } : {}) } as Pick<
     FusionRunRecord,
     "name" | "candidates"
   >;
@@ -52,6 +58,16 @@ describe("the footer's Fusion part", () => {
     );
     // Another project's footer does not show it.
     expect(footerText(await makeTempDir("footer-other"), now)).toBeUndefined();
+  });
+
+  it("a capped run shows what its children spent against the run's cap", async () => {
+    const cwd = await makeTempDir("footer-cap");
+    const now = 3_000_000;
+    const limits = { max_turns: 1, max_tool_calls: 1, timeout_seconds: 60, max_cost_usd: 2 };
+    const run = liveRun(cwd, "evaluate", [candidate("candidate-1", true)], now - 5_000, limits);
+    run.usage.counts.cost_total = 0.042;
+    getFusionRuns().live.set(RUN_ID, run);
+    expect(footerText(cwd, now)).toContain("evaluate, 1/3 candidates verified 5s · $0.0420 of $2.00 cap");
   });
 
   it("colours its parts with Pi's theme", async () => {
