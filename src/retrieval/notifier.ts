@@ -10,6 +10,7 @@ import { readVerifiedResult } from "../verify/result-file.ts";
 import { chooseAutoDelivery, notificationDetails, notificationText } from "../views/notification.ts";
 import { expectedIdentity, finalizeTask, type TaskEnd } from "./finalize.ts";
 import { getRegistry } from "./registry.ts";
+import { inlineAnswerText } from "./retrieve.ts";
 import { isTaskRunning } from "./running.ts";
 
 /** How often a task held by another process is looked at again, until it ends. */
@@ -135,7 +136,7 @@ export class SessionLink {
         const v = verified();
         auto = chooseAutoDelivery(
           manifest.auto_deliver,
-          v ? { text: v.text, bytes: v.answerBytes.length } : null,
+          v ? { text: inlineAnswerText(manifest, v), bytes: v.answerBytes.length } : null,
           () => {
             const copy = writeAnswerCopy(taskDir, v!);
             return "written" in copy ? copy.written : null;

@@ -11,6 +11,7 @@ import { decideDelivery, writeAnswerCopy } from "../verify/delivery.ts";
 import { checkEvidence } from "../verify/evidence-check.ts";
 import { readVerifiedResult } from "../verify/result-file.ts";
 import { checkBasis, parseCommittedAnswer, type TaskOutput } from "../verify/structured-output.ts";
+import { structuredText } from "../views/output.ts";
 import {
   type CompletedView,
   completedText,
@@ -120,6 +121,19 @@ export function taskOutput(settled: Extract<SettledDelegate, { kind: "completed"
     content: inline ? structured.output : null,
     basis: checkBasis(structured, verified.result.evidence, manifest.cwd),
   };
+}
+
+/**
+ * The answer as the model reads it inline (the completion notice's autoDeliver): the text as
+ * committed, or for a structured answer its JSON and checked basis lines, exactly as bg_result shows
+ * them. Throws child_output_invalid when a structured answer does not conform.
+ */
+export function inlineAnswerText(manifest: DelegateManifest, verified: VerifiedAnswer): string {
+  const schema = manifest.output_schema;
+  if (schema === undefined) return verified.text;
+  const structured = parseCommittedAnswer(verified.text, schema, []);
+  const output = taskOutput({ kind: "completed", manifest, verified, structured }, true);
+  return structuredText(structured.output, output);
 }
 
 /** bg_result for a delegate task: {@link settleDelegate}, then the running view or the delivery. */

@@ -8,6 +8,7 @@ import type { ReceiptDetails } from "../views/receipt.ts";
 import { type CompletedView, completedHeader, FORCED_BY, type RunningView } from "../views/result.ts";
 import { answerFileHead, answerPreview, type ExpectedAnswer } from "./answer-preview.ts";
 import { shortId } from "./delegates-table.ts";
+import { structuredPreview } from "./structured-preview.ts";
 
 /*
  * What a person sees in Pi's terminal (docs/subsystems/retrieval.md, "What a person sees"): plain
@@ -106,6 +107,11 @@ function completedLine(v: CompletedView, theme: Theme): string {
   const c = v.evidence_check.citations;
   const flagged = c.unread_file + c.unseen_lines;
   if (flagged > 0) notes.push(`${plural(flagged, "citation")} of ${c.total} not backed by what it read`);
+  const flaggedFields = v.output?.basis.filter((b) => b.status === "flagged").length ?? 0;
+  if (flaggedFields > 0)
+    notes.push(
+      `${plural(flaggedFields, "field")} of the JSON answer ${flaggedFields === 1 ? "rests" : "rest"} on citations not verified`,
+    );
   if (v.flags.no_tool_calls) notes.push("it read no files: the answer rests on the conversation alone");
   if (v.flags.finalized_by_runway)
     notes.push(`it ${FORCED_BY[v.flags.finalized_by ?? "context"]} and answered from what it had read`);
@@ -194,6 +200,14 @@ export function renderRetrieval(result: AgentToolResult<unknown>, options: Rende
     const why = view.answer.text_unwritable ?? "answer.txt was not written";
     box.addChild(new Text(theme.fg("muted", `answer: ${view.answer.result_path} (base64; ${why})`), 0, 0));
     box.addChild(new Text(theme.fg("dim", `read it as text: pi-bg-delegate result ${view.task_id}`), 0, 0));
+    return box;
+  }
+  // A structured answer (older sessions' details have no output): its fields and their basis.
+  if (view.output?.type === "json") {
+    if (view.output.content === null && view.answer.text_path !== null) {
+      box.addChild(new Text(theme.fg("muted", `answer file: ${view.answer.text_path}`), 0, 0));
+    }
+    box.addChild(structuredPreview(view.output, options.expanded, theme));
     return box;
   }
   answerBlock(

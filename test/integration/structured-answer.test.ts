@@ -122,7 +122,12 @@ describe("structured answers (outputSchema)", () => {
       const id = await delegateStructured(
         parent,
         `List the auth facts. ${script(READ, { text: JSON.stringify(ANSWER) })}`,
+        { autoDeliver: "when_small" },
       );
+      // autoDeliver carries what bg_result shows: the JSON and the checked basis lines.
+      const notice = JSON.stringify(notifications(parent.messages())[0]?.content);
+      expect(notice).toContain("Output (JSON, conforms to outputSchema):");
+      expect(notice).toContain("- ttl: flagged (0 of 1 citation verified): src/auth.js:5 excerpt not found");
       // The child was told the format and given the schema.
       const childPrompt = server.requests
         .flatMap((r) => r.messages)

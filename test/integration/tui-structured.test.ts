@@ -1,0 +1,120 @@
+/**
+ * A structured answer as a person sees it (issue #29): Pi's interactive mode in a real
+ * pseudo-terminal, a real delegate child answering JSON for an outputSchema, bg_result rendered as
+ * one line per field with its value and basis status (not braces), collapsed and then expanded
+ * (ctrl+o) with each citation's check.
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { isChildRequest } from "../helpers/drive.ts";
+import {
+  createAgentDir,
+  FAKE_MODELS,
+  FAKE_PROVIDER,
+  makeTempDir,
+  script,
+  useModelServer,
+  waitForNoProcesses,
+} from "../helpers/pi-parent.ts";
+import { startInteractivePi } from "../helpers/terminal.ts";
+
+const server = useModelServer();
+
+const SCHEMA = {
+  type: "object",
+  additionalProperties: false,
+  required: ["places", "ttl"],
+  properties: {
+    places: {
+      type: "array",
+      items: {
+        type: "object",
+        additionalProperties: false,
+        properties: { file: { type: "string" }, line: { type: "integer" } },
+      },
+    },
+    ttl: { type: "integer" },
+  },
+};
+
+const ANSWER = {
+  output: {
+    places: [
+      { file: "src/auth.js", line: 2 },
+      { file: "src/auth.js", line: 3 },
+    ],
+    ttl: 60,
+  },
+  basis: [
+    {
+      field: "places",
+      citations: [{ path: "src/auth.js", start_line: 2, end_line: 3, excerpt: "return token(user);" }],
+      reasoning: "login hands out the token",
+      confidence: "high",
+    },
+    {
+      field: "ttl",
+      citations: [{ path: "src/auth.js", start_line: 5, end_line: 5, excerpt: "TTL = 90" }],
+      reasoning: "the constant",
+      confidence: "low",
+    },
+  ],
+};
+
+function driveParent(): void {
+  server.setHandler((req) => {
+    if (isChildRequest(req)) return undefined;
+    const last = req.messages.at(-1);
+    if (last?.role === "user" && last.text === "go") {
+      const prompt = `Find the auth places. ${script({ tool: "read", args: { path: "src/auth.js" } }, { text: JSON.stringify(ANSWER) })}`;
+      return { toolCalls: [{ name: "bg_delegate", args: { name: "auth places", prompt, outputSchema: SCHEMA } }] };
+    }
+    const notice =
+      last?.role === "user" ? /Background delegate (d[0-9a-f]{32}) \(auth places\) completed/.exec(last.text) : null;
+    if (notice) return { toolCalls: [{ name: "bg_result", args: { taskId: notice[1] } }] };
+    return { text: last?.role === "tool" ? "Noted." : "Nothing else to do." };
+  });
+}
+
+describe("a structured answer in Pi's interactive terminal", () => {
+  it("shows each field with its value and basis status, and the citations when expanded", async () => {
+    const agent = await createAgentDir({ serverUrl: server.url });
+    const cwd = await makeTempDir("tui-structured");
+    mkdirSync(join(cwd, "src"));
+    writeFileSync(
+      join(cwd, "src", "auth.js"),
+      "// auth\nexport function login(user) {\n  return token(user);\n}\nexport const TTL = 60;\n",
+    );
+    driveParent();
+    const tty = await startInteractivePi({
+      agentDir: agent.dir,
+      cwd,
+      cols: 120,
+      rows: 48,
+      provider: FAKE_PROVIDER,
+      model: FAKE_MODELS.default,
+      message: "go",
+    });
+    try {
+      await tty.waitFor(
+        /✓ auth places · answer \d+ B, verified[\s\S]*citations and reasoning/,
+        "the structured answer",
+      );
+      const shown = tty.history().join("\n");
+      expect(shown).toMatch(/note: 1 field of the JSON answer rests on citations not verified/);
+      expect(shown).toMatch(/places \(2\) +✓ verified \(1\) · confidence high/);
+      expect(shown).toMatch(/• file: src\/auth\.js · line: 2/);
+      expect(shown).toMatch(/ttl: 60 +⚠ 0 of 1 citation verified · confidence low/);
+      expect(shown).not.toMatch(/"output"|\{"places"|sha256/);
+      tty.type("\u000f");
+      await tty.waitFor(/src\/auth\.js:5 excerpt not found/, "the expanded citations");
+      const expanded = tty.history().join("\n");
+      expect(expanded).toMatch(/src\/auth\.js:2-3 verified “return token\(user\);”/);
+      expect(expanded).toContain("login hands out the token");
+    } finally {
+      await tty.close();
+    }
+    expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
+  });
+});
