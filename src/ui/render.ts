@@ -83,7 +83,8 @@ export function renderReceipt(
 }
 
 function runningLine(v: RunningView, theme: Theme): string {
-  const spent = v.progress.cost_total === null ? "" : `${dot(theme)}${formatCost(v.progress.cost_total)} so far`;
+  const cap = v.limits.max_cost_usd === undefined ? "" : ` of ${formatCost(v.limits.max_cost_usd)} cap`;
+  const spent = v.progress.cost_total === null ? "" : `${dot(theme)}${formatCost(v.progress.cost_total)}${cap} so far`;
   const next = v.notify ? "you will be notified when it ends" : "no notification: ask again later";
   return (
     `${theme.fg("warning", "⧗")} ${theme.fg("accent", v.name)} is still running${dot(theme)}` +
@@ -93,7 +94,8 @@ function runningLine(v: RunningView, theme: Theme): string {
 }
 
 function completedLine(v: CompletedView, theme: Theme): string {
-  const cost = v.usage.status === "observed" ? formatCost(v.usage.cost_total) : "cost not reported";
+  const cap = v.max_cost_usd === null ? "" : ` of ${formatCost(v.max_cost_usd)} cap`;
+  const cost = v.usage.status === "observed" ? `${formatCost(v.usage.cost_total)}${cap}` : `cost not reported${cap}`;
   const time = v.run_seconds === null ? "" : `${formatDuration(v.run_seconds)}${dot(theme)}`;
   const head =
     `${theme.fg("success", "✓")} ${theme.fg("accent", v.name)}${dot(theme)}answer ${formatBytes(v.answer.byte_length)}, verified` +
@@ -233,10 +235,11 @@ export function notificationLine(d: NotificationDetails, theme: Theme): string {
   const id = theme.fg("accent", shortId(d.taskId));
   const time =
     d.run_seconds === null ? "" : ` ${d.state === "completed" ? "in" : "after"} ${formatDuration(d.run_seconds)}`;
+  const cap = d.max_cost_usd === null || d.max_cost_usd === undefined ? "" : ` of ${formatCost(d.max_cost_usd)} cap`;
   const cost =
     d.cost_total === null
-      ? "cost not reported"
-      : `${formatCost(d.cost_total)}${d.state === "completed" ? "" : " spent"}`;
+      ? `cost not reported${cap}`
+      : `${formatCost(d.cost_total)}${d.state === "completed" ? "" : " spent"}${cap}`;
   const icon =
     d.state === "completed"
       ? theme.fg("success", "●")

@@ -21,8 +21,8 @@ export interface NotificationDetails {
   run_seconds: number | null;
   /** What the child spent, in dollars; null when unknown. */
   cost_total: number | null;
-  /** The spend cap it ran under; null when it had none. */
-  max_cost_usd: number | null;
+  /** The spend cap it ran under; null when it had none (absent in notices of older sessions). */
+  max_cost_usd?: number | null;
   /** The failure's message (for the person's expanded view); null on success. */
   message: string | null;
 }

@@ -410,6 +410,22 @@ describe("the completion notification as a person sees it", () => {
     });
     expect(renderNotice(cancelled, 80)).toContain("scan cancelled after 3s · cost not reported");
   });
+
+  it("a capped task shows its spend beside its cap", () => {
+    const capped = manifest("scan", {
+      state: "failed",
+      limits: { max_turns: 24, max_tool_calls: 120, timeout_seconds: 1200, max_cost_usd: 0.5 },
+      terminal: {
+        ended_at: "2026-12-01T10:00:03.000Z",
+        code: "child_cost_limit",
+        message: "told to answer, it called a tool",
+        cost_total: 0.4821,
+      },
+    });
+    expect(renderNotice(capped, 120)).toContain(
+      "scan failed after 3s · $0.4821 spent of $0.5000 cap · child_cost_limit",
+    );
+  });
 });
 
 describe("bg_fusion as a person sees it", () => {
