@@ -1,13 +1,8 @@
-import {
-  ARGUMENT_BOUNDS,
-  AUTO_DELIVER_MODES,
-  CAPABILITIES,
-  DELEGATE_DEFAULTS,
-  EXTENSION_MODES,
-} from "../core/constants.ts";
+import { ARGUMENT_BOUNDS, CAPABILITIES, DELEGATE_DEFAULTS, EXTENSION_MODES } from "../core/constants.ts";
 import type { OutputSchema } from "../core/output-schema.ts";
 import type { PinnedRoute } from "../core/types.ts";
 import { type ArgsOf, checkArguments, type FieldTable, objectSchema } from "./fields.ts";
+import { runOptionFields } from "./run-options.ts";
 
 /** bg_delegate's public arguments (docs/tools/bg_delegate.md, "Arguments"), descriptions in our words. */
 export const DELEGATE_FIELDS = {
@@ -55,48 +50,7 @@ export const DELEGATE_FIELDS = {
     description:
       'Extension discovery in the child. "isolated" (default) loads none; "ambient" lets pi discover user and project extensions, which run arbitrary code in the child. Use it only for a provider that an extension registers.',
   },
-  maxTurns: {
-    kind: "integer",
-    required: false,
-    max: ARGUMENT_BOUNDS.maxTurns,
-    description: `Most agent turns the delegate may take. Default ${DELEGATE_DEFAULTS.maxTurns}.`,
-  },
-  maxToolCalls: {
-    kind: "integer",
-    required: false,
-    max: ARGUMENT_BOUNDS.maxToolCalls,
-    description: `Most tool calls the delegate may make. Default ${DELEGATE_DEFAULTS.maxToolCalls}.`,
-  },
-  timeoutSeconds: {
-    kind: "integer",
-    required: false,
-    max: ARGUMENT_BOUNDS.timeoutSeconds,
-    description: `Wall-clock limit in seconds. Default ${DELEGATE_DEFAULTS.timeoutSeconds}.`,
-  },
-  maxCostUsd: {
-    kind: "usd",
-    required: false,
-    max: ARGUMENT_BOUNDS.maxCostUsd,
-    description:
-      "Spend cap in US dollars: the delegate is told to answer before its next request could cross it, and is never billed past it. Needs a route with prices. Default: the setting bgDelegate.maxCostUsd; unset means no cap.",
-  },
-  autoDeliver: {
-    kind: "enum",
-    required: false,
-    values: AUTO_DELIVER_MODES,
-    description:
-      'Whether the completion notice carries the verified answer: "never" (default), "when_small" (answers up to 48 KiB) or "always" (the answer, or its file reference when larger).',
-  },
-  notifyOnCompletion: {
-    kind: "boolean",
-    required: false,
-    description: "Send one completion notice to this session when the task ends. Default true.",
-  },
-  triggerOnCompletion: {
-    kind: "boolean",
-    required: false,
-    description: "Let the completion notice start a new turn when the session is idle. Default true.",
-  },
+  ...runOptionFields("delegate"),
 } as const satisfies FieldTable;
 
 export const DELEGATE_PARAMETERS = objectSchema(DELEGATE_FIELDS);

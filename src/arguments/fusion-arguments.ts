@@ -1,7 +1,8 @@
-import { ARGUMENT_BOUNDS, AUTO_DELIVER_MODES, FUSION_CANDIDATES, FUSION_DEFAULTS } from "../core/constants.ts";
+import { ARGUMENT_BOUNDS, FUSION_CANDIDATES } from "../core/constants.ts";
 import type { PinnedRoute } from "../core/types.ts";
 import { DELEGATE_FIELDS, withRunDefaults } from "./delegate-arguments.ts";
 import { type ArgsOf, checkArguments, type FieldTable, objectSchema } from "./fields.ts";
+import { runOptionFields } from "./run-options.ts";
 
 const ROUTE_FIELDS = DELEGATE_FIELDS.route.fields;
 
@@ -37,48 +38,7 @@ export const FUSION_FIELDS = {
     description:
       "The route {provider, model} that compares the candidate answers and writes the merged one. Default: the current model of this session.",
   },
-  maxTurns: {
-    kind: "integer",
-    required: false,
-    max: ARGUMENT_BOUNDS.maxTurns,
-    description: `Most agent turns each child may take. Default ${FUSION_DEFAULTS.maxTurns}.`,
-  },
-  maxToolCalls: {
-    kind: "integer",
-    required: false,
-    max: ARGUMENT_BOUNDS.maxToolCalls,
-    description: `Most tool calls each child may make. Default ${FUSION_DEFAULTS.maxToolCalls}.`,
-  },
-  timeoutSeconds: {
-    kind: "integer",
-    required: false,
-    max: ARGUMENT_BOUNDS.timeoutSeconds,
-    description: `Wall-clock limit in seconds for the whole run. Default ${FUSION_DEFAULTS.timeoutSeconds}.`,
-  },
-  maxCostUsd: {
-    kind: "usd",
-    required: false,
-    max: ARGUMENT_BOUNDS.maxCostUsd,
-    description:
-      "Spend cap in US dollars for the whole run, shared between the candidates, the evaluator and the merger; each child is told to answer before crossing its share. Needs priced routes. Default: the setting bgDelegate.maxCostUsd; unset means no cap.",
-  },
-  autoDeliver: {
-    kind: "enum",
-    required: false,
-    values: AUTO_DELIVER_MODES,
-    description:
-      'Whether the completion notice carries the verified merged answer: "never" (default), "when_small" (up to 48 KiB) or "always" (the answer, or its file reference when larger).',
-  },
-  notifyOnCompletion: {
-    kind: "boolean",
-    required: false,
-    description: "Send one completion notice to this session when the run ends. Default true.",
-  },
-  triggerOnCompletion: {
-    kind: "boolean",
-    required: false,
-    description: "Let the completion notice start a new turn when the session is idle. Default true.",
-  },
+  ...runOptionFields("fusion"),
 } as const satisfies FieldTable;
 
 export const FUSION_PARAMETERS = objectSchema(FUSION_FIELDS);

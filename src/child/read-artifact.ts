@@ -9,6 +9,7 @@ import { isAbsolute, join, relative, sep } from "node:path";
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { Type } from "@sinclair/typebox";
 import { READ_ARTIFACT_TOOL } from "../core/constants.ts";
+import { strictArguments } from "../core/failure-text.ts";
 import { sha256Hex } from "../core/hash.ts";
 import { closedObject, count, SchemaViolation, str } from "../core/validate.ts";
 import { maxReadLength, readArtifactCost } from "./runway.ts";
@@ -119,14 +120,11 @@ export function createReadArtifactTool(
       "Read an exact byte range of a file in this delegate task's artifact directory (for example a spilled tool result named in a receipt). Returns the bytes as base64. The range must lie inside the file, and the response must fit the remaining runway; a refusal states the largest length allowed.",
     promptSnippet: "delegate_read_artifact: exact byte ranges (base64) of spilled tool results and task artifacts",
     parameters: READ_ARTIFACT_PARAMETERS,
-    // Arguments are checked strictly before pi's validator can coerce them.
-    prepareArguments: (raw) => {
-      try {
-        return parseReadArtifactArgs(raw);
-      } catch (error) {
-        return refuse(`delegate_read_artifact refused: ${(error as Error).message}`);
-      }
-    },
+    prepareArguments: strictArguments(parseReadArtifactArgs, (error) => {
+      const message = `delegate_read_artifact refused: ${(error as Error).message}`;
+      options.onRefusal?.(message);
+      return new Error(message);
+    }),
     async execute(_toolCallId, params) {
       const { artifact, offset, length } = parseReadArtifactArgs(params);
       const bound = options.bound();

@@ -62,3 +62,21 @@ export function toToolError(error: unknown): Error {
   if (error instanceof DelegateError) return new Error(renderFailure(error));
   return error instanceof Error ? error : new Error(String(error));
 }
+
+/**
+ * A tool's strict argument check, as Pi's `prepareArguments`: `parse` runs before Pi's own validator
+ * can coerce anything, and what it throws leaves through `refuse` (the failure text by default).
+ * Every tool of the package, the child's `delegate_read_artifact` included, checks its arguments so.
+ */
+export function strictArguments<T>(
+  parse: (raw: unknown) => T,
+  refuse: (error: unknown) => Error = toToolError,
+): (raw: unknown) => T {
+  return (raw) => {
+    try {
+      return parse(raw);
+    } catch (error) {
+      throw refuse(error);
+    }
+  };
+}

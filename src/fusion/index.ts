@@ -10,15 +10,5 @@ export {
 } from "./retrieve.ts";
 export type * from "./types.ts";
 export { type VerifiedCompletedRun, verifyCompletedRun } from "./verify-completed.ts";
-export {
-  type CreateRunOptions,
-  createRun,
-  type FusionCompletedInput,
-  type FusionFailureCommit,
-  type FusionFailureInput,
-  type FusionRunHandle,
-  type FusionWriterIo,
-  nodeWriterIo,
-  type OpenRunOptions,
-  openRun,
-} from "./writer.ts";
+export { createRun, openRun } from "./writer.ts";
+export * from "./writer-contract.ts";

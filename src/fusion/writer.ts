@@ -40,27 +40,6 @@ import type {
 } from "./types.ts";
 import { identityOf } from "./verify-completed.ts";
 import {
-  bindBytes,
-  boundedDocument,
-  checkOutputs,
-  failureDocuments,
-  misuse,
-  selfCheck,
-  toBytes,
-} from "./writer-steps.ts";
-
-export type {
-  CreateRunOptions,
-  FusionCompletedInput,
-  FusionFailureCommit,
-  FusionFailureInput,
-  FusionRunHandle,
-  FusionWriterIo,
-  OpenRunOptions,
-} from "./writer-contract.ts";
-export { nodeWriterIo } from "./writer-contract.ts";
-
-import {
   type CreateRunOptions,
   type FusionCompletedInput,
   type FusionFailureCommit,
@@ -70,6 +49,15 @@ import {
   nodeWriterIo,
   type OpenRunOptions,
 } from "./writer-contract.ts";
+import {
+  bindBytes,
+  boundedDocument,
+  checkOutputs,
+  failureDocuments,
+  misuse,
+  selfCheck,
+  toBytes,
+} from "./writer-steps.ts";
 
 /** This process, identified the way the registry checks liveness (isSameProcessAlive). */
 function defaultOwner(): FusionOwner {

@@ -6,7 +6,7 @@ import {
   withDelegateDefaults,
 } from "../arguments/delegate-arguments.ts";
 import { checkArguments } from "../arguments/fields.ts";
-import { toToolError } from "../core/failure-text.ts";
+import { packageTool } from "./define.ts";
 
 export interface DelegateLauncher<TDetails> {
   launch(args: DelegateArguments, toolCallId: string, ctx: ExtensionContext): Promise<AgentToolResult<TDetails>>;
@@ -21,7 +21,7 @@ const DESCRIPTION =
 export function createBgDelegateTool<TDetails>(
   launcher: DelegateLauncher<TDetails>,
 ): ToolDefinition<typeof DELEGATE_PARAMETERS, TDetails> {
-  return {
+  return packageTool({
     name: "bg_delegate",
     label: "Background Delegate",
     description: DESCRIPTION,
@@ -31,20 +31,7 @@ export function createBgDelegateTool<TDetails>(
       "After bg_delegate, do not poll bg_result in a loop: wait for the completion notification, then call bg_result once.",
     ],
     parameters: DELEGATE_PARAMETERS,
-    // The one parse: Pi validates what this returns against the schema and hands it to execute.
-    prepareArguments: (raw) => {
-      try {
-        return checkArguments(DELEGATE_FIELDS, raw);
-      } catch (error) {
-        throw toToolError(error);
-      }
-    },
-    async execute(toolCallId, params, _signal, _onUpdate, ctx) {
-      try {
-        return await launcher.launch(withDelegateDefaults(params), toolCallId, ctx);
-      } catch (error) {
-        throw toToolError(error);
-      }
-    },
-  };
+    parse: (raw) => checkArguments(DELEGATE_FIELDS, raw),
+    run: (params, toolCallId, ctx) => launcher.launch(withDelegateDefaults(params), toolCallId, ctx),
+  });
 }

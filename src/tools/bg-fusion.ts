@@ -6,7 +6,7 @@ import {
   type FusionArguments,
   withFusionDefaults,
 } from "../arguments/fusion-arguments.ts";
-import { toToolError } from "../core/failure-text.ts";
+import { packageTool } from "./define.ts";
 
 export interface FusionLauncher<TDetails> {
   launch(args: FusionArguments, toolCallId: string, ctx: ExtensionContext): Promise<AgentToolResult<TDetails>>;
@@ -22,7 +22,7 @@ const DESCRIPTION =
 export function createBgFusionTool<TDetails>(
   launcher: FusionLauncher<TDetails>,
 ): ToolDefinition<typeof FUSION_PARAMETERS, TDetails> {
-  return {
+  return packageTool({
     name: "bg_fusion",
     label: "Background Fusion",
     description: DESCRIPTION,
@@ -33,20 +33,7 @@ export function createBgFusionTool<TDetails>(
       "After bg_fusion, do not poll bg_result: wait for the completion notification, then call bg_result once with the run id.",
     ],
     parameters: FUSION_PARAMETERS,
-    // The one parse: Pi validates what this returns against the schema and hands it to execute.
-    prepareArguments: (raw) => {
-      try {
-        return checkArguments(FUSION_FIELDS, raw);
-      } catch (error) {
-        throw toToolError(error);
-      }
-    },
-    async execute(toolCallId, params, _signal, _onUpdate, ctx) {
-      try {
-        return await launcher.launch(withFusionDefaults(params), toolCallId, ctx);
-      } catch (error) {
-        throw toToolError(error);
-      }
-    },
-  };
+    parse: (raw) => checkArguments(FUSION_FIELDS, raw),
+    run: (params, toolCallId, ctx) => launcher.launch(withFusionDefaults(params), toolCallId, ctx),
+  });
 }

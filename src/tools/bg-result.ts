@@ -1,6 +1,6 @@
 import type { AgentToolResult, ExtensionContext, ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { parseResultArguments, RESULT_PARAMETERS, type ResultArguments } from "../arguments/result-arguments.ts";
-import { toToolError } from "../core/failure-text.ts";
+import { packageTool } from "./define.ts";
 
 export interface ResultRetriever<TDetails> {
   retrieve(args: ResultArguments, ctx: ExtensionContext): Promise<AgentToolResult<TDetails>>;
@@ -14,26 +14,13 @@ const DESCRIPTION =
 export function createBgResultTool<TDetails>(
   retriever: ResultRetriever<TDetails>,
 ): ToolDefinition<typeof RESULT_PARAMETERS, TDetails> {
-  return {
+  return packageTool({
     name: "bg_result",
     label: "Background Result",
     description: DESCRIPTION,
     promptSnippet: "bg_result: fetch the verified answer of a finished bg_delegate task (never blocks)",
     parameters: RESULT_PARAMETERS,
-    // The one parse: Pi validates what this returns against the schema and hands it to execute.
-    prepareArguments: (raw) => {
-      try {
-        return parseResultArguments(raw);
-      } catch (error) {
-        throw toToolError(error);
-      }
-    },
-    async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
-      try {
-        return await retriever.retrieve(params, ctx);
-      } catch (error) {
-        throw toToolError(error);
-      }
-    },
-  };
+    parse: parseResultArguments,
+    run: (params, _toolCallId, ctx) => retriever.retrieve(params, ctx),
+  });
 }

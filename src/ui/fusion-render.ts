@@ -1,9 +1,8 @@
 import type { AgentToolResult, Theme } from "@mariozechner/pi-coding-agent";
 import { type Component, Text } from "@mariozechner/pi-tui";
-import { formatDuration, plural } from "../core/units.ts";
 import type { FusionReceiptDetails } from "../fusion-run/receipt.ts";
 import { shortId } from "./delegates-table.ts";
-import { type RenderOptions, renderFallback } from "./render.ts";
+import { limitsText, type RenderOptions, renderReceiptLines } from "./render.ts";
 
 /** What a person sees of a bg_fusion call and its receipt (docs/subsystems/fusion.md, "What a person sees"). */
 export function renderFusionCall(input: unknown, theme: Theme): Text {
@@ -18,18 +17,17 @@ export function renderFusionReceipt(
   options: RenderOptions,
   theme: Theme,
 ): Component {
-  const r = result.details;
-  if (!r || options.isError) return renderFallback(result, options, theme);
-  const routes = r.candidates.map((c) => `${c.provider}/${c.model}`).join(", ");
-  const limits = `up to ${plural(r.limits.max_turns, "turn")}, ${plural(r.limits.max_tool_calls, "tool call")} each, ${formatDuration(r.limits.timeout_seconds)}`;
-  const lines = [
-    `${theme.fg("accent", "▸")} fusion ${theme.fg("accent", shortId(r.run_id))}: ${routes} → merge on ${r.merge.provider}/${r.merge.model}${theme.fg("muted", ` · ${limits}`)}`,
-  ];
-  if (options.expanded) {
-    lines.push(theme.fg("muted", `run ${r.run_id}, files in ${r.artifact_dir}`));
-    for (const c of r.candidates)
-      lines.push(theme.fg("muted", `${c.slot}: ${c.provider}/${c.model} task ${c.task_id ?? "not started"}`));
-    lines.push(theme.fg("muted", `conversation copy sha256 ${r.seed_projection_sha256}`));
-  }
-  return new Text(lines.join("\n"), 0, 0);
+  return renderReceiptLines(result, options, theme, (r) => {
+    const routes = r.candidates.map((c) => `${c.provider}/${c.model}`).join(", ");
+    const lines = [
+      `${theme.fg("accent", "▸")} fusion ${theme.fg("accent", shortId(r.run_id))}: ${routes} → merge on ${r.merge.provider}/${r.merge.model}${theme.fg("muted", ` · ${limitsText(r.limits, " each")}`)}`,
+    ];
+    if (options.expanded) {
+      lines.push(theme.fg("muted", `run ${r.run_id}, files in ${r.artifact_dir}`));
+      for (const c of r.candidates)
+        lines.push(theme.fg("muted", `${c.slot}: ${c.provider}/${c.model} task ${c.task_id ?? "not started"}`));
+      lines.push(theme.fg("muted", `conversation copy sha256 ${r.seed_projection_sha256}`));
+    }
+    return lines;
+  });
 }

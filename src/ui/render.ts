@@ -63,23 +63,42 @@ function renderError(result: AgentToolResult<unknown>, expanded: boolean, theme:
   return new Text(`${theme.fg("error", "✗")} ${head}${body}`, 0, 0);
 }
 
+/** The limits a receipt states: turns, tool calls (`each` for a Fusion run's children) and time. */
+export function limitsText(
+  limits: { max_turns: number; max_tool_calls: number; timeout_seconds: number },
+  each = "",
+): string {
+  return `up to ${plural(limits.max_turns, "turn")}, ${plural(limits.max_tool_calls, "tool call")}${each}, ${formatDuration(limits.timeout_seconds)}`;
+}
+
+/** A receipt for a person: its lines from the details, or the fallback when there are none or the call failed. */
+export function renderReceiptLines<T>(
+  result: AgentToolResult<T | undefined>,
+  options: RenderOptions,
+  theme: Theme,
+  linesOf: (details: T) => string[],
+): Component {
+  const details = result.details;
+  if (!details || options.isError) return renderFallback(result, options, theme);
+  return new Text(linesOf(details).join("\n"), 0, 0);
+}
+
 export function renderReceipt(
   result: AgentToolResult<ReceiptDetails | undefined>,
   options: RenderOptions,
   theme: Theme,
 ): Component {
-  const r = result.details;
-  if (!r || options.isError) return renderFallback(result, options, theme);
-  const limits = `up to ${plural(r.limits.max_turns, "turn")}, ${plural(r.limits.max_tool_calls, "tool call")}, ${formatDuration(r.limits.timeout_seconds)}`;
-  const lines = [
-    `${theme.fg("accent", "▸")} started ${theme.fg("accent", shortId(r.task_id))} on ${r.route.provider}/${r.route.model}${dot(theme)}${theme.fg("muted", limits)}`,
-  ];
-  if (r.ambient_warning) lines.push(theme.fg("warning", `extensions load in this delegate: ${r.ambient_warning}`));
-  if (options.expanded) {
-    lines.push(theme.fg("muted", `task ${r.task_id}, files in ${r.artifact_dir}`));
-    lines.push(theme.fg("muted", `conversation copy ${formatBytes(r.seed_bytes)}, sha256 ${r.seed_sha256}`));
-  }
-  return new Text(lines.join("\n"), 0, 0);
+  return renderReceiptLines(result, options, theme, (r) => {
+    const lines = [
+      `${theme.fg("accent", "▸")} started ${theme.fg("accent", shortId(r.task_id))} on ${r.route.provider}/${r.route.model}${dot(theme)}${theme.fg("muted", limitsText(r.limits))}`,
+    ];
+    if (r.ambient_warning) lines.push(theme.fg("warning", `extensions load in this delegate: ${r.ambient_warning}`));
+    if (options.expanded) {
+      lines.push(theme.fg("muted", `task ${r.task_id}, files in ${r.artifact_dir}`));
+      lines.push(theme.fg("muted", `conversation copy ${formatBytes(r.seed_bytes)}, sha256 ${r.seed_sha256}`));
+    }
+    return lines;
+  });
 }
 
 function runningLine(v: RunningView, theme: Theme): string {

@@ -18,13 +18,13 @@ import {
   RUN_RECORD_PATH,
 } from "../../src/fusion/run-record.ts";
 import type { FusionAttemptRow, FusionManifest, FusionUsage } from "../../src/fusion/types.ts";
+import { createRun } from "../../src/fusion/writer.ts";
 import {
-  createRun,
   type FusionFailureInput,
   type FusionRunHandle,
   type FusionWriterIo,
   nodeWriterIo,
-} from "../../src/fusion/writer.ts";
+} from "../../src/fusion/writer-contract.ts";
 import { makeTempDir } from "./temp.ts";
 
 export const WORKFLOW = "reason";

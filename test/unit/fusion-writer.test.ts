@@ -12,7 +12,8 @@ import { sha256Hex } from "../../src/core/hash.ts";
 import { FUSION_RUN_ID } from "../../src/fusion/layout.ts";
 import { retrieveFusion } from "../../src/fusion/retrieve.ts";
 import type { FusionCompletedView, FusionFailureView } from "../../src/fusion/types.ts";
-import { createRun, nodeWriterIo, openRun } from "../../src/fusion/writer.ts";
+import { createRun, openRun } from "../../src/fusion/writer.ts";
+import { nodeWriterIo } from "../../src/fusion/writer-contract.ts";
 import { isSameProcessAlive } from "../../src/process/identity.ts";
 import {
   buildCompletedRun,

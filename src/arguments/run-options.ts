@@ -1,0 +1,61 @@
+/**
+ * The limits and completion options bg_delegate and bg_fusion share (docs/tools/bg_delegate.md and
+ * docs/tools/bg_fusion.md, "Arguments"): one field table for both tools, worded for each — a
+ * delegate's limits are its own, a Fusion run's apply to each child (the time and the cap to the
+ * whole run).
+ */
+import { ARGUMENT_BOUNDS, AUTO_DELIVER_MODES, DELEGATE_DEFAULTS, FUSION_DEFAULTS } from "../core/constants.ts";
+import type { FieldTable } from "./fields.ts";
+
+const COST_TEXT = {
+  delegate:
+    "Spend cap in US dollars: the delegate is told to answer before its next request could cross it, and is never billed past it. Needs a route with prices. Default: the setting bgDelegate.maxCostUsd; unset means no cap.",
+  fusion:
+    "Spend cap in US dollars for the whole run, shared between the candidates, the evaluator and the merger; each child is told to answer before crossing its share. Needs priced routes. Default: the setting bgDelegate.maxCostUsd; unset means no cap.",
+} as const;
+
+/** maxTurns … triggerOnCompletion, with the bounds of ARGUMENT_BOUNDS and the tool's own defaults. */
+export function runOptionFields(tool: "delegate" | "fusion") {
+  const fusion = tool === "fusion";
+  const d = fusion ? FUSION_DEFAULTS : DELEGATE_DEFAULTS;
+  const who = fusion ? "each child" : "the delegate";
+  const answer = fusion ? "verified merged answer" : "verified answer";
+  const small = fusion ? "up to 48 KiB" : "answers up to 48 KiB";
+  return {
+    maxTurns: {
+      kind: "integer",
+      required: false,
+      max: ARGUMENT_BOUNDS.maxTurns,
+      description: `Most agent turns ${who} may take. Default ${d.maxTurns}.`,
+    },
+    maxToolCalls: {
+      kind: "integer",
+      required: false,
+      max: ARGUMENT_BOUNDS.maxToolCalls,
+      description: `Most tool calls ${who} may make. Default ${d.maxToolCalls}.`,
+    },
+    timeoutSeconds: {
+      kind: "integer",
+      required: false,
+      max: ARGUMENT_BOUNDS.timeoutSeconds,
+      description: `Wall-clock limit in seconds${fusion ? " for the whole run" : ""}. Default ${d.timeoutSeconds}.`,
+    },
+    maxCostUsd: { kind: "usd", required: false, max: ARGUMENT_BOUNDS.maxCostUsd, description: COST_TEXT[tool] },
+    autoDeliver: {
+      kind: "enum",
+      required: false,
+      values: AUTO_DELIVER_MODES,
+      description: `Whether the completion notice carries the ${answer}: "never" (default), "when_small" (${small}) or "always" (the answer, or its file reference when larger).`,
+    },
+    notifyOnCompletion: {
+      kind: "boolean",
+      required: false,
+      description: `Send one completion notice to this session when the ${fusion ? "run" : "task"} ends. Default true.`,
+    },
+    triggerOnCompletion: {
+      kind: "boolean",
+      required: false,
+      description: "Let the completion notice start a new turn when the session is idle. Default true.",
+    },
+  } as const satisfies FieldTable;
+}
