@@ -28,6 +28,7 @@ import { inRepair, onRepairResponse, REPAIR_TOOL_REFUSAL, repairIfNeeded } from 
 import { beforeRequest } from "./request-gate.ts";
 import { afterResponse } from "./response.ts";
 import { readArtifactBound } from "./runway.ts";
+import { turnGrowthRoom } from "./spend.ts";
 import { type GuardState, latch, latchError, newState } from "./state.ts";
 import { decideToolCall, handleToolResult } from "./tool-hooks.ts";
 
@@ -108,10 +109,14 @@ function armChild(pi: ExtensionAPI, state: GuardState, handover: Handover): Sear
     createReadArtifactTool({
       taskDir: handover.taskDir,
       bound: () =>
-        readArtifactBound(
-          state.runway.budget,
-          state.runway.retainedBytes,
-          state.seed?.limits.read_artifact_max_response_bytes ?? 0,
+        Math.min(
+          readArtifactBound(
+            state.runway.budget,
+            state.runway.retainedBytes,
+            state.seed?.limits.read_artifact_max_response_bytes ?? 0,
+          ),
+          // Under a spend cap, what this turn may still add (src/child/spend.ts).
+          turnGrowthRoom(state.spend, state.seed?.spend),
         ),
       onRefusal: () => {
         state.runway.readRefusals++;

@@ -55,6 +55,7 @@ export function afterResponse(state: GuardState, seed: SeedDocument, message: As
   }
   addUsage(state.usage, message.usage, message.content.length > 0, state.turns);
   if (seed.spend !== undefined) {
+    state.spend.turnGrowthBytes += messageBytes(message);
     afterSpendResponse(state.spend, seed.spend, reportedTokens(message.usage), message.content.length > 0);
   }
   const input = reportedInputTokens(message.usage);

@@ -109,7 +109,8 @@ export function shouldFinalize(budget: RunwayBudget, retainedBytes: number, meas
   return !(headroomBytes(budget, measuredOnlyBytes) > trigger && headroomBytes(budget, retainedBytes) >= 0);
 }
 
-export type SpillReason = "size" | "runway";
+/** "spend": keeping it would let this turn grow past what the spend cap priced for the answer (src/child/spend.ts). */
+export type SpillReason = "size" | "runway" | "spend";
 
 /** Spill a result over the per-result threshold, or one whose retention would make R > G. */
 export function spillReason(

@@ -31,13 +31,18 @@ export interface SpendRow {
 
 export interface SpendState {
   spentUsd: number;
+  /**
+   * Bytes this turn added to the context since the last request (the response, the tool results as
+   * kept or their receipts): the cap priced the answer request with at most turn_growth_tokens of it.
+   */
+  turnGrowthBytes: number;
   /** The provider has reported cache tokens: cache prices bound the input from now on. */
   cacheReported: boolean;
   rows: SpendRow[];
 }
 
 export function newSpendState(): SpendState {
-  return { spentUsd: 0, cacheReported: false, rows: [] };
+  return { spentUsd: 0, turnGrowthBytes: 0, cacheReported: false, rows: [] };
 }
 
 /** The input of the next request, bounded from above (docs/subsystems/child-guard.md, "The spend cap"). */
@@ -51,6 +56,19 @@ export function nextInputBound(
   return measured.inputTokens + Math.max(0, bytesR - measured.retainedBytesAtRequest) + extraBytes;
 }
 
+/**
+ * Whether keeping a tool result of `payloadBytes` would let this turn grow past what the cap priced
+ * for the answer request: such a result is spilled behind a receipt (reason "spend").
+ */
+export function overTurnGrowth(state: SpendState, spend: SeedSpend | undefined, payloadBytes: number): boolean {
+  return spend !== undefined && state.turnGrowthBytes + payloadBytes > spend.turn_growth_tokens;
+}
+
+/** Bytes this turn may still add under the cap's pricing of the answer request (no cap: unbounded). */
+export function turnGrowthRoom(state: SpendState, spend: SeedSpend | undefined): number {
+  return spend === undefined ? Number.POSITIVE_INFINITY : Math.max(0, spend.turn_growth_tokens - state.turnGrowthBytes);
+}
+
 /** Decide one request and record its row. */
 export function beforeSpendRequest(
   state: SpendState,
@@ -59,6 +77,7 @@ export function beforeSpendRequest(
   inputTokens: number,
 ): SpendDecision {
   const decision = decideSpend(spend, state.spentUsd, inputTokens, state.cacheReported);
+  state.turnGrowthBytes = 0;
   state.rows.push({
     request,
     spent_before_usd: state.spentUsd,

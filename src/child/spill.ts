@@ -84,6 +84,7 @@ export function spillToolResult(input: SpillInput): SpillReceipt {
 const REASON_TEXT: Record<SpillReason, string> = {
   size: "it is larger than the per-result inline limit",
   runway: "keeping it inline would eat the runway protected for your answer",
+  spend: "keeping it inline could leave too little of the spend cap for your answer",
 };
 
 /** What the model sees instead of the payload. */

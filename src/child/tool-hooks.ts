@@ -16,6 +16,7 @@ import { grepSeen } from "./grep-evidence.ts";
 import type { ReadArtifactDetails } from "./read-artifact.ts";
 import { onlyText, readEvidence } from "./read-evidence.ts";
 import { contentBytes, inlineHeadRoom, maxReadLength, readArtifactBound, spillReason } from "./runway.ts";
+import { overTurnGrowth, turnGrowthRoom } from "./spend.ts";
 import {
   encodeToolContent,
   headSpillText,
@@ -190,7 +191,11 @@ function keepHead(
   if (text === undefined || receipt.content_format !== "single_text_utf8") return undefined;
   const runway = state.runway;
   const noticeBytes = Buffer.byteLength(headSpillText("", receipt, 0), "utf8") + HEAD_NOTICE_NUMBERS_BYTES;
-  const head = inlineHead(text, inlineHeadRoom(runway.budget, runway.retainedBytes, noticeBytes));
+  const room = Math.min(
+    inlineHeadRoom(runway.budget, runway.retainedBytes, noticeBytes),
+    turnGrowthRoom(state.spend, state.seed?.spend) - noticeBytes,
+  );
+  const head = inlineHead(text, room);
   if (head === undefined) return undefined;
   const headBytes = Buffer.byteLength(head, "utf8");
   const bound = readArtifactBound(
@@ -200,6 +205,7 @@ function keepHead(
   );
   const inline = headSpillText(head, receipt, Math.min(receipt.byte_length - headBytes - 1, maxReadLength(bound)));
   runway.retainedBytes += Buffer.byteLength(inline, "utf8");
+  state.spend.turnGrowthBytes += Buffer.byteLength(inline, "utf8");
   runway.keptToolBytes += headBytes;
   runway.spilledToolBytes += receipt.byte_length - headBytes;
   const content = [{ type: "text" as const, text: inline }];
@@ -239,10 +245,14 @@ export function handleToolResult(
     };
   }
   const callIndex = Math.max(0, state.last?.toolCallIds.indexOf(event.toolCallId) ?? 0);
-  const reason = spillReason(payload, limits.spill_threshold_bytes, runway.budget, runway.retainedBytes);
+  const spend = state.seed?.spend;
+  const reason =
+    spillReason(payload, limits.spill_threshold_bytes, runway.budget, runway.retainedBytes) ??
+    (overTurnGrowth(state.spend, spend, payload) ? "spend" : undefined);
   if (reason === undefined) {
     runway.retainedBytes += payload;
     runway.keptToolBytes += payload;
+    state.spend.turnGrowthBytes += payload;
     evidenceFor(state, event, callIndex, cwd);
     return undefined;
   }
@@ -262,6 +272,7 @@ export function handleToolResult(
     const bound = readArtifactBound(runway.budget, runway.retainedBytes, limits.read_artifact_max_response_bytes);
     const text = spillReceiptText(receipt, reason, Math.min(receipt.byte_length, maxReadLength(bound)));
     runway.retainedBytes += Buffer.byteLength(text, "utf8");
+    state.spend.turnGrowthBytes += Buffer.byteLength(text, "utf8");
     return { content: [{ type: "text", text }], details: { delegate_spill: receipt }, isError: event.isError };
   } catch (error) {
     latch(state, "artifact_spill_failed", `spilling the ${event.toolName} result failed: ${(error as Error).message}`);

@@ -6,6 +6,8 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { afterSpendResponse, beforeSpendRequest, newSpendState, nextInputBound } from "../../src/child/spend.ts";
+import { newState } from "../../src/child/state.ts";
+import { handleToolResult } from "../../src/child/tool-hooks.ts";
 import { DelegateError } from "../../src/core/errors.ts";
 import { loadSettings } from "../../src/core/settings.ts";
 import { answerRunwayUsd, decideSpend, type SeedSpend, worstRequestUsd } from "../../src/core/spend.ts";
@@ -67,6 +69,43 @@ describe("the decision before a request", () => {
     beforeSpendRequest(state, SPEND, 4, 12_000);
     afterSpendResponse(state, SPEND, { input: 1, output: 1, cache_read: 5, cache_write: 0 }, true);
     expect(state.cacheReported).toBe(true);
+  });
+});
+
+describe("one turn's growth under a cap", () => {
+  it("keeps results while the turn fits what the cap priced for the answer; spills the rest behind a receipt", async () => {
+    const taskDir = await makeTempDir("spend-spill");
+    mkdirSync(join(taskDir, "spill"));
+    const state = newState();
+    state.runway.budget = { growthBudgetTokens: 1_000_000, triggerTokens: 8_192 };
+    state.seed = { spend: { ...SPEND, turn_growth_tokens: 10_000 } } as unknown as typeof state.seed;
+    const limits = {
+      max_turns: 10,
+      max_tool_calls: 10,
+      timeout_seconds: 60,
+      spill_threshold_bytes: 65_536,
+      aggregate_tool_output_bytes: 1_000_000,
+      answer_capture_bytes: 1_000_000,
+      read_artifact_max_response_bytes: 61_440,
+    };
+    const event = (text: string, id: string) => ({
+      toolName: "grep",
+      toolCallId: id,
+      input: { pattern: "x" },
+      content: [{ type: "text", text }],
+      details: undefined,
+      isError: false,
+    });
+    expect(handleToolResult(state, event("a".repeat(6_000), "a"), taskDir, limits, taskDir)).toBeUndefined();
+    expect(state.spend.turnGrowthBytes).toBe(6_000);
+    // 6,000 + 5,000 would pass the 10,000 priced for this turn: a receipt instead.
+    const spilled = handleToolResult(state, event("b".repeat(5_000), "b"), taskDir, limits, taskDir);
+    expect(spilled?.content[0]?.text).toContain("could leave too little of the spend cap for your answer");
+    expect(state.receipts).toHaveLength(1);
+    expect(state.spend.turnGrowthBytes).toBeLessThan(10_000);
+    // The next request starts a new turn.
+    beforeSpendRequest(state.spend, SPEND, 2, 20_000);
+    expect(state.spend.turnGrowthBytes).toBe(0);
   });
 });
 
