@@ -78,6 +78,19 @@ function childModel(request: ModelRequest) {
   const directive = request.messages.find((m) => m.role === "user")?.text ?? "";
   const turn = request.messages.filter((m) => m.role === "assistant").length;
   const obey = directive.includes("SPEND-OBEY");
+  if (directive.includes("SPEND-READS")) {
+    // Two large reads in one turn, then an answer quoting what came back.
+    if (turn === 0) {
+      return {
+        toolCalls: [
+          { name: "read", args: { path: "big1.txt" } },
+          { name: "read", args: { path: "big2.txt" } },
+        ],
+        usage: REPORTED,
+      };
+    }
+    return { text: ANSWER, usage: REPORTED };
+  }
   if ((obey && noticed(request)) || turn >= WORK_TURNS) return { text: ANSWER, usage: REPORTED };
   return { toolCalls: [{ name: "ls", args: {} }], usage: REPORTED };
 }
@@ -180,6 +193,35 @@ describe("a capped delegate", () => {
       expect(freeCost).toBeGreaterThan(3 * CAP);
     } finally {
       await control.dispose();
+      await parent.dispose();
+    }
+  });
+
+  it("a turn of large reads keeps what the cap priced for it and spills the rest: it still ends in an answer", async () => {
+    const cwd = await makeTempDir("spend-reads");
+    const line = `${"r".repeat(99)}\n`;
+    writeFileSync(join(cwd, "big1.txt"), line.repeat(250));
+    writeFileSync(join(cwd, "big2.txt"), line.repeat(250));
+    installParentDriver(server, childModel);
+    const parent = await startSdkParent({ agentDir: agent, cwd });
+    try {
+      const taskId = await delegateVia(parent, {
+        name: "reads",
+        prompt: "SPEND-READS: read both files.",
+        route: { provider: "fake", model: PRICED },
+        maxCostUsd: CAP,
+      });
+      await settled(parent, cwd, taskId);
+      const files = taskFiles(cwd, taskId);
+      expect(files.result().spilled_artifacts).toHaveLength(1);
+      expectWithinCap(files.budget);
+      const tools = server.requests
+        .filter((r) => isChildRequest(r) && r.messages[1]?.text.includes("SPEND-READS"))
+        .flatMap((r) => r.messages.filter((m) => m.role === "tool").map((m) => m.text));
+      expect(tools.some((t) => t.includes("could leave too little of the spend cap for your answer"))).toBe(true);
+      const view = await bgResultVia(parent, { taskId });
+      expect(view.text).toMatch(/^Verified answer of d[0-9a-f]{32}/);
+    } finally {
       await parent.dispose();
     }
   });
