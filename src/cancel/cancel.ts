@@ -92,56 +92,95 @@ function ownerFacts(owner: { pid: number; start_time: string }): ProvenProcess {
     : proveSameProcess(owner.pid, owner.start_time);
 }
 
-function cancelDelegate(ref: TaskRef, uid: number | undefined): CancelOutcome {
-  const registry = getRegistry();
-  const held = registry.live.get(ref.id);
-  if (held) {
-    registry.quiet.add(ref.id);
-    registry.end(ref.id, "cancelled");
-    return { kind: "ending", name: held.manifest.name, runningChildren: 0 };
-  }
-  let manifest: ReturnType<typeof readManifest>;
+/** What holds live tasks or runs in this process: the delegate registry or the live Fusion runs. */
+interface Holder<T> {
+  readonly live: ReadonlyMap<string, T>;
+  readonly quiet: Set<string>;
+  end(id: string, reason: "cancelled"): boolean;
+}
+
+/** End a task or run this process holds, quietly (the caller says so itself); null when it holds none. */
+function endIfHeld<T>(holder: Holder<T>, id: string, ending: (held: T) => CancelOutcome): CancelOutcome | null {
+  const held = holder.live.get(id);
+  if (held === undefined) return null;
+  holder.quiet.add(id);
+  holder.end(id, "cancelled");
+  return ending(held);
+}
+
+/** What the manifest on disk says of a task or run this process does not hold. */
+interface Recorded {
+  state: TaskState;
+  owner: { pid: number; start_time: string };
+  /** A delegate's child process still exists (never for a run: its children are its owner's). */
+  childAlive: boolean;
+  /** Where a cancel request goes, and the identity it names. */
+  requestPath: string;
+  identity: Record<string, string>;
+}
+
+/** A task or run this process does not hold: decided from its manifest, a request or a refusal. */
+function cancelRecorded(kind: TaskRef["kind"], uid: number | undefined, read: () => Recorded): CancelOutcome {
+  let recorded: Recorded;
   try {
-    manifest = readManifest(ref.dir);
+    recorded = read();
   } catch (error) {
     return { kind: "refused", running: false, why: `its manifest cannot be read (${messageOf(error)})` };
   }
+  const { state, owner } = recorded;
   const decision = decideCancel({
-    kind: "delegate",
+    kind,
     heldHere: false,
-    state: manifest.state,
-    ownerPid: manifest.owner.pid,
-    owner: manifest.state === "running" ? ownerFacts(manifest.owner) : { kind: "gone", why: "not asked" },
-    childAlive: manifest.child !== null && isAlive(manifest.child.pid),
+    state,
+    ownerPid: owner.pid,
+    owner: state === "running" ? ownerFacts(owner) : { kind: "gone", why: "not asked" },
+    childAlive: recorded.childAlive,
     uid,
   });
-  return act(decision, join(ref.dir, TASK_FILES.cancelRequest), { task_id: manifest.task_id });
+  return act(decision, recorded.requestPath, recorded.identity);
+}
+
+function cancelDelegate(ref: TaskRef, uid: number | undefined): CancelOutcome {
+  const ending = endIfHeld(getRegistry(), ref.id, (held) => ({
+    kind: "ending",
+    name: held.manifest.name,
+    runningChildren: 0,
+  }));
+  return (
+    ending ??
+    cancelRecorded("delegate", uid, () => {
+      const manifest = readManifest(ref.dir);
+      return {
+        state: manifest.state,
+        owner: manifest.owner,
+        childAlive: manifest.child !== null && isAlive(manifest.child.pid),
+        requestPath: join(ref.dir, TASK_FILES.cancelRequest),
+        identity: { task_id: manifest.task_id },
+      };
+    })
+  );
 }
 
 function cancelRun(ref: TaskRef, uid: number | undefined): CancelOutcome {
-  const runs = getFusionRuns();
-  const run = runs.live.get(ref.id);
-  if (run) {
-    runs.quiet.add(ref.id);
-    runs.end(ref.id, "cancelled");
-    return { kind: "ending", name: run.record.name, runningChildren: run.children.filter((c) => c.running).length };
-  }
-  let manifest: ReturnType<typeof readManifestDocument>;
-  try {
-    manifest = readManifestDocument(ref.dir);
-  } catch (error) {
-    return { kind: "refused", running: false, why: `its manifest cannot be read (${messageOf(error)})` };
-  }
-  const decision = decideCancel({
-    kind: "fusion",
-    heldHere: false,
-    state: manifest.state,
-    ownerPid: manifest.owner.pid,
-    owner: manifest.state === "running" ? ownerFacts(manifest.owner) : { kind: "gone", why: "not asked" },
-    childAlive: false,
-    uid,
-  });
-  return act(decision, join(ref.dir, FUSION_FILES.cancelRequest), { run_id: manifest.run_id });
+  const ending = endIfHeld(getFusionRuns(), ref.id, (run) => ({
+    kind: "ending",
+    name: run.record.name,
+    runningChildren: run.children.filter((c) => c.running).length,
+  }));
+  return (
+    ending ??
+    cancelRecorded("fusion", uid, () => {
+      const manifest = readManifestDocument(ref.dir);
+      const request = join(ref.dir, FUSION_FILES.cancelRequest);
+      return {
+        state: manifest.state,
+        owner: manifest.owner,
+        childAlive: false,
+        requestPath: request,
+        identity: { run_id: manifest.run_id },
+      };
+    })
+  );
 }
 
 /** Carry out a decision about a task this process does not hold. */

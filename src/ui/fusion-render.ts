@@ -1,8 +1,8 @@
-import type { AgentToolResult, Theme } from "@mariozechner/pi-coding-agent";
-import { type Component, Text } from "@mariozechner/pi-tui";
+import type { Theme } from "@mariozechner/pi-coding-agent";
+import { Text } from "@mariozechner/pi-tui";
 import type { FusionReceiptDetails } from "../fusion-run/receipt.ts";
 import { shortId } from "./delegates-table.ts";
-import { limitsText, type RenderOptions, renderReceiptLines } from "./render.ts";
+import { limitsText, receiptRenderer } from "./render.ts";
 
 /** What a person sees of a bg_fusion call and its receipt (docs/subsystems/fusion.md, "What a person sees"). */
 export function renderFusionCall(input: unknown, theme: Theme): Text {
@@ -12,22 +12,16 @@ export function renderFusionCall(input: unknown, theme: Theme): Text {
   return new Text(`${theme.fg("toolTitle", theme.bold("bg_fusion"))} ${theme.fg("accent", name)}${candidates}`, 0, 0);
 }
 
-export function renderFusionReceipt(
-  result: AgentToolResult<FusionReceiptDetails | undefined>,
-  options: RenderOptions,
-  theme: Theme,
-): Component {
-  return renderReceiptLines(result, options, theme, (r) => {
-    const routes = r.candidates.map((c) => `${c.provider}/${c.model}`).join(", ");
-    const lines = [
-      `${theme.fg("accent", "▸")} fusion ${theme.fg("accent", shortId(r.run_id))}: ${routes} → merge on ${r.merge.provider}/${r.merge.model}${theme.fg("muted", ` · ${limitsText(r.limits, " each")}`)}`,
-    ];
-    if (options.expanded) {
-      lines.push(theme.fg("muted", `run ${r.run_id}, files in ${r.artifact_dir}`));
-      for (const c of r.candidates)
-        lines.push(theme.fg("muted", `${c.slot}: ${c.provider}/${c.model} task ${c.task_id ?? "not started"}`));
-      lines.push(theme.fg("muted", `conversation copy sha256 ${r.seed_projection_sha256}`));
-    }
-    return lines;
-  });
-}
+export const renderFusionReceipt = receiptRenderer<FusionReceiptDetails>((r, expanded, theme) => {
+  const routes = r.candidates.map((c) => `${c.provider}/${c.model}`).join(", ");
+  const lines = [
+    `${theme.fg("accent", "▸")} fusion ${theme.fg("accent", shortId(r.run_id))}: ${routes} → merge on ${r.merge.provider}/${r.merge.model}${theme.fg("muted", ` · ${limitsText(r.limits, " each")}`)}`,
+  ];
+  if (expanded) {
+    lines.push(theme.fg("muted", `run ${r.run_id}, files in ${r.artifact_dir}`));
+    for (const c of r.candidates)
+      lines.push(theme.fg("muted", `${c.slot}: ${c.provider}/${c.model} task ${c.task_id ?? "not started"}`));
+    lines.push(theme.fg("muted", `conversation copy sha256 ${r.seed_projection_sha256}`));
+  }
+  return lines;
+});

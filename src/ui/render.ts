@@ -71,35 +71,29 @@ export function limitsText(
   return `up to ${plural(limits.max_turns, "turn")}, ${plural(limits.max_tool_calls, "tool call")}${each}, ${formatDuration(limits.timeout_seconds)}`;
 }
 
-/** A receipt for a person: its lines from the details, or the fallback when there are none or the call failed. */
-export function renderReceiptLines<T>(
-  result: AgentToolResult<T | undefined>,
-  options: RenderOptions,
-  theme: Theme,
-  linesOf: (details: T) => string[],
-): Component {
-  const details = result.details;
-  if (!details || options.isError) return renderFallback(result, options, theme);
-  return new Text(linesOf(details).join("\n"), 0, 0);
+/**
+ * A receipt renderer for a person: its lines from the details (`expanded`: the ids and hashes too),
+ * or the fallback when there are none or the call failed.
+ */
+export function receiptRenderer<T>(linesOf: (details: T, expanded: boolean, theme: Theme) => string[]) {
+  return (result: AgentToolResult<T | undefined>, options: RenderOptions, theme: Theme): Component => {
+    const details = result.details;
+    if (!details || options.isError) return renderFallback(result, options, theme);
+    return new Text(linesOf(details, options.expanded, theme).join("\n"), 0, 0);
+  };
 }
 
-export function renderReceipt(
-  result: AgentToolResult<ReceiptDetails | undefined>,
-  options: RenderOptions,
-  theme: Theme,
-): Component {
-  return renderReceiptLines(result, options, theme, (r) => {
-    const lines = [
-      `${theme.fg("accent", "▸")} started ${theme.fg("accent", shortId(r.task_id))} on ${r.route.provider}/${r.route.model}${dot(theme)}${theme.fg("muted", limitsText(r.limits))}`,
-    ];
-    if (r.ambient_warning) lines.push(theme.fg("warning", `extensions load in this delegate: ${r.ambient_warning}`));
-    if (options.expanded) {
-      lines.push(theme.fg("muted", `task ${r.task_id}, files in ${r.artifact_dir}`));
-      lines.push(theme.fg("muted", `conversation copy ${formatBytes(r.seed_bytes)}, sha256 ${r.seed_sha256}`));
-    }
-    return lines;
-  });
-}
+export const renderReceipt = receiptRenderer<ReceiptDetails>((r, expanded, theme) => {
+  const lines = [
+    `${theme.fg("accent", "▸")} started ${theme.fg("accent", shortId(r.task_id))} on ${r.route.provider}/${r.route.model}${dot(theme)}${theme.fg("muted", limitsText(r.limits))}`,
+  ];
+  if (r.ambient_warning) lines.push(theme.fg("warning", `extensions load in this delegate: ${r.ambient_warning}`));
+  if (expanded) {
+    lines.push(theme.fg("muted", `task ${r.task_id}, files in ${r.artifact_dir}`));
+    lines.push(theme.fg("muted", `conversation copy ${formatBytes(r.seed_bytes)}, sha256 ${r.seed_sha256}`));
+  }
+  return lines;
+});
 
 function runningLine(v: RunningView, theme: Theme): string {
   const cap = v.limits.max_cost_usd === undefined ? "" : ` of ${formatCost(v.limits.max_cost_usd)} cap`;
