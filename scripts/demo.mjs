@@ -12,7 +12,7 @@
  * configured in pi (your normal agent dir, models and credentials), on the sample project or on
  * <dir>. `--keep` keeps the temp dir. Every process and temp dir is cleaned up, also on Ctrl-C.
  */
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -30,6 +30,7 @@ import {
   decide,
 } from "./demo/scripted-model.mjs";
 import { HOST_ENV, hostNames, packageOnlyPiArgs, resolveHost } from "./hosts.mjs";
+import { writeScriptedAgentDir } from "./scripted-agent.mjs";
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const SAMPLE = join(REPO_ROOT, "scripts/demo/sample-project");
@@ -152,35 +153,21 @@ for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
   });
 }
 
+/** The scripted models' agent dir (scripts/scripted-agent.mjs: retries off, so a scripted failure costs no backoff). */
 function writeAgentDir(dir, serverUrl) {
-  mkdirSync(dir, { recursive: true });
-  const models = {
-    providers: {
-      [DEMO_PROVIDER]: {
-        baseUrl: serverUrl,
-        api: "openai-completions",
-        apiKey: "demo-key",
-        // Priced like a typical hosted model ($ per million tokens), so every cost display has a real sum.
-        // The second model answers the Fusion demo differently (scripts/demo/scripted-fusion.mjs).
-        models: [
-          [DEMO_MODEL, "Scripted demo model"],
-          [DEMO_MODEL_B, "Scripted demo model B"],
-        ].map(([id, name]) => ({
-          id,
-          name,
-          reasoning: false,
-          input: ["text"],
-          contextWindow: 200_000,
-          maxTokens: 8192,
-          cost: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
-        })),
-      },
-    },
-  };
-  writeFileSync(join(dir, "models.json"), `${JSON.stringify(models, null, 2)}\n`);
-  // Retries off: a scripted failure would otherwise cost seconds of backoff. Quiet start: no banner.
-  const settings = { retry: { enabled: false, provider: { maxRetries: 0 } }, quietStartup: true };
-  writeFileSync(join(dir, "settings.json"), `${JSON.stringify(settings, null, 2)}\n`);
+  // Priced like a typical hosted model ($ per million tokens), so every cost display has a real sum.
+  // The second model answers the Fusion demo differently (scripts/demo/scripted-fusion.mjs).
+  const models = [
+    [DEMO_MODEL, "Scripted demo model"],
+    [DEMO_MODEL_B, "Scripted demo model B"],
+  ].map(([id, name]) => ({
+    id,
+    name,
+    contextWindow: 200_000,
+    maxTokens: 8192,
+    cost: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
+  }));
+  writeScriptedAgentDir(dir, { provider: DEMO_PROVIDER, baseUrl: serverUrl, apiKey: "demo-key", models });
 }
 
 function realPrompt(task) {

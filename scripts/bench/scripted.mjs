@@ -15,6 +15,7 @@
  *                    answerBytes bytes of UTF-8, or an HTTP 500 with fail.
  */
 import { createHash } from "node:crypto";
+import { assistantsAfter } from "../scripted-agent.mjs";
 
 const PARENT = /^BENCH-PARENT (\w+)/;
 const CHILD = /BENCH-CHILD (\w+)/;
@@ -59,10 +60,6 @@ function answerText(id, readResult, bytes) {
   const target = Math.max(bytes ?? 0, Buffer.byteLength(head));
   const fill = target - Buffer.byteLength(head);
   return head + LINE.repeat(Math.floor(fill / LINE.length)) + "x".repeat(fill % LINE.length);
-}
-
-function assistantsAfter(messages, index) {
-  return messages.slice(index + 1).filter((m) => m.role === "assistant").length;
 }
 
 function childReply(id, messages, at) {

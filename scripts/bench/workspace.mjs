@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startModelServer } from "../demo/model-server.mjs";
+import { writeScriptedAgentDir } from "../scripted-agent.mjs";
 import { HOST } from "./host.mjs";
 import { isAlive } from "./pids.mjs";
 import { decide, ScriptedProviderError } from "./scripted.mjs";
@@ -23,25 +24,11 @@ export const MODEL = "bench-model";
  */
 export const MODEL_WINDOW_TOKENS = 100_000_000;
 
+/** The scripted model's agent dir (retries off: a scripted provider failure must end the child at once). */
 function writeAgentDir(dir, serverUrl) {
-  mkdirSync(dir, { recursive: true });
-  const model = {
-    id: MODEL,
-    name: "Bench scripted model",
-    reasoning: false,
-    input: ["text"],
-    contextWindow: MODEL_WINDOW_TOKENS,
-    maxTokens: 16_384,
-    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
-  };
-  const models = {
-    providers: { [PROVIDER]: { baseUrl: serverUrl, api: "openai-completions", apiKey: "bench", models: [model] } },
-  };
-  writeFileSync(join(dir, "models.json"), `${JSON.stringify(models, null, 2)}\n`);
-  // Retries off (a scripted provider failure must end the child at once); no banner.
-  const settings = { retry: { enabled: false, provider: { maxRetries: 0 } }, quietStartup: true };
-  writeFileSync(join(dir, "settings.json"), `${JSON.stringify(settings, null, 2)}\n`);
-  return settings;
+  const model = { id: MODEL, name: "Bench scripted model", contextWindow: MODEL_WINDOW_TOKENS, maxTokens: 16_384 };
+  return writeScriptedAgentDir(dir, { provider: PROVIDER, baseUrl: serverUrl, apiKey: "bench", models: [model] })
+    .settings;
 }
 
 /** Live pids (not ours, not zombies) whose argv or environment mentions `marker`. Linux /proc only. */

@@ -8,13 +8,13 @@
  * directive and work from the verified answers the run hands them. Stateless, like the delegate demo.
  */
 
+import { assistantsAfter } from "../scripted-agent.mjs";
+
 export const DEMO_MODEL_B = "demo-model-b";
 export const DEMO_FUSION_NAME = "session cache audit, two models";
 
 const INVALIDATE = "sessionCache.invalidate(";
 const RUN_ID = /\b(f[0-9a-f]{32})\b/;
-
-const assistantsAfter = (messages, index) => messages.slice(index + 1).filter((m) => m.role === "assistant").length;
 
 /** The child's directive: its first line and the candidate answers it carries, by slot. */
 function directive(text) {

@@ -10,6 +10,7 @@
  * so the demo shows real evidence gathered by a real read-only child, not canned text.
  */
 
+import { assistantsAfter } from "../scripted-agent.mjs";
 import { DEMO_MODEL_B, fusionChildReply, fusionParentReply } from "./scripted-fusion.mjs";
 
 export const DEMO_PROVIDER = "demo";
@@ -30,8 +31,6 @@ export const DEMO_FUSION_USER_PROMPT =
 const INVALIDATE = "sessionCache.invalidate(";
 const HASH_WRITE = "passwordHash = ";
 const TASK_ID = /\b(d[0-9a-f]{32})\b/;
-
-const assistantsAfter = (messages, index) => messages.slice(index + 1).filter((m) => m.role === "assistant").length;
 
 /** `file:line: text` rows of a grep tool result. */
 function grepRows(text) {

@@ -16,9 +16,13 @@
  * window. Only an extension can register a model without one: ModelRegistry.registerProvider copies
  * `contextWindow` verbatim (no validation, no default), so the model keeps 0 or undefined, and
  * pi's own getContextUsage() then returns undefined. See writeNoWindowProviderExtension.
+ *
+ * Both files are written by scripts/scripted-agent.mjs, the fixture the offline demo and the bench
+ * write their agent dirs with too.
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { type ScriptedModelSpec, scriptedSettings, writeScriptedAgentDir } from "../../scripts/scripted-agent.mjs";
 import { makeTempDir } from "./temp.ts";
 
 export const FAKE_PROVIDER = "fake";
@@ -31,15 +35,8 @@ export const FAKE_MODELS = {
   small: "small-model",
 } as const;
 
-export interface FakeModelSpec {
-  id: string;
-  contextWindow?: number;
-  maxTokens?: number;
-  reasoning?: boolean;
-  input?: ("text" | "image")[];
-  /** Dollars per million tokens (default all zero). */
-  cost?: { input: number; output: number; cacheRead: number; cacheWrite: number };
-}
+/** A model of provider `fake` (scripts/scripted-agent.mjs writes its models.json entry). */
+export type FakeModelSpec = ScriptedModelSpec;
 
 export const DEFAULT_FAKE_MODELS: readonly FakeModelSpec[] = [
   { id: FAKE_MODELS.default, contextWindow: 200_000, maxTokens: 8192 },
@@ -71,44 +68,17 @@ export interface AgentDir {
   updateSettings(patch: Record<string, unknown>): Promise<void>;
 }
 
-function modelEntry(spec: FakeModelSpec): Record<string, unknown> {
-  const entry: Record<string, unknown> = {
-    id: spec.id,
-    name: `Fake ${spec.id}`,
-    reasoning: spec.reasoning ?? false,
-    input: spec.input ?? ["text"],
-    maxTokens: spec.maxTokens ?? 8192,
-    cost: spec.cost ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
-  };
-  if (spec.contextWindow !== undefined) entry.contextWindow = spec.contextWindow;
-  return entry;
-}
-
-export function defaultSettings(retry: boolean | number = false): Record<string, unknown> {
-  const provider = { maxRetries: 0 };
-  if (retry === false) return { retry: { enabled: false, provider }, quietStartup: true };
-  const maxRetries = typeof retry === "number" ? retry : 3;
-  return { retry: { enabled: true, maxRetries, baseDelayMs: 1, provider }, quietStartup: true };
-}
-
 export async function createAgentDir(options: AgentDirOptions): Promise<AgentDir> {
   const dir = join(options.parentDir ?? (await makeTempDir("agent")), "agent");
-  await mkdir(dir, { recursive: true });
   const modelsPath = join(dir, "models.json");
   const settingsPath = join(dir, "settings.json");
-  const models = {
-    providers: {
-      [FAKE_PROVIDER]: {
-        baseUrl: options.serverUrl,
-        api: "openai-completions",
-        apiKey: FAKE_API_KEY,
-        models: (options.models ?? DEFAULT_FAKE_MODELS).map(modelEntry),
-      },
-    },
-  };
-  await writeFile(modelsPath, `${JSON.stringify(models, null, 2)}\n`);
-  const settings: Record<string, unknown> = { ...defaultSettings(options.retry), ...options.settings };
-  await writeFile(settingsPath, `${JSON.stringify(settings, null, 2)}\n`);
+  const { settings } = writeScriptedAgentDir(dir, {
+    provider: FAKE_PROVIDER,
+    baseUrl: options.serverUrl,
+    apiKey: FAKE_API_KEY,
+    models: options.models ?? DEFAULT_FAKE_MODELS,
+    settings: { ...scriptedSettings(options.retry), ...options.settings },
+  });
   const agentDir: AgentDir = {
     dir,
     modelsPath,
@@ -133,6 +103,25 @@ export interface NoWindowExtensionOptions {
   model?: string;
   /** 0 (default, type-valid) or "omit" (the field is left out; pi stores undefined). */
   contextWindow?: 0 | "omit";
+}
+
+/** The provider of the second no-window extension, whose model declares no context window at all. */
+export const NO_WINDOW_OMITTED_PROVIDER = "nowindow-omitted";
+
+/**
+ * Both no-window extensions in a new temp dir: provider `nowindow` (contextWindow 0) and
+ * `nowindow-omitted` (none declared). Returns their paths, to load as extensions.
+ */
+export async function writeNoWindowExtensions(serverUrl: string): Promise<[string, string]> {
+  const dir = await makeTempDir("no-window-ext");
+  const zero = await writeNoWindowProviderExtension({ serverUrl, path: join(dir, "zero.ts") });
+  const omitted = await writeNoWindowProviderExtension({
+    serverUrl,
+    path: join(dir, "omitted.ts"),
+    provider: NO_WINDOW_OMITTED_PROVIDER,
+    contextWindow: "omit",
+  });
+  return [zero, omitted];
 }
 
 /**

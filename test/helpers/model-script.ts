@@ -22,6 +22,7 @@
  * script fail with that status, later ones get the step (for pi's auto-retry; counted per server,
  * keyed by the script text, the step index and an optional "key").
  */
+import { assistantsAfter } from "../../scripts/scripted-agent.mjs";
 import type { FakeReply, ModelRequest, NormalizedMessage } from "./model-wire.ts";
 
 export const SCRIPT_MARKER = "FAKE_SCRIPT:";
@@ -112,13 +113,13 @@ export function locateScript(messages: readonly NormalizedMessage[]): ScriptPosi
     if (m?.role !== "user" || !m.text.includes(SCRIPT_MARKER)) continue;
     const script = parseScript(m.text);
     if (!script) continue;
-    const turn = messages.slice(i + 1).filter((x) => x.role === "assistant").length;
+    const turn = assistantsAfter(messages, i);
     return { ...script, turn, index: Math.min(turn, script.steps.length - 1) };
   }
   const system = messages.find((m) => m.role === "system" && m.text.includes(SCRIPT_MARKER));
   const script = system ? parseScript(system.text) : undefined;
   if (!script) return undefined;
-  const turn = messages.filter((x) => x.role === "assistant").length;
+  const turn = assistantsAfter(messages, -1);
   return { ...script, turn, index: Math.min(turn, script.steps.length - 1) };
 }
 
