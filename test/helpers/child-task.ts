@@ -37,6 +37,7 @@ import { CHILD_SYSTEM_PROMPT } from "../../src/launch/prompt.ts";
 import { buildManifest, buildSeed, newTaskIdentity } from "../../src/launch/task-documents.ts";
 import { isAlive as isAliveCheck, processStartTime } from "../../src/process/identity.ts";
 import { writeTaskTree } from "../../src/store/artifacts.ts";
+import { verifyDelegateResult } from "../../src/verify/delegate-result.ts";
 import { FAKE_MODELS, FAKE_PROVIDER } from "./agent-dir.ts";
 import { HOST, PI_CLI_PATH } from "./pi-paths.ts";
 import { makeTempDir } from "./temp.ts";
@@ -256,6 +257,16 @@ export async function runChildTask(options: ChildTaskOptions, run: RunOptions = 
 /** result.json's answer, decoded (tests compare it with what the script sent). */
 export function decodeAnswer(result: DelegateResultFile): string {
   return Buffer.concat(result.answer.blocks.map((b) => Buffer.from(b.data_base64, "base64"))).toString("utf8");
+}
+
+/** The parent's verifier over a run's committed result.json, bound to its seed as bg_result binds it. */
+export function verifyCommitted(run: ChildRun): ReturnType<typeof verifyDelegateResult> {
+  return verifyDelegateResult(Buffer.from(run.files.resultText ?? "", "utf8"), {
+    taskId: run.seed.task_id,
+    launchNonce: run.seed.launch_nonce,
+    seedSha256: run.seedSha256,
+    route: { provider: run.seed.route.provider, model: run.seed.route.model },
+  });
 }
 
 /** The canonical layout the verifier demands: canonical JSON plus one newline. */

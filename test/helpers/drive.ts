@@ -4,6 +4,8 @@
  * Child requests (recognised by the child prompt's DIRECTIVE fence) go to `child`, or fall through
  * to the child's own FAKE_SCRIPT.
  */
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
 import { CHILD_SYSTEM_PROMPT } from "../../src/launch/prompt.ts";
 import type { FakeReply, ModelRequest, ModelServer } from "./model-server.ts";
 
@@ -115,6 +117,34 @@ export function notifications(messages: readonly unknown[]) {
   );
 }
 
+/** A background-task notification as a test reads it. */
+export interface Notice {
+  content: string;
+  details: Record<string, unknown>;
+}
+
+/** The notifications about task or run `taskId`, in order. */
+export function noticesOf(messages: readonly unknown[], taskId: string): Notice[] {
+  return notifications(messages).filter((n) => (n as Notice).details.taskId === taskId) as Notice[];
+}
+
+/** Wait for the first notification about `taskId` and return it. */
+export async function noticeOf(
+  parent: { messages(): readonly unknown[] },
+  taskId: string,
+  timeoutMs = 90_000,
+): Promise<Notice> {
+  await until(() => noticesOf(parent.messages(), taskId).length > 0, `the notice of ${taskId}`, timeoutMs);
+  return noticesOf(parent.messages(), taskId)[0] as Notice;
+}
+
+/** The one session file a parent wrote into its session dir. */
+export function sessionFileIn(dir: string): string {
+  const files = readdirSync(dir).filter((f) => f.endsWith(".jsonl"));
+  if (files.length !== 1) throw new Error(`expected one session file in ${dir}, found ${files.join(", ")}`);
+  return join(dir, files[0] as string);
+}
+
 export function taskIdOf(receiptText: string): string {
   const id = /Delegate (d[0-9a-f]{32}) started/.exec(receiptText)?.[1];
   if (!id) throw new Error(`no task id in receipt: ${receiptText}`);
@@ -146,7 +176,7 @@ export async function until(check: () => boolean, what: string, timeoutMs = 45_0
   }
 }
 
-type DrivenParent = Parameters<typeof promptWhenIdle>[0] & { messages(): readonly unknown[] };
+export type DrivenParent = Parameters<typeof promptWhenIdle>[0] & { messages(): readonly unknown[] };
 
 /** Have the scripted parent call bg_delegate; returns the task id from the receipt (fails on a refusal). */
 export async function delegateVia(parent: DrivenParent, args: Record<string, unknown>): Promise<string> {
@@ -164,15 +194,16 @@ export async function bgResultVia(parent: DrivenParent, args: Record<string, unk
 
 /**
  * Drive the parent by instruction and hold every child model request at a gate until released,
- * then answer `answer`. `asked()` tells whether a child has reached the model yet.
+ * then answer `answer`. `asked()` tells whether a child has reached the model yet, `count()` how
+ * many child requests have.
  */
 export function installHeldChildren(server: ModelServer, answer: string) {
   const held = gate();
-  let asked = false;
+  let count = 0;
   installParentDriver(server, async () => {
-    asked = true;
+    count++;
     await held.wait;
     return { text: answer };
   });
-  return { release: held.release, asked: () => asked };
+  return { release: held.release, asked: () => count > 0, count: () => count };
 }

@@ -138,11 +138,23 @@ export function buildFailedRun(
  */
 export function buildStrandedRun(cwd: string, children: number): FusionRunHandle {
   const run = createRun({ cwd, workflow: FUSION_WORKFLOW, owner: OWNER });
+  writeRunRecord(run, { name: "stranded question", parent_session_id: "gone-session" });
+  for (let i = 1; i <= children; i++) {
+    writeChildRecord(run, i, "gone-session", { provider: "p", model: i % 2 === 0 ? "b" : "a" });
+  }
+  return run;
+}
+
+/**
+ * Bind run.json, the run's launch record: two candidates and a merge route of provider "p", limits
+ * 4 turns, 4 tool calls, 60 s, unless `fields` says otherwise. Returns the record written.
+ */
+export function writeRunRecord(run: FusionRunHandle, fields: Partial<FusionRunRecord> = {}): FusionRunRecord {
   const record: FusionRunRecord = {
     schema_version: SCHEMA.fusionRun,
     run_id: run.runId,
-    name: "stranded question",
-    parent_session_id: "gone-session",
+    name: "question",
+    parent_session_id: "session",
     prompt_sha256: "a".repeat(64),
     seed_projection_sha256: "b".repeat(64),
     candidates: [
@@ -154,22 +166,31 @@ export function buildStrandedRun(cwd: string, children: number): FusionRunHandle
     auto_deliver: "never",
     notify_on_completion: true,
     trigger_on_completion: true,
+    ...fields,
   };
   run.writeArtifact(RUN_RECORD_PATH, canonicalJsonLine(record));
-  for (let i = 1; i <= children; i++) {
-    const taskId = `d${String(i).repeat(32)}`;
-    const child: FusionChildRecord = {
-      schema_version: SCHEMA.fusionChild,
-      stage: "candidate",
-      slot: `candidate-${i}`,
-      attempt: 1,
-      task_id: taskId,
-      task_dir: `.pi/delegate/gone-session/${taskId}`,
-      route: { provider: "p", model: i % 2 === 0 ? "b" : "a" },
-    };
-    run.writeArtifact(`${CHILDREN_DIR}/candidate-${i}-1.json`, canonicalJsonLine(child));
-  }
-  return run;
+  return record;
+}
+
+/** Bind children/candidate-<i>-1.json: candidate i's first attempt, a delegate task of `session`. */
+export function writeChildRecord(
+  run: FusionRunHandle,
+  i: number,
+  session: string,
+  route: FusionChildRecord["route"],
+): FusionChildRecord {
+  const taskId = `d${String(i).repeat(32)}`;
+  const child: FusionChildRecord = {
+    schema_version: SCHEMA.fusionChild,
+    stage: "candidate",
+    slot: `candidate-${i}`,
+    attempt: 1,
+    task_id: taskId,
+    task_dir: `.pi/delegate/${session}/${taskId}`,
+    route,
+  };
+  run.writeArtifact(`${CHILDREN_DIR}/candidate-${i}-1.json`, canonicalJsonLine(child));
+  return child;
 }
 
 /** An io whose failure-summary.json write fails: the writer then commits a manifest without it. */

@@ -1,14 +1,17 @@
 /**
- * Scripted models for Fusion runs (test/integration/fusion-run*.test.ts): each candidate model id
- * answers differently, the evaluator and merger are recognised by the first line of their directive
- * (src/fusion-run/prompts.ts), and a few model ids fail on purpose.
+ * Scripted models for Fusion runs (test/integration/fusion-*.test.ts, cli.test.ts): each candidate
+ * model id answers differently, the evaluator and merger are recognised by the first line of their
+ * directive (src/fusion-run/prompts.ts), and a few model ids fail on purpose. `heldRun` sets up a
+ * project whose run waits at the candidate stage until the test releases it.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { EVALUATE_HEADING, MERGE_HEADING } from "../../src/fusion-run/prompts.ts";
-import { DEFAULT_FAKE_MODELS, type FakeModelSpec } from "./agent-dir.ts";
-import { gate, installParentDriver } from "./drive.ts";
+import { isAlive } from "../../src/process/identity.ts";
+import { type AgentDir, createAgentDir, DEFAULT_FAKE_MODELS, type FakeModelSpec } from "./agent-dir.ts";
+import { call, type DrivenParent, gate, installParentDriver, lastToolResult, promptWhenIdle, until } from "./drive.ts";
 import type { FakeReply, ModelRequest, ModelServer } from "./model-server.ts";
+import { makeTempDir } from "./temp.ts";
 
 export const FUSION_MODELS: readonly FakeModelSpec[] = [
   ...DEFAULT_FAKE_MODELS,
@@ -108,6 +111,81 @@ export function holdCandidates(server: ModelServer) {
 }
 
 export const fusionRoute = (model: string) => ({ provider: "fake", model });
+
+/** The question of the Fusion tests. */
+export const QUESTION = "Where is the session cache invalidated?";
+
+/** The question every held run asks, on two candidates that answer differently. */
+export const HELD_RUN_ARGS = {
+  name: "cache question",
+  prompt: QUESTION,
+  candidates: [fusionRoute("model-a"), fusionRoute("model-b")],
+};
+
+/** What bg_result's view of a run that committed no answer holds, whatever its state and failure. */
+export const NO_ANSWER_VIEW = {
+  delivery: "none",
+  summary_status: "verified",
+  answer: { present: false, reason: "run_did_not_commit" },
+};
+
+/** A project for Fusion runs: an agent dir with FUSION_MODELS and a temp cwd, children answering as scripted above. */
+export async function fusionProject(server: ModelServer, label: string): Promise<{ agentDir: AgentDir; cwd: string }> {
+  const agentDir = await createAgentDir({ serverUrl: server.url, models: FUSION_MODELS });
+  const cwd = await makeTempDir(label);
+  installFusionDriver(server);
+  return { agentDir, cwd };
+}
+
+/**
+ * A project whose runs wait at the candidate stage: every candidate request is held until
+ * `held.release()` (a test releases it in its `finally`, before it ends its parents).
+ */
+export async function heldRun(server: ModelServer, label: string) {
+  const project = await fusionProject(server, label);
+  const held = holdCandidates(server);
+  return {
+    ...project,
+    held,
+    /** Start a run through `parent` and wait until its `candidates` (default 2) are at the model; its run id. */
+    async start(parent: DrivenParent, args: Record<string, unknown> = HELD_RUN_ARGS, candidates = 2) {
+      const runId = await fusionVia(parent, args);
+      await until(() => held.asked() === candidates, `${candidates} candidates at the model`);
+      return runId;
+    },
+  };
+}
+
+/** Have the scripted parent call bg_fusion; returns the run id from the receipt (fails on a refusal). */
+export async function fusionVia(parent: DrivenParent, args: Record<string, unknown>): Promise<string> {
+  await promptWhenIdle(parent, call("bg_fusion", args));
+  const receipt = lastToolResult(parent.messages(), "bg_fusion");
+  if (receipt.isError) throw new Error(`bg_fusion refused: ${receipt.text}`);
+  return runIdOf(receipt.text);
+}
+
+/** bg_fusion through a pi process over RPC; returns the run id from the receipt. */
+export async function fusionViaRpc(
+  parent: { promptAndWait(text: string): Promise<unknown>; messages(): Promise<readonly unknown[]> },
+  args: Record<string, unknown>,
+): Promise<string> {
+  await parent.promptAndWait(call("bg_fusion", args));
+  return runIdOf(lastToolResult(await parent.messages(), "bg_fusion").text);
+}
+
+/** SIGKILL a parent that holds runs and wait until their children have exited: the runs are stranded. */
+export async function killOwner(parent: { kill(): Promise<void> }, cwd: string): Promise<void> {
+  const pids = childManifests(cwd).map((m) => m.child?.pid ?? 0);
+  await parent.kill();
+  await until(() => pids.every((pid) => !isAlive(pid)), "the orphaned children to exit", 20_000);
+}
+
+/** The delegate manifests of a project's children (a Fusion run's candidates, evaluator, merger). */
+export function childManifests(
+  cwd: string,
+): { state: string; child: { pid: number } | null; terminal: { code?: string } | null }[] {
+  return delegateTaskDirs(cwd).map((dir) => JSON.parse(readFileSync(join(dir, "manifest.json"), "utf8")));
+}
 
 export function runIdOf(receiptText: string): string {
   const id = /Fusion run (f[0-9a-f]{32}) started/.exec(receiptText)?.[1];

@@ -6,18 +6,19 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  type AgentDir,
   assistantText,
   createAgentDir,
   makeTempDir,
   NO_WINDOW_MODEL,
+  NO_WINDOW_OMITTED_PROVIDER,
   NO_WINDOW_PROVIDER,
   type ParentMessage,
   type SdkParent,
   script,
   startSdkParent,
+  useAgentDir,
   useModelServer,
-  writeNoWindowProviderExtension,
+  writeNoWindowExtensions,
 } from "./pi-parent.ts";
 
 type Assistant = Extract<ParentMessage, { role: "assistant" }>;
@@ -28,13 +29,8 @@ const lastAssistant = (parent: SdkParent): Assistant => {
 };
 
 const server = useModelServer();
-let agentDir: AgentDir;
-let cwd: string;
-
-beforeAll(async () => {
-  agentDir = await createAgentDir({ serverUrl: server.url });
-  cwd = await makeTempDir("harness-proj");
-});
+const agentDir = useAgentDir(server);
+const cwd = await makeTempDir("harness-proj");
 
 describe("scripted model server through a real pi", () => {
   let parent: SdkParent;
@@ -155,20 +151,13 @@ describe("agent dir options", () => {
   });
 
   it("an extension-registered model keeps contextWindow 0 or undefined (no default is filled)", async () => {
-    const dir = await makeTempDir("ext");
-    const zero = await writeNoWindowProviderExtension({ serverUrl: server.url, path: join(dir, "zero.ts") });
-    const omitted = await writeNoWindowProviderExtension({
-      serverUrl: server.url,
-      path: join(dir, "omit.ts"),
-      provider: "nowindow2",
-      contextWindow: "omit",
-    });
-    const parent = await startSdkParent({ agentDir, cwd, loadPackage: false, extraExtensions: [zero, omitted] });
+    const extensions = await writeNoWindowExtensions(server.url);
+    const parent = await startSdkParent({ agentDir, cwd, loadPackage: false, extraExtensions: extensions });
     try {
       const model = parent.modelRegistry.find(NO_WINDOW_PROVIDER, NO_WINDOW_MODEL);
       expect(model).toBeDefined();
       expect(model?.contextWindow).toBe(0);
-      const other = parent.modelRegistry.find("nowindow2", NO_WINDOW_MODEL);
+      const other = parent.modelRegistry.find(NO_WINDOW_OMITTED_PROVIDER, NO_WINDOW_MODEL);
       expect(other).toBeDefined();
       expect(other?.contextWindow).toBeUndefined();
       // models.json entries always get a window: pi's default or the declared one.

@@ -3,6 +3,7 @@
  * two ways to drive a pi parent with this package loaded (in-process SDK, or a pi process over RPC).
  */
 export * from "./agent-dir.ts";
+export * from "./agent-dir-fixture.ts";
 export * from "./event-log.ts";
 export * from "./model-server.ts";
 export * from "./model-server-fixture.ts";

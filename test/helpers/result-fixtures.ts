@@ -52,6 +52,14 @@ export const FIXTURE_IDENTITY: ExpectedResultIdentity = {
   route: { provider: "scripted", model: "scripted-model" },
 };
 
+/** The route attestations of a two-turn run on the fixture route: a tool call (the response named `responseModel`), then the answer. */
+export function twoTurnAttestations(responseModel: string): DelegateResultFile["route_attestations"] {
+  return [
+    { provider: "scripted", model: "scripted-model", response_model: responseModel, stop_reason: "toolUse" },
+    { provider: "scripted", model: "scripted-model", stop_reason: "stop" },
+  ];
+}
+
 export interface ResultFixtureOverrides extends Partial<Omit<DelegateResultFile, "answer">> {
   /** The answer as text (encoded UTF-8) or exact bytes; default a short English answer. */
   answer?: string | Uint8Array;

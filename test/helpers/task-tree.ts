@@ -8,6 +8,7 @@
  *   settleDelegate(task.taskDir); // completed, verified
  */
 import { withDelegateDefaults } from "../../src/arguments/delegate-arguments.ts";
+import { SCHEMA } from "../../src/core/constants.ts";
 import type { DelegateManifest, EvidenceRow, PinnedRoute } from "../../src/core/types.ts";
 import { planBudget, toSeedBudget } from "../../src/launch/budget.ts";
 import { projectConversation } from "../../src/launch/projection.ts";
@@ -15,9 +16,35 @@ import { CHILD_SYSTEM_PROMPT } from "../../src/launch/prompt.ts";
 import { buildManifest, buildSeed, newTaskIdentity } from "../../src/launch/task-documents.ts";
 import { finalizeTask } from "../../src/retrieval/finalize.ts";
 import { writeTaskTree } from "../../src/store/artifacts.ts";
-import { makeResultFile, writeResultFile } from "./result-fixtures.ts";
+import { makeResultFile, type ResultFixture, type ResultFixtureOverrides, writeResultFile } from "./result-fixtures.ts";
 
 export const TREE_ROUTE: PinnedRoute = { provider: "scripted", model: "scripted-model" };
+/** The host a fixture's manifest records: a proven 0.73.1. */
+const TREE_HOST: NonNullable<DelegateManifest["host"]> = {
+  pi_version: "0.73.1",
+  proof: "proven",
+  flags_from: "parse_args",
+  host_flags: [],
+};
+
+/**
+ * The manifest of a delegate recorded as running, as buildManifest writes it, without a seed or task
+ * files (a 2-byte seed's hash stands in): for tests of cancel and of a stranded run's children.
+ */
+export function runningManifest(
+  identity: ReturnType<typeof newTaskIdentity>,
+  name: string,
+  route: PinnedRoute,
+  owner: DelegateManifest["owner"],
+): DelegateManifest {
+  return {
+    ...buildManifest({ identity, args: withDelegateDefaults({ name, prompt: "look" }), route, owner, host: TREE_HOST }),
+    schema_version: SCHEMA.manifest,
+    seed_sha256: "e".repeat(64),
+    seed_bytes: 2,
+    artifacts: {},
+  };
+}
 
 export interface CompletedTaskOptions {
   answer?: string;
@@ -38,6 +65,23 @@ export interface CompletedTask {
    */
   manifest: DelegateManifest;
   answer: string;
+}
+
+/** A result.json fixture of a tree's task (its ids from the manifest), answered on TREE_ROUTE in one turn. */
+export function treeResult(
+  answer: string,
+  ids: Pick<DelegateManifest, "task_id" | "launch_nonce" | "seed_sha256">,
+  overrides: ResultFixtureOverrides = {},
+): ResultFixture {
+  return makeResultFile({
+    answer,
+    task_id: ids.task_id,
+    launch_nonce: ids.launch_nonce,
+    seed_sha256: ids.seed_sha256,
+    route: { ...TREE_ROUTE },
+    route_attestations: [{ ...TREE_ROUTE, stop_reason: "stop" }],
+    ...overrides,
+  });
 }
 
 /** Write a task tree whose child committed `answer`, and adjudicate it as the parent does when the child ends. */
@@ -73,18 +117,11 @@ export function writeCompletedTask(cwd: string, options: CompletedTaskOptions = 
       args,
       route: TREE_ROUTE,
       owner: { pid: process.pid, start_time: "0" },
-      host: { pi_version: "0.73.1", proof: "proven", flags_from: "parse_args", host_flags: [] },
+      host: TREE_HOST,
     }),
   });
-  const fixture = makeResultFile({
-    answer,
-    task_id: identity.taskId,
-    launch_nonce: identity.launchNonce,
-    seed_sha256: tree.seedSha256,
-    route: { ...TREE_ROUTE },
-    route_attestations: [{ ...TREE_ROUTE, stop_reason: "stop" }],
-    evidence: options.evidence ?? [],
-  });
+  const ids = { task_id: identity.taskId, launch_nonce: identity.launchNonce, seed_sha256: tree.seedSha256 };
+  const fixture = treeResult(answer, ids, { evidence: options.evidence ?? [] });
   writeResultFile(identity.taskDir, fixture);
   if (options.adjudicate === false) return { cwd, taskDir: identity.taskDir, manifest: tree.manifest, answer };
   const end = finalizeTask(identity.taskDir, tree.manifest);

@@ -6,6 +6,7 @@
  *   const scratch = await makeTempDir("x", "each");  // removed after the current test (afterEach)
  *   expect(await findProcesses(dir)).toEqual([]);
  */
+import { mkdtempSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -29,6 +30,13 @@ afterAll(() => removeAll(perFile));
 /** Create `<os.tmpdir()>/pi-bgd-<label>-XXXXXX`, removed after the current test ("each") or after the file ("file"). */
 export async function makeTempDir(label = "tmp", lifetime: "file" | "each" = "file"): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), `pi-bgd-${label.replace(/[^A-Za-z0-9_-]/g, "_")}-`));
+  (lifetime === "each" ? perTest : perFile).add(dir);
+  return dir;
+}
+
+/** makeTempDir for synchronous code. */
+export function makeTempDirSync(label = "tmp", lifetime: "file" | "each" = "file"): string {
+  const dir = mkdtempSync(join(tmpdir(), `pi-bgd-${label.replace(/[^A-Za-z0-9_-]/g, "_")}-`));
   (lifetime === "each" ? perTest : perFile).add(dir);
   return dir;
 }

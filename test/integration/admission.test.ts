@@ -8,13 +8,12 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { MAX_RUNNING_ENV, PI_CLI_ENV, SELF_PROOF_ENV } from "../../src/core/constants.ts";
 import { FAILURE_REMEDIATION } from "../../src/core/errors.ts";
 import { PROVEN_PI_VERSIONS } from "../../src/core/host-range.ts";
 import { gate, isChildRequest } from "../helpers/drive.ts";
 import {
-  type AgentDir,
   createAgentDir,
   DEFAULT_FAKE_MODELS,
   findProcesses,
@@ -25,13 +24,15 @@ import {
   type SdkParent,
   startRpcParent,
   startSdkParent,
+  useAgentDir,
   useModelServer,
   waitForNoProcesses,
-  writeNoWindowProviderExtension,
+  writeNoWindowExtensions,
 } from "../helpers/pi-parent.ts";
 import {
   calls,
   delegateCall,
+  expectNothingStarted,
   expectRefusal,
   listTree,
   parentModel,
@@ -48,16 +49,8 @@ const MID_MODEL = "mid-model";
 const OPENAI_MODEL = "gpt-4o-mini";
 
 const server = useModelServer();
-let agent: AgentDir;
-
-beforeAll(async () => {
-  agent = await createAgentDir({
-    serverUrl: server.url,
-    models: [...DEFAULT_FAKE_MODELS, { id: MID_MODEL, contextWindow: 75_000, maxTokens: 8192 }],
-  });
-});
-afterAll(async () => {
-  expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
+const agent = useAgentDir(server, {
+  models: [...DEFAULT_FAKE_MODELS, { id: MID_MODEL, contextWindow: 75_000, maxTokens: 8192 }],
 });
 
 /** The parent's model answers the prompt `text` with `toolCalls`, and anything else with text. */
@@ -188,15 +181,8 @@ describe("refusals create nothing", () => {
 
   it("route_capacity_unknown: a provider model with context window 0 or none declared", async () => {
     const cwd = await makeTempDir("adm-unknown");
-    const extDir = await makeTempDir("adm-unknown-ext");
-    const zero = await writeNoWindowProviderExtension({ serverUrl: server.url, path: join(extDir, "zero.ts") });
-    const omitted = await writeNoWindowProviderExtension({
-      serverUrl: server.url,
-      path: join(extDir, "omitted.ts"),
-      provider: "nowindow-omitted",
-      contextWindow: "omit",
-    });
-    const parent = await startSdkParent({ agentDir: agent, cwd, extraExtensions: [zero, omitted] });
+    const extensions = await writeNoWindowExtensions(server.url);
+    const parent = await startSdkParent({ agentDir: agent, cwd, extraExtensions: extensions });
     try {
       expect(parent.modelRegistry.find("nowindow", NO_WINDOW_MODEL)?.contextWindow).toBe(0);
       expect(parent.modelRegistry.find("nowindow-omitted", NO_WINDOW_MODEL)?.contextWindow).toBeUndefined();
@@ -488,10 +474,7 @@ describe("delegate_hook_contract_unsupported", () => {
       expectRefusal(result, "delegate_hook_contract_unsupported");
       expect(result.text).toContain(`pi 0.99.0 is not a proven host (proven: ${PROVEN_PI_VERSIONS.join(", ")})`);
       expect(result.text).toContain("self-proof is off (bgDelegate.selfProof)");
-      expect(server.requests.filter(isChildRequest)).toEqual([]);
-      const others = (await findProcesses(agent.dir, { includeEnv: true })).filter((p) => p.pid !== parent.pid);
-      expect(others).toEqual([]);
-      expect(listTree(join(cwd, ".pi"))).toEqual([]);
+      await expectNothingStarted(server, agent.dir, parent, cwd);
     } finally {
       await parent.stop();
     }

@@ -3,12 +3,12 @@
  * The run must exit 0 and write a JSON report holding every figure of issue 8 with a numeric value,
  * its min/median/max and its target, every delegate verified — and leave no process or temp dir.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { execa } from "execa";
 import { describe, expect, it } from "vitest";
-import { HOST, REPO_ROOT } from "../helpers/pi-paths.ts";
-import { makeTempDir, waitForNoProcesses } from "../helpers/temp.ts";
+import { HOST } from "../helpers/pi-paths.ts";
+import { expectNothingLeft, runRepoScript } from "../helpers/repo-script.ts";
+import { makeTempDir } from "../helpers/temp.ts";
 
 /** The figures of issue 8 and their targets, written down here independently of the bench's code. */
 const EXPECTED_TARGETS: Record<string, number> = {
@@ -49,16 +49,9 @@ interface Figure {
 describe("npm run bench -- --quick", () => {
   it("writes every figure with a number and its target, and cleans up", async () => {
     const out = join(await makeTempDir("bench"), "report.json");
-    const run = await execa(process.execPath, ["scripts/bench.mjs", "--quick", "--out", out, "--host", HOST.version], {
-      cwd: REPO_ROOT,
-      all: true,
-      reject: false,
-      // On a hung run the bench gets SIGINT, which makes it clean up after itself.
-      timeout: 170_000,
-      killSignal: "SIGINT",
-    });
-    const output = run.all ?? "";
-    expect(run.exitCode, output).toBe(0);
+    const args = ["scripts/bench.mjs", "--quick", "--out", out, "--host", HOST.version];
+    const { exitCode, output } = await runRepoScript(args, 170_000);
+    expect(exitCode, output).toBe(0);
 
     const report = JSON.parse(readFileSync(out, "utf8")) as {
       schema_version: string;
@@ -88,9 +81,6 @@ describe("npm run bench -- --quick", () => {
     expect(concurrent?.detail.delegates_verified).toBe(concurrent?.detail.delegates_launched);
 
     // Nothing left: the workspace dir is gone and no process mentions it.
-    const root = /workspace (\S+);/.exec(output)?.[1];
-    expect(root).toMatch(/pi-bg-delegate-bench-/);
-    expect(existsSync(root ?? "")).toBe(false);
-    expect(await waitForNoProcesses(root ?? "", { includeEnv: true })).toEqual([]);
+    await expectNothingLeft(/workspace (\S+);/.exec(output)?.[1], /pi-bg-delegate-bench-/);
   }, 180_000);
 });

@@ -3,18 +3,16 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { DelegateResultFile } from "../../src/core/types.ts";
 import { createRun } from "../../src/fusion/writer.ts";
-import { isAlive } from "../../src/process/identity.ts";
 import { runCli, spawnCli } from "../helpers/cli.ts";
-import { call, delegateVia, installHoldingDriver, lastToolResult, notifications, until } from "../helpers/drive.ts";
+import { delegateVia, installHoldingDriver, notifications, until } from "../helpers/drive.ts";
 import { buildCompletedRun, buildFailedRun, MERGED, WORKFLOW } from "../helpers/fusion-fixtures.ts";
 import {
-  delegateTaskDirs,
-  FUSION_MODELS,
-  fusionRoute,
-  holdCandidates,
+  fusionViaRpc,
+  HELD_RUN_ARGS,
+  heldRun,
+  killOwner,
   readRunJson,
   runDirOf,
-  runIdOf,
 } from "../helpers/fusion-run-driver.ts";
 import {
   createAgentDir,
@@ -217,26 +215,13 @@ describe("pi-bg-delegate on task trees made by real children", () => {
   });
 
   it("a Fusion run whose Pi was killed: list adjudicates it, result prints its view whole, prune can remove it", async () => {
-    const agentDir = await createAgentDir({ serverUrl: server.url, models: FUSION_MODELS });
-    const cwd = await makeTempDir("cli-stranded");
-    const held = holdCandidates(server);
+    const { agentDir, cwd, held } = await heldRun(server, "cli-stranded");
     const parent = await startRpcParent({ agentDir, cwd });
     let runId = "";
     try {
-      await parent.promptAndWait(
-        call("bg_fusion", {
-          name: "stranded",
-          prompt: "Where is the session cache invalidated?",
-          candidates: [fusionRoute("model-a"), fusionRoute("model-b")],
-        }),
-      );
-      runId = runIdOf(lastToolResult(await parent.messages(), "bg_fusion").text);
+      runId = await fusionViaRpc(parent, { ...HELD_RUN_ARGS, name: "stranded" });
       await until(() => held.asked() === 2, "both candidates at the model");
-      const pids = delegateTaskDirs(cwd).map(
-        (dir) => (JSON.parse(readFileSync(join(dir, "manifest.json"), "utf8")) as { child: { pid: number } }).child.pid,
-      );
-      await parent.kill();
-      await until(() => pids.every((pid) => !isAlive(pid)), "the orphaned children to exit", 20_000);
+      await killOwner(parent, cwd);
     } finally {
       held.release();
       await parent.stop();

@@ -1,13 +1,6 @@
-/**
- * `npm run demo` (offline) as a user runs it: a process that starts its own scripted model, a real
- * pi parent and a real pi child, and must exit 0 with the verified answer, the artifact tree and a
- * hash check — and leave no process or temp dir behind.
- */
-import { existsSync } from "node:fs";
-import { execa } from "execa";
 import { describe, expect, it } from "vitest";
-import { HOST, REPO_ROOT } from "../helpers/pi-paths.ts";
-import { waitForNoProcesses } from "../helpers/temp.ts";
+import { HOST } from "../helpers/pi-paths.ts";
+import { expectNothingLeft, runRepoScript } from "../helpers/repo-script.ts";
 
 /** The text between a section's header line and the next section (see scripts/demo/report.mjs). */
 function sectionOf(output: string, title: string): string {
@@ -20,16 +13,8 @@ function sectionOf(output: string, title: string): string {
 
 describe("npm run demo (offline)", () => {
   it("delegates, is notified, prints the verified answer and the artifact tree, and cleans up", async () => {
-    const run = await execa(process.execPath, ["scripts/demo.mjs", "--host", HOST.version], {
-      cwd: REPO_ROOT,
-      all: true,
-      reject: false,
-      // On a hung run the demo gets SIGINT, which makes it clean up after itself.
-      timeout: 110_000,
-      killSignal: "SIGINT",
-    });
-    const output = run.all ?? "";
-    expect(run.exitCode, output).toBe(0);
+    const { exitCode, output } = await runRepoScript(["scripts/demo.mjs", "--host", HOST.version], 110_000);
+    expect(exitCode, output).toBe(0);
     expect(output).toContain(`pi ${HOST.version} parent started`);
 
     // The answer bg_result returned is the child's evidence from the sample project, verified.
@@ -60,24 +45,14 @@ describe("npm run demo (offline)", () => {
     expect(answer).toContain(`sha256 ${hashes[0]}`);
 
     // Nothing left: the temp root (agent dir + project copy) is gone, and no process mentions it.
-    const root = /temp agent dir (\S+)\/agent/.exec(output)?.[1];
-    expect(root).toMatch(/pi-bg-delegate-demo-/);
-    expect(existsSync(root ?? "")).toBe(false);
-    expect(await waitForNoProcesses(root ?? "", { includeEnv: true })).toEqual([]);
+    await expectNothingLeft(/temp agent dir (\S+)\/agent/.exec(output)?.[1], /pi-bg-delegate-demo-/);
   }, 120_000);
 });
 
 describe("npm run demo -- --fusion (offline)", () => {
   it("asks two scripted models, is notified, prints the verified merged answer citing both routes, and cleans up", async () => {
-    const run = await execa(process.execPath, ["scripts/demo.mjs", "--fusion", "--host", HOST.version], {
-      cwd: REPO_ROOT,
-      all: true,
-      reject: false,
-      timeout: 170_000,
-      killSignal: "SIGINT",
-    });
-    const output = run.all ?? "";
-    expect(run.exitCode, output).toBe(0);
+    const { exitCode, output } = await runRepoScript(["scripts/demo.mjs", "--fusion", "--host", HOST.version], 170_000);
+    expect(exitCode, output).toBe(0);
     expect(sectionOf(output, "RECEIPT (bg_fusion result)")).toMatch(
       /^Fusion run f[0-9a-f]{32} started: session cache audit, two models\nCandidates demo\/demo-model, demo\/demo-model-b; merge route demo\/demo-model\./,
     );
@@ -99,9 +74,6 @@ describe("npm run demo -- --fusion (offline)", () => {
     expect(hashes).toHaveLength(3);
     expect(new Set(hashes).size).toBe(1);
 
-    const root = /temp agent dir (\S+)\/agent/.exec(output)?.[1];
-    expect(root).toMatch(/pi-bg-delegate-demo-/);
-    expect(existsSync(root ?? "")).toBe(false);
-    expect(await waitForNoProcesses(root ?? "", { includeEnv: true })).toEqual([]);
+    await expectNothingLeft(/temp agent dir (\S+)\/agent/.exec(output)?.[1], /pi-bg-delegate-demo-/);
   }, 180_000);
 });

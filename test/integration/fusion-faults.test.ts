@@ -8,37 +8,31 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { call, lastToolResult, notifications, promptWhenIdle, until } from "../helpers/drive.ts";
+import {
+  bgResultVia,
+  call,
+  lastToolResult,
+  type Notice,
+  noticeOf,
+  notifications,
+  promptWhenIdle,
+} from "../helpers/drive.ts";
 import {
   delegateTaskDirs,
-  FUSION_MODELS,
   fusionRoute,
-  holdCandidates,
+  HELD_RUN_ARGS,
+  heldRun,
+  NO_ANSWER_VIEW,
   readRunJson,
   runDirOf,
-  runIdOf,
 } from "../helpers/fusion-run-driver.ts";
-import {
-  createAgentDir,
-  findProcesses,
-  makeTempDir,
-  startSdkParent,
-  useModelServer,
-  waitForNoProcesses,
-} from "../helpers/pi-parent.ts";
+import { findProcesses, startSdkParent, useModelServer, waitForNoProcesses } from "../helpers/pi-parent.ts";
 
 const server = useModelServer();
 
-interface Notice {
-  content: string;
-  details: Record<string, unknown>;
-}
-
 describe("bg_fusion faults", () => {
   it("seed_budget_exceeded: one candidate's window is too small for the seed; the run is refused and nothing is left behind", async () => {
-    const agentDir = await createAgentDir({ serverUrl: server.url, models: FUSION_MODELS });
-    const cwd = await makeTempDir("fusion-seed-budget");
-    holdCandidates(server);
+    const { agentDir, cwd } = await heldRun(server, "fusion-seed-budget");
     const parent = await startSdkParent({ agentDir, cwd });
     try {
       const prompt = `Summarize: ${"lorem ipsum ".repeat(3_400)}`;
@@ -65,37 +59,22 @@ describe("bg_fusion faults", () => {
   });
 
   it("child_spawn_failed mid-run: the evaluator cannot be started; the run fails at stage evaluate, bg_result shows no answer", async () => {
-    const agentDir = await createAgentDir({ serverUrl: server.url, models: FUSION_MODELS });
-    const cwd = await makeTempDir("fusion-spawn-fault");
-    const held = holdCandidates(server);
-    const parent = await startSdkParent({ agentDir, cwd });
+    const run = await heldRun(server, "fusion-spawn-fault");
+    const { cwd, held } = run;
+    const parent = await startSdkParent(run);
     try {
-      await promptWhenIdle(
-        parent,
-        call("bg_fusion", {
-          name: "unspawnable judge",
-          prompt: "Where is the session cache invalidated?",
-          candidates: [fusionRoute("model-a"), fusionRoute("model-b")],
-        }),
-      );
-      const receipt = lastToolResult(parent.messages(), "bg_fusion");
-      expect(receipt.isError).toBe(false);
-      const runId = runIdOf(receipt.text);
-      await until(() => held.asked() === 2, "both candidates at the model");
+      // A refused run would fail here (fusionVia throws on an error result).
+      const runId = await run.start(parent, { ...HELD_RUN_ARGS, name: "unspawnable judge" });
       // The candidates run; every later child inherits an environment string over Linux's 128 KiB
       // cap, so execve refuses the evaluator (E2BIG), as launch-faults.test.ts does for a delegate.
       process.env.PI_BGD_TEST_HUGE = "x".repeat(256 * 1024);
+      let notice: Notice;
       try {
         held.release();
-        await until(
-          () => notifications(parent.messages()).some((n) => (n as Notice).details.taskId === runId),
-          "the run's notice",
-          90_000,
-        );
+        notice = await noticeOf(parent, runId);
       } finally {
         delete process.env.PI_BGD_TEST_HUGE;
       }
-      const notice = notifications(parent.messages()).find((n) => (n as Notice).details.taskId === runId) as Notice;
       expect(notice.details).toMatchObject({
         kind: "fusion",
         state: "failed",
@@ -103,14 +82,11 @@ describe("bg_fusion faults", () => {
         stage: "evaluate",
       });
 
-      await promptWhenIdle(parent, call("bg_result", { taskId: runId }));
-      const view = lastToolResult(parent.messages(), "bg_result");
+      const view = await bgResultVia(parent, { taskId: runId });
       expect(view.isError).toBe(false);
       expect(view.details).toMatchObject({
         state: "failed",
-        delivery: "none",
-        summary_status: "verified",
-        answer: { present: false, reason: "run_did_not_commit" },
+        ...NO_ANSWER_VIEW,
         failure: { code: "child_spawn_failed", stage: "evaluate", slot: "evaluator", attempt: 1, child_created: true },
       });
       expect(view.text).not.toContain("ANSWER-A");

@@ -1,25 +1,31 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { listAllRows } from "../../src/fusion-run/rows.ts";
-import { isAlive } from "../../src/process/identity.ts";
 import { runCli } from "../helpers/cli.ts";
-import { call, isChildRequest, lastToolResult, notifications, promptWhenIdle, until } from "../helpers/drive.ts";
 import {
-  delegateTaskDirs,
-  FUSION_MODELS,
-  fusionRoute,
-  holdCandidates,
+  bgResultVia,
+  isChildRequest,
+  type Notice,
+  noticesOf,
+  promptWhenIdle,
+  sessionFileIn,
+  until,
+} from "../helpers/drive.ts";
+import {
+  childManifests,
+  fusionVia,
+  fusionViaRpc,
+  HELD_RUN_ARGS,
+  heldRun,
+  killOwner,
   MERGED_TEXT,
   readRunJson,
   runDirOf,
-  runIdOf,
 } from "../helpers/fusion-run-driver.ts";
 import {
-  createAgentDir,
   findProcesses,
   makeTempDir,
-  type SdkParent,
   startRpcParent,
   startSdkParent,
   useModelServer,
@@ -28,51 +34,13 @@ import {
 
 const server = useModelServer();
 
-const ARGS = {
-  name: "cache question",
-  prompt: "Where is the session cache invalidated?",
-  candidates: [fusionRoute("model-a"), fusionRoute("model-b")],
-};
-
-async function fusionVia(parent: SdkParent, args: Record<string, unknown>): Promise<string> {
-  await promptWhenIdle(parent, call("bg_fusion", args));
-  const receipt = lastToolResult(parent.messages(), "bg_fusion");
-  if (receipt.isError) throw new Error(`bg_fusion refused: ${receipt.text}`);
-  return runIdOf(receipt.text);
-}
-
-async function bgResult(parent: SdkParent, args: Record<string, unknown>) {
-  await promptWhenIdle(parent, call("bg_result", args));
-  return lastToolResult(parent.messages(), "bg_result");
-}
-
-type Notice = { content: string; details: Record<string, unknown> };
-
-function noticesOf(messages: readonly unknown[], runId: string): Notice[] {
-  return notifications(messages).filter((n) => (n as Notice).details.taskId === runId) as Notice[];
-}
-
-function childManifests(
-  cwd: string,
-): { state: string; child: { pid: number } | null; terminal: { code?: string } | null }[] {
-  return delegateTaskDirs(cwd).map((dir) => JSON.parse(readFileSync(join(dir, "manifest.json"), "utf8")));
-}
-
-function sessionFileIn(dir: string): string {
-  const files = readdirSync(dir).filter((f) => f.endsWith(".jsonl"));
-  if (files.length !== 1) throw new Error(`expected one session file in ${dir}, found ${files.join(", ")}`);
-  return join(dir, files[0] as string);
-}
-
 describe("a Fusion run's life with real parents and children", () => {
   it("/delegates lists the run with its stage and children; cancel ends every child and commits a cancelled run", async () => {
-    const agentDir = await createAgentDir({ serverUrl: server.url, models: FUSION_MODELS });
-    const cwd = await makeTempDir("fusion-life");
-    const held = holdCandidates(server);
-    const parent = await startSdkParent({ agentDir, cwd });
+    const run = await heldRun(server, "fusion-life");
+    const { cwd, held } = run;
+    const parent = await startSdkParent(run);
     try {
-      const runId = await fusionVia(parent, ARGS);
-      await until(() => held.asked() === 2, "both candidates at the model");
+      const runId = await run.start(parent);
       const row = listAllRows(cwd).find((r) => r.id === runId);
       expect(row).toMatchObject({
         kind: "fusion",
@@ -82,7 +50,7 @@ describe("a Fusion run's life with real parents and children", () => {
       });
       expect(listAllRows(cwd).filter((r) => r.kind === undefined && r.state === "running")).toHaveLength(2);
       // bg_result never waits: the typed not-ready view.
-      const running = await bgResult(parent, { taskId: runId });
+      const running = await bgResultVia(parent, { taskId: runId });
       expect(running.isError).toBe(false);
       expect(running.details).toMatchObject({ state: "running", delivery: "none", run_id: runId });
 
@@ -103,7 +71,7 @@ describe("a Fusion run's life with real parents and children", () => {
         ["cancelled", "child_cancelled"],
         ["cancelled", "child_cancelled"],
       ]);
-      const view = await bgResult(parent, { taskId: runId });
+      const view = await bgResultVia(parent, { taskId: runId });
       expect(view.details).toMatchObject({
         state: "cancelled",
         summary_status: "verified",
@@ -126,13 +94,11 @@ describe("a Fusion run's life with real parents and children", () => {
   });
 
   it("pi-bg-delegate cancel <run id> from a shell: the owning Pi ends the children and commits a cancelled run", async () => {
-    const agentDir = await createAgentDir({ serverUrl: server.url, models: FUSION_MODELS });
-    const cwd = await makeTempDir("fusion-life");
-    const held = holdCandidates(server);
-    const parent = await startSdkParent({ agentDir, cwd });
+    const run = await heldRun(server, "fusion-life");
+    const { cwd, held } = run;
+    const parent = await startSdkParent(run);
     try {
-      const runId = await fusionVia(parent, ARGS);
-      await until(() => held.asked() === 2, "both candidates at the model");
+      const runId = await run.start(parent);
       const cli = await runCli(cwd, "cancel", runId.slice(0, 9));
       expect(cli.code, cli.stderr).toBe(0);
       expect(cli.stdout).toContain(`Asked the Pi process that owns ${runId} (pid ${process.pid}) to cancel it`);
@@ -155,14 +121,11 @@ describe("a Fusion run's life with real parents and children", () => {
   });
 
   it("keeps running across /reload: one notice after it, autoDeliver carries the verified merged answer", async () => {
-    const agentDir = await createAgentDir({ serverUrl: server.url, models: FUSION_MODELS });
-    const cwd = await makeTempDir("fusion-life");
-    const sessions = await makeTempDir("sessions");
-    const held = holdCandidates(server);
-    const parent = await startSdkParent({ agentDir, cwd, session: { dir: sessions } });
+    const run = await heldRun(server, "fusion-life");
+    const { held } = run;
+    const parent = await startSdkParent({ ...run, session: { dir: await makeTempDir("sessions") } });
     try {
-      const runId = await fusionVia(parent, { ...ARGS, autoDeliver: "when_small" });
-      await until(() => held.asked() === 2, "both candidates at the model");
+      const runId = await run.start(parent, { ...HELD_RUN_ARGS, autoDeliver: "when_small" });
       await parent.reload();
       held.release();
       await until(() => noticesOf(parent.messages(), runId).length === 1, "the notice after /reload", 90_000);
@@ -183,7 +146,7 @@ describe("a Fusion run's life with real parents and children", () => {
       await parent.reload();
       await promptWhenIdle(parent, "anything new?");
       expect(noticesOf(parent.messages(), runId)).toHaveLength(1);
-      const r = await bgResult(parent, { taskId: runId });
+      const r = await bgResultVia(parent, { taskId: runId });
       expect(r.details).toMatchObject({ state: "completed", usage_status: "attached" });
     } finally {
       held.release();
@@ -192,12 +155,10 @@ describe("a Fusion run's life with real parents and children", () => {
   });
 
   it("timeoutSeconds is for the whole run: the run fails with child_timeout at the stage it reached", async () => {
-    const agentDir = await createAgentDir({ serverUrl: server.url, models: FUSION_MODELS });
-    const cwd = await makeTempDir("fusion-life");
-    const held = holdCandidates(server);
+    const { agentDir, cwd, held } = await heldRun(server, "fusion-life");
     const parent = await startSdkParent({ agentDir, cwd });
     try {
-      const runId = await fusionVia(parent, { ...ARGS, timeoutSeconds: 2 });
+      const runId = await fusionVia(parent, { ...HELD_RUN_ARGS, timeoutSeconds: 2 });
       await until(() => noticesOf(parent.messages(), runId).length === 1, "the timeout notice");
       const notice = noticesOf(parent.messages(), runId)[0] as Notice;
       expect(notice.details).toMatchObject({ state: "failed", code: "child_timeout", stage: "candidate" });
@@ -210,14 +171,12 @@ describe("a Fusion run's life with real parents and children", () => {
   });
 
   it("quitting Pi cancels the run and every child", async () => {
-    const agentDir = await createAgentDir({ serverUrl: server.url, models: FUSION_MODELS });
-    const cwd = await makeTempDir("fusion-life");
-    const held = holdCandidates(server);
-    const parent = await startSdkParent({ agentDir, cwd });
+    const run = await heldRun(server, "fusion-life");
+    const { cwd, held } = run;
+    const parent = await startSdkParent(run);
     let runId = "";
     try {
-      runId = await fusionVia(parent, ARGS);
-      await until(() => held.asked() === 2, "both candidates at the model");
+      runId = await run.start(parent);
     } finally {
       await parent.dispose();
       held.release();
@@ -233,19 +192,14 @@ describe("a Fusion run's life with real parents and children", () => {
   });
 
   it("a parent killed mid-run: its children stop, the next parent adjudicates the orphaned run and notifies once", async () => {
-    const agentDir = await createAgentDir({ serverUrl: server.url, models: FUSION_MODELS });
-    const cwd = await makeTempDir("fusion-life");
+    const { agentDir, cwd, held } = await heldRun(server, "fusion-life");
     const sessions = await makeTempDir("sessions");
-    const held = holdCandidates(server);
     const first = await startRpcParent({ agentDir, cwd, session: { dir: sessions } });
     let runId = "";
     try {
-      await first.promptAndWait(call("bg_fusion", ARGS));
-      runId = runIdOf(lastToolResult(await first.messages(), "bg_fusion").text);
+      runId = await fusionViaRpc(first, HELD_RUN_ARGS);
       await until(() => held.asked() === 2, "both candidates at the model");
-      const pids = childManifests(cwd).map((m) => m.child?.pid ?? 0);
-      await first.kill();
-      await until(() => pids.every((pid) => !isAlive(pid)), "the orphaned children to exit", 20_000);
+      await killOwner(first, cwd);
       expect(readRunJson(cwd, runId, "manifest.json").state).toBe("running");
     } finally {
       held.release();
@@ -262,7 +216,7 @@ describe("a Fusion run's life with real parents and children", () => {
         code: "child_cancelled",
         stage: "candidate",
       });
-      const view = await bgResult(second, { taskId: runId });
+      const view = await bgResultVia(second, { taskId: runId });
       expect(view.details).toMatchObject({
         state: "cancelled",
         summary_status: "verified",
@@ -279,8 +233,7 @@ describe("a Fusion run's life with real parents and children", () => {
   });
 
   it("runs stranded by a killed Pi, in another session: bg_result and the retention prune's session start adjudicate them; /delegates prune removes them", async () => {
-    const agentDir = await createAgentDir({ serverUrl: server.url, models: FUSION_MODELS });
-    const cwd = await makeTempDir("fusion-life");
+    const { agentDir, cwd, held } = await heldRun(server, "fusion-life");
     const setProject = (bgDelegate: Record<string, unknown>) => {
       mkdirSync(join(cwd, ".pi"), { recursive: true });
       writeFileSync(
@@ -289,18 +242,14 @@ describe("a Fusion run's life with real parents and children", () => {
       );
     };
     setProject({ retentionDays: 0 });
-    const held = holdCandidates(server);
     const first = await startRpcParent({ agentDir, cwd });
     const runIds: string[] = [];
     try {
       for (const name of ["first stranded", "second stranded"]) {
-        await first.promptAndWait(call("bg_fusion", { ...ARGS, name }));
-        runIds.push(runIdOf(lastToolResult(await first.messages(), "bg_fusion").text));
+        runIds.push(await fusionViaRpc(first, { ...HELD_RUN_ARGS, name }));
       }
       await until(() => held.asked() === 4, "four candidates at the model");
-      const pids = childManifests(cwd).map((m) => m.child?.pid ?? 0);
-      await first.kill();
-      await until(() => pids.every((pid) => !isAlive(pid)), "the orphaned children to exit", 20_000);
+      await killOwner(first, cwd);
     } finally {
       held.release();
       await first.stop();
@@ -311,7 +260,7 @@ describe("a Fusion run's life with real parents and children", () => {
     try {
       await reader.waitForIdle();
       expect(readRunJson(cwd, byResult, "manifest.json").state).toBe("running");
-      const view = await bgResult(reader, { taskId: byResult });
+      const view = await bgResultVia(reader, { taskId: byResult });
       expect(view.isError, view.text).toBe(false);
       expect(view.details).toMatchObject({
         state: "cancelled",

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createRun } from "../../src/fusion/writer.ts";
 import { processStartTime } from "../../src/process/identity.ts";
-import { call, installParentDriver, lastToolResult, promptWhenIdle } from "../helpers/drive.ts";
+import { bgResultVia, call, installParentDriver, lastToolResult } from "../helpers/drive.ts";
 import {
   buildCompletedRun,
   buildFailedRun,
@@ -14,24 +14,13 @@ import {
   WORKFLOW,
   writeCandidates,
 } from "../helpers/fusion-fixtures.ts";
-import {
-  createAgentDir,
-  makeTempDir,
-  type SdkParent,
-  startRpcParent,
-  startSdkParent,
-  useModelServer,
-} from "../helpers/pi-parent.ts";
+import { NO_ANSWER_VIEW } from "../helpers/fusion-run-driver.ts";
+import { createAgentDir, makeTempDir, startRpcParent, startSdkParent, useModelServer } from "../helpers/pi-parent.ts";
 
 const server = useModelServer({ resetBetweenTests: false });
 beforeAll(async () => {
   installParentDriver(server);
 });
-
-async function bgResult(parent: SdkParent, args: Record<string, unknown>) {
-  await promptWhenIdle(parent, call("bg_result", args));
-  return lastToolResult(parent.messages(), "bg_result");
-}
 
 describe("bg_result retrieves Fusion runs in a real pi parent", () => {
   it("returns each run's documented view or typed failure, and attaches usage once across a restart", async () => {
@@ -74,14 +63,14 @@ describe("bg_result retrieves Fusion runs in a real pi parent", () => {
 
     const parent = await startSdkParent({ agentDir, cwd });
     try {
-      const first = await bgResult(parent, { taskId: completed.runId });
+      const first = await bgResultVia(parent, { taskId: completed.runId });
       expect(first.isError, first.text).toBe(false);
       expect(first.text).toContain(MERGED.trim());
       expect(first.details?.schema_version).toBe("pi-background-tasks.fusion-result-view.v1");
       expect(first.details?.usage_status).toBe("attached");
       expect(first.details?.usage).toMatchObject({ input: 1200, output: 340 });
 
-      const again = await bgResult(parent, { taskId: completed.runId.slice(0, 12), delivery: "artifact" });
+      const again = await bgResultVia(parent, { taskId: completed.runId.slice(0, 12), delivery: "artifact" });
       expect(again.isError).toBe(false);
       expect(again.details?.usage_status).toBe("already_reported");
       expect(again.details?.usage).toBeUndefined();
@@ -91,32 +80,30 @@ describe("bg_result retrieves Fusion runs in a real pi parent", () => {
         [failed, "failed"],
         [cancelled, "cancelled"],
       ] as const) {
-        const view = await bgResult(parent, { taskId: run.runId, delivery: "inline" });
+        const view = await bgResultVia(parent, { taskId: run.runId, delivery: "inline" });
         expect(view.isError, view.text).toBe(false);
         expect(view.details).toMatchObject({
           state,
-          delivery: "none",
-          answer: { present: false, reason: "run_did_not_commit" },
-          summary_status: "verified",
+          ...NO_ANSWER_VIEW,
         });
         expect(view.details?.usage).toBeUndefined();
         expect(Buffer.byteLength(view.text)).toBeLessThanOrEqual(8 * 1024);
       }
 
-      const notReady = await bgResult(parent, { taskId: running.runId });
+      const notReady = await bgResultVia(parent, { taskId: running.runId });
       expect(notReady.isError).toBe(false);
       expect(notReady.details).toMatchObject({ state: "running", delivery: "none" });
 
       // Its owner is gone and no child of it runs: bg_result adjudicates it first and says how it ended.
-      const crash = await bgResult(parent, { taskId: crashed.runId });
+      const crash = await bgResultVia(parent, { taskId: crashed.runId });
       expect(crash.isError, crash.text).toBe(false);
       expect(crash.details).toMatchObject({ state: "cancelled", failure: { code: "child_cancelled" } });
 
-      const old = await bgResult(parent, { taskId: legacy.runId });
+      const old = await bgResultVia(parent, { taskId: legacy.runId });
       expect(old.isError).toBe(false);
       expect(old.details?.summary_status).toBe("legacy_manifest_only");
 
-      const bad = await bgResult(parent, { taskId: tampered.runId });
+      const bad = await bgResultVia(parent, { taskId: tampered.runId });
       expect(bad.isError).toBe(true);
       expect(bad.text).toMatch(/^\[answer_hash_mismatch\]/);
       expect(bad.text).not.toContain("Three candidates agreed");

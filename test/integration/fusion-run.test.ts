@@ -4,54 +4,24 @@ import { describe, expect, it } from "vitest";
 import { sha256Hex } from "../../src/core/hash.ts";
 import { listAllRows } from "../../src/fusion-run/rows.ts";
 import { runCli } from "../helpers/cli.ts";
-import { call, lastToolResult, notifications, promptWhenIdle, until } from "../helpers/drive.ts";
+import { bgResultVia, call, lastToolResult, noticeOf, notifications, promptWhenIdle } from "../helpers/drive.ts";
 import {
   CANDIDATE_ANSWERS,
   delegateTaskDirs,
-  FUSION_MODELS,
+  fusionProject,
   fusionRoute,
-  installFusionDriver,
+  fusionVia,
+  HELD_RUN_ARGS,
   MERGED_TEXT,
+  NO_ANSWER_VIEW,
+  QUESTION,
   readRunJson,
   runDirOf,
   runIdOf,
 } from "../helpers/fusion-run-driver.ts";
-import {
-  createAgentDir,
-  makeTempDir,
-  type SdkParent,
-  startSdkParent,
-  useModelServer,
-  waitForNoProcesses,
-} from "../helpers/pi-parent.ts";
+import { startSdkParent, useModelServer, waitForNoProcesses } from "../helpers/pi-parent.ts";
 
 const server = useModelServer();
-
-async function fusionVia(parent: SdkParent, args: Record<string, unknown>): Promise<string> {
-  await promptWhenIdle(parent, call("bg_fusion", args));
-  const receipt = lastToolResult(parent.messages(), "bg_fusion");
-  if (receipt.isError) throw new Error(`bg_fusion refused: ${receipt.text}`);
-  return runIdOf(receipt.text);
-}
-
-async function bgResult(parent: SdkParent, args: Record<string, unknown>) {
-  await promptWhenIdle(parent, call("bg_result", args));
-  return lastToolResult(parent.messages(), "bg_result");
-}
-
-async function noticeOf(parent: SdkParent, runId: string) {
-  await until(
-    () => notifications(parent.messages()).some((n) => (n as { details: { taskId: string } }).details.taskId === runId),
-    `the notice of ${runId}`,
-    90_000,
-  );
-  return notifications(parent.messages()).find(
-    (n) => (n as { details: { taskId: string } }).details.taskId === runId,
-  ) as {
-    content: string;
-    details: Record<string, unknown>;
-  };
-}
 
 interface AttemptRow {
   stage: string;
@@ -64,25 +34,15 @@ interface AttemptRow {
 }
 
 async function setup() {
-  const agentDir = await createAgentDir({ serverUrl: server.url, models: FUSION_MODELS });
-  const cwd = await makeTempDir("fusion-run");
-  installFusionDriver(server);
-  const parent = await startSdkParent({ agentDir, cwd });
-  return { agentDir, cwd, parent };
+  const project = await fusionProject(server, "fusion-run");
+  return { ...project, parent: await startSdkParent(project) };
 }
 
 describe("bg_fusion with a real pi parent and real children", () => {
   it("completes: the merged answer cites both routes, bg_result verifies it, usage once, a tampered merged.md is refused", async () => {
     const { cwd, parent } = await setup();
     try {
-      await promptWhenIdle(
-        parent,
-        call("bg_fusion", {
-          name: "where is the cache invalidated",
-          prompt: "Where is the session cache invalidated?",
-          candidates: [fusionRoute("model-a"), fusionRoute("model-b")],
-        }),
-      );
+      await promptWhenIdle(parent, call("bg_fusion", { ...HELD_RUN_ARGS, name: "where is the cache invalidated" }));
       const receipt = lastToolResult(parent.messages(), "bg_fusion");
       expect(receipt.isError).toBe(false);
       expect(Buffer.byteLength(receipt.text)).toBeLessThanOrEqual(700);
@@ -103,7 +63,7 @@ describe("bg_fusion with a real pi parent and real children", () => {
       expect(notice.details).toMatchObject({ kind: "fusion", state: "completed", code: null });
       expect(notice.content).toContain(`Call bg_result {"taskId":"${runId}"} once`);
 
-      const first = await bgResult(parent, { taskId: runId });
+      const first = await bgResultVia(parent, { taskId: runId });
       expect(first.isError).toBe(false);
       expect(first.details).toMatchObject({ state: "completed", delivery: "inline", usage_status: "attached" });
       expect(first.text).toContain(MERGED_TEXT);
@@ -115,7 +75,7 @@ describe("bg_fusion with a real pi parent and real children", () => {
       );
       const usage = first.details?.usage as { input: number; output: number };
       expect(usage.output).toBeGreaterThan(0);
-      const again = await bgResult(parent, { taskId: runId });
+      const again = await bgResultVia(parent, { taskId: runId });
       expect(again.details).toMatchObject({ usage_status: "already_reported" });
       expect(again.details?.usage).toBeUndefined();
 
@@ -166,7 +126,7 @@ describe("bg_fusion with a real pi parent and real children", () => {
       // A changed merged.md is refused; no byte of it is returned.
       const mergedPath = join(runDirOf(cwd, runId), "merged.md");
       writeFileSync(mergedPath, readFileSync(mergedPath, "utf8").replace("MERGED", "FORGED"));
-      const tampered = await bgResult(parent, { taskId: runId });
+      const tampered = await bgResultVia(parent, { taskId: runId });
       expect(tampered.isError).toBe(true);
       expect(tampered.text).toMatch(/^\[answer_hash_mismatch\]/);
       expect(tampered.text).not.toContain("FORGED");
@@ -180,12 +140,12 @@ describe("bg_fusion with a real pi parent and real children", () => {
     const { cwd, parent } = await setup();
     try {
       const three = await fusionVia(parent, {
-        prompt: "Where is the session cache invalidated?",
+        prompt: QUESTION,
         candidates: [fusionRoute("model-a"), fusionRoute("model-broken"), fusionRoute("model-c")],
       });
       const done = await noticeOf(parent, three);
       expect(done.details).toMatchObject({ state: "completed" });
-      const merged = await bgResult(parent, { taskId: three });
+      const merged = await bgResultVia(parent, { taskId: three });
       expect(merged.text).toContain("agreed: fake/model-a (candidate-1), fake/model-c (candidate-3)");
       expect(merged.text).not.toContain("model-broken (candidate-2)");
       const rows = (readRunJson(cwd, three, "result.json") as { details: { attempts: AttemptRow[] } }).details.attempts;
@@ -198,7 +158,7 @@ describe("bg_fusion with a real pi parent and real children", () => {
 
       const two = await fusionVia(parent, {
         name: "one of two fails",
-        prompt: "Where is the session cache invalidated?",
+        prompt: QUESTION,
         candidates: [fusionRoute("model-broken"), fusionRoute("model-b")],
       });
       const failed = await noticeOf(parent, two);
@@ -208,13 +168,11 @@ describe("bg_fusion with a real pi parent and real children", () => {
         stage: "candidate",
       });
       expect(failed.content).toContain(`bg_result {"taskId":"${two}"}`);
-      const view = await bgResult(parent, { taskId: two });
+      const view = await bgResultVia(parent, { taskId: two });
       expect(view.isError).toBe(false);
       expect(view.details).toMatchObject({
         state: "failed",
-        delivery: "none",
-        summary_status: "verified",
-        answer: { present: false, reason: "run_did_not_commit" },
+        ...NO_ANSWER_VIEW,
         failure: { code: "fusion_candidates_insufficient", stage: "candidate" },
       });
       expect(view.text).not.toContain("ANSWER-B");
@@ -230,14 +188,14 @@ describe("bg_fusion with a real pi parent and real children", () => {
     const { cwd, parent } = await setup();
     try {
       const runId = await fusionVia(parent, {
-        prompt: "Where is the session cache invalidated?",
+        prompt: QUESTION,
         candidates: [fusionRoute("model-a"), fusionRoute("model-silent")],
       });
       expect((await noticeOf(parent, runId)).details).toMatchObject({ state: "completed" });
       const reason = "1 of 4 children reported no usage; the run's sum would undercount";
       const result = readRunJson(cwd, runId, "result.json") as { details: { usage: unknown } };
       expect(result.details.usage).toEqual({ status: "unavailable", reason });
-      const first = await bgResult(parent, { taskId: runId });
+      const first = await bgResultVia(parent, { taskId: runId });
       expect(first.isError).toBe(false);
       expect(first.details).toMatchObject({ usage_status: "attached", usage: { status: "unavailable", reason } });
       expect(first.text).toContain(`Usage: unavailable (${reason}); not summed as zero`);
@@ -251,13 +209,13 @@ describe("bg_fusion with a real pi parent and real children", () => {
     const { cwd, parent } = await setup();
     try {
       const runId = await fusionVia(parent, {
-        prompt: "Where is the session cache invalidated?",
+        prompt: QUESTION,
         candidates: [fusionRoute("model-a"), fusionRoute("model-b")],
         merge: fusionRoute("merge-broken"),
       });
       const notice = await noticeOf(parent, runId);
       expect(notice.details).toMatchObject({ state: "failed", code: "child_provider_error", stage: "merge" });
-      const view = await bgResult(parent, { taskId: runId });
+      const view = await bgResultVia(parent, { taskId: runId });
       expect(view.details).toMatchObject({
         state: "failed",
         failure: { code: "child_provider_error", stage: "merge", slot: "merger", attempt: 1 },
@@ -278,7 +236,7 @@ describe("bg_fusion with a real pi parent and real children", () => {
     const { cwd, parent } = await setup();
     try {
       const repaired = await fusionVia(parent, {
-        prompt: "Where is the session cache invalidated?",
+        prompt: QUESTION,
         candidates: [fusionRoute("model-a"), fusionRoute("model-b")],
         merge: fusionRoute("judge-sloppy"),
       });
@@ -291,7 +249,7 @@ describe("bg_fusion with a real pi parent and real children", () => {
       ]);
 
       const hopeless = await fusionVia(parent, {
-        prompt: "Where is the session cache invalidated?",
+        prompt: QUESTION,
         candidates: [fusionRoute("model-a"), fusionRoute("model-b")],
         merge: fusionRoute("judge-hopeless"),
       });
@@ -309,7 +267,7 @@ describe("bg_fusion with a real pi parent and real children", () => {
   it("refuses without candidates (fusion_candidates_unset), bad arguments, no room, an unknown route — leaving nothing behind; the setting supplies candidates", async () => {
     const { agentDir, cwd, parent } = await setup();
     try {
-      await promptWhenIdle(parent, call("bg_fusion", { prompt: "Where is the session cache invalidated?" }));
+      await promptWhenIdle(parent, call("bg_fusion", { prompt: QUESTION }));
       const refused = lastToolResult(parent.messages(), "bg_fusion");
       expect(refused.isError).toBe(true);
       expect(refused.text).toMatch(/^\[fusion_candidates_unset\]/);
@@ -344,7 +302,7 @@ describe("bg_fusion with a real pi parent and real children", () => {
       await agentDir.updateSettings({
         bgDelegate: { fusion: { candidates: [fusionRoute("model-a"), fusionRoute("model-c")] } },
       });
-      const runId = await fusionVia(parent, { prompt: "Where is the session cache invalidated?" });
+      const runId = await fusionVia(parent, { prompt: QUESTION });
       expect(lastToolResult(parent.messages(), "bg_fusion").text).toContain("Candidates fake/model-a, fake/model-c;");
       expect((await noticeOf(parent, runId)).details).toMatchObject({ state: "completed" });
     } finally {

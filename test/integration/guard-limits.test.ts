@@ -14,9 +14,8 @@ import { finalizationNotice } from "../../src/child/tool-hooks.ts";
 import type { FinalizedBy } from "../../src/core/constants.ts";
 import { TASK_FILES } from "../../src/core/constants.ts";
 import type { SeedLimits } from "../../src/core/types.ts";
-import { verifyDelegateResult } from "../../src/verify/delegate-result.ts";
 import { type AgentDir, createAgentDir } from "../helpers/agent-dir.ts";
-import { type ChildRun, decodeAnswer, runChildTask } from "../helpers/child-task.ts";
+import { type ChildRun, decodeAnswer, runChildTask, verifyCommitted } from "../helpers/child-task.ts";
 import {
   type FakeReply,
   type ModelRequest,
@@ -151,17 +150,10 @@ function expectFinalized(tag: string, by: FinalizedBy, answer: string, noticeAt 
   expect(r.files.runtimeBudget?.finalization).toMatchObject({ requested: true, by, at_request: noticeAt });
   expect(expectNoticeFrom(tag, by)).toBe(noticeAt);
   expect(requestsFor(tag)).toHaveLength(noticeAt);
-  const verified = verifyDelegateResult(Buffer.from(r.files.resultText ?? "", "utf8"), expectedIdentity(r));
+  const verified = verifyCommitted(r);
   expect(verified.answerBytes.toString("utf8")).toBe(answer);
   return r;
 }
-
-const expectedIdentity = (r: ChildRun) => ({
-  taskId: r.seed.task_id,
-  launchNonce: r.seed.launch_nonce,
-  seedSha256: r.seedSha256,
-  route: { provider: r.seed.route.provider, model: r.seed.route.model },
-});
 
 describe("limits finalize before they bite: the child is told once to answer, and its answer commits", () => {
   it("maxTurns: the last turn carries the notice and its answer is committed (finalized_by turns)", () => {

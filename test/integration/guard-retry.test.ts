@@ -8,9 +8,8 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { verifyDelegateResult } from "../../src/verify/delegate-result.ts";
 import { type AgentDir, createAgentDir } from "../helpers/agent-dir.ts";
-import { type ChildRun, decodeAnswer, isCanonicalLine, runChildTask } from "../helpers/child-task.ts";
+import { type ChildRun, decodeAnswer, isCanonicalLine, runChildTask, verifyCommitted } from "../helpers/child-task.ts";
 import { type RecordedRequest, script } from "../helpers/model-server.ts";
 import { useModelServer } from "../helpers/model-server-fixture.ts";
 import { makeTempDir, waitForNoProcesses } from "../helpers/temp.ts";
@@ -80,13 +79,7 @@ describe("commit only when the run is final", () => {
   });
 
   it("the parent's verifier accepts the retried result.json (the failed attempt's attestation included)", () => {
-    const verified = verifyDelegateResult(Buffer.from(recovered.files.resultText ?? "", "utf8"), {
-      taskId: recovered.seed.task_id,
-      launchNonce: recovered.seed.launch_nonce,
-      seedSha256: recovered.seedSha256,
-      route: { provider: recovered.seed.route.provider, model: recovered.seed.route.model },
-    });
-    expect(verified.text).toBe(decodeAnswer(recovered.files.result ?? ({} as never)));
+    expect(verifyCommitted(recovered).text).toBe(decodeAnswer(recovered.files.result ?? ({} as never)));
   });
 
   it("an error that outlasts pi's retries is child_provider_error, with no result", () => {

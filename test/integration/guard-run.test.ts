@@ -8,7 +8,6 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SCHEMA, TASK_FILES } from "../../src/core/constants.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
-import { verifyDelegateResult } from "../../src/verify/delegate-result.ts";
 import { type AgentDir, createAgentDir } from "../helpers/agent-dir.ts";
 import {
   type ChildRun,
@@ -16,6 +15,7 @@ import {
   isCanonicalLine,
   prepareChildTask,
   runPreparedChild,
+  verifyCommitted,
 } from "../helpers/child-task.ts";
 import { script } from "../helpers/model-server.ts";
 import { useModelServer } from "../helpers/model-server-fixture.ts";
@@ -90,13 +90,7 @@ describe("a successful child run", () => {
   });
 
   it("the parent's verifier accepts the committed result.json", () => {
-    const verified = verifyDelegateResult(Buffer.from(run.files.resultText ?? "", "utf8"), {
-      taskId: run.seed.task_id,
-      launchNonce: run.seed.launch_nonce,
-      seedSha256: run.seedSha256,
-      route: { provider: run.seed.route.provider, model: run.seed.route.model },
-    });
-    expect(verified.text).toBe(decodeAnswer(run.files.result ?? ({} as never)));
+    expect(verifyCommitted(run).text).toBe(decodeAnswer(run.files.result ?? ({} as never)));
   });
 
   it("binds the result to the task and the pinned route, with attestations per assistant message", () => {

@@ -17,9 +17,14 @@ import { FINALIZATION_NOTICE } from "../../src/child/tool-hooks.ts";
 import { SCHEMA, TASK_FILES } from "../../src/core/constants.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
 import type { EvidenceRow, SpillReceipt } from "../../src/core/types.ts";
-import { verifyDelegateResult } from "../../src/verify/delegate-result.ts";
 import { type AgentDir, createAgentDir } from "../helpers/agent-dir.ts";
-import { type ChildRun, decodeAnswer, prepareChildTask, runPreparedChild } from "../helpers/child-task.ts";
+import {
+  type ChildRun,
+  decodeAnswer,
+  prepareChildTask,
+  runPreparedChild,
+  verifyCommitted,
+} from "../helpers/child-task.ts";
 import { type FakeReply, type ModelRequest, script } from "../helpers/model-server.ts";
 import { useModelServer } from "../helpers/model-server-fixture.ts";
 import { makeTempDir, waitForNoProcesses } from "../helpers/temp.ts";
@@ -194,13 +199,7 @@ describe("the runway child", () => {
   });
 
   it("the parent's verifier accepts the committed result.json (receipts, evidence, unavailable usage)", () => {
-    const verified = verifyDelegateResult(Buffer.from(runway.files.resultText ?? "", "utf8"), {
-      taskId: runway.seed.task_id,
-      launchNonce: runway.seed.launch_nonce,
-      seedSha256: runway.seedSha256,
-      route: { provider: runway.seed.route.provider, model: runway.seed.route.model },
-    });
-    expect(verified.text).toBe(decodeAnswer(runway.files.result ?? ({} as never)));
+    expect(verifyCommitted(runway).text).toBe(decodeAnswer(runway.files.result ?? ({} as never)));
   });
 
   it("an image result over the per-result limit is spilled whole as a JSON envelope (blocks, MIME, full data)", async () => {

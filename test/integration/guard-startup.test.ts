@@ -6,11 +6,11 @@
 import { existsSync } from "node:fs";
 import { mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { SCHEMA, TASK_FILES } from "../../src/core/constants.ts";
 import { unprovenVersionText } from "../../src/core/host-range.ts";
 import { readHostCapabilities } from "../../src/launch/host-capabilities.ts";
-import { type AgentDir, createAgentDir } from "../helpers/agent-dir.ts";
+import { useAgentDir } from "../helpers/agent-dir-fixture.ts";
 import {
   prepareChildTask,
   readChildFiles,
@@ -22,20 +22,13 @@ import {
 import { script } from "../helpers/model-server.ts";
 import { useModelServer } from "../helpers/model-server-fixture.ts";
 import { PI_CLI_PATH } from "../helpers/pi-paths.ts";
-import { makeTempDir, waitForNoProcesses } from "../helpers/temp.ts";
+import { makeTempDir } from "../helpers/temp.ts";
 
 const server = useModelServer();
 /** Whether this host's CLI has --approve/--no-approve (read from the host, as the parent reads it). */
 const PROJECT_TRUST = (await readHostCapabilities(PI_CLI_PATH, process.execPath)).projectTrust;
-let agent: AgentDir;
+const agent = useAgentDir(server);
 const PROMPT = `Answer briefly. ${script({ text: "an answer" })}`;
-
-beforeAll(async () => {
-  agent = await createAgentDir({ serverUrl: server.url });
-});
-afterAll(async () => {
-  expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
-});
 
 describe("load checks: no model call on a mismatch", () => {
   it("a seed.json changed after launch ends as seed_hash_mismatch", async () => {

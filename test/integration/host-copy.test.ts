@@ -6,10 +6,9 @@
  * the tools offered). Runs on the host the copies are made of only.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AgentDir, createAgentDir } from "../helpers/agent-dir.ts";
 import { HOST_COPY_SOURCE, type HostCopy, type HostPatch, makeHostCopy } from "../helpers/host-copy.ts";
@@ -17,6 +16,7 @@ import type { RecordedRequest } from "../helpers/model-server.ts";
 import { script } from "../helpers/model-server.ts";
 import { useModelServer } from "../helpers/model-server-fixture.ts";
 import { HOST, PI_CLI_PATH } from "../helpers/pi-paths.ts";
+import { startProbeChild } from "../helpers/probe-child.ts";
 import { makeTempDir, waitForNoProcesses } from "../helpers/temp.ts";
 
 const RELABEL = "1.99.0";
@@ -107,42 +107,17 @@ describe.runIf(HOST.version === HOST_COPY_SOURCE)(`throwaway copies of pi ${HOST
 
   /** One print-mode run: the model calls probe_touch (which the probe blocks), then answers. */
   async function runProbe(copy: HostCopy, cliPath = copy.cliPath): Promise<ProbeRun> {
-    const dir = await makeTempDir("host-copy-run");
-    const logPath = join(dir, "events.jsonl");
-    const marker = join(dir, "MARKER");
     server.reset();
-    const result = await execa(
-      copy.nodePath,
-      [
-        cliPath,
-        "-p",
-        "--no-builtin-tools",
-        "--tools",
-        "read,probe_touch",
-        "--no-extensions",
-        "-e",
-        probePath,
-        "--provider",
-        "fake",
-        "--model",
-        "fake-model",
-        "--thinking",
-        "off",
-        "--no-session",
-      ],
-      {
-        cwd,
-        input: `Probe. ${script({ tool: "probe_touch" }, { text: "final" })}`,
-        env: { PI_CODING_AGENT_DIR: agent.dir, PI_OFFLINE: "1", PROBE_LOG: logPath, PROBE_MARKER: marker },
-        reject: false,
-      },
-    );
-    const events = existsSync(logPath)
-      ? readFileSync(logPath, "utf8")
-          .trim()
-          .split("\n")
-          .map((line) => JSON.parse(line) as { event: string; [key: string]: unknown })
-      : [];
+    const probe = await startProbeChild({
+      nodePath: copy.nodePath,
+      cliPath,
+      probePath,
+      cwd,
+      agentDir: agent.dir,
+      input: `Probe. ${script({ tool: "probe_touch" }, { text: "final" })}`,
+    });
+    const result = await probe.child;
+    const events = probe.events();
     const start = events.find((e) => e.event === "session_start");
     if (start === undefined) throw new Error(`the probe never started: ${result.stderr}`);
     const requests = [...server.requests];
@@ -151,7 +126,7 @@ describe.runIf(HOST.version === HOST_COPY_SOURCE)(`throwaway copies of pi ${HOST
       all: start.all as string[],
       active: start.active as string[],
       toolCalls: events.filter((e) => e.event === "tool_call").map((e) => String(e.tool)),
-      ran: existsSync(marker),
+      ran: existsSync(probe.marker),
       requests,
       toolResults: requests[1]?.messages.filter((m) => m.role === "tool").map((m) => m.text) ?? [],
       exitCode: result.exitCode,

@@ -17,10 +17,9 @@
  *     an extension's tool of the same name.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isBuiltinSource, type ToolSource } from "../../src/child/host-checks.ts";
 import { isProvenPiVersion } from "../../src/core/host-range.ts";
@@ -29,6 +28,7 @@ import type { RecordedRequest } from "../helpers/model-server.ts";
 import { script } from "../helpers/model-server.ts";
 import { useModelServer } from "../helpers/model-server-fixture.ts";
 import { forHost, HOST, PI_CLI_PATH } from "../helpers/pi-paths.ts";
+import { type ProbeEvent, startProbeChild } from "../helpers/probe-child.ts";
 import { makeTempDir, waitForNoProcesses } from "../helpers/temp.ts";
 
 const PROBE = `
@@ -80,7 +80,7 @@ let probePath: string;
 let cwd: string;
 
 interface ProbeRun {
-  events: { event: string; [key: string]: unknown }[];
+  events: ProbeEvent[];
   marker: string;
   exitCode: number | undefined;
 }
@@ -95,49 +95,18 @@ async function runProbe(
   prompt: string,
   signalWhen?: (event: string) => boolean,
 ): Promise<ProbeRun> {
-  const dir = await makeTempDir(`probe-${mode}`);
-  const logPath = join(dir, "events.jsonl");
-  const marker = join(dir, "MARKER");
-  const child = execa(
-    process.execPath,
-    [
-      PI_CLI_PATH,
-      "-p",
-      "--no-builtin-tools",
-      "--tools",
-      "read,probe_touch",
-      "--no-extensions",
-      "-e",
-      probePath,
-      "--provider",
-      "fake",
-      "--model",
-      "fake-model",
-      "--thinking",
-      "off",
-      "--no-session",
-    ],
-    {
-      cwd,
-      input: prompt,
-      env: {
-        PI_CODING_AGENT_DIR: agent.dir,
-        PI_OFFLINE: "1",
-        PROBE_LOG: logPath,
-        PROBE_MODE: mode,
-        PROBE_MARKER: marker,
-      },
-      reject: false,
-    },
-  );
-  const read = () =>
-    existsSync(logPath)
-      ? readFileSync(logPath, "utf8")
-          .trim()
-          .split("\n")
-          .filter((line) => line !== "")
-          .map((line) => JSON.parse(line) as ProbeRun["events"][number])
-      : [];
+  const {
+    child,
+    events: read,
+    marker,
+  } = await startProbeChild({
+    cliPath: PI_CLI_PATH,
+    probePath,
+    cwd,
+    agentDir: agent.dir,
+    input: prompt,
+    env: { PROBE_MODE: mode },
+  });
   if (signalWhen !== undefined) {
     const deadline = Date.now() + 30_000;
     while (!read().some((e) => signalWhen(e.event))) {

@@ -7,32 +7,23 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { basename, join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { PI_CLI_ENV, TASK_FILES } from "../../src/core/constants.ts";
 import { FAILURE_REMEDIATION } from "../../src/core/errors.ts";
 import { REQUIRED_CHILD_FLAGS } from "../../src/launch/host-capabilities.ts";
 import { gate, isChildRequest, promptWhenIdle, toolResults, until } from "../helpers/drive.ts";
 import {
-  type AgentDir,
-  createAgentDir,
   findProcesses,
   makeTempDir,
   type SdkParent,
   startSdkParent,
+  useAgentDir,
   useModelServer,
-  waitForNoProcesses,
 } from "../helpers/pi-parent.ts";
 import { calls, delegateCall, groupAlive, parentModel, readJson, resultOf, taskDirs } from "./launch-support.ts";
 
 const server = useModelServer();
-let agent: AgentDir;
-
-beforeAll(async () => {
-  agent = await createAgentDir({ serverUrl: server.url });
-});
-afterAll(async () => {
-  expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
-});
+const agent = useAgentDir(server);
 
 const NOTIFICATION = /^Background delegate (d[0-9a-f]{32}) /;
 

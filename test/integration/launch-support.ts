@@ -8,7 +8,14 @@ import { join, relative } from "node:path";
 import { expect } from "vitest";
 import { FAILURE_REMEDIATION, type FailureCode } from "../../src/core/errors.ts";
 import { isChildRequest, type ToolResultView, toolResults } from "../helpers/drive.ts";
-import type { FakeReply, ModelHandler, ModelRequest, ParentMessage } from "../helpers/pi-parent.ts";
+import {
+  type FakeReply,
+  findProcesses,
+  type ModelHandler,
+  type ModelRequest,
+  type ModelServer,
+  type ParentMessage,
+} from "../helpers/pi-parent.ts";
 
 export type ToolCall = NonNullable<FakeReply["toolCalls"]>[number];
 
@@ -55,6 +62,22 @@ export function expectRefusal(result: ToolResultView, code: FailureCode): void {
   const lines = result.text.split("\n");
   expect(lines[0]).toMatch(new RegExp(`^\\[${code}\\] \\S`));
   expect(lines.slice(1)).toEqual(["Child process created: no", `Remediation: ${FAILURE_REMEDIATION[code]}`]);
+}
+
+/**
+ * A refusal from a pi parent over RPC left nothing behind: no child reached the model, no process
+ * but the parent names the agent dir, and the project holds no .pi tree.
+ */
+export async function expectNothingStarted(
+  server: ModelServer,
+  agentDir: string,
+  parent: { pid: number | undefined },
+  cwd: string,
+): Promise<void> {
+  expect(server.requests.filter(isChildRequest)).toEqual([]);
+  const others = (await findProcesses(agentDir, { includeEnv: true })).filter((p) => p.pid !== parent.pid);
+  expect(others).toEqual([]);
+  expect(listTree(join(cwd, ".pi"))).toEqual([]);
 }
 
 /** Every path under `dir` (relative, sorted), directories marked with a trailing "/"; [] when absent. */

@@ -8,18 +8,17 @@ import {
   bgResultVia,
   call,
   delegateVia,
-  installHeldChildren,
   isChildRequest,
   lastToolResult,
   notifications,
   promptWhenIdle,
+  sessionFileIn,
   taskIdOf,
   until,
 } from "../helpers/drive.ts";
+import { heldDelegates } from "../helpers/held-project.ts";
 import {
-  createAgentDir,
   findProcesses,
-  makeTempDir,
   startRpcParent,
   startSdkParent,
   useModelServer,
@@ -32,17 +31,9 @@ function manifestOf(cwd: string, sessionId: string, taskId: string): Record<stri
   return JSON.parse(readFileSync(join(cwd, ".pi/delegate", sessionId, taskId, "manifest.json"), "utf8"));
 }
 
-function sessionFileIn(dir: string): string {
-  const files = readdirSync(dir).filter((f) => f.endsWith(".jsonl"));
-  if (files.length !== 1) throw new Error(`expected one session file in ${dir}, found ${files.join(", ")}`);
-  return join(dir, files[0] as string);
-}
-
 describe("task lifecycle with real parents and children", () => {
   it("answers a running task with the typed not-ready view, then cancels it", async () => {
-    const agentDir = await createAgentDir({ serverUrl: server.url });
-    const cwd = await makeTempDir("proj");
-    const held = installHeldChildren(server, "too late");
+    const { agentDir, cwd, held } = await heldDelegates(server, "too late");
     const parent = await startSdkParent({ agentDir, cwd });
     try {
       const id = await delegateVia(parent, { name: "held task", prompt: "Investigate slowly." });
@@ -89,9 +80,7 @@ describe("task lifecycle with real parents and children", () => {
   });
 
   it("/delegates cancel in another Pi process: a cancel request the owning Pi acts on, quietly; no signal from outside", async () => {
-    const agentDir = await createAgentDir({ serverUrl: server.url });
-    const cwd = await makeTempDir("proj");
-    const held = installHeldChildren(server, "too late");
+    const { agentDir, cwd, held } = await heldDelegates(server, "too late");
     const owner = await startRpcParent({ agentDir, cwd });
     const other = await startSdkParent({ agentDir, cwd });
     try {
@@ -133,10 +122,7 @@ describe("task lifecycle with real parents and children", () => {
   });
 
   it("keeps a delegate across /reload: one owner, one notification, still retrievable", async () => {
-    const agentDir = await createAgentDir({ serverUrl: server.url });
-    const cwd = await makeTempDir("proj");
-    const sessions = await makeTempDir("sessions");
-    const held = installHeldChildren(server, "ANSWER AFTER RELOAD");
+    const { agentDir, cwd, sessions, held } = await heldDelegates(server, "ANSWER AFTER RELOAD", { sessions: true });
     const parent = await startSdkParent({ agentDir, cwd, session: { dir: sessions } });
     try {
       const id = await delegateVia(parent, { name: "survives reload", prompt: "Look around." });
@@ -156,10 +142,7 @@ describe("task lifecycle with real parents and children", () => {
   });
 
   it("a parent killed mid-run stops its child; the next parent classifies it and notifies exactly once", async () => {
-    const agentDir = await createAgentDir({ serverUrl: server.url });
-    const cwd = await makeTempDir("proj");
-    const sessions = await makeTempDir("sessions");
-    const held = installHeldChildren(server, "never committed");
+    const { agentDir, cwd, sessions, held } = await heldDelegates(server, "never committed", { sessions: true });
     const first = await startRpcParent({ agentDir, cwd, session: { dir: sessions } });
     let taskId = "";
     try {
@@ -212,10 +195,9 @@ describe("task lifecycle with real parents and children", () => {
 
 describe("/new and /resume", () => {
   it("notifies only the launching session: not the new one (which can still retrieve), then once on resume", async () => {
-    const agentDir = await createAgentDir({ serverUrl: server.url });
-    const cwd = await makeTempDir("proj");
-    const sessions = await makeTempDir("sessions");
-    const held = installHeldChildren(server, "ANSWER FOR THE FIRST SESSION");
+    const { agentDir, cwd, sessions, held } = await heldDelegates(server, "ANSWER FOR THE FIRST SESSION", {
+      sessions: true,
+    });
     const rpc = await startRpcParent({ agentDir, cwd, session: { dir: sessions } });
     try {
       await rpc.promptAndWait(call("bg_delegate", { name: "outlives /new", prompt: "Look around." }));

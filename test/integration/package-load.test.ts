@@ -8,9 +8,8 @@ import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { execa } from "execa";
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
-  type AgentDir,
   createAgentDir,
   findProcesses,
   HOST,
@@ -23,6 +22,7 @@ import {
   startRpcParent,
   startSdkParent,
   type ToolSchema,
+  useAgentDir,
   useModelServer,
 } from "../helpers/pi-parent.ts";
 
@@ -78,13 +78,8 @@ function expectDocumentedContract(request: ModelRequest): void {
 }
 
 const server = useModelServer();
-let agentDir: AgentDir;
-let cwd: string;
-
-beforeAll(async () => {
-  agentDir = await createAgentDir({ serverUrl: server.url });
-  cwd = await makeTempDir("package-load");
-});
+const agentDir = useAgentDir(server);
+const cwd = await makeTempDir("package-load");
 
 describe("the fixture itself", () => {
   it("matches the field lists the docs pages generate from the loaded code (a typo in either fails)", async () => {

@@ -11,56 +11,33 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { sha256Hex } from "../../src/core/hash.ts";
 import type { DelegateManifest, DelegateResultFile } from "../../src/core/types.ts";
 import { decodeAnswer, isAlive } from "../helpers/child-task.ts";
 import {
-  call,
-  gate,
+  bgResultVia,
+  delegateVia,
+  installHeldChildren,
   installParentDriver,
   isChildRequest,
-  lastToolResult,
   notifications,
   promptWhenIdle,
-  taskIdOf,
   until,
 } from "../helpers/drive.ts";
 import {
-  type AgentDir,
-  createAgentDir,
   makeTempDir,
   type SdkParent,
   script,
   startSdkParent,
+  useAgentDir,
   useModelServer,
   waitForNoProcesses,
 } from "../helpers/pi-parent.ts";
 
 const server = useModelServer();
-let agent: AgentDir;
-let retryAgent: AgentDir;
-
-beforeAll(async () => {
-  agent = await createAgentDir({ serverUrl: server.url });
-  retryAgent = await createAgentDir({ serverUrl: server.url, retry: true });
-});
-afterAll(async () => {
-  expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
-  expect(await waitForNoProcesses(retryAgent.dir, { includeEnv: true })).toEqual([]);
-});
-
-async function delegate(parent: SdkParent, args: Record<string, unknown>): Promise<string> {
-  await promptWhenIdle(parent, call("bg_delegate", args));
-  const receipt = lastToolResult(parent.messages(), "bg_delegate");
-  expect(receipt.isError, receipt.text).toBe(false);
-  return taskIdOf(receipt.text);
-}
-
-async function bgResult(parent: SdkParent, taskId: string) {
-  await promptWhenIdle(parent, call("bg_result", { taskId }));
-  return lastToolResult(parent.messages(), "bg_result");
-}
+const agent = useAgentDir(server);
+const retryAgent = useAgentDir(server, { retry: true });
 
 function taskDirOf(cwd: string, parent: SdkParent, taskId: string): string {
   return join(cwd, ".pi/delegate", parent.sessionManager.getSessionId(), taskId);
@@ -111,7 +88,7 @@ async function expectFailedEverywhere(
   expect(manifest.terminal?.code).toBe(code);
   expect(manifest.terminal?.answer_sha256).toBeUndefined();
   expect(existsSync(join(taskDir, "result.json"))).toBe(false);
-  const fetched = await bgResult(parent, taskId);
+  const fetched = await bgResultVia(parent, { taskId });
   expect(fetched.isError).toBe(true);
   expect(fetched.text.split("\n")[0]).toMatch(new RegExp(`^\\[${code}\\] `));
   expect(fetched.text).toContain("Child process created: yes");
@@ -132,17 +109,11 @@ function childPidOf(taskDir: string): number {
 describe("faults end in their documented terminal state", () => {
   it("child killed with SIGKILL mid-run → child_exited_without_commit, nothing written for it", async () => {
     const cwd = await makeTempDir("rel-kill");
-    const held = gate();
-    let asked = 0;
-    installParentDriver(server, async () => {
-      asked++;
-      await held.wait;
-      return { text: "AN ANSWER THE KILLED CHILD NEVER RECEIVED" };
-    });
+    const held = installHeldChildren(server, "AN ANSWER THE KILLED CHILD NEVER RECEIVED");
     const parent = await startSdkParent({ agentDir: agent, cwd });
     try {
-      const id = await delegate(parent, { name: "killed child", prompt: "Investigate the cache." });
-      await until(() => asked === 1, "the child's first model request");
+      const id = await delegateVia(parent, { name: "killed child", prompt: "Investigate the cache." });
+      await until(() => held.count() === 1, "the child's first model request");
       const dir = taskDirOf(cwd, parent, id);
       const pid = childPidOf(dir);
       process.kill(pid, "SIGKILL");
@@ -151,7 +122,7 @@ describe("faults end in their documented terminal state", () => {
       // The guard had no chance to write anything: neither commit file exists, only its ready record.
       expect(existsSync(join(dir, "child-terminal.json"))).toBe(false);
       expect(existsSync(join(dir, "child-ready.json"))).toBe(true);
-      expect(asked).toBe(1);
+      expect(held.count()).toBe(1);
       expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
     } finally {
       held.release();
@@ -165,13 +136,13 @@ describe("faults end in their documented terminal state", () => {
     const parent = await startSdkParent({ agentDir: agent, cwd });
     const keepsCalling = script({ tool: "ls", args: { path: "." } }); // the last step repeats
     try {
-      const turns = await delegate(parent, { name: "turn limit", prompt: `List. ${keepsCalling}`, maxTurns: 1 });
-      const calls = await delegate(parent, {
+      const turns = await delegateVia(parent, { name: "turn limit", prompt: `List. ${keepsCalling}`, maxTurns: 1 });
+      const calls = await delegateVia(parent, {
         name: "tool-call limit",
         prompt: `List again. ${keepsCalling}`,
         maxToolCalls: 1,
       });
-      const provider = await delegate(parent, {
+      const provider = await delegateVia(parent, {
         name: "provider error",
         prompt: `Answer. ${script({ error: 500, message: "scripted internal error" })}`,
       });
@@ -201,7 +172,7 @@ describe("faults end in their documented terminal state", () => {
     const parent = await startSdkParent({ agentDir: retryAgent, cwd });
     const answer = "RECOVERED ANSWER: the cache key omits the session id.";
     try {
-      const id = await delegate(parent, {
+      const id = await delegateVia(parent, {
         name: "retry then success",
         prompt: `Answer. ${script({ text: answer, failFirst: 1, failStatus: 503 })}`,
       });
@@ -226,7 +197,7 @@ describe("faults end in their documented terminal state", () => {
       expect(manifest.terminal?.answer_sha256).toBe(result.answer.sha256);
       expect(manifest.terminal?.code).toBeUndefined();
 
-      const fetched = await bgResult(parent, id);
+      const fetched = await bgResultVia(parent, { taskId: id });
       expect(fetched.isError, fetched.text).toBe(false);
       expect(fetched.text).toContain(answer);
       expect(await waitForNoProcesses(retryAgent.dir, { includeEnv: true })).toEqual([]);
@@ -245,17 +216,11 @@ describe("faults end in their documented terminal state", () => {
     const line = `${"Evidence: src/cache.ts:42 keys entries by path only.".padEnd(99, ".")}\n`;
     const answer = line.repeat(3000); // 300,000 bytes; its result.json is over 400,000
     const limit = 360_000;
-    const held = gate();
-    let asked = 0;
-    installParentDriver(server, async () => {
-      asked++;
-      await held.wait;
-      return { text: answer };
-    });
+    const held = installHeldChildren(server, answer);
     const parent = await startSdkParent({ agentDir: agent, cwd });
     try {
-      const id = await delegate(parent, { name: "full disk", prompt: "Report all the evidence." });
-      await until(() => asked === 1, "the child's first model request");
+      const id = await delegateVia(parent, { name: "full disk", prompt: "Report all the evidence." });
+      await until(() => held.count() === 1, "the child's first model request");
       const dir = taskDirOf(cwd, parent, id);
       const pid = childPidOf(dir);
       execFileSync("prlimit", ["--pid", String(pid), `--fsize=${limit}:${limit}`]);
@@ -281,17 +246,11 @@ describe("faults end in their documented terminal state", () => {
 
   it("the artifact dir removed mid-run → result_unavailable from the notification and bg_result; the parent stays usable", async () => {
     const cwd = await makeTempDir("rel-removed");
-    const held = gate();
-    let asked = 0;
-    installParentDriver(server, async () => {
-      asked++;
-      await held.wait;
-      return { text: "AN ANSWER WITH NOWHERE TO GO" };
-    });
+    const held = installHeldChildren(server, "AN ANSWER WITH NOWHERE TO GO");
     const parent = await startSdkParent({ agentDir: agent, cwd });
     try {
-      const id = await delegate(parent, { name: "dir removed", prompt: "Investigate." });
-      await until(() => asked === 1, "the child's first model request");
+      const id = await delegateVia(parent, { name: "dir removed", prompt: "Investigate." });
+      await until(() => held.count() === 1, "the child's first model request");
       const dir = taskDirOf(cwd, parent, id);
       const pid = childPidOf(dir);
       rmSync(dir, { recursive: true, force: true });
@@ -301,7 +260,7 @@ describe("faults end in their documented terminal state", () => {
       expect(note.details.state).toBe("failed");
       expect(note.details.code).toBe("result_unavailable");
       expect(note.content).toContain("[result_unavailable]");
-      const fetched = await bgResult(parent, id);
+      const fetched = await bgResultVia(parent, { taskId: id });
       expect(fetched.isError).toBe(true);
       expect(fetched.text.split("\n")[0]).toMatch(/^\[result_unavailable\] /);
       expect(fetched.text).not.toContain("NOWHERE TO GO");
@@ -312,9 +271,12 @@ describe("faults end in their documented terminal state", () => {
       expect(parent.extensionErrors).toEqual([]);
       await promptWhenIdle(parent, "still there?");
       expect(parent.lastAssistantText()).toBe("noted");
-      const second = await delegate(parent, { name: "after removal", prompt: `Answer. ${script({ text: "FINE" })}` });
+      const second = await delegateVia(parent, {
+        name: "after removal",
+        prompt: `Answer. ${script({ text: "FINE" })}`,
+      });
       expect((await noteOf(parent, second)).details.state).toBe("completed");
-      expect((await bgResult(parent, second)).text).toContain("FINE");
+      expect((await bgResultVia(parent, { taskId: second })).text).toContain("FINE");
     } finally {
       held.release();
       await parent.dispose();

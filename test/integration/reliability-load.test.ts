@@ -9,7 +9,7 @@
  * 24 pi children on a 2-core machine: this file is deliberately the only load test.
  */
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { MAX_RUNNING_ENV } from "../../src/core/constants.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
 import {
@@ -26,13 +26,12 @@ import {
   until,
 } from "../helpers/drive.ts";
 import {
-  type AgentDir,
-  createAgentDir,
   findProcesses,
   type ModelRequest,
   makeTempDir,
   type SdkParent,
   startSdkParent,
+  useAgentDir,
   useModelServer,
   waitForNoProcesses,
 } from "../helpers/pi-parent.ts";
@@ -42,14 +41,7 @@ const ROUNDS = 3;
 const WIDTH = 8;
 
 const server = useModelServer({ resetBetweenTests: false });
-let agent: AgentDir;
-
-beforeAll(async () => {
-  agent = await createAgentDir({ serverUrl: server.url });
-});
-afterAll(async () => {
-  expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
-});
+const agent = useAgentDir(server);
 
 /** The token in a child's DIRECTIVE block (the background after it quotes earlier tokens too). */
 function tokenOf(request: ModelRequest): string {

@@ -6,31 +6,20 @@
  */
 import { cpSync, mkdirSync, readdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { isChildRequest } from "../helpers/drive.ts";
+import { expect, it } from "vitest";
 import {
-  type AgentDir,
-  createAgentDir,
-  findProcesses,
   makeTempDir,
   type ParentMessage,
   REPO_ROOT,
   startRpcParent,
+  useAgentDir,
   useModelServer,
-  waitForNoProcesses,
 } from "../helpers/pi-parent.ts";
 import { pathWithout } from "../helpers/search-path.ts";
-import { calls, delegateCall, expectRefusal, listTree, parentModel, resultOf } from "./launch-support.ts";
+import { calls, delegateCall, expectNothingStarted, expectRefusal, parentModel, resultOf } from "./launch-support.ts";
 
 const server = useModelServer({ resetBetweenTests: false });
-let agent: AgentDir;
-
-beforeAll(async () => {
-  agent = await createAgentDir({ serverUrl: server.url });
-});
-afterAll(async () => {
-  expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
-});
+const agent = useAgentDir(server);
 
 /** This package's src and manifest, with every dependency but @vscode (so no bundled rg). */
 async function packageWithoutBundledRg(): Promise<string> {
@@ -65,10 +54,7 @@ it("no rg anywhere: bg_delegate refuses with search_tools_unavailable and create
     const result = resultOf((await parent.messages()) as unknown as ParentMessage[], "c_norg");
     expectRefusal(result, "search_tools_unavailable");
     expect(result.text).toContain("no rg for the child's grep and find");
-    expect(server.requests.filter(isChildRequest)).toEqual([]);
-    const others = (await findProcesses(agent.dir, { includeEnv: true })).filter((p) => p.pid !== parent.pid);
-    expect(others).toEqual([]);
-    expect(listTree(join(cwd, ".pi"))).toEqual([]);
+    await expectNothingStarted(server, agent.dir, parent, cwd);
   } finally {
     await parent.stop();
   }

@@ -13,7 +13,9 @@ import { describe, expect, it } from "vitest";
 import { canonicalJson } from "../../src/core/canonical.ts";
 import { projectConversation } from "../../src/launch/projection.ts";
 import { branchMessages } from "../../src/launch/session-branch.ts";
+import { ONE_TOKEN_USAGE } from "../helpers/host-session.ts";
 import { HOST, IS_EARENDIL_HOST } from "../helpers/pi-paths.ts";
+import { prng } from "../helpers/prng.ts";
 
 type PiSdk = typeof import("@mariozechner/pi-coding-agent");
 const sdk = (await import(HOST.sdkUrl)) as PiSdk;
@@ -24,32 +26,17 @@ interface EarendilSessionManager {
   appendUsage(kind: string, provider: string, model: string, usage: unknown): unknown;
 }
 
-/** A small deterministic PRNG (mulberry32), so a failing tree can be rebuilt from its seed. */
-function prng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+/** Draws from the seeded PRNG, so a failing tree can be rebuilt from its seed. */
+function seededDraws(seed: number) {
+  const next = prng(seed);
   return {
     int: (n: number) => Math.floor(next() * n),
     chance: (p: number) => next() < p,
     pick: <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)] as T,
   };
 }
-type Rng = ReturnType<typeof prng>;
+type Rng = ReturnType<typeof seededDraws>;
 
-const USAGE = {
-  input: 1,
-  output: 1,
-  cacheRead: 0,
-  cacheWrite: 0,
-  totalTokens: 2,
-  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-};
 let clock = 1_700_000_000_000;
 const stamp = () => ++clock;
 
@@ -76,7 +63,7 @@ function randomMessage(rng: Rng, n: number): AppendedMessage {
         api: "openai-completions",
         provider: "fake",
         model: "fake-model",
-        usage: USAGE,
+        usage: ONE_TOKEN_USAGE,
         stopReason: rng.pick(["stop", "stop", "toolUse", "error", "aborted"] as const),
         timestamp: stamp(),
       };
@@ -109,7 +96,7 @@ function randomMessage(rng: Rng, n: number): AppendedMessage {
 
 /** A random tree through the host's SessionManager; returns it and the ids it holds. */
 function randomSession(seed: number, withEdits: boolean) {
-  const rng = prng(seed);
+  const rng = seededDraws(seed);
   const sm = sdk.SessionManager.inMemory("/project");
   const ids: string[] = [];
   const ops = 5 + rng.int(60);
@@ -130,7 +117,7 @@ function randomSession(seed: number, withEdits: boolean) {
     else if (op === 16) ids.push(sm.appendLabelChange(some(), rng.chance(0.7) ? `label ${n}` : undefined));
     else if (op === 17) ids.push(sm.appendSessionInfo(`name ${n}`));
     else if (op === 18 && IS_EARENDIL_HOST) {
-      (sm as unknown as EarendilSessionManager).appendUsage("cache_warm", "fake", "fake-model", USAGE);
+      (sm as unknown as EarendilSessionManager).appendUsage("cache_warm", "fake", "fake-model", ONE_TOKEN_USAGE);
     } else if (op === 19 && IS_EARENDIL_HOST && withEdits) {
       const edits = sm as unknown as EarendilSessionManager;
       try {
@@ -207,7 +194,7 @@ describe(`pi ${HOST.version}: branch messages in one walk`, () => {
   });
 
   it("equal the host's on odd raw entries, or decline them (and so does the host where it throws)", () => {
-    const rng = prng(7);
+    const rng = seededDraws(7);
     const types = [
       "message",
       "message",

@@ -7,6 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { projectConversation } from "../../src/launch/projection.ts";
 import { branchMessages } from "../../src/launch/session-branch.ts";
+import { ONE_TOKEN_USAGE } from "../helpers/host-session.ts";
 import { HOST, IS_EARENDIL_HOST } from "../helpers/pi-paths.ts";
 
 type PiSdk = typeof import("@mariozechner/pi-coding-agent");
@@ -24,14 +25,7 @@ const assistantMessage = (text: string) => ({
   api: "openai-completions",
   provider: "fake",
   model: "fake-model",
-  usage: {
-    input: 1,
-    output: 1,
-    cacheRead: 0,
-    cacheWrite: 0,
-    totalTokens: 2,
-    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-  },
+  usage: ONE_TOKEN_USAGE,
   stopReason: "stop" as const,
   timestamp: stamp(),
 });

@@ -56,12 +56,15 @@ import {
   MERGED,
   manifestOf,
   OWNER,
+  ROUTE,
   rebind,
   startRun,
   USAGE_SO_FAR,
   writeCandidates,
+  writeChildRecord,
   writeJson,
   writeRaw,
+  writeRunRecord,
 } from "../helpers/fusion-fixtures.ts";
 import { HOST } from "../helpers/pi-paths.ts";
 import { encodeResultFile, makeTerminalFile } from "../helpers/result-fixtures.ts";
@@ -291,39 +294,13 @@ async function delegateTemplate(stale: boolean): Promise<Template> {
 async function fusionTemplate(): Promise<Template> {
   const cwd = await makeTempDir("adv-template");
   const run = startRun(cwd);
-  run.writeArtifact(
-    "run.json",
-    canonicalJsonLine({
-      schema_version: SCHEMA.fusionRun,
-      run_id: run.runId,
-      name: "adversarial run",
-      parent_session_id: "adversarial-session",
-      prompt_sha256: "a".repeat(64),
-      seed_projection_sha256: "b".repeat(64),
-      candidates: [
-        { provider: "scripted", model: "scripted-model" },
-        { provider: "scripted", model: "scripted-model" },
-      ],
-      merge: { provider: "scripted", model: "scripted-model" },
-      limits: { max_turns: 4, max_tool_calls: 4, timeout_seconds: 60 },
-      auto_deliver: "never",
-      notify_on_completion: true,
-      trigger_on_completion: true,
-    }),
-  );
-  const childId = `d${"1".repeat(32)}`;
-  run.writeArtifact(
-    "children/candidate-1-1.json",
-    canonicalJsonLine({
-      schema_version: SCHEMA.fusionChild,
-      stage: "candidate",
-      slot: "candidate-1",
-      attempt: 1,
-      task_id: childId,
-      task_dir: `.pi/delegate/adversarial-session/${childId}`,
-      route: { provider: "scripted", model: "scripted-model" },
-    }),
-  );
+  writeRunRecord(run, {
+    name: "adversarial run",
+    parent_session_id: "adversarial-session",
+    candidates: [ROUTE, ROUTE],
+    merge: ROUTE,
+  });
+  writeChildRecord(run, 1, "adversarial-session", ROUTE);
   const outputs = writeCandidates(run);
   run.commitCompleted({ merged: MERGED, details: { usage: USAGE_SO_FAR, attempts: candidateAttempts(3, outputs) } });
   const result = manifestOf(run.runDir).artifacts.find((a) => a.path === FUSION_FILES.result)!;

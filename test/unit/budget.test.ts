@@ -1,17 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { DelegateError } from "../../src/core/errors.ts";
 import { byteClasses, checkRouteCapacity, planBudget, toSeedBudget } from "../../src/launch/budget.ts";
 import { CALIBRATION_TABLE, calibrationFor } from "../../src/launch/calibration.ts";
-
-function failure(fn: () => unknown): DelegateError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof DelegateError) return error;
-    throw error;
-  }
-  throw new Error("expected a DelegateError");
-}
+import { thrownBy } from "../helpers/failures.ts";
 
 const fake = { provider: "fake", model: "fake-model" };
 const anthropic = { provider: "anthropic", model: "claude-x" };
@@ -32,7 +22,7 @@ describe("checkRouteCapacity", () => {
   });
 
   it("refuses 69,631 with route_capacity_insufficient", () => {
-    const error = failure(() => checkRouteCapacity(69_631));
+    const error = thrownBy(() => checkRouteCapacity(69_631));
     expect(error.code).toBe("route_capacity_insufficient");
     expect(error.message).toContain("8191");
     expect(error.facts.childProcessCreated).toBe(false);
@@ -40,7 +30,7 @@ describe("checkRouteCapacity", () => {
 
   for (const window of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, undefined, null, "200000"]) {
     it(`refuses an unusable declaration ${String(window)} with route_capacity_unknown`, () => {
-      expect(failure(() => checkRouteCapacity(window)).code).toBe("route_capacity_unknown");
+      expect(thrownBy(() => checkRouteCapacity(window)).code).toBe("route_capacity_unknown");
     });
   }
 });
@@ -62,7 +52,7 @@ describe("planBudget admission (provable 1.00 B/token)", () => {
   });
 
   it("refuses one byte more with seed_budget_exceeded, naming the numbers", () => {
-    const error = failure(() =>
+    const error = thrownBy(() =>
       planBudget({ route: fake, contextWindow: 100_000, systemPrompt: "S", childPrompt: ascii(38_048) }),
     );
     expect(error.code).toBe("seed_budget_exceeded");
@@ -81,11 +71,11 @@ describe("planBudget admission (provable 1.00 B/token)", () => {
   });
 
   it("checks capacity itself too (route errors come before budget errors)", () => {
-    expect(failure(() => planBudget({ route: fake, contextWindow: 0, systemPrompt: "", childPrompt: "x" })).code).toBe(
+    expect(thrownBy(() => planBudget({ route: fake, contextWindow: 0, systemPrompt: "", childPrompt: "x" })).code).toBe(
       "route_capacity_unknown",
     );
     expect(
-      failure(() => planBudget({ route: fake, contextWindow: 50_000, systemPrompt: "", childPrompt: ascii(10) })).code,
+      thrownBy(() => planBudget({ route: fake, contextWindow: 50_000, systemPrompt: "", childPrompt: ascii(10) })).code,
     ).toBe("route_capacity_insufficient");
   });
 
@@ -205,7 +195,7 @@ describe("calibration", () => {
     const L = planBudget({ ...input, contextWindow: 500_000 }).admission.estimate_tokens;
     const exact = L + 32_768 + 28_672;
     expect(planBudget({ ...input, contextWindow: exact }).growth_budget_tokens).toBe(0);
-    expect(failure(() => planBudget({ ...input, contextWindow: exact - 1 })).code).toBe("seed_budget_exceeded");
+    expect(thrownBy(() => planBudget({ ...input, contextWindow: exact - 1 })).code).toBe("seed_budget_exceeded");
   });
 });
 

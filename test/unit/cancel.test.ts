@@ -8,19 +8,19 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { withDelegateDefaults } from "../../src/arguments/delegate-arguments.ts";
 import { type CancelFacts, decideCancel } from "../../src/cancel/cancel.ts";
 import { type CliIo, main } from "../../src/cli/main.ts";
-import { FUSION_FILES, SCHEMA, TASK_FILES } from "../../src/core/constants.ts";
+import { FUSION_FILES, TASK_FILES } from "../../src/core/constants.ts";
 import type { DelegateManifest } from "../../src/core/types.ts";
 import { createRun } from "../../src/fusion/writer.ts";
-import { buildManifest, newTaskIdentity } from "../../src/launch/task-documents.ts";
+import { newTaskIdentity } from "../../src/launch/task-documents.ts";
 import { isAlive, processStartTime, proveSameProcess } from "../../src/process/identity.ts";
 import { spawnChild } from "../../src/process/spawn.ts";
 import { getRegistry } from "../../src/retrieval/registry.ts";
 import { readManifest, writeManifest } from "../../src/store/lookup.ts";
 import { cancelDelegate } from "../../src/ui/delegates-command.ts";
 import { WORKFLOW } from "../helpers/fusion-fixtures.ts";
+import { runningManifest } from "../helpers/task-tree.ts";
 import { makeTempDir } from "../helpers/temp.ts";
 
 const uid = process.getuid?.();
@@ -119,17 +119,7 @@ function runningDelegate(
   const identity = newTaskIdentity(cwd, "cancel-session");
   mkdirSync(identity.taskDir, { recursive: true });
   const manifest: DelegateManifest = {
-    ...buildManifest({
-      identity,
-      args: withDelegateDefaults({ name: "cancel me", prompt: "look" }),
-      route: { provider: "p", model: "m" },
-      owner,
-      host: { pi_version: "0.73.1", proof: "proven", flags_from: "parse_args", host_flags: [] },
-    }),
-    schema_version: SCHEMA.manifest,
-    seed_sha256: "e".repeat(64),
-    seed_bytes: 2,
-    artifacts: {},
+    ...runningManifest(identity, "cancel me", { provider: "p", model: "m" }, owner),
     child,
   };
   writeManifest(identity.taskDir, manifest);

@@ -1,7 +1,6 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { INLINE_ANSWER_MAX_BYTES, KiB, TASK_FILES } from "../../src/core/constants.ts";
 import { DelegateError } from "../../src/core/errors.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
@@ -9,6 +8,7 @@ import type { AnswerCopy } from "../../src/core/types.ts";
 import { verifyDelegateResult } from "../../src/verify/delegate-result.ts";
 import { decideDelivery, writeAnswerCopy } from "../../src/verify/delivery.ts";
 import { makeResultFile } from "../helpers/result-fixtures.ts";
+import { makeTempDirSync } from "../helpers/temp.ts";
 
 const ARTIFACT = "/project/.pi/delegate/delegate-0123/answer.txt";
 
@@ -61,15 +61,7 @@ describe("decideDelivery", () => {
 });
 
 describe("writeAnswerCopy", () => {
-  const dirs: string[] = [];
-  const taskDir = () => {
-    const dir = mkdtempSync(join(tmpdir(), "delivery-"));
-    dirs.push(dir);
-    return dir;
-  };
-  afterEach(() => {
-    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-  });
+  const taskDir = () => makeTempDirSync("delivery", "each");
 
   const text = `# Report\n${"Zeile mit Umlauten äöü und 🚀.\n".repeat(3000)}`; // > 48 KiB, multi-byte
   const fixture = makeResultFile({ answer: text });

@@ -1,9 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { parseFusionArguments } from "../../src/arguments/fusion-arguments.ts";
-import { canonicalJsonLine } from "../../src/core/canonical.ts";
-import { FUSION_WORKFLOW, SCHEMA } from "../../src/core/constants.ts";
+import { FUSION_WORKFLOW } from "../../src/core/constants.ts";
 import { DelegateError } from "../../src/core/errors.ts";
-import { type FusionRunRecord, RUN_RECORD_PATH, readRunRecord } from "../../src/fusion/run-record.ts";
+import { readRunRecord } from "../../src/fusion/run-record.ts";
 import { createRun } from "../../src/fusion/writer.ts";
 import { checkEvaluation, parseEvaluation } from "../../src/fusion-run/evaluation.ts";
 import { markRunNotified } from "../../src/fusion-run/notifier.ts";
@@ -15,6 +14,7 @@ import {
 } from "../../src/fusion-run/prompts.ts";
 import { type FusionReceiptDetails, fusionReceiptText } from "../../src/fusion-run/receipt.ts";
 import { pruneTasks } from "../../src/retrieval/prune.ts";
+import { writeRunRecord } from "../helpers/fusion-fixtures.ts";
 import { makeTempDir } from "../helpers/temp.ts";
 
 const SLOTS = ["candidate-1", "candidate-3"];
@@ -165,24 +165,11 @@ describe("prune and a bg_fusion run's notice", () => {
   it("keeps a run whose notice has not reached its session; removes it once notified.json records it", async () => {
     const cwd = await makeTempDir("fusion-prune");
     const run = createRun({ cwd, workflow: FUSION_WORKFLOW });
-    const record: FusionRunRecord = {
-      schema_version: SCHEMA.fusionRun,
-      run_id: run.runId,
+    const record = writeRunRecord(run, {
       name: "n",
       parent_session_id: "s",
-      prompt_sha256: "a".repeat(64),
-      seed_projection_sha256: "b".repeat(64),
-      candidates: [
-        { provider: "p", model: "a" },
-        { provider: "p", model: "b" },
-      ],
-      merge: { provider: "p", model: "a" },
       limits: { max_turns: 1, max_tool_calls: 1, timeout_seconds: 1 },
-      auto_deliver: "never",
-      notify_on_completion: true,
-      trigger_on_completion: true,
-    };
-    run.writeArtifact(RUN_RECORD_PATH, canonicalJsonLine(record));
+    });
     expect(readRunRecord(run.runDir, run.manifest())).toEqual(record);
     run.commitFailed({
       summary: {

@@ -8,11 +8,11 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { canonicalJson } from "../../src/core/canonical.ts";
 import { FUSION_FILES, INLINE_ANSWER_MAX_BYTES, SCHEMA } from "../../src/core/constants.ts";
-import { DelegateError } from "../../src/core/errors.ts";
 import { renderFailure } from "../../src/core/failure-text.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
 import { retrieveFusion } from "../../src/fusion/retrieve.ts";
 import type { FusionCompletedView, FusionFailureView, FusionRunningView } from "../../src/fusion/types.ts";
+import { rejectionOf } from "../helpers/failures.ts";
 import {
   buildCompletedRun,
   buildFailedRun,
@@ -29,16 +29,6 @@ import {
   writeCandidates,
   writeJson,
 } from "../helpers/fusion-fixtures.ts";
-
-async function rejection(promise: Promise<unknown>): Promise<DelegateError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof DelegateError) return error;
-    throw error;
-  }
-  throw new Error("expected a DelegateError, but the call resolved");
-}
 
 describe("running", () => {
   it("returns the typed not-ready view while the owner is alive, whatever delivery is asked", async () => {
@@ -72,7 +62,7 @@ describe("running", () => {
   it("a running manifest whose owner is gone is child_exited_without_commit", async () => {
     const cwd = await newProject();
     const handle = startRun(cwd);
-    const error = await rejection(retrieveFusion(handle.runDir, {}, isRunning.no));
+    const error = await rejectionOf(retrieveFusion(handle.runDir, {}, isRunning.no));
     expect(error.code).toBe("child_exited_without_commit");
     expect(renderFailure(error)).toContain(join(handle.runDir, FUSION_FILES.manifest));
   });
@@ -120,7 +110,7 @@ describe("completed", () => {
   it("over 48 KiB: artifact by default, result_too_large_for_inline when inline is asked; exactly 48 KiB is inline", async () => {
     const cwd = await newProject();
     const big = buildCompletedRun(cwd, `${"é".repeat(INLINE_ANSWER_MAX_BYTES / 2)}!`);
-    const error = await rejection(retrieveFusion(big.runDir, { delivery: "inline" }, isRunning.no));
+    const error = await rejectionOf(retrieveFusion(big.runDir, { delivery: "inline" }, isRunning.no));
     expect(error.code).toBe("result_too_large_for_inline");
     expect(renderFailure(error)).toContain(join(big.runDir, FUSION_FILES.merged));
     // The refused call claimed nothing: the first successful retrieval still gets the usage.
@@ -184,6 +174,17 @@ describe("completed", () => {
 });
 
 describe("failed and cancelled", () => {
+  /** Retrieve the run's failure view and check it carries no answer; returns the view and its text. */
+  async function answerFreeView(
+    runDir: string,
+    args: Parameters<typeof retrieveFusion>[1] = {},
+  ): Promise<{ text: string; view: FusionFailureView }> {
+    const { text, details } = await retrieveFusion(runDir, args, isRunning.no);
+    const view = details as FusionFailureView;
+    expectAnswerFree(text, view);
+    return { text, view };
+  }
+
   function expectAnswerFree(text: string, view: FusionFailureView): void {
     expect(view.delivery).toBe("none");
     expect(view.answer).toEqual({ present: false, reason: "run_did_not_commit" });
@@ -250,9 +251,7 @@ describe("failed and cancelled", () => {
 
   it("cancelled: the same view with state cancelled", async () => {
     const handle = buildFailedRun(await newProject(), "cancelled");
-    const { text, details } = await retrieveFusion(handle.runDir, {}, isRunning.no);
-    const view = details as FusionFailureView;
-    expectAnswerFree(text, view);
+    const { view } = await answerFreeView(handle.runDir);
     expect(view).toMatchObject({
       state: "cancelled",
       summary_status: "verified",
@@ -276,9 +275,7 @@ describe("failed and cancelled", () => {
     const handle = startRun(await newProject(), summaryWriteFails());
     writeCandidates(handle);
     handle.commitFailed({ summary: failureInput() });
-    const { text, details } = await retrieveFusion(handle.runDir, {}, isRunning.no);
-    const view = details as FusionFailureView;
-    expectAnswerFree(text, view);
+    const { view } = await answerFreeView(handle.runDir);
     expect(view).toMatchObject({
       state: "failed",
       summary_status: "legacy_manifest_only",
@@ -296,9 +293,7 @@ describe("failed and cancelled", () => {
   it("integrity_failed: manifest facts, no summary-derived metadata", async () => {
     const handle = buildFailedRun(await newProject());
     writeFileSync(join(handle.runDir, FUSION_FILES.failureSummary), "{}\n");
-    const { text, details } = await retrieveFusion(handle.runDir, {}, isRunning.no);
-    const view = details as FusionFailureView;
-    expectAnswerFree(text, view);
+    const { text, view } = await answerFreeView(handle.runDir);
     expect(view).toMatchObject({
       summary_status: "integrity_failed",
       workflow: WORKFLOW,
@@ -315,9 +310,7 @@ describe("failed and cancelled", () => {
     const handle = buildFailedRun(await newProject(), "cancelled");
     const manifest = manifestOf(handle.runDir) as unknown as Record<string, unknown>;
     writeJson(handle.runDir, FUSION_FILES.manifest, { ...manifest, extra: true });
-    const { text, details } = await retrieveFusion(handle.runDir, { delivery: "inline" }, isRunning.no);
-    const view = details as FusionFailureView;
-    expectAnswerFree(text, view);
+    const { text, view } = await answerFreeView(handle.runDir, { delivery: "inline" });
     expect(view).toMatchObject({
       state: "failed",
       summary_status: "unavailable",
@@ -334,14 +327,14 @@ describe("failed and cancelled", () => {
 describe("a gone or unreadable tree", () => {
   it("run dir or manifest gone → result_unavailable; a bound file gone → result_unavailable", async () => {
     const cwd = await newProject();
-    expect((await rejection(retrieveFusion(join(cwd, ".pi/fusion/f0"), {}, isRunning.no))).code).toBe(
+    expect((await rejectionOf(retrieveFusion(join(cwd, ".pi/fusion/f0"), {}, isRunning.no))).code).toBe(
       "result_unavailable",
     );
     const handle = buildCompletedRun(cwd);
     rmSync(join(handle.runDir, FUSION_FILES.merged));
-    expect((await rejection(retrieveFusion(handle.runDir, {}, isRunning.no))).code).toBe("result_unavailable");
+    expect((await rejectionOf(retrieveFusion(handle.runDir, {}, isRunning.no))).code).toBe("result_unavailable");
     rmSync(join(handle.runDir, FUSION_FILES.manifest));
-    expect((await rejection(retrieveFusion(handle.runDir, {}, isRunning.no))).code).toBe("result_unavailable");
+    expect((await rejectionOf(retrieveFusion(handle.runDir, {}, isRunning.no))).code).toBe("result_unavailable");
   });
 
   it("a bound file that is a directory or a symlink → artifact_read_failed", async () => {
@@ -352,21 +345,21 @@ describe("a gone or unreadable tree", () => {
     writeFileSync(copy, readFileSync(merged));
     rmSync(merged);
     symlinkSync(copy, merged);
-    const viaLink = await rejection(retrieveFusion(handle.runDir, {}, isRunning.no));
+    const viaLink = await rejectionOf(retrieveFusion(handle.runDir, {}, isRunning.no));
     expect(viaLink.code).toBe("artifact_read_failed");
     expect(viaLink.facts.childProcessCreated).toBe(true);
     rmSync(merged);
     mkdirSync(merged);
-    expect((await rejection(retrieveFusion(handle.runDir, {}, isRunning.no))).code).toBe("artifact_read_failed");
+    expect((await rejectionOf(retrieveFusion(handle.runDir, {}, isRunning.no))).code).toBe("artifact_read_failed");
     rmSync(join(handle.runDir, FUSION_FILES.manifest));
     mkdirSync(join(handle.runDir, FUSION_FILES.manifest));
-    expect((await rejection(retrieveFusion(handle.runDir, {}, isRunning.no))).code).toBe("artifact_read_failed");
+    expect((await rejectionOf(retrieveFusion(handle.runDir, {}, isRunning.no))).code).toBe("artifact_read_failed");
   });
 
   it("an oversized manifest is refused before it is parsed", async () => {
     const handle = startRun(await newProject());
     writeFileSync(join(handle.runDir, FUSION_FILES.manifest), Buffer.alloc(64 * 1024 + 1, 0x20));
-    expect((await rejection(retrieveFusion(handle.runDir, {}, isRunning.yes))).code).toBe("child_result_invalid");
+    expect((await rejectionOf(retrieveFusion(handle.runDir, {}, isRunning.yes))).code).toBe("child_result_invalid");
   });
 
   it("a run read from outside <cwd>/.pi/fusion/<run id> is child_result_invalid", async () => {
@@ -375,7 +368,7 @@ describe("a gone or unreadable tree", () => {
     const elsewhere = join(cwd, "moved", handle.runId);
     mkdirSync(join(cwd, "moved"));
     cpSync(handle.runDir, elsewhere, { recursive: true });
-    expect((await rejection(retrieveFusion(elsewhere, {}, isRunning.no))).code).toBe("child_result_invalid");
+    expect((await rejectionOf(retrieveFusion(elsewhere, {}, isRunning.no))).code).toBe("child_result_invalid");
     expect((await retrieveFusion(handle.runDir, {}, isRunning.no)).details.state).toBe("completed");
   });
 
@@ -384,6 +377,6 @@ describe("a gone or unreadable tree", () => {
     const a = buildCompletedRun(cwd);
     const b = buildCompletedRun(cwd);
     writeFileSync(join(a.runDir, FUSION_FILES.manifest), readFileSync(join(b.runDir, FUSION_FILES.manifest)));
-    expect((await rejection(retrieveFusion(a.runDir, {}, isRunning.no))).code).toBe("child_result_invalid");
+    expect((await rejectionOf(retrieveFusion(a.runDir, {}, isRunning.no))).code).toBe("child_result_invalid");
   });
 });

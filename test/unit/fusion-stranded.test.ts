@@ -6,36 +6,29 @@
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { withDelegateDefaults } from "../../src/arguments/delegate-arguments.ts";
-import { FUSION_FILES, SCHEMA } from "../../src/core/constants.ts";
-import { DelegateError, FAILURE_REMEDIATION } from "../../src/core/errors.ts";
+import { FUSION_FILES } from "../../src/core/constants.ts";
+import { FAILURE_REMEDIATION } from "../../src/core/errors.ts";
 import { renderFailure } from "../../src/core/failure-text.ts";
 import { settleFusion } from "../../src/fusion/retrieve.ts";
 import { createRun } from "../../src/fusion/writer.ts";
 import { adjudicateStranded, adjudicateStrandedRuns } from "../../src/fusion-run/adjudicate.ts";
-import { buildManifest, newTaskIdentity } from "../../src/launch/task-documents.ts";
+import { newTaskIdentity } from "../../src/launch/task-documents.ts";
 import { processStartTime } from "../../src/process/identity.ts";
 import { keptLines, pruneTasks } from "../../src/retrieval/prune.ts";
 import { fusionLiveness, retrieveTask } from "../../src/retrieval/retrieve-any.ts";
 import { taskDirFor } from "../../src/store/artifacts.ts";
 import { writeManifest } from "../../src/store/lookup.ts";
 import { pruneDelegates } from "../../src/ui/delegates-command.ts";
+import { rejectionOf } from "../helpers/failures.ts";
 import { buildCompletedRun, buildStrandedRun, WORKFLOW } from "../helpers/fusion-fixtures.ts";
+import { runningManifest } from "../helpers/task-tree.ts";
 import { makeTempDir } from "../helpers/temp.ts";
 
 function manifestOf(runDir: string): { state: string; terminal: { failure: { code: string; stage: string } } | null } {
   return JSON.parse(readFileSync(join(runDir, FUSION_FILES.manifest), "utf8"));
 }
 
-async function failureOf(runDir: string): Promise<DelegateError> {
-  try {
-    await settleFusion(runDir, fusionLiveness);
-  } catch (error) {
-    if (error instanceof DelegateError) return error;
-    throw error;
-  }
-  throw new Error("settleFusion did not fail");
-}
+const failureOf = (runDir: string) => rejectionOf(settleFusion(runDir, fusionLiveness));
 
 describe("a Fusion run whose owning Pi died", () => {
   it("bg_result's failure text is true for a run: its children were created, no output log of its own", async () => {
@@ -93,19 +86,7 @@ function delegateRecord(cwd: string, session: string, taskId: string, owner: { p
   const fresh = newTaskIdentity(cwd, session);
   const identity = { ...fresh, taskId, taskDir: taskDirFor(cwd, session, taskId) };
   mkdirSync(identity.taskDir, { recursive: true });
-  writeManifest(identity.taskDir, {
-    ...buildManifest({
-      identity,
-      args: withDelegateDefaults({ name: "child", prompt: "look" }),
-      route: { provider: "p", model: "a" },
-      owner,
-      host: { pi_version: "0.73.1", proof: "proven", flags_from: "parse_args", host_flags: [] },
-    }),
-    schema_version: SCHEMA.manifest,
-    seed_sha256: "e".repeat(64),
-    seed_bytes: 2,
-    artifacts: {},
-  });
+  writeManifest(identity.taskDir, runningManifest(identity, "child", { provider: "p", model: "a" }, owner));
   return identity;
 }
 

@@ -137,6 +137,54 @@ async function expectManifestCase(p: Pristine, mutate: (doc: Doc) => void, expec
   expect(await outcome(runDir)).toBe(expected);
 }
 
+/**
+ * Each mutation of the bound JSON document `file` (its bindings recomputed), and the pristine
+ * document `pretty` re-serialised with indentation, ends in `expected`.
+ */
+async function expectBoundJsonCases(
+  p: Pristine,
+  file: string,
+  cases: [string, (doc: Doc) => void][],
+  pretty: { label: string; doc: unknown; indent: number },
+  expected: string,
+): Promise<void> {
+  for (const [name, mutate] of cases) {
+    const runDir = await copyRun(p.runDir, p.runId);
+    mutateBoundJson(runDir, file, mutate);
+    expect(await outcome(runDir), name).toBe(expected);
+  }
+  const runDir = await copyRun(p.runDir, p.runId);
+  rebind(runDir, file, Buffer.from(`${JSON.stringify(pretty.doc, null, pretty.indent)}\n`));
+  expect(await outcome(runDir), pretty.label).toBe(expected);
+}
+
+/**
+ * `file` truncated (see truncations) or extended by `extension`, bindings untouched, ends in
+ * `changed`; the file removed ends in `removed`, and a directory in its place in `directory`.
+ */
+async function expectFileVariants(
+  p: Pristine,
+  file: string,
+  extension: string,
+  outcomes: { changed: string; removed: string; directory: string },
+): Promise<void> {
+  const bytes = readBytes(p.runDir, file);
+  const variants = [
+    ...truncations(bytes.length).map((n) => bytes.subarray(0, n)),
+    Buffer.concat([bytes, Buffer.from(extension)]),
+  ];
+  for (const variant of variants) {
+    const runDir = await copyRun(p.runDir, p.runId);
+    writeRaw(runDir, file, variant);
+    expect(await outcome(runDir), `${variant.length} bytes`).toBe(outcomes.changed);
+  }
+  const runDir = await copyRun(p.runDir, p.runId);
+  rmSync(join(runDir, file));
+  expect(await outcome(runDir)).toBe(outcomes.removed);
+  mkdirSync(join(runDir, file));
+  expect(await outcome(runDir)).toBe(outcomes.directory);
+}
+
 /** Every single-byte flip of `path`, restored after each, must never give `accepted`. */
 async function flipEveryByte(p: Pristine, path: string, accepted: string): Promise<Set<string>> {
   const runDir = await copyRun(p.runDir, p.runId);
@@ -257,21 +305,11 @@ describe("completed run", () => {
   for (const file of [FUSION_FILES.result, FUSION_FILES.merged]) {
     it(`every byte flip, truncation, extension and removal of ${file}`, async () => {
       expect([...(await flipEveryByte(p, file, "completed"))]).toEqual(["answer_hash_mismatch"]);
-      const bytes = readBytes(p.runDir, file);
-      const variants = [
-        ...truncations(bytes.length).map((n) => bytes.subarray(0, n)),
-        Buffer.concat([bytes, Buffer.from("\n")]),
-      ];
-      for (const variant of variants) {
-        const runDir = await copyRun(p.runDir, p.runId);
-        writeRaw(runDir, file, variant);
-        expect(await outcome(runDir), `${variant.length} bytes`).toBe("answer_hash_mismatch");
-      }
-      const runDir = await copyRun(p.runDir, p.runId);
-      rmSync(join(runDir, file));
-      expect(await outcome(runDir)).toBe("result_unavailable");
-      mkdirSync(join(runDir, file));
-      expect(await outcome(runDir)).toBe("artifact_read_failed");
+      await expectFileVariants(p, file, "\n", {
+        changed: "answer_hash_mismatch",
+        removed: "result_unavailable",
+        directory: "artifact_read_failed",
+      });
     });
   }
 
@@ -319,14 +357,8 @@ describe("completed run", () => {
       ["top-level extra key", set("answer", "smuggled")],
       ["details missing", remove("details")],
     ];
-    for (const [name, mutate] of cases) {
-      const runDir = await copyRun(p.runDir, p.runId);
-      mutateBoundJson(runDir, FUSION_FILES.result, mutate);
-      expect(await outcome(runDir), name).toBe("child_result_invalid");
-    }
-    const runDir = await copyRun(p.runDir, p.runId);
-    rebind(runDir, FUSION_FILES.result, Buffer.from(`${JSON.stringify(result, null, 1)}\n`));
-    expect(await outcome(runDir), "pretty result.json").toBe("child_result_invalid");
+    const pretty = { label: "pretty result.json", doc: result, indent: 1 };
+    await expectBoundJsonCases(p, FUSION_FILES.result, cases, pretty, "child_result_invalid");
   });
 
   it("merged.md: invalid UTF-8 with consistent bindings is child_result_encoding_invalid; empty is refused", async () => {
@@ -463,20 +495,11 @@ describe("failed run", () => {
     expect([...(await flipEveryByte(p, file, "view:verified"))]).toEqual([
       "view:integrity_failed:answer_hash_mismatch",
     ]);
-    const bytes = readBytes(p.runDir, file);
-    for (const variant of [
-      ...truncations(bytes.length).map((n) => bytes.subarray(0, n)),
-      Buffer.concat([bytes, Buffer.from(" ")]),
-    ]) {
-      const runDir = await copyRun(p.runDir, p.runId);
-      writeRaw(runDir, file, variant);
-      expect(await outcome(runDir)).toBe("view:integrity_failed:answer_hash_mismatch");
-    }
-    const runDir = await copyRun(p.runDir, p.runId);
-    rmSync(join(runDir, file));
-    expect(await outcome(runDir)).toBe("view:integrity_failed:result_unavailable");
-    mkdirSync(join(runDir, file));
-    expect(await outcome(runDir)).toBe("view:integrity_failed:artifact_read_failed");
+    await expectFileVariants(p, file, " ", {
+      changed: "view:integrity_failed:answer_hash_mismatch",
+      removed: "view:integrity_failed:result_unavailable",
+      directory: "view:integrity_failed:artifact_read_failed",
+    });
   });
 
   it("failure-summary.json: every schema or cross-check violation, even with its binding made consistent", async () => {
@@ -528,14 +551,14 @@ describe("failed run", () => {
       ["top-level extra key", set("merged", "smuggled")],
       ["missing progress", remove("progress")],
     ];
-    for (const [name, mutate] of cases) {
-      const runDir = await copyRun(p.runDir, p.runId);
-      mutateBoundJson(runDir, FUSION_FILES.failureSummary, mutate);
-      expect(await outcome(runDir), name).toBe("view:integrity_failed:child_result_invalid");
-    }
-    const runDir = await copyRun(p.runDir, p.runId);
-    rebind(runDir, FUSION_FILES.failureSummary, Buffer.from(`${JSON.stringify(summary, null, 2)}\n`));
-    expect(await outcome(runDir), "pretty").toBe("view:integrity_failed:child_result_invalid");
+    const pretty = { label: "pretty", doc: summary, indent: 2 };
+    await expectBoundJsonCases(
+      p,
+      FUSION_FILES.failureSummary,
+      cases,
+      pretty,
+      "view:integrity_failed:child_result_invalid",
+    );
   });
 
   it("a long message: inline text, or a failure-message.txt binding that does not match, is refused", async () => {

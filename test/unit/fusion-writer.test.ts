@@ -15,6 +15,7 @@ import type { FusionCompletedView, FusionFailureView } from "../../src/fusion/ty
 import { createRun, openRun } from "../../src/fusion/writer.ts";
 import { nodeWriterIo } from "../../src/fusion/writer-contract.ts";
 import { isSameProcessAlive } from "../../src/process/identity.ts";
+import { rejectionOf } from "../helpers/failures.ts";
 import {
   buildCompletedRun,
   buildFailedRun,
@@ -33,15 +34,7 @@ import {
   writeCandidates,
 } from "../helpers/fusion-fixtures.ts";
 
-async function failureCode(promise: Promise<unknown>): Promise<string> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof DelegateError) return error.code;
-    throw error;
-  }
-  return "resolved";
-}
+const failureCode = async (promise: Promise<unknown>) => (await rejectionOf(promise)).code;
 
 describe("the writer's trees", () => {
   it("creates the run dir with a canonical running manifest and binds each artifact as written", async () => {

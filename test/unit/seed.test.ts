@@ -3,8 +3,8 @@ import { buildSessionContext, type SessionEntry } from "@mariozechner/pi-coding-
 import canonicalize from "canonicalize";
 import { describe, expect, it } from "vitest";
 import { canonicalJson } from "../../src/core/canonical.ts";
-import { DelegateError } from "../../src/core/errors.ts";
 import { projectConversation, projectionJson } from "../../src/launch/projection.ts";
+import { thrownBy } from "../helpers/failures.ts";
 
 // Hashes here are computed with node:crypto directly, independent of the helper under test.
 const sha = (data: string | Buffer) => createHash("sha256").update(data).digest("hex");
@@ -41,16 +41,6 @@ const text = (t: string) => ({ type: "text", text: t });
 
 const ACTIVE = "call_active";
 const delegateCall = call(ACTIVE, "bg_delegate", { name: "x", prompt: "p" });
-
-function failure(fn: () => unknown): DelegateError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof DelegateError) return error;
-    throw error;
-  }
-  throw new Error("expected a DelegateError");
-}
 
 describe("projection rules, role by role", () => {
   it("keeps user and assistant text verbatim, with string content as block_index null", () => {
@@ -403,7 +393,7 @@ describe("Pi 1.x system messages", () => {
   });
 
   it("a system message that cannot be measured fails loudly", () => {
-    const error = failure(() => projectConversation([system({ preamble: "bad \ud800" })], ACTIVE));
+    const error = thrownBy(() => projectConversation([system({ preamble: "bad \ud800" })], ACTIVE));
     expect(error.code).toBe("seed_projection_failed");
     expect(error.message).toContain("message 0 (system)");
   });
@@ -433,7 +423,7 @@ describe("loud failures (seed_projection_failed)", () => {
   ];
   for (const [name, messages] of cases) {
     it(name, () => {
-      const error = failure(() => projectConversation(messages, ACTIVE));
+      const error = thrownBy(() => projectConversation(messages, ACTIVE));
       expect(error.code).toBe("seed_projection_failed");
       expect(error.message).toMatch(/message \d+/);
       expect(error.facts.childProcessCreated).toBe(false);

@@ -10,6 +10,7 @@ import { ANSWER_BLOCK_BYTES } from "../../src/core/constants.ts";
 import { DelegateError, type FailureCode } from "../../src/core/errors.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
 import { type ExpectedResultIdentity, verifyDelegateResult } from "../../src/verify/delegate-result.ts";
+import { prng } from "../helpers/prng.ts";
 import {
   EVIDENCE_FIXTURE,
   encodeResultFile,
@@ -18,19 +19,13 @@ import {
   REMOVE,
   type ResultFixture,
   recommit,
+  twoTurnAttestations,
   withField,
 } from "../helpers/result-fixtures.ts";
 
-/** mulberry32: a tiny seeded PRNG, so every run draws the same mutations. */
+/** Draws from the seeded PRNG, so every run draws the same mutations. */
 function rng(seed: number): { int(n: number): number; pick<T>(items: readonly T[]): T } {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = prng(seed);
   return { int: (n) => Math.floor(next() * n), pick: (items) => items[Math.floor(next() * items.length)]! };
 }
 
@@ -50,10 +45,7 @@ const SMALL = makeResultFile({
   answer: "The seed is read in src/launch/seed.ts:41 and hashed once.\n",
   turns: 4,
   tool_calls: 6,
-  route_attestations: [
-    { provider: "scripted", model: "scripted-model", response_model: "scripted-model-0613", stop_reason: "toolUse" },
-    { provider: "scripted", model: "scripted-model", stop_reason: "stop" },
-  ],
+  route_attestations: twoTurnAttestations("scripted-model-0613"),
   spilled_artifacts: [receipt],
   evidence: EVIDENCE_FIXTURE,
   finalized_by_runway: true,

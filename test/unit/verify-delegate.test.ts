@@ -1,7 +1,6 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   ANSWER_BLOCK_BYTES,
   ANSWER_CAPTURE_MAX_BYTES,
@@ -22,9 +21,11 @@ import {
   packAnswerInBlocksOf,
   REMOVE,
   recommit,
+  twoTurnAttestations,
   withField,
   writeResultFile,
 } from "../helpers/result-fixtures.ts";
+import { makeTempDirSync } from "../helpers/temp.ts";
 
 /** The code verification fails with; fails the test when it is accepted or throws something else. */
 function codeOf(bytes: Uint8Array, expected: ExpectedResultIdentity): FailureCode {
@@ -42,10 +43,7 @@ const base = makeResultFile({
   answer: "Findings:\n- src/a.ts reads the seed twice.\n- No other caller.\n",
   turns: 3,
   tool_calls: 4,
-  route_attestations: [
-    { provider: "scripted", model: "scripted-model", response_model: "scripted-model-2025", stop_reason: "toolUse" },
-    { provider: "scripted", model: "scripted-model", stop_reason: "stop" },
-  ],
+  route_attestations: twoTurnAttestations("scripted-model-2025"),
   spilled_artifacts: [
     {
       schema_version: "pi-bg-delegate.spill-receipt.v1",
@@ -371,15 +369,7 @@ describe("verifyDelegateResult: steps 2–9", () => {
 });
 
 describe("reading a task directory", () => {
-  const dirs: string[] = [];
-  const taskDir = () => {
-    const dir = mkdtempSync(join(tmpdir(), "verify-delegate-"));
-    dirs.push(dir);
-    return dir;
-  };
-  afterEach(() => {
-    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-  });
+  const taskDir = () => makeTempDirSync("verify-delegate", "each");
 
   it("readVerifiedResult: missing → null, committed → verified, tampered → its code naming the file", () => {
     const dir = taskDir();
