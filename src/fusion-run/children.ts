@@ -44,7 +44,7 @@ const NAME_MAX = 80;
 
 /** What a child's arguments come from: the run's name and limits, and when the run started. */
 export interface ChildBasis {
-  record: Pick<FusionRunRecord, "name" | "limits">;
+  record: Pick<FusionRunRecord, "name" | "limits" | "output_schema">;
   createdAt: number;
 }
 
@@ -56,7 +56,8 @@ export function childArguments(run: ChildBasis, seat: ChildSeat, directive: stri
     name: [...label].length > NAME_MAX ? `${[...label].slice(0, NAME_MAX - 1).join("")}…` : label,
     prompt: directive,
     route: { provider: seat.route.provider, model: seat.route.model },
-    outputSchema: undefined,
+    // Candidates and the merger answer in the run's schema; the evaluator writes its own comparison format.
+    outputSchema: seat.stage === "candidate" || seat.stage === "merge" ? run.record.output_schema : undefined,
     capability: DELEGATE_DEFAULTS.capability,
     extensionMode: DELEGATE_DEFAULTS.extensionMode,
     maxTurns: run.record.limits.max_turns,

@@ -7,10 +7,13 @@
 import { canonicalJsonLine } from "../core/canonical.ts";
 import { SCHEMA } from "../core/constants.ts";
 import { DelegateError, type FailureCode } from "../core/errors.ts";
+import { parseStructuredAnswer } from "../core/structured-answer.ts";
 import type { FusionManifest, FusionStage } from "../fusion/index.ts";
+import { fieldAgreement, structuredMergedText } from "../fusion/structured-merged.ts";
 import type { ParentSnapshot } from "../launch/launch.ts";
 import type { ResolvedRoute } from "../launch/route.ts";
 import type { VerifiedAnswer } from "../verify/delegate-result.ts";
+import { checkBasis, parseCommittedAnswer } from "../verify/structured-output.ts";
 import { admitChild, type ChildEnd, type ChildSeat, runChild } from "./children.ts";
 import { checkEvaluation, type Evaluation } from "./evaluation.ts";
 import { type CandidateAnswer, evaluateDirective, mergeDirective, mergedAnswer, repairDirective } from "./prompts.ts";
@@ -131,6 +134,43 @@ async function evaluate(
   }
 }
 
+/** A structured run's candidate output (null: it does not conform); undefined in a text run. */
+function candidateOutput(run: LiveRun, verified: VerifiedAnswer): Record<string, unknown> | null | undefined {
+  const schema = run.record.output_schema;
+  if (schema === undefined) return undefined;
+  try {
+    return parseStructuredAnswer(verified.text, schema).output;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * merged.md: the merger's text with the agreement section, or for a structured run the JSON document
+ * of src/fusion/structured-merged.ts (the merger's output checked against the schema, its basis
+ * checked against the merger's evidence, the agreement map per field).
+ */
+function mergedText(
+  run: LiveRun,
+  answer: VerifiedAnswer,
+  candidates: readonly CandidateAnswer[],
+  evaluation: Evaluation,
+): string {
+  const schema = run.record.output_schema;
+  if (schema === undefined) return mergedAnswer(answer.text, candidates, evaluation);
+  const structured = parseCommittedAnswer(answer.text, schema, []);
+  return structuredMergedText({
+    output: structured.output,
+    basis: checkBasis(structured, answer.result.evidence, run.cwd),
+    agreement: fieldAgreement(
+      schema,
+      structured.output,
+      candidates.map((c) => ({ slot: c.slot, output: c.output ?? {} })),
+    ),
+    candidates: candidates.map((c) => ({ slot: c.slot, route: c.route, sha256: c.sha256 })),
+  });
+}
+
 /** The pipeline from the started candidates to the commit. Never throws; always commits. */
 export async function runPipeline(
   run: LiveRun,
@@ -149,11 +189,14 @@ export async function runPipeline(
       const bound = bindAnswer(run, `answers/${end.seat.slot}.md`, end);
       recordAttempt(run, end, bound?.path ?? null);
       if (bound !== null && end.verified !== null) {
+        const output = candidateOutput(run, end.verified);
+        if (output === null) continue; // a structured candidate whose answer does not conform is not a candidate
         candidates.push({
           slot: end.seat.slot,
           route: routeName(end.seat.route),
           sha256: bound.sha256,
           text: end.verified.text,
+          ...(output === undefined ? {} : { output }),
         });
       }
     }
@@ -183,7 +226,7 @@ export async function runPipeline(
     recordAttempt(run, merger, bound?.path ?? null);
     run.stage = "commit";
     const manifest = run.handle.commitCompleted({
-      merged: mergedAnswer(answer.text, candidates, evaluation),
+      merged: mergedText(run, answer, candidates, evaluation),
       details: { usage: runUsageRecord(run.usage), attempts: run.attempts },
     });
     getFusionRuns().settle(endOf(run, manifest));

@@ -11,6 +11,8 @@ export interface CandidateAnswer {
   route: string;
   sha256: string;
   text: string;
+  /** A structured run's candidate output (its schema checked); absent in a text run. */
+  output?: Record<string, unknown>;
 }
 
 /** First lines of the two stage directives (the scripted test models recognise them). */
@@ -29,10 +31,20 @@ function answers(candidates: readonly CandidateAnswer[]): string {
     .join("\n");
 }
 
+/** The field-by-field instruction of a structured run's stages (the answers are JSON of one schema). */
+function fieldByField(candidates: readonly CandidateAnswer[], what: string): string[] {
+  if (!candidates.some((c) => c.output !== undefined)) return [];
+  return [`The ANSWERS are JSON objects {output, basis} of one OUTPUT SCHEMA. Compare them field by field: ${what}`];
+}
+
 export function evaluateDirective(prompt: string, candidates: readonly CandidateAnswer[]): string {
   const slots = candidates.map((c) => c.slot).join(", ");
   return [
     EVALUATE_HEADING,
+    ...fieldByField(
+      candidates,
+      'make one claim per top-level field of output, its text "<field>: <the value you judge right>", supported by the candidates that give that value.',
+    ),
     `Candidates ${slots} answered the QUESTION independently. Compare their ANSWERS: list the key claims, and for`,
     "each the candidates that support it and the ones that contradict it; then the findings only one candidate made.",
     "You may check claims with your tools. Your final message must be exactly one JSON object and nothing else, of",
@@ -65,6 +77,10 @@ export function mergeDirective(prompt: string, candidates: readonly CandidateAns
     "Write the one best answer to the QUESTION from the candidate ANSWERS and the COMPARISON of them. Prefer claims",
     "several candidates support; where they disagree, say so and say which view the evidence favours (check it with",
     "your tools when you can). Do not add a section on agreement: it is appended to your answer from the COMPARISON.",
+    ...fieldByField(
+      candidates,
+      "for each top-level field choose the value the evidence supports. Your final message is the JSON object of the ANSWER FORMAT, its basis citing what you read.",
+    ),
     question(prompt),
     answers(candidates),
     "<<<COMPARISON",

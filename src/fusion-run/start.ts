@@ -41,6 +41,11 @@ function defaultName(prompt: string): string {
   return chars.length <= DEFAULT_NAME_CHARS ? line : `${chars.slice(0, DEFAULT_NAME_CHARS).join("")}…`;
 }
 
+/** The run record's output_schema: present only for a run with an outputSchema. */
+function schemaOf(args: FusionArguments): Pick<FusionRunRecord, "output_schema"> {
+  return args.outputSchema === undefined ? {} : { output_schema: args.outputSchema };
+}
+
 export async function startFusion(
   args: FusionArguments,
   toolCallId: string,
@@ -76,7 +81,7 @@ export async function startFusion(
   // Every candidate is admitted before anything exists: a refusal (e.g. seed_budget_exceeded) leaves nothing.
   const admitted = seats.map((seat) => ({
     seat,
-    plan: admitChild(snap, { record: { name, limits }, createdAt }, seat, args.prompt),
+    plan: admitChild(snap, { record: { name, limits, ...schemaOf(args) }, createdAt }, seat, args.prompt),
   }));
 
   const handle = createRun({ cwd, workflow: FUSION_WORKFLOW });
@@ -93,6 +98,7 @@ export async function startFusion(
     auto_deliver: args.autoDeliver,
     notify_on_completion: args.notifyOnCompletion,
     trigger_on_completion: args.triggerOnCompletion,
+    ...schemaOf(args),
   };
   const runs = getFusionRuns();
   const run: LiveRun = {

@@ -16,10 +16,13 @@ import { basename, join, resolve } from "node:path";
 import { type DeliveryMode, FUSION_FILES, SCHEMA } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import type { UsageRecord } from "../core/types.ts";
+import { SchemaViolation } from "../core/validate.ts";
 import { type DeliveryDecision, decideDelivery } from "../verify/delivery.ts";
+import { basisLines, structuredText } from "../views/output.ts";
 import { boundFailureView } from "./failure-view.ts";
 import { readFusionManifest } from "./read.ts";
-import { CHILDREN_DIR } from "./run-record.ts";
+import { CHILDREN_DIR, readRunRecord } from "./run-record.ts";
+import { agreementLines, parseStructuredMerged, type StructuredMerged } from "./structured-merged.ts";
 import type {
   FusionCompletedView,
   FusionFailureView,
@@ -69,6 +72,26 @@ function usageLine(usage: UsageRecord): string {
   );
 }
 
+/**
+ * The merged document of a run with an outputSchema (src/fusion/structured-merged.ts), parsed back
+ * from the verified merged.md; null for a text run. A document that does not parse (or no run record
+ * to say the schema) is child_output_invalid: no byte of it is returned.
+ */
+function structuredMerged(runDir: string, manifest: FusionManifest, answer: string): StructuredMerged | null {
+  const record = readRunRecord(runDir, manifest);
+  const schema = record?.output_schema;
+  if (schema === undefined) return null;
+  try {
+    return parseStructuredMerged(answer, schema);
+  } catch (error) {
+    const why = error instanceof SchemaViolation ? error.describe("merged.md") : (error as Error).message;
+    throw new DelegateError("child_output_invalid", `the merged answer is not the structured document: ${why}`, {
+      childProcessCreated: true,
+      artifacts: [join(runDir, FUSION_FILES.merged)],
+    });
+  }
+}
+
 function completedRetrieval(
   runDir: string,
   verified: VerifiedCompletedRun,
@@ -86,6 +109,7 @@ function completedRetrieval(
   const resultRef = manifest.artifacts.find((ref) => ref.path === FUSION_FILES.result);
   const claim = claimUsage(runDir, manifest.run_id, resultRef?.sha256 ?? "");
   const usage = result.details.usage;
+  const structured = structuredMerged(runDir, manifest, answer);
   const details: FusionCompletedView = {
     schema_version: SCHEMA.fusionView,
     run_id: manifest.run_id,
@@ -97,6 +121,16 @@ function completedRetrieval(
     answer: { present: true, byte_length: merged.byte_length, sha256: merged.sha256, path: mergedPath },
     usage_status: claim.status,
     ...(claim.status === "attached" ? { usage: { ...usage } } : {}),
+    ...(structured === null
+      ? {}
+      : {
+          output: {
+            type: "json" as const,
+            content: delivery.delivery === "inline" ? structured.output : null,
+            basis: structured.basis,
+            agreement: structured.agreement,
+          },
+        }),
   };
   const lines = [
     `Fusion run ${manifest.run_id} (${manifest.workflow}) completed.`,
@@ -108,13 +142,31 @@ function completedRetrieval(
         : `Usage: withheld; the report could not be recorded (${claim.problem}), so it is not attached to avoid double counting.`,
     `Artifacts: ${dir}`,
   ];
-  if (details.delivery === "inline") {
+  const structuredLines =
+    structured === null
+      ? []
+      : [
+          "",
+          ...basisLines({ type: "json", content: null, basis: structured.basis }),
+          "",
+          ...agreementLines(structured),
+        ];
+  if (details.delivery === "inline" && structured !== null) {
+    lines.push(
+      "Delivery: inline",
+      "",
+      structuredText(structured.output, { type: "json", content: null, basis: structured.basis }),
+      "",
+      ...agreementLines(structured),
+    );
+  } else if (details.delivery === "inline") {
     lines.push("Delivery: inline", "", answer);
   } else {
     const why = details.delivery_reason === "requested_artifact" ? "requested" : "over the 48 KiB inline cap";
     lines.push(
       `Delivery: artifact (${why}). The complete verified answer is ${mergedPath} ` +
         `(${merged.byte_length} bytes, sha256 ${merged.sha256}). It was not truncated.`,
+      ...structuredLines,
     );
   }
   return { text: lines.join("\n"), details };

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { ARGUMENT_BOUNDS, AUTO_DELIVER_MODES, SCHEMA } from "../core/constants.ts";
 import { readRegularFile } from "../core/fs.ts";
 import { sha256Hex } from "../core/hash.ts";
+import { checkOutputSchema, type OutputSchema } from "../core/output-schema.ts";
 import type { PinnedRoute } from "../core/types.ts";
 import { bool, closedObject, count, dollars, list, literal, oneOf, sha256, str } from "../core/validate.ts";
 import type { BoundArtifact, FusionManifest, FusionStage } from "./types.ts";
@@ -31,6 +32,8 @@ export interface FusionRunRecord {
   auto_deliver: (typeof AUTO_DELIVER_MODES)[number];
   notify_on_completion: boolean;
   trigger_on_completion: boolean;
+  /** The answers' shape when the run has an outputSchema (docs/tools/bg_fusion.md, "Structured answers"). */
+  output_schema?: OutputSchema;
 }
 
 export interface FusionChildRecord {
@@ -52,20 +55,26 @@ function route(value: unknown, at: string): PinnedRoute {
 }
 
 export function parseRunRecord(value: unknown): FusionRunRecord {
-  const o = closedObject(value, "", [
-    "schema_version",
-    "run_id",
-    "name",
-    "parent_session_id",
-    "prompt_sha256",
-    "seed_projection_sha256",
-    "candidates",
-    "merge",
-    "limits",
-    "auto_deliver",
-    "notify_on_completion",
-    "trigger_on_completion",
-  ]);
+  const o = closedObject(
+    value,
+    "",
+    [
+      "schema_version",
+      "run_id",
+      "name",
+      "parent_session_id",
+      "prompt_sha256",
+      "seed_projection_sha256",
+      "candidates",
+      "merge",
+      "limits",
+      "auto_deliver",
+      "notify_on_completion",
+      "trigger_on_completion",
+      "output_schema",
+    ],
+    { optional: ["output_schema"] },
+  );
   const limits = closedObject(o.limits, "limits", ["max_turns", "max_tool_calls", "timeout_seconds", "max_cost_usd"], {
     optional: ["max_cost_usd"],
   });
@@ -89,6 +98,7 @@ export function parseRunRecord(value: unknown): FusionRunRecord {
     auto_deliver: oneOf(o.auto_deliver, "auto_deliver", AUTO_DELIVER_MODES),
     notify_on_completion: bool(o.notify_on_completion, "notify_on_completion"),
     trigger_on_completion: bool(o.trigger_on_completion, "trigger_on_completion"),
+    ...(o.output_schema === undefined ? {} : { output_schema: checkOutputSchema(o.output_schema, "output_schema") }),
   };
 }
 

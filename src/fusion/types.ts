@@ -6,6 +6,8 @@
 import type { SCHEMA } from "../core/constants.ts";
 import type { FailureCode } from "../core/errors.ts";
 import type { BoundArtifact, DeliveryReason, PinnedRoute, UsageCounts, UsageRecord } from "../core/types.ts";
+import type { CheckedFieldBasis } from "../verify/structured-output.ts";
+import type { FieldAgreement } from "./structured-merged.ts";
 
 export type { BoundArtifact } from "../core/types.ts";
 
@@ -167,6 +169,17 @@ export interface FusionCompletedView {
   usage_status: FusionUsageStatus;
   /** Present on the first successful retrieval only (usage_status "attached"). */
   usage?: UsageRecord;
+  /**
+   * The merged answer in Parallel's shape (docs/tools/bg_fusion.md, "Structured answers"): for a run
+   * with an outputSchema, JSON with the merger's checked basis and the agreement map per field;
+   * content null when delivered as a file. Absent for a text run.
+   */
+  output?: {
+    type: "json";
+    content: Record<string, unknown> | null;
+    basis: CheckedFieldBasis[];
+    agreement: FieldAgreement[];
+  };
 }
 
 /** Failure facts a view may show: the manifest's code/stage, plus the summary's details when verified. */

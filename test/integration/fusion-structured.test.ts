@@ -1,0 +1,125 @@
+/**
+ * A Fusion run with an outputSchema (issue #29): the candidates answer in the schema, the evaluator
+ * is asked to compare field by field, the merger's answer conforms (its basis checked against what
+ * it read), and the merged answer carries the agreement map per field. Real parent, real children,
+ * the scripted model server.
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import type { FusionCompletedView } from "../../src/fusion/types.ts";
+import { EVALUATE_HEADING, MERGE_HEADING } from "../../src/fusion-run/prompts.ts";
+import { call, installParentDriver, lastToolResult, notifications, promptWhenIdle, until } from "../helpers/drive.ts";
+import { directiveOf, FUSION_MODELS, fusionRoute, runIdOf } from "../helpers/fusion-run-driver.ts";
+import type { FakeReply, ModelRequest } from "../helpers/model-server.ts";
+import { createAgentDir, makeTempDir, startSdkParent, useModelServer } from "../helpers/pi-parent.ts";
+
+const server = useModelServer();
+
+const SCHEMA = {
+  type: "object",
+  additionalProperties: false,
+  required: ["ttl", "places"],
+  properties: {
+    ttl: { type: "integer" },
+    places: { type: "array", items: { type: "string" } },
+    note: { type: "string" },
+  },
+};
+
+function answer(output: Record<string, unknown>, citations: unknown[] = []): string {
+  const basis = Object.keys(output).map((field) => ({
+    field,
+    citations: field === "ttl" ? citations : [],
+    reasoning: `about ${field}`,
+    confidence: "medium",
+  }));
+  return JSON.stringify({ output, basis });
+}
+
+const CANDIDATES: Record<string, string> = {
+  "model-a": answer({ ttl: 60, places: ["src/auth.js"] }),
+  "model-b": answer({ ttl: 90, places: ["src/auth.js"], note: "unsure" }),
+};
+
+const MERGED = { ttl: 60, places: ["src/auth.js"] };
+
+function childReply(req: ModelRequest): FakeReply | undefined {
+  const { first, prompt } = directiveOf(req);
+  if (first === EVALUATE_HEADING) {
+    return {
+      text: JSON.stringify({
+        claims: [
+          { claim: "ttl: 60", supported_by: ["candidate-1"], contradicted_by: ["candidate-2"] },
+          { claim: "places: src/auth.js", supported_by: ["candidate-1", "candidate-2"], contradicted_by: [] },
+        ],
+        unique_findings: [],
+      }),
+    };
+  }
+  if (first === MERGE_HEADING) {
+    // The merger was told to merge field by field and given the schema; it reads, then answers.
+    if (!prompt.includes("Compare them field by field") || !prompt.includes("<<<ANSWER FORMAT")) {
+      return { text: "not told" };
+    }
+    const read = req.messages.some((m) => m.role === "tool");
+    if (!read) return { toolCalls: [{ name: "read", args: { path: "src/auth.js" } }] };
+    return {
+      text: answer(MERGED, [{ path: "src/auth.js", start_line: 1, end_line: 1, excerpt: "export const TTL = 60;" }]),
+    };
+  }
+  return CANDIDATES[req.model] === undefined ? undefined : { text: CANDIDATES[req.model] as string };
+}
+
+describe("a Fusion run with an outputSchema", () => {
+  it("merges field by field: the merged JSON conforms, with its checked basis and the agreement per field", async () => {
+    const agent = await createAgentDir({ serverUrl: server.url, models: FUSION_MODELS });
+    const cwd = await makeTempDir("fusion-structured");
+    mkdirSync(join(cwd, "src"));
+    writeFileSync(join(cwd, "src", "auth.js"), "export const TTL = 60;\n");
+    installParentDriver(server, childReply);
+    const parent = await startSdkParent({ agentDir: agent, cwd });
+    try {
+      await promptWhenIdle(
+        parent,
+        call("bg_fusion", {
+          name: "auth ttl",
+          prompt: "What is the TTL and where is auth?",
+          candidates: [fusionRoute("model-a"), fusionRoute("model-b")],
+          outputSchema: SCHEMA,
+        }),
+      );
+      const receipt = lastToolResult(parent.messages(), "bg_fusion");
+      expect(receipt.isError).toBe(false);
+      const runId = runIdOf(receipt.text);
+      await until(() => notifications(parent.messages()).length === 1, "the run's notice", 90_000);
+      // Each candidate was given the schema; the evaluator was asked for one claim per field.
+      const candidatePrompts = server.requests
+        .map((r) => directiveOf(r))
+        .filter((d) => d.first.startsWith("What is the TTL"));
+      expect(candidatePrompts.length).toBeGreaterThan(0);
+      expect(candidatePrompts.every((d) => d.prompt.includes("<<<ANSWER FORMAT"))).toBe(true);
+      const evaluator = server.requests.map((r) => directiveOf(r)).find((d) => d.first === EVALUATE_HEADING);
+      expect(evaluator?.prompt).toContain("make one claim per top-level field of output");
+
+      await promptWhenIdle(parent, call("bg_result", { taskId: runId }));
+      const result = lastToolResult(parent.messages(), "bg_result");
+      expect(result.isError).toBe(false);
+      const view = result.details as unknown as FusionCompletedView;
+      expect(view.output?.type).toBe("json");
+      expect(view.output?.content).toEqual(MERGED);
+      expect(view.output?.agreement).toEqual([
+        { field: "ttl", agreed: ["candidate-1"], disagreed: ["candidate-2"], absent: [] },
+        { field: "places", agreed: ["candidate-1", "candidate-2"], disagreed: [], absent: [] },
+        { field: "note", agreed: ["candidate-1"], disagreed: ["candidate-2"], absent: [] },
+      ]);
+      const ttl = view.output?.basis.find((b) => b.field === "ttl");
+      expect(ttl?.citations[0]).toMatchObject({ status: "verified", match: "verbatim" });
+      expect(result.text).toContain(JSON.stringify(MERGED, null, 2));
+      expect(result.text).toContain("- ttl: agreed: fake/model-a (candidate-1); disagreed: fake/model-b (candidate-2)");
+      expect(result.text).toContain("- ttl: verified (1 citation); confidence medium");
+    } finally {
+      await parent.dispose();
+    }
+  });
+});
