@@ -8,14 +8,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { gate, isChildRequest } from "../helpers/drive.ts";
-import {
-  type AgentDir,
-  createAgentDir,
-  makeTempDir,
-  startSdkParent,
-  useModelServer,
-  waitForNoProcesses,
-} from "../helpers/pi-parent.ts";
+import { makeTempDir, startSdkParent, useAgentDir, useModelServer, waitForNoProcesses } from "../helpers/pi-parent.ts";
 import { IS_EARENDIL_HOST } from "../helpers/pi-paths.ts";
 import { calls, delegateCall, parentModel, readJson, resultOf, taskDirs } from "./launch-support.ts";
 
@@ -31,11 +24,10 @@ const KEY_VAR = "FAKE_PINNED_KEY";
 const PLANTED = { ...FOREIGN, [KEY_VAR]: PINNED_KEY };
 
 const server = useModelServer();
-let agent: AgentDir;
+const agent = useAgentDir(server);
 const saved: Record<string, string | undefined> = {};
 
 beforeAll(async () => {
-  agent = await createAgentDir({ serverUrl: server.url });
   const models = JSON.parse(readFileSync(agent.modelsPath, "utf8")) as {
     providers: Record<string, Record<string, unknown>>;
   };
@@ -54,7 +46,6 @@ afterAll(async () => {
     if (value === undefined) delete process.env[key];
     else process.env[key] = value;
   }
-  expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
 });
 
 function environOf(pid: number): Map<string, string> {

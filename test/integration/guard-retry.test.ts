@@ -1,17 +1,9 @@
-/**
- * The commit waits until pi's run is final. With pi's auto-retry on (this file's agent dirs), a
- * first call that fails with a retryable error and a retry that succeeds must leave exactly one
- * consistent result.json and no terminal record; errors that outlast the retries end as
- * child_provider_error; and a model switched behind the guard's back (here by an ambient extension,
- * between the failure and the retry) is caught as route_mismatch.
- */
-import { mkdir, writeFile } from "node:fs/promises";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AgentDir, createAgentDir } from "../helpers/agent-dir.ts";
 import { type ChildRun, decodeAnswer, isCanonicalLine, runChildTask, verifyCommitted } from "../helpers/child-task.ts";
 import { type RecordedRequest, script } from "../helpers/model-server.ts";
 import { useModelServer } from "../helpers/model-server-fixture.ts";
+import { writeProjectExtension } from "../helpers/sample-sources.ts";
 import { makeTempDir, waitForNoProcesses } from "../helpers/temp.ts";
 
 const server = useModelServer({ resetBetweenTests: false });
@@ -28,23 +20,18 @@ beforeAll(async () => {
   agent = await createAgentDir({ serverUrl: server.url, retry: 2 });
   switchAgent = await createAgentDir({ serverUrl: server.url, retry: 2 });
   const switchCwd = await makeTempDir("guard-switch");
-  await mkdir(join(switchCwd, ".pi", "extensions"), { recursive: true });
-  await writeFile(
-    join(switchCwd, ".pi", "extensions", "switch-model.ts"),
-    [
-      "// Switches the session model once, after the first (failed) run; pi's retry then uses it.",
-      "export default function (pi: any) {",
-      "  let done = false;",
-      '  pi.on("agent_end", async (_event: unknown, ctx: any) => {',
-      "    if (done) return;",
-      "    done = true;",
-      '    const model = ctx.modelRegistry.find("fake", "big-model");',
-      "    if (model) await pi.setModel(model);",
-      "  });",
-      "}",
-      "",
-    ].join("\n"),
-  );
+  await writeProjectExtension(switchCwd, "switch-model.ts", [
+    "// Switches the session model once, after the first (failed) run; pi's retry then uses it.",
+    "export default function (pi: any) {",
+    "  let done = false;",
+    '  pi.on("agent_end", async (_event: unknown, ctx: any) => {',
+    "    if (done) return;",
+    "    done = true;",
+    '    const model = ctx.modelRegistry.find("fake", "big-model");',
+    "    if (model) await pi.setModel(model);",
+    "  });",
+    "}",
+  ]);
   const retryOnce = script({ text: "Recovered answer.", failFirst: 1, failStatus: 503 });
   [recovered, exhausted] = await Promise.all([
     runChildTask({ agentDir: agent.dir, prompt: `RECOVER: answer. ${retryOnce}` }),

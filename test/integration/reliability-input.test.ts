@@ -15,8 +15,6 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, isChildRequest, toolResults } from "../helpers/drive.ts";
 import {
-  type AgentDir,
-  createAgentDir,
   FAKE_MODELS,
   FAKE_PROVIDER,
   findProcesses,
@@ -24,8 +22,8 @@ import {
   makeTempDir,
   type SdkParent,
   startSdkParent,
+  useAgentDir,
   useModelServer,
-  waitForNoProcesses,
 } from "../helpers/pi-parent.ts";
 import { listTree } from "./launch-support.ts";
 
@@ -263,7 +261,7 @@ const resultCases: Case[] = [
 const cases = [...delegateCases, ...resultCases];
 
 const server = useModelServer({ resetBetweenTests: false });
-let agent: AgentDir;
+const agent = useAgentDir(server);
 let cwd: string;
 let parent: SdkParent;
 
@@ -286,7 +284,6 @@ function parentModel(): void {
 }
 
 beforeAll(async () => {
-  agent = await createAgentDir({ serverUrl: server.url });
   cwd = await makeTempDir("rel-input");
   parentModel();
   // The big route: the 1 MiB prompt case stays in the parent's context without a compaction.
@@ -296,7 +293,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await parent?.dispose();
   await server?.close();
-  expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
 });
 
 describe("malformed calls through the real tools create nothing", () => {

@@ -23,17 +23,11 @@ import {
   until,
 } from "../helpers/drive.ts";
 import { createAgentDir, makeTempDir, script, startSdkParent, useModelServer } from "../helpers/pi-parent.ts";
+import { AUTH_SOURCE } from "../helpers/sample-sources.ts";
 
 const server = useModelServer();
 
-const AUTH = [
-  "// auth",
-  "export function login(user) {",
-  "  return token(user);",
-  "}",
-  "export const TTL = 60;",
-  "",
-].join("\n");
+const AUTH = AUTH_SOURCE;
 
 const SCHEMA = {
   type: "object",

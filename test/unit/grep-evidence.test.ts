@@ -12,16 +12,10 @@ import { GREP_SEEN_MAX_RANGES } from "../../src/core/constants.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
 import type { EvidenceRow, SeenRange } from "../../src/core/types.ts";
 import { checkEvidence } from "../../src/verify/evidence-check.ts";
+import { AUTH_SOURCE } from "../helpers/sample-sources.ts";
 import { makeTempDir } from "../helpers/temp.ts";
 
-const AUTH = [
-  "// auth",
-  "export function login(user) {",
-  "  return token(user);",
-  "}",
-  "export const TTL = 60;",
-  "",
-].join("\n");
+const AUTH = AUTH_SOURCE;
 
 /** The range of lines `first`..`last` of `content` (a file named `file`), as the guard records it. */
 function range(file: string, content: string, first: number, last: number): SeenRange {
