@@ -4,7 +4,7 @@
  * edits a running task. Answer bytes leave only after they passed every check.
  */
 import type { FailureCode } from "../core/errors.ts";
-import { settleFusion } from "../fusion/index.ts";
+import { fusionOutput, settleFusion } from "../fusion/index.ts";
 import { settleDelegate, taskOutput } from "../retrieval/retrieve.ts";
 import { fusionLiveness } from "../retrieval/retrieve-any.ts";
 import type { TaskRef } from "../store/lookup.ts";
@@ -18,7 +18,7 @@ export const WAIT_POLL_MS = 250;
 /** A Fusion run that ended without an answer carries its whole answer-free view (failure.ts). */
 export type Answer =
   | { kind: "running" }
-  | { kind: "answer"; bytes: Buffer; output: TaskOutput }
+  | { kind: "answer"; bytes: Buffer; output: TaskOutput | ReturnType<typeof fusionOutput> }
   | { kind: "ended"; code: FailureCode; text: string };
 
 /**
@@ -37,7 +37,7 @@ export async function readAnswer(ref: TaskRef): Promise<Answer> {
   if (settled.kind === "completed") {
     // merged.md passed its hash and UTF-8 checks; well-formed UTF-8 re-encodes to the same bytes.
     const text = settled.verified.answer;
-    return { kind: "answer", bytes: Buffer.from(text, "utf8"), output: { type: "text", content: text, basis: [] } };
+    return { kind: "answer", bytes: Buffer.from(text, "utf8"), output: fusionOutput(settled) };
   }
   return { kind: "ended", ...endedRunFailure(settled.view) };
 }

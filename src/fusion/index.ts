@@ -2,6 +2,7 @@
 export { fusionRunDir, isFusionRunId, newFusionRunId } from "./layout.ts";
 export { loadFusionManifest, readFusionManifest, readManifestDocument } from "./read.ts";
 export {
+  fusionOutput,
   type RetrieveFusionArgs,
   type RetrieveFusionOptions,
   retrieveFusion,

@@ -95,6 +95,7 @@ function structuredMerged(runDir: string, manifest: FusionManifest, answer: stri
 function completedRetrieval(
   runDir: string,
   verified: VerifiedCompletedRun,
+  structured: StructuredMerged | null,
   requested: DeliveryMode | undefined,
 ): FusionRetrieval<FusionCompletedView> {
   const { manifest, result, merged, answer } = verified;
@@ -109,7 +110,6 @@ function completedRetrieval(
   const resultRef = manifest.artifacts.find((ref) => ref.path === FUSION_FILES.result);
   const claim = claimUsage(runDir, manifest.run_id, resultRef?.sha256 ?? "");
   const usage = result.details.usage;
-  const structured = structuredMerged(runDir, manifest, answer);
   const details: FusionCompletedView = {
     schema_version: SCHEMA.fusionView,
     run_id: manifest.run_id,
@@ -202,7 +202,12 @@ function strandedRun(runDir: string, manifest: FusionManifest): DelegateError {
 /** A Fusion run as bg_result sees it, before delivery and before usage is claimed. */
 export type SettledFusion =
   | { kind: "running"; manifest: FusionManifest }
-  | { kind: "completed"; verified: VerifiedCompletedRun }
+  | {
+      kind: "completed";
+      verified: VerifiedCompletedRun;
+      /** A run with an outputSchema: merged.md parsed back as the structured document; null for text. */
+      structured: StructuredMerged | null;
+    }
   | { kind: "ended"; view: FusionRetrieval<FusionFailureView> };
 
 /**
@@ -227,7 +232,8 @@ export async function settleFusion(runDir: string, opts: RetrieveFusionOptions):
       throw strandedRun(runDir, manifest);
     case "completed":
       try {
-        return { kind: "completed", verified: await verifyCompletedRun(runDir, manifest) };
+        const verified = await verifyCompletedRun(runDir, manifest);
+        return { kind: "completed", verified, structured: structuredMerged(runDir, manifest, verified.answer) };
       } catch (error) {
         throw error instanceof DelegateError ? error.withFacts({ childProcessCreated: true }) : error;
       }
@@ -236,6 +242,15 @@ export async function settleFusion(runDir: string, opts: RetrieveFusionOptions):
       // A requested delivery cannot turn a run that did not commit into an answer.
       return { kind: "ended", view: boundFailureView(await failureView(runDir, manifest)) };
   }
+}
+
+/** A completed run's output in Parallel's shape (the command line's `result --json`). */
+export function fusionOutput(
+  settled: Extract<SettledFusion, { kind: "completed" }>,
+): NonNullable<FusionCompletedView["output"]> | { type: "text"; content: string; basis: [] } {
+  const s = settled.structured;
+  if (s === null) return { type: "text", content: settled.verified.answer, basis: [] };
+  return { type: "json", content: s.output, basis: s.basis, agreement: s.agreement };
 }
 
 export async function retrieveFusion(
@@ -248,7 +263,7 @@ export async function retrieveFusion(
     case "running":
       return fusionRunningView(runDir, settled.manifest);
     case "completed":
-      return completedRetrieval(runDir, settled.verified, args.delivery);
+      return completedRetrieval(runDir, settled.verified, settled.structured, args.delivery);
     case "ended":
       return settled.view;
   }

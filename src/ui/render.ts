@@ -188,6 +188,21 @@ function renderFusion(
         0,
       ),
     );
+    if (v.output !== undefined) {
+      // A structured run: its fields with their basis, then who agreed on each field.
+      if (v.output.content === null) box.addChild(new Text(theme.fg("muted", `answer file: ${v.answer.path}`), 0, 0));
+      box.addChild(
+        structuredPreview({ type: "json", content: v.output.content, basis: v.output.basis }, options.expanded, theme),
+      );
+      const rows = v.output.agreement.map(
+        (a) =>
+          `${theme.bold(a.field)}: ${theme.fg("success", `agreed ${a.agreed.join(", ") || "none"}`)}` +
+          `${a.disagreed.length > 0 ? `${dot(theme)}${theme.fg("warning", `disagreed ${a.disagreed.join(", ")}`)}` : ""}` +
+          `${a.absent.length > 0 ? `${dot(theme)}${theme.fg("muted", `left out ${a.absent.join(", ")}`)}` : ""}`,
+      );
+      box.addChild(new Text([theme.fg("muted", "agreement per field:"), ...rows].join("\n"), 0, 0));
+      return box;
+    }
     const text = firstText(result);
     const marker = "\nDelivery: inline\n\n";
     const at = text.indexOf(marker);

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { FusionCompletedView } from "../../src/fusion/types.ts";
 import { EVALUATE_HEADING, MERGE_HEADING } from "../../src/fusion-run/prompts.ts";
+import { runCli } from "../helpers/cli.ts";
 import { call, installParentDriver, lastToolResult, notifications, promptWhenIdle, until } from "../helpers/drive.ts";
 import { directiveOf, FUSION_MODELS, fusionRoute, runIdOf } from "../helpers/fusion-run-driver.ts";
 import type { FakeReply, ModelRequest } from "../helpers/model-server.ts";
@@ -118,6 +119,10 @@ describe("a Fusion run with an outputSchema", () => {
       expect(result.text).toContain(JSON.stringify(MERGED, null, 2));
       expect(result.text).toContain("- ttl: agreed: fake/model-a (candidate-1); disagreed: fake/model-b (candidate-2)");
       expect(result.text).toContain("- ttl: verified (1 citation); confidence medium");
+      // The command line prints the same output object.
+      const json = await runCli(cwd, "result", runId, "--json");
+      expect(json.code).toBe(0);
+      expect(JSON.parse(json.stdout).output).toEqual({ ...view.output, content: MERGED });
     } finally {
       await parent.dispose();
     }

@@ -23,6 +23,7 @@ import { renderFailure } from "../../src/core/failure-text.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
 import type { ChildProgress, DelegateManifest, UsageRecord } from "../../src/core/types.ts";
 import bgDelegateExtension from "../../src/extension.ts";
+import type { FusionCompletedView } from "../../src/fusion/types.ts";
 import { type FusionReceiptDetails, fusionReceiptText } from "../../src/fusion-run/receipt.ts";
 import { buildManifest, newTaskIdentity } from "../../src/launch/task-documents.ts";
 import type { TaskRow } from "../../src/retrieval/task-rows.ts";
@@ -449,6 +450,38 @@ describe("bg_fusion as a person sees it", () => {
     trigger_on_completion: true,
     retrieve_with: { tool: "bg_result", taskId: runId },
   };
+
+  it("a structured run's merged answer: its fields with their basis, then the agreement per field", () => {
+    const view: FusionCompletedView = {
+      schema_version: "pi-background-tasks.fusion-result-view.v1",
+      run_id: runId,
+      state: "completed",
+      delivery: "inline",
+      delivery_reason: "default_inline",
+      workflow: "fusion",
+      artifact_dir: `${CWD}/.pi/fusion/${runId}`,
+      ended_at: "2026-12-01T10:00:14.000Z",
+      answer: { present: true, byte_length: 600, sha256: "e".repeat(64), path: `${CWD}/.pi/fusion/${runId}/merged.md` },
+      usage_status: "already_reported",
+      output: {
+        type: "json",
+        content: { ttl: 60 },
+        basis: [{ field: "ttl", citations: [], reasoning: "r", confidence: "high", status: "uncited" }],
+        agreement: [{ field: "ttl", agreed: ["candidate-1"], disagreed: ["candidate-2"], absent: [] }],
+      },
+    };
+    const screen = renderTool(
+      "bg_result",
+      { taskId: runId },
+      { text: "model text", details: view, isError: false },
+      120,
+    );
+    const text = screen.join("\n");
+    expect(text).toMatch(/ttl: 60 +no citation · confidence high/);
+    expect(text).toContain("agreement per field:");
+    expect(text).toContain("ttl: agreed candidate-1 · disagreed candidate-2");
+    expect(text).not.toContain("model text");
+  });
 
   it("the receipt names the run, the candidate routes and the merge route; expanded, each child's task", () => {
     const collapsed = renderTool(
