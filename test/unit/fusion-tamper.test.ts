@@ -160,14 +160,16 @@ async function expectBoundJsonCases(
 
 /**
  * `file` truncated (see truncations) or extended by `extension`, bindings untouched, ends in
- * `changed`; the file removed ends in `removed`, and a directory in its place in `directory`.
+ * answer_hash_mismatch; the file removed in result_unavailable, a directory in its place in
+ * artifact_read_failed; each outcome as `outcome` words it, after `prefix` ("" for an answer, the
+ * failure view's "view:integrity_failed:").
  */
-async function expectFileVariants(
-  p: Pristine,
-  file: string,
-  extension: string,
-  outcomes: { changed: string; removed: string; directory: string },
-): Promise<void> {
+async function expectFileVariants(p: Pristine, file: string, extension: string, prefix: string): Promise<void> {
+  const outcomes = {
+    changed: `${prefix}answer_hash_mismatch`,
+    removed: `${prefix}result_unavailable`,
+    directory: `${prefix}artifact_read_failed`,
+  };
   const bytes = readBytes(p.runDir, file);
   const variants = [
     ...truncations(bytes.length).map((n) => bytes.subarray(0, n)),
@@ -183,6 +185,18 @@ async function expectFileVariants(
   expect(await outcome(runDir)).toBe(outcomes.removed);
   mkdirSync(join(runDir, file));
   expect(await outcome(runDir)).toBe(outcomes.directory);
+}
+
+/** The mutations of a document's `run` block: its id, workflow, directory, creation time and owner. */
+function runBlockCases(run: Doc): [string, (doc: Doc) => void][] {
+  return [
+    ["run.run_id", set("run.run_id", OTHER_RUN)],
+    ["run.workflow", set("run.workflow", "validate")],
+    ["run.artifact_dir", set("run.artifact_dir", `.pi/fusion/${OTHER_RUN}`)],
+    ["run.created_at", set("run.created_at", laterBy(run.created_at as string, -1))],
+    ["run.owner.pid", set("run.owner.pid", 1)],
+    ["run.owner.start_time", set("run.owner.start_time", "later")],
+  ];
 }
 
 /** Every single-byte flip of `path`, restored after each, must never give `accepted`. */
@@ -305,11 +319,7 @@ describe("completed run", () => {
   for (const file of [FUSION_FILES.result, FUSION_FILES.merged]) {
     it(`every byte flip, truncation, extension and removal of ${file}`, async () => {
       expect([...(await flipEveryByte(p, file, "completed"))]).toEqual(["answer_hash_mismatch"]);
-      await expectFileVariants(p, file, "\n", {
-        changed: "answer_hash_mismatch",
-        removed: "result_unavailable",
-        directory: "artifact_read_failed",
-      });
+      await expectFileVariants(p, file, "\n", "");
     });
   }
 
@@ -320,12 +330,7 @@ describe("completed run", () => {
     const usageFields = ["input", "output", "cache_read", "cache_write", "total_tokens", "cost_total"];
     const cases: [string, (doc: Doc) => void][] = [
       ["schema_version", set("schema_version", "pi-bg-delegate.fusion-result.v0")],
-      ["run.run_id", set("run.run_id", OTHER_RUN)],
-      ["run.workflow", set("run.workflow", "validate")],
-      ["run.artifact_dir", set("run.artifact_dir", `.pi/fusion/${OTHER_RUN}`)],
-      ["run.created_at", set("run.created_at", laterBy(run.created_at as string, -1))],
-      ["run.owner.pid", set("run.owner.pid", 1)],
-      ["run.owner.start_time", set("run.owner.start_time", "later")],
+      ...runBlockCases(run),
       ["run extra key", set("run.session", "x")],
       ["ended_at", set("ended_at", laterBy(result.ended_at as string, 1))],
       ["merged.path", set("merged.path", "answer.md")],
@@ -495,11 +500,7 @@ describe("failed run", () => {
     expect([...(await flipEveryByte(p, file, "view:verified"))]).toEqual([
       "view:integrity_failed:answer_hash_mismatch",
     ]);
-    await expectFileVariants(p, file, " ", {
-      changed: "view:integrity_failed:answer_hash_mismatch",
-      removed: "view:integrity_failed:result_unavailable",
-      directory: "view:integrity_failed:artifact_read_failed",
-    });
+    await expectFileVariants(p, file, " ", "view:integrity_failed:");
   });
 
   it("failure-summary.json: every schema or cross-check violation, even with its binding made consistent", async () => {
@@ -508,12 +509,7 @@ describe("failed run", () => {
     const progressFields = ["attempts_total", "attempts_completed", "attempts_failed", "attempts_cancelled"];
     const cases: [string, (doc: Doc) => void][] = [
       ["schema_version", set("schema_version", SCHEMA.fusionResult)],
-      ["run.run_id", set("run.run_id", OTHER_RUN)],
-      ["run.workflow", set("run.workflow", "validate")],
-      ["run.artifact_dir", set("run.artifact_dir", `.pi/fusion/${OTHER_RUN}`)],
-      ["run.created_at", set("run.created_at", laterBy(run.created_at as string, -1))],
-      ["run.owner.pid", set("run.owner.pid", 1)],
-      ["run.owner.start_time", set("run.owner.start_time", "later")],
+      ...runBlockCases(run),
       ["terminal_state", set("terminal_state", "cancelled")],
       ["terminal_state completed", set("terminal_state", "completed")],
       ["ended_at", set("ended_at", laterBy(summary.ended_at as string, 1))],

@@ -346,24 +346,16 @@ describe("Pi 1.x system messages", () => {
       const { timestamp: _t, ...rest } = m;
       return Buffer.from(canonicalJson(rest), "utf8");
     };
-    expect(ledger.rows).toEqual([
-      {
-        index: 0,
-        source_index: 0,
-        block_index: null,
-        kind: "system_prompt",
-        byte_length: expectedBytes(first).length,
-        sha256: createHash("sha256").update(expectedBytes(first)).digest("hex"),
-      },
-      {
-        index: 1,
-        source_index: 2,
-        block_index: null,
-        kind: "system_prompt",
-        byte_length: expectedBytes(update).length,
-        sha256: createHash("sha256").update(expectedBytes(update)).digest("hex"),
-      },
-    ]);
+    /** The receipt row of system message `m`: bound to its canonical bytes without the timestamp. */
+    const receiptRow = (index: number, source_index: number, m: Record<string, unknown>) => ({
+      index,
+      source_index,
+      block_index: null,
+      kind: "system_prompt",
+      byte_length: expectedBytes(m).length,
+      sha256: createHash("sha256").update(expectedBytes(m)).digest("hex"),
+    });
+    expect(ledger.rows).toEqual([receiptRow(0, 0, first), receiptRow(1, 2, update)]);
     expect(projection.entries.filter((e) => e.kind === "omitted")).toEqual([
       {
         kind: "omitted",
