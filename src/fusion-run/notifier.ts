@@ -10,7 +10,13 @@ import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-age
 import { FUSION_FILES, NOTIFICATION_CUSTOM_TYPE } from "../core/constants.ts";
 import { writeFileAtomic } from "../core/fs.ts";
 import { secondsBetween } from "../core/units.ts";
-import { type FusionManifest, loadFusionManifest, verifyCompletedRun } from "../fusion/index.ts";
+import {
+  type FusionManifest,
+  loadFusionManifest,
+  parseStructuredMerged,
+  structuredMergedInline,
+  verifyCompletedRun,
+} from "../fusion/index.ts";
 import type { FusionRunRecord } from "../fusion/run-record.ts";
 import { type AutoDelivery, chooseAutoDelivery, type NotificationDetails } from "../views/notification.ts";
 import type { RunEnd } from "./runs.ts";
@@ -62,7 +68,11 @@ async function autoDelivery(end: RunEnd): Promise<AutoDelivery> {
   try {
     const verified = await verifyCompletedRun(runDir, await loadFusionManifest(runDir));
     const bytes = verified.merged.byte_length;
-    return chooseAutoDelivery(record.auto_deliver, { text: verified.answer, bytes }, () => ({
+    // A structured run's answer rides along as bg_result shows it: the JSON, its basis, the agreement.
+    const schema = record.output_schema;
+    const text =
+      schema === undefined ? verified.answer : structuredMergedInline(parseStructuredMerged(verified.answer, schema));
+    return chooseAutoDelivery(record.auto_deliver, { text, bytes }, () => ({
       ...verified.merged,
       path: `${runDir}/${FUSION_FILES.merged}`,
     }));

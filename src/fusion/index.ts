@@ -8,7 +8,9 @@ export {
   retrieveFusion,
   type SettledFusion,
   settleFusion,
+  structuredMergedInline,
 } from "./retrieve.ts";
+export { parseStructuredMerged } from "./structured-merged.ts";
 export type * from "./types.ts";
 export { type VerifiedCompletedRun, verifyCompletedRun } from "./verify-completed.ts";
 export { createRun, openRun } from "./writer.ts";

@@ -152,13 +152,7 @@ function completedRetrieval(
           ...agreementLines(structured),
         ];
   if (details.delivery === "inline" && structured !== null) {
-    lines.push(
-      "Delivery: inline",
-      "",
-      structuredText(structured.output, { type: "json", content: null, basis: structured.basis }),
-      "",
-      ...agreementLines(structured),
-    );
+    lines.push("Delivery: inline", "", structuredMergedInline(structured));
   } else if (details.delivery === "inline") {
     lines.push("Delivery: inline", "", answer);
   } else {
@@ -242,6 +236,12 @@ export async function settleFusion(runDir: string, opts: RetrieveFusionOptions):
       // A requested delivery cannot turn a run that did not commit into an answer.
       return { kind: "ended", view: boundFailureView(await failureView(runDir, manifest)) };
   }
+}
+
+/** A structured run's merged answer as the model reads it inline: the JSON, the basis lines, the agreement lines. */
+export function structuredMergedInline(doc: StructuredMerged): string {
+  const output = { type: "json" as const, content: null, basis: doc.basis };
+  return [structuredText(doc.output, output), "", ...agreementLines(doc)].join("\n");
 }
 
 /** A completed run's output in Parallel's shape (the command line's `result --json`). */

@@ -88,12 +88,17 @@ describe("a Fusion run with an outputSchema", () => {
           prompt: "What is the TTL and where is auth?",
           candidates: [fusionRoute("model-a"), fusionRoute("model-b")],
           outputSchema: SCHEMA,
+          autoDeliver: "when_small",
         }),
       );
       const receipt = lastToolResult(parent.messages(), "bg_fusion");
       expect(receipt.isError).toBe(false);
       const runId = runIdOf(receipt.text);
       await until(() => notifications(parent.messages()).length === 1, "the run's notice", 90_000);
+      // autoDeliver carries what bg_result shows: the JSON, the basis lines and the agreement lines.
+      const notice = JSON.stringify(notifications(parent.messages())[0]?.content);
+      expect(notice).toContain("Output (JSON, conforms to outputSchema):");
+      expect(notice).toContain("- ttl: agreed: fake/model-a (candidate-1); disagreed: fake/model-b (candidate-2)");
       // Each candidate was given the schema; the evaluator was asked for one claim per field.
       const candidatePrompts = server.requests
         .map((r) => directiveOf(r))
