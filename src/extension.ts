@@ -5,11 +5,8 @@ import {
   getAgentDir,
   VERSION,
 } from "@mariozechner/pi-coding-agent";
-import { CHILD_ENV, NOTIFICATION_CUSTOM_TYPE } from "./core/constants.ts";
+import { CHILD_ENV } from "./core/constants.ts";
 import { loadSettings } from "./core/settings.ts";
-import { adjudicateStranded, adjudicateStrandedRuns } from "./fusion-run/adjudicate.ts";
-import { FusionLink } from "./fusion-run/link.ts";
-import { getFusionRuns } from "./fusion-run/runs.ts";
 import { startFusion } from "./fusion-run/start.ts";
 import { admitHost, type HostAdmission } from "./launch/host-admission.ts";
 import { admit } from "./launch/launch.ts";
@@ -24,10 +21,12 @@ import {
   trackOwnWork,
   waitForOwnWork,
 } from "./lifetime.ts";
-import { SessionLink } from "./retrieval/notifier.ts";
-import { pruneTasks } from "./retrieval/prune.ts";
-import { getRegistry } from "./retrieval/registry.ts";
+import { inlineAnswerText } from "./retrieval/retrieve.ts";
 import { retrieveTask } from "./retrieval/retrieve-any.ts";
+import { adjudicateStranded, adjudicateStrandedRuns } from "./tasks/adjudicate.ts";
+import { SessionLink } from "./tasks/link.ts";
+import { pruneTasks } from "./tasks/prune.ts";
+import { getRegistry } from "./tasks/registry.ts";
 import { createBgDelegateTool } from "./tools/bg-delegate.ts";
 import { createBgFusionTool } from "./tools/bg-fusion.ts";
 import { createBgResultTool } from "./tools/bg-result.ts";
@@ -43,17 +42,6 @@ import {
 } from "./ui/render.ts";
 import { receiptText } from "./views/receipt.ts";
 
-/** Ids and dirs of tasks this session was notified about (result_unavailable if their dir vanished). */
-function knownTasks(ctx: ExtensionContext): Map<string, string> {
-  const known = new Map(getRegistry().known);
-  for (const entry of ctx.sessionManager.getEntries()) {
-    if (entry.type !== "custom_message" || entry.customType !== NOTIFICATION_CUSTOM_TYPE) continue;
-    const d = entry.details as { taskId?: unknown; artifact_dir?: unknown } | undefined;
-    if (typeof d?.taskId === "string" && typeof d.artifact_dir === "string") known.set(d.taskId, d.artifact_dir);
-  }
-  return known;
-}
-
 /**
  * The prune at session start: quiet, never thrown into Pi, nothing said to the model. It spares every
  * task and run whose notice this process has handed to a session (just now, or earlier): the turn a
@@ -62,9 +50,9 @@ function knownTasks(ctx: ExtensionContext): Map<string, string> {
 function pruneByRetention(cwd: string): void {
   try {
     const { retentionDays } = loadSettings(getAgentDir(), cwd);
-    const spare = new Set([...getRegistry().notified, ...getFusionRuns().notified]);
+    const spare = new Set(getRegistry().notified);
     if (retentionDays > 0)
-      adjudicateStrandedRuns(cwd) // a run whose owner died ends first, so its tree can go (src/fusion-run/adjudicate.ts)
+      adjudicateStrandedRuns(cwd) // a run whose owner died ends first, so its tree can go (src/tasks/adjudicate.ts)
         .then(() => pruneTasks(cwd, { olderThanDays: retentionDays, spare }, { dryRun: false }))
         .catch(() => {});
   } catch {
@@ -105,7 +93,6 @@ export default function bgDelegateExtension(pi: ExtensionAPI): void {
   trackOwnWork();
   let echoJson = false;
   let link: SessionLink | undefined;
-  let fusionLink: FusionLink | undefined;
   let stopFooter: (() => void) | undefined;
 
   pi.registerTool({
@@ -149,7 +136,8 @@ export default function bgDelegateExtension(pi: ExtensionAPI): void {
   pi.registerTool({
     ...createBgResultTool({
       retrieve: async (args, ctx) => {
-        const { text, details } = await retrieveTask(ctx.cwd, args, knownTasks(ctx), adjudicateStranded);
+        const known = link?.knownTasks() ?? new Map(getRegistry().known);
+        const { text, details } = await retrieveTask(ctx.cwd, args, known, adjudicateStranded);
         return { content: [{ type: "text", text }], details };
       },
     }),
@@ -163,10 +151,7 @@ export default function bgDelegateExtension(pi: ExtensionAPI): void {
 
   pi.on("session_start", (_event, ctx) => {
     link?.close();
-    link = new SessionLink(pi, ctx);
-    fusionLink?.close();
-    fusionLink = new FusionLink(pi, ctx);
-    const currentFusion = fusionLink;
+    link = new SessionLink(pi, ctx, inlineAnswerText);
     const current = link;
     stopFooter?.();
     stopFooter = startFooter(() => current.context);
@@ -175,8 +160,7 @@ export default function bgDelegateExtension(pi: ExtensionAPI): void {
     setImmediate(async () => {
       // An unproven Pi starts its self-proof now, so the first bg_delegate does not wait for all of it.
       void hostAdmission(ctx.cwd);
-      current.deliverPending();
-      await currentFusion.deliverPending().catch(() => {});
+      await current.deliverPending().catch(() => {});
       pruneByRetention(ctx.cwd);
     });
   });
@@ -207,14 +191,11 @@ export default function bgDelegateExtension(pi: ExtensionAPI): void {
     }
     link?.close();
     link = undefined;
-    fusionLink?.close();
-    fusionLink = undefined;
     stopFooter?.();
     stopFooter = undefined;
     // /reload, /new, /resume and /fork keep children running for the next instance; quitting ends them.
     if (event.reason === "quit") {
       const cancelled = runningOwnWork();
-      getFusionRuns().cancelAll();
       getRegistry().cancelAll();
       reportAtExit(cancelled, mode !== undefined);
     }

@@ -9,9 +9,8 @@
 import { writeSync } from "node:fs";
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { FailureCode } from "./core/errors.ts";
-import { getFusionRuns } from "./fusion-run/runs.ts";
 import { isPiCliPath } from "./launch/host.ts";
-import { getRegistry } from "./retrieval/registry.ts";
+import { getRegistry } from "./tasks/registry.ts";
 
 export type NonInteractiveMode = "print" | "json";
 
@@ -59,10 +58,18 @@ function ledger(): Ledger {
   if (holder[LEDGER_KEY] === undefined) {
     const made: Ledger = { outcomes: new Map() };
     holder[LEDGER_KEY] = made;
-    getRegistry().subscribe((end) => {
-      const m = end.manifest;
+    getRegistry().subscribe((event) => {
+      if (event.kind === "fusion") {
+        const { end } = event;
+        const m = end.manifest;
+        if (m.state === "running") return;
+        const code = m.terminal?.failure?.code;
+        made.outcomes.set(end.runId, { id: end.runId, name: end.record.name, kind: "fusion", state: m.state, code });
+        return;
+      }
+      const m = event.end.manifest;
       // A Fusion run's children are its business: the run has one outcome of its own.
-      const child = [...getFusionRuns().live.values()].some((r) => r.children.some((c) => c.taskId === m.task_id));
+      const child = [...getRegistry().runs.values()].some((r) => r.children.some((c) => c.taskId === m.task_id));
       if (child || m.state === "running") return;
       made.outcomes.set(m.task_id, {
         id: m.task_id,
@@ -71,12 +78,6 @@ function ledger(): Ledger {
         state: m.state,
         code: m.terminal?.code,
       });
-    });
-    getFusionRuns().subscribe((end) => {
-      const m = end.manifest;
-      if (m.state === "running") return;
-      const code = m.terminal?.failure?.code;
-      made.outcomes.set(end.runId, { id: end.runId, name: end.record.name, kind: "fusion", state: m.state, code });
     });
   }
   return holder[LEDGER_KEY];
@@ -89,9 +90,9 @@ export function trackOwnWork(): void {
 
 /** Delegates and Fusion runs of this process still running (a run's children count as the run). */
 export function ownWorkRunning(): number {
-  const runs = [...getFusionRuns().live.values()];
+  const runs = [...getRegistry().runs.values()];
   const children = new Set(runs.flatMap((r) => r.children.map((c) => c.taskId)));
-  return runs.length + [...getRegistry().live.keys()].filter((id) => !children.has(id)).length;
+  return runs.length + [...getRegistry().delegates.keys()].filter((id) => !children.has(id)).length;
 }
 
 /** Resolve once nothing of this process runs (each end's notice has been handed to the session by then). */
@@ -106,9 +107,9 @@ const QUIT = "Pi exited while it ran";
 
 /** Delegates and Fusion runs of this process still running, as a person names them. */
 export function runningOwnWork(): OwnOutcome[] {
-  const runs = [...getFusionRuns().live.values()];
+  const runs = [...getRegistry().runs.values()];
   const children = new Set(runs.flatMap((r) => r.children.map((c) => c.taskId)));
-  const delegates = [...getRegistry().live.values()].filter((t) => !children.has(t.taskId));
+  const delegates = [...getRegistry().delegates.values()].filter((t) => !children.has(t.taskId));
   return [
     ...delegates.map((t) => ({
       id: t.taskId,

@@ -19,7 +19,7 @@ export interface RuntimeBudgetFile {
   schema_version: string;
   task_id: string;
   launch_nonce: string;
-  /** The parent writes its own, smaller record when the child wrote none (src/retrieval/runtime-budget.ts). */
+  /** The parent writes its own, smaller record when the child wrote none (src/tasks/runtime-budget.ts). */
   written_by: "child";
   bytes_per_token: number;
   growth_budget_tokens: number;

@@ -1,10 +1,11 @@
 /**
- * `cancel <id>` (docs/cli.md, "cancel"): the one cancel of src/cancel/cancel.ts. This process never
+ * `cancel <id>` (docs/cli.md, "cancel"): the one cancel of src/tasks/cancel.ts. This process never
  * owns a task, so it leaves a cancel request for the task's owner — only when that owner is proven to
  * be this user's live Pi process — which ends the child or the run and records child_cancelled.
  */
-import { cancelTask as cancel } from "../cancel/cancel.ts";
+
 import type { TaskRef } from "../store/lookup.ts";
+import { cancelTask as cancel } from "../tasks/seam.ts";
 import { EXIT } from "./args.ts";
 import { visibleLines } from "./format.ts";
 import type { CliIo } from "./io.ts";

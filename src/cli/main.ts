@@ -10,9 +10,11 @@ import { DelegateError } from "../core/errors.ts";
 import { boundedMessage } from "../core/failure-text.ts";
 import { writeFileAtomic } from "../core/fs.ts";
 import { formatBytes } from "../core/units.ts";
-import { adjudicateStrandedRuns } from "../fusion-run/adjudicate.ts";
-import { pruneTasks } from "../retrieval/prune.ts";
 import { resolveTaskRef } from "../store/lookup.ts";
+import { adjudicateStrandedRuns } from "../tasks/adjudicate.ts";
+import { pruneTasks } from "../tasks/prune.ts";
+import type { TaskRow } from "../tasks/row.ts";
+import { listRows } from "../tasks/seam.ts";
 import { EXIT, helpText, type ParsedCommand, parseArgs, UsageError } from "./args.ts";
 import { cancelTask } from "./cancel.ts";
 import { cliFailureText, unexpectedFailureText } from "./failure.ts";
@@ -23,7 +25,6 @@ import { pruneJson, renderPrune } from "./prune.ts";
 import { settleStranded } from "./refs.ts";
 import { LIST_SCHEMA, renderFacts, renderList } from "./render.ts";
 import { waitForAnswer } from "./result.ts";
-import { listRows, newestSessionOnly } from "./rows.ts";
 import { taskFacts } from "./show.ts";
 import { renderVerify, verifyTask } from "./verify.ts";
 
@@ -46,9 +47,19 @@ function printJson(io: CliIo, value: unknown): void {
   io.stdout(`${safeJson(value)}\n`);
 }
 
+/** Of rows newest first: the delegates of the newest session only, and every Fusion run. */
+function newestSessionOnly(rows: readonly TaskRow[]): TaskRow[] {
+  const newestSession = rows.find((r) => r.kind === "delegate")?.session;
+  return rows.filter((r) => r.kind === "fusion" || r.session === newestSession);
+}
+
+/**
+ * Every row read and verified once (src/tasks/seam.ts, `listRows`), then without `--all` only the
+ * newest session's, saying how many more `--all` shows. A stranded Fusion run is adjudicated first.
+ */
 async function list(io: CliIo, p: ParsedCommand): Promise<number> {
   await adjudicateStrandedRuns(io.cwd);
-  const every = await listRows(io.cwd, true);
+  const every = await listRows(io.cwd, { verify: true });
   const rows = p.all ? every : newestSessionOnly(every);
   if (p.json) printJson(io, { schema_version: LIST_SCHEMA, all: p.all, tasks: rows });
   else say(io, "stdout", renderList(rows, p.all, every.length - rows.length));

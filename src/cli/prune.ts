@@ -1,8 +1,8 @@
-/** `prune` (docs/cli.md, "prune"): the one prune of src/retrieval/prune.ts, printed for a person or a script. */
+/** `prune` (docs/cli.md, "prune"): the one prune of src/tasks/prune.ts, printed for a person or a script. */
 
 import { formatBytes } from "../core/units.ts";
-import { keptLines, type PruneOutcome, pruneTotal } from "../retrieval/prune.ts";
-import type { PruneDecision } from "../retrieval/prune-policy.ts";
+import { keptLines, type PruneOutcome, pruneTotal } from "../tasks/prune.ts";
+import type { PruneDecision } from "../tasks/prune-policy.ts";
 import { table, visible } from "./format.ts";
 
 export const PRUNE_SCHEMA = "pi-bg-delegate.cli-prune.v1";
@@ -40,7 +40,7 @@ export function renderPrune(outcome: PruneOutcome): string {
   return [...head, pruneTotal(outcome), ...outcome.decisions.flatMap(keptLine)].join("\n");
 }
 
-/** Why a tree stays, as src/retrieval/prune.ts says it (escaped for the terminal). */
+/** Why a tree stays, as src/tasks/prune.ts says it (escaped for the terminal). */
 function keptLine(decision: PruneDecision): string[] {
   return keptLines({ decisions: [decision], removed: [], errors: [], bytesFreed: 0, dryRun: false }).map(visible);
 }

@@ -3,8 +3,8 @@
  * paths as a person (or a script run elsewhere) reads them, relative to that project.
  */
 import { relative, resolve } from "node:path";
-import { adjudicateStranded } from "../fusion-run/adjudicate.ts";
 import type { TaskRef } from "../store/lookup.ts";
+import { adjudicateStranded } from "../tasks/adjudicate.ts";
 
 /** The project of a task: <project>/.pi/delegate/<session>/<task> or <project>/.pi/fusion/<run>. */
 export function projectDirOf(ref: TaskRef): string {
@@ -18,7 +18,7 @@ export function projectPath(ref: TaskRef, path: string): string {
 
 /**
  * Before a command reads a Fusion run: adjudicate it if its owner is gone and its children have
- * ended (src/fusion-run/adjudicate.ts), so a stranded run reads as the cancelled run it is.
+ * ended (src/tasks/adjudicate.ts), so a stranded run reads as the cancelled run it is.
  */
 export async function settleStranded(ref: TaskRef): Promise<void> {
   if (ref.kind === "fusion") await adjudicateStranded(projectDirOf(ref), ref.dir);

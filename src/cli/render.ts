@@ -2,12 +2,12 @@
 
 import type { EvidenceRow, UsageRecord } from "../core/types.ts";
 import { formatBytes, formatCost, formatDuration, secondsBetween } from "../core/units.ts";
+import type { TaskRow } from "../tasks/row.ts";
 import type { CheckedFieldBasis } from "../verify/structured-output.ts";
 import { hostLine } from "../views/host-label.ts";
 import { citationStatusText } from "../views/output.ts";
 import { evidenceLines, FORCED_BY } from "../views/result.ts";
 import { facts, table, visible } from "./format.ts";
-import type { TaskRow } from "./rows.ts";
 import type { DelegateFacts, FailureFact, FusionFacts, TaskFacts } from "./show.ts";
 
 export const LIST_SCHEMA = "pi-bg-delegate.cli-list.v1";

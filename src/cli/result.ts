@@ -6,8 +6,8 @@
 import type { FailureCode } from "../core/errors.ts";
 import { fusionOutput, settleFusion } from "../fusion/index.ts";
 import { settleDelegate, taskOutput } from "../retrieval/retrieve.ts";
-import { fusionLiveness } from "../retrieval/retrieve-any.ts";
 import type { TaskRef } from "../store/lookup.ts";
+import { fusionLiveness } from "../tasks/running.ts";
 import type { TaskOutput } from "../verify/structured-output.ts";
 import { endedRunFailure } from "./failure.ts";
 import { settleStranded } from "./refs.ts";

@@ -10,18 +10,17 @@ import { type FinalizedBy, FUSION_FILES, TASK_FILES } from "../core/constants.ts
 import { DelegateError, type FailureCode } from "../core/errors.ts";
 import type { DelegateManifest, DelegateResultFile, EvidenceCheck, EvidenceRow, UsageRecord } from "../core/types.ts";
 import { readFusionManifest, type SettledFusion, settleFusion } from "../fusion/index.ts";
-import { expectedIdentity } from "../retrieval/finalize.ts";
-import { fusionLiveness } from "../retrieval/retrieve-any.ts";
-import { isTaskRunning } from "../retrieval/running.ts";
 import { fileExists, readTaskRecords, type TaskRecords, type TaskRef } from "../store/lookup.ts";
 import { readSpendRecord, type SpendRecord } from "../store/spend-record.ts";
+import { expectedIdentity } from "../tasks/finalize.ts";
+import type { RowState } from "../tasks/row.ts";
+import { fusionLiveness, isTaskRunning } from "../tasks/running.ts";
 import { readChildTerminal } from "../verify/classify.ts";
 import { answerCopyState } from "../verify/delivery.ts";
 import { checkEvidence } from "../verify/evidence-check.ts";
 import { readVerifiedResult } from "../verify/result-file.ts";
 import { type CheckedFieldBasis, checkBasis, parseCommittedAnswer } from "../verify/structured-output.ts";
 import { cliRemediation } from "./failure.ts";
-import type { RowState } from "./rows.ts";
 
 export const SHOW_SCHEMA = "pi-bg-delegate.cli-show.v1";
 

@@ -14,13 +14,12 @@ import { CHILDREN_DIR, type FusionChildRecord, type FusionRunRecord } from "../f
 import { admitWith, type LaunchPlan, type ParentSnapshot, requireCapacity } from "../launch/launch.ts";
 import type { ResolvedRoute } from "../launch/route.ts";
 import { type StartedChild, startChild } from "../launch/start.ts";
-import type { TaskEnd } from "../retrieval/finalize.ts";
-import { getRegistry, type LiveTask } from "../retrieval/registry.ts";
+import type { LiveRun, LiveTask, TaskEnd } from "../tasks/live.ts";
+import { getRegistry } from "../tasks/registry.ts";
+import { addUsage } from "../tasks/run-usage.ts";
 import { readChildTerminal } from "../verify/classify.ts";
 import type { VerifiedAnswer } from "../verify/delegate-result.ts";
-import type { LiveRun } from "./runs.ts";
 import { chargedUsd } from "./spend-share.ts";
-import { addUsage } from "./usage.ts";
 
 export interface ChildSeat {
   stage: FusionStage;

@@ -12,14 +12,16 @@ import type { FusionManifest, FusionStage } from "../fusion/index.ts";
 import { fieldAgreement, structuredMergedText } from "../fusion/structured-merged.ts";
 import type { ParentSnapshot } from "../launch/launch.ts";
 import type { ResolvedRoute } from "../launch/route.ts";
+import { commitEnded } from "../tasks/fusion-end.ts";
+import type { LiveRun, RunEnd } from "../tasks/live.ts";
+import { getRegistry } from "../tasks/registry.ts";
+import { runCost, runUsageRecord } from "../tasks/run-usage.ts";
 import type { VerifiedAnswer } from "../verify/delegate-result.ts";
 import { checkBasis, parseCommittedAnswer } from "../verify/structured-output.ts";
 import { admitChild, type ChildEnd, type ChildSeat, runChild } from "./children.ts";
 import { checkEvaluation, type Evaluation } from "./evaluation.ts";
 import { type CandidateAnswer, evaluateDirective, mergeDirective, mergedAnswer, repairDirective } from "./prompts.ts";
-import { commitEnded, getFusionRuns, type LiveRun, type RunEnd } from "./runs.ts";
 import { reviewShareUsd } from "./spend-share.ts";
-import { runCost, runUsageRecord } from "./usage.ts";
 
 /** Thrown inside the pipeline to commit a failed run; never leaves this file. */
 class RunFailure extends Error {
@@ -229,7 +231,7 @@ export async function runPipeline(
       merged: mergedText(run, answer, candidates, evaluation),
       details: { usage: runUsageRecord(run.usage), attempts: run.attempts },
     });
-    getFusionRuns().settle(endOf(run, manifest));
+    getRegistry().settleRun(endOf(run, manifest));
   } catch (error) {
     finish(run, error);
   }
@@ -240,10 +242,10 @@ function endOf(run: LiveRun, manifest: FusionManifest): RunEnd {
 }
 
 function finish(run: LiveRun, error: unknown): void {
-  const runs = getFusionRuns();
+  const registry = getRegistry();
   if (run.handle.state() !== "running") {
     // Committed already (host exit): nothing left to say.
-    runs.settle(endOf(run, run.handle.manifest()));
+    registry.settleRun(endOf(run, run.handle.manifest()));
     return;
   }
   let manifest = null;
@@ -278,10 +280,8 @@ function finish(run: LiveRun, error: unknown): void {
     }
   }
   if (manifest === null) {
-    clearTimeout(run.deadline);
-    clearInterval(run.watch);
-    runs.live.delete(run.runId);
+    registry.forgetRun(run.runId);
     return;
   }
-  runs.settle(endOf(run, manifest));
+  registry.settleRun(endOf(run, manifest));
 }

@@ -16,12 +16,13 @@ import { type FusionRunRecord, RUN_RECORD_PATH } from "../fusion/run-record.ts";
 import { type HostFacts, requireCapacity, snapshotParent } from "../launch/launch.ts";
 import { resolveRoute } from "../launch/route.ts";
 import { requirePriced, resolveSpendCap } from "../launch/spend-plan.ts";
+import type { LiveRun } from "../tasks/live.ts";
+import { getRegistry } from "../tasks/registry.ts";
+import { emptyRunUsage } from "../tasks/run-usage.ts";
 import { admitChild, type ChildEnd, type ChildSeat, launchChild } from "./children.ts";
 import { runPipeline } from "./pipeline.ts";
 import { type FusionReceiptDetails, fusionReceiptText } from "./receipt.ts";
-import { getFusionRuns, type LiveRun } from "./runs.ts";
 import { shareRunCap } from "./spend-share.ts";
-import { emptyRunUsage } from "./usage.ts";
 
 const DEFAULT_NAME_CHARS = 48;
 
@@ -100,7 +101,7 @@ export async function startFusion(
     trigger_on_completion: args.triggerOnCompletion,
     ...schemaOf(args),
   };
-  const runs = getFusionRuns();
+  const registry = getRegistry();
   const run: LiveRun = {
     runId: handle.runId,
     runDir: handle.runDir,
@@ -116,10 +117,10 @@ export async function startFusion(
     usage: emptyRunUsage(),
     chargedUsd: 0,
     reason: undefined,
-    deadline: setTimeout(() => runs.end(handle.runId, "timeout"), args.timeoutSeconds * 1000),
+    deadline: setTimeout(() => registry.end(handle.runId, "timeout"), args.timeoutSeconds * 1000),
   };
   run.deadline.unref();
-  runs.add(run);
+  registry.addRun(run);
   let starts: Promise<ChildEnd>[];
   try {
     handle.writeArtifact(RUN_RECORD_PATH, canonicalJsonLine(record));
@@ -127,9 +128,7 @@ export async function startFusion(
     const started = await Promise.all(admitted.map(({ seat, plan }) => launchChild(run, seat, () => plan)));
     starts = started.map((s) => s.end);
   } catch (error) {
-    clearTimeout(run.deadline);
-    clearInterval(run.watch);
-    runs.live.delete(run.runId);
+    registry.forgetRun(run.runId);
     const failure = error instanceof DelegateError ? error : new DelegateError("artifact_error", String(error));
     try {
       handle.commitFailed({

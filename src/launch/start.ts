@@ -3,9 +3,10 @@ import { TASK_FILES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import type { DelegateManifest } from "../core/types.ts";
 import { spawnChild } from "../process/spawn.ts";
-import { markNotified } from "../retrieval/notifier.ts";
-import { getRegistry, type LiveTask } from "../retrieval/registry.ts";
 import { writeManifest } from "../store/lookup.ts";
+import { markNotified } from "../tasks/delegate-notice.ts";
+import type { LiveTask } from "../tasks/live.ts";
+import { getRegistry } from "../tasks/registry.ts";
 import { buildReceipt, type ReceiptDetails } from "../views/receipt.ts";
 import { childEnvFor, commitPlan, type LaunchPlan } from "./launch.ts";
 

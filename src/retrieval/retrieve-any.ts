@@ -1,19 +1,14 @@
 import type { ResultArguments } from "../arguments/result-arguments.ts";
-import { type FusionRetrieval, type RetrieveFusionOptions, retrieveFusion } from "../fusion/index.ts";
-import { isSameProcessAlive } from "../process/identity.ts";
+import { type FusionRetrieval, retrieveFusion } from "../fusion/index.ts";
 import { resolveTaskRef } from "../store/lookup.ts";
+import { fusionLiveness } from "../tasks/running.ts";
 import { type DelegateRetrieval, retrieveDelegate } from "./retrieve.ts";
 
 /** What bg_result returns: the model's text and the view it was made from, delegate or Fusion. */
 export type Retrieval = DelegateRetrieval | FusionRetrieval;
 
-/** A Fusion run recorded as running is running while its owner process is alive (the same process). */
-export const fusionLiveness: RetrieveFusionOptions = {
-  isRunning: (manifest) => isSameProcessAlive(manifest.owner.pid, manifest.owner.start_time),
-};
-
 /**
- * Adjudicates a Fusion run whose owner is gone before it is read (src/fusion-run/adjudicate.ts,
+ * Adjudicates a Fusion run whose owner is gone before it is read (src/tasks/adjudicate.ts,
  * `adjudicateStranded`; passed in, as this layer does not import the run lifecycle).
  */
 export type SettleStrandedRun = (cwd: string, runDir: string) => Promise<void>;

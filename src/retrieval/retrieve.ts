@@ -6,6 +6,8 @@ import type { StructuredAnswer } from "../core/structured-answer.ts";
 import type { BudgetFigures, ChildProgress, DelegateManifest } from "../core/types.ts";
 import { secondsBetween } from "../core/units.ts";
 import { readTaskRecords } from "../store/lookup.ts";
+import { expectedIdentity, finalizeTask } from "../tasks/finalize.ts";
+import { isTaskRunning } from "../tasks/running.ts";
 import type { StepObserver, VerifiedAnswer } from "../verify/delegate-result.ts";
 import { decideDelivery, writeAnswerCopy } from "../verify/delivery.ts";
 import { checkEvidence } from "../verify/evidence-check.ts";
@@ -20,8 +22,6 @@ import {
   runningText,
   runningView,
 } from "../views/result.ts";
-import { expectedIdentity, finalizeTask } from "./finalize.ts";
-import { isTaskRunning } from "./running.ts";
 
 export type DelegateRetrieval = { text: string; details: RunningView | CompletedView };
 

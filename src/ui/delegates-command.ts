@@ -1,23 +1,22 @@
 import { type ExtensionAPI, type ExtensionCommandContext, getAgentDir } from "@mariozechner/pi-coding-agent";
 import type { TUI } from "@mariozechner/pi-tui";
-import { cancelTask } from "../cancel/cancel.ts";
 import { DelegateError } from "../core/errors.ts";
 import { loadSettings } from "../core/settings.ts";
 import { formatBytes } from "../core/units.ts";
-import { adjudicateStrandedRuns } from "../fusion-run/adjudicate.ts";
-import { listAllRows } from "../fusion-run/rows.ts";
-import { keptLines, pruneTasks, pruneTotal } from "../retrieval/prune.ts";
-import { getRegistry } from "../retrieval/registry.ts";
-import type { TaskRow } from "../retrieval/task-rows.ts";
 import { resolveTaskRef } from "../store/lookup.ts";
-import { DelegatesTable, shortId } from "./delegates-table.ts";
+import { adjudicateStrandedRuns } from "../tasks/adjudicate.ts";
+import { keptLines, pruneTasks, pruneTotal } from "../tasks/prune.ts";
+import { getRegistry } from "../tasks/registry.ts";
+import type { TaskRow } from "../tasks/row.ts";
+import { cancelTask, listRows } from "../tasks/seam.ts";
+import { DelegatesTable, rowName, shortId } from "./delegates-table.ts";
 
 const WIDGET_KEY = "bg-delegates";
 const REFRESH_MS = 1_000;
 const USAGE = "Usage: /delegates [list | cancel [id] | prune [--older-than <days>] [--dry-run] [--undelivered] | hide]";
 
 /**
- * Cancel a running delegate or Fusion run as the person asked, by the one cancel (src/cancel/cancel.ts):
+ * Cancel a running delegate or Fusion run as the person asked, by the one cancel (src/tasks/cancel.ts):
  * one this Pi runs ends as child_cancelled and its notice lands without starting a model turn; one
  * another live Pi process of this user runs gets a cancel request its owner acts on; anything else is
  * refused with the reason. Returns what to tell the person.
@@ -54,7 +53,7 @@ function cachedRows(cwd: string): () => readonly TaskRow[] {
   let rows: readonly TaskRow[] = [];
   return () => {
     if (Date.now() - at >= REFRESH_MS) {
-      rows = listAllRows(cwd);
+      rows = listRows(cwd, { verify: false });
       at = Date.now();
     }
     return rows;
@@ -75,12 +74,12 @@ function showTable(ctx: ExtensionCommandContext): void {
 }
 
 async function pickRunning(ctx: ExtensionCommandContext): Promise<string | undefined> {
-  const running = listAllRows(ctx.cwd).filter((r) => r.state === "running");
+  const running = listRows(ctx.cwd, { verify: false }).filter((r) => r.state === "running");
   if (running.length === 0) {
     ctx.ui.notify("No delegate is running.", "info");
     return undefined;
   }
-  const options = running.map((r) => `${shortId(r.id)}  ${r.name}`);
+  const options = running.map((r) => `${shortId(r.id)}  ${rowName(r)}`);
   const choice = await ctx.ui.select("Cancel which delegate?", options);
   return choice === undefined ? undefined : running[options.indexOf(choice)]?.id;
 }

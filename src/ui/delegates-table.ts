@@ -1,11 +1,16 @@
 import type { Theme } from "@mariozechner/pi-coding-agent";
 import { type Component, truncateToWidth, visibleWidth } from "@mariozechner/pi-tui";
 import { formatBytes, formatCost, formatDuration } from "../core/units.ts";
-import type { TaskRow } from "../retrieval/task-rows.ts";
+import type { TaskRow } from "../tasks/row.ts";
 
 /** The short id shown to a person: `d` and 8 hex digits, a prefix every id lookup accepts. */
 export function shortId(id: string): string {
   return id.slice(0, 9);
+}
+
+/** A row's name as a person reads it: a Fusion run's with its stage and children. */
+export function rowName(row: TaskRow): string {
+  return row.detail === null ? row.name : `${row.name} (${row.detail})`;
 }
 
 interface Column {
@@ -20,15 +25,15 @@ interface Column {
 const COLUMNS: readonly Column[] = [
   { title: "ID", cell: (r) => shortId(r.id) },
   { title: "STATE", cell: (r) => r.state },
-  { title: "ROUTE", cell: (r) => r.route, max: 28 },
-  { title: "RUN TIME", cell: (r) => (r.runSeconds === null ? "" : formatDuration(r.runSeconds)), right: true },
+  { title: "ROUTE", cell: (r) => r.route ?? "", max: 28 },
+  { title: "RUN TIME", cell: (r) => (r.run_seconds === null ? "" : formatDuration(r.run_seconds)), right: true },
   { title: "COST", cell: (r) => (r.cost === null ? "?" : formatCost(r.cost)), right: true },
   {
     title: "SIZE",
-    cell: (r) => (r.answerBytes !== null ? formatBytes(r.answerBytes) : (r.code ?? "")),
+    cell: (r) => (r.answer_bytes !== null ? formatBytes(r.answer_bytes) : (r.code ?? "")),
     max: 22,
   },
-  { title: "NAME", cell: (r) => r.name },
+  { title: "NAME", cell: rowName },
 ];
 
 const GAP = "  ";

@@ -1,35 +1,44 @@
 import { join } from "node:path";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { formatCost, formatDuration } from "../core/units.ts";
-import { getFusionRuns, type LiveRun } from "../fusion-run/runs.ts";
-import { getRegistry } from "../retrieval/registry.ts";
 import { delegateRoot } from "../store/artifacts.ts";
-import { readManifest } from "../store/lookup.ts";
 import { readProgress } from "../store/progress.ts";
+import type { LiveRun } from "../tasks/live.ts";
+import { getRegistry } from "../tasks/registry.ts";
+import { listRows } from "../tasks/seam.ts";
 
 const STATUS_KEY = "bg-delegate";
 const REFRESH_MS = 1_000;
 
-/** Spend of tasks that ended, read once from their manifests (an ended task's record does not change). */
+/** Spend of tasks that ended, read once from their rows (an ended task's record does not change). */
 const endedSpend = new Map<string, number | null>();
+
+/** The ended delegates this process started in `cwd` whose spend is not read yet: read now, by the one list of rows. */
+function readEndedSpend(cwd: string, ids: readonly string[]): void {
+  const pending = new Set(ids.filter((id) => !endedSpend.has(id)));
+  if (pending.size === 0) return;
+  const rows = new Map(listRows(cwd, { verify: false, only: pending }).map((row) => [row.id, row]));
+  for (const id of pending) {
+    const row = rows.get(id);
+    // Its tree is gone or unreadable: its spend is unknown for good.
+    if (row === undefined || row.state === "unreadable") endedSpend.set(id, null);
+    else if (row.ended_at !== null) endedSpend.set(id, row.cost); // else not recorded yet: look again on the next tick
+  }
+}
 
 function spentByEnded(cwd: string): { sum: number; unknown: number; count: number } {
   const registry = getRegistry();
   const root = join(delegateRoot(cwd), "");
+  const ended = [...registry.known].filter(([id, dir]) => !registry.delegates.has(id) && dir.startsWith(root));
+  readEndedSpend(
+    cwd,
+    ended.map(([id]) => id),
+  );
   let sum = 0;
   let unknown = 0;
   let count = 0;
-  for (const [id, dir] of registry.known) {
-    if (registry.live.has(id) || !dir.startsWith(root)) continue;
-    if (!endedSpend.has(id)) {
-      try {
-        const terminal = readManifest(dir).terminal;
-        if (terminal === null) continue; // not recorded yet: look again on the next tick
-        endedSpend.set(id, terminal.cost_total ?? null);
-      } catch {
-        endedSpend.set(id, null);
-      }
-    }
+  for (const [id] of ended) {
+    if (!endedSpend.has(id)) continue;
     const cost = endedSpend.get(id) ?? null;
     count++;
     if (cost === null) unknown++;
@@ -77,7 +86,7 @@ function runPart(run: LiveRun, now: number, theme: FooterTheme): string {
  */
 export function footerText(cwd: string, now = Date.now(), theme: FooterTheme = PLAIN_THEME): string | undefined {
   const tasks = getRegistry().runningIn(cwd);
-  const runs = [...getFusionRuns().live.values()].filter((run) => run.cwd === cwd);
+  const runs = [...getRegistry().runs.values()].filter((run) => run.cwd === cwd);
   const ofRuns = new Set(runs.flatMap((run) => run.children.map((c) => c.taskId)));
   const ended = spentByEnded(cwd);
   if (tasks.length === 0 && runs.length === 0 && ended.count === 0) return undefined;
@@ -126,11 +135,9 @@ export function startFooter(getCtx: () => ExtensionContext | undefined): () => v
   timer.unref();
   // A task's end shows at once (its spend moves from running to ended), not at the next tick.
   const unsubscribe = getRegistry().subscribe(() => tick());
-  const unsubscribeRuns = getFusionRuns().subscribe(() => tick());
   return () => {
     clearInterval(timer);
     unsubscribe();
-    unsubscribeRuns();
     if (shown) getCtx()?.ui.setStatus(STATUS_KEY, undefined);
   };
 }

@@ -14,8 +14,8 @@ import { planBudget, toSeedBudget } from "../../src/launch/budget.ts";
 import { projectConversation } from "../../src/launch/projection.ts";
 import { CHILD_SYSTEM_PROMPT } from "../../src/launch/prompt.ts";
 import { buildManifest, buildSeed, newTaskIdentity } from "../../src/launch/task-documents.ts";
-import { finalizeTask } from "../../src/retrieval/finalize.ts";
 import { writeTaskTree } from "../../src/store/artifacts.ts";
+import { finalizeTask } from "../../src/tasks/finalize.ts";
 import { makeResultFile, type ResultFixture, type ResultFixtureOverrides, writeResultFile } from "./result-fixtures.ts";
 
 export const TREE_ROUTE: PinnedRoute = { provider: "scripted", model: "scripted-model" };

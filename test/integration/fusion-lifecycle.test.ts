@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { listAllRows } from "../../src/fusion-run/rows.ts";
+import { listRows } from "../../src/tasks/seam.ts";
 import { runCli } from "../helpers/cli.ts";
 import {
   bgResultVia,
@@ -41,14 +41,17 @@ describe("a Fusion run's life with real parents and children", () => {
     const parent = await startSdkParent(run);
     try {
       const runId = await run.start(parent);
-      const row = listAllRows(cwd).find((r) => r.id === runId);
+      const row = listRows(cwd, { verify: false }).find((r) => r.id === runId);
       expect(row).toMatchObject({
         kind: "fusion",
         state: "running",
         route: "fusion 2→fake/fake-model",
-        name: "cache question (stage candidate, 2 children, 2 running)",
+        name: "cache question",
+        detail: "stage candidate, 2 children, 2 running",
       });
-      expect(listAllRows(cwd).filter((r) => r.kind === undefined && r.state === "running")).toHaveLength(2);
+      expect(
+        listRows(cwd, { verify: false }).filter((r) => r.kind === "delegate" && r.state === "running"),
+      ).toHaveLength(2);
       // bg_result never waits: the typed not-ready view.
       const running = await bgResultVia(parent, { taskId: runId });
       expect(running.isError).toBe(false);
@@ -82,7 +85,7 @@ describe("a Fusion run's life with real parents and children", () => {
         "cancelled",
         "cancelled",
       ]);
-      expect(listAllRows(cwd).find((r) => r.id === runId)).toMatchObject({
+      expect(listRows(cwd, { verify: false }).find((r) => r.id === runId)).toMatchObject({
         state: "cancelled",
         code: "child_cancelled",
       });

@@ -2,7 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { sha256Hex } from "../../src/core/hash.ts";
-import { listAllRows } from "../../src/fusion-run/rows.ts";
+import { listRows } from "../../src/tasks/seam.ts";
 import { runCli } from "../helpers/cli.ts";
 import { bgResultVia, call, lastToolResult, noticeOf, notifications, promptWhenIdle } from "../helpers/drive.ts";
 import {
@@ -100,7 +100,7 @@ describe("bg_fusion with a real pi parent and real children", () => {
       // Four guarded children ran, none of them sent a notice of its own.
       expect(delegateTaskDirs(cwd)).toHaveLength(4);
       // /delegates: the ended run costs what its four children cost.
-      const listed = listAllRows(cwd);
+      const listed = listRows(cwd, { verify: false });
       const childCosts = listed.filter((r) => r.kind !== "fusion").map((r) => r.cost);
       expect(childCosts).toHaveLength(4);
       // The two candidates' routes are priced; the evaluator and merger run on the free default.

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { isAlive } from "../../src/process/identity.ts";
-import { listTaskRows } from "../../src/retrieval/task-rows.ts";
+import { listRows } from "../../src/tasks/seam.ts";
 import { footerText } from "../../src/ui/footer.ts";
 import {
   bgResultVia,
@@ -49,7 +49,9 @@ describe("task lifecycle with real parents and children", () => {
       expect(footerText(cwd)).toMatch(
         /^⧗ held task \d+s · 0 turns · 0 tool calls {2}· delegate spend: not reported \(separate from the session's \$\)$/,
       );
-      expect(listTaskRows(cwd)).toMatchObject([{ id, state: "running", route: "fake/fake-model", name: "held task" }]);
+      expect(listRows(cwd, { verify: false })).toMatchObject([
+        { id, state: "running", route: "fake/fake-model", name: "held task" },
+      ]);
       const parentRequests = () => server.requests.filter((r) => !isChildRequest(r)).length;
       const before = parentRequests();
       await promptWhenIdle(parent, `/delegates cancel ${id.slice(0, 9)}`);
@@ -68,7 +70,7 @@ describe("task lifecycle with real parents and children", () => {
       expect(parentRequests() - before).toBe(2);
       const lastParent = server.requests.filter((r) => !isChildRequest(r)).at(-1);
       expect(JSON.stringify(lastParent?.messages)).toContain(`Background delegate ${id} (held task) cancelled`);
-      expect(listTaskRows(cwd)).toMatchObject([{ id, state: "cancelled", code: "child_cancelled" }]);
+      expect(listRows(cwd, { verify: false })).toMatchObject([{ id, state: "cancelled", code: "child_cancelled" }]);
       // Nothing runs; the ended task's spend stays in view. Its child never finished a turn: Pi 0.73.1
       // records no usage for the cancelled request, Pi 1.6 records zero.
       expect(footerText(cwd)).toMatch(/^delegate spend: (not reported|\$0\.0000) \(separate from the session's \$\)$/);

@@ -43,10 +43,9 @@ import { writeFileAtomic } from "../../src/core/fs.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
 import type { EvidenceRow } from "../../src/core/types.ts";
 import { claimUsage } from "../../src/fusion/usage-claim.ts";
-import { adjudicateStranded } from "../../src/fusion-run/adjudicate.ts";
-import { fusionRows } from "../../src/fusion-run/rows.ts";
 import { type Retrieval, retrieveTask } from "../../src/retrieval/retrieve-any.ts";
-import { listTaskRows } from "../../src/retrieval/task-rows.ts";
+import { adjudicateStranded } from "../../src/tasks/adjudicate.ts";
+import { listRows } from "../../src/tasks/seam.ts";
 import { CLI_BIN } from "../helpers/cli.ts";
 import { timed, timedAsync, useFifoReleaser } from "../helpers/fifo.ts";
 import {
@@ -605,7 +604,7 @@ describe.each(FILES.map((spec, f) => ({ spec, f, kind: spec.kind, path: spec.pat
     // bg_result (extension.ts's own call) and the /delegates rows, in process.
     const args = { taskId: id };
     const inline = await timedAsync(() => retrieveTask(cwd, args, new Map(), adjudicateStranded));
-    const rows = timed(() => [...listTaskRows(cwd), ...fusionRows(cwd, new Map())]);
+    const rows = timed(() => listRows(cwd, { verify: false }));
     const file = await timedAsync(() =>
       retrieveTask(cwd, { ...args, delivery: "artifact" }, new Map(), adjudicateStranded),
     );

@@ -1,5 +1,5 @@
 /**
- * The one cancel (src/cancel/cancel.ts, docs/cli.md "cancel"): the decision from facts, what /proc
+ * The one cancel (src/tasks/cancel.ts, docs/cli.md "cancel"): the decision from facts, what /proc
  * proves about an owner, and what `/delegates cancel` and `pi-bg-delegate cancel` do on task trees:
  * a request file for a proven owner, a refusal otherwise, never a signal; and the owner's pickup of
  * a delegate's request. Real-pi cross-process cancels are in test/integration/cli.test.ts.
@@ -8,7 +8,6 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { type CancelFacts, decideCancel } from "../../src/cancel/cancel.ts";
 import { type CliIo, main } from "../../src/cli/main.ts";
 import { FUSION_FILES, TASK_FILES } from "../../src/core/constants.ts";
 import type { DelegateManifest } from "../../src/core/types.ts";
@@ -16,8 +15,9 @@ import { createRun } from "../../src/fusion/writer.ts";
 import { newTaskIdentity } from "../../src/launch/task-documents.ts";
 import { isAlive, processStartTime, proveSameProcess } from "../../src/process/identity.ts";
 import { spawnChild } from "../../src/process/spawn.ts";
-import { getRegistry } from "../../src/retrieval/registry.ts";
 import { readManifest, writeManifest } from "../../src/store/lookup.ts";
+import { type CancelFacts, decideCancel } from "../../src/tasks/cancel.ts";
+import { getRegistry } from "../../src/tasks/registry.ts";
 import { cancelDelegate } from "../../src/ui/delegates-command.ts";
 import { WORKFLOW } from "../helpers/fusion-fixtures.ts";
 import { runningManifest } from "../helpers/task-tree.ts";
@@ -234,7 +234,7 @@ describe("the owner's pickup of a delegate's cancel request", () => {
     } finally {
       registry.end(task.id, "cancelled");
     }
-    // …and one held here whose cancel comes from another process, as a request file (src/cancel/cancel.ts).
+    // …and one held here whose cancel comes from another process, as a request file (src/tasks/cancel.ts).
     const again = runningDelegate(cwd, { pid: process.pid, start_time: processStartTime(process.pid) }, null);
     const second = await spawnChild({
       argv: ["-e", "setInterval(() => {}, 1e6)"],

@@ -21,15 +21,15 @@ const LAYERS: Record<string, number> = {
   process: 2,
   child: 2,
   "host-probe": 2,
-  launch: 3,
-  retrieval: 3,
   fusion: 3,
-  "fusion-run": 3,
-  cancel: 3,
-  tools: 4,
-  ui: 4,
-  cli: 4,
-  ".": 5,
+  tasks: 4,
+  launch: 5,
+  retrieval: 5,
+  "fusion-run": 5,
+  tools: 6,
+  ui: 6,
+  cli: 6,
+  ".": 7,
 };
 
 function sourceFiles(dir: string): string[] {

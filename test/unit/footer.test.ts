@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { FusionRunRecord } from "../../src/fusion/run-record.ts";
-import { getFusionRuns, type LiveRun, type RunChild } from "../../src/fusion-run/runs.ts";
-import { emptyRunUsage } from "../../src/fusion-run/usage.ts";
+import type { LiveRun, RunChild } from "../../src/tasks/live.ts";
+import { getRegistry } from "../../src/tasks/registry.ts";
+import { emptyRunUsage } from "../../src/tasks/run-usage.ts";
 import { type FooterTheme, footerText } from "../../src/ui/footer.ts";
 import { makeTempDir } from "../helpers/temp.ts";
 
@@ -36,7 +37,7 @@ function liveRun(
 }
 
 afterEach(() => {
-  getFusionRuns().live.delete(RUN_ID);
+  getRegistry().runs.delete(RUN_ID);
 });
 
 describe("the footer's Fusion part", () => {
@@ -44,7 +45,7 @@ describe("the footer's Fusion part", () => {
     const cwd = await makeTempDir("footer");
     const now = 1_000_000;
     expect(footerText(cwd, now)).toBeUndefined();
-    getFusionRuns().live.set(
+    getRegistry().runs.set(
       RUN_ID,
       liveRun(
         cwd,
@@ -66,14 +67,14 @@ describe("the footer's Fusion part", () => {
     const limits = { max_turns: 1, max_tool_calls: 1, timeout_seconds: 60, max_cost_usd: 2 };
     const run = liveRun(cwd, "evaluate", [candidate("candidate-1", true)], now - 5_000, limits);
     run.usage.counts.cost_total = 0.042;
-    getFusionRuns().live.set(RUN_ID, run);
+    getRegistry().runs.set(RUN_ID, run);
     expect(footerText(cwd, now)).toContain("evaluate, 1/3 candidates verified 5s · $0.0420 of $2.00 cap");
   });
 
   it("colours its parts with Pi's theme", async () => {
     const cwd = await makeTempDir("footer-theme");
     const now = 2_000_000;
-    getFusionRuns().live.set(RUN_ID, liveRun(cwd, "candidate", [candidate("candidate-1", undefined)], now - 3_000));
+    getRegistry().runs.set(RUN_ID, liveRun(cwd, "candidate", [candidate("candidate-1", undefined)], now - 3_000));
     const tagged: FooterTheme = { fg: (color, text) => `<${color}>${text}</${color}>` };
     expect(footerText(cwd, now, tagged)).toBe(
       "<warning>⧗</warning> <accent>fusion f1a2b3c4d</accent> <muted>(cache question)</muted>: candidate, 0/3 candidates verified <dim>3s</dim>" +

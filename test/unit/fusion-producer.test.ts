@@ -5,7 +5,6 @@ import { DelegateError } from "../../src/core/errors.ts";
 import { readRunRecord } from "../../src/fusion/run-record.ts";
 import { createRun } from "../../src/fusion/writer.ts";
 import { checkEvaluation, parseEvaluation } from "../../src/fusion-run/evaluation.ts";
-import { markRunNotified } from "../../src/fusion-run/notifier.ts";
 import {
   type CandidateAnswer,
   evaluateDirective,
@@ -13,7 +12,8 @@ import {
   repairDirective,
 } from "../../src/fusion-run/prompts.ts";
 import { type FusionReceiptDetails, fusionReceiptText } from "../../src/fusion-run/receipt.ts";
-import { pruneTasks } from "../../src/retrieval/prune.ts";
+import { markRunNotified } from "../../src/tasks/fusion-notice.ts";
+import { pruneTasks } from "../../src/tasks/prune.ts";
 import { writeRunRecord } from "../helpers/fusion-fixtures.ts";
 import { makeTempDir } from "../helpers/temp.ts";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { addUsage, emptyRunUsage, runCost, runUsageRecord } from "../../src/fusion-run/usage.ts";
+import { addUsage, emptyRunUsage, runCost, runUsageRecord } from "../../src/tasks/run-usage.ts";
 
 const observed = (input: number, output: number, cost: number) => ({
   status: "observed" as const,

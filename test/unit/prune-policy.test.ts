@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decidePrune, type PruneCandidate } from "../../src/retrieval/prune-policy.ts";
+import { decidePrune, type PruneCandidate } from "../../src/tasks/prune-policy.ts";
 
 const NOW = Date.parse("2026-06-30T00:00:00.000Z");
 const DAY = 86_400_000;

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { execa } from "execa";
 import { afterEach, describe, expect, it } from "vitest";
 import { TASK_FILES } from "../../src/core/constants.ts";
-import { keptLines, pruneTasks, pruneTotal } from "../../src/retrieval/prune.ts";
+import { keptLines, pruneTasks, pruneTotal } from "../../src/tasks/prune.ts";
 import { CLI_BIN } from "../helpers/cli.ts";
 import { HOST } from "../helpers/pi-paths.ts";
 import { type CompletedTask, writeCompletedTask } from "../helpers/task-tree.ts";

@@ -26,7 +26,7 @@ import bgDelegateExtension from "../../src/extension.ts";
 import type { FusionCompletedView } from "../../src/fusion/types.ts";
 import { type FusionReceiptDetails, fusionReceiptText } from "../../src/fusion-run/receipt.ts";
 import { buildManifest, newTaskIdentity } from "../../src/launch/task-documents.ts";
-import type { TaskRow } from "../../src/retrieval/task-rows.ts";
+import type { TaskRow } from "../../src/tasks/row.ts";
 import { DelegatesTable } from "../../src/ui/delegates-table.ts";
 import { checkEvidence } from "../../src/verify/evidence-check.ts";
 import type { TaskOutput } from "../../src/verify/structured-output.ts";
@@ -538,27 +538,32 @@ describe("bg_fusion as a person sees it", () => {
 describe("/delegates table", () => {
   const row = (over: Partial<TaskRow>): TaskRow => ({
     id: `d${"0".repeat(32)}`,
+    kind: "delegate",
     name: "map auth",
+    detail: null,
     state: "completed",
+    session: "s",
     route: "anthropic/claude-sonnet-4-5",
-    createdAt: "2026-12-01T10:00:00.000Z",
-    runSeconds: 14,
+    created_at: "2026-12-01T10:00:00.000Z",
+    ended_at: "2026-12-01T10:00:14.000Z",
+    run_seconds: 14,
     cost: 0.0042,
-    answerBytes: 787,
+    answer_bytes: 787,
     code: null,
+    dir: "/tmp/t",
     ...over,
   });
   const rows = [
     row({
       id: `d1${"a".repeat(31)}`,
       state: "running",
-      answerBytes: null,
+      answer_bytes: null,
       cost: null,
-      runSeconds: 125,
+      run_seconds: 125,
       name: "a very long task name that cannot fit in eighty columns at all",
     }),
     row({ id: `d2${"b".repeat(31)}` }),
-    row({ id: `d3${"c".repeat(31)}`, state: "failed", answerBytes: null, code: "child_timeout", route: "fake/m" }),
+    row({ id: `d3${"c".repeat(31)}`, state: "failed", answer_bytes: null, code: "child_timeout", route: "fake/m" }),
   ];
   const theme = () => {
     // The host theme object the TUI hands to widgets.

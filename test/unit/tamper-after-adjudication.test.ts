@@ -10,7 +10,6 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { renderFacts } from "../../src/cli/render.ts";
 import { readAnswer } from "../../src/cli/result.ts";
-import { listRows } from "../../src/cli/rows.ts";
 import { type DelegateFacts, taskFacts } from "../../src/cli/show.ts";
 import { renderVerify, verifyTask } from "../../src/cli/verify.ts";
 import { TASK_FILES } from "../../src/core/constants.ts";
@@ -18,6 +17,7 @@ import { DelegateError } from "../../src/core/errors.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
 import { retrieveDelegate, settleDelegate } from "../../src/retrieval/retrieve.ts";
 import type { TaskRef } from "../../src/store/lookup.ts";
+import { listRows } from "../../src/tasks/seam.ts";
 import { answerFileHead } from "../../src/ui/answer-preview.ts";
 import { runCli } from "../helpers/cli.ts";
 import { writeResultFile } from "../helpers/result-fixtures.ts";
@@ -86,7 +86,7 @@ describe("a result.json rewritten after the parent adjudicated it", () => {
     expect(facts.failure?.code).toBe("answer_hash_mismatch");
     expect(facts.evidence_check).toBeNull();
 
-    const rows = await listRows(task.cwd, true);
+    const rows = await listRows(task.cwd, { verify: true });
     expect(rows[0]).toMatchObject({ code: "answer_hash_mismatch", answer_bytes: null });
   });
 

@@ -1,14 +1,10 @@
 /**
  * The completion notice of a Fusion run (docs/subsystems/fusion.md, "The notice"): one per run, to the
  * session that started it, naming bg_result; with autoDeliver, the merged answer as just verified
- * from the run directory. Exactly once: the host remembers what it sent, and a session start skips
- * runs its session already holds a notice for.
+ * from the run directory. The session link (src/tasks/link.ts) sends it, exactly once.
  */
-import { existsSync } from "node:fs";
 import { join, relative } from "node:path";
-import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { FUSION_FILES, NOTIFICATION_CUSTOM_TYPE } from "../core/constants.ts";
-import { writeFileAtomic } from "../core/fs.ts";
+import { FUSION_FILES } from "../core/constants.ts";
 import { secondsBetween } from "../core/units.ts";
 import {
   type FusionManifest,
@@ -19,8 +15,8 @@ import {
 } from "../fusion/index.ts";
 import type { FusionRunRecord } from "../fusion/run-record.ts";
 import { type AutoDelivery, chooseAutoDelivery, type NotificationDetails } from "../views/notification.ts";
-import type { RunEnd } from "./runs.ts";
-import { getFusionRuns } from "./runs.ts";
+import type { RunEnd } from "./live.ts";
+import { type Notice, writeNotified } from "./notice.ts";
 
 const TEXT_MAX_BYTES = 500;
 
@@ -102,55 +98,24 @@ function details(end: RunEnd, auto: AutoDelivery): NotificationDetails {
   };
 }
 
-/**
- * Record in the run directory that its notice reached its session, so a prune may remove the run
- * (docs/cli.md, "prune"). Unbound: the manifest never lists it. Best effort.
- */
+/** Record in the run directory that its notice reached its session ({@link writeNotified}). */
 export function markRunNotified(runDir: string, runId: string): void {
-  const path = join(runDir, FUSION_FILES.notified);
-  if (existsSync(path)) return;
-  try {
-    writeFileAtomic(path, `${JSON.stringify({ run_id: runId, notified_at: new Date().toISOString() })}\n`);
-  } catch {
-    // the run dir is gone or read-only: nothing to prune later either
-  }
+  writeNotified(join(runDir, FUSION_FILES.notified), { run_id: runId });
 }
 
-/** Run ids this session already holds a notice for. */
-export function notifiedInSession(ctx: ExtensionContext): Set<string> {
-  const ids = new Set<string>();
-  for (const entry of ctx.sessionManager.getEntries()) {
-    if (entry.type !== "custom_message" || entry.customType !== NOTIFICATION_CUSTOM_TYPE) continue;
-    const d = entry.details as { taskId?: unknown } | undefined;
-    if (typeof d?.taskId === "string") ids.add(d.taskId);
-  }
-  return ids;
-}
-
-/** Deliver one run's notice to this session if it is this session's, wanted, and not sent yet. */
-export async function sendRunNotice(pi: ExtensionAPI, ctx: ExtensionContext, end: RunEnd, live: () => boolean) {
-  const runs = getFusionRuns();
+/** The notice of a run that committed. */
+export function runNotice(end: RunEnd, cwd: string): Notice {
   const { record } = end;
-  if (!live() || record.parent_session_id !== ctx.sessionManager.getSessionId() || !record.notify_on_completion) return;
-  if (runs.notified.has(end.runId)) return;
-  runs.notified.add(end.runId);
-  const auto = await autoDelivery(end);
-  if (!live()) {
-    runs.notified.delete(end.runId);
-    return;
-  }
-  try {
-    pi.sendMessage(
-      {
-        customType: NOTIFICATION_CUSTOM_TYPE,
-        content: fusionNotificationText(end.manifest, record, auto, ctx.cwd),
-        display: true,
-        details: details(end, auto),
-      },
-      { deliverAs: "followUp", triggerTurn: record.trigger_on_completion && !runs.quiet.has(end.runId) },
-    );
-    markRunNotified(end.runDir, end.runId);
-  } catch {
-    runs.notified.delete(end.runId); // the runtime went stale: the next session start delivers it
-  }
+  return {
+    id: end.runId,
+    dir: end.runDir,
+    sessionId: record.parent_session_id,
+    wanted: record.notify_on_completion,
+    trigger: record.trigger_on_completion,
+    compose: async () => {
+      const auto = await autoDelivery(end);
+      return { content: fusionNotificationText(end.manifest, record, auto, cwd), details: details(end, auto) };
+    },
+    markNotified: () => markRunNotified(end.runDir, end.runId),
+  };
 }

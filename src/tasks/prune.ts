@@ -18,8 +18,7 @@ import {
   type PruneDecision,
   type PrunePolicy,
 } from "./prune-policy.ts";
-import { fusionLiveness } from "./retrieve-any.ts";
-import { isTaskRunning } from "./running.ts";
+import { fusionLiveness, isTaskRunning } from "./running.ts";
 
 function delegateCandidate(ref: TaskRef): PruneCandidate {
   const base: PruneCandidate = { ...ref, status: "unreadable", state: null, createdAt: null, endedAt: null };
@@ -127,7 +126,7 @@ export async function pruneTasks(
 
 /**
  * Why a tree is kept. Every caller adjudicates the project's stranded Fusion runs before it prunes
- * (src/fusion-run/adjudicate.ts), so a run still unadjudicated here is one whose children still run.
+ * (src/tasks/adjudicate.ts), so a run still unadjudicated here is one whose children still run.
  */
 const REASON_TEXT = {
   running: "running",

@@ -17,11 +17,10 @@ import {
 import { readChildRecords } from "../fusion/run-record.ts";
 import { FUSION_STAGES } from "../fusion/types.ts";
 import { isSameProcessAlive } from "../process/identity.ts";
-import { isTaskRunning } from "../retrieval/running.ts";
 import { listTaskRefs, readManifest } from "../store/lookup.ts";
-import { getFusionRuns } from "./runs.ts";
-
-export type Adjudication = { kind: "live" } | { kind: "waiting" } | { kind: "committed"; manifest: FusionManifest };
+import type { Settlement } from "./kind.ts";
+import { getRegistry } from "./registry.ts";
+import { isTaskRunning } from "./running.ts";
 
 function childManifest(cwd: string, taskDir: string): DelegateManifest | null {
   try {
@@ -32,10 +31,10 @@ function childManifest(cwd: string, taskDir: string): DelegateManifest | null {
 }
 
 /** Adjudicate a run recorded as running: still owned, still waiting for its children, or now committed. */
-export function adjudicateRun(cwd: string, runDir: string, manifest: FusionManifest): Adjudication {
-  if (getFusionRuns().live.has(manifest.run_id)) return { kind: "live" };
+export function adjudicateRun(cwd: string, runDir: string, manifest: FusionManifest): Settlement<FusionManifest> {
+  if (getRegistry().runs.has(manifest.run_id)) return { kind: "running" };
   if (manifest.owner.pid !== process.pid && isSameProcessAlive(manifest.owner.pid, manifest.owner.start_time)) {
-    return { kind: "live" };
+    return { kind: "running" };
   }
   const records = readChildRecords(runDir, manifest);
   const children = records.map((record) => ({ record, manifest: childManifest(cwd, record.task_dir) }));
@@ -66,7 +65,7 @@ export function adjudicateRun(cwd: string, runDir: string, manifest: FusionManif
       usageSoFar: { status: "unavailable", reason: "the owning process ended before it summed the children's usage" },
     },
   });
-  return { kind: "committed", manifest: committed.manifest };
+  return { kind: "settled", end: committed.manifest };
 }
 
 /**

@@ -1,26 +1,22 @@
 /**
  * The one cancel of a delegate task or a Fusion run (docs/cli.md, "cancel"), for every caller:
- * `/delegates cancel`, `pi-bg-delegate cancel`. Owned by this process: it is ended here (the delegate
- * registry or the live Fusion runs). Owned by another live Pi process of this user, proven by pid,
+ * `/delegates cancel`, `pi-bg-delegate cancel`, each through `cancelTask` (src/tasks/seam.ts) and its
+ * kind. Owned by this process: it is ended here (the one registry, src/tasks/registry.ts). Owned by another live Pi process of this user, proven by pid,
  * /proc start time and uid: a cancel request is left in its directory, which that owner looks for
  * every second and then ends it the same way. Anything else is refused with the reason. This module
  * never signals a process: only the owner, through its own child handles, ends a child.
  */
-import { join } from "node:path";
 import { canonicalJsonLine } from "../core/canonical.ts";
-import { FUSION_FILES, TASK_FILES } from "../core/constants.ts";
 import { writeFileAtomic } from "../core/fs.ts";
 import type { TaskState } from "../core/types.ts";
-import { readManifestDocument } from "../fusion/index.ts";
-import { getFusionRuns } from "../fusion-run/runs.ts";
-import { isAlive, type ProvenProcess, proveSameProcess } from "../process/identity.ts";
-import { getRegistry } from "../retrieval/registry.ts";
-import { readManifest, type TaskRef } from "../store/lookup.ts";
+import { type ProvenProcess, proveSameProcess } from "../process/identity.ts";
+import type { TaskRef } from "../store/lookup.ts";
+import { getRegistry } from "./registry.ts";
 
 /** What a cancel is decided from. */
 export interface CancelFacts {
   kind: TaskRef["kind"];
-  /** This process runs it (its delegate registry or its live Fusion runs hold it). */
+  /** This process runs it (its registry holds it). */
   heldHere: boolean;
   /** The state its manifest records. */
   state: TaskState;
@@ -92,95 +88,48 @@ function ownerFacts(owner: { pid: number; start_time: string }): ProvenProcess {
     : proveSameProcess(owner.pid, owner.start_time);
 }
 
-/** What holds live tasks or runs in this process: the delegate registry or the live Fusion runs. */
-interface Holder<T> {
-  readonly live: ReadonlyMap<string, T>;
-  readonly quiet: Set<string>;
-  end(id: string, reason: "cancelled"): boolean;
-}
-
-/** End a task or run this process holds, quietly (the caller says so itself); null when it holds none. */
-function endIfHeld<T>(holder: Holder<T>, id: string, ending: (held: T) => CancelOutcome): CancelOutcome | null {
-  const held = holder.live.get(id);
-  if (held === undefined) return null;
-  holder.quiet.add(id);
-  holder.end(id, "cancelled");
-  return ending(held);
-}
-
-/** What the manifest on disk says of a task or run this process does not hold. */
-interface Recorded {
+/** What a kind reads from its manifest for the one cancel (src/tasks/kind.ts). */
+export interface CancelRecord {
   state: TaskState;
   owner: { pid: number; start_time: string };
-  /** A delegate's child process still exists (never for a run: its children are its owner's). */
+  /** A delegate's child process still exists; false for a Fusion run. */
   childAlive: boolean;
-  /** Where a cancel request goes, and the identity it names. */
-  requestPath: string;
+  /** The cancel request file of its directory, and the ids the request names. */
+  request: string;
   identity: Record<string, string>;
 }
 
-/** A task or run this process does not hold: decided from its manifest, a request or a refusal. */
-function cancelRecorded(kind: TaskRef["kind"], uid: number | undefined, read: () => Recorded): CancelOutcome {
-  let recorded: Recorded;
+/**
+ * Cancel a delegate or a Fusion run: here if this process's registry holds it, else by a request its
+ * proven owner acts on (the facts come from `read`, the kind's reader of its manifest).
+ */
+export function cancelWork(ref: TaskRef, uid: number | undefined, read: (dir: string) => CancelRecord): CancelOutcome {
+  const registry = getRegistry();
+  const run = registry.runs.get(ref.id);
+  const task = registry.delegates.get(ref.id);
+  if (run || task) {
+    registry.quiet.add(ref.id);
+    registry.end(ref.id, "cancelled");
+    return run
+      ? { kind: "ending", name: run.record.name, runningChildren: run.children.filter((c) => c.running).length }
+      : { kind: "ending", name: task!.manifest.name, runningChildren: 0 };
+  }
+  let record: CancelRecord;
   try {
-    recorded = read();
+    record = read(ref.dir);
   } catch (error) {
     return { kind: "refused", running: false, why: `its manifest cannot be read (${messageOf(error)})` };
   }
-  const { state, owner } = recorded;
   const decision = decideCancel({
-    kind,
+    kind: ref.kind,
     heldHere: false,
-    state,
-    ownerPid: owner.pid,
-    owner: state === "running" ? ownerFacts(owner) : { kind: "gone", why: "not asked" },
-    childAlive: recorded.childAlive,
+    state: record.state,
+    ownerPid: record.owner.pid,
+    owner: record.state === "running" ? ownerFacts(record.owner) : { kind: "gone", why: "not asked" },
+    childAlive: record.childAlive,
     uid,
   });
-  return act(decision, recorded.requestPath, recorded.identity);
-}
-
-function cancelDelegate(ref: TaskRef, uid: number | undefined): CancelOutcome {
-  const ending = endIfHeld(getRegistry(), ref.id, (held) => ({
-    kind: "ending",
-    name: held.manifest.name,
-    runningChildren: 0,
-  }));
-  return (
-    ending ??
-    cancelRecorded("delegate", uid, () => {
-      const manifest = readManifest(ref.dir);
-      return {
-        state: manifest.state,
-        owner: manifest.owner,
-        childAlive: manifest.child !== null && isAlive(manifest.child.pid),
-        requestPath: join(ref.dir, TASK_FILES.cancelRequest),
-        identity: { task_id: manifest.task_id },
-      };
-    })
-  );
-}
-
-function cancelRun(ref: TaskRef, uid: number | undefined): CancelOutcome {
-  const ending = endIfHeld(getFusionRuns(), ref.id, (run) => ({
-    kind: "ending",
-    name: run.record.name,
-    runningChildren: run.children.filter((c) => c.running).length,
-  }));
-  return (
-    ending ??
-    cancelRecorded("fusion", uid, () => {
-      const manifest = readManifestDocument(ref.dir);
-      const request = join(ref.dir, FUSION_FILES.cancelRequest);
-      return {
-        state: manifest.state,
-        owner: manifest.owner,
-        childAlive: false,
-        requestPath: request,
-        identity: { run_id: manifest.run_id },
-      };
-    })
-  );
+  return act(decision, record.request, record.identity);
 }
 
 /** Carry out a decision about a task this process does not hold. */
@@ -202,9 +151,4 @@ function act(decision: CancelDecision, requestPath: string, identity: Record<str
       }
       return { kind: "requested", ownerPid: decision.ownerPid };
   }
-}
-
-/** Cancel a delegate task or a Fusion run: here if this process holds it, else by a request its proven owner acts on. */
-export function cancelTask(ref: TaskRef, uid: number | undefined = process.getuid?.()): CancelOutcome {
-  return ref.kind === "delegate" ? cancelDelegate(ref, uid) : cancelRun(ref, uid);
 }

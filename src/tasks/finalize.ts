@@ -8,17 +8,8 @@ import { fileExists, type TaskRecords, writeManifest } from "../store/lookup.ts"
 import { readBudgetFigures, readProgress } from "../store/progress.ts";
 import { classifyChildOutcome } from "../verify/classify.ts";
 import type { ExpectedResultIdentity, VerifiedAnswer } from "../verify/delegate-result.ts";
+import type { EndReason, TaskEnd } from "./live.ts";
 import { ensureRuntimeBudget } from "./runtime-budget.ts";
-
-/** Why the parent ended a child itself, when it did. */
-export type ParentEndReason = "timeout" | "cancelled";
-
-export interface TaskEnd {
-  manifest: DelegateManifest;
-  /** Present only for a verified commit; held just long enough to notify (autoDeliver). */
-  verified: VerifiedAnswer | null;
-  error: DelegateError | null;
-}
 
 /**
  * What a task's result.json must match, from its manifest: the launch's identity and seed (whose
@@ -62,7 +53,7 @@ function spentBy(usage: UsageRecord | undefined, progress: ChildProgress): numbe
 export function finalizeTask(
   taskDir: string,
   manifest: DelegateManifest,
-  parentReason?: ParentEndReason,
+  parentReason?: EndReason,
   records?: Pick<TaskRecords, "progress" | "budget">,
 ): TaskEnd {
   const progress = records?.progress ?? readProgress(taskDir);

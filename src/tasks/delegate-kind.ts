@@ -1,0 +1,64 @@
+/**
+ * The delegate task as a kind of background work (src/tasks/kind.ts): its manifest
+ * (src/store/lookup.ts), whether it still runs (src/tasks/running.ts), its adjudication
+ * (src/tasks/finalize.ts), its rows (src/tasks/delegate-row.ts), its cancel request and its completion
+ * notice (src/tasks/delegate-notice.ts).
+ */
+import { join } from "node:path";
+import { TASK_FILES } from "../core/constants.ts";
+import type { DelegateManifest } from "../core/types.ts";
+import { isAlive } from "../process/identity.ts";
+import { delegateRoot, sessionSegment } from "../store/artifacts.ts";
+import { fileExists, readManifest } from "../store/lookup.ts";
+import { readVerifiedResult } from "../verify/result-file.ts";
+import { cancelWork } from "./cancel.ts";
+import { delegateNotice, markNotified } from "./delegate-notice.ts";
+import { checkedDelegateRow, delegateRow } from "./delegate-row.ts";
+import { expectedIdentity, finalizeTask } from "./finalize.ts";
+import type { TaskKind } from "./kind.ts";
+import type { TaskEnd } from "./live.ts";
+import { isTaskRunning } from "./running.ts";
+
+export const delegateKind: TaskKind<DelegateManifest, TaskEnd> = {
+  kind: "delegate",
+  read: async (dir) => readManifest(dir),
+  isRunning: isTaskRunning,
+  settle: (_cwd, dir, manifest) =>
+    isTaskRunning(manifest) ? { kind: "running" } : { kind: "settled", end: finalizeTask(dir, manifest) },
+  row: delegateRow,
+  checkedRow: checkedDelegateRow,
+  cancel: (ref, uid) =>
+    cancelWork(ref, uid, (dir) => {
+      const manifest = readManifest(dir);
+      return {
+        state: manifest.state,
+        owner: manifest.owner,
+        childAlive: manifest.child !== null && isAlive(manifest.child.pid),
+        request: join(dir, TASK_FILES.cancelRequest),
+        identity: { task_id: manifest.task_id },
+      };
+    }),
+  /**
+   * A task of the session found on disk: already noticed (marked now), still running elsewhere, or
+   * ended — a stale one is adjudicated first, and its verdict is the one verification its notice needs.
+   */
+  notice: async (ref, session) => {
+    const dir = join(delegateRoot(session.cwd), sessionSegment(session.sessionId));
+    if (!ref.dir.startsWith(`${dir}/`) || !fileExists(join(ref.dir, TASK_FILES.manifest))) return { kind: "none" };
+    if (session.seen.has(ref.id)) {
+      markNotified(ref.dir, ref.id);
+      return { kind: "none" };
+    }
+    const manifest = await delegateKind.read(ref.dir);
+    // Never started, and marked delivered: its bg_delegate call reported the failure (src/launch/start.ts).
+    if (manifest.child === null && fileExists(join(ref.dir, TASK_FILES.notified))) return { kind: "none" };
+    if (manifest.state === "running") {
+      const verdict = delegateKind.settle(session.cwd, ref.dir, manifest);
+      if (verdict.kind !== "settled") return { kind: "waiting" };
+      const { end } = verdict;
+      return { kind: "notice", notice: delegateNotice(ref.dir, end.manifest, () => end.verified, session.answerText) };
+    }
+    const verified = () => readVerifiedResult(ref.dir, expectedIdentity(manifest));
+    return { kind: "notice", notice: delegateNotice(ref.dir, manifest, verified, session.answerText) };
+  },
+};

@@ -1,0 +1,126 @@
+/**
+ * The link between the host's one registry and one live session (docs/subsystems/retrieval.md, "The
+ * completion notice"): it delivers each ended delegate's and Fusion run's one notice to the session
+ * that started it, at session start the notices of what ended while no session of ours was live, and
+ * goes inert at session_shutdown so nothing ever calls a stale pi/ctx. It reads the session's
+ * notification messages once, at its start; what it sends later it adds itself.
+ */
+import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { NOTIFICATION_CUSTOM_TYPE } from "../core/constants.ts";
+import { listTaskRefs } from "../store/lookup.ts";
+import { delegateNotice } from "./delegate-notice.ts";
+import { runNotice } from "./fusion-notice.ts";
+import type { TaskEvent } from "./live.ts";
+import { type AnswerText, type Notice, noticesInSession } from "./notice.ts";
+import { getRegistry } from "./registry.ts";
+import { TASK_KINDS } from "./seam.ts";
+
+/** How often work held by another process (or a run waiting for its children) is looked at again. */
+const RECHECK_MS = 1_000;
+
+export class SessionLink {
+  private closed = false;
+  private readonly sessionId: string;
+  /** Ids the session holds a notice for → the directory the notice names: the one scan, then what this link sent. */
+  private readonly held: Map<string, string | undefined>;
+  private readonly unsubscribe: () => void;
+  private recheck: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly pi: ExtensionAPI,
+    private readonly ctx: ExtensionContext,
+    private readonly answerText: AnswerText,
+  ) {
+    this.sessionId = ctx.sessionManager.getSessionId();
+    this.held = noticesInSession(ctx);
+    this.unsubscribe = getRegistry().subscribe((event) => void this.onEnd(event));
+  }
+
+  close(): void {
+    this.closed = true;
+    clearTimeout(this.recheck);
+    this.unsubscribe();
+  }
+
+  get context(): ExtensionContext | undefined {
+    return this.closed ? undefined : this.ctx;
+  }
+
+  /** Ids and dirs bg_result may name as known (result_unavailable once a dir vanished): the host's, and the session's notices. */
+  knownTasks(): Map<string, string> {
+    const known = new Map(getRegistry().known);
+    for (const [id, dir] of this.held) if (dir !== undefined) known.set(id, dir);
+    return known;
+  }
+
+  /**
+   * Deliver once what ended while no session of ours was live (after /reload, /resume, a restart),
+   * each kind settling what must be settled first (src/tasks/kind.ts); what another (possibly dying)
+   * process still holds is looked at again until it ends.
+   */
+  async deliverPending(): Promise<void> {
+    if (this.closed) return;
+    const registry = getRegistry();
+    const session = {
+      cwd: this.ctx.cwd,
+      sessionId: this.sessionId,
+      seen: new Set(this.held.keys()),
+      answerText: this.answerText,
+    };
+    let waiting = false;
+    for (const ref of listTaskRefs(this.ctx.cwd)) {
+      if (registry.delegates.has(ref.id) || registry.runs.has(ref.id)) continue; // its end reaches us live
+      try {
+        const pending = await TASK_KINDS[ref.kind].notice(ref, session);
+        if (pending.kind === "waiting") waiting = true;
+        else if (pending.kind === "notice") await this.send(pending.notice);
+      } catch {
+        // a task whose files cannot be read is reported by bg_result, not here
+      }
+    }
+    clearTimeout(this.recheck);
+    if (waiting && !this.closed) {
+      this.recheck = setTimeout(() => void this.deliverPending(), RECHECK_MS);
+      this.recheck.unref();
+    }
+  }
+
+  private async onEnd(event: TaskEvent): Promise<void> {
+    if (event.kind === "fusion") return this.send(runNotice(event.end, this.ctx.cwd));
+    const { manifest, verified } = event.end;
+    const dir = getRegistry().known.get(manifest.task_id);
+    if (dir !== undefined) await this.send(delegateNotice(dir, manifest, () => verified, this.answerText));
+  }
+
+  /** Send one notice to this session if it is this session's, wanted, and not sent by this host yet. */
+  private async send(notice: Notice): Promise<void> {
+    if (this.closed || notice.sessionId !== this.sessionId || !notice.wanted) return;
+    const registry = getRegistry();
+    if (registry.notified.has(notice.id)) return;
+    registry.notified.add(notice.id);
+    let message: Awaited<ReturnType<Notice["compose"]>>;
+    try {
+      message = await notice.compose();
+    } catch {
+      registry.notified.delete(notice.id); // nothing was said: the next session start tries again
+      return;
+    }
+    const { content, details } = message;
+    if (this.closed) {
+      registry.notified.delete(notice.id); // the next session start delivers it
+      return;
+    }
+    try {
+      this.pi.sendMessage(
+        { customType: NOTIFICATION_CUSTOM_TYPE, content, display: true, details },
+        // A cancel the person issued is news to the model, not a reason to run it now.
+        { deliverAs: "followUp", triggerTurn: notice.trigger && !registry.quiet.has(notice.id) },
+      );
+      this.held.set(notice.id, notice.dir);
+      notice.markNotified();
+    } catch {
+      // The runtime went stale between our check and the call: the next session start delivers it.
+      registry.notified.delete(notice.id);
+    }
+  }
+}

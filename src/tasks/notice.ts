@@ -1,0 +1,74 @@
+/**
+ * A completion notice, of either kind (docs/subsystems/retrieval.md, "The completion notice"): whom
+ * it is for, whether it is wanted, and its message, composed only once the session link
+ * (src/tasks/link.ts) decided to send it (autoDeliver verifies the answer then).
+ */
+import { existsSync } from "node:fs";
+import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { NOTIFICATION_CUSTOM_TYPE } from "../core/constants.ts";
+import { writeFileAtomic } from "../core/fs.ts";
+import type { DelegateManifest } from "../core/types.ts";
+import type { VerifiedAnswer } from "../verify/delegate-result.ts";
+import type { NotificationDetails } from "../views/notification.ts";
+
+export interface Notice {
+  id: string;
+  dir: string;
+  /** The session that started it. */
+  sessionId: string;
+  /** notifyOnCompletion. */
+  wanted: boolean;
+  /** triggerOnCompletion (a cancel the person issued never starts a turn). */
+  trigger: boolean;
+  compose(): Promise<{ content: string; details: NotificationDetails }>;
+  /** Record in its directory that the notice reached its session, so a prune may remove it (docs/cli.md, "prune"). */
+  markNotified(): void;
+}
+
+/**
+ * A delegate's verified answer as the model reads it inline (autoDeliver): the text, or a structured
+ * answer's JSON and checked basis lines exactly as bg_result shows them (src/retrieval/retrieve.ts,
+ * `inlineAnswerText`, handed in by the extension: this layer does not import bg_result's views).
+ */
+export type AnswerText = (manifest: DelegateManifest, verified: VerifiedAnswer) => string;
+
+/** What the link knows of its session when it looks for notices of work that ended while none of ours was live. */
+export interface NoticeSession {
+  cwd: string;
+  sessionId: string;
+  /** Ids the session already holds a notice for. */
+  seen: ReadonlySet<string>;
+  answerText: AnswerText;
+}
+
+/** Of one task or run on disk: its notice, nothing to say, or look again (its owner still runs it, or its children). */
+export type PendingNotice = { kind: "notice"; notice: Notice } | { kind: "none" } | { kind: "waiting" };
+
+/**
+ * Record on disk (`notified.json`, unbound: no manifest lists it) that a notice reached its session,
+ * so a prune may remove the tree (docs/cli.md, "prune"). Best effort: without it the tree is only
+ * kept longer. `identity` names the task or run.
+ */
+export function writeNotified(path: string, identity: Record<string, string>): void {
+  if (existsSync(path)) return;
+  try {
+    writeFileAtomic(path, `${JSON.stringify({ ...identity, notified_at: new Date().toISOString() })}\n`);
+  } catch {
+    // the tree is gone or read-only: nothing to prune later either
+  }
+}
+
+/**
+ * The notices a session holds, id → the directory they name: the one scan of the session's
+ * notification messages (the link makes it once, at session start).
+ */
+export function noticesInSession(ctx: ExtensionContext): Map<string, string | undefined> {
+  const held = new Map<string, string | undefined>();
+  for (const entry of ctx.sessionManager.getEntries()) {
+    if (entry.type !== "custom_message" || entry.customType !== NOTIFICATION_CUSTOM_TYPE) continue;
+    const d: unknown = entry.details;
+    if (typeof d !== "object" || d === null || !("taskId" in d) || typeof d.taskId !== "string") continue;
+    held.set(d.taskId, "artifact_dir" in d && typeof d.artifact_dir === "string" ? d.artifact_dir : undefined);
+  }
+  return held;
+}

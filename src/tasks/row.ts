@@ -1,0 +1,71 @@
+/**
+ * The one row type of a delegate task or a Fusion run, as `/delegates`, the footer and
+ * `pi-bg-delegate list` show it (docs/cli.md, "list"), and what each kind's rows are made with.
+ * `listRows` (src/tasks/seam.ts) lists them; each kind makes its own (src/tasks/kind.ts).
+ */
+import { basename, dirname } from "node:path";
+import { DelegateError, type FailureCode } from "../core/errors.ts";
+import type { UsageRecord } from "../core/types.ts";
+import type { TaskRef } from "../store/lookup.ts";
+
+/** "ended": recorded as running, but its owner and child are gone (not yet adjudicated). */
+export type RowState = "running" | "ended" | "completed" | "failed" | "cancelled" | "unreadable";
+
+export interface TaskRow {
+  id: string;
+  kind: TaskRef["kind"];
+  state: RowState;
+  /** The parent session's directory name (delegates); null for Fusion runs. */
+  session: string | null;
+  /** provider/model for a delegate; `fusion <n>→<merge provider/model>` for a bg_fusion run (else its workflow). */
+  route: string | null;
+  name: string;
+  /** A Fusion run's stage and children ("stage candidate, 2 children, 2 running"); null for a delegate. */
+  detail: string | null;
+  created_at: string | null;
+  ended_at: string | null;
+  /** To the recorded end, or until now while running; null when not known (an "ended" one). */
+  run_seconds: number | null;
+  /** Dollars; null when not known. */
+  cost: number | null;
+  answer_bytes: number | null;
+  /** The recorded failure code, or (verify) the code of a check that failed just now. */
+  code: FailureCode | null;
+  dir: string;
+}
+
+/** What a kind's row is made with: the time, and (unverified Fusion rows) the cost of each delegate row by id. */
+export interface RowContext {
+  now: number;
+  costOf: ReadonlyMap<string, number | null>;
+}
+
+/** A row with nothing read yet: "unreadable" until its manifest says otherwise. */
+export function unreadRow(ref: TaskRef): TaskRow {
+  return {
+    id: ref.id,
+    kind: ref.kind,
+    state: "unreadable",
+    session: ref.kind === "delegate" ? basename(dirname(ref.dir)) : null,
+    route: null,
+    name: "",
+    detail: null,
+    created_at: null,
+    ended_at: null,
+    run_seconds: null,
+    cost: null,
+    answer_bytes: null,
+    code: null,
+    dir: ref.dir,
+  };
+}
+
+/** The code of a typed failure; anything else is not a check's verdict and is thrown on. */
+export function codeOf(error: unknown): FailureCode {
+  if (error instanceof DelegateError) return error.code;
+  throw error;
+}
+
+export function costOf(usage: UsageRecord | undefined): number | null {
+  return usage?.status === "observed" ? usage.cost_total : null;
+}

@@ -1,0 +1,59 @@
+/**
+ * The one door to both kinds of background work (docs/INDEX.md, "Each kind's lifecycle"): a task's
+ * id says its kind, and each question goes to that kind's implementation of src/tasks/kind.ts.
+ *
+ * `listRows` is the one list of the project's tasks and runs, for `/delegates`, the footer and
+ * `pi-bg-delegate list` (docs/subsystems/retrieval.md, "`/delegates` and the footer"; docs/cli.md,
+ * "list"). Read-only: a stale "running" task is shown as "ended" and left for whoever adjudicates it.
+ * - `verify: false` — as recorded: the answer size, cost and code its manifest records; a running
+ *   task's cost so far from its progress; a run's cost from its children's rows. Synchronous and
+ *   cheap: `/delegates` and the footer read it every second.
+ * - `verify: true` — as checked now: an answer size and a cost only from files that just passed
+ *   bg_result's checks; a check that fails shows its code. Each task is read and verified once.
+ */
+import { listTaskRefs, type TaskRef } from "../store/lookup.ts";
+import type { CancelOutcome } from "./cancel.ts";
+import { delegateKind } from "./delegate-kind.ts";
+import { fusionKind } from "./fusion-kind.ts";
+import type { TaskRow } from "./row.ts";
+
+export const TASK_KINDS = { delegate: delegateKind, fusion: fusionKind } as const;
+
+/** Cancel a delegate task or a Fusion run: here if this process holds it, else by a request its proven owner acts on. */
+export function cancelTask(ref: TaskRef, uid: number | undefined = process.getuid?.()): CancelOutcome {
+  return TASK_KINDS[ref.kind].cancel(ref, uid);
+}
+
+export interface RowOptions {
+  /** Only these ids (the footer asks for the tasks of its own process). */
+  only?: ReadonlySet<string>;
+  now?: number;
+}
+
+function refsOf(cwd: string, only: ReadonlySet<string> | undefined): { delegates: TaskRef[]; runs: TaskRef[] } {
+  const refs = listTaskRefs(cwd).filter((ref) => only === undefined || only.has(ref.id));
+  return { delegates: refs.filter((r) => r.kind === "delegate"), runs: refs.filter((r) => r.kind === "fusion") };
+}
+
+function newestFirst(rows: TaskRow[]): TaskRow[] {
+  return rows.sort((a, b) => (b.created_at ?? "").localeCompare(a.created_at ?? "") || a.id.localeCompare(b.id));
+}
+
+/** The project's tasks and runs, newest first: as recorded (synchronous), or as checked now. */
+export function listRows(cwd: string, options: RowOptions & { verify: false }): TaskRow[];
+export function listRows(cwd: string, options: RowOptions & { verify: true }): Promise<TaskRow[]>;
+export function listRows(cwd: string, options: RowOptions & { verify: boolean }): TaskRow[] | Promise<TaskRow[]> {
+  const { delegates, runs } = refsOf(cwd, options.only);
+  const now = options.now ?? Date.now();
+  if (options.verify) return checkedRows([...delegates, ...runs], now);
+  const rows = delegates.map((ref) => TASK_KINDS.delegate.row(ref, { now, costOf: new Map() }));
+  const context = { now, costOf: new Map(rows.map((row) => [row.id, row.cost])) };
+  return newestFirst([...rows, ...runs.map((ref) => TASK_KINDS.fusion.row(ref, context))]);
+}
+
+/** Each task read and verified once, one after another. */
+async function checkedRows(refs: readonly TaskRef[], now: number): Promise<TaskRow[]> {
+  const rows: TaskRow[] = [];
+  for (const ref of refs) rows.push(await TASK_KINDS[ref.kind].checkedRow(ref, now));
+  return newestFirst(rows);
+}
