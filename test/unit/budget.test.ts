@@ -7,6 +7,9 @@ const fake = { provider: "fake", model: "fake-model" };
 const anthropic = { provider: "anthropic", model: "claude-x" };
 const codex = { provider: "openai-codex", model: "gpt-x" };
 const ascii = (n: number) => "a".repeat(n);
+/** planBudget on the anthropic route with a one-byte system prompt and an ASCII child prompt of `promptBytes`. */
+const anthropicPlan = (contextWindow: number, promptBytes: number) =>
+  planBudget({ route: anthropic, contextWindow, systemPrompt: "S", childPrompt: ascii(promptBytes) });
 
 describe("checkRouteCapacity", () => {
   it("admits the minimal window 69,632: capacity 40,960, usable exactly 8,192", () => {
@@ -148,12 +151,7 @@ describe("calibration", () => {
     expect(at.admission.estimate_tokens).toBe(Math.ceil(((1 + 512 + KIB50) * 100) / 173));
     expect(at.provable_forecast.total_tokens).toBe(1 + 512 + KIB50);
 
-    const below = planBudget({
-      route: anthropic,
-      contextWindow: 200_000,
-      systemPrompt: "S",
-      childPrompt: ascii(KIB50 - 1),
-    });
+    const below = anthropicPlan(200_000, KIB50 - 1);
     expect(below.calibration.status).toBe("prompt_below_threshold");
     expect(below.admission.estimate_source).toBe("provable");
     expect(below.admission.estimate_tokens).toBe(1 + 512 + KIB50 - 1);
@@ -179,12 +177,7 @@ describe("calibration", () => {
 
   it("records when the provable forecast would not fit although the calibrated estimate admits", () => {
     // C = 99,328; calibrated ≈ 59,488 + 32,768 fits; provable 102,913 + 32,768 does not.
-    const plan = planBudget({
-      route: anthropic,
-      contextWindow: 128_000,
-      systemPrompt: "S",
-      childPrompt: ascii(102_400),
-    });
+    const plan = anthropicPlan(128_000, 102_400);
     expect(plan.admission.estimate_source).toBe("calibrated");
     expect(plan.provable_forecast.fits_admission_rule).toBe(false);
     expect(plan.growth_budget_tokens).toBe(99_328 - plan.admission.estimate_tokens - 32_768);
@@ -201,12 +194,7 @@ describe("calibration", () => {
 
 describe("toSeedBudget", () => {
   it("carries the numbers the guard enforces, counting growth at 1.00 B/token", () => {
-    const plan = planBudget({
-      route: anthropic,
-      contextWindow: 200_000,
-      systemPrompt: "S",
-      childPrompt: ascii(60_000),
-    });
+    const plan = anthropicPlan(200_000, 60_000);
     expect(toSeedBudget(plan)).toEqual({
       capacity_tokens: 171_328,
       admission_estimate_tokens: plan.admission.estimate_tokens,

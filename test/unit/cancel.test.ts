@@ -211,17 +211,22 @@ describe("/delegates cancel and pi-bg-delegate cancel of a task another process 
   });
 });
 
+/** A child that idles until it is ended, writing its output into the task dir. */
+function spawnIdle(cwd: string, taskDir: string) {
+  return spawnChild({
+    argv: ["-e", "setInterval(() => {}, 1e6)"],
+    env: {},
+    cwd,
+    prompt: Buffer.from(""),
+    outputPath: join(taskDir, TASK_FILES.output),
+  });
+}
+
 describe("the owner's pickup of a delegate's cancel request", () => {
   it("ends the child it holds within a second or two and records child_cancelled, quietly", async () => {
     const cwd = await makeTempDir("cancel", "each");
     const task = runningDelegate(cwd, { pid: process.pid, start_time: processStartTime(process.pid) }, null);
-    const spawned = await spawnChild({
-      argv: ["-e", "setInterval(() => {}, 1e6)"],
-      env: {},
-      cwd,
-      prompt: Buffer.from(""),
-      outputPath: join(task.dir, TASK_FILES.output),
-    });
+    const spawned = await spawnIdle(cwd, task.dir);
     const manifest = { ...task.manifest, child: { pid: spawned.pid, pgid: spawned.pid } };
     writeManifest(task.dir, manifest);
     const registry = getRegistry();
@@ -236,13 +241,7 @@ describe("the owner's pickup of a delegate's cancel request", () => {
     }
     // …and one held here whose cancel comes from another process, as a request file (src/tasks/cancel.ts).
     const again = runningDelegate(cwd, { pid: process.pid, start_time: processStartTime(process.pid) }, null);
-    const second = await spawnChild({
-      argv: ["-e", "setInterval(() => {}, 1e6)"],
-      env: {},
-      cwd,
-      prompt: Buffer.from(""),
-      outputPath: join(again.dir, TASK_FILES.output),
-    });
+    const second = await spawnIdle(cwd, again.dir);
     const tracked = registry.track(
       again.dir,
       { ...again.manifest, child: { pid: second.pid, pgid: second.pid } },

@@ -14,6 +14,7 @@ import { sha256Hex } from "../../src/core/hash.ts";
 import { requireChildHost } from "../../src/core/host-range.ts";
 import type { SeedLimits } from "../../src/core/types.ts";
 import { makeTempDir } from "../helpers/temp.ts";
+import { textToolResult } from "../helpers/tool-events.ts";
 
 const codeOf = (fn: () => unknown): string | undefined => {
   try {
@@ -204,14 +205,7 @@ describe("the tool boundary", () => {
     await writeFile(join(taskDir, "f.txt"), "small");
     const state = newState();
     state.runway.budget = { growthBudgetTokens: 50_000, triggerTokens: 8_192 };
-    const event = (text: string, id: string) => ({
-      toolName: "read",
-      toolCallId: id,
-      input: { path: "f.txt" },
-      content: [{ type: "text", text }],
-      details: undefined,
-      isError: false,
-    });
+    const event = (text: string, id: string) => textToolResult("read", { path: "f.txt" }, text, id);
     expect(handleToolResult(state, event("small", "a"), taskDir, limits, taskDir)).toBeUndefined();
     expect(state.evidence.map((e) => e.row)).toEqual([
       {
@@ -246,20 +240,7 @@ describe("the tool boundary", () => {
     state.runway.retainedBytes = 9_192;
     const roomy = { ...limits, spill_threshold_bytes: 65_536, aggregate_tool_output_bytes: 1_000_000 };
     const readBig = (id: string) =>
-      handleToolResult(
-        state,
-        {
-          toolName: "read",
-          toolCallId: id,
-          input: { path: "big.txt" },
-          content: [{ type: "text", text: file }],
-          details: undefined,
-          isError: false,
-        },
-        taskDir,
-        roomy,
-        taskDir,
-      );
+      handleToolResult(state, textToolResult("read", { path: "big.txt" }, file, id), taskDir, roomy, taskDir);
     const patch = readBig("r1");
     const shown = patch?.content[0]?.text as string;
     const [head] = shown.split("\n\n[delegate spill]");

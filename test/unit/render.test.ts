@@ -157,25 +157,37 @@ function completed(name = "map auth") {
   return { m, result };
 }
 
+/** The completed task's ANSWER delivered inline (task dir /tmp/t), as bg_result's screen at `width`. */
+function inlineAnswerScreen(
+  m: ReturnType<typeof completed>["m"],
+  result: ReturnType<typeof completed>["result"],
+  args: unknown,
+  width: number,
+  expanded = false,
+): string {
+  const view = completedView(
+    m,
+    "/tmp/t",
+    result,
+    "inline",
+    null,
+    checkEvidence(ANSWER, result.evidence, "/tmp/t"),
+    TEXT_OUTPUT,
+  );
+  return renderTool(
+    "bg_result",
+    args,
+    { text: completedText(view, ANSWER), details: view, isError: false },
+    width,
+    expanded,
+  ).join("\n");
+}
+
 describe("bg_result as a person sees it", () => {
   for (const width of WIDTHS) {
     it(`collapsed at ${width} columns: facts in words, the answer's first lines as markdown, Pi's expand hint`, () => {
       const { m, result } = completed();
-      const view = completedView(
-        m,
-        "/tmp/t",
-        result,
-        "inline",
-        null,
-        checkEvidence(ANSWER, result.evidence, "/tmp/t"),
-        TEXT_OUTPUT,
-      );
-      const screen = renderTool(
-        "bg_result",
-        { taskId: m.task_id },
-        { text: completedText(view, ANSWER), details: view, isError: false },
-        width,
-      ).join("\n");
+      const screen = inlineAnswerScreen(m, result, { taskId: m.task_id }, width);
       expect(screen).toContain("✓ map auth");
       expect(screen).toContain(`answer ${Buffer.byteLength(ANSWER)} B, verified`);
       expect(screen).toContain("$0.0042");
@@ -195,22 +207,7 @@ describe("bg_result as a person sees it", () => {
 
   it("expanded shows the whole answer rendered", () => {
     const { m, result } = completed();
-    const view = completedView(
-      m,
-      "/tmp/t",
-      result,
-      "inline",
-      null,
-      checkEvidence(ANSWER, result.evidence, "/tmp/t"),
-      TEXT_OUTPUT,
-    );
-    const screen = renderTool(
-      "bg_result",
-      {},
-      { text: completedText(view, ANSWER), details: view, isError: false },
-      120,
-      true,
-    ).join("\n");
+    const screen = inlineAnswerScreen(m, result, {}, 120, true);
     expect(screen).toContain("the last finding");
     expect(screen).not.toContain("ctrl+o to expand");
   });

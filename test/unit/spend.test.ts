@@ -13,6 +13,7 @@ import { loadSettings } from "../../src/core/settings.ts";
 import { answerRunwayUsd, decideSpend, type SeedSpend, worstRequestUsd } from "../../src/core/spend.ts";
 import { planSpend, resolveSpendCap } from "../../src/launch/spend-plan.ts";
 import { makeTempDir } from "../helpers/temp.ts";
+import { textToolResult } from "../helpers/tool-events.ts";
 
 const PRICES = { input: 1, output: 2, cache_read: 0.1, cache_write: 1.25 };
 const SPEND: SeedSpend = {
@@ -88,14 +89,7 @@ describe("one turn's growth under a cap", () => {
       answer_capture_bytes: 1_000_000,
       read_artifact_max_response_bytes: 61_440,
     };
-    const event = (text: string, id: string) => ({
-      toolName: "grep",
-      toolCallId: id,
-      input: { pattern: "x" },
-      content: [{ type: "text", text }],
-      details: undefined,
-      isError: false,
-    });
+    const event = (text: string, id: string) => textToolResult("grep", { pattern: "x" }, text, id);
     expect(handleToolResult(state, event("a".repeat(6_000), "a"), taskDir, limits, taskDir)).toBeUndefined();
     expect(state.spend.turnGrowthBytes).toBe(6_000);
     // 6,000 + 5,000 would pass the 10,000 priced for this turn: a receipt instead.

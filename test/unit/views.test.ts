@@ -135,43 +135,27 @@ describe("receipt text", () => {
 
 describe("the completed view names the limit that forced the answer", () => {
   it("says which runway told the delegate to answer, and nothing when none did", () => {
-    const copy = null;
     const check = checkEvidence("", [], DIR);
-    const result = makeResultFile({ finalized_by_runway: true, finalized_by: "turns", tool_calls: 3 }).result;
-    const view = completedView(manifest(), DIR, result, "inline", copy, check, TEXT_OUTPUT);
+    const viewOf = (fields: Parameters<typeof makeResultFile>[0]) =>
+      completedView(
+        manifest(),
+        DIR,
+        makeResultFile({ ...fields, tool_calls: 3 }).result,
+        "inline",
+        null,
+        check,
+        TEXT_OUTPUT,
+      );
+    const view = viewOf({ finalized_by_runway: true, finalized_by: "turns" });
     expect(view.flags).toMatchObject({ finalized_by_runway: true, finalized_by: "turns" });
     expect(completedHeader(view)).toContain(
       "Note: the delegate reached its last turn (maxTurns); it was told to answer from the evidence it had.",
     );
-    const timed = completedView(
-      manifest(),
-      DIR,
-      makeResultFile({ finalized_by_runway: true, finalized_by: "time", tool_calls: 3 }).result,
-      "inline",
-      copy,
-      check,
-      TEXT_OUTPUT,
-    );
+    const timed = viewOf({ finalized_by_runway: true, finalized_by: "time" });
     expect(completedHeader(timed)).toContain("neared its timeout (timeoutSeconds)");
-    const capped = completedView(
-      manifest(),
-      DIR,
-      makeResultFile({ finalized_by_runway: true, finalized_by: "cost", tool_calls: 3 }).result,
-      "inline",
-      copy,
-      check,
-      TEXT_OUTPUT,
-    );
+    const capped = viewOf({ finalized_by_runway: true, finalized_by: "cost" });
     expect(completedHeader(capped)).toContain("reached the runway of its spend cap (maxCostUsd)");
-    const plain = completedView(
-      manifest(),
-      DIR,
-      makeResultFile({ tool_calls: 3 }).result,
-      "inline",
-      copy,
-      check,
-      TEXT_OUTPUT,
-    );
+    const plain = viewOf({});
     expect(completedHeader(plain)).not.toContain("told to answer");
   });
 });
