@@ -90,13 +90,19 @@ describe("the one reader of a regular file (src/core/fs.ts)", () => {
   });
 });
 
+/** A completed task with a FIFO in place of `file`: settling it answers `code` within the bound. */
+async function settlesWithFifoAt(file: string, code: string) {
+  const task = await completed();
+  fifos.make(join(task.taskDir, file));
+  const settle = timed(() => settleDelegate(task.taskDir));
+  expect(settle.ms).toBeLessThan(BOUND_MS);
+  expect(codeOf(settle.error)).toBe(code);
+  return task;
+}
+
 describe("a FIFO in a delegate task tree", () => {
   it("result.json: bg_result, list and show answer artifact_read_failed within 2 s", async () => {
-    const task = await completed();
-    fifos.make(join(task.taskDir, TASK_FILES.result));
-    const settle = timed(() => settleDelegate(task.taskDir));
-    expect(settle.ms).toBeLessThan(BOUND_MS);
-    expect(codeOf(settle.error)).toBe("artifact_read_failed");
+    const task = await settlesWithFifoAt(TASK_FILES.result, "artifact_read_failed");
     const rows = await timedAsync(() => listRows(task.cwd, { verify: true }));
     expect(rows.ms).toBeLessThan(BOUND_MS);
     expect(rows.value?.[0]?.code).toBe("artifact_read_failed");
@@ -106,22 +112,14 @@ describe("a FIFO in a delegate task tree", () => {
   });
 
   it("manifest.json: artifact_read_failed, and an unreadable row in /delegates", async () => {
-    const task = await completed();
-    fifos.make(join(task.taskDir, TASK_FILES.manifest));
-    const settle = timed(() => settleDelegate(task.taskDir));
-    expect(settle.ms).toBeLessThan(BOUND_MS);
-    expect(codeOf(settle.error)).toBe("artifact_read_failed");
+    const task = await settlesWithFifoAt(TASK_FILES.manifest, "artifact_read_failed");
     const rows = timed(() => listRows(task.cwd, { verify: false }));
     expect(rows.ms).toBeLessThan(BOUND_MS);
     expect(rows.value?.[0]?.state).toBe("unreadable");
   });
 
   it("seed.json: seed_hash_mismatch when verified, and adjudication (which reads the seed) does not block", async () => {
-    const task = await completed();
-    fifos.make(join(task.taskDir, TASK_FILES.seed));
-    const settle = timed(() => settleDelegate(task.taskDir));
-    expect(settle.ms).toBeLessThan(BOUND_MS);
-    expect(codeOf(settle.error)).toBe("seed_hash_mismatch");
+    await settlesWithFifoAt(TASK_FILES.seed, "seed_hash_mismatch");
 
     const fresh = await completed({ adjudicate: false });
     fifos.make(join(fresh.taskDir, TASK_FILES.seed));
