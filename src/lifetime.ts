@@ -9,6 +9,7 @@
 import { writeSync } from "node:fs";
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { FailureCode } from "./core/errors.ts";
+import { fieldOf } from "./core/validate.ts";
 import { isPiCliPath } from "./launch/host.ts";
 import { getRegistry } from "./tasks/registry.ts";
 
@@ -24,7 +25,7 @@ export function nonInteractiveMode(
   argv: readonly string[] = process.argv,
 ): NonInteractiveMode | undefined {
   if (!isPiCliPath(argv[1])) return undefined;
-  const mode = (ctx as { mode?: unknown }).mode;
+  const mode = fieldOf(ctx, "mode");
   if (mode === "print" || mode === "json") return mode;
   if (mode !== undefined || ctx.hasUI) return undefined;
   const flags = argv.slice(2);
@@ -185,17 +186,14 @@ async function settled(ctx: Ctx): Promise<void> {
 function lastAssistant(ctx: Ctx): { id: string; text: string } | undefined {
   const entries = ctx.sessionManager.getBranch();
   for (let i = entries.length - 1; i >= 0; i--) {
-    const entry = entries[i] as { type?: string; id?: string; message?: { role?: string; content?: unknown } };
-    if (entry?.type !== "message" || entry.message?.role !== "assistant") continue;
-    const content = Array.isArray(entry.message.content) ? entry.message.content : [];
-    const text = content
-      .map((part) =>
-        typeof part === "object" && part !== null && (part as { type?: unknown }).type === "text"
-          ? String((part as { text?: unknown }).text ?? "")
-          : "",
-      )
+    const entry: unknown = entries[i];
+    const message = fieldOf(entry, "message");
+    if (fieldOf(entry, "type") !== "message" || fieldOf(message, "role") !== "assistant") continue;
+    const content = fieldOf(message, "content");
+    const text = (Array.isArray(content) ? content : [])
+      .map((part) => (fieldOf(part, "type") === "text" ? String(fieldOf(part, "text") ?? "") : ""))
       .join("");
-    return { id: String(entry.id), text };
+    return { id: String(fieldOf(entry, "id")), text };
   }
   return undefined;
 }

@@ -10,9 +10,10 @@ import { CHILD_ENV, TASK_FILES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import type { Handover } from "../core/handover-env.ts";
 import { sha256Hex } from "../core/hash.ts";
-import { checkOutputSchema } from "../core/output-schema.ts";
+import { parseSeedDocument } from "../core/seed-shape.ts";
 import type { SeedDocument } from "../core/types.ts";
 import { decodeUtf8Strict } from "../core/utf8.ts";
+import { SchemaViolation } from "../core/validate.ts";
 
 export interface VerifiedTask {
   seed: SeedDocument;
@@ -21,61 +22,6 @@ export interface VerifiedTask {
 }
 
 const mismatch = (message: string): DelegateError => new DelegateError("seed_hash_mismatch", message);
-
-function positiveInteger(value: unknown): boolean {
-  return typeof value === "number" && Number.isSafeInteger(value) && value > 0;
-}
-
-/** The numbers the guard enforces must be present and sane, or the seed is not one we wrote. */
-function checkSeedShape(seed: SeedDocument): void {
-  const limits = seed.limits as unknown as Record<string, unknown> | undefined;
-  const budget = seed.budget as unknown as Record<string, unknown> | undefined;
-  const route = seed.route as unknown as Record<string, unknown> | undefined;
-  if (typeof route?.provider !== "string" || typeof route.model !== "string") throw mismatch("seed.json has no route");
-  for (const key of [
-    "max_turns",
-    "max_tool_calls",
-    "spill_threshold_bytes",
-    "aggregate_tool_output_bytes",
-    "answer_capture_bytes",
-    "read_artifact_max_response_bytes",
-  ]) {
-    if (!positiveInteger(limits?.[key])) throw mismatch(`seed.json limits.${key} is not a positive integer`);
-  }
-  if (seed.output_schema !== undefined && seed.output_schema !== null) {
-    try {
-      seed.output_schema = checkOutputSchema(seed.output_schema, "seed.json output_schema");
-    } catch (error) {
-      throw mismatch(error instanceof Error ? error.message : String(error));
-    }
-  }
-  for (const key of ["growth_budget_tokens", "low_runway_trigger_tokens", "finalization_runway_tokens"]) {
-    const value = budget?.[key];
-    if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
-      throw mismatch(`seed.json budget.${key} is not a non-negative integer`);
-    }
-  }
-  if (seed.spend !== undefined) checkSpendShape(seed.spend);
-}
-
-/** A spend block, when present, must hold a positive finite cap, finite prices and token counts. */
-function checkSpendShape(spend: SeedDocument["spend"]): void {
-  const block = spend as unknown as Record<string, unknown> | null;
-  const prices = block?.prices_usd_per_mtok as Record<string, unknown> | undefined;
-  const finite = (v: unknown) => typeof v === "number" && Number.isFinite(v) && v >= 0;
-  const cap = block?.cap_usd;
-  if (typeof cap !== "number" || !Number.isFinite(cap) || cap <= 0)
-    throw mismatch("seed.json spend.cap_usd is not a positive amount");
-  for (const key of ["input", "output", "cache_read", "cache_write"]) {
-    if (!finite(prices?.[key])) throw mismatch(`seed.json spend.prices_usd_per_mtok.${key} is not a finite amount`);
-  }
-  for (const key of ["output_reserve_tokens", "turn_growth_tokens", "first_request_tokens", "framing_tokens"]) {
-    const value = block?.[key];
-    if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
-      throw mismatch(`seed.json spend.${key} is not a non-negative integer`);
-    }
-  }
-}
 
 /** Verify seed.json and child-prompt.txt against the handover. Throws seed_hash_mismatch. */
 export function verifyTask(handover: Handover): VerifiedTask {
@@ -94,15 +40,22 @@ export function verifyTask(handover: Handover): VerifiedTask {
   if (seedSha !== handover.seedSha256) {
     throw mismatch(`seed.json hashes to ${seedSha}, the parent handed over ${handover.seedSha256}`);
   }
-  let seed: SeedDocument;
+  let parsed: unknown;
   try {
-    seed = JSON.parse(seedBytes.toString("utf8")) as SeedDocument;
+    parsed = JSON.parse(seedBytes.toString("utf8"));
   } catch {
     throw mismatch("seed.json is not JSON");
   }
+  // The numbers the guard enforces must be present and sane, or the seed is not one we wrote.
+  let seed: SeedDocument;
+  try {
+    seed = parseSeedDocument(parsed);
+  } catch (error) {
+    if (!(error instanceof SchemaViolation)) throw error;
+    throw mismatch(`seed.json ${error.message}`);
+  }
   if (seed.task_id !== handover.taskId) throw mismatch(`seed task_id ${seed.task_id} ≠ ${handover.taskId}`);
   if (seed.launch_nonce !== handover.launchNonce) throw mismatch("seed launch_nonce differs from the handover");
-  checkSeedShape(seed);
   let promptBytes: Buffer;
   try {
     promptBytes = readFileSync(join(handover.taskDir, TASK_FILES.prompt));

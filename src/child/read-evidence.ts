@@ -11,6 +11,7 @@ import { readFileSync } from "node:fs";
 import { sha256Hex } from "../core/hash.ts";
 import { projectFile, resolveLikePi } from "../core/project-path.ts";
 import type { ReadEvidence } from "../core/types.ts";
+import { fieldOf } from "../core/validate.ts";
 
 const IMAGE_NOTE = "Read image file [";
 const NOTICE_SEPARATOR = "\n\n[";
@@ -22,8 +23,7 @@ interface Truncation {
 }
 
 function truncationOf(details: unknown): Truncation | undefined {
-  if (typeof details !== "object" || details === null) return undefined;
-  const t = (details as { truncation?: unknown }).truncation;
+  const t = fieldOf(details, "truncation");
   return typeof t === "object" && t !== null ? (t as Truncation) : undefined;
 }
 
@@ -42,9 +42,9 @@ function lineArg(value: unknown, min: number): number | undefined {
 /** The text of a single-text result, else undefined. */
 export function onlyText(content: readonly unknown[]): string | undefined {
   const [first] = content;
-  if (content.length !== 1 || typeof first !== "object" || first === null) return undefined;
-  const part = first as { type?: unknown; text?: unknown };
-  return part.type === "text" && typeof part.text === "string" ? part.text : undefined;
+  if (content.length !== 1) return undefined;
+  const text = fieldOf(first, "text");
+  return fieldOf(first, "type") === "text" && typeof text === "string" ? text : undefined;
 }
 
 /** The row for a successful read of `input.path` from `cwd`, or undefined when the file cannot be read back. */
@@ -73,7 +73,7 @@ export function readEvidence(
     ...(limit === undefined ? {} : { limit }),
   };
   const text = onlyText(content);
-  const isImage = content.some((p) => (p as { type?: unknown })?.type === "image") || text?.startsWith(IMAGE_NOTE);
+  const isImage = content.some((p) => fieldOf(p, "type") === "image") || text?.startsWith(IMAGE_NOTE);
 
   const starts = lineStarts(bytes);
   const first = offset === undefined ? 0 : offset - 1;

@@ -5,6 +5,7 @@
  * receipts), and our own notice. The initial prompt is not growth: admission already counted it in L.
  */
 import { PROVABLE_BYTES_PER_TOKEN, READ_ARTIFACT_FRAMING_BYTES } from "../core/constants.ts";
+import { fieldOf } from "../core/validate.ts";
 
 /** The slice of pi's message shapes the counters read; anything else counts as zero bytes. */
 interface Block {
@@ -47,7 +48,7 @@ export function contentBytes(content: unknown): number {
 /** Bytes of one transcript message of any role. */
 export function messageBytes(message: unknown): number {
   if (typeof message !== "object" || message === null) return 0;
-  return contentBytes((message as { content?: unknown }).content);
+  return contentBytes(fieldOf(message, "content"));
 }
 
 /**
@@ -55,7 +56,7 @@ export function messageBytes(message: unknown): number {
  * prompt). Recomputed from the exact list at each request, so it never drifts from the transcript.
  */
 export function transcriptGrowthBytes(messages: readonly unknown[]): number {
-  const first = messages.findIndex((m) => (m as { role?: unknown } | null)?.role === "user");
+  const first = messages.findIndex((m) => fieldOf(m, "role") === "user");
   let total = 0;
   messages.forEach((m, i) => {
     if (i !== first) total += messageBytes(m);

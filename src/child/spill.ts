@@ -12,6 +12,7 @@ import { writeFileAtomic } from "../core/fs.ts";
 import { sha256Hex } from "../core/hash.ts";
 import type { SpillReceipt } from "../core/types.ts";
 import { isWellFormedText } from "../core/utf8.ts";
+import { fieldOf } from "../core/validate.ts";
 import type { SpillReason } from "./runway.ts";
 
 export type SpillFormat = SpillReceipt["content_format"];
@@ -34,10 +35,11 @@ function envelopeBlock(block: unknown, index: number): EnvelopeBlock {
 
 /** The exact bytes a spill file holds for a tool result's content, and their format. */
 export function encodeToolContent(content: readonly unknown[]): { bytes: Buffer; format: SpillFormat } {
-  const only = content.length === 1 ? (content[0] as { type?: unknown; text?: unknown }) : undefined;
-  if (only?.type === "text" && typeof only.text === "string") {
-    if (!isWellFormedText(only.text)) throw new SpillEncodingError("text holds a lone surrogate");
-    return { bytes: Buffer.from(only.text, "utf8"), format: "single_text_utf8" };
+  const only = content.length === 1 ? content[0] : undefined;
+  const onlyText = fieldOf(only, "text");
+  if (fieldOf(only, "type") === "text" && typeof onlyText === "string") {
+    if (!isWellFormedText(onlyText)) throw new SpillEncodingError("text holds a lone surrogate");
+    return { bytes: Buffer.from(onlyText, "utf8"), format: "single_text_utf8" };
   }
   const envelope = { schema_version: SCHEMA.spillEnvelope, content: content.map(envelopeBlock) };
   return { bytes: Buffer.from(`${JSON.stringify(envelope)}\n`, "utf8"), format: "tool_result_content_json_v1" };

@@ -13,6 +13,7 @@ import { DelegateError } from "../core/errors.ts";
 import { HOST_PROBE_CHECKS } from "../core/host-probe-checks.ts";
 import { isProvenPiVersion } from "../core/host-range.ts";
 import { cliEntrySha256, writeSelfProof } from "../core/self-proof-record.ts";
+import { fieldOf } from "../core/validate.ts";
 import { runHostProbe } from "../host-probe/run-probe.ts";
 import { isolatedHostFlags } from "../launch/host-admission.ts";
 import { readHostCapabilities } from "../launch/host-capabilities.ts";
@@ -58,9 +59,11 @@ function hostFacts(nodePath: string, cliPath: string): Promise<{ version: string
       { timeout: 30_000, env: { ...process.env, PI_OFFLINE: "1" } },
       (error, stdout) => {
         try {
-          const parsed = JSON.parse(stdout) as { version?: unknown; sessionVersion?: unknown };
-          if (typeof parsed.version === "string" && typeof parsed.sessionVersion === "number") {
-            resolvePromise({ version: parsed.version, sessionVersion: parsed.sessionVersion });
+          const parsed: unknown = JSON.parse(stdout);
+          const version = fieldOf(parsed, "version");
+          const sessionVersion = fieldOf(parsed, "sessionVersion");
+          if (typeof version === "string" && typeof sessionVersion === "number") {
+            resolvePromise({ version, sessionVersion });
             return;
           }
         } catch {

@@ -6,6 +6,7 @@
 import { realpathSync } from "node:fs";
 import { isBuiltinSource, type ToolSource } from "../child/host-checks.ts";
 import { HOST_PROBE_CHECK_IDS, type HostProbeCheck, type HostProbeCheckId } from "../core/host-probe-checks.ts";
+import { fieldOf } from "../core/validate.ts";
 import type { ScriptedRequest } from "./model-server.ts";
 
 export interface ProbeEvent {
@@ -121,8 +122,8 @@ function shadowRefused(o: ProbeObservations): Verdict {
 
 function modelResolved(o: ProbeObservations): Verdict {
   const start = o.main.events.find((e) => e.event === "session_start");
-  const model = start?.model as { provider?: unknown; id?: unknown } | null | undefined;
-  return model?.provider === o.pin.provider && model?.id === o.pin.model
+  const model = start?.model;
+  return fieldOf(model, "provider") === o.pin.provider && fieldOf(model, "id") === o.pin.model
     ? pass(`resolved ${o.pin.provider}/${o.pin.model}`)
     : fail(`resolved ${short(model ?? null)} for ${o.pin.provider}/${o.pin.model}`);
 }
@@ -173,13 +174,15 @@ function routeAttested(o: ProbeObservations): Verdict {
 }
 
 function sessionFile(o: ProbeObservations): Verdict {
-  const [header, ...rest] = o.main.sessionLines as Record<string, unknown>[];
+  const [header, ...rest] = o.main.sessionLines;
   const start = o.main.events.find((e) => e.event === "session_start");
-  if (header?.type !== "session" || header.id !== o.main.headerId) {
+  if (fieldOf(header, "type") !== "session" || fieldOf(header, "id") !== o.main.headerId) {
     return fail(`the session file's header became ${short(header ?? null)}`);
   }
   if (start?.sessionId !== o.main.headerId) return fail(`the session id was ${short(start?.sessionId ?? null)}`);
-  const replies = rest.filter((e) => e.type === "message" && (e.message as { role?: unknown })?.role === "assistant");
+  const replies = rest.filter(
+    (e) => fieldOf(e, "type") === "message" && fieldOf(fieldOf(e, "message"), "role") === "assistant",
+  );
   return replies.length > 0
     ? pass(`header id kept; ${rest.length} entries appended`)
     : fail("the session file received no assistant message");

@@ -16,6 +16,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { HostProbeCheck } from "../core/host-probe-checks.ts";
+import { fieldOf, plainObject } from "../core/validate.ts";
 import { judgeProbe, type ProbeEvent, type ProbeObservations, type RunObservation } from "./checks.ts";
 import { type ScriptedReply, type ScriptedRequest, startScriptedModelServer } from "./model-server.ts";
 
@@ -92,7 +93,9 @@ function readEvents(path: string): ProbeEvent[] {
     .filter((line) => line.trim() !== "")
     .flatMap((line) => {
       try {
-        return [JSON.parse(line) as ProbeEvent];
+        const event: unknown = JSON.parse(line);
+        const name = fieldOf(event, "event");
+        return typeof name === "string" ? [{ ...plainObject(event, ""), event: name }] : [];
       } catch {
         return [];
       }

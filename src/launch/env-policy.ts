@@ -5,6 +5,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { fieldOf } from "../core/validate.ts";
 
 /** A rule matches a variable name exactly, or every name starting with `prefix`. */
 export type EnvRule = { name: string } | { prefix: string };
@@ -74,13 +75,14 @@ function modelsJsonVariables(agentDir: string, provider: string, env: NodeJS.Pro
   if (!existsSync(path)) return [];
   let entry: unknown;
   try {
-    const parsed = JSON.parse(readFileSync(path, "utf8")) as { providers?: Record<string, unknown> };
-    entry = parsed.providers?.[provider];
+    const parsed: unknown = JSON.parse(readFileSync(path, "utf8"));
+    entry = fieldOf(fieldOf(parsed, "providers"), provider);
   } catch {
     return []; // Pi reports a broken models.json itself; nothing extra passes.
   }
   if (typeof entry !== "object" || entry === null) return [];
-  const { apiKey, headers } = entry as { apiKey?: unknown; headers?: unknown };
+  const apiKey = fieldOf(entry, "apiKey");
+  const headers = fieldOf(entry, "headers");
   const values = [apiKey, ...(typeof headers === "object" && headers !== null ? Object.values(headers) : [])];
   const names = values.flatMap((v) => {
     if (typeof v !== "string") return [];

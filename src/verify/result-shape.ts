@@ -21,6 +21,7 @@ import {
   bool,
   closedObject,
   count,
+  fieldOf,
   list,
   oneOf,
   SchemaViolation,
@@ -65,7 +66,7 @@ const observedUsage = shape({
 });
 const unavailableUsage = shape({ status: anyString, reason: anyString });
 const usage: Each = (value, at) => {
-  const status = typeof value === "object" && value !== null ? (value as { status?: unknown }).status : undefined;
+  const status = fieldOf(value, "status");
   if (status === "observed") return observedUsage(value, at);
   if (status === "unavailable") return unavailableUsage(value, at);
   violation(`${at}.status`, 'must be "observed" or "unavailable"');
@@ -93,7 +94,14 @@ const seenFields = {
 };
 /** A range of lines and bytes must not end before it starts (a range of no lines ends one before). */
 function ordered(value: unknown, at: string, minLines: number): void {
-  const row = value as { line_start: number; line_end: number; byte_start: number; byte_end: number };
+  // The row's shape was checked just before: each of these is a count.
+  const n = (key: string): number => count(fieldOf(value, key), `${at}.${key}`);
+  const row = {
+    line_start: n("line_start"),
+    line_end: n("line_end"),
+    byte_start: n("byte_start"),
+    byte_end: n("byte_end"),
+  };
   if (row.line_end + 1 - minLines < row.line_start) {
     violation(`${at}.line_end`, minLines === 0 ? "must be at least line_start - 1" : "must be at least line_start");
   }
@@ -123,7 +131,7 @@ const grepRow = shape(
 
 /** One row per inspect tool, told apart by `tool` (docs/subsystems/child-guard.md, "Evidence"). */
 const evidenceRow: Each = (value, at) => {
-  const tool = typeof value === "object" && value !== null ? (value as { tool?: unknown }).tool : undefined;
+  const tool = fieldOf(value, "tool");
   if (tool === "read") {
     readRow(value, at);
     ordered(value, at, 0);

@@ -7,7 +7,7 @@ import { parentGone } from "../../src/child/parent-watch.ts";
 import { newState } from "../../src/child/state.ts";
 import { decideToolCall, handleToolResult } from "../../src/child/tool-hooks.ts";
 import { canonicalJsonLine } from "../../src/core/canonical.ts";
-import { CHILD_ENV } from "../../src/core/constants.ts";
+import { CHILD_ENV, SCHEMA } from "../../src/core/constants.ts";
 import { DelegateError } from "../../src/core/errors.ts";
 import { type Handover, handoverEnv, readHandover } from "../../src/core/handover-env.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
@@ -27,9 +27,24 @@ const codeOf = (fn: () => unknown): string | undefined => {
 
 const PROMPT = "Find the answer.";
 const seedFor = (prompt = PROMPT) => ({
+  schema_version: SCHEMA.seed,
   task_id: "d1",
   launch_nonce: "n1",
-  route: { provider: "fake", model: "fake-model", context_window_tokens: 200_000 },
+  created_at: "2026-01-01T00:00:00.000Z",
+  cwd: "/project",
+  capability: "inspect",
+  extension_mode: "isolated",
+  child_session_id: "s1",
+  directive: { text: prompt, sha256: sha256Hex(prompt), authority: "explicit_text" },
+  projection: { entries: [] },
+  system_prompt_sha256: sha256Hex("system"),
+  route: {
+    provider: "fake",
+    model: "fake-model",
+    context_window_tokens: 200_000,
+    thinking_level: "off",
+    origin: "explicit",
+  },
   limits: {
     max_turns: 2,
     max_tool_calls: 2,
@@ -39,7 +54,14 @@ const seedFor = (prompt = PROMPT) => ({
     answer_capture_bytes: 100,
     read_artifact_max_response_bytes: 61_440,
   },
-  budget: { growth_budget_tokens: 50_000, low_runway_trigger_tokens: 8_192, finalization_runway_tokens: 32_768 },
+  budget: {
+    capacity_tokens: 200_000,
+    admission_estimate_tokens: 1_000,
+    growth_budget_tokens: 50_000,
+    low_runway_trigger_tokens: 8_192,
+    finalization_runway_tokens: 32_768,
+    bytes_per_token: 1,
+  },
   child_prompt_sha256: sha256Hex(prompt),
 });
 
@@ -91,7 +113,7 @@ describe("the handover and the load check", () => {
     const { limits: _limits, ...noLimits } = seedFor();
     const bare = await task(noLimits);
     expect(codeOf(() => verifyTask(bare))).toBe("seed_hash_mismatch");
-    expect(() => verifyTask(bare)).toThrow(/limits\.max_turns/);
+    expect(() => verifyTask(bare)).toThrow(/seed\.json limits/);
   });
 
   it("a prompt file that is not UTF-8 is refused", async () => {
