@@ -27,53 +27,76 @@ function route(value: unknown, at: string): SeedRoute {
   };
 }
 
-function limits(value: unknown, at: string): SeedLimits {
+/**
+ * A block of numbers: `keys` each checked by `check`, and `last` by its own check, named as in the
+ * document.
+ */
+function numbers<const K extends string, const L extends string>(
+  value: unknown,
+  at: string,
+  keys: readonly K[],
+  check: (value: unknown, at: string) => number,
+  last: [L, (value: unknown, at: string) => number],
+): Record<K | L, number> {
   const o = plainObject(value, at);
-  return {
-    max_turns: positive(o.max_turns, keyPath(at, "max_turns")),
-    max_tool_calls: positive(o.max_tool_calls, keyPath(at, "max_tool_calls")),
-    timeout_seconds: count(o.timeout_seconds, keyPath(at, "timeout_seconds")),
-    spill_threshold_bytes: positive(o.spill_threshold_bytes, keyPath(at, "spill_threshold_bytes")),
-    aggregate_tool_output_bytes: positive(o.aggregate_tool_output_bytes, keyPath(at, "aggregate_tool_output_bytes")),
-    answer_capture_bytes: positive(o.answer_capture_bytes, keyPath(at, "answer_capture_bytes")),
-    read_artifact_max_response_bytes: positive(
-      o.read_artifact_max_response_bytes,
-      keyPath(at, "read_artifact_max_response_bytes"),
-    ),
-  };
+  const out = {} as Record<K | L, number>;
+  for (const key of keys) out[key] = check(o[key], keyPath(at, key));
+  out[last[0]] = last[1](o[last[0]], keyPath(at, last[0]));
+  return out;
 }
 
-function budget(value: unknown, at: string): SeedBudget {
-  const o = plainObject(value, at);
-  return {
-    capacity_tokens: count(o.capacity_tokens, keyPath(at, "capacity_tokens")),
-    admission_estimate_tokens: count(o.admission_estimate_tokens, keyPath(at, "admission_estimate_tokens")),
-    growth_budget_tokens: count(o.growth_budget_tokens, keyPath(at, "growth_budget_tokens")),
-    finalization_runway_tokens: count(o.finalization_runway_tokens, keyPath(at, "finalization_runway_tokens")),
-    low_runway_trigger_tokens: count(o.low_runway_trigger_tokens, keyPath(at, "low_runway_trigger_tokens")),
-    bytes_per_token: amount(o.bytes_per_token, keyPath(at, "bytes_per_token")),
-  };
+/** The limits the guard counts against: each a positive whole number (the timeout is the runner's). */
+const limits = (value: unknown, at: string): SeedLimits =>
+  numbers(
+    value,
+    at,
+    [
+      "max_turns",
+      "max_tool_calls",
+      "spill_threshold_bytes",
+      "aggregate_tool_output_bytes",
+      "answer_capture_bytes",
+      "read_artifact_max_response_bytes",
+    ],
+    positive,
+    ["timeout_seconds", count],
+  );
+
+/** The token budget: whole token counts, and the rate the estimate used. */
+const budget = (value: unknown, at: string): SeedBudget =>
+  numbers(
+    value,
+    at,
+    [
+      "capacity_tokens",
+      "admission_estimate_tokens",
+      "growth_budget_tokens",
+      "finalization_runway_tokens",
+      "low_runway_trigger_tokens",
+    ],
+    count,
+    ["bytes_per_token", amount],
+  );
+
+const SPEND_TOKENS = ["output_reserve_tokens", "turn_growth_tokens", "first_request_tokens", "framing_tokens"] as const;
+
+/** A positive finite amount (a cap). */
+function positiveAmount(value: unknown, at: string): number {
+  const cap = amount(value, at);
+  if (cap <= 0) violation(at, "must be a positive amount");
+  return cap;
 }
 
 /** A spend block: a positive finite cap, finite prices and whole token counts. */
 function spend(value: unknown, at: string): SeedSpend {
   const o = plainObject(value, at);
-  const cap = amount(o.cap_usd, keyPath(at, "cap_usd"));
-  if (cap <= 0) violation(keyPath(at, "cap_usd"), "must be a positive amount");
   const pricesAt = keyPath(at, "prices_usd_per_mtok");
-  const prices = plainObject(o.prices_usd_per_mtok, pricesAt);
   return {
-    cap_usd: cap,
-    prices_usd_per_mtok: {
-      input: amount(prices.input, keyPath(pricesAt, "input")),
-      output: amount(prices.output, keyPath(pricesAt, "output")),
-      cache_read: amount(prices.cache_read, keyPath(pricesAt, "cache_read")),
-      cache_write: amount(prices.cache_write, keyPath(pricesAt, "cache_write")),
-    },
-    output_reserve_tokens: count(o.output_reserve_tokens, keyPath(at, "output_reserve_tokens")),
-    turn_growth_tokens: count(o.turn_growth_tokens, keyPath(at, "turn_growth_tokens")),
-    first_request_tokens: count(o.first_request_tokens, keyPath(at, "first_request_tokens")),
-    framing_tokens: count(o.framing_tokens, keyPath(at, "framing_tokens")),
+    ...numbers(o, at, SPEND_TOKENS, count, ["cap_usd", positiveAmount]),
+    prices_usd_per_mtok: numbers(o.prices_usd_per_mtok, pricesAt, ["input", "output", "cache_read"], amount, [
+      "cache_write",
+      amount,
+    ]),
   };
 }
 
