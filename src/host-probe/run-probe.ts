@@ -86,25 +86,28 @@ function script(mode: Mode, n: number): ScriptedReply {
   return { text: "input was not handled" };
 }
 
-function readEvents(path: string): ProbeEvent[] {
+/** Every line of a JSON-lines file that parses (a line cut short by a kill is skipped). */
+function readJsonLines(path: string): unknown[] {
   if (!existsSync(path)) return [];
   return readFileSync(path, "utf8")
     .split("\n")
     .filter((line) => line.trim() !== "")
     .flatMap((line) => {
       try {
-        const event: unknown = JSON.parse(line);
-        const name = fieldOf(event, "event");
-        return typeof name === "string" ? [{ ...plainObject(event, ""), event: name }] : [];
+        const value: unknown = JSON.parse(line);
+        return [value];
       } catch {
         return [];
       }
     });
 }
 
-function readJsonLines(path: string): unknown[] {
-  if (!existsSync(path)) return [];
-  return readEvents(path);
+/** The probe extension's events: the JSON lines that name an event. */
+function readEvents(path: string): ProbeEvent[] {
+  return readJsonLines(path).flatMap((value) => {
+    const name = fieldOf(value, "event");
+    return typeof name === "string" ? [{ ...plainObject(value, ""), event: name }] : [];
+  });
 }
 
 /** The end of what a run printed, for a check that saw nothing else. */
