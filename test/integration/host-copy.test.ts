@@ -133,6 +133,17 @@ describe.runIf(HOST.version === HOST_COPY_SOURCE)(`throwaway copies of pi ${HOST
     };
   }
 
+  /** A run on `patch`'s copy: exits 0 as the relabelled version after one probe_touch call, which ran or not. */
+  async function probeTouchOn(patch: string, ran: boolean, toolResult: string): Promise<ProbeRun> {
+    const run = await runProbe(copyWith(patch));
+    expect(run.exitCode).toBe(0);
+    expect(run.version).toBe(RELABEL);
+    expect(run.toolCalls).toEqual(["probe_touch"]);
+    expect(run.ran).toBe(ran);
+    expect(run.toolResults).toEqual([toolResult]);
+    return run;
+  }
+
   it(`a copy prints ${RELABEL} from both CLIs; the installed host still prints ${HOST_COPY_SOURCE}`, () => {
     const copy = copyWith("none");
     expect(copy.sourceVersion).toBe(HOST_COPY_SOURCE);
@@ -142,24 +153,14 @@ describe.runIf(HOST.version === HOST_COPY_SOURCE)(`throwaway copies of pi ${HOST
   });
 
   it("an unpatched copy keeps both behaviours, and an extension's VERSION is the copy's", async () => {
-    const run = await runProbe(copyWith("none"));
-    expect(run.exitCode).toBe(0);
-    expect(run.version).toBe(RELABEL);
-    expect(run.toolCalls).toEqual(["probe_touch"]);
-    expect(run.ran).toBe(false);
-    expect(run.toolResults).toEqual(["PROBE-BLOCKED"]);
+    const run = await probeTouchOn("none", false, "PROBE-BLOCKED");
     expect(run.requests).toHaveLength(2);
     expect(run.requests[0]?.tools).toEqual(["read", "probe_touch"]);
     expect([...run.all].sort()).toEqual(["probe_touch", "read"]);
   });
 
   it("ignore-tool-call-block: the blocked tool runs; --tools still restricts", async () => {
-    const run = await runProbe(copyWith("ignore-tool-call-block"));
-    expect(run.exitCode).toBe(0);
-    expect(run.version).toBe(RELABEL);
-    expect(run.toolCalls).toEqual(["probe_touch"]);
-    expect(run.ran).toBe(true);
-    expect(run.toolResults).toEqual(["touched"]);
+    const run = await probeTouchOn("ignore-tool-call-block", true, "touched");
     expect(run.requests[0]?.tools).toEqual(["read", "probe_touch"]);
   });
 

@@ -108,6 +108,11 @@ function taskFiles(cwd: string, taskId: string) {
   };
 }
 
+/** A delegate on the priced route under the spend cap CAP. */
+function delegatePriced(parent: SdkParent, args: Record<string, unknown>): Promise<string> {
+  return delegateVia(parent, { ...args, route: { provider: "fake", model: PRICED }, maxCostUsd: CAP });
+}
+
 async function settled(parent: SdkParent, cwd: string, taskId: string): Promise<void> {
   await until(
     () => {
@@ -205,12 +210,7 @@ describe("a capped delegate", () => {
     installParentDriver(server, childModel);
     const parent = await startSdkParent({ agentDir: agent, cwd });
     try {
-      const taskId = await delegateVia(parent, {
-        name: "reads",
-        prompt: "SPEND-READS: read both files.",
-        route: { provider: "fake", model: PRICED },
-        maxCostUsd: CAP,
-      });
+      const taskId = await delegatePriced(parent, { name: "reads", prompt: "SPEND-READS: read both files." });
       await settled(parent, cwd, taskId);
       const files = taskFiles(cwd, taskId);
       expect(files.result().spilled_artifacts).toHaveLength(1);
@@ -231,12 +231,10 @@ describe("a capped delegate", () => {
     installParentDriver(server, childModel);
     const parent = await startSdkParent({ agentDir: agent, cwd });
     try {
-      const taskId = await delegateVia(parent, {
+      const taskId = await delegatePriced(parent, {
         name: "ignores",
         prompt: "SPEND-IGNORE: look around.",
-        route: { provider: "fake", model: PRICED },
         maxTurns: 40,
-        maxCostUsd: CAP,
       });
       await settled(parent, cwd, taskId);
       const files = taskFiles(cwd, taskId);
