@@ -23,12 +23,17 @@ function taskDir(cwd: string, parent: SdkParent, taskId: string): string {
   return join(cwd, ".pi/delegate", parent.sessionManager.getSessionId(), taskId);
 }
 
+/** A fresh agent dir and project (`label`), the parent driver installed, and an SDK parent on them. */
+async function startParent(label: string): Promise<{ cwd: string; parent: SdkParent }> {
+  const agentDir = await createAgentDir({ serverUrl: server.url });
+  const cwd = await makeTempDir(label);
+  installParentDriver(server);
+  return { cwd, parent: await startSdkParent({ agentDir, cwd }) };
+}
+
 describe("bg_result against real children", () => {
   it("delivers large answers as artifacts, refuses inline, and rejects every tampered verification step", async () => {
-    const agentDir = await createAgentDir({ serverUrl: server.url });
-    const cwd = await makeTempDir("proj");
-    installParentDriver(server);
-    const parent = await startSdkParent({ agentDir, cwd });
+    const { cwd, parent } = await startParent("proj");
     try {
       const id = await delegateVia(parent, {
         name: "large answer",
@@ -160,10 +165,7 @@ describe("bg_result against real children", () => {
   });
 
   it("a task tree where answer.txt cannot be written still delivers the verified answer, from result.json", async () => {
-    const agentDir = await createAgentDir({ serverUrl: server.url });
-    const cwd = await makeTempDir("proj-readonly");
-    installParentDriver(server);
-    const parent = await startSdkParent({ agentDir, cwd });
+    const { cwd, parent } = await startParent("proj-readonly");
     let id = "";
     const dir = () => taskDir(cwd, parent, id);
     try {
@@ -201,10 +203,7 @@ describe("bg_result against real children", () => {
   });
 
   it("autoDeliver carries verified answers; notifyOnCompletion false sends nothing", async () => {
-    const agentDir = await createAgentDir({ serverUrl: server.url });
-    const cwd = await makeTempDir("proj");
-    installParentDriver(server);
-    const parent = await startSdkParent({ agentDir, cwd });
+    const { cwd, parent } = await startParent("proj");
     try {
       await delegateVia(parent, {
         name: "small auto",
