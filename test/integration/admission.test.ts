@@ -72,11 +72,20 @@ async function promptWith(parent: SdkParent, text: string, toolCalls: ToolCall[]
   return parent.messages();
 }
 
+/** A fresh project (`label`) and an SDK parent on the file's agent dir, disposed after `body`. */
+async function withParent(label: string, body: (cwd: string, parent: SdkParent) => Promise<void>): Promise<void> {
+  const cwd = await makeTempDir(label);
+  const parent = await startSdkParent({ agentDir: agent, cwd });
+  try {
+    await body(cwd, parent);
+  } finally {
+    await parent.dispose();
+  }
+}
+
 describe("refusals create nothing", () => {
   it("invalid_arguments: a string maxTurns, an unknown key and a blank prompt, each named", async () => {
-    const cwd = await makeTempDir("adm-args");
-    const parent = await startSdkParent({ agentDir: agent, cwd });
-    try {
+    await withParent("adm-args", async (cwd, parent) => {
       const messages = await promptWith(parent, "go", [
         delegateCall("c_turns", { name: "t", prompt: "look", maxTurns: "45" }),
         delegateCall("c_key", { name: "t", prompt: "look", priority: "high" }),
@@ -90,9 +99,7 @@ describe("refusals create nothing", () => {
       expect(key.text).toContain("priority: is not a known argument");
       expect(blank.text).toContain("prompt: must not be blank");
       await expectNothingCreated(cwd, []);
-    } finally {
-      await parent.dispose();
-    }
+    });
   });
 
   it("delegate_concurrency_limit: with maxRunning 1 and one child held by the server, a second call is refused", async () => {
@@ -153,9 +160,7 @@ describe("refusals create nothing", () => {
   });
 
   it("route_unresolved: an unknown model and near-miss ids are refused (exact match only, unlike pi's --model)", async () => {
-    const cwd = await makeTempDir("adm-route");
-    const parent = await startSdkParent({ agentDir: agent, cwd });
-    try {
+    await withParent("adm-route", async (cwd, parent) => {
       const routes: Record<string, { provider: string; model: string }> = {
         c_unknown: { provider: "fake", model: "no-such-model" },
         c_case: { provider: "fake", model: "Fake-Model" },
@@ -174,9 +179,7 @@ describe("refusals create nothing", () => {
         expect(result.text).toContain(`${route.provider}/${route.model} is not in the model registry`);
       }
       await expectNothingCreated(cwd, []);
-    } finally {
-      await parent.dispose();
-    }
+    });
   });
 
   it("route_capacity_unknown: a provider model with context window 0 or none declared", async () => {
@@ -291,9 +294,7 @@ describe("refusals create nothing", () => {
   });
 
   it("seed_projection_failed: a user prompt holding a lone surrogate (pi sends it, sanitized)", async () => {
-    const cwd = await makeTempDir("adm-surrogate");
-    const parent = await startSdkParent({ agentDir: agent, cwd });
-    try {
+    await withParent("adm-surrogate", async (cwd, parent) => {
       server.setHandler(
         parentModel({
           onUser: (text) =>
@@ -313,15 +314,11 @@ describe("refusals create nothing", () => {
       expect(result.text).toContain(`message ${userIndex} (user)`);
       expect(result.text).toContain("lone surrogate");
       await expectNothingCreated(cwd, []);
-    } finally {
-      await parent.dispose();
-    }
+    });
   });
 
   it("seed_projection_failed: an extension's custom message with a block type this version does not know", async () => {
-    const cwd = await makeTempDir("adm-block");
-    const parent = await startSdkParent({ agentDir: agent, cwd });
-    try {
+    await withParent("adm-block", async (cwd, parent) => {
       // Any extension can put this on the branch; pi keeps it and sends it to the model.
       const content = [
         { type: "text", text: "a recording follows" },
@@ -334,15 +331,11 @@ describe("refusals create nothing", () => {
       expectRefusal(result, "seed_projection_failed");
       expect(result.text).toContain('message 0 (custom) block 1: unknown block type "audio"');
       await expectNothingCreated(cwd, []);
-    } finally {
-      await parent.dispose();
-    }
+    });
   });
 
   it("seed_budget_exceeded: a 40 KB directive on a 75,000-token route", async () => {
-    const cwd = await makeTempDir("adm-budget");
-    const parent = await startSdkParent({ agentDir: agent, cwd });
-    try {
+    await withParent("adm-budget", async (cwd, parent) => {
       const prompt = `Summarize: ${"lorem ipsum ".repeat(3_400)}`;
       expect(Buffer.byteLength(prompt)).toBeGreaterThan(40_000);
       const messages = await promptWith(parent, "go", [
@@ -354,9 +347,7 @@ describe("refusals create nothing", () => {
         /> capacity 46328 of fake\/mid-model; reduce the prompt or conversation by at least \d+ bytes/,
       );
       await expectNothingCreated(cwd, []);
-    } finally {
-      await parent.dispose();
-    }
+    });
   });
 });
 
