@@ -14,7 +14,7 @@ import { sha256Hex } from "../../src/core/hash.ts";
 import { requireChildHost } from "../../src/core/host-range.ts";
 import type { SeedLimits } from "../../src/core/types.ts";
 import { makeTempDir } from "../helpers/temp.ts";
-import { textToolResult } from "../helpers/tool-events.ts";
+import { readRowFromStart, textToolResult } from "../helpers/tool-events.ts";
 
 const codeOf = (fn: () => unknown): string | undefined => {
   try {
@@ -229,18 +229,7 @@ describe("the tool boundary", () => {
     state.runway.budget = { growthBudgetTokens: 50_000, triggerTokens: 8_192 };
     const event = (text: string, id: string) => textToolResult("read", { path: "f.txt" }, text, id);
     expect(handleToolResult(state, event("small", "a"), taskDir, limits, taskDir)).toBeUndefined();
-    expect(state.evidence.map((e) => e.row)).toEqual([
-      {
-        tool: "read",
-        path: "f.txt",
-        file: "f.txt",
-        line_start: 1,
-        line_end: 1,
-        byte_start: 0,
-        byte_end: 5,
-        sha256: sha256Hex("small"),
-      },
-    ]);
+    expect(state.evidence.map((e) => e.row)).toEqual([readRowFromStart("f.txt", 1, "small")]);
     const spilled = handleToolResult(state, event("x".repeat(101), "b"), taskDir, limits, taskDir);
     expect(spilled?.content[0]?.text).toContain("[delegate spill]");
     expect(state.receipts).toHaveLength(1);
@@ -275,18 +264,8 @@ describe("the tool boundary", () => {
     expect(state.runway.keptToolBytes).toBe(Buffer.byteLength(head as string));
     expect(state.runway.spilledToolBytes).toBe(Buffer.byteLength(file) - Buffer.byteLength(head as string));
     const headBytes = Buffer.byteLength(`${head}\n`);
-    expect(state.evidence.map((e) => e.row)).toEqual([
-      {
-        tool: "read",
-        path: "big.txt",
-        file: "big.txt",
-        line_start: 1,
-        line_end: lines,
-        byte_start: 0,
-        byte_end: headBytes,
-        sha256: sha256Hex(file.slice(0, headBytes)),
-      },
-    ]);
+    expect(headBytes).toBe(Buffer.byteLength(file.slice(0, headBytes))); // ASCII: bytes and characters agree
+    expect(state.evidence.map((e) => e.row)).toEqual([readRowFromStart("big.txt", lines, file.slice(0, headBytes))]);
     // With less room than the minimum head, the result is a receipt alone.
     state.runway.retainedBytes = 13_500;
     const receiptOnly = readBig("r2");
