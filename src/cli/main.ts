@@ -15,6 +15,7 @@ import { adjudicateStrandedRuns } from "../tasks/adjudicate.ts";
 import { pruneTasks } from "../tasks/prune.ts";
 import type { TaskRow } from "../tasks/row.ts";
 import { listRows } from "../tasks/seam.ts";
+import { spendTotal } from "../views/spend-total.ts";
 import { EXIT, helpText, type ParsedCommand, parseArgs, UsageError } from "./args.ts";
 import { cancelTask } from "./cancel.ts";
 import { cliFailureText, unexpectedFailureText } from "./failure.ts";
@@ -61,7 +62,7 @@ async function list(io: CliIo, p: ParsedCommand): Promise<number> {
   await adjudicateStrandedRuns(io.cwd);
   const every = await listRows(io.cwd, { verify: true });
   const rows = p.all ? every : newestSessionOnly(every);
-  if (p.json) printJson(io, { schema_version: LIST_SCHEMA, all: p.all, tasks: rows });
+  if (p.json) printJson(io, { schema_version: LIST_SCHEMA, all: p.all, tasks: rows, spend_total: spendTotal(rows) });
   else say(io, "stdout", renderList(rows, p.all, every.length - rows.length));
   return EXIT.ok;
 }

@@ -7,6 +7,7 @@ import type { CheckedFieldBasis } from "../verify/structured-output.ts";
 import { hostLine } from "../views/host-label.ts";
 import { citationStatusText } from "../views/output.ts";
 import { evidenceLines, FORCED_BY } from "../views/result.ts";
+import { spendTotalText } from "../views/spend-total.ts";
 import { facts, table, visible } from "./format.ts";
 import type { DelegateFacts, FailureFact, FusionFacts, TaskFacts } from "./show.ts";
 
@@ -15,7 +16,7 @@ export const LIST_SCHEMA = "pi-bg-delegate.cli-list.v1";
 export function renderList(rows: readonly TaskRow[], all: boolean, hidden: number): string {
   if (rows.length === 0) return all ? "No delegate tasks or Fusion runs in this project." : "No tasks to show.";
   const body = table(
-    ["ID", "KIND", "STATE", "ROUTE", "RUN", "COST", "ANSWER", "NAME"],
+    ["ID", "KIND", "STATE", "ROUTE", "RUN", "COST", "CAP", "ANSWER", "NAME"],
     rows.map((r) => [
       r.id,
       r.kind,
@@ -23,12 +24,13 @@ export function renderList(rows: readonly TaskRow[], all: boolean, hidden: numbe
       r.route ?? "-",
       r.run_seconds === null ? "-" : formatDuration(r.run_seconds),
       r.cost === null ? "-" : formatCost(r.cost),
+      r.cap === null ? "-" : formatCost(r.cap),
       r.answer_bytes !== null ? formatBytes(r.answer_bytes) : r.code !== null ? `[${r.code}]` : "-",
       r.name,
     ]),
   );
   const more = hidden > 0 ? `\n(${hidden} more in earlier sessions: --all shows them)` : "";
-  return body + more;
+  return `${body}\n${spendTotalText(rows)}${more}`;
 }
 
 function usageText(usage: UsageRecord | null): string {

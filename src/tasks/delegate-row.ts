@@ -27,6 +27,7 @@ function factsRow(ref: TaskRef, manifest: DelegateManifest, now: number): TaskRo
     created_at: manifest.created_at,
     ended_at: endedAt,
     run_seconds: stale ? null : secondsBetween(manifest.created_at, running ? null : endedAt, now),
+    cap: manifest.limits.max_cost_usd ?? null,
   };
 }
 

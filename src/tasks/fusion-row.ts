@@ -56,6 +56,7 @@ function factsRow(ref: TaskRef, manifest: FusionManifest, now: number): { row: T
     ended_at: endedAt,
     run_seconds: stale ? null : secondsBetween(manifest.created_at, running ? null : endedAt, now),
     code: failure?.code ?? null,
+    cap: record?.limits.max_cost_usd ?? null,
   };
   return { row, children: childRecords.map((c) => c.task_id) };
 }

@@ -28,6 +28,8 @@ export interface TaskRow {
   run_seconds: number | null;
   /** Dollars; null when not known. */
   cost: number | null;
+  /** The spend cap it ran under (a delegate's maxCostUsd, a Fusion run's for the whole run); null without one. */
+  cap: number | null;
   answer_bytes: number | null;
   /** The recorded failure code, or (verify) the code of a check that failed just now. */
   code: FailureCode | null;
@@ -54,6 +56,7 @@ export function unreadRow(ref: TaskRef): TaskRow {
     ended_at: null,
     run_seconds: null,
     cost: null,
+    cap: null,
     answer_bytes: null,
     code: null,
     dir: ref.dir,

@@ -2,6 +2,7 @@ import type { Theme } from "@mariozechner/pi-coding-agent";
 import { type Component, truncateToWidth, visibleWidth } from "@mariozechner/pi-tui";
 import { formatBytes, formatCost, formatDuration } from "../core/units.ts";
 import type { TaskRow } from "../tasks/row.ts";
+import { spendTotalText } from "../views/spend-total.ts";
 
 /** The short id shown to a person: `d` and 8 hex digits, a prefix every id lookup accepts. */
 export function shortId(id: string): string {
@@ -27,7 +28,12 @@ const COLUMNS: readonly Column[] = [
   { title: "STATE", cell: (r) => r.state },
   { title: "ROUTE", cell: (r) => r.route ?? "", max: 28 },
   { title: "RUN TIME", cell: (r) => (r.run_seconds === null ? "" : formatDuration(r.run_seconds)), right: true },
-  { title: "COST", cell: (r) => (r.cost === null ? "?" : formatCost(r.cost)), right: true },
+  {
+    title: "COST",
+    // A capped task's spend beside its cap.
+    cell: (r) => `${r.cost === null ? "?" : formatCost(r.cost)}${r.cap === null ? "" : `/${formatCost(r.cap)}`}`,
+    right: true,
+  },
   {
     title: "SIZE",
     cell: (r) => (r.answer_bytes !== null ? formatBytes(r.answer_bytes) : (r.code ?? "")),
@@ -101,6 +107,7 @@ export class DelegatesTable implements Component {
       cells[1] = t.fg(STATE_COLOR[row.state], cells[1]!);
       out.push(line(cells));
     }
+    out.push(t.fg("muted", truncateToWidth(spendTotalText(rows), width, "…")));
     const running = rows.some((r) => r.state === "running");
     const hint = running
       ? "/delegates cancel <id> stops a running task · /delegates hide closes this table"

@@ -68,9 +68,11 @@ describe("pi-bg-delegate on task trees made by real children", () => {
       const list = await runCli(cwd, "list");
       expect(list.code, list.stderr).toBe(0);
       const lines = list.stdout.trimEnd().split("\n");
-      expect(lines[0]).toMatch(/^ID\s+KIND\s+STATE\s+ROUTE\s+RUN\s+COST\s+ANSWER\s+NAME$/);
-      expect(lines).toHaveLength(6);
-      expect(new Set(lines.map((l) => l.indexOf("delegate")).slice(1)).size).toBe(1); // aligned
+      expect(lines[0]).toMatch(/^ID\s+KIND\s+STATE\s+ROUTE\s+RUN\s+COST\s+CAP\s+ANSWER\s+NAME$/);
+      // Five tasks and the line with their total spend.
+      expect(lines).toHaveLength(7);
+      expect(lines.at(-1)).toMatch(/^total spend: \$\d+\.\d+ over 5 delegate tasks/);
+      expect(new Set(lines.slice(1, -1).map((l) => l.indexOf("delegate"))).size).toBe(1); // aligned
       const json = JSON.parse((await runCli(cwd, "list", "--json")).stdout) as {
         tasks: { id: string; state: string; code: string | null; answer_bytes: number | null }[];
       };

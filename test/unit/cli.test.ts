@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../../scripts/hosts.mjs";
 import { COMMAND_NAMES, EXIT, helpText, parseArgs, UsageError } from "../../src/cli/args.ts";
 import { facts, table, visible, visibleLines } from "../../src/cli/format.ts";
-import { renderFacts } from "../../src/cli/render.ts";
+import { renderFacts, renderList } from "../../src/cli/render.ts";
 import { type DelegateFacts, SHOW_SCHEMA } from "../../src/cli/show.ts";
 
 function usage(argv: string[]): string {
@@ -148,6 +148,32 @@ describe("the command needs nothing from Pi", () => {
     visit(join(REPO_ROOT, "src/cli/main.ts"));
     expect(seen.size).toBeGreaterThan(20);
     expect(piImports).toEqual([]);
+  });
+});
+
+describe("list: the spend cap and the total", () => {
+  it("shows each task's cap beside its cost and one line with the listed delegates' total spend", () => {
+    const row = {
+      id: `d${"a".repeat(32)}`,
+      kind: "delegate" as const,
+      state: "completed" as const,
+      session: "s",
+      route: "fake/priced-model",
+      name: "capped",
+      detail: null,
+      created_at: null,
+      ended_at: null,
+      run_seconds: 12,
+      cost: 0.1005,
+      cap: 0.2,
+      answer_bytes: 70,
+      code: null,
+      dir: "/tmp/x",
+    };
+    const text = renderList([row, { ...row, id: `d${"b".repeat(32)}`, cap: null, cost: null }], true, 0);
+    expect(text.split("\n")[0]).toMatch(/\bCOST\s+CAP\s+ANSWER\b/);
+    expect(text).toMatch(/\$0\.1005\s+\$0\.2000/);
+    expect(text.split("\n").at(-1)).toBe("total spend: $0.1005 over 2 delegate tasks (1 not reported)");
   });
 });
 

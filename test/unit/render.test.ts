@@ -545,6 +545,7 @@ describe("/delegates table", () => {
     ended_at: "2026-12-01T10:00:14.000Z",
     run_seconds: 14,
     cost: 0.0042,
+    cap: null,
     answer_bytes: 787,
     code: null,
     dir: "/tmp/t",
@@ -598,10 +599,18 @@ describe("/delegates table", () => {
       expect(lines[1]).toContain("2m05s");
       expect(lines[2]).toContain("$0.0042");
       expect(lines[2]).toContain("787 B");
+      // The total of the listed tasks (one cost not reported).
+      expect(lines.at(-2)).toContain("total spend: $0.0084 over 3 delegate tasks (1 not reported)");
       expect(lines[3]).toContain("child_timeout");
       if (width === 80) expect(lines[1]).toMatch(/…$/);
       else expect(lines[1]).toContain("cannot fit in eighty columns at all");
       expect(lines.at(-1)).toContain("/delegates cancel <id>");
     });
   }
+
+  it("a capped task shows its spend beside its cap", () => {
+    const capped = [rows[0]!, row({ id: `d2${"b".repeat(31)}`, cap: 0.5 }), rows[2]!];
+    const lines = plain(new DelegatesTable(() => capped, theme()).render(160));
+    expect(lines[2]).toContain("$0.0042/$0.5000");
+  });
 });
