@@ -11,7 +11,7 @@ import {
 import { sha256Hex } from "../core/hash.ts";
 import type { SeedSpend } from "../core/spend.ts";
 import type { DelegateManifest, ManifestHost, SeedBudget, SeedDocument, SeedRoute } from "../core/types.ts";
-import { taskDirFor } from "../store/artifacts.ts";
+import { taskDirFor } from "../store/task-paths.ts";
 import { newChildSessionId, newLaunchNonce, newTaskId } from "./ids.ts";
 
 /** A manifest as launch writes it; the store adds the artifact paths and the seed's hash and size. */

@@ -2,27 +2,13 @@ import { mkdirSync, rmdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { CURRENT_SESSION_VERSION } from "@mariozechner/pi-coding-agent";
 import { canonicalJsonLine } from "../core/canonical.ts";
-import { DELEGATE_ROOT, SCHEMA, TASK_FILES } from "../core/constants.ts";
+import { SCHEMA, TASK_FILES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import { DIR_MODE, fsyncDir, markPrivateRoot, writeNewFile } from "../core/fs.ts";
 import { sha256Hex } from "../core/hash.ts";
 import type { BoundArtifact, DelegateManifest, SeedDocument } from "../core/types.ts";
 import { writeManifest } from "./lookup.ts";
 import { removeTaskTree } from "./remove.ts";
-
-/** Session ids become path segments: keep them to a safe alphabet. */
-export function sessionSegment(parentSessionId: string): string {
-  const safe = parentSessionId.replace(/[^A-Za-z0-9_.-]/g, "-").slice(0, 120);
-  return safe === "" || safe === "." || safe === ".." ? "session" : safe;
-}
-
-export function delegateRoot(cwd: string): string {
-  return join(cwd, DELEGATE_ROOT);
-}
-
-export function taskDirFor(cwd: string, parentSessionId: string, taskId: string): string {
-  return join(delegateRoot(cwd), sessionSegment(parentSessionId), taskId);
-}
 
 export interface TaskTreeInput {
   taskDir: string;

@@ -1,8 +1,8 @@
 import { join } from "node:path";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { formatCost, formatDuration } from "../core/units.ts";
-import { delegateRoot } from "../store/artifacts.ts";
 import { readProgress } from "../store/progress.ts";
+import { delegateRoot } from "../store/task-paths.ts";
 import type { LiveRun } from "../tasks/live.ts";
 import { getRegistry } from "../tasks/registry.ts";
 import { listRows } from "../tasks/seam.ts";

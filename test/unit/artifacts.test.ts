@@ -14,7 +14,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { DelegateError } from "../../src/core/errors.ts";
 import { writeNewFile } from "../../src/core/fs.ts";
 import type { SeedDocument } from "../../src/core/types.ts";
-import { taskDirFor, writeTaskTree } from "../../src/store/artifacts.ts";
+import { writeTaskTree } from "../../src/store/artifacts.ts";
+import { taskDirFor } from "../../src/store/task-paths.ts";
 
 const dirs: string[] = [];
 afterEach(() => {
