@@ -44,7 +44,12 @@ const COLUMNS: readonly Column[] = [
 
 const GAP = "  ";
 const NAME_MIN = 8;
-const ROUTE_MIN = 12;
+/** What gives way, in order, when the columns do not fit: [column title, narrowest it gets]. */
+const SHRINK: readonly (readonly [string, number])[] = [
+  ["ROUTE", 12],
+  ["SIZE", 8],
+  ["ROUTE", 8],
+];
 
 function padCell(text: string, width: number, right = false): string {
   const cut = truncateToWidth(text, width, "…");
@@ -52,7 +57,10 @@ function padCell(text: string, width: number, right = false): string {
   return right ? pad + cut : cut + pad;
 }
 
-/** Column widths for a terminal width: the name column takes the rest, the route shrinks first. */
+/**
+ * Column widths for a terminal width: the name column takes the rest; when the rest is too narrow,
+ * the route gives way first, then the size (a code or a byte count, cut with an ellipsis).
+ */
 function widths(rows: readonly TaskRow[], total: number): number[] {
   const natural = COLUMNS.map((c) =>
     Math.min(
@@ -61,10 +69,13 @@ function widths(rows: readonly TaskRow[], total: number): number[] {
     ),
   );
   const nameIndex = COLUMNS.length - 1;
-  const routeIndex = 2;
   const fixed = () => natural.slice(0, nameIndex).reduce((a, b) => a + b, 0) + GAP.length * nameIndex;
-  const spare = total - fixed() - NAME_MIN;
-  if (spare < 0) natural[routeIndex] = Math.max(ROUTE_MIN, natural[routeIndex]! + spare);
+  for (const [title, min] of SHRINK) {
+    const spare = total - fixed() - NAME_MIN;
+    if (spare >= 0) break;
+    const index = COLUMNS.findIndex((c) => c.title === title);
+    natural[index] = Math.max(min, natural[index]! + spare);
+  }
   natural[nameIndex] = Math.max(NAME_MIN, total - fixed());
   return natural;
 }

@@ -613,4 +613,26 @@ describe("/delegates table", () => {
     const lines = plain(new DelegatesTable(() => capped, theme()).render(160));
     expect(lines[2]).toContain("$0.0042/$0.5000");
   });
+
+  it("at 80 columns a capped table still shows every column: the route and the size give way, not the name", () => {
+    const capped = [
+      row({ id: `d1${"a".repeat(31)}`, cap: 0.5, name: "cache invalidation sites" }),
+      row({
+        id: `d2${"b".repeat(31)}`,
+        cap: 12.5,
+        state: "failed",
+        answer_bytes: null,
+        code: "spend_cap_below_first_request",
+      }),
+    ];
+    const lines = plain(new DelegatesTable(() => capped, theme()).render(80));
+    expect(lines[0]).toMatch(/^ ID\s+STATE\s+ROUTE\s+RUN TIME\s+COST\s+SIZE\s+NAME$/);
+    const nameAt = lines[0]!.indexOf("NAME");
+    for (const line of lines) expect(visibleWidth(line)).toBeLessThanOrEqual(80);
+    expect(lines[1]).toContain("$0.0042/$0.5000");
+    expect(lines[1]!.slice(nameAt)).toMatch(/^cache i…$/);
+    expect(lines[2]).toContain("$0.0042/$12.50");
+    expect(lines[2]!.slice(nameAt)).toMatch(/^map auth$/);
+    expect(lines[2]).toMatch(/spend_c…/);
+  });
 });
