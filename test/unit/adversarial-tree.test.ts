@@ -6,7 +6,8 @@
  * a directory, mode 000 and a sparse 1 GiB file — and every case goes through bg_result's retrieval
  * (in process, as extension.ts calls it, inline and as a file), the `/delegates` rows, and the real
  * `pi-bg-delegate verify/result/show/list/prune --dry-run` as subprocesses. For each: a typed result
- * (a DelegateError code, a documented exit status, never a stack trace), within 2 s, no byte of a
+ * (a DelegateError code, a documented exit status, never a stack trace), never blocked (under 5 s, half
+ * the time after which a read blocked on a FIFO is released), no byte of a
  * changed answer delivered, nothing outside .pi/ read or removed.
  *
  * Cost: one project per mutation holds a copy of a pristine template per file (copied, never rebuilt),
@@ -70,7 +71,11 @@ import { encodeResultFile, makeTerminalFile } from "../helpers/result-fixtures.t
 import { writeCompletedTask } from "../helpers/task-tree.ts";
 import { makeTempDir } from "../helpers/temp.ts";
 
-const BOUND_MS = 2_000;
+/**
+ * Not a speed target (those live in the bench): a call that blocked on a FIFO lasts until the
+ * releaser frees it at RELEASE_MS, so half of that tells a blocked call from a slow one on a loaded machine.
+ */
+const BOUND_MS = 5_000;
 /** A reader blocked on a FIFO is released this late, so a hang shows as a time far over the bound. */
 const RELEASE_MS = 10_000;
 /** A command still running after this long is killed (SIGKILL) and the case fails: never a hung suite. */
