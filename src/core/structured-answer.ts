@@ -6,7 +6,17 @@
  * it again before any byte is returned. Both use this one parse, on the one validator.
  */
 import { checkValue, type OutputSchema } from "./output-schema.ts";
-import { closedObject, count, keyPath, list, oneOf, SchemaViolation, str, violation } from "./validate.ts";
+import {
+  answerObject,
+  closedObject,
+  count,
+  keyPath,
+  list,
+  oneOf,
+  SchemaViolation,
+  str,
+  violation,
+} from "./validate.ts";
 
 export const CONFIDENCE_LEVELS = ["low", "medium", "high"] as const;
 export type Confidence = (typeof CONFIDENCE_LEVELS)[number];
@@ -45,13 +55,6 @@ export const STRUCTURED_ANSWER_FORMAT = [
   "and copy excerpts exactly as they appear in the file: they are checked against the file.",
 ].join("\n");
 
-/** The JSON text of a final message: the message itself, or the body of one ```json fence that is all of it. */
-export function answerJsonText(text: string): string {
-  const trimmed = text.trim();
-  const fenced = /^```(?:json)?[ \t]*\r?\n([\s\S]*?)\r?\n```$/u.exec(trimmed);
-  return fenced?.[1] ?? trimmed;
-}
-
 function citation(value: unknown, at: string): BasisCitation {
   const c = closedObject(value, at, ["path", "start_line", "end_line", "excerpt"]);
   const path = str(c.path, keyPath(at, "path"), { maxChars: BASIS_BOUNDS.pathChars });
@@ -82,13 +85,7 @@ function fieldBasis(value: unknown, at: string, fields: readonly string[]): Fiel
  * (JSON paths from the answer object: `output.items[2].line`, `basis[0].citations[1].excerpt`).
  */
 export function parseStructuredAnswer(text: string, schema: OutputSchema): StructuredAnswer {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(answerJsonText(text));
-  } catch (error) {
-    violation("", `is not one JSON object (${(error as Error).message})`);
-  }
-  const answer = closedObject(parsed, "", ["output", "basis"]);
+  const answer = answerObject(text, ["output", "basis"]);
   checkValue(schema, answer.output, "output");
   const output = answer.output as Record<string, unknown>;
   const present = Object.keys(output);

@@ -93,6 +93,24 @@ export function closedObject(
   return record;
 }
 
+/** The JSON text of a model's final message: the message itself, or the body of one fenced block that is all of it. */
+export function answerJsonText(text: string): string {
+  const trimmed = text.trim();
+  const fenced = /^```[a-z]*[ \t]*\r?\n([\s\S]*?)\r?\n```$/u.exec(trimmed);
+  return fenced?.[1] ?? trimmed;
+}
+
+/** A model's answer as one JSON object with exactly these keys (answerJsonText, then closedObject). */
+export function answerObject(text: string, keys: readonly string[]): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(answerJsonText(text));
+  } catch (error) {
+    violation("", `is not one JSON object (${(error as Error).message})`);
+  }
+  return closedObject(parsed, "", keys);
+}
+
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is refused
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 

@@ -3,7 +3,7 @@
  * per claim, the candidates that support and contradict it, and the findings only one candidate made.
  * Checked by the one validator; the candidates it may name are exactly the verified ones.
  */
-import { closedObject, list, SchemaViolation, str, violation } from "../core/validate.ts";
+import { answerObject, closedObject, list, SchemaViolation, str, violation } from "../core/validate.ts";
 
 export interface EvaluatedClaim {
   claim: string;
@@ -31,12 +31,6 @@ export const EVALUATION_EXAMPLE =
   '"unique_findings":[{"candidate":"candidate-2","finding":"<a finding only that candidate made>"}]}';
 
 /** The JSON text of an answer: the whole answer, or the body of its one fenced block. */
-function jsonText(answer: string): string {
-  const trimmed = answer.trim();
-  const fenced = /^```[a-z]*\n([\s\S]*?)\n```$/.exec(trimmed);
-  return fenced ? (fenced[1] as string) : trimmed;
-}
-
 function slots(value: unknown, at: string, known: readonly string[]): string[] {
   const names = list(value, at, known.length, (item, itemAt) => {
     const name = str(item, itemAt, { maxChars: 64 });
@@ -49,13 +43,7 @@ function slots(value: unknown, at: string, known: readonly string[]): string[] {
 
 /** Parse and check an evaluator answer against the verified candidates' slots. Throws SchemaViolation. */
 export function parseEvaluation(answer: string, candidates: readonly string[]): Evaluation {
-  let value: unknown;
-  try {
-    value = JSON.parse(jsonText(answer));
-  } catch (error) {
-    violation("", `is not one JSON object (${(error as Error).message})`);
-  }
-  const o = closedObject(value, "", ["claims", "unique_findings"]);
+  const o = answerObject(answer, ["claims", "unique_findings"]);
   const claims = list(o.claims, "claims", MAX_CLAIMS, (item, at) => {
     const c = closedObject(item, at, ["claim", "supported_by", "contradicted_by"]);
     const claim: EvaluatedClaim = {

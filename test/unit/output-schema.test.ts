@@ -8,8 +8,8 @@ import { DELEGATE_FIELDS } from "../../src/arguments/delegate-arguments.ts";
 import { checkArguments } from "../../src/arguments/fields.ts";
 import { DelegateError } from "../../src/core/errors.ts";
 import { checkOutputSchema, checkValue, OUTPUT_SCHEMA_BOUNDS } from "../../src/core/output-schema.ts";
-import { answerJsonText, parseStructuredAnswer, structuredAnswerProblem } from "../../src/core/structured-answer.ts";
-import { SchemaViolation } from "../../src/core/validate.ts";
+import { parseStructuredAnswer, structuredAnswerProblem } from "../../src/core/structured-answer.ts";
+import { answerJsonText, SchemaViolation } from "../../src/core/validate.ts";
 
 const SCHEMA = {
   type: "object",
