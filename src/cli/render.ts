@@ -195,7 +195,27 @@ function renderFusion(f: FusionFacts, now: number): string {
     ["answer", f.answer === null ? "-" : `${formatBytes(f.answer.byte_length)}, sha256 ${f.answer.sha256} (verified)`],
     ...failureLines(f.failure),
   ];
-  return [facts(pairs), "", "Artifacts:", facts(Object.entries(f.artifacts))].join("\n");
+  const lines = [facts(pairs)];
+  if (f.basis !== null) {
+    lines.push(
+      "",
+      "Basis (per field of the merged JSON answer, each citation checked against what the merger read):",
+      table(["FIELD", "CONFIDENCE", "CITATION", "CHECK"], f.basis.flatMap(basisCells)),
+    );
+  }
+  if (f.agreement !== null) {
+    const names = (list: readonly string[]) => (list.length === 0 ? "-" : visible(list.join(", ")));
+    lines.push(
+      "",
+      "Agreement (per field: the candidates whose value is the merged one, and the others):",
+      table(
+        ["FIELD", "AGREED", "DISAGREED", "LEFT OUT"],
+        f.agreement.map((a) => [visible(a.field), names(a.agreed), names(a.disagreed), names(a.absent)]),
+      ),
+    );
+  }
+  lines.push("", "Artifacts:", facts(Object.entries(f.artifacts)));
+  return lines.join("\n");
 }
 
 export function renderFacts(f: TaskFacts, now = Date.now()): string {

@@ -9,7 +9,13 @@ import { join } from "node:path";
 import { type FinalizedBy, FUSION_FILES, TASK_FILES } from "../core/constants.ts";
 import { DelegateError, type FailureCode } from "../core/errors.ts";
 import type { DelegateManifest, DelegateResultFile, EvidenceCheck, EvidenceRow, UsageRecord } from "../core/types.ts";
-import { readFusionManifest, type SettledFusion, settleFusion } from "../fusion/index.ts";
+import {
+  type FieldAgreement,
+  readFusionManifest,
+  type SettledFusion,
+  type StructuredMerged,
+  settleFusion,
+} from "../fusion/index.ts";
 import { fileExists, readTaskRecords, type TaskRecords, type TaskRef } from "../store/lookup.ts";
 import { readSpendRecord, type SpendRecord } from "../store/spend-record.ts";
 import { expectedIdentity } from "../tasks/finalize.ts";
@@ -81,6 +87,10 @@ export interface FusionFacts {
   /** The run's usage as result.json records it: summed counts, or "unavailable" with the reason. */
   usage: UsageRecord | null;
   answer: { byte_length: number; sha256: string } | null;
+  /** A run with an outputSchema: the merged answer's basis, checked when the run committed; null for text. */
+  basis: CheckedFieldBasis[] | null;
+  /** Per top-level field, which candidates gave the merged value (each named `route (slot)`); null for text. */
+  agreement: FieldAgreement[] | null;
   failure: FailureFact | null;
   artifacts: Record<string, string>;
 }
@@ -222,6 +232,7 @@ async function fusionFacts(ref: TaskRef): Promise<FusionFacts> {
     if (f) failure = failureOf(f.code, settled.view.text);
   }
   const verified = settled?.kind === "completed" ? settled.verified : null;
+  const structured = settled?.kind === "completed" ? settled.structured : null;
   const usage = verified?.result.details.usage ?? null;
   return {
     schema_version: SHOW_SCHEMA,
@@ -233,6 +244,8 @@ async function fusionFacts(ref: TaskRef): Promise<FusionFacts> {
     ended_at: manifest?.terminal?.ended_at ?? null,
     usage,
     answer: verified ? { byte_length: verified.merged.byte_length, sha256: verified.merged.sha256 } : null,
+    basis: structured?.basis ?? null,
+    agreement: structured === null ? null : namedAgreement(structured),
     failure,
     artifacts: existingArtifacts(ref.dir, {
       manifest: FUSION_FILES.manifest,
@@ -241,6 +254,20 @@ async function fusionFacts(ref: TaskRef): Promise<FusionFacts> {
       failure_summary: FUSION_FILES.failureSummary,
     }),
   };
+}
+
+/** The agreement map with each slot named as a person knows it: its route, then the slot. */
+function namedAgreement(doc: StructuredMerged): FieldAgreement[] {
+  const who = (slot: string) => {
+    const candidate = doc.candidates.find((c) => c.slot === slot);
+    return candidate === undefined ? slot : `${candidate.route} (${slot})`;
+  };
+  return doc.agreement.map((a) => ({
+    field: a.field,
+    agreed: a.agreed.map(who),
+    disagreed: a.disagreed.map(who),
+    absent: a.absent.map(who),
+  }));
 }
 
 /** The facts of one resolved task; throws only when its manifest cannot be read at all. */

@@ -10,7 +10,7 @@ export {
   settleFusion,
   structuredMergedInline,
 } from "./retrieve.ts";
-export { parseStructuredMerged } from "./structured-merged.ts";
+export { type FieldAgreement, parseStructuredMerged, type StructuredMerged } from "./structured-merged.ts";
 export type * from "./types.ts";
 export { type VerifiedCompletedRun, verifyCompletedRun } from "./verify-completed.ts";
 export { createRun, openRun } from "./writer.ts";

@@ -128,6 +128,20 @@ describe("a Fusion run with an outputSchema", () => {
       const json = await runCli(cwd, "result", runId, "--json");
       expect(json.code).toBe(0);
       expect(JSON.parse(json.stdout).output).toEqual({ ...view.output, content: MERGED });
+      // `show` prints the merged answer's basis table and the agreement per field.
+      const shown = await runCli(cwd, "show", runId);
+      expect(shown.code).toBe(0);
+      expect(shown.stdout).toContain("Basis (per field of the merged JSON answer");
+      expect(shown.stdout).toMatch(/ttl\s+medium\s+src\/auth\.js:1\s+verified/);
+      expect(shown.stdout).toMatch(/ttl\s+fake\/model-a \(candidate-1\)\s+fake\/model-b \(candidate-2\)\s+-/);
+      const facts = JSON.parse((await runCli(cwd, "show", runId, "--json")).stdout);
+      expect(facts.agreement[0]).toEqual({
+        field: "ttl",
+        agreed: ["fake/model-a (candidate-1)"],
+        disagreed: ["fake/model-b (candidate-2)"],
+        absent: [],
+      });
+      expect(facts.basis).toEqual(view.output?.basis);
     } finally {
       await parent.dispose();
     }
