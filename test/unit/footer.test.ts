@@ -1,6 +1,8 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { FusionRunRecord } from "../../src/fusion/run-record.ts";
-import type { LiveRun, RunChild } from "../../src/tasks/live.ts";
+import type { LiveRun, LiveTask, RunChild } from "../../src/tasks/live.ts";
 import { getRegistry } from "../../src/tasks/registry.ts";
 import { emptyRunUsage } from "../../src/tasks/run-usage.ts";
 import { type FooterTheme, footerText } from "../../src/ui/footer.ts";
@@ -36,8 +38,11 @@ function liveRun(
   return { runId: RUN_ID, cwd, stage, children, createdAt, record, usage: emptyRunUsage() } as unknown as LiveRun;
 }
 
+const TASK_ID = `d${"5e6f".repeat(8)}`;
+
 afterEach(() => {
   getRegistry().runs.delete(RUN_ID);
+  getRegistry().delegates.delete(TASK_ID);
 });
 
 describe("the footer's Fusion part", () => {
@@ -80,5 +85,45 @@ describe("the footer's Fusion part", () => {
       "<warning>⧗</warning> <accent>fusion f1a2b3c4d</accent> <muted>(cache question)</muted>: candidate, 0/3 candidates verified <dim>3s</dim>" +
         "  · <dim>delegate spend: $0.0000 (separate from the session's $)</dim>",
     );
+  });
+});
+
+describe("the footer's delegate part", () => {
+  /** A running delegate as the registry holds it, its progress.json written as the guard writes it. */
+  async function runningDelegate(maxCostUsd: number | undefined, startedAt: number): Promise<string> {
+    const cwd = await makeTempDir("footer-delegate");
+    const taskDir = await makeTempDir("footer-delegate-task");
+    writeFileSync(join(taskDir, "progress.json"), JSON.stringify({ turns: 3, tool_calls: 1, cost_total: 0.0123 }));
+    const limits = {
+      max_turns: 24,
+      max_tool_calls: 120,
+      timeout_seconds: 900,
+      ...(maxCostUsd ? { max_cost_usd: maxCostUsd } : {}),
+    };
+    const task = {
+      taskId: TASK_ID,
+      taskDir,
+      cwd,
+      startedAt,
+      manifest: { name: "map auth", limits },
+    } as unknown as LiveTask;
+    getRegistry().delegates.set(TASK_ID, task);
+    return cwd;
+  }
+
+  it("a capped running delegate shows its spend against its cap", async () => {
+    const now = 4_000_000;
+    const cwd = await runningDelegate(0.5, now - 12_000);
+    expect(footerText(cwd, now)).toBe(
+      "⧗ map auth 12s · 3 turns · 1 tool call · $0.0123 of $0.5000 cap  · delegate spend: $0.0123 (separate from the session's $)",
+    );
+  });
+
+  it("an uncapped running delegate shows no cap", async () => {
+    const now = 4_000_000;
+    const cwd = await runningDelegate(undefined, now - 12_000);
+    const text = footerText(cwd, now);
+    expect(text).toContain("⧗ map auth 12s · 3 turns · 1 tool call  · delegate spend: $0.0123");
+    expect(text).not.toContain("cap");
   });
 });
