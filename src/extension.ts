@@ -5,6 +5,9 @@ import {
   getAgentDir,
   VERSION,
 } from "@mariozechner/pi-coding-agent";
+import { DELEGATE_ARGUMENTS } from "./arguments/delegate-arguments.ts";
+import { FUSION_ARGUMENTS } from "./arguments/fusion-arguments.ts";
+import { RESULT_ARGUMENTS } from "./arguments/result-arguments.ts";
 import { CHILD_ENV } from "./core/constants.ts";
 import { loadSettings } from "./core/settings.ts";
 import { startFusion } from "./fusion-run/start.ts";
@@ -27,9 +30,8 @@ import { adjudicateStranded, adjudicateStrandedRuns } from "./tasks/adjudicate.t
 import { SessionLink } from "./tasks/link.ts";
 import { pruneTasks } from "./tasks/prune.ts";
 import { getRegistry } from "./tasks/registry.ts";
-import { createBgDelegateTool } from "./tools/bg-delegate.ts";
-import { createBgFusionTool } from "./tools/bg-fusion.ts";
-import { createBgResultTool } from "./tools/bg-result.ts";
+import { packageTool } from "./tools/define.ts";
+import { BG_DELEGATE, BG_FUSION, BG_RESULT } from "./tools/texts.ts";
 import { registerDelegatesCommand } from "./ui/delegates-command.ts";
 import { startFooter } from "./ui/footer.ts";
 import { renderFusionCall, renderFusionReceipt } from "./ui/fusion-render.ts";
@@ -96,19 +98,17 @@ export default function bgDelegateExtension(pi: ExtensionAPI): void {
   let stopFooter: (() => void) | undefined;
 
   pi.registerTool({
-    ...createBgDelegateTool({
-      launch: async (args, toolCallId, ctx) => {
-        const settings = loadSettings(getAgentDir(), ctx.cwd);
-        const admission = await hostAdmission(ctx.cwd);
-        const plan = admit(args, toolCallId, ctx, {
-          piVersion: VERSION,
-          admission,
-          thinkingLevel: pi.getThinkingLevel(),
-          settings,
-        });
-        const receipt = await startDelegate(plan);
-        return { content: [{ type: "text", text: receiptText(receipt, ctx.cwd) }], details: receipt };
-      },
+    ...packageTool(BG_DELEGATE, DELEGATE_ARGUMENTS, async (args, toolCallId, ctx) => {
+      const settings = loadSettings(getAgentDir(), ctx.cwd);
+      const admission = await hostAdmission(ctx.cwd);
+      const plan = admit(args, toolCallId, ctx, {
+        piVersion: VERSION,
+        admission,
+        thinkingLevel: pi.getThinkingLevel(),
+        settings,
+      });
+      const receipt = await startDelegate(plan);
+      return { content: [{ type: "text", text: receiptText(receipt, ctx.cwd) }], details: receipt };
     }),
     renderCall: (args, theme) => renderDelegateCall(args, theme),
     renderResult: (result, options, theme, context) =>
@@ -116,17 +116,15 @@ export default function bgDelegateExtension(pi: ExtensionAPI): void {
   });
 
   pi.registerTool({
-    ...createBgFusionTool({
-      launch: async (args, toolCallId, ctx) => {
-        const host = {
-          piVersion: VERSION,
-          admission: await hostAdmission(ctx.cwd),
-          thinkingLevel: pi.getThinkingLevel(),
-          settings: loadSettings(getAgentDir(), ctx.cwd),
-        };
-        const { text, details } = await startFusion(args, toolCallId, ctx, host);
-        return { content: [{ type: "text", text }], details };
-      },
+    ...packageTool(BG_FUSION, FUSION_ARGUMENTS, async (args, toolCallId, ctx) => {
+      const host = {
+        piVersion: VERSION,
+        admission: await hostAdmission(ctx.cwd),
+        thinkingLevel: pi.getThinkingLevel(),
+        settings: loadSettings(getAgentDir(), ctx.cwd),
+      };
+      const { text, details } = await startFusion(args, toolCallId, ctx, host);
+      return { content: [{ type: "text", text }], details };
     }),
     renderCall: (args, theme) => renderFusionCall(args, theme),
     renderResult: (result, options, theme, context) =>
@@ -134,12 +132,10 @@ export default function bgDelegateExtension(pi: ExtensionAPI): void {
   });
 
   pi.registerTool({
-    ...createBgResultTool({
-      retrieve: async (args, ctx) => {
-        const known = link?.knownTasks() ?? new Map(getRegistry().known);
-        const { text, details } = await retrieveTask(ctx.cwd, args, known, adjudicateStranded);
-        return { content: [{ type: "text", text }], details };
-      },
+    ...packageTool(BG_RESULT, RESULT_ARGUMENTS, async (args, _toolCallId, ctx) => {
+      const known = link?.knownTasks() ?? new Map(getRegistry().known);
+      const { text, details } = await retrieveTask(ctx.cwd, args, known, adjudicateStranded);
+      return { content: [{ type: "text", text }], details };
     }),
     renderCall: (args, theme) => renderResultCall(args, theme),
     renderResult: (result, options, theme, context) =>

@@ -1,8 +1,7 @@
 import { ARGUMENT_BOUNDS, CAPABILITIES, DELEGATE_DEFAULTS, EXTENSION_MODES } from "../core/constants.ts";
-import type { OutputSchema } from "../core/output-schema.ts";
 import type { PinnedRoute } from "../core/types.ts";
-import { type ArgsOf, checkArguments, type FieldTable, objectSchema } from "./fields.ts";
-import { runOptionFields } from "./run-options.ts";
+import { type ArgsOf, type FieldTable, toolArguments } from "./fields.ts";
+import { type AsGiven, outputSchemaField, runOptionFields } from "./run-options.ts";
 
 /** bg_delegate's public arguments (docs/tools/bg_delegate.md, "Arguments"), descriptions in our words. */
 export const DELEGATE_FIELDS = {
@@ -30,12 +29,7 @@ export const DELEGATE_FIELDS = {
       model: { kind: "string", required: true, description: "Model id within that provider, exactly as registered." },
     },
   },
-  outputSchema: {
-    kind: "outputSchema",
-    required: false,
-    description:
-      "A JSON Schema (closed subset: object with properties, required and additionalProperties false, array with items, string with optional enum, number, integer, boolean, description) the answer must conform to. The delegate then answers one JSON object {output, basis}: output of this shape, and per top-level field the citations (path, lines, verbatim excerpt) it rests on, checked against what the delegate read.",
-  },
+  outputSchema: outputSchemaField("delegate"),
   capability: {
     kind: "enum",
     required: false,
@@ -53,26 +47,18 @@ export const DELEGATE_FIELDS = {
   ...runOptionFields("delegate"),
 } as const satisfies FieldTable;
 
-export const DELEGATE_PARAMETERS = objectSchema(DELEGATE_FIELDS);
-
 type Checked = ArgsOf<typeof DELEGATE_FIELDS>;
 
-/**
- * Checked arguments with every default applied: what a launch works from. maxCostUsd stays
- * undefined when not given: its default is a setting, applied at admission (src/launch/spend-plan.ts).
- */
-export type DelegateArguments = Required<Omit<Checked, "route" | "maxCostUsd" | "outputSchema">> & {
-  route: PinnedRoute | undefined;
-  maxCostUsd: number | undefined;
-  /** The answer's shape (docs/tools/bg_delegate.md, "Structured answers"); undefined for a text answer. */
-  outputSchema: OutputSchema | undefined;
-};
+/** Checked arguments with every default applied (but {@link AsGiven}'s): what a launch works from. */
+export type DelegateArguments = Required<Omit<Checked, "route" | keyof AsGiven>> &
+  AsGiven & { route: PinnedRoute | undefined };
 
 /** The limits and completion options a delegate and each child of a Fusion run share. */
 type RunOptions = Pick<
   Required<Checked>,
   "maxTurns" | "maxToolCalls" | "timeoutSeconds" | "autoDeliver" | "notifyOnCompletion" | "triggerOnCompletion"
-> & { maxCostUsd: number | undefined };
+> &
+  Pick<AsGiven, "maxCostUsd">;
 
 /** Those options with the defaults of docs/tools/bg_delegate.md, "Arguments" (bg_fusion's are the same). */
 export function withRunDefaults(a: Partial<RunOptions>): RunOptions {
@@ -102,7 +88,10 @@ export function withDelegateDefaults(a: Checked): DelegateArguments {
   };
 }
 
+/** bg_delegate's arguments as its tool definition takes them. */
+export const DELEGATE_ARGUMENTS = toolArguments(DELEGATE_FIELDS, withDelegateDefaults);
+
 /** Strict admission of raw bg_delegate arguments; defaults applied. Throws invalid_arguments. */
 export function parseDelegateArguments(raw: unknown): DelegateArguments {
-  return withDelegateDefaults(checkArguments(DELEGATE_FIELDS, raw));
+  return withDelegateDefaults(DELEGATE_ARGUMENTS.check(raw));
 }

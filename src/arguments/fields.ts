@@ -119,6 +119,24 @@ export function objectSchema<T extends FieldTable>(fields: T, description?: stri
   return Type.Unsafe<ArgsOf<T>>(schema) as ArgsSchema<T>;
 }
 
+/**
+ * A tool's arguments as its definition takes them (src/tools/define.ts): the schema the model is
+ * shown, the strict check Pi runs before the tool (its result is what Pi validates and hands on), and
+ * the defaults applied to what passed.
+ */
+export interface ToolArguments<T extends FieldTable, A> {
+  readonly parameters: ArgsSchema<T>;
+  check(raw: unknown): ArgsOf<T>;
+  complete(checked: ArgsOf<T>): A;
+}
+
+export function toolArguments<T extends FieldTable, A>(
+  fields: T,
+  complete: (checked: ArgsOf<T>) => A,
+): ToolArguments<T, A> {
+  return { parameters: objectSchema(fields), check: (raw) => checkArguments(fields, raw), complete };
+}
+
 function checkField(at: string, spec: FieldSpec, value: unknown): unknown {
   switch (spec.kind) {
     case "string": {

@@ -1,9 +1,8 @@
 import { ARGUMENT_BOUNDS, FUSION_CANDIDATES } from "../core/constants.ts";
-import type { OutputSchema } from "../core/output-schema.ts";
 import type { PinnedRoute } from "../core/types.ts";
 import { DELEGATE_FIELDS, withRunDefaults } from "./delegate-arguments.ts";
-import { type ArgsOf, checkArguments, type FieldTable, objectSchema } from "./fields.ts";
-import { runOptionFields } from "./run-options.ts";
+import { type ArgsOf, type FieldTable, toolArguments } from "./fields.ts";
+import { type AsGiven, outputSchemaField, runOptionFields } from "./run-options.ts";
 
 const ROUTE_FIELDS = DELEGATE_FIELDS.route.fields;
 
@@ -39,31 +38,15 @@ export const FUSION_FIELDS = {
     description:
       "The route {provider, model} that compares the candidate answers and writes the merged one. Default: the current model of this session.",
   },
-  outputSchema: {
-    kind: "outputSchema",
-    required: false,
-    description:
-      "A JSON Schema (the subset of bg_delegate's outputSchema) every candidate answers in and the merged answer conforms to; the candidates are compared field by field and the merged answer carries an agreement map per top-level field.",
-  },
+  outputSchema: outputSchemaField("fusion"),
   ...runOptionFields("fusion"),
 } as const satisfies FieldTable;
-
-export const FUSION_PARAMETERS = objectSchema(FUSION_FIELDS);
 
 type Checked = ArgsOf<typeof FUSION_FIELDS>;
 
 /** Checked arguments with the defaults applied; candidates and merge stay unresolved until admission. */
-export type FusionArguments = Required<
-  Omit<Checked, "name" | "candidates" | "merge" | "outputSchema" | "maxCostUsd">
-> & {
-  /** The run's spend cap as given; the setting's default is applied at admission. */
-  maxCostUsd: number | undefined;
-  name: string | undefined;
-  candidates: PinnedRoute[] | undefined;
-  merge: PinnedRoute | undefined;
-  /** The answers' shape (docs/tools/bg_fusion.md, "Structured answers"); undefined for text. */
-  outputSchema: OutputSchema | undefined;
-};
+export type FusionArguments = Required<Omit<Checked, "name" | "candidates" | "merge" | keyof AsGiven>> &
+  AsGiven & { name: string | undefined; candidates: PinnedRoute[] | undefined; merge: PinnedRoute | undefined };
 
 export function withFusionDefaults(a: Checked): FusionArguments {
   return {
@@ -76,7 +59,10 @@ export function withFusionDefaults(a: Checked): FusionArguments {
   };
 }
 
+/** bg_fusion's arguments as its tool definition takes them. */
+export const FUSION_ARGUMENTS = toolArguments(FUSION_FIELDS, withFusionDefaults);
+
 /** Strict admission of raw bg_fusion arguments; defaults applied. Throws invalid_arguments. */
 export function parseFusionArguments(raw: unknown): FusionArguments {
-  return withFusionDefaults(checkArguments(FUSION_FIELDS, raw));
+  return withFusionDefaults(FUSION_ARGUMENTS.check(raw));
 }

@@ -1,5 +1,5 @@
 import { ARGUMENT_BOUNDS, DELIVERY_MODES } from "../core/constants.ts";
-import { type ArgsOf, checkArguments, type FieldTable, objectSchema } from "./fields.ts";
+import { type ArgsOf, type FieldTable, toolArguments } from "./fields.ts";
 
 /** bg_result's public arguments (docs/tools/bg_result.md, "Arguments"), descriptions in our words. */
 export const RESULT_FIELDS = {
@@ -19,11 +19,12 @@ export const RESULT_FIELDS = {
   },
 } as const satisfies FieldTable;
 
-export const RESULT_PARAMETERS = objectSchema(RESULT_FIELDS);
-
 export type ResultArguments = ArgsOf<typeof RESULT_FIELDS>;
+
+/** bg_result's arguments as its tool definition takes them: no defaults to apply. */
+export const RESULT_ARGUMENTS = toolArguments(RESULT_FIELDS, (checked): ResultArguments => checked);
 
 /** Strict admission of raw bg_result arguments. Throws invalid_arguments. */
 export function parseResultArguments(raw: unknown): ResultArguments {
-  return checkArguments(RESULT_FIELDS, raw);
+  return RESULT_ARGUMENTS.check(raw);
 }

@@ -5,7 +5,18 @@
  * whole run).
  */
 import { ARGUMENT_BOUNDS, AUTO_DELIVER_MODES, DELEGATE_DEFAULTS, FUSION_DEFAULTS } from "../core/constants.ts";
-import type { FieldTable } from "./fields.ts";
+import type { OutputSchema } from "../core/output-schema.ts";
+import type { FieldSpec, FieldTable } from "./fields.ts";
+
+/**
+ * The two arguments of both tools that stay as given (undefined when absent) after the defaults: the
+ * spend cap, whose default is a setting applied at admission (src/launch/spend-plan.ts), and the
+ * answer's shape (docs/tools/bg_delegate.md, "Structured answers"; undefined for a text answer).
+ */
+export interface AsGiven {
+  maxCostUsd: number | undefined;
+  outputSchema: OutputSchema | undefined;
+}
 
 const COST_TEXT = {
   delegate:
@@ -13,6 +24,18 @@ const COST_TEXT = {
   fusion:
     "Spend cap in US dollars for the whole run, shared between the candidates, the evaluator and the merger; each child is told to answer before crossing its share. Needs priced routes. Default: the setting bgDelegate.maxCostUsd; unset means no cap.",
 } as const;
+
+const OUTPUT_SCHEMA_TEXT = {
+  delegate:
+    "A JSON Schema (closed subset: object with properties, required and additionalProperties false, array with items, string with optional enum, number, integer, boolean, description) the answer must conform to. The delegate then answers one JSON object {output, basis}: output of this shape, and per top-level field the citations (path, lines, verbatim excerpt) it rests on, checked against what the delegate read.",
+  fusion:
+    "A JSON Schema (the subset of bg_delegate's outputSchema) every candidate answers in and the merged answer conforms to; the candidates are compared field by field and the merged answer carries an agreement map per top-level field.",
+} as const;
+
+/** outputSchema, worded for each tool (docs/tools/bg_delegate.md, "Structured answers"). */
+export function outputSchemaField(tool: "delegate" | "fusion") {
+  return { kind: "outputSchema", required: false, description: OUTPUT_SCHEMA_TEXT[tool] } as const satisfies FieldSpec;
+}
 
 /** maxTurns … triggerOnCompletion, with the bounds of ARGUMENT_BOUNDS and the tool's own defaults. */
 export function runOptionFields(tool: "delegate" | "fusion") {

@@ -6,8 +6,8 @@
 import { packAnswer } from "../core/answer.ts";
 import { PROVABLE_BYTES_PER_TOKEN } from "../core/constants.ts";
 import { decideOutcome } from "./outcome.ts";
-import { commitResult, commitTerminal, writeRuntimeBudget } from "./records.ts";
-import { evidenceRows, type GuardState, receiptsInOrder } from "./state.ts";
+import { commitResult, commitTerminal, type RuntimeBudgetFile, writeRuntimeBudget } from "./records.ts";
+import { evidenceRows, type GuardState, type RunwayState, receiptsInOrder } from "./state.ts";
 import { usageRecord } from "./usage.ts";
 
 function now(): string {
@@ -26,6 +26,16 @@ function terminalBase(state: GuardState) {
   };
 }
 
+/** Whether a limit asked for the answer, which one, at which request, with what headroom left. */
+function finalizationRecord(runway: RunwayState): RuntimeBudgetFile["finalization"] {
+  return {
+    requested: runway.finalized,
+    by: runway.finalizedBy,
+    at_request: runway.finalizedAtRequest ?? null,
+    headroom_bytes: runway.finalizedHeadroom ?? null,
+  };
+}
+
 function writeBudgetEvidence(state: GuardState, taskDir: string): void {
   const { seed, runway } = state;
   if (seed === undefined) return;
@@ -41,12 +51,7 @@ function writeBudgetEvidence(state: GuardState, taskDir: string): void {
     retained_tool_result_bytes: runway.keptToolBytes,
     spilled_tool_result_bytes: runway.spilledToolBytes,
     aggregate_tool_output_bytes: runway.aggregateToolBytes,
-    finalization: {
-      requested: runway.finalized,
-      by: runway.finalizedBy,
-      at_request: runway.finalizedAtRequest ?? null,
-      headroom_bytes: runway.finalizedHeadroom ?? null,
-    },
+    finalization: finalizationRecord(runway),
     read_artifact_refusals: runway.readRefusals,
     requests: runway.requests,
     spend:

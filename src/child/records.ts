@@ -5,9 +5,8 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { canonicalJsonLine } from "../core/canonical.ts";
 import { type FinalizedBy, SCHEMA, TASK_FILES } from "../core/constants.ts";
-import { writeFileAtomic } from "../core/fs.ts";
+import { writeJsonRecord } from "../core/fs.ts";
 import type { ChildReadyFile, ChildTerminalFile, DelegateResultFile } from "../core/types.ts";
 import type { SpendRow } from "./spend.ts";
 
@@ -67,7 +66,7 @@ export interface ProgressFile {
 }
 
 function write(taskDir: string, name: string, value: unknown): void {
-  writeFileAtomic(join(taskDir, name), canonicalJsonLine(value));
+  writeJsonRecord(join(taskDir, name), value);
 }
 
 export function writeReady(taskDir: string, ready: Omit<ChildReadyFile, "schema_version">): void {

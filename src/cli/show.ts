@@ -8,6 +8,7 @@ import { lstatSync } from "node:fs";
 import { join } from "node:path";
 import { type FinalizedBy, FUSION_FILES, TASK_FILES } from "../core/constants.ts";
 import { DelegateError, type FailureCode } from "../core/errors.ts";
+import { fileExists } from "../core/fs.ts";
 import type { DelegateManifest, DelegateResultFile, EvidenceCheck, EvidenceRow, UsageRecord } from "../core/types.ts";
 import {
   type FieldAgreement,
@@ -16,7 +17,7 @@ import {
   type StructuredMerged,
   settleFusion,
 } from "../fusion/index.ts";
-import { fileExists, readTaskRecords, type TaskRecords, type TaskRef } from "../store/lookup.ts";
+import { readTaskRecords, type TaskRecords, type TaskRef } from "../store/lookup.ts";
 import { readSpendRecord, type SpendRecord } from "../store/spend-record.ts";
 import { expectedIdentity } from "../tasks/finalize.ts";
 import type { RowState } from "../tasks/row.ts";

@@ -158,6 +158,12 @@ export const SCHEMA = {
 
 export const PROJECTION_TRANSFORM = "visible-conversation-ledger-v2";
 
+/**
+ * Written by a cancel from another process into a delegate's or a run's directory (docs/cli.md,
+ * "cancel"); the owner then ends it as cancelled.
+ */
+export const CANCEL_REQUEST_FILE = "cancel-request.json";
+
 /** Files of a delegate task directory. */
 export const TASK_FILES = {
   seed: "seed.json",
@@ -174,8 +180,7 @@ export const TASK_FILES = {
   result: "result.json",
   terminal: "child-terminal.json",
   outcome: "outcome.json",
-  /** Written by a cancel from another process (docs/cli.md, "cancel"); the owner then records child_cancelled. */
-  cancelRequest: "cancel-request.json",
+  cancelRequest: CANCEL_REQUEST_FILE,
   /** Written once the completion notice reached the parent's session (docs/cli.md, "prune"). */
   notified: "notified.json",
   output: "child-output.log",
@@ -198,8 +203,8 @@ export const FUSION_FILES = {
   usageClaim: "usage-claim.json",
   /** Written (unbound) once the run's notice reached its session; prune waits for it (docs/cli.md, "prune"). */
   notified: "notified.json",
-  /** Written (unbound) by a process that asks the run's owner to cancel it (docs/cli.md, "cancel"). */
-  cancelRequest: "cancel-request.json",
+  /** Unbound, like notified.json. */
+  cancelRequest: CANCEL_REQUEST_FILE,
 } as const;
 
 // Fusion bounds (docs/subsystems/fusion.md, "The run directory", "The writer", "A failed or cancelled run")

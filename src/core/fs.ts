@@ -11,10 +11,12 @@ import {
   renameSync,
   rmSync,
   type Stats,
+  statSync,
   writeFileSync,
   writeSync,
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import { canonicalJsonLine } from "./canonical.ts";
 
 export const FILE_MODE = 0o600;
 export const DIR_MODE = 0o700;
@@ -27,6 +29,21 @@ export function fsyncDir(dir: string): void {
   } finally {
     closeSync(fd);
   }
+}
+
+/** Whether anything exists at the path (a dangling link or an unreadable parent counts as nothing). */
+export function fileExists(path: string): boolean {
+  try {
+    statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** One of our JSON records (canonical JSON, one line), written with {@link writeFileAtomic}. */
+export function writeJsonRecord(path: string, value: unknown): void {
+  writeFileAtomic(path, canonicalJsonLine(value));
 }
 
 /**

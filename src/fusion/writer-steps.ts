@@ -66,7 +66,8 @@ export function failureDocuments(
 ): { summaryBytes: Buffer; messageBytes: Buffer; messageRef: BoundArtifact | null } {
   const messageBytes = Buffer.from(input.message, "utf8");
   const inline = messageBytes.length <= FUSION_INLINE_MESSAGE_MAX_BYTES;
-  const messageRef = inline ? null : bindBytes(FUSION_FILES.failureMessage, messageBytes);
+  const bound = bindBytes(FUSION_FILES.failureMessage, messageBytes);
+  const messageRef = inline ? null : bound;
   const evidence = messageRef === null ? [...base.artifacts] : [...base.artifacts, messageRef];
   checkOutputs(input.attempts, evidence);
   const summary: FusionFailureSummary = selfCheck(parseFailureSummary, {
@@ -81,12 +82,8 @@ export function failureDocuments(
       slot: input.slot ?? null,
       attempt: input.attempt ?? null,
       child_created: input.childCreated,
-      message: {
-        byte_length: messageBytes.length,
-        sha256: sha256Hex(messageBytes),
-        // From the bytes, so a lone surrogate becomes U+FFFD and the text re-encodes to exactly them.
-        text: inline ? messageBytes.toString("utf8") : null,
-      },
+      // The text from the bytes, so a lone surrogate becomes U+FFFD and the text re-encodes to exactly them.
+      message: { byte_length: bound.byte_length, sha256: bound.sha256, text: inline ? messageBytes.toString() : null },
     },
     progress: progressOf(input.stage, input.attempts),
     usage_so_far: input.usageSoFar,

@@ -1,10 +1,9 @@
-import { readdirSync, statSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
-import { canonicalJsonLine } from "../core/canonical.ts";
 import { DELEGATE_ROOT, FUSION_ROOT, TASK_FILES, TASK_RECORD_MAX_BYTES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import { boundedList } from "../core/failure-text.ts";
-import { readRegularFile, refusalText, writeFileAtomic } from "../core/fs.ts";
+import { readRegularFile, refusalText, writeJsonRecord } from "../core/fs.ts";
 import type { BudgetFigures, ChildProgress, DelegateManifest } from "../core/types.ts";
 import { SchemaViolation } from "../core/validate.ts";
 import { parseDelegateManifest } from "./manifest-shape.ts";
@@ -130,14 +129,5 @@ export function readTaskRecords(taskDir: string): TaskRecords {
  * from pi, so the command line (docs/cli.md) can adjudicate a task as bg_result does.
  */
 export function writeManifest(taskDir: string, manifest: DelegateManifest): void {
-  writeFileAtomic(join(taskDir, TASK_FILES.manifest), canonicalJsonLine(manifest));
-}
-
-export function fileExists(path: string): boolean {
-  try {
-    statSync(path);
-    return true;
-  } catch {
-    return false;
-  }
+  writeJsonRecord(join(taskDir, TASK_FILES.manifest), manifest);
 }

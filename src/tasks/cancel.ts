@@ -6,7 +6,9 @@
  * every second and then ends it the same way. Anything else is refused with the reason. This module
  * never signals a process: only the owner, through its own child handles, ends a child.
  */
+import { join } from "node:path";
 import { canonicalJsonLine } from "../core/canonical.ts";
+import { CANCEL_REQUEST_FILE } from "../core/constants.ts";
 import { writeFileAtomic } from "../core/fs.ts";
 import type { TaskState } from "../core/types.ts";
 import { type ProvenProcess, proveSameProcess } from "../process/identity.ts";
@@ -94,8 +96,7 @@ export interface CancelRecord {
   owner: { pid: number; start_time: string };
   /** A delegate's child process still exists; false for a Fusion run. */
   childAlive: boolean;
-  /** The cancel request file of its directory, and the ids the request names. */
-  request: string;
+  /** The ids a cancel request names. */
   identity: Record<string, string>;
 }
 
@@ -129,7 +130,7 @@ export function cancelWork(ref: TaskRef, uid: number | undefined, read: (dir: st
     childAlive: record.childAlive,
     uid,
   });
-  return act(decision, record.request, record.identity);
+  return act(decision, join(ref.dir, CANCEL_REQUEST_FILE), record.identity);
 }
 
 /** Carry out a decision about a task this process does not hold. */

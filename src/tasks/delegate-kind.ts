@@ -6,12 +6,12 @@
  */
 import { join } from "node:path";
 import { TASK_FILES } from "../core/constants.ts";
+import { fileExists } from "../core/fs.ts";
 import type { DelegateManifest } from "../core/types.ts";
 import { isAlive } from "../process/identity.ts";
-import { fileExists, readManifest } from "../store/lookup.ts";
+import { readManifest } from "../store/lookup.ts";
 import { delegateRoot, sessionSegment } from "../store/task-paths.ts";
 import { readVerifiedResult } from "../verify/result-file.ts";
-import { cancelWork } from "./cancel.ts";
 import { delegateNotice, markNotified } from "./delegate-notice.ts";
 import { checkedDelegateRow, delegateRow } from "./delegate-row.ts";
 import { expectedIdentity, finalizeTask } from "./finalize.ts";
@@ -27,17 +27,10 @@ export const delegateKind: TaskKind<DelegateManifest, TaskEnd> = {
     isTaskRunning(manifest) ? { kind: "running" } : { kind: "settled", end: finalizeTask(dir, manifest) },
   row: delegateRow,
   checkedRow: checkedDelegateRow,
-  cancel: (ref, uid) =>
-    cancelWork(ref, uid, (dir) => {
-      const manifest = readManifest(dir);
-      return {
-        state: manifest.state,
-        owner: manifest.owner,
-        childAlive: manifest.child !== null && isAlive(manifest.child.pid),
-        request: join(dir, TASK_FILES.cancelRequest),
-        identity: { task_id: manifest.task_id },
-      };
-    }),
+  cancelRecord: (dir) => {
+    const { state, owner, child, task_id } = readManifest(dir);
+    return { state, owner, childAlive: child !== null && isAlive(child.pid), identity: { task_id } };
+  },
   /**
    * A task of the session found on disk: already noticed (marked now), still running elsewhere, or
    * ended — a stale one is adjudicated first, and its verdict is the one verification its notice needs.

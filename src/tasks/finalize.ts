@@ -1,10 +1,9 @@
 import { join } from "node:path";
-import { canonicalJsonLine } from "../core/canonical.ts";
 import { SCHEMA, TASK_FILES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
-import { writeFileAtomic } from "../core/fs.ts";
+import { fileExists, writeJsonRecord } from "../core/fs.ts";
 import type { ChildProgress, DelegateManifest, TaskState, UsageRecord } from "../core/types.ts";
-import { fileExists, type TaskRecords, writeManifest } from "../store/lookup.ts";
+import type { TaskRecords } from "../store/lookup.ts";
 import { readBudgetFigures, readProgress } from "../store/progress.ts";
 import { classifyChildOutcome } from "../verify/classify.ts";
 import type { ExpectedResultIdentity, VerifiedAnswer } from "../verify/delegate-result.ts";
@@ -96,23 +95,20 @@ export function finalizeTask(
       ...(cost === null ? {} : { cost_total: cost }),
     },
   };
-  writeManifest(taskDir, next);
+  writeJsonRecord(join(taskDir, TASK_FILES.manifest), next);
   ensureRuntimeBudget(taskDir, manifest, error?.code ?? null, progress, budget?.growth_budget_tokens ?? null);
   try {
-    writeFileAtomic(
-      join(taskDir, TASK_FILES.outcome),
-      canonicalJsonLine({
-        schema_version: SCHEMA.outcome,
-        task_id: manifest.task_id,
-        launch_nonce: manifest.launch_nonce,
-        adjudicated_at: now,
-        state,
-        error_code: error?.code ?? null,
-        error_message: error?.message ?? null,
-        answer_bytes: verified?.answerBytes.length ?? null,
-        answer_sha256: verified?.result.answer.sha256 ?? null,
-      }),
-    );
+    writeJsonRecord(join(taskDir, TASK_FILES.outcome), {
+      schema_version: SCHEMA.outcome,
+      task_id: manifest.task_id,
+      launch_nonce: manifest.launch_nonce,
+      adjudicated_at: now,
+      state,
+      error_code: error?.code ?? null,
+      error_message: error?.message ?? null,
+      answer_bytes: verified?.answerBytes.length ?? null,
+      answer_sha256: verified?.result.answer.sha256 ?? null,
+    });
   } catch {
     // best effort by contract
   }

@@ -5,12 +5,9 @@
  * request and its completion notice
  * (src/tasks/fusion-notice.ts).
  */
-import { join } from "node:path";
-import { FUSION_FILES } from "../core/constants.ts";
 import { type FusionManifest, loadFusionManifest, readManifestDocument } from "../fusion/index.ts";
 import { readRunRecord } from "../fusion/run-record.ts";
 import { adjudicateRun } from "./adjudicate.ts";
-import { cancelWork } from "./cancel.ts";
 import { markRunNotified, runNotice } from "./fusion-notice.ts";
 import { checkedFusionRow, fusionRow } from "./fusion-row.ts";
 import type { TaskKind } from "./kind.ts";
@@ -23,17 +20,10 @@ export const fusionKind: TaskKind<FusionManifest, FusionManifest> = {
   settle: adjudicateRun,
   row: fusionRow,
   checkedRow: checkedFusionRow,
-  cancel: (ref, uid) =>
-    cancelWork(ref, uid, (dir) => {
-      const manifest = readManifestDocument(dir);
-      return {
-        state: manifest.state,
-        owner: manifest.owner,
-        childAlive: false,
-        request: join(dir, FUSION_FILES.cancelRequest),
-        identity: { run_id: manifest.run_id },
-      };
-    }),
+  cancelRecord: (dir) => {
+    const { state, owner, run_id } = readManifestDocument(dir);
+    return { state, owner, childAlive: false, identity: { run_id } };
+  },
   /**
    * A run of the session found on disk: already noticed (marked now), still owned, waiting for its
    * children, or ended — one whose owner is gone is adjudicated first.

@@ -5,7 +5,7 @@
  * src/tasks/delegate-kind.ts and src/tasks/fusion-kind.ts; src/tasks/seam.ts picks one by the id.
  */
 import type { TaskRef } from "../store/lookup.ts";
-import type { CancelOutcome } from "./cancel.ts";
+import type { CancelRecord } from "./cancel.ts";
 import type { NoticeSession, PendingNotice } from "./notice.ts";
 import type { RowContext, TaskRow } from "./row.ts";
 
@@ -30,8 +30,11 @@ export interface TaskKind<M, S> {
   row(ref: TaskRef, context: RowContext): TaskRow;
   /** Its row as checked now: an answer size and a cost only from files that pass bg_result's checks. */
   checkedRow(ref: TaskRef, now: number): Promise<TaskRow>;
-  /** The one cancel (src/tasks/cancel.ts): ended here, requested from its proven owner, or refused. */
-  cancel(ref: TaskRef, uid: number | undefined): CancelOutcome;
+  /**
+   * What the one cancel (src/tasks/cancel.ts, through src/tasks/seam.ts `cancelTask`) reads of its
+   * manifest to end it here, request it from its proven owner, or refuse.
+   */
+  cancelRecord(dir: string): CancelRecord;
   /**
    * Its completion notice, for the session link (src/tasks/link.ts) that finds it on disk ended while
    * no session of ours was live: settled first if it must be; nothing when it is not the session's.

@@ -6,10 +6,11 @@
 import { lstatSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { FUSION_FILES, TASK_FILES } from "../core/constants.ts";
+import { fileExists } from "../core/fs.ts";
 import { formatBytes } from "../core/units.ts";
 import { readFusionManifest } from "../fusion/index.ts";
 import { readRunRecord } from "../fusion/run-record.ts";
-import { fileExists, listTaskRefs, readManifest, type TaskRef } from "../store/lookup.ts";
+import { listTaskRefs, readManifest, type TaskRef } from "../store/lookup.ts";
 import { removeTaskTree } from "../store/remove.ts";
 import {
   decidePrune,

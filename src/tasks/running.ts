@@ -1,9 +1,10 @@
 import { join } from "node:path";
 import { TASK_FILES } from "../core/constants.ts";
+import { fileExists } from "../core/fs.ts";
 import type { DelegateManifest } from "../core/types.ts";
 import type { RetrieveFusionOptions } from "../fusion/index.ts";
 import { isAlive, isSameProcessAlive } from "../process/identity.ts";
-import { fileExists, listTaskRefs, readManifest } from "../store/lookup.ts";
+import { listTaskRefs, readManifest } from "../store/lookup.ts";
 import { getRegistry } from "./registry.ts";
 
 /**

@@ -5,11 +5,9 @@
  * run is final").
  */
 import { join } from "node:path";
-import { canonicalJsonLine } from "../core/canonical.ts";
 import { SCHEMA, TASK_FILES } from "../core/constants.ts";
-import { writeFileAtomic } from "../core/fs.ts";
+import { fileExists, writeJsonRecord } from "../core/fs.ts";
 import type { ChildProgress, DelegateManifest } from "../core/types.ts";
-import { fileExists } from "../store/lookup.ts";
 
 export interface ParentRuntimeBudgetFile {
   schema_version: string;
@@ -52,7 +50,7 @@ export function ensureRuntimeBudget(
       growth_budget_tokens: growthBudgetTokens,
       at: new Date().toISOString(),
     };
-    writeFileAtomic(path, canonicalJsonLine(record));
+    writeJsonRecord(path, record);
   } catch {
     // a record the parent cannot write changes nothing about the adjudication
   }

@@ -12,7 +12,7 @@
  *   bg_result's checks; a check that fails shows its code. Each task is read and verified once.
  */
 import { listTaskRefs, type TaskRef } from "../store/lookup.ts";
-import type { CancelOutcome } from "./cancel.ts";
+import { type CancelOutcome, cancelWork } from "./cancel.ts";
 import { delegateKind } from "./delegate-kind.ts";
 import { fusionKind } from "./fusion-kind.ts";
 import type { TaskRow } from "./row.ts";
@@ -21,7 +21,7 @@ export const TASK_KINDS = { delegate: delegateKind, fusion: fusionKind } as cons
 
 /** Cancel a delegate task or a Fusion run: here if this process holds it, else by a request its proven owner acts on. */
 export function cancelTask(ref: TaskRef, uid: number | undefined = process.getuid?.()): CancelOutcome {
-  return TASK_KINDS[ref.kind].cancel(ref, uid);
+  return cancelWork(ref, uid, TASK_KINDS[ref.kind].cancelRecord);
 }
 
 export interface RowOptions {

@@ -8,11 +8,15 @@
  */
 import { validateToolArguments } from "@mariozechner/pi-ai";
 import { describe, expect, it } from "vitest";
-import { parseDelegateArguments, withDelegateDefaults } from "../../src/arguments/delegate-arguments.ts";
-import { parseResultArguments } from "../../src/arguments/result-arguments.ts";
+import {
+  DELEGATE_ARGUMENTS,
+  parseDelegateArguments,
+  withDelegateDefaults,
+} from "../../src/arguments/delegate-arguments.ts";
+import { parseResultArguments, RESULT_ARGUMENTS } from "../../src/arguments/result-arguments.ts";
 import { DelegateError } from "../../src/core/errors.ts";
-import { createBgDelegateTool } from "../../src/tools/bg-delegate.ts";
-import { createBgResultTool } from "../../src/tools/bg-result.ts";
+import { packageTool } from "../../src/tools/define.ts";
+import { BG_DELEGATE, BG_RESULT } from "../../src/tools/texts.ts";
 
 const MiB = 1024 * 1024;
 const ok = { name: "Find the parser", prompt: "Where is the config parsed?" };
@@ -21,8 +25,8 @@ const route = { provider: "fake", model: "fake-model" };
 const neverCalled = async (): Promise<never> => {
   throw new Error("execute must not run in these tests");
 };
-const delegateTool = createBgDelegateTool({ launch: neverCalled });
-const resultTool = createBgResultTool({ retrieve: neverCalled });
+const delegateTool = packageTool(BG_DELEGATE, DELEGATE_ARGUMENTS, neverCalled);
+const resultTool = packageTool(BG_RESULT, RESULT_ARGUMENTS, neverCalled);
 
 type Case = [label: string, args: unknown, field: string];
 
