@@ -319,6 +319,11 @@ export interface DelegateManifest {
     answer_sha256?: string;
     /** What the child spent, in dollars, as its provider reported it; absent when unknown. */
     cost_total?: number;
+    /**
+     * Which limit's runway told the child to answer (its verified result's finalized_by); absent when
+     * none did, on a failure, and in trees adjudicated before this was recorded.
+     */
+    finalized_by?: FinalizedBy;
   } | null;
 }
 

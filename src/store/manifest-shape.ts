@@ -7,7 +7,7 @@
  * reader, as an untyped TypeError. `host` may be absent (trees written before host admission was
  * recorded); `output_schema` is present only for a task with an outputSchema. The parsed value is built from the checked fields: nothing is cast.
  */
-import { AUTO_DELIVER_MODES, CAPABILITIES, EXTENSION_MODES, SCHEMA } from "../core/constants.ts";
+import { AUTO_DELIVER_MODES, CAPABILITIES, EXTENSION_MODES, FINALIZED_BY, SCHEMA } from "../core/constants.ts";
 import { FAILURE_CODES } from "../core/errors.ts";
 import { checkOutputSchema } from "../core/output-schema.ts";
 import type { BoundArtifact, DelegateManifest, ManifestHost, PinnedRoute, TaskState } from "../core/types.ts";
@@ -63,7 +63,15 @@ const MANIFEST_KEYS = [
   "output_schema",
 ] as const;
 
-const TERMINAL_KEYS = ["ended_at", "code", "message", "answer_bytes", "answer_sha256", "cost_total"] as const;
+const TERMINAL_KEYS = [
+  "ended_at",
+  "code",
+  "message",
+  "answer_bytes",
+  "answer_sha256",
+  "cost_total",
+  "finalized_by",
+] as const;
 
 /** An optional key's checked value, or undefined when the key is absent. */
 function optional<T>(o: Record<string, unknown>, at: string, key: string, check: (v: unknown, at: string) => T) {
@@ -130,6 +138,7 @@ function terminal(value: unknown, at: string): NonNullable<DelegateManifest["ter
   const answerBytes = optional(o, at, "answer_bytes", count);
   const answerSha256 = optional(o, at, "answer_sha256", anyString);
   const costTotal = optional(o, at, "cost_total", amount);
+  const finalizedBy = optional(o, at, "finalized_by", (v, p) => oneOf(v, p, FINALIZED_BY));
   return {
     ended_at: anyString(o.ended_at, keyPath(at, "ended_at")),
     ...(code === undefined ? {} : { code }),
@@ -137,6 +146,7 @@ function terminal(value: unknown, at: string): NonNullable<DelegateManifest["ter
     ...(answerBytes === undefined ? {} : { answer_bytes: answerBytes }),
     ...(answerSha256 === undefined ? {} : { answer_sha256: answerSha256 }),
     ...(costTotal === undefined ? {} : { cost_total: costTotal }),
+    ...(finalizedBy === undefined ? {} : { finalized_by: finalizedBy }),
   };
 }
 

@@ -93,6 +93,7 @@ export function finalizeTask(
       ...(error ? { code: error.code, message: error.message } : {}),
       ...(verified ? { answer_bytes: verified.answerBytes.length, answer_sha256: verified.result.answer.sha256 } : {}),
       ...(cost === null ? {} : { cost_total: cost }),
+      ...(verified?.result.finalized_by_runway ? { finalized_by: verified.result.finalized_by ?? "context" } : {}),
     },
   };
   writeJsonRecord(join(taskDir, TASK_FILES.manifest), next);

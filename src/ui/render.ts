@@ -1,6 +1,6 @@
 import type { AgentToolResult, ExtensionAPI, Theme } from "@mariozechner/pi-coding-agent";
 import { type Component, Container, Text } from "@mariozechner/pi-tui";
-import { NOTIFICATION_CUSTOM_TYPE } from "../core/constants.ts";
+import { type FinalizedBy, NOTIFICATION_CUSTOM_TYPE } from "../core/constants.ts";
 import { formatBytes, formatCost, formatDuration, plural } from "../core/units.ts";
 import type { FusionView } from "../fusion/types.ts";
 import type { NotificationDetails } from "../views/notification.ts";
@@ -258,7 +258,16 @@ export function renderFallback(result: AgentToolResult<unknown>, options: Render
   return new Text(theme.fg("muted", options.expanded ? text : (text.split("\n")[0] ?? "")), 0, 0);
 }
 
-/** The notification line: short id, name, how it ended, run time, spend, answer size. */
+/** For a person: the limit that told a delegate to answer early, as the notification line names it. */
+const ANSWERED_AT: Record<FinalizedBy, string> = {
+  context: "answered low on context",
+  turns: "answered at its turn limit",
+  tool_calls: "answered at its tool-call limit",
+  time: "answered near its timeout",
+  cost: "answered at its spend cap",
+};
+
+/** The notification line: short id, name, how it ended, run time, spend, answer size, a limit that cut it short. */
 export function notificationLine(d: NotificationDetails, theme: Theme): string {
   const id = theme.fg("accent", shortId(d.taskId));
   const time =
@@ -280,11 +289,13 @@ export function notificationLine(d: NotificationDetails, theme: Theme): string {
       : d.code !== null && d.state !== "cancelled"
         ? `${dot(theme)}${d.code}`
         : "";
+  const early =
+    d.state === "completed" && d.finalized_by ? `${dot(theme)}${theme.fg("warning", ANSWERED_AT[d.finalized_by])}` : "";
   const next =
     d.state === "completed" && d.auto_delivered === null
       ? `${dot(theme)}${theme.fg("muted", "the agent reads it with bg_result")}`
       : "";
-  return `${icon} ${d.kind === "fusion" ? "fusion" : "delegate"} ${id} ${theme.fg("accent", d.name)} ${d.state}${time}${dot(theme)}${cost}${size}${next}`;
+  return `${icon} ${d.kind === "fusion" ? "fusion" : "delegate"} ${id} ${theme.fg("accent", d.name)} ${d.state}${time}${dot(theme)}${cost}${size}${early}${next}`;
 }
 
 export function registerNotificationRenderer(pi: ExtensionAPI): void {

@@ -1,8 +1,8 @@
 import { relative } from "node:path";
-import { INLINE_ANSWER_MAX_BYTES } from "../core/constants.ts";
+import { type FinalizedBy, INLINE_ANSWER_MAX_BYTES } from "../core/constants.ts";
 import type { BoundArtifact, DelegateManifest } from "../core/types.ts";
 import { formatCost, secondsBetween } from "../core/units.ts";
-import { spendText } from "./result.ts";
+import { FORCED_BY, spendText } from "./result.ts";
 
 export interface NotificationDetails {
   /** Absent for a delegate task (older sessions carry none); "fusion" for a Fusion run. */
@@ -25,6 +25,8 @@ export interface NotificationDetails {
   max_cost_usd?: number | null;
   /** The failure's message (for the person's expanded view); null on success. */
   message: string | null;
+  /** Which limit told the delegate to answer; null when none did (absent in notices of older sessions). */
+  finalized_by?: FinalizedBy | null;
 }
 
 /** What autoDeliver adds to the notification (the verified answer or its file reference). */
@@ -57,9 +59,10 @@ function noticeText(m: DelegateManifest, auto: AutoDelivery, name: string): stri
       : spent === undefined
         ? ` Spend not reported; cap ${formatCost(cap)}.`
         : ` Spent ${spendText(spent, cap)}.`;
+  const forced = t?.finalized_by === undefined ? "" : ` It ${FORCED_BY[t.finalized_by]} and was told to answer.`;
   const body =
     (m.state === "completed" && t?.answer_sha256
-      ? `: verified answer ${t.answer_bytes} bytes, sha256 ${t.answer_sha256}.`
+      ? `: verified answer ${t.answer_bytes} bytes, sha256 ${t.answer_sha256}.${forced}`
       : `: [${t?.code ?? "unknown"}] no answer was committed.`) + spend;
   if (auto?.kind === "answer")
     return `${head}${body} The verified answer follows (autoDeliver); bg_result is not needed.`;
@@ -102,5 +105,6 @@ export function notificationDetails(m: DelegateManifest, taskDir: string, auto: 
     cost_total: m.terminal?.cost_total ?? null,
     max_cost_usd: m.limits.max_cost_usd ?? null,
     message: m.terminal?.message ?? null,
+    finalized_by: m.terminal?.finalized_by ?? null,
   };
 }

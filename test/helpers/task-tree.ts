@@ -54,6 +54,8 @@ export interface CompletedTaskOptions {
   name?: string;
   /** false: leave the manifest as launch wrote it (running, no terminal record), for a test to adjudicate. */
   adjudicate?: boolean;
+  /** Fields of the committed result.json other than the answer and ids (e.g. finalized_by). */
+  result?: ResultFixtureOverrides;
 }
 
 export interface CompletedTask {
@@ -121,7 +123,7 @@ export function writeCompletedTask(cwd: string, options: CompletedTaskOptions = 
     }),
   });
   const ids = { task_id: identity.taskId, launch_nonce: identity.launchNonce, seed_sha256: tree.seedSha256 };
-  const fixture = treeResult(answer, ids, { evidence: options.evidence ?? [] });
+  const fixture = treeResult(answer, ids, { evidence: options.evidence ?? [], ...options.result });
   writeResultFile(identity.taskDir, fixture);
   if (options.adjudicate === false) return { cwd, taskDir: identity.taskDir, manifest: tree.manifest, answer };
   const end = finalizeTask(identity.taskDir, tree.manifest);

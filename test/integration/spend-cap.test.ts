@@ -180,7 +180,11 @@ describe("a capped delegate", () => {
       expect(view.text).toMatch(/of cap \$0\.2000/);
       // The notice states the spend beside the cap; `show` prints the per-request spend.
       await until(() => notifications(parent.messages()).length > 0, "the capped task's notice");
-      expect(JSON.stringify(notifications(parent.messages()))).toMatch(/Spent \$0\.\d{4} of cap \$0\.2000\./);
+      const notice = JSON.stringify(notifications(parent.messages()));
+      expect(notice).toMatch(
+        /It reached the runway of its spend cap \(maxCostUsd\) and was told to answer\. Spent \$0\.\d{4} of cap \$0\.2000\./,
+      );
+      expect(notice).toContain('"finalized_by":"cost"');
       const show = await runCli(cwd, "show", capped);
       expect(show.code).toBe(0);
       expect(show.stdout).toMatch(/^spend:?\s+\$0\.\d{4} of cap \$0\.2000$/m);

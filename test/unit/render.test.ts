@@ -424,6 +424,29 @@ describe("the completion notification as a person sees it", () => {
       "scan failed after 3s · $0.4821 spent of $0.5000 cap · child_cost_limit",
     );
   });
+
+  it("an answer the spend cap cut short says so beside the spend; one no limit cut short does not", () => {
+    const byCap = manifest("scan", {
+      state: "completed",
+      limits: { max_turns: 24, max_tool_calls: 120, timeout_seconds: 1200, max_cost_usd: 0.5 },
+      terminal: {
+        ended_at: "2026-12-01T10:00:03.000Z",
+        answer_bytes: 1200,
+        answer_sha256: "c".repeat(64),
+        cost_total: 0.4821,
+        finalized_by: "cost",
+      },
+    });
+    const screen = renderNotice(byCap, 160);
+    expect(screen).toContain(
+      "scan completed in 3s · $0.4821 of $0.5000 cap · answer 1.2 KiB · answered at its spend cap",
+    );
+    expect(screen).not.toMatch(/runway|maxCostUsd/);
+    const byTurns = manifest("scan", { state: "completed", terminal: { ...byCap.terminal!, finalized_by: "turns" } });
+    expect(renderNotice(byTurns, 160)).toContain("· answered at its turn limit");
+    const whole = manifest("scan", { state: "completed", terminal: { ...byCap.terminal!, finalized_by: undefined } });
+    expect(renderNotice(whole, 160)).not.toContain("answered at");
+  });
 });
 
 describe("bg_fusion as a person sees it", () => {

@@ -84,6 +84,30 @@ describe("notification text", () => {
     );
   });
 
+  it("says which limit told the delegate to answer, within 500 bytes at the largest figures", () => {
+    const copy = { path: `${DIR}/answer.txt`, byte_length: 4 * 1024 * 1024, sha256: "c".repeat(64) };
+    const terminal = {
+      ended_at: "2026-01-01T00:00:00.000Z",
+      answer_bytes: 4 * 1024 * 1024,
+      answer_sha256: "c".repeat(64),
+      cost_total: 9999.1234,
+    };
+    const limits = { max_turns: 1000, max_tool_calls: 10000, timeout_seconds: 86400, max_cost_usd: 10000 };
+    const byCap = manifest({ limits, terminal: { ...terminal, finalized_by: "cost" } });
+    const text = notificationText(byCap, { kind: "artifact", copy });
+    expect(text).toContain(
+      "sha256 " +
+        "c".repeat(64) +
+        ". It reached the runway of its spend cap (maxCostUsd) and was told to answer. Spent $9999.12 of cap $10000.00.",
+    );
+    expect(Buffer.byteLength(text)).toBeLessThanOrEqual(NOTIFICATION_TEXT_MAX_BYTES);
+    expect(notificationText(manifest({ terminal: { ...terminal, finalized_by: "turns" } }), null)).toContain(
+      "It reached its last turn (maxTurns) and was told to answer.",
+    );
+    // An answer no limit cut short says nothing of limits.
+    expect(notificationText(manifest({ terminal }), null)).not.toContain("was told to answer");
+  });
+
   it("carries an autoDelivered answer in full after the bounded notice", () => {
     const answer = "x".repeat(40_000);
     const text = notificationText(manifest({ auto_deliver: "when_small" }), { kind: "answer", text: answer });
