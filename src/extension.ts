@@ -24,7 +24,7 @@ import {
   trackOwnWork,
   waitForOwnWork,
 } from "./lifetime.ts";
-import { inlineAnswerText } from "./retrieval/retrieve.ts";
+import { inlineAnswer } from "./retrieval/retrieve.ts";
 import { retrieveTask } from "./retrieval/retrieve-any.ts";
 import { adjudicateStranded, adjudicateStrandedRuns } from "./tasks/adjudicate.ts";
 import { SessionLink } from "./tasks/link.ts";
@@ -147,7 +147,7 @@ export default function bgDelegateExtension(pi: ExtensionAPI): void {
 
   pi.on("session_start", (_event, ctx) => {
     link?.close();
-    link = new SessionLink(pi, ctx, inlineAnswerText);
+    link = new SessionLink(pi, ctx, inlineAnswer);
     const current = link;
     stopFooter?.();
     stopFooter = startFooter(() => current.context);

@@ -7,12 +7,13 @@ import type { BudgetFigures, ChildProgress, DelegateManifest } from "../core/typ
 import { secondsBetween } from "../core/units.ts";
 import { readTaskRecords } from "../store/lookup.ts";
 import { expectedIdentity, finalizeTask } from "../tasks/finalize.ts";
+import type { InlineAnswer } from "../tasks/notice.ts";
 import { isTaskRunning } from "../tasks/running.ts";
 import type { StepObserver, VerifiedAnswer } from "../verify/delegate-result.ts";
 import { decideDelivery, writeAnswerCopy } from "../verify/delivery.ts";
 import { checkEvidence } from "../verify/evidence-check.ts";
 import { readVerifiedResult } from "../verify/result-file.ts";
-import { checkBasis, parseCommittedAnswer, type TaskOutput } from "../verify/structured-output.ts";
+import { checkBasis, type JsonOutput, parseCommittedAnswer, type TaskOutput } from "../verify/structured-output.ts";
 import { structuredText } from "../views/output.ts";
 import {
   type CompletedView,
@@ -116,24 +117,26 @@ export function settleDelegate(taskDir: string, passed?: StepObserver): SettledD
 export function taskOutput(settled: Extract<SettledDelegate, { kind: "completed" }>, inline: boolean): TaskOutput {
   const { structured, verified, manifest } = settled;
   if (structured === null) return { type: "text", content: inline ? verified.text : null, basis: [] };
-  return {
-    type: "json",
-    content: inline ? structured.output : null,
-    basis: checkBasis(structured, verified.result.evidence, manifest.cwd),
-  };
+  return jsonOutput(structured, verified, manifest.cwd, inline);
+}
+
+function jsonOutput(structured: StructuredAnswer, verified: VerifiedAnswer, cwd: string, inline: boolean): JsonOutput {
+  const basis = checkBasis(structured, verified.result.evidence, cwd);
+  return { type: "json", content: inline ? structured.output : null, basis };
 }
 
 /**
  * The answer as the model reads it inline (the completion notice's autoDeliver): the text as
  * committed, or for a structured answer its JSON and checked basis lines, exactly as bg_result shows
- * them. Throws child_output_invalid when a structured answer does not conform.
+ * them, with the output itself for the person's view. Throws child_output_invalid when a structured
+ * answer does not conform.
  */
-export function inlineAnswerText(manifest: DelegateManifest, verified: VerifiedAnswer): string {
+export function inlineAnswer(manifest: DelegateManifest, verified: VerifiedAnswer): InlineAnswer {
   const schema = manifest.output_schema;
-  if (schema === undefined) return verified.text;
+  if (schema === undefined) return { text: verified.text, output: null };
   const structured = parseCommittedAnswer(verified.text, schema, []);
-  const output = taskOutput({ kind: "completed", manifest, verified, structured }, true);
-  return structuredText(structured.output, output);
+  const output = jsonOutput(structured, verified, manifest.cwd, true);
+  return { text: structuredText(structured.output, output), output };
 }
 
 /** bg_result for a delegate task: {@link settleDelegate}, then the running view or the delivery. */

@@ -39,7 +39,7 @@ export function delegateNotice(
           const v = verified();
           auto = chooseAutoDelivery(
             manifest.auto_deliver,
-            v ? { text: answerText(manifest, v), bytes: v.answerBytes.length } : null,
+            v ? { ...answerText(manifest, v), bytes: v.answerBytes.length } : null,
             () => {
               const copy = writeAnswerCopy(taskDir, v!);
               return "written" in copy ? copy.written : null;

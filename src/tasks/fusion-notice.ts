@@ -14,7 +14,7 @@ import {
   verifyCompletedRun,
 } from "../fusion/index.ts";
 import type { FusionRunRecord } from "../fusion/run-record.ts";
-import { type AutoDelivery, chooseAutoDelivery, type NotificationDetails } from "../views/notification.ts";
+import { attachedOutput, type AutoDelivery, chooseAutoDelivery, type NotificationDetails } from "../views/notification.ts";
 import type { RunEnd } from "./live.ts";
 import { type Notice, writeNotified } from "./notice.ts";
 
@@ -64,14 +64,14 @@ async function autoDelivery(end: RunEnd): Promise<AutoDelivery> {
   try {
     const verified = await verifyCompletedRun(runDir, await loadFusionManifest(runDir));
     const bytes = verified.merged.byte_length;
+    const copy = () => ({ ...verified.merged, path: `${runDir}/${FUSION_FILES.merged}` });
     // A structured run's answer rides along as bg_result shows it: the JSON, its basis, the agreement.
     const schema = record.output_schema;
-    const text =
-      schema === undefined ? verified.answer : structuredMergedInline(parseStructuredMerged(verified.answer, schema));
-    return chooseAutoDelivery(record.auto_deliver, { text, bytes }, () => ({
-      ...verified.merged,
-      path: `${runDir}/${FUSION_FILES.merged}`,
-    }));
+    if (schema === undefined)
+      return chooseAutoDelivery(record.auto_deliver, { text: verified.answer, output: null, bytes }, copy);
+    const merged = parseStructuredMerged(verified.answer, schema);
+    const output = { type: "json" as const, content: merged.output, basis: merged.basis };
+    return chooseAutoDelivery(record.auto_deliver, { text: structuredMergedInline(merged), output, bytes }, copy);
   } catch {
     return null; // it does not verify: bg_result says why
   }
@@ -95,6 +95,7 @@ function details(end: RunEnd, auto: AutoDelivery): NotificationDetails {
     cost_total: end.cost,
     max_cost_usd: end.record.limits.max_cost_usd ?? null,
     message: null,
+    ...attachedOutput(auto),
   };
 }
 

@@ -9,6 +9,7 @@ import { NOTIFICATION_CUSTOM_TYPE } from "../core/constants.ts";
 import { writeFileAtomic } from "../core/fs.ts";
 import type { DelegateManifest } from "../core/types.ts";
 import type { VerifiedAnswer } from "../verify/delegate-result.ts";
+import type { JsonOutput } from "../verify/structured-output.ts";
 import type { NotificationDetails } from "../views/notification.ts";
 
 export interface Notice {
@@ -27,10 +28,19 @@ export interface Notice {
 
 /**
  * A delegate's verified answer as the model reads it inline (autoDeliver): the text, or a structured
- * answer's JSON and checked basis lines exactly as bg_result shows them (src/retrieval/retrieve.ts,
- * `inlineAnswerText`, handed in by the extension: this layer does not import bg_result's views).
+ * answer's JSON and checked basis lines exactly as bg_result shows them, with the checked output for
+ * the person's view (null for a text answer).
  */
-export type AnswerText = (manifest: DelegateManifest, verified: VerifiedAnswer) => string;
+export interface InlineAnswer {
+  text: string;
+  output: JsonOutput | null;
+}
+
+/**
+ * How the notice gets its {@link InlineAnswer} (src/retrieval/retrieve.ts, `inlineAnswer`, handed in
+ * by the extension: this layer does not import bg_result's views).
+ */
+export type AnswerText = (manifest: DelegateManifest, verified: VerifiedAnswer) => InlineAnswer;
 
 /** What the link knows of its session when it looks for notices of work that ended while none of ours was live. */
 export interface NoticeSession {

@@ -305,7 +305,9 @@ export function registerNotificationRenderer(pi: ExtensionAPI): void {
     if (!d) return new Text(content, 1, 0);
     const box = new Container();
     box.addChild(new Text(notificationLine(d, theme), 1, 0));
-    if (d.auto_delivered === "answer") {
+    if (d.auto_delivered === "answer" && d.output !== undefined) {
+      box.addChild(structuredPreview(d.output, options.expanded, theme));
+    } else if (d.auto_delivered === "answer") {
       const at = content.indexOf("\n\n");
       if (at !== -1) {
         const preview = new Container();

@@ -8,7 +8,7 @@
 import { keyHint, type Theme } from "@mariozechner/pi-coding-agent";
 import { type Component, Container, Text } from "@mariozechner/pi-tui";
 import { plural } from "../core/units.ts";
-import type { CheckedFieldBasis, TaskOutput } from "../verify/structured-output.ts";
+import type { CheckedFieldBasis, JsonOutput } from "../verify/structured-output.ts";
 import { citationStatusText } from "../views/output.ts";
 
 /** Items of a list a collapsed view shows per field. */
@@ -65,11 +65,7 @@ function fieldLines(name: string, value: unknown, b: CheckedFieldBasis | undefin
 }
 
 /** The output's fields (content null: only the basis of each field, the answer being a file). */
-export function structuredPreview(
-  output: Extract<TaskOutput, { type: "json" }>,
-  expanded: boolean,
-  theme: Theme,
-): Component {
+export function structuredPreview(output: JsonOutput, expanded: boolean, theme: Theme): Component {
   const box = new Container();
   const basis = new Map(output.basis.map((b) => [b.field, b]));
   const content = output.content;

@@ -49,6 +49,9 @@ export type TaskOutput =
   | { type: "json"; content: Record<string, unknown> | null; basis: CheckedFieldBasis[] }
   | { type: "text"; content: string | null; basis: CheckedFieldBasis[] };
 
+/** A structured answer's output: its JSON (null when delivered as a file) and checked basis. */
+export type JsonOutput = Extract<TaskOutput, { type: "json" }>;
+
 /** The committed answer as a structured answer of `schema`; child_output_invalid when it is not one. */
 export function parseCommittedAnswer(text: string, schema: OutputSchema, artifacts: string[]): StructuredAnswer {
   try {

@@ -2,6 +2,7 @@ import { relative } from "node:path";
 import { type FinalizedBy, INLINE_ANSWER_MAX_BYTES } from "../core/constants.ts";
 import type { BoundArtifact, DelegateManifest } from "../core/types.ts";
 import { formatCost, secondsBetween } from "../core/units.ts";
+import type { JsonOutput } from "../verify/structured-output.ts";
 import { FORCED_BY, spendText } from "./result.ts";
 
 export interface NotificationDetails {
@@ -27,22 +28,35 @@ export interface NotificationDetails {
   message: string | null;
   /** Which limit told the delegate to answer; null when none did (absent in notices of older sessions). */
   finalized_by?: FinalizedBy | null;
+  /**
+   * A structured answer attached by autoDeliver, as bg_result's details carry it (its JSON and checked
+   * basis), so the person sees it field by field; absent otherwise.
+   */
+  output?: JsonOutput;
 }
 
 /** What autoDeliver adds to the notification (the verified answer or its file reference). */
-export type AutoDelivery = { kind: "answer"; text: string } | { kind: "artifact"; copy: BoundArtifact } | null;
+export type AutoDelivery =
+  | { kind: "answer"; text: string; output: JsonOutput | null }
+  | { kind: "artifact"; copy: BoundArtifact }
+  | null;
 
 export function chooseAutoDelivery(
   mode: DelegateManifest["auto_deliver"],
-  answer: { text: string; bytes: number } | null,
+  answer: { text: string; output: JsonOutput | null; bytes: number } | null,
   copy: () => BoundArtifact | null,
 ): AutoDelivery {
   if (answer === null || mode === "never") return null;
-  if (answer.bytes <= INLINE_ANSWER_MAX_BYTES) return { kind: "answer", text: answer.text };
+  if (answer.bytes <= INLINE_ANSWER_MAX_BYTES) return { kind: "answer", text: answer.text, output: answer.output };
   if (mode !== "always") return null;
   // No plain-text copy (a read-only tree): the notice points at bg_result, which delivers from result.json.
   const written = copy();
   return written === null ? null : { kind: "artifact", copy: written };
+}
+
+/** A structured answer attached by autoDeliver, for the notice's details (the person's field-by-field view). */
+export function attachedOutput(auto: AutoDelivery): { output?: JsonOutput } {
+  return auto?.kind === "answer" && auto.output !== null ? { output: auto.output } : {};
 }
 
 /** The notification's own text budget for the model; an autoDelivered answer comes on top. */
@@ -106,5 +120,6 @@ export function notificationDetails(m: DelegateManifest, taskDir: string, auto: 
     max_cost_usd: m.limits.max_cost_usd ?? null,
     message: m.terminal?.message ?? null,
     finalized_by: m.terminal?.finalized_by ?? null,
+    ...attachedOutput(auto),
   };
 }

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { FusionCompletedView } from "../../src/fusion/types.ts";
 import { EVALUATE_HEADING, MERGE_HEADING } from "../../src/fusion-run/prompts.ts";
+import type { NotificationDetails } from "../../src/views/notification.ts";
 import { runCli } from "../helpers/cli.ts";
 import { call, installParentDriver, lastToolResult, notifications, promptWhenIdle, until } from "../helpers/drive.ts";
 import { directiveOf, FUSION_MODELS, fusionRoute, runIdOf } from "../helpers/fusion-run-driver.ts";
@@ -99,6 +100,9 @@ describe("a Fusion run with an outputSchema", () => {
       const notice = JSON.stringify(notifications(parent.messages())[0]?.content);
       expect(notice).toContain("Output (JSON, conforms to outputSchema):");
       expect(notice).toContain("- ttl: agreed: fake/model-a (candidate-1); disagreed: fake/model-b (candidate-2)");
+      const attached = (notifications(parent.messages())[0]?.details as NotificationDetails).output;
+      expect(attached?.type).toBe("json");
+      expect(Object.keys(attached?.content ?? {})).toEqual(Object.keys(SCHEMA.properties));
       // Each candidate was given the schema; the evaluator was asked for one claim per field.
       const candidatePrompts = server.requests
         .map((r) => directiveOf(r))

@@ -10,6 +10,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import type { NotificationDetails } from "../../src/views/notification.ts";
 import type { CompletedView } from "../../src/views/result.ts";
 import { runCli } from "../helpers/cli.ts";
 import {
@@ -122,6 +123,10 @@ describe("structured answers (outputSchema)", () => {
       const notice = JSON.stringify(notifications(parent.messages())[0]?.content);
       expect(notice).toContain("Output (JSON, conforms to outputSchema):");
       expect(notice).toContain("- ttl: flagged (0 of 1 citation verified): src/auth.js:5 excerpt not found");
+      // Its details carry the output and the checked basis, for the person's field-by-field view.
+      const attached = (notifications(parent.messages())[0]?.details as NotificationDetails).output;
+      expect(attached?.content).toEqual(OUTPUT);
+      expect(attached?.basis.find((b) => b.field === "ttl")?.status).toBe("flagged");
       // The child was told the format and given the schema.
       const childPrompt = server.requests
         .flatMap((r) => r.messages)

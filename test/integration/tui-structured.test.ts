@@ -62,30 +62,38 @@ const ANSWER = {
   ],
 };
 
-function driveParent(): void {
+/** The parent delegates on "go"; notified, it calls bg_result, unless the answer came with the notice (autoDeliver). */
+function driveParent(autoDeliver: "never" | "when_small" = "never"): void {
   server.setHandler((req) => {
     if (isChildRequest(req)) return undefined;
     const last = req.messages.at(-1);
     if (last?.role === "user" && last.text === "go") {
       const prompt = `Find the auth places. ${script({ tool: "read", args: { path: "src/auth.js" } }, { text: JSON.stringify(ANSWER) })}`;
-      return { toolCalls: [{ name: "bg_delegate", args: { name: "auth places", prompt, outputSchema: SCHEMA } }] };
+      return {
+        toolCalls: [{ name: "bg_delegate", args: { name: "auth places", prompt, outputSchema: SCHEMA, autoDeliver } }],
+      };
     }
     const notice =
       last?.role === "user" ? /Background delegate (d[0-9a-f]{32}) \(auth places\) completed/.exec(last.text) : null;
-    if (notice) return { toolCalls: [{ name: "bg_result", args: { taskId: notice[1] } }] };
+    if (notice && autoDeliver === "never") return { toolCalls: [{ name: "bg_result", args: { taskId: notice[1] } }] };
     return { text: last?.role === "tool" ? "Noted." : "Nothing else to do." };
   });
+}
+
+async function authProject(label: string): Promise<string> {
+  const cwd = await makeTempDir(label);
+  mkdirSync(join(cwd, "src"));
+  writeFileSync(
+    join(cwd, "src", "auth.js"),
+    "// auth\nexport function login(user) {\n  return token(user);\n}\nexport const TTL = 60;\n",
+  );
+  return cwd;
 }
 
 describe("a structured answer in Pi's interactive terminal", () => {
   it("shows each field with its value and basis status, and the citations when expanded", async () => {
     const agent = await createAgentDir({ serverUrl: server.url });
-    const cwd = await makeTempDir("tui-structured");
-    mkdirSync(join(cwd, "src"));
-    writeFileSync(
-      join(cwd, "src", "auth.js"),
-      "// auth\nexport function login(user) {\n  return token(user);\n}\nexport const TTL = 60;\n",
-    );
+    const cwd = await authProject("tui-structured");
     driveParent();
     const tty = await startInteractivePi({
       agentDir: agent.dir,
@@ -112,6 +120,33 @@ describe("a structured answer in Pi's interactive terminal", () => {
       const expanded = tty.history().join("\n");
       expect(expanded).toMatch(/src\/auth\.js:2-3 verified “return token\(user\);”/);
       expect(expanded).toContain("login hands out the token");
+    } finally {
+      await tty.close();
+    }
+    expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
+  });
+
+  it("an answer attached to the notice (autoDeliver) is shown field by field too, not as JSON", async () => {
+    const agent = await createAgentDir({ serverUrl: server.url });
+    const cwd = await authProject("tui-structured-auto");
+    driveParent("when_small");
+    const tty = await startInteractivePi({
+      agentDir: agent.dir,
+      cwd,
+      cols: 120,
+      rows: 48,
+      provider: FAKE_PROVIDER,
+      model: FAKE_MODELS.default,
+      message: "go",
+    });
+    try {
+      await tty.waitFor(/● delegate d[0-9a-f]{8} auth places completed[\s\S]*citations and reasoning/, "the notice");
+      const shown = tty.history().join("\n");
+      expect(shown).toMatch(/places \(2\) +✓ verified \(1\) · confidence high/);
+      expect(shown).toMatch(/ttl: 60 +⚠ 0 of 1 citation verified · confidence low/);
+      // The model-facing text of the notice (the JSON and the basis lines) stays off the person's screen.
+      expect(shown).not.toMatch(/Output \(JSON|\{"places"|"output"|sha256/);
+      expect(shown).not.toContain("the agent reads it with bg_result");
     } finally {
       await tty.close();
     }

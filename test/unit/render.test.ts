@@ -30,7 +30,7 @@ import type { TaskRow } from "../../src/tasks/row.ts";
 import { DelegatesTable } from "../../src/ui/delegates-table.ts";
 import { checkEvidence } from "../../src/verify/evidence-check.ts";
 import type { TaskOutput } from "../../src/verify/structured-output.ts";
-import { notificationDetails, notificationText } from "../../src/views/notification.ts";
+import { type AutoDelivery, notificationDetails, notificationText } from "../../src/views/notification.ts";
 import { buildReceipt, receiptText } from "../../src/views/receipt.ts";
 import { completedText, completedView, runningText, runningView } from "../../src/views/result.ts";
 import { makeResultFile } from "../helpers/result-fixtures.ts";
@@ -361,13 +361,13 @@ describe("the receipt as a person sees it", () => {
 });
 
 describe("the completion notification as a person sees it", () => {
-  function renderNotice(m: DelegateManifest, width: number): string {
+  function renderNotice(m: DelegateManifest, width: number, auto: AutoDelivery = null): string {
     const message = {
       role: "custom" as const,
       customType: "background-task-notification",
-      content: notificationText(m, null),
+      content: notificationText(m, auto),
       display: true,
-      details: notificationDetails(m, "/tmp/t", null),
+      details: notificationDetails(m, "/tmp/t", auto),
       timestamp: Date.now(),
     };
     const component = new CustomMessageComponent(message, renderers.get("background-task-notification"));
@@ -423,6 +423,26 @@ describe("the completion notification as a person sees it", () => {
     expect(renderNotice(capped, 120)).toContain(
       "scan failed after 3s · $0.4821 spent of $0.5000 cap · child_cost_limit",
     );
+  });
+
+  it("a structured answer attached by autoDeliver is shown field by field, never as the model's JSON", () => {
+    const m = completed("auth facts").m;
+    const output = {
+      type: "json" as const,
+      content: { ttl: 60 },
+      basis: [{ field: "ttl", citations: [], reasoning: "r", confidence: "high" as const, status: "uncited" as const }],
+    };
+    const screen = renderNotice(m, 120, {
+      kind: "answer",
+      text: 'Output (JSON, conforms to outputSchema):\n{"ttl":60}',
+      output,
+    });
+    expect(screen).toMatch(/ttl: 60 +no citation · confidence high/);
+    expect(screen).not.toMatch(/Output \(JSON|\{"ttl"/);
+    // A text answer attached the same way is shown as markdown.
+    const text = renderNotice(m, 120, { kind: "answer", text: "**Plain** answer.", output: null });
+    expect(text).toContain("Plain answer.");
+    expect(text).not.toContain("**");
   });
 
   it("an answer the spend cap cut short says so beside the spend; one no limit cut short does not", () => {

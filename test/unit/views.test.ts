@@ -110,7 +110,11 @@ describe("notification text", () => {
 
   it("carries an autoDelivered answer in full after the bounded notice", () => {
     const answer = "x".repeat(40_000);
-    const text = notificationText(manifest({ auto_deliver: "when_small" }), { kind: "answer", text: answer });
+    const text = notificationText(manifest({ auto_deliver: "when_small" }), {
+      kind: "answer",
+      text: answer,
+      output: null,
+    });
     expect(text.endsWith(`\n\n${answer}`)).toBe(true);
     expect(Buffer.byteLength(text.slice(0, text.indexOf("\n\n")))).toBeLessThanOrEqual(NOTIFICATION_TEXT_MAX_BYTES);
   });
