@@ -17,7 +17,7 @@ import {
   useModelServer,
   waitForNoProcesses,
 } from "../helpers/pi-parent.ts";
-import { startInteractivePi } from "../helpers/terminal.ts";
+import { type InteractivePi, startInteractivePi } from "../helpers/terminal.ts";
 
 const server = useModelServer();
 
@@ -80,31 +80,43 @@ function driveParent(autoDeliver: "never" | "when_small" = "never"): void {
   });
 }
 
-async function authProject(label: string): Promise<string> {
+/**
+ * Pi's interactive terminal on a project with src/auth.js, the parent driven to delegate the
+ * structured question on "go"; `look` reads the screen; the terminal and every process end after it.
+ */
+async function withAuthTui(
+  label: string,
+  autoDeliver: "never" | "when_small",
+  look: (tty: InteractivePi) => Promise<void>,
+): Promise<void> {
+  const agent = await createAgentDir({ serverUrl: server.url });
   const cwd = await makeTempDir(label);
   mkdirSync(join(cwd, "src"));
   writeFileSync(
     join(cwd, "src", "auth.js"),
     "// auth\nexport function login(user) {\n  return token(user);\n}\nexport const TTL = 60;\n",
   );
-  return cwd;
+  driveParent(autoDeliver);
+  const tty = await startInteractivePi({
+    agentDir: agent.dir,
+    cwd,
+    cols: 120,
+    rows: 48,
+    provider: FAKE_PROVIDER,
+    model: FAKE_MODELS.default,
+    message: "go",
+  });
+  try {
+    await look(tty);
+  } finally {
+    await tty.close();
+  }
+  expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
 }
 
 describe("a structured answer in Pi's interactive terminal", () => {
   it("shows each field with its value and basis status, and the citations when expanded", async () => {
-    const agent = await createAgentDir({ serverUrl: server.url });
-    const cwd = await authProject("tui-structured");
-    driveParent();
-    const tty = await startInteractivePi({
-      agentDir: agent.dir,
-      cwd,
-      cols: 120,
-      rows: 48,
-      provider: FAKE_PROVIDER,
-      model: FAKE_MODELS.default,
-      message: "go",
-    });
-    try {
+    await withAuthTui("tui-structured", "never", async (tty) => {
       await tty.waitFor(
         /✓ auth places · answer \d+ B, verified[\s\S]*citations and reasoning/,
         "the structured answer",
@@ -120,26 +132,11 @@ describe("a structured answer in Pi's interactive terminal", () => {
       const expanded = tty.history().join("\n");
       expect(expanded).toMatch(/src\/auth\.js:2-3 verified “return token\(user\);”/);
       expect(expanded).toContain("login hands out the token");
-    } finally {
-      await tty.close();
-    }
-    expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
+    });
   });
 
   it("an answer attached to the notice (autoDeliver) is shown field by field too, not as JSON", async () => {
-    const agent = await createAgentDir({ serverUrl: server.url });
-    const cwd = await authProject("tui-structured-auto");
-    driveParent("when_small");
-    const tty = await startInteractivePi({
-      agentDir: agent.dir,
-      cwd,
-      cols: 120,
-      rows: 48,
-      provider: FAKE_PROVIDER,
-      model: FAKE_MODELS.default,
-      message: "go",
-    });
-    try {
+    await withAuthTui("tui-structured-auto", "when_small", async (tty) => {
       await tty.waitFor(/● delegate d[0-9a-f]{8} auth places completed[\s\S]*citations and reasoning/, "the notice");
       const shown = tty.history().join("\n");
       expect(shown).toMatch(/places \(2\) +✓ verified \(1\) · confidence high/);
@@ -147,9 +144,6 @@ describe("a structured answer in Pi's interactive terminal", () => {
       // The model-facing text of the notice (the JSON and the basis lines) stays off the person's screen.
       expect(shown).not.toMatch(/Output \(JSON|\{"places"|"output"|sha256/);
       expect(shown).not.toContain("the agent reads it with bg_result");
-    } finally {
-      await tty.close();
-    }
-    expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
+    });
   });
 });

@@ -409,17 +409,21 @@ describe("the completion notification as a person sees it", () => {
     expect(renderNotice(cancelled, 80)).toContain("scan cancelled after 3s · cost not reported");
   });
 
-  it("a capped task shows its spend beside its cap", () => {
-    const capped = manifest("scan", {
-      state: "failed",
-      limits: { max_turns: 24, max_tool_calls: 120, timeout_seconds: 1200, max_cost_usd: 0.5 },
-      terminal: {
-        ended_at: "2026-12-01T10:00:03.000Z",
-        code: "child_cost_limit",
-        message: "told to answer, it called a tool",
-        cost_total: 0.4821,
-      },
+  /** A task "scan" under a $0.50 cap that ended 3 s after its launch, having spent $0.4821. */
+  function cappedScan(
+    state: DelegateManifest["state"],
+    end: Omit<NonNullable<DelegateManifest["terminal"]>, "ended_at">,
+  ) {
+    const limits = { max_turns: 24, max_tool_calls: 120, timeout_seconds: 1200, max_cost_usd: 0.5 };
+    return manifest("scan", {
+      state,
+      limits,
+      terminal: { ended_at: "2026-12-01T10:00:03.000Z", cost_total: 0.4821, ...end },
     });
+  }
+
+  it("a capped task shows its spend beside its cap", () => {
+    const capped = cappedScan("failed", { code: "child_cost_limit", message: "told to answer, it called a tool" });
     expect(renderNotice(capped, 120)).toContain(
       "scan failed after 3s · $0.4821 spent of $0.5000 cap · child_cost_limit",
     );
@@ -446,17 +450,7 @@ describe("the completion notification as a person sees it", () => {
   });
 
   it("an answer the spend cap cut short says so beside the spend; one no limit cut short does not", () => {
-    const byCap = manifest("scan", {
-      state: "completed",
-      limits: { max_turns: 24, max_tool_calls: 120, timeout_seconds: 1200, max_cost_usd: 0.5 },
-      terminal: {
-        ended_at: "2026-12-01T10:00:03.000Z",
-        answer_bytes: 1200,
-        answer_sha256: "c".repeat(64),
-        cost_total: 0.4821,
-        finalized_by: "cost",
-      },
-    });
+    const byCap = cappedScan("completed", { answer_bytes: 1200, answer_sha256: "c".repeat(64), finalized_by: "cost" });
     const screen = renderNotice(byCap, 160);
     expect(screen).toContain(
       "scan completed in 3s · $0.4821 of $0.5000 cap · answer 1.2 KiB · answered at its spend cap",
