@@ -41,6 +41,14 @@ export function isSameProcessAlive(pid: number, startTime: string): boolean {
   return startTime === "unknown" || now === "unknown" || now === startTime;
 }
 
+/**
+ * Whether the Pi process recorded as a task's or run's owner still runs (same pid, same start time):
+ * the liveness a Fusion run's reader asks for (src/fusion/retrieve.ts, RetrieveFusionOptions).
+ */
+export function isOwnerAlive(record: { owner: { pid: number; start_time: string } }): boolean {
+  return isSameProcessAlive(record.owner.pid, record.owner.start_time);
+}
+
 /** The owner, parent and process group of a live process (from /proc), or null when it is gone. */
 export function processTies(pid: number): { uid: number; ppid: number; pgrp: number } | null {
   const fields = statFields(pid);

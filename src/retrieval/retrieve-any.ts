@@ -8,8 +8,8 @@ import { type DelegateRetrieval, retrieveDelegate } from "./retrieve.ts";
 export type Retrieval = DelegateRetrieval | FusionRetrieval;
 
 /**
- * Adjudicates a Fusion run whose owner is gone before it is read (src/tasks/adjudicate.ts,
- * `adjudicateStranded`; passed in, as this layer does not import the run lifecycle).
+ * Adjudicates a Fusion run whose owner is gone before it is read: the extension passes
+ * src/tasks/adjudicate.ts `adjudicateStranded`; a test may pass its own, to watch or skip it.
  */
 export type SettleStrandedRun = (cwd: string, runDir: string) => Promise<void>;
 

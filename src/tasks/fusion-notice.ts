@@ -14,7 +14,12 @@ import {
   verifyCompletedRun,
 } from "../fusion/index.ts";
 import type { FusionRunRecord } from "../fusion/run-record.ts";
-import { attachedOutput, type AutoDelivery, chooseAutoDelivery, type NotificationDetails } from "../views/notification.ts";
+import {
+  type AutoDelivery,
+  attachedOutput,
+  chooseAutoDelivery,
+  type NotificationDetails,
+} from "../views/notification.ts";
 import type { RunEnd } from "./live.ts";
 import { type Notice, writeNotified } from "./notice.ts";
 

@@ -3,7 +3,7 @@ import { TASK_FILES } from "../core/constants.ts";
 import { fileExists } from "../core/fs.ts";
 import type { DelegateManifest } from "../core/types.ts";
 import type { RetrieveFusionOptions } from "../fusion/index.ts";
-import { isAlive, isSameProcessAlive } from "../process/identity.ts";
+import { isAlive, isOwnerAlive } from "../process/identity.ts";
 import { listTaskRefs, readManifest } from "../store/lookup.ts";
 import { getRegistry } from "./registry.ts";
 
@@ -15,15 +15,13 @@ export function isTaskRunning(manifest: DelegateManifest): boolean {
   if (manifest.state !== "running") return false;
   if (getRegistry().delegates.has(manifest.task_id)) return true;
   if (manifest.owner.pid === process.pid) return false; // ours, but not live: it ended
-  const ownerAlive = isSameProcessAlive(manifest.owner.pid, manifest.owner.start_time);
+  const ownerAlive = isOwnerAlive(manifest);
   const childAlive = manifest.child !== null && isAlive(manifest.child.pid);
   return ownerAlive || childAlive;
 }
 
 /** A Fusion run recorded as running is running while its owner process is alive (the same process). */
-export const fusionLiveness: RetrieveFusionOptions = {
-  isRunning: (manifest) => isSameProcessAlive(manifest.owner.pid, manifest.owner.start_time),
-};
+export const fusionLiveness: RetrieveFusionOptions = { isRunning: isOwnerAlive };
 
 /**
  * Running delegates of this project: live owners or child pids in the tree (docs/subsystems/launch.md,
