@@ -102,7 +102,7 @@ describe("a Fusion run with an outputSchema", () => {
       expect(notice).toContain("- ttl: agreed: fake/model-a (candidate-1); disagreed: fake/model-b (candidate-2)");
       const attached = (notifications(parent.messages())[0]?.details as NotificationDetails).output;
       expect(attached?.type).toBe("json");
-      expect(Object.keys(attached?.content ?? {})).toEqual(Object.keys(SCHEMA.properties));
+      expect(attached?.content).toEqual(MERGED);
       // Each candidate was given the schema; the evaluator was asked for one claim per field.
       const candidatePrompts = server.requests
         .map((r) => directiveOf(r))
