@@ -7,9 +7,10 @@
  * changed since, is not kept). Consecutive kept lines of a file become one range with its bytes'
  * SHA-256, like a `read` row's, so freshness and citations treat them alike.
  */
-import { readFileSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { basename, resolve } from "node:path";
-import { GREP_SEEN_MAX_RANGES } from "../core/constants.ts";
+import { EVIDENCE_FILE_MAX_BYTES, GREP_SEEN_MAX_RANGES } from "../core/constants.ts";
+import { readRegularFile } from "../core/fs.ts";
 import { sha256Hex } from "../core/hash.ts";
 import { projectFile, resolveLikePi } from "../core/project-path.ts";
 import type { SeenRange } from "../core/types.ts";
@@ -25,15 +26,12 @@ interface FileLines {
 }
 
 function loadLines(abs: string): FileLines | undefined {
-  try {
-    if (!statSync(abs).isFile()) return undefined;
-    const bytes = readFileSync(abs);
-    const starts = [0];
-    for (let i = bytes.indexOf(10); i !== -1; i = bytes.indexOf(10, i + 1)) starts.push(i + 1);
-    return { bytes, starts };
-  } catch {
-    return undefined;
-  }
+  const read = readRegularFile(abs, EVIDENCE_FILE_MAX_BYTES, { followLinks: true });
+  if (!read.ok) return undefined;
+  const bytes = read.bytes;
+  const starts = [0];
+  for (let i = bytes.indexOf(10); i !== -1; i = bytes.indexOf(10, i + 1)) starts.push(i + 1);
+  return { bytes, starts };
 }
 
 /** The text of line `n` (1-based) as Pi's grep shows it (carriage returns removed), or undefined. */

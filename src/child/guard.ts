@@ -30,7 +30,7 @@ import { afterResponse } from "./response.ts";
 import { readArtifactBound } from "./runway.ts";
 import { turnGrowthRoom } from "./spend.ts";
 import { type GuardState, latch, latchError, newState } from "./state.ts";
-import { decideToolCall, handleToolResult } from "./tool-hooks.ts";
+import { decideToolCall, handleToolResult, specialPathRefusal } from "./tool-hooks.ts";
 
 const GUARD_PATH = fileURLToPath(import.meta.url);
 /** Event-loop turns to wait at shutdown for pi's event queue to deliver the last message_end. */
@@ -188,7 +188,7 @@ function guardTools(pi: ExtensionAPI, state: GuardState, handover: Handover | un
     const wasLatched = state.latched !== undefined;
     const verdict = decideToolCall(state, event.toolName, seed.limits);
     if (!wasLatched && state.latched) stopRun(ctx);
-    return verdict;
+    return verdict ?? specialPathRefusal(event.toolName, event.input, ctx.cwd);
   });
   pi.on("tool_result", (event, ctx) => {
     const seed = state.seed;

@@ -7,7 +7,8 @@
  * when the decoded range is not that text (the file changed during the read), the row keeps no
  * lines, an empty byte range and the hash of the text seen, so it can never pass as fresh.
  */
-import { readFileSync } from "node:fs";
+import { EVIDENCE_FILE_MAX_BYTES } from "../core/constants.ts";
+import { readRegularFile } from "../core/fs.ts";
 import { sha256Hex } from "../core/hash.ts";
 import { projectFile, resolveLikePi } from "../core/project-path.ts";
 import type { ReadEvidence } from "../core/types.ts";
@@ -59,12 +60,10 @@ export function readEvidence(
   // Pi treats offset 0 as absent.
   const offset = input.offset ? lineArg(input.offset, 1) : undefined;
   const limit = lineArg(input.limit, 0);
-  let bytes: Buffer;
-  try {
-    bytes = readFileSync(abs);
-  } catch {
-    return undefined; // gone already: nothing to hash
-  }
+  // Never blocks (a FIFO or device put in the file's place since), never reads past the bound.
+  const read = readRegularFile(abs, EVIDENCE_FILE_MAX_BYTES, { followLinks: true });
+  if (!read.ok) return undefined; // gone already, or not a regular file: nothing to hash
+  const bytes = read.bytes;
   const base = {
     tool: "read" as const,
     path,

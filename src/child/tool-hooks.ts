@@ -8,9 +8,12 @@
  *   grep, find, ls          arguments (canonical JSON), output length and sha256;
  *   delegate_read_artifact  artifact path, byte offset, byte length, sha256 of those bytes.
  */
+import { type Stats, statSync } from "node:fs";
 import { canonicalJson } from "../core/canonical.ts";
 import { CHILD_TOOLS, type FinalizedBy, READ_ARTIFACT_TOOL } from "../core/constants.ts";
+import { kindOf } from "../core/fs.ts";
 import { sha256Hex } from "../core/hash.ts";
+import { resolveLikePi } from "../core/project-path.ts";
 import type { EvidenceRow, SeedLimits, SpillReceipt } from "../core/types.ts";
 import { grepSeen } from "./grep-evidence.ts";
 import type { ReadArtifactDetails } from "./read-artifact.ts";
@@ -115,6 +118,30 @@ export function decideToolCall(
   state.toolCalls++;
   if (state.toolCalls >= limits.max_tool_calls) requestFinalization(state, "tool_calls");
   return undefined;
+}
+
+/** The tools whose `path` is what they open: a file (read), or a file or a directory (grep, find, ls). */
+const PATH_TOOLS: readonly string[] = ["read", "grep", "find", "ls"];
+
+/**
+ * A call whose path names a FIFO, a device or a socket (also through a link) is refused before it
+ * runs: Pi's tools would wait on it for ever or read it without end (docs/subsystems/child-guard.md,
+ * "The tool boundary"). A path that is missing or cannot be looked at is left to the tool to report.
+ */
+export function specialPathRefusal(toolName: string, input: Record<string, unknown>, cwd: string): CallVerdict {
+  if (!PATH_TOOLS.includes(toolName)) return undefined;
+  const path = typeof input.path === "string" && input.path !== "" ? input.path : ".";
+  let stat: Stats | undefined;
+  try {
+    stat = statSync(resolveLikePi(path, cwd), { throwIfNoEntry: false });
+  } catch {
+    return undefined;
+  }
+  if (stat === undefined || stat.isFile() || stat.isDirectory()) return undefined;
+  return {
+    block: true,
+    reason: `[delegate] ${path} is ${kindOf(stat)}, not a regular file or a directory; the delegate does not open it (it could wait for ever or never end).`,
+  };
 }
 
 export interface ToolResultInput {

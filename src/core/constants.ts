@@ -22,6 +22,12 @@ export const CHILD_FILE_MAX_BYTES = 64 * MiB;
  * budget-plan.json): each is a few KiB; a bigger one is refused before it is read.
  */
 export const TASK_RECORD_MAX_BYTES = 1 * MiB;
+/**
+ * Largest file a child's guard reads back to record a read's or a grep's evidence
+ * (docs/subsystems/child-guard.md, "Evidence"): a larger one gets no row, so citations of it count
+ * as unread.
+ */
+export const EVIDENCE_FILE_MAX_BYTES = 256 * MiB;
 /** Bytes around the base64 payload of one delegate_read_artifact response (header line). */
 export const READ_ARTIFACT_FRAMING_BYTES = 256;
 

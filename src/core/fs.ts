@@ -129,7 +129,8 @@ export type RegularFileRefusal =
   | { ok: false; reason: "too_large"; size: number }
   | { ok: false; reason: "unreadable"; errno: string };
 
-function kindOf(stat: Stats): string {
+/** What a path is, in words, when it is not a regular file: "a FIFO", "a device", … */
+export function kindOf(stat: Stats): string {
   if (stat.isDirectory()) return "a directory";
   if (stat.isSymbolicLink()) return "a symbolic link";
   if (stat.isFIFO()) return "a FIFO";
@@ -148,17 +149,32 @@ function refusal(error: unknown): RegularFileRefusal {
 
 /** Never follow a link in the last component, never wait for a FIFO's writer or a device. */
 const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
+/** The same, following links: what a child's own tools opened, read back for its evidence. */
+const OPEN_FOLLOWING_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
+
+export interface RegularFileOptions {
+  /**
+   * Follow a symbolic link to the regular file it names (a child's read followed it too). The type
+   * is still checked before and after the open, and the open still never waits. Default: false.
+   */
+  followLinks?: boolean;
+}
 
 /**
  * Open a regular file for reading, in a way that can never block or follow a link: the type is
  * checked with lstat before opening (a FIFO or device is never opened), the open does not follow a
  * symbolic link and does not wait, and the descriptor's own type is checked again (the path may
- * have been replaced in between). The caller closes `fd`. Never throws.
+ * have been replaced in between). With `followLinks`, a link is followed (stat, not lstat) and
+ * everything else holds. The caller closes `fd`. Never throws.
  */
-export function openRegularFile(path: string): { ok: true; fd: number; size: number } | RegularFileRefusal {
+export function openRegularFile(
+  path: string,
+  options: RegularFileOptions = {},
+): { ok: true; fd: number; size: number } | RegularFileRefusal {
+  const follow = options.followLinks === true;
   let stat: Stats | undefined;
   try {
-    stat = lstatSync(path, { throwIfNoEntry: false });
+    stat = (follow ? statSync : lstatSync)(path, { throwIfNoEntry: false });
   } catch (error) {
     return refusal(error);
   }
@@ -166,7 +182,7 @@ export function openRegularFile(path: string): { ok: true; fd: number; size: num
   if (!stat.isFile()) return { ok: false, reason: "not_regular", what: kindOf(stat) };
   let fd: number;
   try {
-    fd = openSync(path, OPEN_FLAGS);
+    fd = openSync(path, follow ? OPEN_FOLLOWING_FLAGS : OPEN_FLAGS);
   } catch (error) {
     return refusal(error);
   }
@@ -187,8 +203,12 @@ export function openRegularFile(path: string): { ok: true; fd: number; size: num
  * read whole through {@link openRegularFile}, so it never blocks and never follows a link. A file
  * over the bound is refused from its size, before any byte is read. Never throws.
  */
-export function readRegularFile(path: string, maxBytes: number): { ok: true; bytes: Buffer } | RegularFileRefusal {
-  const opened = openRegularFile(path);
+export function readRegularFile(
+  path: string,
+  maxBytes: number,
+  options: RegularFileOptions = {},
+): { ok: true; bytes: Buffer } | RegularFileRefusal {
+  const opened = openRegularFile(path, options);
   if (!opened.ok) return opened;
   const { fd, size } = opened;
   try {

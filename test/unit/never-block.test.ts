@@ -8,6 +8,7 @@
 import { copyFileSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { specialPathRefusal } from "../../src/child/tool-hooks.ts";
 import { type DelegateFacts, taskFacts } from "../../src/cli/show.ts";
 import { FUSION_FILES, TASK_FILES } from "../../src/core/constants.ts";
 import { DelegateError } from "../../src/core/errors.ts";
@@ -87,6 +88,48 @@ describe("the one reader of a regular file (src/core/fs.ts)", () => {
     }
     expect(readRegularFile(file, 1024)).toEqual({ ok: true, bytes: Buffer.from("bytes\n") });
     expect(readRegularFile(file, 3)).toEqual({ ok: false, reason: "too_large", size: 6 });
+  });
+
+  it("following links (a child's evidence), reads the file a link names and still refuses a FIFO or device behind one", async () => {
+    const dir = await makeTempDir("regular-follow", "each");
+    const file = join(dir, "file.txt");
+    writeFileSync(file, "bytes\n");
+    symlinkSync(file, join(dir, "link"));
+    symlinkSync(fifos.make(join(dir, "fifo")), join(dir, "to-fifo"));
+    symlinkSync("/dev/zero", join(dir, "to-zero"));
+    const follow = { followLinks: true };
+    expect(readRegularFile(join(dir, "link"), 1024, follow)).toEqual({ ok: true, bytes: Buffer.from("bytes\n") });
+    for (const [name, what] of [
+      ["to-fifo", "a FIFO"],
+      ["to-zero", "a device"],
+    ] as const) {
+      const read = timed(() => readRegularFile(join(dir, name), 1024, follow));
+      expect(read.ms, name).toBeLessThan(BOUND_MS);
+      expect(read.value, name).toEqual({ ok: false, reason: "not_regular", what });
+    }
+  });
+});
+
+describe("the child's refusal of special paths (src/child/tool-hooks.ts)", () => {
+  it("refuses read, grep, find and ls on a FIFO or a device, through a link too; leaves files, directories and missing paths to the tool", async () => {
+    const dir = await makeTempDir("special-paths", "each");
+    writeFileSync(join(dir, "file.txt"), "x\n");
+    fifos.make(join(dir, "pipe"));
+    symlinkSync("/dev/zero", join(dir, "zero"));
+    const refusal = (path: string, what: string) => ({
+      block: true,
+      reason: `[delegate] ${path} is ${what}, not a regular file or a directory; the delegate does not open it (it could wait for ever or never end).`,
+    });
+    for (const tool of ["read", "grep", "find", "ls"]) {
+      expect(specialPathRefusal(tool, { path: "pipe" }, dir), tool).toEqual(refusal("pipe", "a FIFO"));
+      expect(specialPathRefusal(tool, { path: "zero" }, dir), tool).toEqual(refusal("zero", "a device"));
+      for (const path of ["file.txt", ".", "missing.txt"])
+        expect(specialPathRefusal(tool, { path }, dir)).toBeUndefined();
+    }
+    // No path: grep, find and ls search the project root, a directory.
+    expect(specialPathRefusal("grep", { pattern: "x" }, dir)).toBeUndefined();
+    expect(specialPathRefusal("delegate_read_artifact", { path: "pipe" }, dir)).toBeUndefined();
+    expect(specialPathRefusal("read", { path: "/dev/null" }, dir)).toEqual(refusal("/dev/null", "a device"));
   });
 });
 
