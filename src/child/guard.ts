@@ -21,6 +21,7 @@ import { createRgFindTool } from "./find-tool.ts";
 import { finish } from "./finish.ts";
 import { checkDeliveredPrompt, verifyTask } from "./handover.ts";
 import { checkResolvedModel, checkToolSources } from "./host-checks.ts";
+import { boundOutput } from "./output-bound.ts";
 import { watchParent } from "./parent-watch.ts";
 import { createReadArtifactTool } from "./read-artifact.ts";
 import { writeProgress, writeReady } from "./records.ts";
@@ -235,6 +236,14 @@ export default function delegateGuard(pi: ExtensionAPI): void {
       return undefined;
     }
     return decision.messages ? { messages: decision.messages } : undefined;
+  });
+
+  // Under a spend cap, no request asks for more output than its worst cost counted (src/child/output-bound.ts).
+  pi.on("before_provider_request", (event) => {
+    const spend = state.seed?.spend;
+    if (spend === undefined) return undefined;
+    const bound = boundOutput(event.payload, spend.output_reserve_tokens);
+    return bound.changed ? bound.payload : undefined;
   });
 
   pi.on("message_end", (event, ctx) => {

@@ -63,14 +63,17 @@ export function plainObject(value: unknown, at: string): Record<string, unknown>
   return value as Record<string, unknown>;
 }
 
+/** Whether a parsed JSON value is a plain object (not null, not an array). */
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
 /**
  * One key of a parsed JSON value that may not be an object: its value, or undefined when `value`
  * is not a plain object (a peek at a discriminator before the shape is checked, never a cast).
  */
 export function fieldOf(value: unknown, key: string): unknown {
-  return typeof value === "object" && value !== null && !Array.isArray(value)
-    ? (value as Record<string, unknown>)[key]
-    : undefined;
+  return isRecord(value) ? value[key] : undefined;
 }
 
 /** A plain object with exactly these keys: every key not optional present, no other key. */

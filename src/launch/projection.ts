@@ -14,6 +14,7 @@
 import { canonicalJsonWithPart } from "../core/canonical.ts";
 import { PROJECTION_TRANSFORM } from "../core/constants.ts";
 import { sha256Hex } from "../core/hash.ts";
+import { isRecord } from "../core/validate.ts";
 import {
   argumentBytes,
   buildLedger,
@@ -39,10 +40,6 @@ const AUTHORITY_NOTE =
   "payloads the delegate cannot see; do not guess them.";
 
 type Rec = Record<string, unknown>;
-
-function isRecord(value: unknown): value is Rec {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 function stringField(record: Rec, key: string, where: string): string {
   const value = record[key];

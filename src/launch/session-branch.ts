@@ -13,6 +13,7 @@
  * session this code cannot prove it reads the same way is read by the host itself.
  */
 import type { ProvenPiVersion } from "../core/host-range.ts";
+import { isRecord } from "../core/validate.ts";
 
 type Rec = Record<string, unknown>;
 
@@ -36,10 +37,6 @@ const SILENT_TYPES: Readonly<Record<ContextRules, ReadonlySet<string>>> = {
 
 /** Roles whose missing content Pi 1.x replaces (with "" or []): such a message is left to the host. */
 const CONTENT_FILLED_ROLES = new Set(["system", "user", "assistant", "toolResult"]);
-
-function isRecord(value: unknown): value is Rec {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /** The same number the host's `new Date(timestamp).getTime()` gives. */
 function millis(timestamp: unknown): number {

@@ -5,6 +5,7 @@
  */
 import { canonicalJsonLine } from "../core/canonical.ts";
 import type { DelegateResultFile } from "../core/types.ts";
+import { isRecord } from "../core/validate.ts";
 import { decodeStrictBase64, strictDecodedLength } from "./strict-base64.ts";
 
 /** The answer blocks decoded into one buffer, each block a view of it. */
@@ -25,10 +26,6 @@ export function layoutIsCanonical(result: DelegateResultFile, bytes: Buffer): bo
 const DATA_KEY = Buffer.from('"data_base64":"', "latin1");
 const QUOTE = 0x22;
 const MARKER_PREFIX = "\u0000pi-bg-delegate block ";
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /**
  * Parsing and canonicalizing a multi-megabyte file walks every character of its base64 strings in

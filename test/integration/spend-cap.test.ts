@@ -57,7 +57,8 @@ beforeAll(async () => {
       {
         id: PRICED,
         contextWindow: 200_000,
-        maxTokens: 8192,
+        // Pi asks for min(maxTokens, 32,000) output tokens per request, more than the cap's output reserve.
+        maxTokens: 64_000,
         cost: { input: 1, output: 2, cacheRead: 0.1, cacheWrite: 1.25 },
       },
     ],
@@ -200,6 +201,15 @@ describe("a capped delegate", () => {
       const freeCost = freeResult.usage.status === "observed" ? freeResult.usage.cost_total : 0;
       expect(freeCost).toBeCloseTo((WORK_TURNS + 1) * PER_RESPONSE_USD, 6);
       expect(freeCost).toBeGreaterThan(3 * CAP);
+
+      // Each capped request asked for at most the output reserve its worst cost counted (16,384
+      // tokens); the uncapped child's asked for Pi's own limit (32,000 on 0.73.1, the model's 64,000 on 1.6).
+      const asked = server.requests
+        .filter((r) => isChildRequest(r) && r.messages[1]?.text.includes("SPEND-OBEY"))
+        .map((r) => Number(r.raw.max_completion_tokens ?? r.raw.max_tokens));
+      expect(asked.filter((n) => n === 16_384)).toHaveLength(files.budget.requests.length);
+      expect(asked.filter((n) => n > 16_384)).toHaveLength(WORK_TURNS + 1);
+      expect(asked).toHaveLength(WORK_TURNS + 1 + files.budget.requests.length);
     } finally {
       await control.dispose();
       await parent.dispose();
