@@ -13,6 +13,8 @@ export const HOST_PROBE_CHECKS = {
   tool_call_block: "a tool_call block holds: the tool does not run and the model sees the reason",
   tool_result_replaced: "a tool_result replacement is what enters the transcript",
   context_message: "a context-hook message reaches that request, and setActiveTools mid-run keeps the run's tools",
+  payload_replaced:
+    "a before_provider_request replacement is the request the provider receives (the spend cap's output limit)",
   input_handled: "input handled ends the prompt without a model call",
   route_attested: "every assistant message names the provider and model that answered",
   session_file: "the pre-written session header's id is kept and the session file receives the run",

@@ -8,6 +8,7 @@ import { isBuiltinSource, type ToolSource } from "../child/host-checks.ts";
 import { HOST_PROBE_CHECK_IDS, type HostProbeCheck, type HostProbeCheckId } from "../core/host-probe-checks.ts";
 import { fieldOf } from "../core/validate.ts";
 import type { ScriptedRequest } from "./model-server.ts";
+import { PROBE_OUTPUT_LIMIT } from "./probe-extension.ts";
 
 export interface ProbeEvent {
   event: string;
@@ -164,6 +165,14 @@ function inputHandled(o: ProbeObservations): Verdict {
     : fail(`events ${order.join(" → ")}`);
 }
 
+function payloadReplaced(o: ProbeObservations): Verdict {
+  const limits = o.main.requests.map((r) => r.maxOutput);
+  if (limits.length === 0) return fail("the child made no model request");
+  return limits.every((n) => n === PROBE_OUTPUT_LIMIT)
+    ? pass(`${limits.length} requests, each with the replaced output limit ${PROBE_OUTPUT_LIMIT}`)
+    : fail(`output limits received: ${short(limits)} (the hook asked for ${PROBE_OUTPUT_LIMIT})`);
+}
+
 function routeAttested(o: ProbeObservations): Verdict {
   const replies = o.main.events.filter((e) => e.event === "assistant");
   if (replies.length === 0) return fail("no assistant message ended");
@@ -217,6 +226,7 @@ const JUDGES: Readonly<Record<HostProbeCheckId, (o: ProbeObservations) => Verdic
   tool_call_block: toolCallBlock,
   tool_result_replaced: toolResultReplaced,
   context_message: contextMessage,
+  payload_replaced: payloadReplaced,
   input_handled: inputHandled,
   route_attested: routeAttested,
   session_file: sessionFile,

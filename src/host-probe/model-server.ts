@@ -25,6 +25,8 @@ export interface ScriptedRequest {
   messages: ScriptedMessage[];
   /** The names of the tools offered, in the request's order. */
   tools: string[];
+  /** The output limit the request asked for (max_completion_tokens or max_tokens); null when none. */
+  maxOutput: number | null;
 }
 
 export interface ScriptedReply {
@@ -84,7 +86,9 @@ function normalize(body: Json): ScriptedRequest {
   const tools = (Array.isArray(body.tools) ? body.tools : [])
     .filter(isRecord)
     .map((tool) => (isRecord(tool.function) ? String(tool.function.name ?? "") : ""));
-  return { model: String(body.model ?? ""), stream: body.stream === true, messages, tools };
+  const limit = body.max_completion_tokens ?? body.max_tokens;
+  const maxOutput = typeof limit === "number" ? limit : null;
+  return { model: String(body.model ?? ""), stream: body.stream === true, messages, tools, maxOutput };
 }
 
 let ids = 0;

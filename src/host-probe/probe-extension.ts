@@ -10,6 +10,9 @@ import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 
 type Entry = Record<string, unknown>;
 
+/** The output limit the probe's payload hook asks for; the model server records what arrived. */
+export const PROBE_OUTPUT_LIMIT = 4321;
+
 function logger(): (entry: Entry) => void {
   const path = process.env.PI_BG_DELEGATE_PROBE_LOG;
   return (entry) => {
@@ -90,6 +93,13 @@ export default function hostProbe(pi: ExtensionAPI): void {
   pi.on("tool_call", (event) => {
     if (event.toolName === "probe_touch") return { block: true, reason: "PROBE-BLOCKED" };
     return undefined;
+  });
+  // As the guard bounds a capped request's output: the replaced payload is what the provider gets.
+  pi.on("before_provider_request", (event) => {
+    const payload = event.payload;
+    if (mode !== "main" || typeof payload !== "object" || payload === null) return undefined;
+    const key = "max_completion_tokens" in payload ? "max_completion_tokens" : "max_tokens";
+    return { ...payload, [key]: PROBE_OUTPUT_LIMIT };
   });
   pi.on("tool_result", (event) => {
     if (mode === "main" && event.toolName === "read") {

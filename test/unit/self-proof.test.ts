@@ -12,6 +12,7 @@ import { hostProofOf, requireChildHost } from "../../src/core/host-range.ts";
 import { cliEntrySha256, readSelfProof, selfProofPath, writeSelfProof } from "../../src/core/self-proof-record.ts";
 import { loadSettings } from "../../src/core/settings.ts";
 import { judgeProbe, type ProbeObservations } from "../../src/host-probe/checks.ts";
+import { PROBE_OUTPUT_LIMIT } from "../../src/host-probe/probe-extension.ts";
 import { PROBE_EXTENSION, PROBE_SHADOW } from "../../src/host-probe/run-probe.ts";
 import { probeFailureText, requireHostAdmitted } from "../../src/launch/host-admission.ts";
 import {
@@ -92,6 +93,7 @@ function observations(): ProbeObservations {
     stream: true,
     messages,
     tools,
+    maxOutput: PROBE_OUTPUT_LIMIT,
   });
   const user = { role: "user", text: "PROBE-RUN:main" };
   const toolMessages = [
@@ -193,8 +195,15 @@ describe("judging the probe", () => {
     h.main.sessionLines[0] = { type: "session", id: "rewritten" };
     expect(failing(h)).toEqual(["session_file"]);
     const i = observations();
-    i.input.requests.push({ model: "m", stream: true, messages: [], tools: [] });
+    i.input.requests.push({ model: "m", stream: true, messages: [], tools: [], maxOutput: null });
     expect(failing(i)).toEqual(["input_handled"]);
+    const p = observations();
+    const [firstRequest] = p.main.requests;
+    if (firstRequest !== undefined) firstRequest.maxOutput = 32_000;
+    expect(failing(p)).toEqual(["payload_replaced"]);
+    expect(judgeProbe(p).find((c) => c.id === "payload_replaced")?.seen).toBe(
+      "output limits received: [32000,4321,4321] (the hook asked for 4321)",
+    );
     const late = observations();
     late.main.events.splice(9, 0, { event: "session_shutdown" });
     expect(failing(late)).toEqual(["shutdown_after_final"]);
