@@ -100,7 +100,7 @@ describe("a Fusion run with an outputSchema", () => {
       const notice = JSON.stringify(notifications(parent.messages())[0]?.content);
       expect(notice).toContain("Output (JSON, conforms to outputSchema):");
       expect(notice).toContain("- ttl: agreed: fake/model-a (candidate-1); disagreed: fake/model-b (candidate-2)");
-      const attached = (notifications(parent.messages())[0]?.details as NotificationDetails).output;
+      const attached = (notifications(parent.messages())[0]?.details as NotificationDetails | undefined)?.output;
       expect(attached?.type).toBe("json");
       expect(attached?.content).toEqual(MERGED);
       // Each candidate was given the schema; the evaluator was asked for one claim per field.

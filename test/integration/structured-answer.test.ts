@@ -124,7 +124,7 @@ describe("structured answers (outputSchema)", () => {
       expect(notice).toContain("Output (JSON, conforms to outputSchema):");
       expect(notice).toContain("- ttl: flagged (0 of 1 citation verified): src/auth.js:5 excerpt not found");
       // Its details carry the output and the checked basis, for the person's field-by-field view.
-      const attached = (notifications(parent.messages())[0]?.details as NotificationDetails).output;
+      const attached = (notifications(parent.messages())[0]?.details as NotificationDetails | undefined)?.output;
       expect(attached?.content).toEqual(OUTPUT);
       expect(attached?.basis.find((b) => b.field === "ttl")?.status).toBe("flagged");
       // The child was told the format and given the schema.
