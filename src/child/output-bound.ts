@@ -14,14 +14,17 @@ const LIMIT_PATHS: readonly (readonly string[])[] = [
   ["max_completion_tokens"], // OpenAI chat completions
   ["max_output_tokens"], // OpenAI and Azure responses
   ["maxTokens"], // Mistral
-  ["generationConfig", "maxOutputTokens"], // Google Gemini and Vertex
+  ["config", "maxOutputTokens"], // Google Gemini and Vertex (the SDK's config)
+  ["generationConfig", "maxOutputTokens"], // Google's REST shape
   ["inferenceConfig", "maxTokens"], // Amazon Bedrock converse
+  ["options", "maxTokens"], // Pi's own messages API (1.x)
 ];
 
-/** Where a thinking budget sits that must stay below the output limit (Anthropic; Bedrock's Claude). */
+/** Where a thinking budget sits that must stay below the output limit (Anthropic; Bedrock's Claude; Gemini). */
 const THINKING_PATHS: readonly (readonly string[])[] = [
   ["thinking", "budget_tokens"],
   ["additionalModelRequestFields", "thinking", "budget_tokens"],
+  ["config", "thinkingConfig", "thinkingBudget"],
 ];
 
 /** What bounding did to one payload: the limit fields it found (lowered or already within the reserve). */

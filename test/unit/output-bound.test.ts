@@ -16,9 +16,19 @@ describe("the output limit of a capped request", () => {
     ["OpenAI responses", { model: "m", input: [], max_output_tokens: 32_000 }, { max_output_tokens: RESERVE }],
     ["Mistral", { model: "m", maxTokens: 32_000 }, { maxTokens: RESERVE }],
     [
-      "Google",
+      "Google (the SDK's config)",
+      { model: "m", contents: [], config: { maxOutputTokens: 65_536, temperature: 0 } },
+      { config: { maxOutputTokens: RESERVE, temperature: 0 } },
+    ],
+    [
+      "Google (REST)",
       { contents: [], generationConfig: { maxOutputTokens: 65_536, temperature: 0 } },
       { generationConfig: { maxOutputTokens: RESERVE, temperature: 0 } },
+    ],
+    [
+      "Pi's messages API",
+      { model: "m", context: {}, options: { maxTokens: 64_000, reasoning: "high" } },
+      { options: { maxTokens: RESERVE, reasoning: "high" } },
     ],
     [
       "Bedrock converse",
@@ -63,7 +73,16 @@ describe("the output limit of a capped request", () => {
       inferenceConfig: { maxTokens: RESERVE },
       additionalModelRequestFields: { thinking: { type: "enabled", budget_tokens: RESERVE / 2 } },
     });
-    // A budget already below the limit stays.
+    const gemini = boundOutput(
+      { config: { maxOutputTokens: 65_536, thinkingConfig: { thinkingBudget: 24_576, includeThoughts: true } } },
+      RESERVE,
+    );
+    expect(gemini.payload).toEqual({
+      config: { maxOutputTokens: RESERVE, thinkingConfig: { thinkingBudget: RESERVE / 2, includeThoughts: true } },
+    });
+    // A dynamic (-1) or disabled (0) Gemini budget, or a budget already below the limit, stays.
+    const dynamic = { config: { maxOutputTokens: 8_192, thinkingConfig: { thinkingBudget: -1 } } };
+    expect(boundOutput(dynamic, RESERVE)).toEqual({ payload: dynamic, limits: [8_192], changed: false });
     const small = { max_tokens: 12_000, thinking: { type: "enabled", budget_tokens: 4_096 } };
     expect(boundOutput(small, RESERVE)).toEqual({ payload: small, limits: [12_000], changed: false });
   });
