@@ -8,6 +8,7 @@ import { fusionOutput, settleFusion } from "../fusion/index.ts";
 import { settleDelegate, taskOutput } from "../retrieval/retrieve.ts";
 import type { TaskRef } from "../store/lookup.ts";
 import { fusionLiveness } from "../tasks/running.ts";
+import { checkFreshness } from "../verify/freshness.ts";
 import type { TaskOutput } from "../verify/structured-output.ts";
 import { endedRunFailure } from "./failure.ts";
 import { settleStranded } from "./refs.ts";
@@ -29,7 +30,9 @@ export async function readAnswer(ref: TaskRef): Promise<Answer> {
   if (ref.kind === "delegate") {
     const settled = settleDelegate(ref.dir);
     if (settled.kind === "running") return settled;
-    return { kind: "answer", bytes: settled.verified.answerBytes, output: taskOutput(settled, true) };
+    const { verified, manifest } = settled;
+    const freshness = checkFreshness(verified.result.evidence, manifest.cwd);
+    return { kind: "answer", bytes: verified.answerBytes, output: taskOutput(settled, true, freshness) };
   }
   await settleStranded(ref);
   const settled = await settleFusion(ref.dir, fusionLiveness);

@@ -3,7 +3,7 @@ import type { DeliveryMode } from "../core/constants.ts";
 import { TASK_FILES } from "../core/constants.ts";
 import { DelegateError, type TaskSpend } from "../core/errors.ts";
 import type { StructuredAnswer } from "../core/structured-answer.ts";
-import type { BudgetFigures, ChildProgress, DelegateManifest } from "../core/types.ts";
+import type { BudgetFigures, ChildProgress, DelegateManifest, EvidenceFreshness } from "../core/types.ts";
 import { secondsBetween } from "../core/units.ts";
 import { readTaskRecords } from "../store/lookup.ts";
 import { expectedIdentity, finalizeTask } from "../tasks/finalize.ts";
@@ -14,6 +14,7 @@ import { decideDelivery, writeAnswerCopy } from "../verify/delivery.ts";
 import { checkEvidence } from "../verify/evidence-check.ts";
 import { readVerifiedResult } from "../verify/result-file.ts";
 import { checkBasis, type JsonOutput, parseCommittedAnswer, type TaskOutput } from "../verify/structured-output.ts";
+import { textBasis } from "../verify/text-basis.ts";
 import { structuredText } from "../views/output.ts";
 import {
   type CompletedView,
@@ -113,11 +114,20 @@ export function settleDelegate(taskDir: string, passed?: StepObserver): SettledD
   return { kind: "completed", manifest, verified, structured };
 }
 
-/** The output of a completed task in Parallel's shape, its basis checked against the evidence. */
-export function taskOutput(settled: Extract<SettledDelegate, { kind: "completed" }>, inline: boolean): TaskOutput {
+/**
+ * The output of a completed task in Parallel's shape, its basis checked against the evidence: a
+ * structured answer's per field; a text answer's one `output` entry of its path:line citations, stale
+ * by `freshness` (the evidence check of this call).
+ */
+export function taskOutput(
+  settled: Extract<SettledDelegate, { kind: "completed" }>,
+  inline: boolean,
+  freshness: EvidenceFreshness,
+): TaskOutput {
   const { structured, verified, manifest } = settled;
-  if (structured === null) return { type: "text", content: inline ? verified.text : null, basis: [] };
-  return jsonOutput(structured, verified, manifest.cwd, inline);
+  if (structured !== null) return jsonOutput(structured, verified, manifest.cwd, inline);
+  const basis = textBasis(verified.text, verified.result.evidence, manifest.cwd, freshness);
+  return { type: "text", content: inline ? verified.text : null, basis };
 }
 
 function jsonOutput(structured: StructuredAnswer, verified: VerifiedAnswer, cwd: string, inline: boolean): JsonOutput {
@@ -150,7 +160,7 @@ export function retrieveDelegate(taskDir: string, delivery: DeliveryMode | undef
   const mode = decideDelivery(verified.answerBytes.length, delivery, join(taskDir, TASK_FILES.result)).delivery;
   const copy = mode === "artifact" ? writeAnswerCopy(taskDir, verified) : null;
   const check = checkEvidence(verified.text, verified.result.evidence, manifest.cwd);
-  const output = taskOutput(settled, mode === "inline");
+  const output = taskOutput(settled, mode === "inline", check.freshness);
   const view = completedView(manifest, taskDir, verified.result, mode, copy, check, output);
   return { text: completedText(view, mode === "inline" ? verified.text : null), details: view };
 }

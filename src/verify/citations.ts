@@ -64,21 +64,26 @@ function seenLines(rows: readonly EvidenceRow[]): Map<string, [number, number][]
   return byFile;
 }
 
-/** Check every citation of `answer` against the lines `rows` showed; `root` is the project root. */
-export function checkCitations(answer: string, rows: readonly EvidenceRow[], root: string): CitationCheck {
+/** Every citation of `answer` with what the child was shown of it; `root` is the project root. */
+export function citedLines(answer: string, rows: readonly EvidenceRow[], root: string): Citation[] {
   const seen = seenLines(rows);
-  const check: CitationCheck = { total: 0, read: 0, unread_file: 0, unseen_lines: 0, flagged: [] };
-  for (const cited of parseCitations(answer)) {
+  return parseCitations(answer).map((cited) => {
     const file = projectFile(resolveLikePi(cited.path, root), root);
     const ranges = seen.get(file);
     let status: Citation["status"] = "read";
     if (ranges === undefined) status = "unread_file";
     else if (!ranges.some(([a, b]) => a <= cited.line_start && cited.line_end <= b)) status = "unseen_lines";
+    return { text: cited.text, file, line_start: cited.line_start, line_end: cited.line_end, status };
+  });
+}
+
+/** Check every citation of `answer` against the lines `rows` showed; `root` is the project root. */
+export function checkCitations(answer: string, rows: readonly EvidenceRow[], root: string): CitationCheck {
+  const check: CitationCheck = { total: 0, read: 0, unread_file: 0, unseen_lines: 0, flagged: [] };
+  for (const citation of citedLines(answer, rows, root)) {
     check.total++;
-    check[status]++;
-    if (status !== "read" && check.flagged.length < CITATION_FLAGGED_SHOWN) {
-      check.flagged.push({ text: cited.text, file, line_start: cited.line_start, line_end: cited.line_end, status });
-    }
+    check[citation.status]++;
+    if (citation.status !== "read" && check.flagged.length < CITATION_FLAGGED_SHOWN) check.flagged.push(citation);
   }
   return check;
 }

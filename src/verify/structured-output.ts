@@ -1,7 +1,7 @@
 /**
  * The output of a verified answer in Parallel's shape (docs/tools/bg_result.md, "Structured
  * answers"): `{type: "json", content, basis}` for a task with an outputSchema, `{type: "text",
- * content, basis: []}` otherwise. A structured answer is parsed and checked against the schema again
+ * content, basis}` otherwise (src/verify/text-basis.ts). A structured answer is parsed and checked against the schema again
  * here, before any byte is returned (child_output_invalid when it does not conform). Its basis is
  * then checked against the evidence: each citation's lines must lie in what the child was shown
  * (read ranges and grep-seen lines, as for text citations), and each excerpt must occur in those
@@ -25,6 +25,7 @@ import {
 import type { EvidenceRow, SeenRange } from "../core/types.ts";
 import { SchemaViolation } from "../core/validate.ts";
 import { seenByFile } from "./seen-ranges.ts";
+import type { TextFieldBasis } from "./text-basis.ts";
 
 export type CitationStatus = "verified" | "not_read" | "excerpt_not_found";
 
@@ -47,7 +48,7 @@ export interface CheckedFieldBasis extends Omit<FieldBasis, "citations"> {
 /** What bg_result returns as `output` (content null when the answer is delivered as a file). */
 export type TaskOutput =
   | { type: "json"; content: Record<string, unknown> | null; basis: CheckedFieldBasis[] }
-  | { type: "text"; content: string | null; basis: CheckedFieldBasis[] };
+  | { type: "text"; content: string | null; basis: TextFieldBasis[] };
 
 /** A structured answer's output: its JSON (null when delivered as a file) and checked basis. */
 export type JsonOutput = Extract<TaskOutput, { type: "json" }>;

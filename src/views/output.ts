@@ -4,7 +4,7 @@
  * bg_result, the completion notice and the command line's `show`.
  */
 import { utf8Prefix } from "../core/utf8.ts";
-import type { CheckedCitation, CheckedFieldBasis, TaskOutput } from "../verify/structured-output.ts";
+import type { CheckedCitation, CheckedFieldBasis, JsonOutput } from "../verify/structured-output.ts";
 
 /** A cited path in a line is cut to this many bytes of UTF-8. */
 const PATH_MAX_BYTES = 80;
@@ -50,13 +50,13 @@ export function basisLine(b: CheckedFieldBasis): string {
 }
 
 /** The basis lines of an output, under their heading; none for an output without a basis. */
-export function basisLines(output: TaskOutput): string[] {
+export function basisLines(output: JsonOutput): string[] {
   if (output.basis.length === 0) return [];
   return ["Basis (per field: citations checked against what the delegate read):", ...output.basis.map(basisLine)];
 }
 
 /** The JSON output as the model reads it (indented), then the basis lines. */
-export function structuredText(content: Record<string, unknown>, output: TaskOutput): string {
+export function structuredText(content: Record<string, unknown>, output: JsonOutput): string {
   return ["Output (JSON, conforms to outputSchema):", JSON.stringify(content, null, 2), "", ...basisLines(output)].join(
     "\n",
   );

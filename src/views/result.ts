@@ -248,7 +248,8 @@ export function completedText(view: CompletedView, answer: string | null): strin
     return `${header}\n\n${structuredText(output.content, output)}`;
   }
   if (view.delivery === "inline" && answer !== null) return `${header}\n\n${answer}`;
-  const basis = basisLines(output);
+  // A text answer's citations are in the evidence lines above; its basis adds nothing for the model.
+  const basis = output.type === "json" ? basisLines(output) : [];
   const tail = basis.length === 0 ? "" : `\n${basis.join("\n")}`;
   if (view.answer.text_path === null) {
     return (

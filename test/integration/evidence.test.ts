@@ -103,6 +103,36 @@ describe("evidence at bg_result", () => {
           "src/auth.js:6-7 (lines never shown), src/session.js:1 (file never opened). Check these before relying on them.",
       );
       expect(fresh.text.endsWith(ANSWER)).toBe(true);
+      // In Parallel's shape, a text answer's basis is one `output` entry of its checked citations.
+      const cite = (path: string, start: number, end: number, seen: boolean, why: string | null = null) => ({
+        path,
+        start_line: start,
+        end_line: end,
+        excerpt: null,
+        status: seen ? "verified" : "not_read",
+        why,
+        match: null,
+        stale: false,
+      });
+      const citations = [
+        cite("src/auth.js", 3, 3, true),
+        cite("src/auth.js", 9, 9, true),
+        cite("src/auth.js", 6, 7, false, "lines never shown"),
+        cite("src/session.js", 1, 1, false, "file never opened"),
+      ];
+      expect((fresh.details as unknown as CompletedView).output).toEqual({
+        type: "text",
+        content: ANSWER,
+        basis: [
+          {
+            field: "output",
+            citations,
+            reasoning: "The answer's path:line citations, each checked against the lines the delegate was shown.",
+            confidence: null,
+            status: "flagged",
+          },
+        ],
+      });
 
       // The parent rewrites line 3: the child's evidence is stale, the answer is still delivered.
       writeFileSync(join(cwd, "src", "auth.js"), AUTH.replace("token(user)", "jwt(user)"));
@@ -121,6 +151,13 @@ describe("evidence at bg_result", () => {
         unchecked: 0,
       });
       expect(details.evidence_check.citations).toMatchObject({ total: 4, read: 2, unread_file: 1, unseen_lines: 1 });
+      // The citations of the changed file are stale in the basis; the one of a file never opened is not.
+      const staleCitations = citations.map((c) => ({ ...c, stale: c.path === "src/auth.js" }));
+      expect(details.output.basis[0]?.citations).toEqual(staleCitations);
+      const json = JSON.parse((await runCli(cwd, "result", id, "--json")).stdout) as {
+        output: CompletedView["output"];
+      };
+      expect(json.output).toEqual({ ...details.output, content: ANSWER });
 
       // The command line makes the same check.
       const shown = JSON.parse((await runCli(cwd, "show", id, "--json")).stdout) as {

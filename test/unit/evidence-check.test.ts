@@ -13,6 +13,7 @@ import { isWellFormedText } from "../../src/core/utf8.ts";
 import { checkCitations, parseCitations } from "../../src/verify/citations.ts";
 import { checkEvidence } from "../../src/verify/evidence-check.ts";
 import { checkFreshness } from "../../src/verify/freshness.ts";
+import { textBasis } from "../../src/verify/text-basis.ts";
 import { evidenceLines } from "../../src/views/result.ts";
 import { makeTempDir } from "../helpers/temp.ts";
 
@@ -225,5 +226,28 @@ describe("evidence lines in a view", () => {
     expect(line).toBe(
       "Evidence: stale (4 files) — changed: a.ts; gone: b.ts, c.ts and 1 more. Re-read before relying on what cites them.",
     );
+  });
+});
+
+describe("a text answer's basis", () => {
+  const rows: EvidenceRow[] = [row("src/auth.ts", 1, 30), row("src/gone.ts", 1, 5)];
+  const freshness = { state: "stale" as const, checked: 2, changed: [], vanished: ["src/gone.ts"], unchecked: 0 };
+
+  it("is one `output` entry of the answer's citations: shown lines verified, the rest not_read, a vanished file's stale", () => {
+    const [basis, ...more] = textBasis("See src/auth.ts:12, src/gone.ts:2 and lib/x.ts:1.", rows, "/p", freshness);
+    expect(more).toEqual([]);
+    expect(basis?.field).toBe("output");
+    expect(basis?.status).toBe("flagged");
+    expect(basis?.confidence).toBeNull();
+    expect(basis?.citations.map((c) => [c.path, c.start_line, c.status, c.why, c.stale])).toEqual([
+      ["src/auth.ts", 12, "verified", null, false],
+      ["src/gone.ts", 2, "verified", null, true],
+      ["lib/x.ts", 1, "not_read", "file never opened", false],
+    ]);
+  });
+
+  it("is uncited when the answer cites nothing, verified when every citation's lines were shown", () => {
+    expect(textBasis("No citations here.", rows, "/p", freshness)[0]?.status).toBe("uncited");
+    expect(textBasis("Only src/auth.ts:3-4.", rows, "/p", freshness)[0]?.status).toBe("verified");
   });
 });
