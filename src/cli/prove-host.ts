@@ -12,7 +12,7 @@ import { pathToFileURL } from "node:url";
 import { DelegateError } from "../core/errors.ts";
 import { HOST_PROBE_CHECKS } from "../core/host-probe-checks.ts";
 import { isProvenPiVersion } from "../core/host-range.ts";
-import { cliEntrySha256, writeSelfProof } from "../core/self-proof-record.ts";
+import { piBuildSha256, writeSelfProof } from "../core/self-proof-record.ts";
 import { fieldOf } from "../core/validate.ts";
 import { runHostProbe } from "../host-probe/run-probe.ts";
 import { isolatedHostFlags } from "../launch/host-admission.ts";
@@ -110,12 +110,12 @@ export async function proveHost(io: CliIo, p: ParsedCommand, env: NodeJS.Process
   });
   const ok = report.ok && capabilities.missing.length === 0;
   let recorded: string | undefined;
-  const cliSha = cliEntrySha256(piCli);
-  if (ok && !proven && cliSha !== undefined) {
+  const build = piBuildSha256(piCli);
+  if (ok && !proven && build !== undefined) {
     recorded = writeSelfProof(agentDirOf(env), {
       pi_version: facts.version,
       cli_path: piCli,
-      cli_sha256: cliSha,
+      build_sha256: build,
       proven_at: new Date().toISOString(),
       duration_ms: report.durationMs,
       checks: report.checks,

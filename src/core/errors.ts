@@ -149,7 +149,7 @@ export const FAILURE_WHEN = {
   },
   delegate_hook_contract_unsupported: {
     stages: ["admission", "run"],
-    when: "The parent's Pi version is not proven and did not prove itself on this machine (its host probe failed a check, or self-proof is off), its CLI lacks a flag every child needs, or the child's version, as the guard sees it at load, is neither proven nor self-proven for the CLI file it runs.",
+    when: "The parent's Pi version is not proven and did not prove itself on this machine (its host probe failed a check, or self-proof is off), its CLI lacks a flag every child needs, or the child's version, as the guard sees it at load, is neither proven nor self-proven for the Pi build it runs.",
   },
   search_tools_unavailable: {
     stages: ["admission", "run"],

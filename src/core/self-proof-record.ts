@@ -1,15 +1,15 @@
 /**
  * The record a Pi version outside the proven set earns by passing the host probe on this machine
- * (docs/configuration.md, "Self-proof"): one file in Pi's agent dir per version and CLI entry file,
+ * (docs/configuration.md, "Self-proof"): one file in Pi's agent dir per version and Pi build,
  * `<agentDir>/pi-bg-delegate/host-proofs/<version>-<sha256 prefix>.json`. The parent admits the
  * version with it and the guard inside every child accepts exactly such a record: same version, same
- * SHA-256 of the CLI entry file the child runs, every check of this package's probe passed.
+ * build fingerprint of the Pi the child runs, every check of this package's probe passed.
  */
-import { mkdirSync, readFileSync, realpathSync } from "node:fs";
-import { join } from "node:path";
+import { mkdirSync, readdirSync, readFileSync, realpathSync } from "node:fs";
+import { basename, dirname, join, relative } from "node:path";
 import { SCHEMA } from "./constants.ts";
 import { DIR_MODE, writeFileAtomic } from "./fs.ts";
-import { sha256Hex } from "./hash.ts";
+import { sha256Stream } from "./hash.ts";
 import { HOST_PROBE_CHECK_IDS, type HostProbeCheck } from "./host-probe-checks.ts";
 import { anyString, bool, closedObject, count, list, literal, oneOf, sha256, str, timestamp } from "./validate.ts";
 
@@ -17,16 +17,42 @@ export interface SelfProofRecord {
   schema_version: typeof SCHEMA.selfProof;
   pi_version: string;
   cli_path: string;
-  cli_sha256: string;
+  /** {@link piBuildSha256} of the Pi that passed. */
+  build_sha256: string;
   proven_at: string;
   duration_ms: number;
   checks: HostProbeCheck[];
 }
 
-/** SHA-256 of the CLI entry file (symlinks resolved), or undefined when it cannot be read. */
-export function cliEntrySha256(cliPath: string): string | undefined {
+/** Every `.js` file below `dir` (links not followed), by path, in a fixed order. */
+function scripts(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true })
+    .flatMap((entry) => {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) return scripts(path);
+      return entry.isFile() && entry.name.endsWith(".js") ? [path] : [];
+    })
+    .sort();
+}
+
+/**
+ * The fingerprint of the Pi build a CLI entry belongs to, or undefined when it cannot be read: the
+ * SHA-256 over every `.js` file of the entry's `dist/` directory (path, length and bytes; symlinks
+ * resolved), so a rebuilt or patched Pi reporting the same version needs a record of its own; for an
+ * entry outside a `dist/` directory, over that file alone.
+ */
+export function piBuildSha256(cliPath: string): string | undefined {
   try {
-    return sha256Hex(readFileSync(realpathSync(cliPath)));
+    const entry = realpathSync(cliPath);
+    const dist = dirname(entry);
+    const files = basename(dist) === "dist" ? scripts(dist) : [entry];
+    const hash = sha256Stream();
+    for (const file of files) {
+      const bytes = readFileSync(file);
+      hash.update(`${relative(dist, file)}\0${bytes.length}\0`);
+      hash.update(bytes);
+    }
+    return hash.hex();
   } catch {
     return undefined;
   }
@@ -36,10 +62,10 @@ export function selfProofDir(agentDir: string): string {
   return join(agentDir, "pi-bg-delegate", "host-proofs");
 }
 
-/** Where the record of `version` run from a CLI entry with this hash lives. */
-export function selfProofPath(agentDir: string, version: string, cliSha256: string): string {
+/** Where the record of `version` of the Pi build with this fingerprint lives. */
+export function selfProofPath(agentDir: string, version: string, buildSha256: string): string {
   const safe = version.replace(/[^0-9A-Za-z.+-]/g, "_");
-  return join(selfProofDir(agentDir), `${safe}-${cliSha256.slice(0, 16)}.json`);
+  return join(selfProofDir(agentDir), `${safe}-${buildSha256.slice(0, 16)}.json`);
 }
 
 function parseRecord(value: unknown): SelfProofRecord {
@@ -48,7 +74,7 @@ function parseRecord(value: unknown): SelfProofRecord {
     "schema_version",
     "pi_version",
     "cli_path",
-    "cli_sha256",
+    "build_sha256",
     "proven_at",
     "duration_ms",
     "checks",
@@ -65,7 +91,7 @@ function parseRecord(value: unknown): SelfProofRecord {
     schema_version: literal(r.schema_version, "schema_version", SCHEMA.selfProof),
     pi_version: str(r.pi_version, "pi_version"),
     cli_path: str(r.cli_path, "cli_path"),
-    cli_sha256: sha256(r.cli_sha256, "cli_sha256"),
+    build_sha256: sha256(r.build_sha256, "build_sha256"),
     proven_at: timestamp(r.proven_at, "proven_at"),
     duration_ms: count(r.duration_ms, "duration_ms"),
     checks,
@@ -74,19 +100,19 @@ function parseRecord(value: unknown): SelfProofRecord {
 
 /**
  * The record that admits `version` run from `cliPath`, or undefined: none, unreadable, malformed, for
- * another version or CLI file, or not every check of this package's probe present and passed.
+ * another version or Pi build, or not every check of this package's probe present and passed.
  */
 export function readSelfProof(agentDir: string, version: string, cliPath: string): SelfProofRecord | undefined {
-  const cliSha = cliEntrySha256(cliPath);
-  if (cliSha === undefined) return undefined;
+  const build = piBuildSha256(cliPath);
+  if (build === undefined) return undefined;
   let record: SelfProofRecord;
   try {
-    record = parseRecord(JSON.parse(readFileSync(selfProofPath(agentDir, version, cliSha), "utf8")));
+    record = parseRecord(JSON.parse(readFileSync(selfProofPath(agentDir, version, build), "utf8")));
   } catch {
     // none, unreadable, not JSON or not this schema: no record
     return undefined;
   }
-  if (record.pi_version !== version || record.cli_sha256 !== cliSha) return undefined;
+  if (record.pi_version !== version || record.build_sha256 !== build) return undefined;
   const passed = record.checks.filter((c) => c.ok).map((c) => c.id);
   const complete =
     passed.length === HOST_PROBE_CHECK_IDS.length && HOST_PROBE_CHECK_IDS.every((id, i) => passed[i] === id);
@@ -96,7 +122,7 @@ export function readSelfProof(agentDir: string, version: string, cliPath: string
 /** Write a passing probe's record (atomic; the directory is created 0700). */
 export function writeSelfProof(agentDir: string, record: Omit<SelfProofRecord, "schema_version">): string {
   mkdirSync(selfProofDir(agentDir), { recursive: true, mode: DIR_MODE });
-  const path = selfProofPath(agentDir, record.pi_version, record.cli_sha256);
+  const path = selfProofPath(agentDir, record.pi_version, record.build_sha256);
   writeFileAtomic(path, `${JSON.stringify({ schema_version: SCHEMA.selfProof, ...record }, null, 2)}\n`);
   return path;
 }

@@ -10,7 +10,7 @@
 import { DelegateError } from "../core/errors.ts";
 import { HOST_PROBE_CHECKS } from "../core/host-probe-checks.ts";
 import { type HostProof, isProvenPiVersion, unprovenVersionText } from "../core/host-range.ts";
-import { cliEntrySha256, readSelfProof, writeSelfProof } from "../core/self-proof-record.ts";
+import { piBuildSha256, readSelfProof, writeSelfProof } from "../core/self-proof-record.ts";
 import { type ProbeReport, runHostProbe } from "../host-probe/run-probe.ts";
 import { locatePiCli } from "./host.ts";
 import { type HostCapabilities, readHostCapabilities } from "./host-capabilities.ts";
@@ -82,11 +82,11 @@ async function decide(input: HostAdmissionInput): Promise<HostAdmission> {
   if (!input.selfProof) {
     return { version, proof: undefined, refusal: "self-proof is off (bgDelegate.selfProof)", capabilities };
   }
-  const cliSha = cliEntrySha256(piCli);
-  if (cliSha === undefined) {
+  const build = piBuildSha256(piCli);
+  if (build === undefined) {
     return { version, proof: undefined, refusal: `its CLI ${piCli} cannot be read`, capabilities };
   }
-  const report = await probeOnce(`${version}\0${piCli}\0${cliSha}`, () =>
+  const report = await probeOnce(`${version}\0${piCli}\0${build}`, () =>
     runHostProbe({
       nodePath: process.execPath,
       piCli,
@@ -99,7 +99,7 @@ async function decide(input: HostAdmissionInput): Promise<HostAdmission> {
     writeSelfProof(agentDir, {
       pi_version: version,
       cli_path: piCli,
-      cli_sha256: cliSha,
+      build_sha256: build,
       proven_at: new Date().toISOString(),
       duration_ms: report.durationMs,
       checks: report.checks,

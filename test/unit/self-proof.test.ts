@@ -5,11 +5,11 @@
  * labels a person sees.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { HOST_PROBE_CHECK_IDS, HOST_PROBE_CHECKS } from "../../src/core/host-probe-checks.ts";
 import { hostProofOf, requireChildHost } from "../../src/core/host-range.ts";
-import { cliEntrySha256, readSelfProof, selfProofPath, writeSelfProof } from "../../src/core/self-proof-record.ts";
+import { piBuildSha256, readSelfProof, selfProofPath, writeSelfProof } from "../../src/core/self-proof-record.ts";
 import { loadSettings } from "../../src/core/settings.ts";
 import { judgeProbe, type ProbeObservations } from "../../src/host-probe/checks.ts";
 import { PROBE_OUTPUT_LIMIT } from "../../src/host-probe/probe-extension.ts";
@@ -25,10 +25,15 @@ import { makeTempDir } from "../helpers/temp.ts";
 
 const PASSED = HOST_PROBE_CHECK_IDS.map((id) => ({ id, ok: true, seen: "fine" }));
 
+/** A Pi build as npm installs it: dist/cli.js and the modules beside and below it. */
 async function fakeCli(text = "// a pi CLI\n"): Promise<{ agentDir: string; cli: string }> {
   const dir = await makeTempDir("self-proof");
-  const cli = join(dir, "cli.js");
+  mkdirSync(join(dir, "dist", "core"), { recursive: true });
+  const cli = join(dir, "dist", "cli.js");
   writeFileSync(cli, text);
+  writeFileSync(join(dir, "dist", "main.js"), "export const main = 1;\n");
+  writeFileSync(join(dir, "dist", "core", "agent-session.js"), "export const hooks = [];\n");
+  writeFileSync(join(dir, "dist", "core", "README.md"), "not code\n");
   const agentDir = join(dir, "agent");
   mkdirSync(agentDir);
   return { agentDir, cli };
@@ -38,7 +43,7 @@ function record(cli: string, over: Partial<Parameters<typeof writeSelfProof>[1]>
   return {
     pi_version: "1.99.0",
     cli_path: cli,
-    cli_sha256: cliEntrySha256(cli) ?? "",
+    build_sha256: piBuildSha256(cli) ?? "",
     proven_at: "2026-12-02T10:00:00.000Z",
     duration_ms: 2000,
     checks: PASSED,
@@ -56,7 +61,15 @@ describe("the self-proof record", () => {
     expect(requireChildHost("1.99.0", lookup)).toBe("self-proven");
     expect(hostProofOf("1.98.0", lookup)).toBeUndefined();
     expect(hostProofOf("0.73.1", lookup)).toBe("proven");
-    // The CLI file changed (another build reporting the same version): the record no longer applies.
+    // A file that is not a script changes nothing.
+    writeFileSync(join(dirname(cli), "core", "README.md"), "still not code\n");
+    expect(hostProofOf("1.99.0", lookup)).toBe("self-proven");
+    // A module of the build changed (another build reporting the same version, same CLI entry file):
+    // the record no longer applies; nor after the CLI file itself changes.
+    writeFileSync(join(dirname(cli), "core", "agent-session.js"), "export const hooks = ['patched'];\n");
+    expect(hostProofOf("1.99.0", lookup)).toBeUndefined();
+    writeSelfProof(agentDir, record(cli));
+    expect(hostProofOf("1.99.0", lookup)).toBe("self-proven");
     writeFileSync(cli, "// patched\n");
     expect(hostProofOf("1.99.0", lookup)).toBeUndefined();
     expect(() => requireChildHost("1.99.0", lookup)).toThrow(/delegate_hook_contract_unsupported|not a proven host/);
@@ -69,7 +82,7 @@ describe("the self-proof record", () => {
     expect(hostProofOf("1.99.0", lookup)).toBeUndefined();
     writeSelfProof(agentDir, record(cli, { checks: PASSED.slice(1) }));
     expect(hostProofOf("1.99.0", lookup)).toBeUndefined();
-    const path = selfProofPath(agentDir, "1.99.0", cliEntrySha256(cli) ?? "");
+    const path = selfProofPath(agentDir, "1.99.0", piBuildSha256(cli) ?? "");
     writeFileSync(path, JSON.stringify({ ...record(cli), extra: 1 }));
     expect(hostProofOf("1.99.0", lookup)).toBeUndefined();
     writeFileSync(path, "not json");
