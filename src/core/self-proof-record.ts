@@ -35,21 +35,30 @@ function scripts(dir: string): string[] {
     .sort();
 }
 
+/** The `dist/` directory an entry sits in (dist/cli.js on 0.73.1, dist/bundle/cli.js on 1.x), if any. */
+function distOf(entry: string): string | undefined {
+  for (let dir = dirname(entry), up = 0; up < 3; dir = dirname(dir), up++) {
+    if (basename(dir) === "dist") return dir;
+  }
+  return undefined;
+}
+
 /**
  * The fingerprint of the Pi build a CLI entry belongs to, or undefined when it cannot be read: the
- * SHA-256 over every `.js` file of the entry's `dist/` directory (path, length and bytes; symlinks
- * resolved), so a rebuilt or patched Pi reporting the same version needs a record of its own; for an
- * entry outside a `dist/` directory, over that file alone.
+ * SHA-256 over every `.js` file of the `dist/` directory the entry sits in (path, length and bytes;
+ * symlinks resolved), so a rebuilt or patched Pi reporting the same version needs a record of its
+ * own; for an entry outside a `dist/` directory, over that file alone.
  */
 export function piBuildSha256(cliPath: string): string | undefined {
   try {
     const entry = realpathSync(cliPath);
-    const dist = dirname(entry);
-    const files = basename(dist) === "dist" ? scripts(dist) : [entry];
+    const dist = distOf(entry);
+    const files = dist === undefined ? [entry] : scripts(dist);
+    const root = dist ?? dirname(entry);
     const hash = sha256Stream();
     for (const file of files) {
       const bytes = readFileSync(file);
-      hash.update(`${relative(dist, file)}\0${bytes.length}\0`);
+      hash.update(`${relative(root, file)}\0${bytes.length}\0`);
       hash.update(bytes);
     }
     return hash.hex();

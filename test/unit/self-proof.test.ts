@@ -75,6 +75,22 @@ describe("the self-proof record", () => {
     expect(() => requireChildHost("1.99.0", lookup)).toThrow(/delegate_hook_contract_unsupported|not a proven host/);
   });
 
+  it("binds the whole dist/ directory of a 1.x bundle entry (dist/bundle/cli.js) too", async () => {
+    const { agentDir, cli: flat } = await fakeCli();
+    const dist = dirname(flat);
+    mkdirSync(join(dist, "bundle", "chunks"), { recursive: true });
+    const cli = join(dist, "bundle", "cli.js");
+    writeFileSync(cli, 'import "./chunks/chunk-A1.js";\n');
+    writeFileSync(join(dist, "bundle", "chunks", "chunk-A1.js"), "export {};\n");
+    const lookup = { agentDir, cliPath: cli };
+    writeSelfProof(agentDir, record(cli));
+    expect(hostProofOf("1.99.0", lookup)).toBe("self-proven");
+    // A module outside the bundle directory, in the same dist/, changed: another build.
+    writeFileSync(join(dist, "core", "agent-session.js"), "export const hooks = ['rebuilt'];\n");
+    expect(hostProofOf("1.99.0", lookup)).toBeUndefined();
+    expect(piBuildSha256(cli)).toBe(piBuildSha256(flat));
+  });
+
   it("is refused when a check failed, one is missing, or the file is not the schema", async () => {
     const { agentDir, cli } = await fakeCli();
     const lookup = { agentDir, cliPath: cli };
