@@ -48,7 +48,7 @@ type Checked = ArgsOf<typeof FUSION_FIELDS>;
 export type FusionArguments = Required<Omit<Checked, "name" | "candidates" | "merge" | keyof AsGiven>> &
   AsGiven & { name: string | undefined; candidates: PinnedRoute[] | undefined; merge: PinnedRoute | undefined };
 
-export function withFusionDefaults(a: Checked): FusionArguments {
+function withFusionDefaults(a: Checked): FusionArguments {
   return {
     prompt: a.prompt,
     name: a.name,

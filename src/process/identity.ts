@@ -49,17 +49,6 @@ export function isOwnerAlive(record: { owner: { pid: number; start_time: string 
   return isSameProcessAlive(record.owner.pid, record.owner.start_time);
 }
 
-/** The owner, parent and process group of a live process (from /proc), or null when it is gone. */
-export function processTies(pid: number): { uid: number; ppid: number; pgrp: number } | null {
-  const fields = statFields(pid);
-  if (fields === null || fields[0] === "Z") return null;
-  try {
-    return { uid: statSync(`/proc/${pid}`).uid, ppid: Number(fields[1]), pgrp: Number(fields[2]) };
-  } catch {
-    return null;
-  }
-}
-
 /**
  * Whether a recorded process is provably still the same process, for a decision that must not act on
  * a guess (a cancel): "same" only when /proc shows it alive with the recorded start time, and its
