@@ -10,7 +10,7 @@
  */
 import { type Stats, statSync } from "node:fs";
 import { canonicalJson } from "../core/canonical.ts";
-import { CHILD_TOOLS, type FinalizedBy, READ_ARTIFACT_TOOL } from "../core/constants.ts";
+import { CHILD_BUILTIN_TOOLS, CHILD_TOOLS, type FinalizedBy, READ_ARTIFACT_TOOL } from "../core/constants.ts";
 import { kindOf } from "../core/fs.ts";
 import { sha256Hex } from "../core/hash.ts";
 import { resolveLikePi } from "../core/project-path.ts";
@@ -121,7 +121,7 @@ export function decideToolCall(
 }
 
 /** The tools whose `path` is what they open: a file (read), or a file or a directory (grep, find, ls). */
-const PATH_TOOLS: readonly string[] = ["read", "grep", "find", "ls"];
+const PATH_TOOLS: readonly string[] = CHILD_BUILTIN_TOOLS;
 
 /**
  * A call whose path names a FIFO, a device or a socket (also through a link) is refused before it

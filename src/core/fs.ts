@@ -200,7 +200,8 @@ export function openRegularFile(
 /**
  * The one way a task-tree file, a Fusion run file or an evidence file is read
  * (docs/subsystems/retrieval.md, "Reading a task tree"): a regular file of at most `maxBytes`,
- * read whole through {@link openRegularFile}, so it never blocks and never follows a link. A file
+ * read whole through {@link openRegularFile}, so it never blocks and never follows a link (unless
+ * `followLinks`, for what a child's own tools opened). A file
  * over the bound is refused from its size, before any byte is read. Never throws.
  */
 export function readRegularFile(

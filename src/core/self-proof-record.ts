@@ -46,8 +46,9 @@ function distOf(entry: string): string | undefined {
 /**
  * The fingerprint of the Pi build a CLI entry belongs to, or undefined when it cannot be read: the
  * SHA-256 over every `.js` file of the `dist/` directory the entry sits in (path, length and bytes;
- * symlinks resolved), so a rebuilt or patched Pi reporting the same version needs a record of its
- * own; for an entry outside a `dist/` directory, over that file alone.
+ * the entry's own link resolved, links inside dist/ not followed), so a rebuilt or patched Pi
+ * reporting the same version needs a record of its own; for an entry outside a `dist/` directory,
+ * over that file alone. Pi's own dependencies (pi-ai, pi-agent-core) are not part of it.
  */
 export function piBuildSha256(cliPath: string): string | undefined {
   try {

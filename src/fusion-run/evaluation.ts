@@ -30,7 +30,7 @@ export const EVALUATION_EXAMPLE =
   '{"claims":[{"claim":"<one key claim>","supported_by":["candidate-1"],"contradicted_by":["candidate-2"]}],' +
   '"unique_findings":[{"candidate":"candidate-2","finding":"<a finding only that candidate made>"}]}';
 
-/** The JSON text of an answer: the whole answer, or the body of its one fenced block. */
+/** The candidate slots a claim names: each one of `known`, none twice. */
 function slots(value: unknown, at: string, known: readonly string[]): string[] {
   const names = list(value, at, known.length, (item, itemAt) => {
     const name = str(item, itemAt, { maxChars: 64 });

@@ -62,7 +62,7 @@ export function attachedOutput(auto: AutoDelivery): { output?: JsonOutput } {
 /** The notification's own text budget for the model; an autoDelivered answer comes on top. */
 export const NOTIFICATION_TEXT_MAX_BYTES = 500;
 
-function noticeText(m: DelegateManifest, auto: AutoDelivery, name: string): string {
+function noticeText(m: DelegateManifest, auto: AutoDelivery, name: string, sayLimit: boolean): string {
   const t = m.terminal;
   const head = `Background delegate ${m.task_id} (${name}) ${m.state}`;
   const cap = m.limits.max_cost_usd;
@@ -73,7 +73,8 @@ function noticeText(m: DelegateManifest, auto: AutoDelivery, name: string): stri
       : spent === undefined
         ? ` Spend not reported; cap ${formatCost(cap)}.`
         : ` Spent ${spendText(spent, cap)}.`;
-  const forced = t?.finalized_by === undefined ? "" : ` It ${FORCED_BY[t.finalized_by]} and was told to answer.`;
+  const forced =
+    !sayLimit || t?.finalized_by === undefined ? "" : ` It ${FORCED_BY[t.finalized_by]} and was told to answer.`;
   const body =
     (m.state === "completed" && t?.answer_sha256
       ? `: verified answer ${t.answer_bytes} bytes, sha256 ${t.answer_sha256}.${forced}`
@@ -93,15 +94,21 @@ function noticeText(m: DelegateManifest, auto: AutoDelivery, name: string): stri
 
 /**
  * The notification: its own text fits 500 bytes by construction (a long name is shortened for
- * display only; the artifact path is relative to the project); an answer carried by autoDeliver
- * follows it in full, never cut.
+ * display only; the artifact path is relative to the project; the sentence naming the limit that cut
+ * the answer short goes when even a one-character name does not fit, the details still carry it); an
+ * answer carried by autoDeliver follows it in full, never cut.
  */
 export function notificationText(m: DelegateManifest, auto: AutoDelivery): string {
   const chars = [...m.name];
-  let notice = noticeText(m, auto, m.name);
-  for (let keep = chars.length - 1; Buffer.byteLength(notice) > NOTIFICATION_TEXT_MAX_BYTES && keep >= 1; keep--) {
-    notice = noticeText(m, auto, `${chars.slice(0, keep).join("")}…`);
-  }
+  const fit = (sayLimit: boolean): string => {
+    let notice = noticeText(m, auto, m.name, sayLimit);
+    for (let keep = chars.length - 1; Buffer.byteLength(notice) > NOTIFICATION_TEXT_MAX_BYTES && keep >= 1; keep--) {
+      notice = noticeText(m, auto, `${chars.slice(0, keep).join("")}…`, sayLimit);
+    }
+    return notice;
+  };
+  const withLimit = fit(true);
+  const notice = Buffer.byteLength(withLimit) <= NOTIFICATION_TEXT_MAX_BYTES ? withLimit : fit(false);
   return auto?.kind === "answer" ? `${notice}\n\n${auto.text}` : notice;
 }
 

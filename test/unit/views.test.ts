@@ -104,6 +104,13 @@ describe("notification text", () => {
     expect(notificationText(manifest({ terminal: { ...terminal, finalized_by: "turns" } }), null)).toContain(
       "It reached its last turn (maxTurns) and was told to answer.",
     );
+    // At the largest session directory name (120 characters) the limit's sentence gives way to the
+    // bound; the details still carry finalized_by.
+    const longDir = `${CWD}/.pi/delegate/${"s".repeat(120)}/${TASK}`;
+    const far = notificationText(byCap, { kind: "artifact", copy: { ...copy, path: `${longDir}/answer.txt` } });
+    expect(Buffer.byteLength(far)).toBeLessThanOrEqual(NOTIFICATION_TEXT_MAX_BYTES);
+    expect(far).toContain(`${"s".repeat(120)}/${TASK}/answer.txt`);
+    expect(far).not.toContain("was told to answer");
     // An answer no limit cut short says nothing of limits.
     expect(notificationText(manifest({ terminal }), null)).not.toContain("was told to answer");
   });
