@@ -5,7 +5,7 @@
  *
  * The copy holds what the suite reads (package.json, configs, README.md, bin, src, test, scripts,
  * docs) with node_modules linked. Its src accepts the version: the version is added to
- * PROVEN_PI_VERSIONS in src/core/host-range.ts (and to HOST_CAPABILITIES there, as 1.x's
+ * PROVEN_PI_VERSIONS in src/host/proven.ts (and to HOST_CAPABILITIES there, as 1.x's
  * `{ noMcp: true, projectTrust: true }`, while that table exists), and to the RULES table of
  * src/launch/session-branch.ts (as "pi-1.x", while that is a table). Its generated docs are then
  * regenerated, so the docs-check passes in the copy. Every edit fails loudly when the text it edits
@@ -86,7 +86,7 @@ export function prepareProofCopy(version, packageDir, { root = REPO_ROOT } = {})
     }
     symlinkSync(join(root, "node_modules"), join(dir, "node_modules"), "dir");
 
-    const range = join(dir, "src", "core", "host-range.ts");
+    const range = join(dir, "src", "host", "proven.ts");
     edit(range, (text) => addToProvenVersions(text, version), `add ${version} to PROVEN_PI_VERSIONS`);
     if (/const HOST_CAPABILITIES\b/.test(readFileSync(range, "utf8"))) {
       const entry = `"${version}": { noMcp: true, projectTrust: true }`;

@@ -12,7 +12,7 @@
  * The repository itself is never edited. A green run is the evidence: then add the version to
  * HOST_VERSIONS (scripts/hosts.mjs), its `pi-host-<version>` alias to package.json's
  * devDependencies (`npm install -D -E pi-host-<version>@npm:@earendil-works/pi-coding-agent@<version>`),
- * the version to PROVEN_PI_VERSIONS (src/core/host-range.ts), regenerate the docs
+ * the version to PROVEN_PI_VERSIONS (src/host/proven.ts), regenerate the docs
  * (`npm run docs:generate`) and run `npm test -- --host <version>`. A red run names what differs.
  */
 import { spawnSync } from "node:child_process";

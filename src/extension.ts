@@ -11,7 +11,7 @@ import { RESULT_ARGUMENTS } from "./arguments/result-arguments.ts";
 import { CHILD_ENV } from "./core/constants.ts";
 import { loadSettings } from "./core/settings.ts";
 import { startFusion } from "./fusion-run/start.ts";
-import { admitHost, type HostAdmission } from "./launch/host-admission.ts";
+import { admitHost, type HostAdmission } from "./host/index.ts";
 import { admit } from "./launch/launch.ts";
 import { startDelegate } from "./launch/start.ts";
 import {
@@ -63,7 +63,7 @@ function pruneByRetention(cwd: string): void {
 }
 
 /**
- * Whether this Pi may run delegates (src/launch/host-admission.ts): asked at session start in the
+ * Whether this Pi may run delegates (src/host/admission.ts): asked at session start in the
  * background and awaited by bg_delegate and bg_fusion; decided once per process (the probe of an
  * unproven version runs once, its record makes later processes instant).
  */

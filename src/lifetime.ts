@@ -10,7 +10,7 @@ import { writeSync } from "node:fs";
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { FailureCode } from "./core/errors.ts";
 import { fieldOf } from "./core/validate.ts";
-import { isPiCliPath } from "./launch/host.ts";
+import { isPiCliPath } from "./host/index.ts";
 import { getRegistry } from "./tasks/registry.ts";
 
 export type NonInteractiveMode = "print" | "json";

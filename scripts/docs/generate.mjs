@@ -9,8 +9,8 @@
  * Blocks: `tool-contract-<tool>` and `argument-checks-<tool>` in docs/tools/<tool>.md for every
  * tool the extension registers (read from pi's own loader, see load.mjs), and `failure-codes` in
  * docs/failure-codes.md (from src/core/errors.ts), `host-probe-checks` in docs/configuration.md (from
- * src/core/host-probe-checks.ts), and `pi-versions` in docs/configuration.md (from
- * src/core/host-range.ts). Output is a pure function of the code: the same tree gives the same bytes.
+ * src/host/probe-checks.ts), and `pi-versions` in docs/configuration.md (from
+ * src/host/proven.ts). Output is a pure function of the code: the same tree gives the same bytes.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
@@ -104,12 +104,12 @@ async function expectedBlocks(root) {
   expected.set(VERSIONS_BLOCK, {
     file: join(root, "docs", "configuration.md"),
     body: renderPiVersions(await loadProvenPiVersions(root)),
-    stub: "---\ndoc_id: configuration\naudience: user\nmode: reference\nreview_policy: contract\nstability: stable\ncovers_surfaces: []\ncovers_sources: [src/core/host-range.ts]\n---\n# Configuration\n",
+    stub: "---\ndoc_id: configuration\naudience: user\nmode: reference\nreview_policy: contract\nstability: stable\ncovers_surfaces: []\ncovers_sources: [src/host/proven.ts]\n---\n# Configuration\n",
   });
   expected.set(PROBE_BLOCK, {
     file: join(root, "docs", "configuration.md"),
     body: renderHostProbeChecks(await loadHostProbeChecks(root)),
-    stub: "---\ndoc_id: configuration\naudience: user\nmode: reference\nreview_policy: contract\nstability: stable\ncovers_surfaces: []\ncovers_sources: [src/core/host-range.ts]\n---\n# Configuration\n",
+    stub: "---\ndoc_id: configuration\naudience: user\nmode: reference\nreview_policy: contract\nstability: stable\ncovers_surfaces: []\ncovers_sources: [src/host/proven.ts]\n---\n# Configuration\n",
   });
   return { tools, expected };
 }

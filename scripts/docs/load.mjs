@@ -154,13 +154,13 @@ export async function loadArgumentTables(root, tools) {
 }
 
 /**
- * PROVEN_PI_VERSIONS of src/core/host-range.ts (the versions the parent and the guard accept without a
+ * PROVEN_PI_VERSIONS of src/host/proven.ts (the versions the parent and the guard accept without a
  * self-proof), with each version's package and Node from scripts/hosts.mjs (the hosts the suite runs
  * on). Both lists must name the same versions.
  * @returns {Promise<Array<{version: string, packageName: string, minNode: string}>>}
  */
 export async function loadProvenPiVersions(root) {
-  const file = join(root, "src", "core", "host-range.ts");
+  const file = join(root, "src", "host", "proven.ts");
   const { PROVEN_PI_VERSIONS: versions } = await importTypeScript(file);
   if (!Array.isArray(versions) || versions.some((v) => typeof v !== "string")) {
     throw new Error(`${file}: PROVEN_PI_VERSIONS must be an array of version strings`);
@@ -180,11 +180,11 @@ export async function loadProvenPiVersions(root) {
 }
 
 /**
- * HOST_PROBE_CHECKS of src/core/host-probe-checks.ts: the host probe's checks, in order.
+ * HOST_PROBE_CHECKS of src/host/probe-checks.ts: the host probe's checks, in order.
  * @returns {Promise<Array<{id: string, means: string}>>}
  */
 export async function loadHostProbeChecks(root) {
-  const file = join(root, "src", "core", "host-probe-checks.ts");
+  const file = join(root, "src", "host", "probe-checks.ts");
   const { HOST_PROBE_CHECKS: checks } = await importTypeScript(file);
   if (typeof checks !== "object" || checks === null) throw new Error(`${file}: HOST_PROBE_CHECKS must be an object`);
   return Object.entries(checks).map(([id, means]) => ({ id, means: String(means) }));

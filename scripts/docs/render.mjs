@@ -248,7 +248,7 @@ export function renderHostProbeChecks(checks) {
     "| --- | --- |",
     ...checks.map((c) => `| \`${c.id}\` | ${c.means} |`),
     "",
-    "- Source: `HOST_PROBE_CHECKS` in `src/core/host-probe-checks.ts`; the host-proof suite runs the same probe on every proven version.",
+    "- Source: `HOST_PROBE_CHECKS` in `src/host/probe-checks.ts`; the host-proof suite runs the same probe on every proven version.",
   ].join("\n");
 }
 
@@ -259,7 +259,7 @@ export function renderPiVersions(hosts) {
     "| --- | --- | --- |",
     ...hosts.map((h) => `| \`${h.version}\` | \`${h.packageName}\` | ≥ ${h.minNode} |`),
     "",
-    "- Source: `PROVEN_PI_VERSIONS` in `src/core/host-range.ts`, the one place they are written. The",
+    "- Source: `PROVEN_PI_VERSIONS` in `src/host/proven.ts`, the one place they are written. The",
     "  flags a child gets beyond the common ones (`--no-mcp`, `--no-approve`/`--approve`) are read from",
     "  the host itself, not from this table.",
     "- Any other version proves itself with the host probe on first use (see Self-proof), or is refused",

@@ -1,5 +1,5 @@
 /**
- * The delegate guard: loaded into every child pi with `-e` (src/launch/host.ts locates this file).
+ * The delegate guard: loaded into every child pi with `-e` (src/host/locate.ts locates this file).
  * It verifies the task before any model call, keeps the child inspect-only and inside its budgets
  * while it runs, and is the only writer of result.json — committed once pi's run is final, i.e. at
  * session_shutdown, which print mode emits after every auto-retry (proven in host-proof.test.ts).
@@ -15,8 +15,8 @@ import { getAgentDir, VERSION } from "@mariozechner/pi-coding-agent";
 import { PARENT_WATCH_INTERVAL_MS } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import { type Handover, readHandover } from "../core/handover-env.ts";
-import { requireChildHost } from "../core/host-range.ts";
 import { resolveSearchTools, type SearchTools } from "../core/search-tools.ts";
+import { requireChildHost } from "../host/index.ts";
 import { createRgFindTool } from "./find-tool.ts";
 import { finish } from "./finish.ts";
 import { checkDeliveredPrompt, verifyTask } from "./handover.ts";

@@ -8,6 +8,7 @@ import { realpathSync } from "node:fs";
 import { CHILD_BUILTIN_TOOLS, CHILD_TOOLS, READ_ARTIFACT_TOOL } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import type { PinnedRoute } from "../core/types.ts";
+import { isBuiltinSource, type ToolSource } from "../host/index.ts";
 
 export function checkResolvedModel(model: { provider: string; id: string } | undefined, pin: PinnedRoute): void {
   if (model === undefined) throw new DelegateError("route_mismatch", "the child resolved no model");
@@ -19,27 +20,12 @@ export function checkResolvedModel(model: { provider: string; id: string } | und
   }
 }
 
-/** The slice of pi's ToolInfo the check reads. */
-export interface ToolSource {
-  name: string;
-  sourceInfo: { path: string; source: string };
-}
-
 function samePath(a: string, b: string): boolean {
   try {
     return realpathSync(a) === realpathSync(b);
   } catch {
     return false;
   }
-}
-
-/**
- * pi's own marking of a built-in tool: source "builtin" (only pi assigns it; an extension's tools carry
- * the extension's path) and the path `<builtin:name>` (0.73.1) or `builtin:name` (1.6.0), as the
- * host-proof suite records on each host.
- */
-export function isBuiltinSource(name: string, info: ToolSource["sourceInfo"]): boolean {
-  return info.source === "builtin" && (info.path === `<builtin:${name}>` || info.path === `builtin:${name}`);
 }
 
 /**

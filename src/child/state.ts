@@ -7,8 +7,8 @@
 import type { FinalizedBy } from "../core/constants.ts";
 import type { DelegateError, FailureCode } from "../core/errors.ts";
 import type { Handover } from "../core/handover-env.ts";
-import type { HostProof } from "../core/host-range.ts";
 import type { EvidenceRow, RouteAttestation, SeedDocument, SpillReceipt } from "../core/types.ts";
+import type { HostProof } from "../host/index.ts";
 import type { Failure, FinalMessage } from "./outcome.ts";
 import type { RuntimeBudgetFile } from "./records.ts";
 import type { RunwayBudget } from "./runway.ts";
@@ -58,7 +58,7 @@ export function newRepairState(): RepairState {
 
 export interface GuardState {
   handover: Handover | undefined;
-  /** How the host was admitted (src/core/host-range.ts); set by the load check. */
+  /** How the host was admitted (src/host/proven.ts); set by the load check. */
   hostProof: HostProof | undefined;
   seed: SeedDocument | undefined;
   prompt: string | undefined;

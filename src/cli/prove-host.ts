@@ -10,13 +10,16 @@ import { homedir } from "node:os";
 import { delimiter, dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { DelegateError } from "../core/errors.ts";
-import { HOST_PROBE_CHECKS } from "../core/host-probe-checks.ts";
-import { isProvenPiVersion } from "../core/host-range.ts";
-import { piBuildSha256, writeSelfProof } from "../core/self-proof-record.ts";
 import { fieldOf } from "../core/validate.ts";
-import { runHostProbe } from "../host-probe/run-probe.ts";
-import { isolatedHostFlags } from "../launch/host-admission.ts";
-import { readHostCapabilities } from "../launch/host-capabilities.ts";
+import {
+  HOST_PROBE_CHECKS,
+  isolatedHostFlags,
+  isProvenPiVersion,
+  piBuildSha256,
+  readHostCapabilities,
+  runHostProbe,
+  writeSelfProof,
+} from "../host/index.ts";
 import { EXIT, type ParsedCommand } from "./args.ts";
 import type { CliIo } from "./io.ts";
 

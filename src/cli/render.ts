@@ -2,9 +2,9 @@
 
 import type { EvidenceRow, UsageRecord } from "../core/types.ts";
 import { formatBytes, formatCost, formatDuration, secondsBetween } from "../core/units.ts";
+import { hostLine } from "../host/index.ts";
 import type { TaskRow } from "../tasks/row.ts";
 import type { CheckedFieldBasis } from "../verify/structured-output.ts";
-import { hostLine } from "../views/host-label.ts";
 import { citationStatusText } from "../views/output.ts";
 import { evidenceLines, FORCED_BY } from "../views/result.ts";
 import { spendTotalText } from "../views/spend-total.ts";

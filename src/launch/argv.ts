@@ -2,8 +2,8 @@ import { delimiter, dirname } from "node:path";
 import { CHILD_TOOLS, type ExtensionMode } from "../core/constants.ts";
 import { type Handover, handoverEnv } from "../core/handover-env.ts";
 import { bundledRgPath } from "../core/search-tools.ts";
+import type { HostCapabilities } from "../host/index.ts";
 import { BASE_ENV_RULES, matchesRule, providerEnvRules } from "./env-policy.ts";
-import type { HostCapabilities } from "./host-capabilities.ts";
 
 export interface ChildArgvInput {
   piCli: string;
@@ -14,7 +14,7 @@ export interface ChildArgvInput {
   sessionFile: string;
   systemPrompt: string;
   extensionMode: ExtensionMode;
-  /** What the host's CLI offers (src/launch/host-capabilities.ts): which of its flags make the child stricter. */
+  /** What the host's CLI offers (src/host/capabilities.ts): which of its flags make the child stricter. */
   capabilities: Pick<HostCapabilities, "noMcp" | "projectTrust">;
   /**
    * Whether the parent's project is trusted (hosts with project trust). An ambient child mirrors the

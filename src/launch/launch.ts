@@ -4,19 +4,17 @@ import type { DelegateArguments } from "../arguments/delegate-arguments.ts";
 import { canonicalJsonWithPart } from "../core/canonical.ts";
 import { TASK_FILES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
-import type { HostProof } from "../core/host-range.ts";
 import { resolveSearchTools } from "../core/search-tools.ts";
 import type { PackageSettings } from "../core/settings.ts";
 import type { SeedSpend } from "../core/spend.ts";
 import type { SeedDocument } from "../core/types.ts";
+import type { HostCapabilities, HostProof } from "../host/index.ts";
+import { type HostAdmission, locateGuard, locatePiCli, requireHostAdmitted } from "../host/index.ts";
 import { processStartTime } from "../process/identity.ts";
 import { type TaskTree, writeTaskTree } from "../store/artifacts.ts";
 import { countRunning } from "../tasks/running.ts";
 import { buildChildArgv, buildChildEnv, hostFlags } from "./argv.ts";
 import { type BudgetPlan, planBudget, toSeedBudget } from "./budget.ts";
-import { locateGuard, locatePiCli } from "./host.ts";
-import { type HostAdmission, requireHostAdmitted } from "./host-admission.ts";
-import type { HostCapabilities } from "./host-capabilities.ts";
 import { projectConversation, projectionJson } from "./projection.ts";
 import { buildChildPrompt, CHILD_SYSTEM_PROMPT } from "./prompt.ts";
 import { type ResolvedRoute, resolveRoute } from "./route.ts";
@@ -26,7 +24,7 @@ import { buildManifest, buildSeed, type LaunchManifest, newTaskIdentity } from "
 
 export interface HostFacts {
   piVersion: string;
-  /** What src/launch/host-admission.ts decided for this Pi (awaited before admission). */
+  /** What src/host/admission.ts decided for this Pi (awaited before admission). */
   admission: HostAdmission;
   thinkingLevel: string;
   settings: PackageSettings;

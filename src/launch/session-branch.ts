@@ -12,8 +12,9 @@
  * {@link branchMessages} returns undefined and the caller uses the host's `buildSessionContext`, so a
  * session this code cannot prove it reads the same way is read by the host itself.
  */
-import type { ProvenPiVersion } from "../core/host-range.ts";
+
 import { isRecord } from "../core/validate.ts";
+import type { ProvenPiVersion } from "../host/index.ts";
 
 type Rec = Record<string, unknown>;
 

@@ -4,11 +4,11 @@
  */
 import type { DelegateManifest } from "../core/types.ts";
 import { secondsBetween } from "../core/units.ts";
+import { routeLabel } from "../host/index.ts";
 import { readManifest, type TaskRef } from "../store/lookup.ts";
 import { readProgress } from "../store/progress.ts";
 import { readChildTerminal } from "../verify/classify.ts";
 import { readVerifiedResult } from "../verify/result-file.ts";
-import { routeLabel } from "../views/host-label.ts";
 import { expectedIdentity } from "./finalize.ts";
 import { codeOf, costOf, type RowContext, type TaskRow, unreadRow } from "./row.ts";
 import { isTaskRunning } from "./running.ts";

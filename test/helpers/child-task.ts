@@ -28,10 +28,9 @@ import type {
   SeedDocument,
   SeedLimits,
 } from "../../src/core/types.ts";
+import { locateGuard, readHostCapabilities } from "../../src/host/index.ts";
 import { buildChildArgv, buildChildEnv, hostFlags } from "../../src/launch/argv.ts";
 import { planBudget, toSeedBudget } from "../../src/launch/budget.ts";
-import { locateGuard } from "../../src/launch/host.ts";
-import { readHostCapabilities } from "../../src/launch/host-capabilities.ts";
 import { projectConversation } from "../../src/launch/projection.ts";
 import { CHILD_SYSTEM_PROMPT } from "../../src/launch/prompt.ts";
 import { buildManifest, buildSeed, newTaskIdentity } from "../../src/launch/task-documents.ts";

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { MAX_RUNNING_ENV, PI_CLI_ENV, SELF_PROOF_ENV } from "../../src/core/constants.ts";
 import { FAILURE_REMEDIATION } from "../../src/core/errors.ts";
-import { PROVEN_PI_VERSIONS } from "../../src/core/host-range.ts";
+import { PROVEN_PI_VERSIONS } from "../../src/host/index.ts";
 import { gate, isChildRequest } from "../helpers/drive.ts";
 import {
   createAgentDir,

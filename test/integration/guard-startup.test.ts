@@ -8,8 +8,7 @@ import { readdir, readFile, symlink, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { SCHEMA, TASK_FILES } from "../../src/core/constants.ts";
-import { unprovenVersionText } from "../../src/core/host-range.ts";
-import { readHostCapabilities } from "../../src/launch/host-capabilities.ts";
+import { readHostCapabilities, unprovenVersionText } from "../../src/host/index.ts";
 import { useAgentDir } from "../helpers/agent-dir-fixture.ts";
 import {
   prepareChildTask,

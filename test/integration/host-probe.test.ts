@@ -12,12 +12,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SELF_PROOF_ENV, TASK_FILES } from "../../src/core/constants.ts";
-import { HOST_PROBE_CHECK_IDS } from "../../src/core/host-probe-checks.ts";
-import { isProvenPiVersion } from "../../src/core/host-range.ts";
-import { selfProofDir } from "../../src/core/self-proof-record.ts";
-import { runHostProbe } from "../../src/host-probe/run-probe.ts";
-import { isolatedHostFlags } from "../../src/launch/host-admission.ts";
-import { readHostCapabilities } from "../../src/launch/host-capabilities.ts";
+import {
+  HOST_PROBE_CHECK_IDS,
+  isolatedHostFlags,
+  isProvenPiVersion,
+  readHostCapabilities,
+  runHostProbe,
+  selfProofDir,
+} from "../../src/host/index.ts";
 import { isChildRequest } from "../helpers/drive.ts";
 import { HOST_COPY_SOURCE, type HostPatch, makeHostCopy } from "../helpers/host-copy.ts";
 import {

@@ -1,6 +1,6 @@
 /**
  * Host proof: each pi behaviour the guard relies on, checked against the installed pi with a probe
- * extension (not the guard) in a real print-mode child. src/core/host-range.ts names the versions
+ * extension (not the guard) in a real print-mode child. src/host/proven.ts names the versions
  * this suite passed on; bg_delegate and the guard refuse any other.
  *
  * Relied on (and proven below):
@@ -21,8 +21,7 @@ import { existsSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { isBuiltinSource, type ToolSource } from "../../src/child/host-checks.ts";
-import { isProvenPiVersion } from "../../src/core/host-range.ts";
+import { isBuiltinSource, isProvenPiVersion, type ToolSource } from "../../src/host/index.ts";
 import { type AgentDir, createAgentDir } from "../helpers/agent-dir.ts";
 import type { RecordedRequest } from "../helpers/model-server.ts";
 import { script } from "../helpers/model-server.ts";
@@ -132,7 +131,7 @@ afterAll(async () => {
   expect(await waitForNoProcesses(cwd, { includeEnv: true })).toEqual([]);
 });
 
-it("this pi is one of the proven versions (src/core/host-range.ts)", () => {
+it("this pi is one of the proven versions (src/host/proven.ts)", () => {
   // pi prints its version on stderr when stdout is not a terminal.
   const run = spawnSync(process.execPath, [PI_CLI_PATH, "--version"], {
     env: { ...process.env, PI_OFFLINE: "1" },

@@ -10,7 +10,7 @@ import { basename, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { PI_CLI_ENV, TASK_FILES } from "../../src/core/constants.ts";
 import { FAILURE_REMEDIATION } from "../../src/core/errors.ts";
-import { REQUIRED_CHILD_FLAGS } from "../../src/launch/host-capabilities.ts";
+import { REQUIRED_CHILD_FLAGS } from "../../src/host/index.ts";
 import { gate, isChildRequest, promptWhenIdle, toolResults, until } from "../helpers/drive.ts";
 import {
   findProcesses,

@@ -43,14 +43,14 @@ describe.skipIf(saved !== undefined)("prove-host", () => {
   });
 
   it("prepares a copy that accepts the version, with bin/, RULES and docs to match, and removes it", async () => {
-    const rangeBefore = readFileSync(join(REPO_ROOT, "src", "core", "host-range.ts"), "utf8");
+    const rangeBefore = readFileSync(join(REPO_ROOT, "src", "host", "proven.ts"), "utf8");
     const copy = prepareProofCopy(VERSION, PACKAGE_DIR);
     try {
       for (const entry of PROOF_COPY_ENTRIES) expect(existsSync(join(copy.dir, entry)), entry).toBe(true);
       expect(existsSync(join(copy.dir, "bin", "pi-bg-delegate.mjs"))).toBe(true);
       expect(copy.env).toMatchObject({ [EXTRA_HOST_ENV]: `${VERSION}=${PACKAGE_DIR}` });
 
-      const range = readFileSync(join(copy.dir, "src", "core", "host-range.ts"), "utf8");
+      const range = readFileSync(join(copy.dir, "src", "host", "proven.ts"), "utf8");
       const proven = /PROVEN_PI_VERSIONS\s*=\s*\[([^\]]*)\]/.exec(range)?.[1] ?? "";
       expect(proven).toMatch(new RegExp(`"1\\.6\\.0", "${VERSION.replaceAll(".", "\\.")}"$`));
       const branch = readFileSync(join(copy.dir, "src", "launch", "session-branch.ts"), "utf8");
@@ -62,7 +62,7 @@ describe.skipIf(saved !== undefined)("prove-host", () => {
           "--input-type=module",
           "-e",
           `const { createJiti } = await import("jiti");
-           const range = await createJiti(import.meta.url).import("./src/core/host-range.ts");
+           const range = await createJiti(import.meta.url).import("./src/host/proven.ts");
            process.exit(range.isProvenPiVersion(${JSON.stringify(VERSION)}) ? 0 : 1);`,
         ],
         copy.dir,
@@ -76,7 +76,7 @@ describe.skipIf(saved !== undefined)("prove-host", () => {
       expect(check).toEqual({ code: 0, stderr: "" });
 
       // The repository itself is untouched.
-      expect(readFileSync(join(REPO_ROOT, "src", "core", "host-range.ts"), "utf8")).toBe(rangeBefore);
+      expect(readFileSync(join(REPO_ROOT, "src", "host", "proven.ts"), "utf8")).toBe(rangeBefore);
     } finally {
       copy.remove();
     }

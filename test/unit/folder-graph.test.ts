@@ -20,7 +20,7 @@ const LAYERS: Record<string, number> = {
   store: 2,
   process: 2,
   child: 2,
-  "host-probe": 2,
+  host: 1,
   fusion: 3,
   tasks: 4,
   launch: 5,
@@ -123,5 +123,15 @@ describe("src/ file graph", () => {
 
   it("has no file circle", () => {
     expect(cyclesOf(next, next.keys())).toEqual([]);
+  });
+
+  it("reaches src/host/ only through its door, host/index.ts", () => {
+    const inHost = (path: string) => path.startsWith(`host${sep}`);
+    const door = join("host", "index.ts");
+    const fromOutside = [...next]
+      .filter(([file]) => !inHost(file))
+      .flatMap(([file, targets]) => targets.filter(inHost).map((t) => `${file} -> ${t}`));
+    expect(fromOutside.length).toBeGreaterThan(5);
+    expect(fromOutside.filter((edge) => !edge.endsWith(` -> ${door}`))).toEqual([]);
   });
 });

@@ -7,20 +7,27 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { HOST_PROBE_CHECK_IDS, HOST_PROBE_CHECKS } from "../../src/core/host-probe-checks.ts";
-import { hostProofOf, requireChildHost } from "../../src/core/host-range.ts";
-import { piBuildSha256, readSelfProof, selfProofPath, writeSelfProof } from "../../src/core/self-proof-record.ts";
 import { loadSettings } from "../../src/core/settings.ts";
-import { judgeProbe, type ProbeObservations } from "../../src/host-probe/checks.ts";
-import { PROBE_OUTPUT_LIMIT } from "../../src/host-probe/probe-extension.ts";
-import { PROBE_EXTENSION, PROBE_SHADOW } from "../../src/host-probe/run-probe.ts";
-import { probeFailureText, requireHostAdmitted } from "../../src/launch/host-admission.ts";
+import { OPTIONAL_CHILD_FLAGS } from "../../src/host/capabilities.ts";
 import {
-  OPTIONAL_CHILD_FLAGS,
+  HOST_PROBE_CHECK_IDS,
+  HOST_PROBE_CHECKS,
+  hostLine,
+  hostProofOf,
+  piBuildSha256,
+  probeFailureText,
   REQUIRED_CHILD_FLAGS,
   readHostCapabilities,
-} from "../../src/launch/host-capabilities.ts";
-import { hostLine, routeLabel } from "../../src/views/host-label.ts";
+  readSelfProof,
+  requireChildHost,
+  requireHostAdmitted,
+  routeLabel,
+  selfProofPath,
+  writeSelfProof,
+} from "../../src/host/index.ts";
+import { judgeProbe, type ProbeObservations } from "../../src/host/probe/checks.ts";
+import { PROBE_OUTPUT_LIMIT } from "../../src/host/probe/probe-extension.ts";
+import { PROBE_EXTENSION, PROBE_SHADOW } from "../../src/host/probe/run-probe.ts";
 import { makeTempDir } from "../helpers/temp.ts";
 
 const PASSED = HOST_PROBE_CHECK_IDS.map((id) => ({ id, ok: true, seen: "fine" }));

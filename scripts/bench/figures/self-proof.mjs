@@ -14,9 +14,9 @@ const jiti = createJiti(import.meta.url);
 
 export async function selfProofFigure({ reps, log }) {
   const host = resolveHost();
-  const { runHostProbe } = await jiti.import("../../../src/host-probe/run-probe.ts");
-  const { isolatedHostFlags } = await jiti.import("../../../src/launch/host-admission.ts");
-  const { readHostCapabilities } = await jiti.import("../../../src/launch/host-capabilities.ts");
+  const { runHostProbe } = await jiti.import("../../../src/host/index.ts");
+  const { isolatedHostFlags } = await jiti.import("../../../src/host/index.ts");
+  const { readHostCapabilities } = await jiti.import("../../../src/host/index.ts");
   const sdk = await import(host.sdkUrl);
   const capabilities = await readHostCapabilities(host.cliPath, process.execPath);
   const seconds = [];

@@ -1,12 +1,12 @@
 /**
  * What the host probe's runs showed, judged check by check (docs/configuration.md, "Self-proof").
- * Pure: src/host-probe/run-probe.ts gathers the observations, this file decides; each failing check
+ * Pure: src/host/probe/run-probe.ts gathers the observations, this file decides; each failing check
  * says what was seen, so a refusal can name it.
  */
 import { realpathSync } from "node:fs";
-import { isBuiltinSource, type ToolSource } from "../child/host-checks.ts";
-import { HOST_PROBE_CHECK_IDS, type HostProbeCheck, type HostProbeCheckId } from "../core/host-probe-checks.ts";
-import { fieldOf } from "../core/validate.ts";
+import { fieldOf } from "../../core/validate.ts";
+import { isBuiltinSource, type ToolSource } from "../builtin-source.ts";
+import { HOST_PROBE_CHECK_IDS, type HostProbeCheck, type HostProbeCheckId } from "../probe-checks.ts";
 import type { ScriptedRequest } from "./model-server.ts";
 import { PROBE_OUTPUT_LIMIT } from "./probe-extension.ts";
 

@@ -1,6 +1,6 @@
 /**
  * The host behaviours the package depends on, one check each (docs/configuration.md, "Self-proof"):
- * the host probe (src/host-probe/) runs them on a Pi version outside the proven set, its record names
+ * the host probe (src/host/probe/) runs them on a Pi version outside the proven set, its record names
  * each with its result, and the guard accepts a record only when it holds exactly these checks, all
  * passed. The list follows the host-proof suite (test/integration/host-proof.test.ts), which runs the
  * same probe on every proven version.

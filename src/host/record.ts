@@ -7,11 +7,22 @@
  */
 import { mkdirSync, readdirSync, readFileSync, realpathSync } from "node:fs";
 import { basename, dirname, join, relative } from "node:path";
-import { SCHEMA } from "./constants.ts";
-import { DIR_MODE, writeFileAtomic } from "./fs.ts";
-import { sha256Stream } from "./hash.ts";
-import { HOST_PROBE_CHECK_IDS, type HostProbeCheck } from "./host-probe-checks.ts";
-import { anyString, bool, closedObject, count, list, literal, oneOf, sha256, str, timestamp } from "./validate.ts";
+import { SCHEMA } from "../core/constants.ts";
+import { DIR_MODE, writeFileAtomic } from "../core/fs.ts";
+import { sha256Stream } from "../core/hash.ts";
+import {
+  anyString,
+  bool,
+  closedObject,
+  count,
+  list,
+  literal,
+  oneOf,
+  sha256,
+  str,
+  timestamp,
+} from "../core/validate.ts";
+import { HOST_PROBE_CHECK_IDS, type HostProbeCheck } from "./probe-checks.ts";
 
 export interface SelfProofRecord {
   schema_version: typeof SCHEMA.selfProof;

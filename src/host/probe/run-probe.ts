@@ -15,8 +15,8 @@ import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, 
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { HostProbeCheck } from "../core/host-probe-checks.ts";
-import { fieldOf, plainObject } from "../core/validate.ts";
+import { fieldOf, plainObject } from "../../core/validate.ts";
+import type { HostProbeCheck } from "../probe-checks.ts";
 import { judgeProbe, type ProbeEvent, type ProbeObservations, type RunObservation } from "./checks.ts";
 import { type ScriptedReply, type ScriptedRequest, startScriptedModelServer } from "./model-server.ts";
 

@@ -3,11 +3,11 @@
  * - proven: the versions the host-proof suite (test/integration/host-proof.test.ts) and the rest of
  *   the suite passed on in CI, exactly: a set, not a range. This is the one place they are written.
  * - self-proven: any other version that passed the host probe on this machine; its record sits in
- *   Pi's agent dir (src/core/self-proof-record.ts).
+ *   Pi's agent dir (src/host/record.ts).
  * The parent refuses to launch, and the guard inside every child refuses to run, on any other.
  */
-import { DelegateError } from "./errors.ts";
-import { readSelfProof } from "./self-proof-record.ts";
+import { DelegateError } from "../core/errors.ts";
+import { readSelfProof } from "./record.ts";
 
 export const PROVEN_PI_VERSIONS = ["0.73.1", "1.3.0", "1.4.0", "1.5.0", "1.5.2", "1.6.0"] as const;
 

@@ -2,11 +2,12 @@
  * The host probe's extension (docs/configuration.md, "Self-proof"): loaded with `-e` into each probe
  * child, it logs what the host does at every hook the delegate guard relies on, one JSON line per
  * event, and answers the hooks the way the guard does (a tool_call block, a tool_result replacement,
- * a context-hook message, `input` handled). src/host-probe/checks.ts reads the log. It is not the
+ * a context-hook message, `input` handled). src/host/probe/checks.ts reads the log. It is not the
  * guard: a host that loads it writes only into the probe's own temporary directory.
  */
 import { appendFileSync, writeFileSync } from "node:fs";
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+import { Type } from "@sinclair/typebox";
 
 type Entry = Record<string, unknown>;
 
@@ -34,13 +35,13 @@ export default function hostProbe(pi: ExtensionAPI): void {
   const log = logger();
   const mode = process.env.PI_BG_DELEGATE_PROBE_MODE ?? "";
   const marker = process.env.PI_BG_DELEGATE_PROBE_MARKER ?? "";
-  const empty = { type: "object" as const, properties: {} };
+  const empty = Type.Object({});
 
   pi.registerTool({
     name: "probe_touch",
     label: "probe_touch",
     description: "Creates the probe's marker file.",
-    parameters: empty as never,
+    parameters: empty,
     async execute() {
       if (marker) writeFileSync(marker, "ran");
       return { content: [{ type: "text", text: "touched" }], details: {} };
@@ -51,7 +52,7 @@ export default function hostProbe(pi: ExtensionAPI): void {
     name: "probe_hidden",
     label: "probe_hidden",
     description: "Must never be offered to the model.",
-    parameters: empty as never,
+    parameters: empty,
     async execute() {
       return { content: [{ type: "text", text: "hidden" }], details: {} };
     },

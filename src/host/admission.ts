@@ -8,12 +8,12 @@
  * stays synchronous and refuses, in its documented order, from what this decided.
  */
 import { DelegateError } from "../core/errors.ts";
-import { HOST_PROBE_CHECKS } from "../core/host-probe-checks.ts";
-import { type HostProof, isProvenPiVersion, unprovenVersionText } from "../core/host-range.ts";
-import { piBuildSha256, readSelfProof, writeSelfProof } from "../core/self-proof-record.ts";
-import { type ProbeReport, runHostProbe } from "../host-probe/run-probe.ts";
-import { locatePiCli } from "./host.ts";
-import { type HostCapabilities, readHostCapabilities } from "./host-capabilities.ts";
+import { type HostCapabilities, readHostCapabilities } from "./capabilities.ts";
+import { locatePiCli } from "./locate.ts";
+import { type ProbeReport, runHostProbe } from "./probe/run-probe.ts";
+import { HOST_PROBE_CHECKS } from "./probe-checks.ts";
+import { type HostProof, isProvenPiVersion, unprovenVersionText } from "./proven.ts";
+import { piBuildSha256, readSelfProof, writeSelfProof } from "./record.ts";
 
 export interface HostAdmission {
   version: string;

@@ -1,0 +1,29 @@
+/**
+ * The one door to the host (docs/INDEX.md, "Where the code is"): everything a caller may ask of the
+ * Pi that runs delegates — which versions are proven, whether this one is admitted (and its
+ * self-proof), which CLI flags it offers a child, where its CLI and the guard are, and how a task's
+ * host is named to a person. Code outside src/host/ imports this file only.
+ */
+export {
+  admitHost,
+  type HostAdmission,
+  isolatedHostFlags,
+  probeFailureText,
+  requireHostAdmitted,
+} from "./admission.ts";
+export { isBuiltinSource, type ToolSource } from "./builtin-source.ts";
+export { type HostCapabilities, REQUIRED_CHILD_FLAGS, readHostCapabilities } from "./capabilities.ts";
+export { hostLine, routeLabel } from "./label.ts";
+export { isPiCliPath, locateGuard, locatePiCli } from "./locate.ts";
+export { type ProbeReport, runHostProbe } from "./probe/run-probe.ts";
+export { HOST_PROBE_CHECK_IDS, HOST_PROBE_CHECKS, type HostProbeCheck } from "./probe-checks.ts";
+export {
+  type HostProof,
+  hostProofOf,
+  isProvenPiVersion,
+  PROVEN_PI_VERSIONS,
+  type ProvenPiVersion,
+  requireChildHost,
+  unprovenVersionText,
+} from "./proven.ts";
+export { piBuildSha256, readSelfProof, selfProofDir, selfProofPath, writeSelfProof } from "./record.ts";
