@@ -15,8 +15,15 @@ export { isBuiltinSource, type ToolSource } from "./builtin-source.ts";
 export { type HostCapabilities, REQUIRED_CHILD_FLAGS, readHostCapabilities } from "./capabilities.ts";
 export { hostLine, routeLabel } from "./label.ts";
 export { isPiCliPath, locateGuard, locatePiCli } from "./locate.ts";
-export { type ProbeReport, runHostProbe } from "./probe/run-probe.ts";
-export { HOST_PROBE_CHECK_IDS, HOST_PROBE_CHECKS, type HostProbeCheck } from "./probe-checks.ts";
+export { type ProbeOptions, type ProbeReport, probeOffFlags, runHostProbe } from "./probe/run-probe.ts";
+export {
+  CHILD_OFF_FLAGS,
+  type ChildOffFlag,
+  HOST_PROBE_CHECK_IDS,
+  HOST_PROBE_CHECKS,
+  type HostProbeCheck,
+  UNPROBED_OFF_FLAGS,
+} from "./probe-checks.ts";
 export {
   type HostProof,
   hostProofOf,

@@ -20,9 +20,44 @@ export const HOST_PROBE_CHECKS = {
   session_file: "the pre-written session header's id is kept and the session file receives the run",
   shutdown_after_final: "session_shutdown comes once, last, after the auto-retry run (the commit point)",
   sigterm_shutdown: "SIGTERM mid-run ends in session_shutdown, once and last, and the process exits",
+  no_extensions: "--no-extensions holds: an extension planted in the agent dir and the project does not load",
+  no_skills:
+    "--no-skills holds: a skill planted in the agent dir and the project reaches neither the model nor the commands",
+  no_prompt_templates:
+    "--no-prompt-templates holds: a prompt template planted in the agent dir and the project is not loaded",
+  no_context_files:
+    "--no-context-files holds: an AGENTS.md planted in the agent dir and the project reaches no request",
+  no_mcp: "no MCP server configured in the agent dir or the project starts (--no-mcp, where the host has MCP)",
+  project_untrusted:
+    "--no-approve holds: a project file Pi reads only for a trusted project (.pi/APPEND_SYSTEM.md) reaches no request",
 } as const;
 
 export type HostProbeCheckId = keyof typeof HOST_PROBE_CHECKS;
+
+/**
+ * Every flag a delegate child gets that turns something off, and the check that proves the host
+ * honours it (src/launch/argv.ts gives the flags; test/unit/probe-flags.test.ts fails when a flag
+ * there has no entry here, and when the probe's children do not get it). `null` only with the reason
+ * in UNPROBED_OFF_FLAGS.
+ */
+export const CHILD_OFF_FLAGS = {
+  "--no-builtin-tools": "tools_restricted",
+  "--no-skills": "no_skills",
+  "--no-prompt-templates": "no_prompt_templates",
+  "--no-themes": null,
+  "--no-context-files": "no_context_files",
+  "--no-extensions": "no_extensions",
+  "--no-mcp": "no_mcp",
+  "--no-approve": "project_untrusted",
+} as const satisfies Record<string, HostProbeCheckId | null>;
+
+export type ChildOffFlag = keyof typeof CHILD_OFF_FLAGS;
+
+/** Why an off flag has no check: it guards nothing the child's isolation relies on. */
+export const UNPROBED_OFF_FLAGS: Readonly<Partial<Record<ChildOffFlag, string>>> = {
+  "--no-themes":
+    "a theme is colours for the terminal UI: it runs no code, reaches no model request, and a print-mode child draws no UI",
+};
 
 export const HOST_PROBE_CHECK_IDS = Object.keys(HOST_PROBE_CHECKS) as HostProbeCheckId[];
 

@@ -160,6 +160,7 @@ function observations(): ProbeObservations {
         request([user, ...toolMessages, { role: "user", text: "PROBE-INJECTED" }]),
         request([user, ...toolMessages]),
       ],
+      commands: [],
       exitCode: 0,
       signal: null,
       timedOut: false,
@@ -174,6 +175,7 @@ function observations(): ProbeObservations {
     input: {
       events: [{ event: "session_start", tools }, { event: "input" }, { event: "session_shutdown" }],
       requests: [],
+      commands: [],
       exitCode: 0,
       signal: null,
       timedOut: false,
@@ -188,11 +190,23 @@ function observations(): ProbeObservations {
         { event: "session_shutdown" },
       ],
       requests: [request([user], ["read"]), request([user, { role: "tool", text: "PROBE-SHADOW-RAN" }], ["read"])],
+      commands: [],
       exitCode: 143,
       signal: null,
       timedOut: false,
       output: "",
       signalled: true,
+    },
+    witness: {
+      markers: {
+        skill: { agent: "W-skill-agent", project: "W-skill-project" },
+        prompt: { agent: "W-prompt-agent", project: "W-prompt-project" },
+        context: { agent: "W-context-agent", project: "W-context-project" },
+        trusted: { project: "W-trusted-project" },
+      },
+      extensionRan: [],
+      mcpRan: [],
+      hostFlags: ["--no-mcp", "--no-approve"],
     },
   };
 }

@@ -9,13 +9,15 @@ import { isBuiltinSource, type ToolSource } from "../builtin-source.ts";
 import { HOST_PROBE_CHECK_IDS, type HostProbeCheck, type HostProbeCheckId } from "../probe-checks.ts";
 import type { ScriptedRequest } from "./model-server.ts";
 import { PROBE_OUTPUT_LIMIT } from "./probe-extension.ts";
+import { WITNESS_JUDGES, type WitnessObservations, type WitnessRun } from "./witness-checks.ts";
+import type { WitnessSeen } from "./witnesses.ts";
 
 export interface ProbeEvent {
   event: string;
   [key: string]: unknown;
 }
 
-export interface RunObservation {
+export interface RunObservation extends WitnessRun {
   events: ProbeEvent[];
   requests: ScriptedRequest[];
   exitCode: number | null;
@@ -35,6 +37,8 @@ export interface ProbeObservations {
   main: RunObservation & { markerWritten: boolean; headerId: string; sessionLines: unknown[] };
   input: RunObservation;
   sigterm: RunObservation & { signalled: boolean };
+  /** What the witnesses planted in the probe's agent dir and project showed. */
+  witness: WitnessSeen;
 }
 
 /** The order of the main run's hooks the guard's commit relies on (the auto-retry run included). */
@@ -218,6 +222,10 @@ function sigtermShutdown(o: ProbeObservations): Verdict {
     : fail(`events after SIGTERM: ${order.join(" → ")}`);
 }
 
+function witnesses(o: ProbeObservations): WitnessObservations {
+  return { witness: o.witness, runs: [o.main, o.input, o.sigterm] };
+}
+
 const JUDGES: Readonly<Record<HostProbeCheckId, (o: ProbeObservations) => Verdict>> = {
   tools_restricted: toolsRestricted,
   builtin_marked: builtinMarked,
@@ -232,6 +240,12 @@ const JUDGES: Readonly<Record<HostProbeCheckId, (o: ProbeObservations) => Verdic
   session_file: sessionFile,
   shutdown_after_final: shutdownAfterFinal,
   sigterm_shutdown: sigtermShutdown,
+  no_extensions: (o) => WITNESS_JUDGES.no_extensions(witnesses(o)),
+  no_skills: (o) => WITNESS_JUDGES.no_skills(witnesses(o)),
+  no_prompt_templates: (o) => WITNESS_JUDGES.no_prompt_templates(witnesses(o)),
+  no_context_files: (o) => WITNESS_JUDGES.no_context_files(witnesses(o)),
+  no_mcp: (o) => WITNESS_JUDGES.no_mcp(witnesses(o)),
+  project_untrusted: (o) => WITNESS_JUDGES.project_untrusted(witnesses(o)),
 };
 
 /** A run that logged nothing never loaded the probe: what it printed says why. */

@@ -65,6 +65,8 @@ export default function hostProbe(pi: ExtensionAPI): void {
       active: pi.getActiveTools(),
       sessionId: ctx.sessionManager.getSessionId(),
       model: ctx.model ? { provider: ctx.model.provider, id: ctx.model.id } : null,
+      // Skills and prompt templates the host loaded show here (the isolation checks' witnesses).
+      commands: pi.getCommands().map((c) => ({ name: c.name, source: c.source, description: c.description ?? "" })),
     });
   });
   for (const name of LOGGED_EVENTS) {

@@ -8,6 +8,10 @@
  *   provider error that Pi's auto-retry runs again, on a pre-written session file;
  * - input: `input` handled, with no model call;
  * - sigterm: a shadowing extension's `read`, then SIGTERM while the second request is held.
+ *
+ * Every run gets each flag that turns something off in a delegate child (CHILD_OFF_FLAGS), the
+ * sigterm run as an ambient child does (without --no-extensions), and the agent dir and project hold
+ * a witness for each (src/host/probe/witnesses.ts): the isolation checks cost no process of their own.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -16,9 +20,11 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { fieldOf, plainObject } from "../../core/validate.ts";
-import type { HostProbeCheck } from "../probe-checks.ts";
+import { CHILD_OFF_FLAGS, type ChildOffFlag, type HostProbeCheck } from "../probe-checks.ts";
 import { judgeProbe, type ProbeEvent, type ProbeObservations, type RunObservation } from "./checks.ts";
 import { type ScriptedReply, type ScriptedRequest, startScriptedModelServer } from "./model-server.ts";
+import type { WitnessRun } from "./witness-checks.ts";
+import { plantWitnesses, witnessesSeen } from "./witnesses.ts";
 
 export interface ProbeHost {
   /** The Node binary that runs the host's CLI. */
@@ -29,6 +35,26 @@ export interface ProbeHost {
   sessionVersion: number;
   /** Host flags every delegate child gets (src/launch/argv.ts): --no-mcp, --no-approve where the host has them. */
   hostFlags: readonly string[];
+}
+
+/**
+ * For the probe's own test only (test/integration/host-probe-witness.test.ts): run without one off
+ * flag (or with `instead` in its place), to show its witness reaches a child that lacks the flag.
+ */
+export interface ProbeOptions {
+  withhold?: { flag: ChildOffFlag; instead?: readonly string[] };
+}
+
+/** Off flags only some hosts have: a probe child gets them from ProbeHost.hostFlags, as a delegate child does. */
+const HOST_DEPENDENT: readonly string[] = ["--no-mcp", "--no-approve"];
+
+/**
+ * The off flags of every probe child: each of CHILD_OFF_FLAGS that every host has, then the host's
+ * own (`hostFlags`: --no-mcp, --no-approve where it has them).
+ */
+export function probeOffFlags(hostFlags: readonly string[]): string[] {
+  const common = Object.keys(CHILD_OFF_FLAGS).filter((flag) => !HOST_DEPENDENT.includes(flag));
+  return [...common, ...hostFlags.filter((flag) => !common.includes(flag))];
 }
 
 export interface ProbeReport {
@@ -110,6 +136,17 @@ function readEvents(path: string): ProbeEvent[] {
   });
 }
 
+/** The host's commands at session_start, as the probe extension listed them. */
+function commandsOf(events: ProbeEvent[]): WitnessRun["commands"] {
+  const listed = events.find((e) => e.event === "session_start")?.commands;
+  if (!Array.isArray(listed)) return [];
+  return listed.map((c) => ({
+    name: String(fieldOf(c, "name") ?? ""),
+    source: String(fieldOf(c, "source") ?? ""),
+    description: String(fieldOf(c, "description") ?? ""),
+  }));
+}
+
 /** The end of what a run printed, for a check that saw nothing else. */
 function outputTail(path: string): string {
   if (!existsSync(path)) return "";
@@ -136,7 +173,7 @@ interface Started {
  * Run the probe on `host`. Never throws for what the host does: a child that cannot start, hangs or
  * misbehaves fails its checks, each saying what was seen.
  */
-export async function runHostProbe(host: ProbeHost): Promise<ProbeReport> {
+export async function runHostProbe(host: ProbeHost, options: ProbeOptions = {}): Promise<ProbeReport> {
   const started = Date.now();
   const root = mkdtempSync(join(tmpdir(), "pi-bg-delegate-probe-"));
   const requests: Record<Mode, ScriptedRequest[]> = { main: [], input: [], sigterm: [] };
@@ -153,6 +190,11 @@ export async function runHostProbe(host: ProbeHost): Promise<ProbeReport> {
     const project = join(root, "project");
     for (const dir of [home, project]) mkdirSync(dir, { recursive: true });
     writeAgentDir(agentDir, server.url);
+    const witnesses = plantWitnesses(root, agentDir, project, host.nodePath);
+    const withheld = options.withhold;
+    const flags = probeOffFlags(host.hostFlags).flatMap((flag) =>
+      flag === withheld?.flag ? [...(withheld.instead ?? [])] : [flag],
+    );
     const secret = `PROBE-SECRET-${randomBytes(6).toString("hex")}`;
     writeFileSync(join(project, "payload.txt"), `${secret}\n`);
     const headerId = `probe-${randomBytes(16).toString("hex")}`;
@@ -167,20 +209,14 @@ export async function runHostProbe(host: ProbeHost): Promise<ProbeReport> {
     writeFileSync(sessionPath, `${JSON.stringify(header)}\n`);
     const marker = join(root, "MARKER");
 
-    const start = (mode: Mode, tools: string, extra: string[]): Started => {
+    const start = (mode: Mode, offFlags: string[], tools: string, extra: string[]): Started => {
       const log = join(root, `${mode}.jsonl`);
       const argv = [
         host.piCli,
         "-p",
-        "--no-builtin-tools",
+        ...offFlags,
         "--tools",
         tools,
-        "--no-skills",
-        "--no-prompt-templates",
-        "--no-themes",
-        "--no-context-files",
-        "--no-extensions",
-        ...host.hostFlags,
         "-e",
         PROBE_EXTENSION,
         ...extra,
@@ -225,9 +261,11 @@ export async function runHostProbe(host: ProbeHost): Promise<ProbeReport> {
       return { child, log, ended };
     };
 
-    const main = start("main", "read,probe_touch", ["--session", sessionPath]);
-    const input = start("input", "read", ["--no-session"]);
-    const sigterm = start("sigterm", "read", ["-e", PROBE_SHADOW, "--no-session"]);
+    const main = start("main", flags, "read,probe_touch", ["--session", sessionPath]);
+    const input = start("input", flags, "read", ["--no-session"]);
+    // As an ambient delegate child: extensions load (so --no-mcp is what keeps MCP servers out).
+    const ambient = flags.filter((flag) => flag !== "--no-extensions");
+    const sigterm = start("sigterm", ambient, "read", ["-e", PROBE_SHADOW, "--no-session"]);
 
     // SIGTERM once the sigterm run's second request is held by the server (the run is mid-flight).
     let signalled = false;
@@ -245,6 +283,7 @@ export async function runHostProbe(host: ProbeHost): Promise<ProbeReport> {
 
     const observe = (run: Started, mode: Mode, end: Awaited<Started["ended"]>): RunObservation => ({
       events: readEvents(run.log),
+      commands: commandsOf(readEvents(run.log)),
       requests: requests[mode],
       exitCode: end.exitCode,
       signal: end.signal,
@@ -264,6 +303,7 @@ export async function runHostProbe(host: ProbeHost): Promise<ProbeReport> {
       },
       input: observe(input, "input", inputEnd),
       sigterm: { ...observe(sigterm, "sigterm", sigtermEnd), signalled },
+      witness: witnessesSeen(witnesses, host.hostFlags),
     };
     const checks = judgeProbe(observations);
     return { checks, ok: checks.every((c) => c.ok), durationMs: Date.now() - started };

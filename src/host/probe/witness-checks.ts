@@ -1,0 +1,109 @@
+/**
+ * The isolation checks of the host probe (docs/configuration.md, "Self-proof"): one per flag that
+ * turns something off in a delegate child (src/host/probe-checks.ts, CHILD_OFF_FLAGS), each judged
+ * from the witnesses planted in the probe's agent dir and project (src/host/probe/witnesses.ts). A
+ * check fails naming its flag and the witness that reached the child.
+ */
+import type { HostProbeCheckId } from "../probe-checks.ts";
+import type { ScriptedRequest } from "./model-server.ts";
+import type { Scope, WitnessKind, WitnessSeen } from "./witnesses.ts";
+
+export interface WitnessRun {
+  requests: ScriptedRequest[];
+  /** The host's commands at session_start, as the probe extension listed them. */
+  commands: { name: string; source: string; description: string }[];
+}
+
+export interface WitnessObservations {
+  witness: WitnessSeen;
+  /** Every probe run (main, input, sigterm): a witness may reach any of them. */
+  runs: WitnessRun[];
+}
+
+type Verdict = { ok: boolean; seen: string };
+const pass = (seen: string): Verdict => ({ ok: true, seen });
+const fail = (seen: string): Verdict => ({ ok: false, seen });
+
+/** The scopes whose `kind` marker some request carried (in any message, the system prompt included). */
+function inRequests(o: WitnessObservations, kind: WitnessKind): Scope[] {
+  const markers = o.witness.markers[kind];
+  return (Object.keys(markers) as Scope[]).filter((scope) => {
+    const marker = markers[scope];
+    return (
+      marker !== undefined &&
+      o.runs.some((run) => run.requests.some((r) => r.messages.some((m) => m.text.includes(marker))))
+    );
+  });
+}
+
+/** The scopes whose `kind` marker is the description of one of the host's commands. */
+function inCommands(o: WitnessObservations, kind: WitnessKind): Scope[] {
+  const markers = o.witness.markers[kind];
+  return (Object.keys(markers) as Scope[]).filter((scope) =>
+    o.runs.some((run) => run.commands.some((c) => c.description.includes(markers[scope] ?? "\0"))),
+  );
+}
+
+const where = (scopes: Scope[]) => scopes.map((s) => (s === "agent" ? "the agent dir" : "the project")).join(" and ");
+
+function noExtensions(o: WitnessObservations): Verdict {
+  const ran = o.witness.extensionRan;
+  return ran.length === 0
+    ? pass("the extensions planted in the agent dir and the project did not load")
+    : fail(`--no-extensions was ignored: the extension planted in ${where(ran)} ran`);
+}
+
+function noSkills(o: WitnessObservations): Verdict {
+  const prompt = inRequests(o, "skill");
+  if (prompt.length > 0)
+    return fail(`--no-skills was ignored: the skill planted in ${where(prompt)} reached the model`);
+  const listed = inCommands(o, "skill");
+  return listed.length === 0
+    ? pass("the skills planted in the agent dir and the project were not loaded")
+    : fail(`--no-skills was ignored: the skill planted in ${where(listed)} is a command of the child`);
+}
+
+function noPromptTemplates(o: WitnessObservations): Verdict {
+  const listed = [...new Set([...inCommands(o, "prompt"), ...inRequests(o, "prompt")])];
+  return listed.length === 0
+    ? pass("the prompt templates planted in the agent dir and the project were not loaded")
+    : fail(`--no-prompt-templates was ignored: the prompt template planted in ${where(listed)} was loaded`);
+}
+
+function noContextFiles(o: WitnessObservations): Verdict {
+  const seen = inRequests(o, "context");
+  return seen.length === 0
+    ? pass("the AGENTS.md planted in the agent dir and the project reached no request")
+    : fail(`--no-context-files was ignored: the AGENTS.md planted in ${where(seen)} reached the model`);
+}
+
+function noMcp(o: WitnessObservations): Verdict {
+  const ran = o.witness.mcpRan;
+  if (ran.length > 0) {
+    const flag = o.witness.hostFlags.includes("--no-mcp") ? "--no-mcp was ignored" : "the host has no --no-mcp";
+    return fail(`${flag}: the MCP server configured in ${where(ran)} was started`);
+  }
+  return pass("the MCP servers configured in the agent dir and the project were not started");
+}
+
+function projectUntrusted(o: WitnessObservations): Verdict {
+  const seen = inRequests(o, "trusted");
+  if (!o.witness.hostFlags.includes("--no-approve")) {
+    // A host without project trust reads the project's files as any other; nothing to prove.
+    return pass(
+      `the host has no project trust (no --no-approve); the project's .pi/APPEND_SYSTEM.md ${seen.length > 0 ? "reached" : "did not reach"} the model`,
+    );
+  }
+  return seen.length === 0
+    ? pass("the project's .pi/APPEND_SYSTEM.md (read only when trusted) reached no request")
+    : fail("--no-approve was ignored: the project's .pi/APPEND_SYSTEM.md reached the model");
+}
+
+export const WITNESS_JUDGES = {
+  no_extensions: noExtensions,
+  no_skills: noSkills,
+  no_prompt_templates: noPromptTemplates,
+  no_context_files: noContextFiles,
+  no_mcp: noMcp,
+  project_untrusted: projectUntrusted,
+} as const satisfies Partial<Record<HostProbeCheckId, (o: WitnessObservations) => Verdict>>;
