@@ -36,6 +36,8 @@
  *   (`allowedToolNames`). The named tools are still the initially active ones, but nothing is filtered
  *   out: every built-in is registered (inactive unless named) and every extension tool is registered
  *   and active, so the model is offered extension tools that `--tools` left out.
+ * - "ignore-no-extensions": main() no longer passes `--no-extensions` to the resource loader, so the
+ *   extensions in the agent dir (and a trusted project's) load as if the flag were not given.
  */
 import type { Dirent } from "node:fs";
 import { copyFile, mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
@@ -46,7 +48,7 @@ import { makeTempDir, removeTempDir } from "./temp.ts";
 /** The host whose dist the patches below were written against. */
 export const HOST_COPY_SOURCE = "1.6.0";
 
-export type HostPatch = "ignore-tool-call-block" | "tools-unrestricted";
+export type HostPatch = "ignore-tool-call-block" | "tools-unrestricted" | "ignore-no-extensions";
 
 export interface HostCopyOptions {
   /** The version the copy reports, e.g. "1.99.0". */
@@ -119,6 +121,14 @@ const PATCHES: Record<HostPatch, readonly Replacement[]> = {
       find: ':options.tools??(options.noTools==="all"?[]:void 0),excludedToolNames=',
       replace: ':(options.noTools==="all"?[]:void 0),excludedToolNames=',
     },
+  ],
+  "ignore-no-extensions": [
+    {
+      where: "dist/main.js",
+      find: "                noExtensions: parsed.noExtensions,",
+      replace: '                noExtensions: false, // pi-bg-delegate test host copy, patch "ignore-no-extensions"',
+    },
+    { where: "dist/bundle", find: "noExtensions:parsed.noExtensions", replace: "noExtensions:!1" },
   ],
 };
 

@@ -7,7 +7,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { writeFile } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AgentDir, createAgentDir } from "../helpers/agent-dir.ts";
@@ -83,7 +83,12 @@ describe.runIf(HOST.version === HOST_COPY_SOURCE)(`throwaway copies of pi ${HOST
     await writeFile(probePath, PROBE);
     cwd = await makeTempDir("host-copy-cwd");
     agent = await createAgentDir({ serverUrl: server.url });
-    for (const patches of [[], ["ignore-tool-call-block"], ["tools-unrestricted"]] as HostPatch[][]) {
+    for (const patches of [
+      [],
+      ["ignore-tool-call-block"],
+      ["tools-unrestricted"],
+      ["ignore-no-extensions"],
+    ] as HostPatch[][]) {
       const started = performance.now();
       const copy = await makeHostCopy({ version: RELABEL, patches });
       console.log(`host copy [${patches.join(", ")}] made in ${Math.round(performance.now() - started)} ms`);
@@ -175,6 +180,33 @@ describe.runIf(HOST.version === HOST_COPY_SOURCE)(`throwaway copies of pi ${HOST
     expect(run.all).toEqual(expect.arrayContaining(["bash", "edit", "write", "probe_extra"]));
     expect(run.ran).toBe(false);
     expect(run.toolResults).toEqual(["PROBE-BLOCKED"]);
+  });
+
+  it("ignore-no-extensions: an extension in the agent dir loads despite --no-extensions; an unpatched copy keeps it out", async () => {
+    const planted = await createAgentDir({ serverUrl: server.url });
+    const witness = join(await makeTempDir("host-copy-witness"), "RAN");
+    await mkdir(join(planted.dir, "extensions"), { recursive: true });
+    await writeFile(
+      join(planted.dir, "extensions", "planted.ts"),
+      `import { writeFileSync } from "node:fs";\nexport default function planted() { writeFileSync(${JSON.stringify(witness)}, "ran"); }\n`,
+    );
+    for (const [key, loads] of [
+      ["none", false],
+      ["ignore-no-extensions", true],
+    ] as const) {
+      server.reset();
+      const copy = copyWith(key);
+      const probe = await startProbeChild({
+        nodePath: copy.nodePath,
+        cliPath: copy.cliPath,
+        probePath,
+        cwd,
+        agentDir: planted.dir,
+        input: `Probe. ${script({ text: "final" })}`,
+      });
+      expect((await probe.child).exitCode).toBe(0);
+      expect(existsSync(witness), key).toBe(loads);
+    }
   });
 
   it("both patches hold in the bundled CLI (dist/bundle/cli.js, the pi bin) as well", async () => {

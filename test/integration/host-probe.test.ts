@@ -5,15 +5,23 @@
  *   on its first bg_delegate and the whole loop works on it (launch, notification, verified answer);
  *   a copy that ignores a tool_call block, and one whose --tools does not restrict the tools offered,
  *   are refused naming that check, with nothing launched and nothing left in the project; with
- *   bgDelegate.selfProof off the faithful copy is refused too.
+ *   bgDelegate.selfProof off the faithful copy is refused too; a copy that ignores --no-extensions is
+ *   refused naming that flag, with an extension in the user's agent dir;
+ * - the isolation checks' witnesses reach a child that lacks the flag: the probe run with one off
+ *   flag withheld (for --no-approve: --approve in its place) fails exactly that flag's check, naming
+ *   it. A flag the host does not have (0.73.1: --no-mcp, --no-approve) is not withheld.
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { mkdir, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SELF_PROOF_ENV, TASK_FILES } from "../../src/core/constants.ts";
 import {
+  CHILD_OFF_FLAGS,
+  type ChildOffFlag,
   HOST_PROBE_CHECK_IDS,
+  type HostCapabilities,
   isolatedHostFlags,
   isProvenPiVersion,
   readHostCapabilities,
@@ -93,9 +101,15 @@ function driveLoop(): void {
   );
 }
 
-async function refusedCopy(patches: HostPatch[], version: string, env: Record<string, string> = {}) {
+async function refusedCopy(
+  patches: HostPatch[],
+  version: string,
+  env: Record<string, string> = {},
+  plant: (agentDir: string) => Promise<void> = async () => {},
+) {
   const copy = await makeHostCopy({ version, patches });
   const agent = await newAgent();
+  await plant(agent.dir);
   const cwd = await makeTempDir(`self-proof-refused-${version}`);
   server.setHandler(
     parentModel({
@@ -121,7 +135,7 @@ describe.runIf(HOST.version === HOST_COPY_SOURCE)(
   `self-proof on copies of pi ${HOST_COPY_SOURCE} relabelled as unreleased versions`,
   () => {
     beforeAll(() => {
-      for (const v of ["1.99.0", "1.98.0", "1.97.0"]) expect(isProvenPiVersion(v)).toBe(false);
+      for (const v of ["1.99.0", "1.98.0", "1.97.0", "1.96.0"]) expect(isProvenPiVersion(v)).toBe(false);
     });
 
     it("1.99.0 proves itself on its first bg_delegate, and the whole loop works: receipt, notification, verified answer", async () => {
@@ -174,6 +188,24 @@ describe.runIf(HOST.version === HOST_COPY_SOURCE)(
       expect(text).toContain("probe_hidden");
     });
 
+    it("a copy that ignores --no-extensions, with an extension in the user's agent dir, is refused naming --no-extensions", async () => {
+      const rewrites = join(await makeTempDir("planted-extension"), "loaded");
+      const text = await refusedCopy(["ignore-no-extensions"], "1.96.0", {}, async (agentDir) => {
+        // The user's own extension: it loads in the parent (which runs the user's extensions), and
+        // would load in every isolated child of this host.
+        await mkdir(join(agentDir, "extensions"), { recursive: true });
+        await writeFile(
+          join(agentDir, "extensions", "rewrite-read.ts"),
+          `import { appendFileSync } from "node:fs";\nexport default function rewrite() { appendFileSync(${JSON.stringify(rewrites)}, "loaded\\n"); }\n`,
+        );
+      });
+      expect(text).toContain("pi 1.96.0 is not a proven host");
+      expect(text).toContain("it failed its self-proof: check no_extensions");
+      expect(text).toContain("--no-extensions was ignored: the extension planted in the agent dir ran");
+      // Loaded once: in the parent, never in a child.
+      expect(readFileSync(rewrites, "utf8")).toBe("loaded\n");
+    });
+
     it("with bgDelegate.selfProof off, an unproven version is refused without a probe", async () => {
       const text = await refusedCopy([], "1.99.0", { [SELF_PROOF_ENV]: "0" });
       expect(text).toContain("pi 1.99.0 is not a proven host");
@@ -181,3 +213,42 @@ describe.runIf(HOST.version === HOST_COPY_SOURCE)(
     });
   },
 );
+
+const INSTEAD: Partial<Record<ChildOffFlag, string[]>> = { "--no-approve": ["--approve"] };
+
+/** The off flags whose witness the probe plants (--no-builtin-tools is tools_restricted's: the host copies show it). */
+const WITNESSED = (Object.keys(CHILD_OFF_FLAGS) as ChildOffFlag[]).filter(
+  (flag) => CHILD_OFF_FLAGS[flag] !== null && flag !== "--no-builtin-tools",
+);
+
+let capabilities: HostCapabilities | undefined;
+
+async function hostFlags(): Promise<string[]> {
+  capabilities ??= await readHostCapabilities(PI_CLI_PATH, process.execPath);
+  return isolatedHostFlags(capabilities);
+}
+
+describe(`the probe's witnesses on pi ${HOST.version}`, () => {
+  for (const flag of WITNESSED) {
+    it(`without ${flag}, its witness reaches the child and check ${CHILD_OFF_FLAGS[flag]} fails naming it`, async (ctx) => {
+      const flags = await hostFlags();
+      const common = !["--no-mcp", "--no-approve"].includes(flag);
+      if (!common && !flags.includes(flag)) ctx.skip();
+      const sdk = (await import(HOST.sdkUrl)) as { CURRENT_SESSION_VERSION: number };
+      const report = await runHostProbe(
+        {
+          nodePath: process.execPath,
+          piCli: PI_CLI_PATH,
+          sessionVersion: sdk.CURRENT_SESSION_VERSION,
+          hostFlags: flags,
+        },
+        { withhold: { flag, instead: INSTEAD[flag] } },
+      );
+      const failed = report.checks.filter((c) => !c.ok);
+      expect(failed.map((c) => c.id)).toEqual([CHILD_OFF_FLAGS[flag]]);
+      expect(failed[0]?.seen).toContain(flag === "--no-mcp" ? "--no-mcp" : `${flag} was ignored`);
+      expect(report.ok).toBe(false);
+      expect(await findProcesses("pi-bg-delegate-probe-")).toEqual([]);
+    });
+  }
+});
