@@ -152,7 +152,7 @@ export const SCHEMA = {
   delegateView: "pi-background-tasks.delegate-result-view.v1",
   fusionView: "pi-background-tasks.fusion-result-view.v1",
   fusionManifest: "pi-bg-delegate.fusion-manifest.v1",
-  selfProof: "pi-bg-delegate.host-self-proof.v2",
+  selfProof: "pi-bg-delegate.host-self-proof.v3",
   fusionResult: "pi-bg-delegate.fusion-result.v1",
   fusionDetails: "pi-bg-delegate.fusion-details.v2",
   fusionFailureSummary: "pi-bg-delegate.fusion-failure-summary.v1",

@@ -1,8 +1,8 @@
 /**
  * Whether this Pi may run delegates, decided once per process and CLI file (docs/configuration.md,
  * "Supported Pi versions" and "Self-proof"): a proven version is admitted at once; any other version
- * is admitted by a self-proof record in Pi's agent dir, or earns one by passing the host probe now
- * (unless bgDelegate.selfProof is off). The host's CLI flags are read from the host itself on the way.
+ * is admitted, unless bgDelegate.selfProof is off (then no record is read), by a self-proof record
+ * in Pi's agent dir, or earns one by passing the host probe now. The host's CLI flags are read from the host itself on the way.
  *
  * Asynchronous, and run before admission (or in the background at session start): admission itself
  * stays synchronous and refuses, in its documented order, from what this decided.
@@ -78,10 +78,11 @@ async function decide(input: HostAdmissionInput): Promise<HostAdmission> {
     return { version, proof: undefined, refusal, capabilities };
   }
   if (proven) return { version, proof: "proven", capabilities };
-  if (readSelfProof(agentDir, version, piCli) !== undefined) return { version, proof: "self-proven", capabilities };
+  // Off means off: no record is read either (one written while it was on admits nothing now).
   if (!input.selfProof) {
     return { version, proof: undefined, refusal: "self-proof is off (bgDelegate.selfProof)", capabilities };
   }
+  if (readSelfProof(agentDir, version, piCli) !== undefined) return { version, proof: "self-proven", capabilities };
   const build = piBuildSha256(piCli);
   if (build === undefined) {
     return { version, proof: undefined, refusal: `its CLI ${piCli} cannot be read`, capabilities };

@@ -34,3 +34,4 @@ export {
   unprovenVersionText,
 } from "./proven.ts";
 export { piBuildSha256, readSelfProof, selfProofDir, selfProofPath, writeSelfProof } from "./record.ts";
+export { recordKeyPath } from "./record-key.ts";

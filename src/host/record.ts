@@ -3,13 +3,17 @@
  * (docs/configuration.md, "Self-proof"): one file in Pi's agent dir per version and Pi build,
  * `<agentDir>/pi-bg-delegate/host-proofs/<version>-<sha256 prefix>.json`. The parent admits the
  * version with it and the guard inside every child accepts exactly such a record: same version, same
- * build fingerprint of the Pi the child runs, every check of this package's probe passed.
+ * build fingerprint of the Pi the child runs (src/host/record-fingerprint.ts), every check of this
+ * package's probe passed, a file of this user that no one else can write, and a MAC under this
+ * user's key (src/host/record-key.ts), so a record copied from elsewhere or written by hand admits
+ * nothing.
  */
-import { mkdirSync, readdirSync, readFileSync, realpathSync } from "node:fs";
-import { basename, dirname, join, relative } from "node:path";
+import { lstatSync, mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { canonicalJson } from "../core/canonical.ts";
 import { SCHEMA } from "../core/constants.ts";
 import { DIR_MODE, writeFileAtomic } from "../core/fs.ts";
-import { sha256Stream } from "../core/hash.ts";
+import { hmacSha256Hex } from "../core/hash.ts";
 import {
   anyString,
   bool,
@@ -23,6 +27,10 @@ import {
   timestamp,
 } from "../core/validate.ts";
 import { HOST_PROBE_CHECK_IDS, type HostProbeCheck } from "./probe-checks.ts";
+import { piBuildSha256 } from "./record-fingerprint.ts";
+import { ownedByMe, readRecordKey, recordKey } from "./record-key.ts";
+
+export { piBuildSha256 } from "./record-fingerprint.ts";
 
 export interface SelfProofRecord {
   schema_version: typeof SCHEMA.selfProof;
@@ -33,50 +41,14 @@ export interface SelfProofRecord {
   proven_at: string;
   duration_ms: number;
   checks: HostProbeCheck[];
+  /** HMAC-SHA-256 of the record without this field (canonical JSON), under this user's key. */
+  mac: string;
 }
 
-/** Every `.js` file below `dir` (links not followed), by path, in a fixed order. */
-function scripts(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true })
-    .flatMap((entry) => {
-      const path = join(dir, entry.name);
-      if (entry.isDirectory()) return scripts(path);
-      return entry.isFile() && entry.name.endsWith(".js") ? [path] : [];
-    })
-    .sort();
-}
+type Unsigned = Omit<SelfProofRecord, "mac">;
 
-/** The `dist/` directory an entry sits in (dist/cli.js on 0.73.1, dist/bundle/cli.js on 1.x), if any. */
-function distOf(entry: string): string | undefined {
-  for (let dir = dirname(entry), up = 0; up < 3; dir = dirname(dir), up++) {
-    if (basename(dir) === "dist") return dir;
-  }
-  return undefined;
-}
-
-/**
- * The fingerprint of the Pi build a CLI entry belongs to, or undefined when it cannot be read: the
- * SHA-256 over every `.js` file of the `dist/` directory the entry sits in (path, length and bytes;
- * the entry's own link resolved, links inside dist/ not followed), so a rebuilt or patched Pi
- * reporting the same version needs a record of its own; for an entry outside a `dist/` directory,
- * over that file alone. Pi's own dependencies (pi-ai, pi-agent-core) are not part of it.
- */
-export function piBuildSha256(cliPath: string): string | undefined {
-  try {
-    const entry = realpathSync(cliPath);
-    const dist = distOf(entry);
-    const files = dist === undefined ? [entry] : scripts(dist);
-    const root = dist ?? dirname(entry);
-    const hash = sha256Stream();
-    for (const file of files) {
-      const bytes = readFileSync(file);
-      hash.update(`${relative(root, file)}\0${bytes.length}\0`);
-      hash.update(bytes);
-    }
-    return hash.hex();
-  } catch {
-    return undefined;
-  }
+function macOf(key: Uint8Array, record: Unsigned): string {
+  return hmacSha256Hex(key, canonicalJson(record));
 }
 
 export function selfProofDir(agentDir: string): string {
@@ -99,6 +71,7 @@ function parseRecord(value: unknown): SelfProofRecord {
     "proven_at",
     "duration_ms",
     "checks",
+    "mac",
   ]);
   const checks = list(r.checks, "checks", HOST_PROBE_CHECK_IDS.length, (item, itemAt) => {
     const c = closedObject(item, itemAt, ["id", "ok", "seen"]);
@@ -116,23 +89,32 @@ function parseRecord(value: unknown): SelfProofRecord {
     proven_at: timestamp(r.proven_at, "proven_at"),
     duration_ms: count(r.duration_ms, "duration_ms"),
     checks,
+    mac: sha256(r.mac, "mac"),
   };
 }
 
 /**
- * The record that admits `version` run from `cliPath`, or undefined: none, unreadable, malformed, for
- * another version or Pi build, or not every check of this package's probe present and passed.
+ * The record that admits `version` run from `cliPath`, or undefined: none; not a regular file of
+ * this user, or writable by group or others; unreadable, malformed, for another version or Pi build;
+ * its MAC not this user's key's (copied from another agent dir or user, or written by hand); or not
+ * every check of this package's probe present and passed.
  */
 export function readSelfProof(agentDir: string, version: string, cliPath: string): SelfProofRecord | undefined {
+  const key = readRecordKey(agentDir);
+  if (key === undefined) return undefined;
   const build = piBuildSha256(cliPath);
   if (build === undefined) return undefined;
+  const path = selfProofPath(agentDir, version, build);
   let record: SelfProofRecord;
   try {
-    record = parseRecord(JSON.parse(readFileSync(selfProofPath(agentDir, version, build), "utf8")));
+    if (!ownedByMe(lstatSync(path))) return undefined;
+    record = parseRecord(JSON.parse(readFileSync(path, "utf8")));
   } catch {
     // none, unreadable, not JSON or not this schema: no record
     return undefined;
   }
+  const { mac, ...unsigned } = record;
+  if (mac !== macOf(key, unsigned)) return undefined;
   if (record.pi_version !== version || record.build_sha256 !== build) return undefined;
   const passed = record.checks.filter((c) => c.ok).map((c) => c.id);
   const complete =
@@ -140,10 +122,16 @@ export function readSelfProof(agentDir: string, version: string, cliPath: string
   return complete ? record : undefined;
 }
 
-/** Write a passing probe's record (atomic; the directory is created 0700). */
-export function writeSelfProof(agentDir: string, record: Omit<SelfProofRecord, "schema_version">): string {
+/**
+ * Write a passing probe's record, with its MAC under this user's key (created on first use; throws
+ * when the key file is not this user's alone). Atomic, the file 0600, the directory created 0700.
+ */
+export function writeSelfProof(agentDir: string, record: Omit<Unsigned, "schema_version">): string {
+  const key = recordKey(agentDir);
   mkdirSync(selfProofDir(agentDir), { recursive: true, mode: DIR_MODE });
   const path = selfProofPath(agentDir, record.pi_version, record.build_sha256);
-  writeFileAtomic(path, `${JSON.stringify({ schema_version: SCHEMA.selfProof, ...record }, null, 2)}\n`);
+  const unsigned: Unsigned = { schema_version: SCHEMA.selfProof, ...record };
+  const signed: SelfProofRecord = { ...unsigned, mac: macOf(key, unsigned) };
+  writeFileAtomic(path, `${JSON.stringify(signed, null, 2)}\n`);
   return path;
 }

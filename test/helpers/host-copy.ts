@@ -183,7 +183,7 @@ function splitInstalled(packageDir: string): { modulesDir: string; parts: string
  * Copy the tree `from` to `to` without source maps and declarations (not needed to run; leaving them
  * out, and copying files in parallel rather than with fs.cp, makes the copy 2-4x faster).
  */
-async function copyRuntimeFiles(from: string, to: string): Promise<void> {
+export async function copyRuntimeFiles(from: string, to: string): Promise<void> {
   const entries = await readdir(from, { recursive: true, withFileTypes: true });
   const target = (e: Dirent) => join(to, relative(from, join(e.parentPath, e.name)));
   await mkdir(to);
