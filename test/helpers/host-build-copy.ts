@@ -31,6 +31,7 @@ export interface HostBuildCopy {
 
 async function copyPackage(from: string, to: string): Promise<void> {
   const entries = await readdir(from);
+  await mkdir(to);
   await copyRuntimeFiles(join(from, "dist"), join(to, "dist"));
   await Promise.all(
     entries

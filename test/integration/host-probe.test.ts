@@ -7,6 +7,9 @@
  *   are refused naming that check, with nothing launched and nothing left in the project; with
  *   bgDelegate.selfProof off the faithful copy is refused too; a copy that ignores --no-extensions is
  *   refused naming that flag, with an extension in the user's agent dir;
+ * - a copy of the host with its Pi packages (pi-agent-core, pi-ai, …) relabelled as an unproven
+ *   version proves itself; with its pi-agent-core patched to ignore a tool_call block (the CLI's own
+ *   package unchanged) the record no longer admits it, it proves itself again and is refused;
  * - the isolation checks' witnesses reach a child that lacks the flag: the probe run with one off
  *   flag withheld (for --no-approve: --approve in its place) fails exactly that flag's check, naming
  *   it. A flag the host does not have (0.73.1: --no-mcp, --no-approve) is not withheld.
@@ -18,17 +21,22 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SELF_PROOF_ENV, TASK_FILES } from "../../src/core/constants.ts";
 import {
+  admitHost,
   CHILD_OFF_FLAGS,
   type ChildOffFlag,
   HOST_PROBE_CHECK_IDS,
   type HostCapabilities,
+  hostProofOf,
   isolatedHostFlags,
   isProvenPiVersion,
+  piBuildSha256,
   readHostCapabilities,
+  readSelfProof,
   runHostProbe,
   selfProofDir,
 } from "../../src/host/index.ts";
 import { isChildRequest } from "../helpers/drive.ts";
+import { copyHostBuild } from "../helpers/host-build-copy.ts";
 import { HOST_COPY_SOURCE, type HostPatch, makeHostCopy } from "../helpers/host-copy.ts";
 import {
   type AgentDir,
@@ -77,6 +85,45 @@ it(`the host probe passes every check on pi ${HOST.version}, and leaves nothing 
   expect(report.checks.map((c) => c.id)).toEqual(HOST_PROBE_CHECK_IDS);
   expect(report.ok).toBe(true);
   expect(probeDirs().filter((d) => !before.includes(d))).toEqual([]);
+  expect(await findProcesses("pi-bg-delegate-probe-")).toEqual([]);
+});
+
+it(`pi ${HOST.version}'s build with a patched pi-agent-core is bound to no record of the unpatched one: it proves itself again and is refused`, async () => {
+  const version = HOST.version.startsWith("0.") ? "0.99.0" : "1.95.0";
+  expect(isProvenPiVersion(version)).toBe(false);
+  const build = await copyHostBuild({ host: HOST.version, version });
+  try {
+    expect(build.piPackages).toEqual(expect.arrayContaining(["pi-agent-core", "pi-ai", "pi-coding-agent"]));
+    const agentDir = await makeTempDir("self-proof-build");
+    const sdk = (await import(HOST.sdkUrl)) as { CURRENT_SESSION_VERSION: number };
+    const input = {
+      version,
+      agentDir,
+      configuredPiCli: build.cliPath,
+      selfProof: true,
+      sessionVersion: sdk.CURRENT_SESSION_VERSION,
+    };
+    const first = await admitHost(input);
+    expect(first.refusal).toBeUndefined();
+    expect(first.proof).toBe("self-proven");
+    const fingerprint = piBuildSha256(build.cliPath);
+    expect(readSelfProof(agentDir, version, build.cliPath)?.build_sha256).toBe(fingerprint);
+
+    // The agent loop lives in pi-agent-core: the CLI's package is untouched.
+    await build.patch("pi-agent-core", "dist/agent-loop.js", "if (beforeResult?.block) {", "if (false) {");
+    expect(piBuildSha256(build.cliPath)).not.toBe(fingerprint);
+    expect(readSelfProof(agentDir, version, build.cliPath)).toBeUndefined();
+    // The guard inside a child of this build finds no record either.
+    expect(hostProofOf(version, { agentDir, cliPath: build.cliPath })).toBeUndefined();
+
+    const second = await admitHost(input);
+    expect(second.proof).toBeUndefined();
+    expect(second.refusal).toContain("it failed its self-proof: check tool_call_block");
+    expect(second.refusal).toContain("the blocked tool ran");
+    expect(readdirSync(selfProofDir(agentDir))).toHaveLength(1);
+  } finally {
+    await build.remove();
+  }
   expect(await findProcesses("pi-bg-delegate-probe-")).toEqual([]);
 });
 
