@@ -5,7 +5,8 @@
  * links its dependencies, here each `<scope>/pi-*` package is a real copy (dist and all, without
  * source maps and declarations; a nested node_modules stays a link to the installed one), so a test
  * can change one file of pi-agent-core or pi-ai without touching the installed host. Every other
- * entry of node_modules is a link. The CLI's package.json may claim another version.
+ * entry of node_modules is a link. The CLI's package.json may claim another version. Only for a host
+ * installed under its own name (0.73.1, the newest 1.x), not an npm alias (`pi-host-<version>`).
  *
  *   const build = await copyHostBuild({ host: "0.73.1", version: "0.99.0" });
  *   await build.patch("pi-agent-core", "dist/agent-loop.js", "if (beforeResult?.block) {", "if (false) {");
@@ -50,6 +51,11 @@ export async function copyHostBuild(options: { host: string; version?: string })
   const at = parts.lastIndexOf("node_modules");
   const modules = parts.slice(0, at + 1).join(sep);
   const scope = host.packageName.split("/")[0] as string;
+  if (!host.packageDir.endsWith(join(scope, "pi-coding-agent"))) {
+    throw new Error(
+      `pi ${options.host} is installed under an alias (${host.packageDir}): its Pi packages are not beside it`,
+    );
+  }
   const dir = await makeTempDir(`host-build-${options.host}`);
   try {
     const to = join(dir, "node_modules");

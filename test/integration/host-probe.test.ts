@@ -88,44 +88,50 @@ it(`the host probe passes every check on pi ${HOST.version}, and leaves nothing 
   expect(await findProcesses("pi-bg-delegate-probe-")).toEqual([]);
 });
 
-it(`pi ${HOST.version}'s build with a patched pi-agent-core is bound to no record of the unpatched one: it proves itself again and is refused`, async () => {
-  const version = HOST.version.startsWith("0.") ? "0.99.0" : "1.95.0";
-  expect(isProvenPiVersion(version)).toBe(false);
-  const build = await copyHostBuild({ host: HOST.version, version });
-  try {
-    expect(build.piPackages).toEqual(expect.arrayContaining(["pi-agent-core", "pi-ai", "pi-coding-agent"]));
-    const agentDir = await makeTempDir("self-proof-build");
-    const sdk = (await import(HOST.sdkUrl)) as { CURRENT_SESSION_VERSION: number };
-    const input = {
-      version,
-      agentDir,
-      configuredPiCli: build.cliPath,
-      selfProof: true,
-      sessionVersion: sdk.CURRENT_SESSION_VERSION,
-    };
-    const first = await admitHost(input);
-    expect(first.refusal).toBeUndefined();
-    expect(first.proof).toBe("self-proven");
-    const fingerprint = piBuildSha256(build.cliPath);
-    expect(readSelfProof(agentDir, version, build.cliPath)?.build_sha256).toBe(fingerprint);
+/** Hosts installed under their own name, with their Pi packages beside them (test/helpers/host-build-copy.ts). */
+const BUILD_COPY_HOSTS = ["0.73.1", HOST_COPY_SOURCE];
 
-    // The agent loop lives in pi-agent-core: the CLI's package is untouched.
-    await build.patch("pi-agent-core", "dist/agent-loop.js", "if (beforeResult?.block) {", "if (false) {");
-    expect(piBuildSha256(build.cliPath)).not.toBe(fingerprint);
-    expect(readSelfProof(agentDir, version, build.cliPath)).toBeUndefined();
-    // The guard inside a child of this build finds no record either.
-    expect(hostProofOf(version, { agentDir, cliPath: build.cliPath })).toBeUndefined();
+it.runIf(BUILD_COPY_HOSTS.includes(HOST.version))(
+  `pi ${HOST.version}'s build with a patched pi-agent-core is bound to no record of the unpatched one: it proves itself again and is refused`,
+  async () => {
+    const version = HOST.version.startsWith("0.") ? "0.99.0" : "1.95.0";
+    expect(isProvenPiVersion(version)).toBe(false);
+    const build = await copyHostBuild({ host: HOST.version, version });
+    try {
+      expect(build.piPackages).toEqual(expect.arrayContaining(["pi-agent-core", "pi-ai", "pi-coding-agent"]));
+      const agentDir = await makeTempDir("self-proof-build");
+      const sdk = (await import(HOST.sdkUrl)) as { CURRENT_SESSION_VERSION: number };
+      const input = {
+        version,
+        agentDir,
+        configuredPiCli: build.cliPath,
+        selfProof: true,
+        sessionVersion: sdk.CURRENT_SESSION_VERSION,
+      };
+      const first = await admitHost(input);
+      expect(first.refusal).toBeUndefined();
+      expect(first.proof).toBe("self-proven");
+      const fingerprint = piBuildSha256(build.cliPath);
+      expect(readSelfProof(agentDir, version, build.cliPath)?.build_sha256).toBe(fingerprint);
 
-    const second = await admitHost(input);
-    expect(second.proof).toBeUndefined();
-    expect(second.refusal).toContain("it failed its self-proof: check tool_call_block");
-    expect(second.refusal).toContain("the blocked tool ran");
-    expect(readdirSync(selfProofDir(agentDir))).toHaveLength(1);
-  } finally {
-    await build.remove();
-  }
-  expect(await findProcesses("pi-bg-delegate-probe-")).toEqual([]);
-});
+      // The agent loop lives in pi-agent-core: the CLI's package is untouched.
+      await build.patch("pi-agent-core", "dist/agent-loop.js", "if (beforeResult?.block) {", "if (false) {");
+      expect(piBuildSha256(build.cliPath)).not.toBe(fingerprint);
+      expect(readSelfProof(agentDir, version, build.cliPath)).toBeUndefined();
+      // The guard inside a child of this build finds no record either.
+      expect(hostProofOf(version, { agentDir, cliPath: build.cliPath })).toBeUndefined();
+
+      const second = await admitHost(input);
+      expect(second.proof).toBeUndefined();
+      expect(second.refusal).toContain("it failed its self-proof: check tool_call_block");
+      expect(second.refusal).toContain("the blocked tool ran");
+      expect(readdirSync(selfProofDir(agentDir))).toHaveLength(1);
+    } finally {
+      await build.remove();
+    }
+    expect(await findProcesses("pi-bg-delegate-probe-")).toEqual([]);
+  },
+);
 
 const CHILD_ANSWER = "SELF-PROVEN ANSWER 4471";
 
