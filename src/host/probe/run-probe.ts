@@ -38,7 +38,7 @@ export interface ProbeHost {
 }
 
 /**
- * For the probe's own test only (test/integration/host-probe-witness.test.ts): run without one off
+ * For the probe's own test only (test/integration/host-probe.test.ts): run without one off
  * flag (or with `instead` in its place), to show its witness reaches a child that lacks the flag.
  */
 export interface ProbeOptions {
