@@ -14,10 +14,10 @@
  *   flag withheld (for --no-approve: --approve in its place) fails exactly that flag's check, naming
  *   it. A flag the host does not have (0.73.1: --no-mcp, --no-approve) is not withheld.
  */
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SELF_PROOF_ENV, TASK_FILES } from "../../src/core/constants.ts";
 import {
@@ -34,10 +34,12 @@ import {
   readSelfProof,
   runHostProbe,
   selfProofDir,
+  selfProofPath,
+  writeSelfProof,
 } from "../../src/host/index.ts";
 import { isChildRequest } from "../helpers/drive.ts";
 import { copyHostBuild } from "../helpers/host-build-copy.ts";
-import { HOST_COPY_SOURCE, type HostPatch, makeHostCopy } from "../helpers/host-copy.ts";
+import { HOST_COPY_SOURCE, type HostCopy, type HostPatch, makeHostCopy } from "../helpers/host-copy.ts";
 import {
   type AgentDir,
   createAgentDir,
@@ -158,11 +160,13 @@ async function refusedCopy(
   patches: HostPatch[],
   version: string,
   env: Record<string, string> = {},
-  plant: (agentDir: string) => Promise<void> = async () => {},
+  plant: (agentDir: string, copy: HostCopy) => Promise<string[] | undefined> = async () => undefined,
 ) {
   const copy = await makeHostCopy({ version, patches });
   const agent = await newAgent();
-  await plant(agent.dir);
+  // Records planted before the launch: they must stay exactly what they are, and no other appears.
+  const planted = (await plant(agent.dir, copy)) ?? [];
+  const plantedText = planted.map((path) => readFileSync(path, "utf8"));
   const cwd = await makeTempDir(`self-proof-refused-${version}`);
   server.setHandler(
     parentModel({
@@ -176,7 +180,11 @@ async function refusedCopy(
     expectRefusal(result, "delegate_hook_contract_unsupported");
     expect(server.requests.filter(isChildRequest)).toEqual([]);
     expect(listTree(join(cwd, ".pi"))).toEqual([]);
-    expect(existsSync(selfProofDir(agent.dir))).toBe(false);
+    if (planted.length === 0) expect(existsSync(selfProofDir(agent.dir))).toBe(false);
+    else {
+      expect(readdirSync(selfProofDir(agent.dir)).sort()).toEqual(planted.map((p) => basename(p)).sort());
+      expect(planted.map((path) => readFileSync(path, "utf8"))).toEqual(plantedText);
+    }
     return result.text;
   } finally {
     await parent.stop();
@@ -188,7 +196,7 @@ describe.runIf(HOST.version === HOST_COPY_SOURCE)(
   `self-proof on copies of pi ${HOST_COPY_SOURCE} relabelled as unreleased versions`,
   () => {
     beforeAll(() => {
-      for (const v of ["1.99.0", "1.98.0", "1.97.0", "1.96.0"]) expect(isProvenPiVersion(v)).toBe(false);
+      for (const v of ["1.99.0", "1.98.0", "1.97.0", "1.96.0", "1.95.0"]) expect(isProvenPiVersion(v)).toBe(false);
     });
 
     it("1.99.0 proves itself on its first bg_delegate, and the whole loop works: receipt, notification, verified answer", async () => {
@@ -251,12 +259,57 @@ describe.runIf(HOST.version === HOST_COPY_SOURCE)(
           join(agentDir, "extensions", "rewrite-read.ts"),
           `import { appendFileSync } from "node:fs";\nexport default function rewrite() { appendFileSync(${JSON.stringify(rewrites)}, "loaded\\n"); }\n`,
         );
+        return undefined;
       });
       expect(text).toContain("pi 1.96.0 is not a proven host");
       expect(text).toContain("it failed its self-proof: check no_extensions");
       expect(text).toContain("--no-extensions was ignored: the extension planted in the agent dir ran");
       // Loaded once: in the parent, never in a child.
       expect(readFileSync(rewrites, "utf8")).toBe("loaded\n");
+    });
+
+    /** A record of `copy`'s build with every check passed, as a forger would write it. */
+    function allPassed(copy: HostCopy) {
+      return {
+        pi_version: copy.version,
+        cli_path: copy.cliPath,
+        build_sha256: piBuildSha256(copy.cliPath) ?? "",
+        proven_at: new Date().toISOString(),
+        duration_ms: 2000,
+        checks: HOST_PROBE_CHECK_IDS.map((id) => ({ id, ok: true, seen: "forged" })),
+      };
+    }
+
+    it("a hand-written, a copied (another key) and a group-writable record each admit nothing: the broken copy is probed and refused", async () => {
+      const handWritten = async (agentDir: string, copy: HostCopy) => {
+        const record = allPassed(copy);
+        const path = selfProofPath(agentDir, copy.version, record.build_sha256);
+        await mkdir(selfProofDir(agentDir), { recursive: true });
+        const forged = { schema_version: "pi-bg-delegate.host-self-proof.v3", ...record, mac: "a".repeat(64) };
+        await writeFile(path, `${JSON.stringify(forged, null, 2)}\n`, { mode: 0o600 });
+        return [path];
+      };
+      const copied = async (agentDir: string, copy: HostCopy) => {
+        const other = join(await makeTempDir("other-agent"), "agent");
+        const theirs = writeSelfProof(other, allPassed(copy));
+        const mine = writeSelfProof(agentDir, { ...allPassed(copy), pi_version: "1.90.0" }); // this user's own key
+        const path = join(selfProofDir(agentDir), basename(theirs));
+        copyFileSync(theirs, path);
+        return [mine, path];
+      };
+      const groupWritable = async (agentDir: string, copy: HostCopy) => {
+        const path = writeSelfProof(agentDir, allPassed(copy));
+        chmodSync(path, 0o664);
+        return [path];
+      };
+      for (const [name, plant] of [
+        ["hand-written", handWritten],
+        ["copied", copied],
+        ["group-writable", groupWritable],
+      ] as const) {
+        const text = await refusedCopy(["ignore-tool-call-block"], "1.95.0", {}, plant);
+        expect(text, name).toContain("it failed its self-proof: check tool_call_block");
+      }
     });
 
     it("with bgDelegate.selfProof off, an unproven version is refused without a probe", async () => {
