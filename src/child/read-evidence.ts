@@ -55,6 +55,20 @@ export function readEvidence(
   details: unknown,
   cwd: string,
 ): ReadEvidence | undefined {
+  return readShown(input, content, details, cwd)?.row;
+}
+
+/**
+ * {@link readEvidence} with the file bytes its lines cover (`[byte_start, byte_end)`); `bytes` is
+ * empty when the row holds no line (an image, a changed file, nothing shown).
+ */
+export function readShown(
+  input: Record<string, unknown>,
+  content: readonly unknown[],
+  details: unknown,
+  cwd: string,
+): { row: ReadEvidence; bytes: Buffer } | undefined {
+  const none = Buffer.alloc(0);
   const path = String(input.path ?? "");
   const abs = resolveLikePi(path, cwd);
   // Pi treats offset 0 as absent.
@@ -80,7 +94,7 @@ export function readEvidence(
     const t = truncationOf(details);
     const byteStart = starts[first] as number;
     if (t?.firstLineExceedsLimit === true) {
-      return {
+      const row = {
         ...base,
         line_start: first + 1,
         line_end: first,
@@ -88,6 +102,7 @@ export function readEvidence(
         byte_end: byteStart,
         sha256: sha256Hex(""),
       };
+      return { row, bytes: none };
     }
     const available = starts.length - first;
     let shown = available;
@@ -100,19 +115,23 @@ export function readEvidence(
     if (text !== undefined && (text === seen || text.startsWith(`${seen}${NOTICE_SEPARATOR}`))) {
       // The empty "line" after a final newline is no line of the file.
       const lineEnd = starts[last] === bytes.length && last > first ? last : last + 1;
-      return {
+      const range = bytes.subarray(byteStart, byteEnd);
+      const row = {
         ...base,
         line_start: first + 1,
         line_end: shown === 0 ? first : lineEnd,
         byte_start: byteStart,
         byte_end: byteEnd,
-        sha256: sha256Hex(bytes.subarray(byteStart, byteEnd)),
+        sha256: sha256Hex(range),
       };
+      return { row, bytes: row.line_end < row.line_start ? none : Buffer.from(range) };
     }
   }
   if (isImage) {
-    return { ...base, line_start: 1, line_end: 0, byte_start: 0, byte_end: bytes.length, sha256: sha256Hex(bytes) };
+    const row = { ...base, line_start: 1, line_end: 0, byte_start: 0, byte_end: bytes.length, sha256: sha256Hex(bytes) };
+    return { row, bytes: none };
   }
   // The text seen is not these bytes: the file changed while it was read.
-  return { ...base, line_start: first + 1, line_end: first, byte_start: 0, byte_end: 0, sha256: sha256Hex(text ?? "") };
+  const row = { ...base, line_start: first + 1, line_end: first, byte_start: 0, byte_end: 0, sha256: sha256Hex(text ?? "") };
+  return { row, bytes: none };
 }

@@ -9,6 +9,7 @@ import type { DelegateError, FailureCode } from "../core/errors.ts";
 import type { Handover } from "../core/handover-env.ts";
 import type { EvidenceRow, RouteAttestation, SeedDocument, SpillReceipt } from "../core/types.ts";
 import type { HostProof } from "../host/index.ts";
+import type { SpilledRead } from "./spilled-read.ts";
 import type { Failure, FinalMessage } from "./outcome.ts";
 import type { RuntimeBudgetFile } from "./records.ts";
 import type { RunwayBudget } from "./runway.ts";
@@ -75,6 +76,8 @@ export interface GuardState {
   /** Evidence rows with the turn and call index they came from (parallel calls finish in any order). */
   evidence: { turn: number; callIndex: number; row: EvidenceRow }[];
   receipts: SpillReceipt[];
+  /** Spilled reads by artifact, for the lines `delegate_read_artifact` shows of them (child/spilled-read.ts). */
+  spilledReads: Map<string, SpilledRead>;
   last: (FinalMessage & { toolCallIds: string[] }) | undefined;
   runway: RunwayState;
   /** The spend cap's tally (used only when the seed has a spend block). */
@@ -107,6 +110,7 @@ export function newState(): GuardState {
     usage: emptyUsage(),
     evidence: [],
     receipts: [],
+    spilledReads: new Map(),
     last: undefined,
     repair: newRepairState(),
     runway: {

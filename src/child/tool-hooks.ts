@@ -6,7 +6,8 @@
  *   read                    path, offset/limit, the lines shown and the byte range and sha256 of the
  *                           file bytes they cover (read-evidence.ts);
  *   grep, find, ls          arguments (canonical JSON), output length and sha256;
- *   delegate_read_artifact  artifact path, byte offset, byte length, sha256 of those bytes.
+ *   delegate_read_artifact  artifact path, byte offset, byte length, sha256 of those bytes; for the
+ *                           spill of a read, the file lines it returned whole (spilled-read.ts).
  */
 import { type Stats, statSync } from "node:fs";
 import { canonicalJson } from "../core/canonical.ts";
@@ -17,9 +18,10 @@ import { resolveLikePi } from "../core/project-path.ts";
 import type { EvidenceRow, SeedLimits, SpillReceipt } from "../core/types.ts";
 import { grepSeen } from "./grep-evidence.ts";
 import type { ReadArtifactDetails } from "./read-artifact.ts";
-import { onlyText, readEvidence } from "./read-evidence.ts";
+import { onlyText, readEvidence, readShown } from "./read-evidence.ts";
 import { contentBytes, inlineHeadRoom, maxReadLength, readArtifactBound, spillReason } from "./runway.ts";
 import { overTurnGrowth, turnGrowthRoom } from "./spend.ts";
+import { artifactSeen, spilledRead } from "./spilled-read.ts";
 import {
   encodeToolContent,
   headSpillText,
@@ -165,12 +167,15 @@ function evidenceFor(state: GuardState, event: ToolResultInput, callIndex: numbe
   if (event.toolName === READ_ARTIFACT_TOOL) {
     const d = event.details as ReadArtifactDetails | undefined;
     if (d && typeof d.sha256 === "string") {
+      const spilled = state.spilledReads.get(d.artifact);
+      const seen = spilled === undefined ? [] : artifactSeen(spilled, d.artifact, d.offset, d.length);
       add({
         tool: READ_ARTIFACT_TOOL,
         path: d.artifact,
         offset: d.offset,
         length: d.length,
         sha256: d.sha256,
+        ...(seen.length > 0 ? { seen } : {}),
       });
     }
     return;
@@ -196,6 +201,17 @@ function evidenceFor(state: GuardState, event: ToolResultInput, callIndex: numbe
     sha256: sha256Hex(bytes),
     ...(seen.length > 0 ? { seen } : {}),
   });
+}
+
+/**
+ * A spilled `read` of one text block: its lines become evidence as `delegate_read_artifact` returns
+ * them (child/spilled-read.ts). The artifact holds exactly the text Pi's read returned.
+ */
+function noteSpilledRead(state: GuardState, event: ToolResultInput, receipt: SpillReceipt, cwd: string): void {
+  if (event.toolName !== "read" || event.isError || receipt.content_format !== "single_text_utf8") return;
+  const shown = readShown(event.input, event.content, event.details, cwd);
+  const spilled = shown === undefined ? undefined : spilledRead(shown.row, shown.bytes);
+  if (spilled !== undefined) state.spilledReads.set(receipt.artifact, spilled);
 }
 
 /** Bytes a head notice can take beyond its text with no numbers (the numbers' digits and more). */
@@ -238,7 +254,15 @@ function keepHead(
   const content = [{ type: "text" as const, text: inline }];
   const lines = head.split("\n").length;
   const details = event.toolName === "read" ? { truncation: { truncated: true, outputLines: lines } } : event.details;
+  const rowsBefore = state.evidence.length;
   evidenceFor(state, { ...event, content, details }, callIndex, cwd);
+  const spilled = state.spilledReads.get(receipt.artifact);
+  const row = state.evidence.length > rowsBefore ? state.evidence.at(-1)?.row : undefined;
+  if (spilled !== undefined && row?.tool === "read" && row.line_end >= row.line_start) {
+    // The head's lines are the artifact's first bytes: they count as read of it, and are kept there.
+    artifactSeen(spilled, receipt.artifact, 0, headBytes);
+    row.shown = { artifact: receipt.artifact, offset: 0, length: headBytes, sha256: sha256Hex(head) };
+  }
   return {
     content,
     details: { delegate_spill: receipt, delegate_spill_head_bytes: headBytes },
@@ -293,6 +317,7 @@ export function handleToolResult(
       content: event.content,
     });
     state.receipts.push(receipt);
+    noteSpilledRead(state, event, receipt, cwd);
     const kept = reason === "runway" ? keepHead(state, event, receipt, limits, callIndex, cwd) : undefined;
     if (kept !== undefined) return kept;
     runway.spilledToolBytes += payload;

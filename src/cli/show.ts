@@ -152,7 +152,7 @@ function delegateFacts(dir: string): DelegateFacts {
   if (result !== null && manifest.output_schema !== undefined) {
     try {
       const structured = parseCommittedAnswer(answer, manifest.output_schema, [join(dir, TASK_FILES.result)]);
-      basis = checkBasis(structured, result.evidence, manifest.cwd);
+      basis = checkBasis(structured, result.evidence, manifest.cwd, dir);
     } catch (error) {
       failure = asFailure(error);
     }

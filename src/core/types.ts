@@ -128,6 +128,21 @@ export interface SeenRange {
   byte_start: number;
   byte_end: number;
   sha256: string;
+  /**
+   * Where the bytes shown are kept in the task tree, when they are (a spilled `read`): the spill
+   * artifact, the byte range of it that holds these lines (the last line's newline left out) and
+   * that range's SHA-256. A citation of these lines is checked against those bytes, so it stays
+   * checkable after the file changed (docs/subsystems/retrieval.md, "Evidence").
+   */
+  shown?: ShownBytes;
+}
+
+/** Bytes the child was shown, kept in the task tree: `artifact` relative to the task directory. */
+export interface ShownBytes {
+  artifact: string;
+  offset: number;
+  length: number;
+  sha256: string;
 }
 
 /**
@@ -150,6 +165,12 @@ export interface ArtifactEvidence {
   offset: number;
   length: number;
   sha256: string;
+  /**
+   * For the spill of a `read`: the file lines the artifact's bytes read so far hold whole (absent
+   * when none), each with the artifact bytes that hold it (`shown`), so a spilled read backs a
+   * citation like any other.
+   */
+  seen?: SeenRange[];
 }
 
 /**

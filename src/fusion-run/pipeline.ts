@@ -163,7 +163,7 @@ function mergedText(
   const structured = parseCommittedAnswer(answer.text, schema, []);
   return structuredMergedText({
     output: structured.output,
-    basis: checkBasis(structured, answer.result.evidence, run.cwd),
+    basis: checkBasis(structured, answer.result.evidence, run.cwd, null),
     agreement: fieldAgreement(
       schema,
       structured.output,

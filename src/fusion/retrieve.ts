@@ -103,7 +103,9 @@ function completedRetrieval(
   const mergedPath = join(dir, FUSION_FILES.merged);
   let delivery: DeliveryDecision;
   try {
-    delivery = decideDelivery(merged.byte_length, requested, mergedPath);
+    // The bound is on the text the model would receive: a structured run's is its inline view.
+    const delivered = structured === null ? merged.byte_length : Buffer.byteLength(structuredMergedInline(structured));
+    delivery = decideDelivery(delivered, requested, mergedPath);
   } catch (error) {
     throw error instanceof DelegateError ? error.withFacts({ childProcessCreated: true }) : error;
   }

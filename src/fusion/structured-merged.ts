@@ -11,7 +11,13 @@ import { canonicalJson } from "../core/canonical.ts";
 import type { OutputSchema } from "../core/output-schema.ts";
 import { CONFIDENCE_LEVELS, parseStructuredAnswer } from "../core/structured-answer.ts";
 import { bool, closedObject, count, keyPath, list, nullable, oneOf, sha256, str } from "../core/validate.ts";
-import type { CheckedCitation, CheckedFieldBasis } from "../verify/structured-output.ts";
+import {
+  CITATION_MATCHES,
+  CITATION_STATUSES,
+  CITATION_WHYS,
+  type CheckedCitation,
+  type CheckedFieldBasis,
+} from "../verify/structured-output.ts";
 
 export interface FieldAgreement {
   field: string;
@@ -19,7 +25,7 @@ export interface FieldAgreement {
   agreed: string[];
   /** Slots whose value differs (or that gave the field the merged answer leaves out). */
   disagreed: string[];
-  /** Slots that left the field out while the merged answer has it. */
+  /** Slots that left the field out (also when the merged answer leaves it out: leaving it out is no agreement). */
   absent: string[];
 }
 
@@ -48,8 +54,8 @@ export function fieldAgreement(
     const value = has ? canonicalJson(merged[field]) : undefined;
     for (const c of candidates) {
       const mine = Object.hasOwn(c.output, field) ? canonicalJson(c.output[field]) : undefined;
-      if (mine === value) row.agreed.push(c.slot);
-      else if (mine === undefined) row.absent.push(c.slot);
+      if (mine === undefined) row.absent.push(c.slot);
+      else if (mine === value) row.agreed.push(c.slot);
       else row.disagreed.push(c.slot);
     }
     return row;
@@ -74,13 +80,9 @@ function checkedCitation(value: unknown, at: string): CheckedCitation {
     start_line: count(c.start_line, keyPath(at, "start_line"), 1),
     end_line: count(c.end_line, keyPath(at, "end_line"), 1),
     excerpt: str(c.excerpt, keyPath(at, "excerpt"), { allowControl: true }),
-    status: oneOf(c.status, keyPath(at, "status"), ["verified", "not_read", "excerpt_not_found"] as const),
-    why: nullable(c.why, keyPath(at, "why"), (v, p) =>
-      oneOf(v, p, ["file never opened", "lines never shown"] as const),
-    ),
-    match: nullable(c.match, keyPath(at, "match"), (v, p) =>
-      oneOf(v, p, ["verbatim", "whitespace_normalised"] as const),
-    ),
+    status: oneOf(c.status, keyPath(at, "status"), CITATION_STATUSES),
+    why: nullable(c.why, keyPath(at, "why"), (v, p) => oneOf(v, p, CITATION_WHYS)),
+    match: nullable(c.match, keyPath(at, "match"), (v, p) => oneOf(v, p, CITATION_MATCHES)),
     stale: bool(c.stale, keyPath(at, "stale")),
   };
 }

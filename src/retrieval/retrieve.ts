@@ -66,6 +66,8 @@ export type SettledDelegate =
   | { kind: "running"; manifest: DelegateManifest; progress: ChildProgress; budget: BudgetFigures | null }
   | {
       kind: "completed";
+      /** The task's directory (the bytes a spilled read kept are read from it). */
+      dir: string;
       manifest: DelegateManifest;
       verified: VerifiedAnswer;
       /** The answer as a structured answer of the task's outputSchema; null for a text answer. */
@@ -111,7 +113,7 @@ export function settleDelegate(taskDir: string, passed?: StepObserver): SettledD
   // A structured answer is checked against its schema again before any byte of it is returned.
   const schema = manifest.output_schema;
   const structured = schema === undefined ? null : parseCommittedAnswer(verified.text, schema, facts.artifacts);
-  return { kind: "completed", manifest, verified, structured };
+  return { kind: "completed", dir: taskDir, manifest, verified, structured };
 }
 
 /**
@@ -125,13 +127,19 @@ export function taskOutput(
   freshness: EvidenceFreshness,
 ): TaskOutput {
   const { structured, verified, manifest } = settled;
-  if (structured !== null) return jsonOutput(structured, verified, manifest.cwd, inline);
+  if (structured !== null) return jsonOutput(structured, verified, manifest.cwd, settled.dir, inline);
   const basis = textBasis(verified.text, verified.result.evidence, manifest.cwd, freshness);
   return { type: "text", content: inline ? verified.text : null, basis };
 }
 
-function jsonOutput(structured: StructuredAnswer, verified: VerifiedAnswer, cwd: string, inline: boolean): JsonOutput {
-  const basis = checkBasis(structured, verified.result.evidence, cwd);
+function jsonOutput(
+  structured: StructuredAnswer,
+  verified: VerifiedAnswer,
+  cwd: string,
+  taskDir: string,
+  inline: boolean,
+): JsonOutput {
+  const basis = checkBasis(structured, verified.result.evidence, cwd, taskDir);
   return { type: "json", content: inline ? structured.output : null, basis };
 }
 
@@ -141,11 +149,11 @@ function jsonOutput(structured: StructuredAnswer, verified: VerifiedAnswer, cwd:
  * them, with the output itself for the person's view. Throws child_output_invalid when a structured
  * answer does not conform.
  */
-export function inlineAnswer(manifest: DelegateManifest, verified: VerifiedAnswer): InlineAnswer {
+export function inlineAnswer(manifest: DelegateManifest, verified: VerifiedAnswer, taskDir: string): InlineAnswer {
   const schema = manifest.output_schema;
   if (schema === undefined) return { text: verified.text, output: null };
   const structured = parseCommittedAnswer(verified.text, schema, []);
-  const output = jsonOutput(structured, verified, manifest.cwd, true);
+  const output = jsonOutput(structured, verified, manifest.cwd, taskDir, true);
   return { text: structuredText(structured.output, output), output };
 }
 
@@ -157,10 +165,16 @@ export function retrieveDelegate(taskDir: string, delivery: DeliveryMode | undef
     return { text: runningText(view), details: view };
   }
   const { manifest, verified } = settled;
-  const mode = decideDelivery(verified.answerBytes.length, delivery, join(taskDir, TASK_FILES.result)).delivery;
-  const copy = mode === "artifact" ? writeAnswerCopy(taskDir, verified) : null;
   const check = checkEvidence(verified.text, verified.result.evidence, manifest.cwd);
-  const output = taskOutput(settled, mode === "inline", check.freshness);
+  const full = taskOutput(settled, true, check.freshness);
+  // The inline bound is on the text the model would receive: a structured answer's indented JSON and basis lines.
+  const delivered =
+    full.type === "json" && full.content !== null
+      ? Buffer.byteLength(structuredText(full.content, full), "utf8")
+      : verified.answerBytes.length;
+  const mode = decideDelivery(delivered, delivery, join(taskDir, TASK_FILES.result)).delivery;
+  const copy = mode === "artifact" ? writeAnswerCopy(taskDir, verified) : null;
+  const output: TaskOutput = mode === "inline" ? full : { ...full, content: null };
   const view = completedView(manifest, taskDir, verified.result, mode, copy, check, output);
   return { text: completedText(view, mode === "inline" ? verified.text : null), details: view };
 }

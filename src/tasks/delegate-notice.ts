@@ -37,9 +37,11 @@ export function delegateNotice(
       if (manifest.state === "completed" && manifest.auto_deliver !== "never") {
         try {
           const v = verified();
+          const inline = v ? answerText(manifest, v, taskDir) : null;
+          // The bound is on the text the model would receive (a structured answer's is its delivered view).
           auto = chooseAutoDelivery(
             manifest.auto_deliver,
-            v ? { ...answerText(manifest, v), bytes: v.answerBytes.length } : null,
+            inline ? { ...inline, bytes: Buffer.byteLength(inline.text, "utf8") } : null,
             () => {
               const copy = writeAnswerCopy(taskDir, v!);
               return "written" in copy ? copy.written : null;

@@ -76,7 +76,9 @@ async function autoDelivery(end: RunEnd): Promise<AutoDelivery> {
       return chooseAutoDelivery(record.auto_deliver, { text: verified.answer, output: null, bytes }, copy);
     const merged = parseStructuredMerged(verified.answer, schema);
     const output = { type: "json" as const, content: merged.output, basis: merged.basis };
-    return chooseAutoDelivery(record.auto_deliver, { text: structuredMergedInline(merged), output, bytes }, copy);
+    const text = structuredMergedInline(merged);
+    // The inline bound is on the text the model would receive.
+    return chooseAutoDelivery(record.auto_deliver, { text, output, bytes: Buffer.byteLength(text) }, copy);
   } catch {
     return null; // it does not verify: bg_result says why
   }

@@ -40,7 +40,7 @@ export interface InlineAnswer {
  * How the notice gets its {@link InlineAnswer} (src/retrieval/retrieve.ts, `inlineAnswer`, handed in
  * by the extension: this layer does not import bg_result's views).
  */
-export type AnswerText = (manifest: DelegateManifest, verified: VerifiedAnswer) => InlineAnswer;
+export type AnswerText = (manifest: DelegateManifest, verified: VerifiedAnswer, taskDir: string) => InlineAnswer;
 
 /** What the link knows of its session when it looks for notices of work that ended while none of ours was live. */
 export interface NoticeSession {

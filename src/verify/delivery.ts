@@ -17,7 +17,9 @@ export interface DeliveryDecision {
 }
 
 /**
- * Delegates and Fusion runs share this rule. Default: inline up to and including 48 KiB, artifact above. An explicit "artifact" always wins; an
+ * Delegates and Fusion runs share this rule, on `byteLength`, the bytes of the text the model would
+ * receive (a structured answer's indented JSON and basis lines, not the compact answer). Default:
+ * inline up to and including 48 KiB, artifact above. An explicit "artifact" always wins; an
  * explicit "inline" over the cap fails loudly and names where the whole answer is kept — an answer
  * is never truncated to fit.
  */
@@ -33,7 +35,7 @@ export function decideDelivery(
   if (requested === "inline") {
     throw new DelegateError(
       "result_too_large_for_inline",
-      `the answer is ${byteLength} bytes, over the ${INLINE_ANSWER_MAX_BYTES}-byte inline cap; ` +
+      `the answer as delivered is ${byteLength} bytes, over the ${INLINE_ANSWER_MAX_BYTES}-byte inline cap; ` +
         `the complete verified answer is preserved at ${artifactPath}`,
       { artifacts: [artifactPath] },
     );

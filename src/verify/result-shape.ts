@@ -84,6 +84,8 @@ const spillReceipt = shape({
   content_format: (v, at) => oneOf(v, at, ["single_text_utf8", "tool_result_content_json_v1"]),
 });
 
+/** Where the bytes of a seen range are kept in the task tree (a spilled read's artifact). */
+const shownBytes = shape({ artifact: anyString, offset: count, length: count, sha256 });
 const seenFields = {
   file: anyString,
   line_start: (v: unknown, at: string) => count(v, at, 1),
@@ -91,6 +93,7 @@ const seenFields = {
   byte_start: count,
   byte_end: count,
   sha256,
+  shown: shownBytes,
 };
 /** A range of lines and bytes must not end before it starts (a range of no lines ends one before). */
 function ordered(value: unknown, at: string, minLines: number): void {
@@ -109,25 +112,24 @@ function ordered(value: unknown, at: string, minLines: number): void {
 }
 const readRow = shape(
   { tool: anyString, path: anyString, offset: (v, at) => count(v, at, 1), limit: count, ...seenFields },
-  ["offset", "limit"],
+  ["offset", "limit", "shown"],
 );
 const seenRange: Each = (value, at) => {
-  shape(seenFields)(value, at);
+  shape(seenFields, ["shown"])(value, at);
   ordered(value, at, 1);
 };
-const artifactRow = shape({ tool: anyString, path: anyString, offset: count, length: count, sha256 });
+/** The lines of a spilled read an artifact row returned whole: absent when none, so never empty. */
+const seenList: Each = (v, at) => {
+  if (list(v, at, GREP_SEEN_MAX_RANGES, seenRange).length === 0) violation(at, "must not be empty");
+};
+const artifactRow = shape(
+  { tool: anyString, path: anyString, offset: count, length: count, sha256, seen: seenList },
+  ["seen"],
+);
 const searchFields = { tool: anyString, args: anyString, length: count, sha256 };
 const searchRow = shape(searchFields);
 /** A grep's `seen` is absent when no line was matched, so a present one holds at least one range. */
-const grepRow = shape(
-  {
-    ...searchFields,
-    seen: (v, at) => {
-      if (list(v, at, GREP_SEEN_MAX_RANGES, seenRange).length === 0) violation(at, "must not be empty");
-    },
-  },
-  ["seen"],
-);
+const grepRow = shape({ ...searchFields, seen: seenList }, ["seen"]);
 
 /** One row per inspect tool, told apart by `tool` (docs/subsystems/child-guard.md, "Evidence"). */
 const evidenceRow: Each = (value, at) => {

@@ -1,7 +1,8 @@
 /**
  * Every range of file lines the child was shown (docs/subsystems/retrieval.md, "Evidence"): each
- * `read` row's range and each range a `grep` row kept. Freshness re-hashes them; citations are
- * checked against them.
+ * `read` row's range, each range a `grep` row kept, and each range of a spilled read that a
+ * `delegate_read_artifact` row returned whole. Freshness re-hashes them; citations are checked
+ * against them.
  */
 import type { EvidenceRow, SeenRange } from "../core/types.ts";
 
@@ -9,7 +10,7 @@ export function seenRanges(rows: readonly EvidenceRow[]): SeenRange[] {
   const out: SeenRange[] = [];
   for (const row of rows) {
     if (row.tool === "read") out.push(row);
-    else if (row.tool === "grep" && row.seen !== undefined) out.push(...row.seen);
+    else if (row.tool !== "find" && row.tool !== "ls" && row.seen !== undefined) out.push(...row.seen);
   }
   return out;
 }

@@ -1,21 +1,20 @@
 /**
  * The output of a verified answer in Parallel's shape (docs/tools/bg_result.md, "Structured
  * answers"): `{type: "json", content, basis}` for a task with an outputSchema, `{type: "text",
- * content, basis}` otherwise (src/verify/text-basis.ts). A structured answer is parsed and checked against the schema again
- * here, before any byte is returned (child_output_invalid when it does not conform). Its basis is
- * then checked against the evidence: each citation's lines must lie in what the child was shown
- * (read ranges and grep-seen lines, as for text citations), and each excerpt must occur in those
- * lines of the file as it is today, verbatim or after whitespace is normalised (reported as such);
- * a cited range whose bytes changed since the child read it is marked stale. A citation that fails
- * is flagged (`not_read`, `excerpt_not_found`), never refused. Only reads; bounded like freshness.
+ * content, basis}` otherwise (src/verify/text-basis.ts). A structured answer is parsed and checked
+ * against the schema again here, before any byte is returned (child_output_invalid when it does not
+ * conform). Its basis is then checked against the evidence: each citation's lines must all lie in
+ * what the child was shown (read ranges, grep-seen lines, the lines of a spilled read it read back),
+ * and its excerpt is matched against those lines as the child was shown them (src/verify/shown-lines.ts:
+ * the file unchanged since the read, or the read's bytes kept in the task tree), verbatim or after
+ * whitespace is normalised (reported as such). Lines changed since the read and not kept cannot be
+ * checked (`changed_since_read`); an excerpt shorter than {@link EXCERPT_MIN_CHARS} characters, or
+ * found more than once where the cited lines do not pin it, is `too_short`. A citation that fails is
+ * flagged, never refused. Only reads; bounded like freshness.
  */
-import { realpathSync } from "node:fs";
-import { EVIDENCE_CHECK_MAX_BYTES, EVIDENCE_CHECK_MAX_FILES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
-import { readRegularFile } from "../core/fs.ts";
-import { sha256Hex } from "../core/hash.ts";
 import type { OutputSchema } from "../core/output-schema.ts";
-import { insideRoot, projectFile, resolveLikePi } from "../core/project-path.ts";
+import { projectFile, resolveLikePi } from "../core/project-path.ts";
 import {
   type BasisCitation,
   type FieldBasis,
@@ -25,17 +24,44 @@ import {
 import type { EvidenceRow, SeenRange } from "../core/types.ts";
 import { SchemaViolation } from "../core/validate.ts";
 import { seenByFile } from "./seen-ranges.ts";
+import { ShownBytesReader, shownLines } from "./shown-lines.ts";
 import type { TextFieldBasis } from "./text-basis.ts";
 
-export type CitationStatus = "verified" | "not_read" | "excerpt_not_found";
+/**
+ * The fewest characters an excerpt must have, once runs of whitespace count as one and the ends are
+ * trimmed, to be checked at all: a shorter one identifies no place ("too short to check").
+ */
+export const EXCERPT_MIN_CHARS = 8;
+
+/** A checked citation's status (docs/tools/bg_result.md, "Structured answers"). */
+export const CITATION_STATUSES = [
+  "verified",
+  "not_read",
+  "excerpt_not_found",
+  "changed_since_read",
+  "too_short",
+] as const;
+/** Why a citation is `not_read` or `too_short`. */
+export const CITATION_WHYS = [
+  "file never opened",
+  "lines never shown",
+  "shorter than the minimum",
+  "found more than once",
+] as const;
+export const CITATION_MATCHES = ["verbatim", "whitespace_normalised"] as const;
+
+export type CitationStatus = (typeof CITATION_STATUSES)[number];
 
 export interface CheckedCitation extends BasisCitation {
   status: CitationStatus;
-  /** For `not_read`: no line of the file was shown, or not every cited line was. */
-  why: "file never opened" | "lines never shown" | null;
+  /**
+   * For `not_read`: no line of the file was shown, or not every cited line was. For `too_short`: the
+   * excerpt is under {@link EXCERPT_MIN_CHARS}, or occurs more than once in lines that do not pin it.
+   */
+  why: (typeof CITATION_WHYS)[number] | null;
   /** For `verified`: the excerpt is in the lines byte for byte, or only once whitespace is normalised. */
-  match: "verbatim" | "whitespace_normalised" | null;
-  /** The cited lines' bytes differ from what the child read (the excerpt was checked against today's file). */
+  match: (typeof CITATION_MATCHES)[number] | null;
+  /** The cited lines' bytes in the file differ from what the child read. */
   stale: boolean;
 }
 
@@ -72,110 +98,88 @@ function normalise(text: string): string {
   return text.replace(/\s+/gu, " ").trim();
 }
 
-interface FileToday {
-  bytes: Buffer;
-  /** Byte offset where each line starts (line n at index n-1), and the end. */
-  lineStarts: number[];
-}
-
-function lineStarts(bytes: Buffer): number[] {
-  const starts = [0];
-  for (let i = 0; i < bytes.length; i++) if (bytes[i] === 0x0a && i + 1 < bytes.length) starts.push(i + 1);
-  return starts;
-}
-
-/** Reads each cited file once, inside the project root, regular files only, within the evidence bounds. */
-class FileCache {
-  private readonly files = new Map<string, FileToday | null>();
-  private bytes = 0;
-  private readonly rootReal: string | undefined;
-
-  constructor(private readonly root: string) {
-    try {
-      this.rootReal = realpathSync(root);
-    } catch {
-      this.rootReal = undefined;
-    }
-  }
-
-  get(file: string): FileToday | null {
-    if (this.files.has(file)) return this.files.get(file) ?? null;
-    const today = this.read(file);
-    this.files.set(file, today);
-    return today;
-  }
-
-  private read(file: string): FileToday | null {
-    if (this.rootReal === undefined || !insideRoot(file) || this.files.size >= EVIDENCE_CHECK_MAX_FILES) return null;
-    let real: string;
-    try {
-      real = realpathSync(resolveLikePi(file, this.root));
-    } catch {
-      return null;
-    }
-    if (!insideRoot(projectFile(real, this.rootReal))) return null;
-    const read = readRegularFile(real, EVIDENCE_CHECK_MAX_BYTES - this.bytes);
-    if (!read.ok) return null;
-    this.bytes += read.bytes.length;
-    return { bytes: read.bytes, lineStarts: lineStarts(read.bytes) };
-  }
-}
-
-function linesText(today: FileToday, start: number, end: number): string | null {
-  const from = today.lineStarts[start - 1];
-  if (from === undefined) return null;
-  const to = today.lineStarts[end] ?? today.bytes.length;
-  return today.bytes.subarray(from, to).toString("utf8");
-}
-
+/** Whether the lines start..end lie in the shown ranges (merged; any length). */
 function covered(ranges: readonly SeenRange[], start: number, end: number): boolean {
-  // Lines start..end are covered when every one of them lies in some shown range.
-  for (let line = start; line <= end; line++) {
-    if (!ranges.some((r) => r.line_end >= r.line_start && r.line_start <= line && line <= r.line_end)) return false;
+  const spans = ranges
+    .filter((r) => r.line_end >= r.line_start)
+    .map((r): [number, number] => [r.line_start, r.line_end])
+    .sort((x, y) => x[0] - y[0]);
+  let next = start; // the first cited line not yet known to be covered
+  for (const [a, b] of spans) {
+    if (a > next) break;
+    if (b >= next) next = b + 1;
+    if (next > end) return true;
   }
-  return true;
+  return next > end;
 }
 
-function staleRanges(ranges: readonly SeenRange[], today: FileToday, start: number, end: number): boolean {
-  return ranges.some((r) => {
-    if (r.line_end < start || r.line_start > end || r.line_end < r.line_start) return false;
-    if (r.byte_end > today.bytes.length) return true;
-    return sha256Hex(today.bytes.subarray(r.byte_start, r.byte_end)) !== r.sha256;
-  });
+/** Where `needle` starts in `hay`, every occurrence (overlapping ones too). */
+function occurrences(hay: string, needle: string): number[] {
+  const at: number[] = [];
+  for (let i = hay.indexOf(needle); i !== -1; i = hay.indexOf(needle, i + 1)) at.push(i);
+  return at;
+}
+
+/**
+ * Whether a verbatim excerpt found at `at` is pinned by the cited lines: one line cited, or exactly
+ * one occurrence that starts on the first cited line and ends on the last.
+ */
+function pinned(text: string, excerpt: string, at: readonly number[], lineCount: number): boolean {
+  if (lineCount === 1) return true;
+  const lastLineStart = text.lastIndexOf("\n") + 1;
+  const firstLineEnd = text.indexOf("\n");
+  const spanning = at.filter((i) => i <= firstLineEnd && i + excerpt.length > lastLineStart);
+  return spanning.length === 1;
 }
 
 function checkCitation(
   c: BasisCitation,
   seen: Map<string, SeenRange[]>,
-  files: FileCache,
+  reader: ShownBytesReader,
   root: string,
 ): CheckedCitation {
   const file = projectFile(resolveLikePi(c.path, root), root);
   const ranges = seen.get(file);
   const base = { ...c, why: null, match: null, stale: false };
   if (ranges === undefined) return { ...base, status: "not_read", why: "file never opened" };
-  const lineSpan = Math.min(c.end_line - c.start_line, 100_000);
-  if (!covered(ranges, c.start_line, c.start_line + lineSpan)) {
-    return { ...base, status: "not_read", why: "lines never shown" };
-  }
-  const today = files.get(file);
-  const text = today === null ? null : linesText(today, c.start_line, c.end_line);
-  if (today === null || text === null) return { ...base, status: "excerpt_not_found" };
-  const stale = staleRanges(ranges, today, c.start_line, c.end_line);
-  if (text.includes(c.excerpt)) return { ...base, status: "verified", match: "verbatim", stale };
+  if (!covered(ranges, c.start_line, c.end_line)) return { ...base, status: "not_read", why: "lines never shown" };
+  const shown = shownLines(file, ranges, c.start_line, c.end_line, reader);
+  if (shown.kind === "unchecked") return { ...base, status: "excerpt_not_found" };
+  if (shown.kind === "changed") return { ...base, status: "changed_since_read", stale: true };
+  const { text, stale } = shown;
   const wanted = normalise(c.excerpt);
-  if (wanted !== "" && normalise(text).includes(wanted)) {
-    return { ...base, status: "verified", match: "whitespace_normalised", stale };
+  const lineCount = c.end_line - c.start_line + 1;
+  let match: CheckedCitation["match"] = null;
+  let unique = false;
+  const verbatim = occurrences(text, c.excerpt);
+  if (verbatim.length > 0) {
+    match = "verbatim";
+    unique = verbatim.length === 1 || pinned(text, c.excerpt, verbatim, lineCount);
+  } else if (wanted !== "") {
+    const normalised = occurrences(normalise(text), wanted);
+    if (normalised.length > 0) match = "whitespace_normalised";
+    unique = normalised.length === 1 || (normalised.length > 1 && lineCount === 1);
   }
-  return { ...base, status: "excerpt_not_found", stale };
+  if (match === null) return { ...base, status: "excerpt_not_found", stale };
+  if ([...wanted].length < EXCERPT_MIN_CHARS) return { ...base, status: "too_short", why: "shorter than the minimum", stale };
+  if (!unique) return { ...base, status: "too_short", why: "found more than once", stale };
+  return { ...base, status: "verified", match, stale };
 }
 
-/** Each field's basis with every citation checked against the evidence rows and the files under `root`. */
-export function checkBasis(answer: StructuredAnswer, rows: readonly EvidenceRow[], root: string): CheckedFieldBasis[] {
+/**
+ * Each field's basis with every citation checked against the evidence rows, the files under `root`
+ * and the bytes kept in `taskDir` (null: none are consulted).
+ */
+export function checkBasis(
+  answer: StructuredAnswer,
+  rows: readonly EvidenceRow[],
+  root: string,
+  taskDir: string | null,
+): CheckedFieldBasis[] {
   const seen = seenByFile(rows);
-  const files = new FileCache(root);
+  const reader = new ShownBytesReader(root, taskDir);
   return answer.basis.map((b) => {
-    const citations = b.citations.map((c) => checkCitation(c, seen, files, root));
+    const citations = b.citations.map((c) => checkCitation(c, seen, reader, root));
     const status =
       citations.length === 0 ? "uncited" : citations.every((c) => c.status === "verified") ? "verified" : "flagged";
     return { field: b.field, citations, reasoning: b.reasoning, confidence: b.confidence, status };
