@@ -128,10 +128,24 @@ export function readShown(
     }
   }
   if (isImage) {
-    const row = { ...base, line_start: 1, line_end: 0, byte_start: 0, byte_end: bytes.length, sha256: sha256Hex(bytes) };
+    const row = {
+      ...base,
+      line_start: 1,
+      line_end: 0,
+      byte_start: 0,
+      byte_end: bytes.length,
+      sha256: sha256Hex(bytes),
+    };
     return { row, bytes: none };
   }
   // The text seen is not these bytes: the file changed while it was read.
-  const row = { ...base, line_start: first + 1, line_end: first, byte_start: 0, byte_end: 0, sha256: sha256Hex(text ?? "") };
+  const row = {
+    ...base,
+    line_start: first + 1,
+    line_end: first,
+    byte_start: 0,
+    byte_end: 0,
+    sha256: sha256Hex(text ?? ""),
+  };
   return { row, bytes: none };
 }

@@ -9,11 +9,11 @@ import type { DelegateError, FailureCode } from "../core/errors.ts";
 import type { Handover } from "../core/handover-env.ts";
 import type { EvidenceRow, RouteAttestation, SeedDocument, SpillReceipt } from "../core/types.ts";
 import type { HostProof } from "../host/index.ts";
-import type { SpilledRead } from "./spilled-read.ts";
 import type { Failure, FinalMessage } from "./outcome.ts";
 import type { RuntimeBudgetFile } from "./records.ts";
 import type { RunwayBudget } from "./runway.ts";
 import { newSpendState, type SpendState } from "./spend.ts";
+import type { SpilledRead } from "./spilled-read.ts";
 import { emptyUsage, type UsageTally } from "./usage.ts";
 
 export interface RunwayState {

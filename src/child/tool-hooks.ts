@@ -21,7 +21,6 @@ import type { ReadArtifactDetails } from "./read-artifact.ts";
 import { onlyText, readEvidence, readShown } from "./read-evidence.ts";
 import { contentBytes, inlineHeadRoom, maxReadLength, readArtifactBound, spillReason } from "./runway.ts";
 import { overTurnGrowth, turnGrowthRoom } from "./spend.ts";
-import { artifactSeen, spilledRead } from "./spilled-read.ts";
 import {
   encodeToolContent,
   headSpillText,
@@ -30,6 +29,7 @@ import {
   spillToolResult,
   withheldText,
 } from "./spill.ts";
+import { artifactSeen, spilledRead } from "./spilled-read.ts";
 import { type GuardState, latch } from "./state.ts";
 
 export const FINALIZATION_NOTICE =

@@ -97,9 +97,8 @@ function recordInOrder(value: Record<string, unknown>, ancestors: object[]): Rec
     members.set(key, ordered);
   }
   if (same) return value;
-  const copy: Record<string, unknown> = {};
-  for (const key of [...members.keys()].sort()) copy[key] = members.get(key);
-  return copy;
+  // Own data properties only: a member named __proto__ stays a member, never the copy's prototype.
+  return Object.fromEntries([...members.keys()].sort().map((key) => [key, members.get(key)]));
 }
 
 function serialize(value: unknown, ancestors: object[]): string {

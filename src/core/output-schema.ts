@@ -122,12 +122,14 @@ function checkNode(raw: unknown, at: string, depth: number, nodes: { count: numb
       if (names.length > OUTPUT_SCHEMA_BOUNDS.maxProperties) {
         violation(keyPath(at, "properties"), `has more than ${OUTPUT_SCHEMA_BOUNDS.maxProperties} properties`);
       }
-      const properties: Record<string, OutputSchemaNode> = {};
-      for (const name of names) {
-        str(name, keyPath(keyPath(at, "properties"), "(name)"), NAME);
-        const child = (rawProps as Record<string, unknown>)[name];
-        properties[name] = checkNode(child, keyPath(keyPath(at, "properties"), name), depth + 1, nodes);
-      }
+      // Built with own data properties only: a property named __proto__ or constructor is a plain name.
+      const properties: Record<string, OutputSchemaNode> = Object.fromEntries(
+        names.map((name) => {
+          str(name, keyPath(keyPath(at, "properties"), "(name)"), NAME);
+          const child = (rawProps as Record<string, unknown>)[name];
+          return [name, checkNode(child, keyPath(keyPath(at, "properties"), name), depth + 1, nodes)];
+        }),
+      );
       const out: OutputSchemaNode = { type, properties, additionalProperties: false, ...description };
       if (node.required !== undefined) {
         const required = list(node.required, keyPath(at, "required"), names.length, (v, p) => str(v, p, NAME));

@@ -5,7 +5,7 @@
  * it before committing (and asks once more with the message of the first problem); the parent checks
  * it again before any byte is returned. Both use this one parse, on the one validator.
  */
-import { checkValue, type OutputSchema } from "./output-schema.ts";
+import { checkValue, OUTPUT_SCHEMA_BOUNDS, type OutputSchema } from "./output-schema.ts";
 import {
   answerObject,
   closedObject,
@@ -89,7 +89,9 @@ export function parseStructuredAnswer(text: string, schema: OutputSchema): Struc
   checkValue(schema, answer.output, "output");
   const output = answer.output as Record<string, unknown>;
   const present = Object.keys(output);
-  const basis = list(answer.basis, "basis", present.length, (v, at) => fieldBasis(v, at, present));
+  // Each entry is checked to name a present field (and none twice), so the list is never longer than
+  // the output's fields; the bound only keeps a hostile list from being walked whole.
+  const basis = list(answer.basis, "basis", OUTPUT_SCHEMA_BOUNDS.maxProperties, (v, at) => fieldBasis(v, at, present));
   basis.forEach((b, i) => {
     if (basis.findIndex((other) => other.field === b.field) !== i) violation(`basis[${i}].field`, `repeats ${b.field}`);
   });

@@ -12,11 +12,11 @@ import type { OutputSchema } from "../core/output-schema.ts";
 import { CONFIDENCE_LEVELS, parseStructuredAnswer } from "../core/structured-answer.ts";
 import { bool, closedObject, count, keyPath, list, nullable, oneOf, sha256, str } from "../core/validate.ts";
 import {
+  type CheckedCitation,
+  type CheckedFieldBasis,
   CITATION_MATCHES,
   CITATION_STATUSES,
   CITATION_WHYS,
-  type CheckedCitation,
-  type CheckedFieldBasis,
 } from "../verify/structured-output.ts";
 
 export interface FieldAgreement {

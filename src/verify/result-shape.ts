@@ -122,10 +122,9 @@ const seenRange: Each = (value, at) => {
 const seenList: Each = (v, at) => {
   if (list(v, at, GREP_SEEN_MAX_RANGES, seenRange).length === 0) violation(at, "must not be empty");
 };
-const artifactRow = shape(
-  { tool: anyString, path: anyString, offset: count, length: count, sha256, seen: seenList },
-  ["seen"],
-);
+const artifactRow = shape({ tool: anyString, path: anyString, offset: count, length: count, sha256, seen: seenList }, [
+  "seen",
+]);
 const searchFields = { tool: anyString, args: anyString, length: count, sha256 };
 const searchRow = shape(searchFields);
 /** A grep's `seen` is absent when no line was matched, so a present one holds at least one range. */

@@ -97,7 +97,11 @@ interface Source {
 }
 
 /** The bytes of `range` as the child was shown them, or null when neither the file nor the tree has them. */
-function sourceOf(range: SeenRange, now: FileNow, reader: ShownBytesReader): { lines: string[] | null; fresh: boolean } {
+function sourceOf(
+  range: SeenRange,
+  now: FileNow,
+  reader: ShownBytesReader,
+): { lines: string[] | null; fresh: boolean } {
   if ("bytes" in now && range.byte_end <= now.bytes.length) {
     const today = now.bytes.subarray(range.byte_start, range.byte_end);
     if (sha256Hex(today) === range.sha256) return { lines: today.toString("utf8").split("\n"), fresh: true };

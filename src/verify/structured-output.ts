@@ -113,23 +113,11 @@ function covered(ranges: readonly SeenRange[], start: number, end: number): bool
   return next > end;
 }
 
-/** Where `needle` starts in `hay`, every occurrence (overlapping ones too). */
+/** Where `needle` starts in `hay`, every occurrence (overlapping ones too), at most two: one is enough to know it repeats. */
 function occurrences(hay: string, needle: string): number[] {
   const at: number[] = [];
-  for (let i = hay.indexOf(needle); i !== -1; i = hay.indexOf(needle, i + 1)) at.push(i);
+  for (let i = hay.indexOf(needle); i !== -1 && at.length < 2; i = hay.indexOf(needle, i + 1)) at.push(i);
   return at;
-}
-
-/**
- * Whether a verbatim excerpt found at `at` is pinned by the cited lines: one line cited, or exactly
- * one occurrence that starts on the first cited line and ends on the last.
- */
-function pinned(text: string, excerpt: string, at: readonly number[], lineCount: number): boolean {
-  if (lineCount === 1) return true;
-  const lastLineStart = text.lastIndexOf("\n") + 1;
-  const firstLineEnd = text.indexOf("\n");
-  const spanning = at.filter((i) => i <= firstLineEnd && i + excerpt.length > lastLineStart);
-  return spanning.length === 1;
 }
 
 function checkCitation(
@@ -148,20 +136,18 @@ function checkCitation(
   if (shown.kind === "changed") return { ...base, status: "changed_since_read", stale: true };
   const { text, stale } = shown;
   const wanted = normalise(c.excerpt);
-  const lineCount = c.end_line - c.start_line + 1;
   let match: CheckedCitation["match"] = null;
-  let unique = false;
-  const verbatim = occurrences(text, c.excerpt);
-  if (verbatim.length > 0) {
-    match = "verbatim";
-    unique = verbatim.length === 1 || pinned(text, c.excerpt, verbatim, lineCount);
-  } else if (wanted !== "") {
-    const normalised = occurrences(normalise(text), wanted);
-    if (normalised.length > 0) match = "whitespace_normalised";
-    unique = normalised.length === 1 || (normalised.length > 1 && lineCount === 1);
+  let found = occurrences(text, c.excerpt).length;
+  if (found > 0) match = "verbatim";
+  else if (wanted !== "") {
+    found = occurrences(normalise(text), wanted).length;
+    if (found > 0) match = "whitespace_normalised";
   }
+  // One line cited pins the excerpt to it; over several lines it must occur once.
+  const unique = found === 1 || c.start_line === c.end_line;
   if (match === null) return { ...base, status: "excerpt_not_found", stale };
-  if ([...wanted].length < EXCERPT_MIN_CHARS) return { ...base, status: "too_short", why: "shorter than the minimum", stale };
+  if ([...wanted].length < EXCERPT_MIN_CHARS)
+    return { ...base, status: "too_short", why: "shorter than the minimum", stale };
   if (!unique) return { ...base, status: "too_short", why: "found more than once", stale };
   return { ...base, status: "verified", match, stale };
 }

@@ -17,7 +17,10 @@ function citedAt(c: CheckedCitation): string {
   return `${path === c.path ? path : `${path}…`}:${lines}`;
 }
 
-/** One citation's status in words: "verified", "verified (whitespace-normalised)", "not read (file never opened)", … */
+/**
+ * One citation's status in words: "verified", "verified (whitespace-normalised)", "not read (file
+ * never opened)", "cannot check: changed since read", "too short to check (found more than once)", …
+ */
 export function citationStatusText(c: CheckedCitation): string {
   const stale = c.stale ? ", changed since read" : "";
   if (c.status === "verified") {
@@ -26,6 +29,8 @@ export function citationStatusText(c: CheckedCitation): string {
       : `verified${stale ? ` (${stale.slice(2)})` : ""}`;
   }
   if (c.status === "not_read") return `not read (${c.why ?? "lines never shown"})`;
+  if (c.status === "changed_since_read") return "cannot check: changed since read";
+  if (c.status === "too_short") return `too short to check (${c.why ?? "shorter than the minimum"})`;
   return `excerpt not found${stale ? ` (${stale.slice(2)})` : ""}`;
 }
 

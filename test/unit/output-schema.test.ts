@@ -6,8 +6,14 @@
 import { describe, expect, it } from "vitest";
 import { DELEGATE_FIELDS } from "../../src/arguments/delegate-arguments.ts";
 import { checkArguments } from "../../src/arguments/fields.ts";
+import { canonicalJson } from "../../src/core/canonical.ts";
 import { DelegateError } from "../../src/core/errors.ts";
-import { checkOutputSchema, checkValue, OUTPUT_SCHEMA_BOUNDS } from "../../src/core/output-schema.ts";
+import {
+  checkOutputSchema,
+  checkValue,
+  OUTPUT_SCHEMA_BOUNDS,
+  type OutputSchemaNode,
+} from "../../src/core/output-schema.ts";
 import { parseStructuredAnswer, structuredAnswerProblem } from "../../src/core/structured-answer.ts";
 import { answerJsonText, SchemaViolation } from "../../src/core/validate.ts";
 
@@ -158,5 +164,70 @@ describe("the structured answer", () => {
     expect(structuredAnswerProblem(JSON.stringify({ output: { items: [] }, basis: backwards }), schema)).toBe(
       "basis[0].citations[0].end_line: must be at least start_line (3)",
     );
+  });
+});
+
+describe("a basis entry for a field that does not exist", () => {
+  const schema = checkOutputSchema(JSON.parse(JSON.stringify(SCHEMA)));
+  const entry = (field: string) => ({ field, citations: [], reasoning: "r", confidence: "low" });
+
+  it("is named, even when the basis has more entries than the output has fields", () => {
+    const text = JSON.stringify({
+      output: { items: [], ok: true },
+      basis: [entry("items"), entry("ok"), entry("nope")],
+    });
+    expect(structuredAnswerProblem(text, schema)).toBe("basis[2].field: names no top-level field of output (nope)");
+    const repeated = JSON.stringify({ output: { items: [] }, basis: [entry("items"), entry("items")] });
+    expect(structuredAnswerProblem(repeated, schema)).toBe("basis[1].field: repeats items");
+    const many = JSON.stringify({ output: { items: [] }, basis: Array.from({ length: 65 }, () => entry("items")) });
+    expect(structuredAnswerProblem(many, schema)).toBe("basis: has more than 64 entries");
+  });
+});
+
+describe("property names that are Object.prototype's (__proto__, constructor, prototype)", () => {
+  const NAMES = ["__proto__", "constructor", "prototype", "toString", "hasOwnProperty"];
+  // JSON.parse makes each an own property, as a tool argument or a child's answer arrives.
+  const raw = JSON.parse(
+    `{"type":"object","additionalProperties":false,"required":${JSON.stringify(NAMES)},"properties":{${NAMES.map(
+      (n) =>
+        `${JSON.stringify(n)}:{"type":"object","additionalProperties":false,"properties":{"__proto__":{"type":"string"}}}`,
+    ).join(",")}}}`,
+  );
+
+  it("are plain names in a schema: kept as own properties, none becomes a prototype", () => {
+    const schema = checkOutputSchema(raw);
+    expect(Object.keys(schema.properties)).toEqual(NAMES);
+    expect(Object.getPrototypeOf(schema.properties)).toBe(Object.prototype);
+    const inner = Object.getOwnPropertyDescriptor(schema.properties, "__proto__")?.value as
+      | OutputSchemaNode
+      | undefined;
+    expect(inner?.type).toBe("object");
+    expect(inner?.type === "object" ? Object.keys(inner.properties) : []).toEqual(["__proto__"]);
+    // Its canonical JSON (what the seed hash covers) keeps every name, so a stored schema reads back the same.
+    const json = canonicalJson(schema);
+    expect(json).toContain('"__proto__":{"additionalProperties":false');
+    expect(checkOutputSchema(JSON.parse(json))).toEqual(schema);
+    expect(canonicalJson(JSON.parse(json))).toBe(json);
+  });
+
+  it("are plain names in an answer: checked, kept, and each one's basis entry accepted", () => {
+    const schema = checkOutputSchema(raw);
+    const output = `{${NAMES.map((n) => `${JSON.stringify(n)}:{"__proto__":"v-${n}"}`).join(",")}}`;
+    const basis = NAMES.map((n) => ({ field: n, citations: [], reasoning: "r", confidence: "low" }));
+    const text = `{"output":${output},"basis":${JSON.stringify(basis)}}`;
+    const answer = parseStructuredAnswer(text, schema);
+    expect(Object.keys(answer.output)).toEqual(NAMES);
+    expect(
+      Object.getOwnPropertyDescriptor(Object.getOwnPropertyDescriptor(answer.output, "__proto__")?.value, "__proto__")
+        ?.value,
+    ).toBe("v-__proto__");
+    expect(answer.basis.map((b) => b.field)).toEqual(NAMES);
+    expect(canonicalJson(answer.output)).toContain('"__proto__":{"__proto__":"v-__proto__"}');
+    // A value of the wrong type under such a name is named like any other.
+    const wrong = text.replace('"constructor":{"__proto__":"v-constructor"}', '"constructor":{"__proto__":5}');
+    expect(structuredAnswerProblem(wrong, schema)).toBe("output.constructor.__proto__: must be a string, got number");
+    // A name the schema does not have is refused, never looked up on the prototype.
+    const extra = text.replace('"toString":{', '"valueOf":{"__proto__":"x"},"toString":{');
+    expect(structuredAnswerProblem(extra, schema)).toBe("output.valueOf: is not a known property");
   });
 });
