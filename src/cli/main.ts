@@ -139,10 +139,8 @@ async function result(io: CliIo, p: ParsedCommand): Promise<number> {
     say(io, "stderr", answer.text);
     return EXIT.failure;
   }
-  // --json: bg_result's `output` object (docs/tools/bg_result.md, "Structured answers").
-  const bytes = p.json
-    ? Buffer.from(`${JSON.stringify({ id: ref.id, output: answer.output }, null, 2)}\n`)
-    : answer.bytes;
+  // --json: {run, output} in the retrieval API's shape (docs/cli.md, "The result document").
+  const bytes = p.json ? Buffer.from(`${JSON.stringify(answer.result, null, 2)}\n`) : answer.bytes;
   // The verified answer's own bytes, unescaped: they are the answer (a terminal shows them as it would a file).
   if (out === undefined) {
     io.stdout(bytes);

@@ -3,24 +3,48 @@
  * own settle functions. Waiting only reads: it polls the task's files and never signals, cancels or
  * edits a running task. Answer bytes leave only after they passed every check.
  */
+
+import { resolve } from "node:path";
 import type { FailureCode } from "../core/errors.ts";
-import { fusionOutput, settleFusion } from "../fusion/index.ts";
+import { fusionOutput, type SettledFusion, settleFusion } from "../fusion/index.ts";
 import { settleDelegate, taskOutput } from "../retrieval/retrieve.ts";
 import type { TaskRef } from "../store/lookup.ts";
 import { fusionLiveness } from "../tasks/running.ts";
 import { checkFreshness } from "../verify/freshness.ts";
-import type { TaskOutput } from "../verify/structured-output.ts";
 import { endedRunFailure } from "./failure.ts";
+import { answerWarnings, type ParallelResult, parallelOutput, parallelRun, type RunFacts } from "./parallel-result.ts";
 import { settleStranded } from "./refs.ts";
 
 /** How often a running task's files are looked at again while waiting. */
 export const WAIT_POLL_MS = 250;
 
-/** A Fusion run that ended without an answer carries its whole answer-free view (failure.ts). */
+/**
+ * A Fusion run that ended without an answer carries its whole answer-free view (failure.ts). An
+ * answer carries its bytes and its result in the retrieval API's shape (parallel-result.ts).
+ */
 export type Answer =
   | { kind: "running" }
-  | { kind: "answer"; bytes: Buffer; output: TaskOutput | ReturnType<typeof fusionOutput> }
+  | { kind: "answer"; bytes: Buffer; result: ParallelResult }
   | { kind: "ended"; code: FailureCode; text: string };
+
+/** The merger's route of a completed Fusion run (its last merge attempt), else `fusion:<workflow>`. */
+function fusionProcessor(settled: Extract<SettledFusion, { kind: "completed" }>): string {
+  const { manifest, result } = settled.verified;
+  const merge = result.details.attempts.filter((a) => a.stage === "merge").at(-1);
+  return merge === undefined ? `fusion:${manifest.workflow}` : `${merge.route.provider}/${merge.route.model}`;
+}
+
+/** The project root of a Fusion run: its directory less `artifact_dir` (`.pi/fusion/<run_id>`). */
+function projectOf(runDir: string, artifactDir: string): string {
+  return resolve(runDir, ...artifactDir.split("/").map(() => ".."));
+}
+
+function shaped(run: RunFacts, output: Parameters<typeof parallelOutput>[0], cwd: string): ParallelResult {
+  const shapedOutput = parallelOutput(output, cwd);
+  // The command line's output always includes the content (it is built with the content).
+  if (shapedOutput === null) throw new Error("the answer's content was left out");
+  return { run: parallelRun(run), output: shapedOutput };
+}
 
 /**
  * One look: running, the verified answer, or a Fusion run's answer-free view; throws any other
@@ -32,7 +56,23 @@ export async function readAnswer(ref: TaskRef): Promise<Answer> {
     if (settled.kind === "running") return settled;
     const { verified, manifest } = settled;
     const freshness = checkFreshness(verified.result.evidence, manifest.cwd);
-    return { kind: "answer", bytes: verified.answerBytes, output: taskOutput(settled, true, freshness) };
+    const output = taskOutput(settled, true, freshness);
+    const forced = verified.result.finalized_by;
+    const changed = [...freshness.changed, ...freshness.vanished];
+    const run: RunFacts = {
+      id: manifest.task_id,
+      metadata: { kind: "delegate", name: manifest.name },
+      state: "completed",
+      processor: `${manifest.route.provider}/${manifest.route.model}`,
+      created_at: manifest.created_at,
+      ended_at: manifest.terminal?.ended_at ?? null,
+      failure: null,
+      warnings: answerWarnings(output.basis, [
+        forced === null ? null : `the delegate was told to answer by a limit (finalized_by: ${forced})`,
+        changed.length === 0 ? null : `files read changed since: ${changed.join(", ")}`,
+      ]),
+    };
+    return { kind: "answer", bytes: verified.answerBytes, result: shaped(run, output, manifest.cwd) };
   }
   await settleStranded(ref);
   const settled = await settleFusion(ref.dir, fusionLiveness);
@@ -40,7 +80,23 @@ export async function readAnswer(ref: TaskRef): Promise<Answer> {
   if (settled.kind === "completed") {
     // merged.md passed its hash and UTF-8 checks; well-formed UTF-8 re-encodes to the same bytes.
     const text = settled.verified.answer;
-    return { kind: "answer", bytes: Buffer.from(text, "utf8"), output: fusionOutput(settled) };
+    const { manifest, result } = settled.verified;
+    const output = fusionOutput(settled);
+    const run: RunFacts = {
+      id: manifest.run_id,
+      metadata: { kind: "fusion", name: manifest.workflow },
+      state: "completed",
+      processor: fusionProcessor(settled),
+      created_at: manifest.created_at,
+      ended_at: result.ended_at,
+      failure: null,
+      warnings: answerWarnings(output.basis, []),
+    };
+    return {
+      kind: "answer",
+      bytes: Buffer.from(text, "utf8"),
+      result: shaped(run, output, projectOf(ref.dir, manifest.artifact_dir)),
+    };
   }
   return { kind: "ended", ...endedRunFailure(settled.view) };
 }

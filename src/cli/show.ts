@@ -5,13 +5,14 @@
  */
 
 import { lstatSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { type FinalizedBy, FUSION_FILES, TASK_FILES } from "../core/constants.ts";
 import { DelegateError, type FailureCode } from "../core/errors.ts";
 import { fileExists } from "../core/fs.ts";
 import type { DelegateManifest, DelegateResultFile, EvidenceCheck, EvidenceRow, UsageRecord } from "../core/types.ts";
 import {
   type FieldAgreement,
+  fusionOutput,
   readFusionManifest,
   type SettledFusion,
   type StructuredMerged,
@@ -27,7 +28,15 @@ import { answerCopyState } from "../verify/delivery.ts";
 import { checkEvidence } from "../verify/evidence-check.ts";
 import { readVerifiedResult } from "../verify/result-file.ts";
 import { type CheckedFieldBasis, checkBasis, parseCommittedAnswer } from "../verify/structured-output.ts";
+import { textBasis } from "../verify/text-basis.ts";
 import { cliRemediation } from "./failure.ts";
+import {
+  answerWarnings,
+  type ParallelOutput,
+  type ParallelRun,
+  parallelOutput,
+  parallelRun,
+} from "./parallel-result.ts";
 
 export const SHOW_SCHEMA = "pi-bg-delegate.cli-show.v1";
 
@@ -75,6 +84,10 @@ export interface DelegateFacts {
    */
   answer_copy: { path: string; state: "verified" | "differs" | "unchecked" } | null;
   artifacts: Record<string, string>;
+  /** The task as the retrieval API's run (docs/cli.md, "The result document"). */
+  run: ParallelRun;
+  /** The verified answer in the API's output shape; null without one. */
+  output: ParallelOutput | null;
 }
 
 export interface FusionFacts {
@@ -94,6 +107,10 @@ export interface FusionFacts {
   agreement: FieldAgreement[] | null;
   failure: FailureFact | null;
   artifacts: Record<string, string>;
+  /** The run as the retrieval API's run (docs/cli.md, "The result document"). */
+  run: ParallelRun;
+  /** The verified merged answer in the API's output shape; null without one. */
+  output: ParallelOutput | null;
 }
 
 export type TaskFacts = DelegateFacts | FusionFacts;
@@ -149,13 +166,30 @@ function delegateFacts(dir: string): DelegateFacts {
     }
   }
   let basis: CheckedFieldBasis[] | null = null;
+  let content: Record<string, unknown> | null = null;
   if (result !== null && manifest.output_schema !== undefined) {
     try {
       const structured = parseCommittedAnswer(answer, manifest.output_schema, [join(dir, TASK_FILES.result)]);
       basis = checkBasis(structured, result.evidence, manifest.cwd, dir);
+      content = structured.output;
     } catch (error) {
       failure = asFailure(error);
     }
+  }
+  const evidenceCheck = result ? checkEvidence(answer, result.evidence, manifest.cwd) : null;
+  let output: ParallelOutput | null = null;
+  if (result !== null && evidenceCheck !== null && failure === null) {
+    output =
+      content !== null && basis !== null
+        ? parallelOutput({ type: "json", content, basis }, manifest.cwd)
+        : parallelOutput(
+            {
+              type: "text",
+              content: answer,
+              basis: textBasis(answer, result.evidence, manifest.cwd, evidenceCheck.freshness),
+            },
+            manifest.cwd,
+          );
   }
   const answerCopy = answerCopyFact(dir, answerBytes);
   const artifacts = existingArtifacts(dir, {
@@ -192,11 +226,22 @@ function delegateFacts(dir: string): DelegateFacts {
     answer: result ? { byte_length: result.answer.byte_length, sha256: result.answer.sha256 } : null,
     finalized_by: result?.finalized_by ?? null,
     evidence: result?.evidence ?? [],
-    evidence_check: result ? checkEvidence(answer, result.evidence, manifest.cwd) : null,
+    evidence_check: evidenceCheck,
     basis,
     failure,
     answer_copy: answerCopy,
     artifacts: answerCopy?.state === "verified" ? { ...artifacts, answer_copy: answerCopy.path } : artifacts,
+    run: parallelRun({
+      id: manifest.task_id,
+      metadata: { kind: "delegate", name: manifest.name },
+      state,
+      processor: `${manifest.route.provider}/${manifest.route.model}`,
+      created_at: manifest.created_at,
+      ended_at: manifest.terminal?.ended_at ?? null,
+      failure,
+      warnings: output === null ? [] : answerWarnings(output.basis, []),
+    }),
+    output,
   };
 }
 
@@ -235,6 +280,9 @@ async function fusionFacts(ref: TaskRef): Promise<FusionFacts> {
   const verified = settled?.kind === "completed" ? settled.verified : null;
   const structured = settled?.kind === "completed" ? settled.structured : null;
   const usage = verified?.result.details.usage ?? null;
+  const cwd = resolve(ref.dir, ...(manifest?.artifact_dir ?? ".pi/fusion/x").split("/").map(() => ".."));
+  const output = settled?.kind === "completed" ? parallelOutput(fusionOutput(settled), cwd) : null;
+  const merge = verified?.result.details.attempts.filter((a) => a.stage === "merge").at(-1);
   return {
     schema_version: SHOW_SCHEMA,
     kind: "fusion",
@@ -254,6 +302,20 @@ async function fusionFacts(ref: TaskRef): Promise<FusionFacts> {
       merged: FUSION_FILES.merged,
       failure_summary: FUSION_FILES.failureSummary,
     }),
+    run: parallelRun({
+      id: ref.id,
+      metadata: { kind: "fusion", name: manifest?.workflow ?? "" },
+      state,
+      processor:
+        merge === undefined
+          ? `fusion:${manifest?.workflow ?? "unknown"}`
+          : `${merge.route.provider}/${merge.route.model}`,
+      created_at: manifest?.created_at ?? null,
+      ended_at: manifest?.terminal?.ended_at ?? null,
+      failure,
+      warnings: output === null ? [] : answerWarnings(output.basis, []),
+    }),
+    output,
   };
 }
 

@@ -204,6 +204,19 @@ describe("show: which limit made the delegate answer", () => {
     failure: null,
     answer_copy: null,
     artifacts: {},
+    run: {
+      run_id: `d${"a".repeat(32)}`,
+      interaction_id: `d${"a".repeat(32)}`,
+      status: "completed",
+      is_active: false,
+      processor: "fake/fake-model",
+      created_at: "2026-12-01T10:00:00.000Z",
+      modified_at: "2026-12-01T10:03:05.000Z",
+      error: null,
+      warnings: [],
+      metadata: { kind: "delegate", name: "audit" },
+    },
+    output: null,
   };
   const line = (f: DelegateFacts) =>
     renderFacts(f)
