@@ -10,6 +10,8 @@
  */
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+import type { FinalizedBy } from "../core/constants.ts";
+import type { EvidenceFreshness } from "../core/types.ts";
 import type { FieldAgreement } from "../fusion/index.ts";
 import type { RowState } from "../tasks/row.ts";
 import type { CheckedCitation, CheckedFieldBasis, TaskOutput } from "../verify/structured-output.ts";
@@ -147,14 +149,20 @@ export function parallelOutput(output: TaskOutput | FusionOutputLike, cwd: strin
   return "agreement" in output ? { ...json, agreement: output.agreement } : json;
 }
 
-/** Warnings of a completed answer: fields whose basis is flagged, stale evidence, a forced finalization. */
+/**
+ * Warnings of a completed answer: a limit that told the delegate to answer, files read that changed
+ * since, fields whose basis is flagged.
+ */
 export function answerWarnings(
   basis: readonly Pick<CheckedFieldBasis | TextFieldBasis, "field" | "status">[],
-  extra: readonly (string | null)[],
+  finalizedBy: FinalizedBy | null,
+  freshness: EvidenceFreshness | null,
 ): string[] {
+  const changed = freshness === null ? [] : [...freshness.changed, ...freshness.vanished];
   const flagged = basis.filter((b) => b.status === "flagged").map((b) => b.field);
   return [
-    ...extra.filter((w): w is string => w !== null),
+    ...(finalizedBy === null ? [] : [`the delegate was told to answer by a limit (finalized_by: ${finalizedBy})`]),
+    ...(changed.length === 0 ? [] : [`files read changed since: ${changed.join(", ")}`]),
     ...(flagged.length === 0 ? [] : [`citations not verified for: ${flagged.join(", ")}`]),
   ];
 }

@@ -57,8 +57,6 @@ export async function readAnswer(ref: TaskRef): Promise<Answer> {
     const { verified, manifest } = settled;
     const freshness = checkFreshness(verified.result.evidence, manifest.cwd);
     const output = taskOutput(settled, true, freshness);
-    const forced = verified.result.finalized_by;
-    const changed = [...freshness.changed, ...freshness.vanished];
     const run: RunFacts = {
       id: manifest.task_id,
       metadata: { kind: "delegate", name: manifest.name },
@@ -67,10 +65,7 @@ export async function readAnswer(ref: TaskRef): Promise<Answer> {
       created_at: manifest.created_at,
       ended_at: manifest.terminal?.ended_at ?? null,
       failure: null,
-      warnings: answerWarnings(output.basis, [
-        forced === null ? null : `the delegate was told to answer by a limit (finalized_by: ${forced})`,
-        changed.length === 0 ? null : `files read changed since: ${changed.join(", ")}`,
-      ]),
+      warnings: answerWarnings(output.basis, verified.result.finalized_by, freshness),
     };
     return { kind: "answer", bytes: verified.answerBytes, result: shaped(run, output, manifest.cwd) };
   }
@@ -90,7 +85,7 @@ export async function readAnswer(ref: TaskRef): Promise<Answer> {
       created_at: manifest.created_at,
       ended_at: result.ended_at,
       failure: null,
-      warnings: answerWarnings(output.basis, []),
+      warnings: answerWarnings(output.basis, null, null),
     };
     return {
       kind: "answer",

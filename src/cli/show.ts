@@ -239,7 +239,10 @@ function delegateFacts(dir: string): DelegateFacts {
       created_at: manifest.created_at,
       ended_at: manifest.terminal?.ended_at ?? null,
       failure,
-      warnings: output === null ? [] : answerWarnings(output.basis, []),
+      warnings:
+        output === null
+          ? []
+          : answerWarnings(output.basis, result?.finalized_by ?? null, evidenceCheck?.freshness ?? null),
     }),
     output,
   };
@@ -313,7 +316,7 @@ async function fusionFacts(ref: TaskRef): Promise<FusionFacts> {
       created_at: manifest?.created_at ?? null,
       ended_at: manifest?.terminal?.ended_at ?? null,
       failure,
-      warnings: output === null ? [] : answerWarnings(output.basis, []),
+      warnings: output === null ? [] : answerWarnings(output.basis, null, null),
     }),
     output,
   };

@@ -96,7 +96,7 @@ describe("the result document in Parallel's retrieval shape", () => {
       parallelOutput({ type: "text", content: "login is at src/auth.js:2-4", basis: TEXT_BASIS }, "/proj"),
     );
     const sdk: TaskRunResult = text; // checked by the type check
-    for (const key of REQUIRED) expect(sdk.run).toHaveProperty(key);
+    for (const key of REQUIRED) expect(sdk.run).toHaveProperty(String(key));
     expect(sdk.run).toMatchObject({ run_id: ID, interaction_id: ID, status: "completed", is_active: false });
     expect(sdk.run.processor).toBe("fake/fake-model");
     expect(sdk.run.modified_at).toBe("2026-12-01T10:00:06.000Z");
