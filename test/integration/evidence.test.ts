@@ -7,6 +7,7 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import { canonicalJson } from "../../src/core/canonical.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
@@ -154,10 +155,21 @@ describe("evidence at bg_result", () => {
       // The citations of the changed file are stale in the basis; the one of a file never opened is not.
       const staleCitations = citations.map((c) => ({ ...c, stale: c.path === "src/auth.js" }));
       expect(details.output.basis[0]?.citations).toEqual(staleCitations);
+      // result --json: the same basis in Parallel's shape, each citation with its file: URL, title, excerpts.
       const json = JSON.parse((await runCli(cwd, "result", id, "--json")).stdout) as {
         output: CompletedView["output"];
       };
-      expect(json.output).toEqual({ ...details.output, content: ANSWER });
+      const withApiFields = staleCitations.map((c) => ({
+        ...c,
+        url: `${pathToFileURL(join(cwd, c.path)).href}#L${c.start_line}-L${c.end_line}`,
+        title: c.path,
+        excerpts: [],
+      }));
+      expect(json.output).toEqual({
+        ...details.output,
+        content: ANSWER,
+        basis: [{ ...details.output.basis[0], citations: withApiFields }],
+      });
 
       // The command line makes the same check.
       const shown = JSON.parse((await runCli(cwd, "show", id, "--json")).stdout) as {

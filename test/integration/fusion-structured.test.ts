@@ -128,10 +128,27 @@ describe("a Fusion run with an outputSchema", () => {
       expect(result.text).toContain(JSON.stringify(MERGED, null, 2));
       expect(result.text).toContain("- ttl: agreed: fake/model-a (candidate-1); disagreed: fake/model-b (candidate-2)");
       expect(result.text).toContain("- ttl: verified (1 citation); confidence medium");
-      // The command line prints the same output object.
+      // The command line prints the same output object in Parallel's shape: each citation also has
+      // its file: URL, title and excerpts; run names the merger's route.
       const json = await runCli(cwd, "result", runId, "--json");
       expect(json.code).toBe(0);
-      expect(JSON.parse(json.stdout).output).toEqual({ ...view.output, content: MERGED });
+      const printed = JSON.parse(json.stdout);
+      expect(printed.run).toMatchObject({
+        run_id: runId,
+        interaction_id: runId,
+        status: "completed",
+        is_active: false,
+      });
+      expect(printed.output.basis[0].citations[0]).toMatchObject({
+        title: "src/auth.js",
+        excerpts: [expect.any(String)],
+      });
+      expect(printed.output.basis[0].citations[0].url).toMatch(/^file:\/\/.*\/src\/auth\.js#L\d+-L\d+$/);
+      const ours = printed.output.basis.map((b: { citations: Record<string, unknown>[] }) => ({
+        ...b,
+        citations: b.citations.map(({ url: _u, title: _t, excerpts: _e, ...rest }) => rest),
+      }));
+      expect({ ...printed.output, basis: ours }).toEqual({ ...view.output, content: MERGED });
       // `show` prints the merged answer's basis table and the agreement per field.
       const shown = await runCli(cwd, "show", runId);
       expect(shown.code).toBe(0);

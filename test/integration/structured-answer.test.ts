@@ -154,19 +154,27 @@ describe("structured answers (outputSchema)", () => {
         "- risk: flagged (0 of 1 citation verified): src/session.js:1 not read (file never opened)",
       );
 
-      // The command line prints the same object, and show prints the basis table.
+      // The command line prints the same basis in Parallel's shape (each citation with url, title,
+      // excerpts beside ours), and show prints the basis table.
       const json = await runCli(cwd, "result", id, "--json");
       expect(json.code).toBe(0);
-      expect(JSON.parse(json.stdout).output).toEqual({ ...view.output, content: OUTPUT });
+      const printed = JSON.parse(json.stdout).output;
+      expect(printed.content).toEqual(OUTPUT);
+      expect(
+        printed.basis.map((b: { citations: { url: string; title: string; excerpts: string[] }[] }) => ({
+          ...b,
+          citations: b.citations.map(({ url: _url, title: _title, excerpts: _excerpts, ...ours }) => ours),
+        })),
+      ).toEqual(view.output.basis);
       const show = await runCli(cwd, "show", id);
       expect(show.stdout).toMatch(/^ttl +medium +src\/auth\.js:5 +excerpt not found$/m);
       expect(show.stdout).toMatch(/^risk +low +src\/session\.js:1 +not read \(file never opened\)$/m);
 
-      // Freshness: the excerpt is re-checked against today's file.
+      // Freshness: lines changed since the read cannot be checked (never matched against today's file).
       writeFileSync(join(cwd, "src", "auth.js"), AUTH.replace("login(user)", "signIn(user)"));
       const again = await bgResultVia(parent, { taskId: id });
       const stale = (again.details as unknown as CompletedView).output.basis.find((b) => b.field === "functions");
-      expect(stale?.citations[0]).toMatchObject({ status: "excerpt_not_found", stale: true });
+      expect(stale?.citations[0]).toMatchObject({ status: "changed_since_read", stale: true });
     });
   });
 

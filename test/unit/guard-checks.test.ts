@@ -266,7 +266,16 @@ describe("the tool boundary", () => {
     expect(state.runway.spilledToolBytes).toBe(Buffer.byteLength(file) - Buffer.byteLength(head as string));
     const headBytes = Buffer.byteLength(`${head}\n`);
     expect(headBytes).toBe(Buffer.byteLength(file.slice(0, headBytes))); // ASCII: bytes and characters agree
-    expect(state.evidence.map((e) => e.row)).toEqual([readRowFromStart("big.txt", lines, file.slice(0, headBytes))]);
+    // The head's lines are also kept in the spill (its first bytes): the row says where.
+    const shownBytes = {
+      artifact: state.receipts[0]?.artifact,
+      offset: 0,
+      length: Buffer.byteLength(head as string),
+      sha256: sha256Hex(head as string),
+    };
+    expect(state.evidence.map((e) => e.row)).toEqual([
+      { ...readRowFromStart("big.txt", lines, file.slice(0, headBytes)), shown: shownBytes },
+    ]);
     // With less room than the minimum head, the result is a receipt alone.
     state.runway.retainedBytes = 13_500;
     const receiptOnly = readBig("r2");
