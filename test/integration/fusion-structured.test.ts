@@ -121,7 +121,8 @@ describe("a Fusion run with an outputSchema", () => {
       expect(view.output?.agreement).toEqual([
         { field: "ttl", agreed: ["candidate-1"], disagreed: ["candidate-2"], absent: [] },
         { field: "places", agreed: ["candidate-1", "candidate-2"], disagreed: [], absent: [] },
-        { field: "note", agreed: ["candidate-1"], disagreed: ["candidate-2"], absent: [] },
+        // The merged answer and candidate-1 both leave note out: that is no agreement.
+        { field: "note", agreed: [], disagreed: ["candidate-2"], absent: ["candidate-1"] },
       ]);
       const ttl = view.output?.basis.find((b) => b.field === "ttl");
       expect(ttl?.citations[0]).toMatchObject({ status: "verified", match: "verbatim" });
