@@ -42,7 +42,25 @@ export const EVIDENCE_FIXTURE: EvidenceRow[] = [
       },
     ],
   },
-  { tool: "delegate_read_artifact", path: "spill/t1-c0.txt", offset: 0, length: 64, sha256: sha256Hex("art") },
+  {
+    tool: "delegate_read_artifact",
+    path: "spill/t1-c0.txt",
+    offset: 0,
+    length: 64,
+    sha256: sha256Hex("art"),
+    // The lines of a spilled read the artifact bytes returned whole, and where the spill keeps them.
+    seen: [
+      {
+        file: "src/big.ts",
+        line_start: 1,
+        line_end: 2,
+        byte_start: 0,
+        byte_end: 60,
+        sha256: sha256Hex("1-2"),
+        shown: { artifact: "spill/t1-c0.txt", offset: 0, length: 59, sha256: sha256Hex("1-2 kept") },
+      },
+    ],
+  },
 ];
 
 export const FIXTURE_IDENTITY: ExpectedResultIdentity = {

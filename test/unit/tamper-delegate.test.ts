@@ -140,10 +140,11 @@ function fieldMutations(label: string, fx: ResultFixture, r: ReturnType<typeof r
       "child_result_invalid",
     );
     if (value !== null) add("null", `${path} → null`, withField(fx.result, path, null), "child_result_invalid");
-    // Optional fields: response_model, a read row's offset and limit (absent when not given), a grep's seen.
+    // Optional fields: response_model, a read row's offset and limit (absent when not given), a grep's
+    // seen, an artifact row's seen and a seen range's shown.
     if (
       !/^\d+$/.test(path.split(".").pop()!) &&
-      !/response_model$|^evidence\.0\.(offset|limit)$|^evidence\.1\.seen$/.test(path)
+      !/response_model$|^evidence\.0\.(offset|limit)$|^evidence\.[12]\.seen$|^evidence\.2\.seen\.0\.shown$/.test(path)
     ) {
       add("dropped field", `${path} removed`, withField(fx.result, path, REMOVE), "child_result_invalid");
     }
