@@ -329,6 +329,16 @@ describe("a runway spill that keeps a head inline (measured window)", () => {
         .subarray(headBytes + 1, headBytes + 1 + HEAD_REST_LENGTH)
         .toString("base64"),
     );
+    const artifact = head.files.result?.spilled_artifacts[0]?.artifact;
+    // With the head (the spill's first bytes), the rest read back holds lines 1..last whole: they are seen.
+    const big = Buffer.from(BIG);
+    const readEnd = headBytes + 1 + HEAD_REST_LENGTH;
+    let seenEnd = 0; // the byte after the last whole line's newline
+    let last = 0;
+    for (let nl = big.indexOf(10); nl !== -1 && nl <= readEnd; nl = big.indexOf(10, nl + 1)) {
+      seenEnd = nl + 1;
+      last++;
+    }
     expect(head.files.result?.evidence).toEqual([
       {
         tool: "read",
@@ -339,13 +349,25 @@ describe("a runway spill that keeps a head inline (measured window)", () => {
         byte_start: 0,
         byte_end: headBytes + 1,
         sha256: sha256Hex(`${inline}\n`),
+        shown: { artifact, offset: 0, length: headBytes, sha256: sha256Hex(inline) },
       },
       {
         tool: "delegate_read_artifact",
-        path: head.files.result?.spilled_artifacts[0]?.artifact,
+        path: artifact,
         offset: headBytes + 1,
         length: HEAD_REST_LENGTH,
-        sha256: sha256Hex(Buffer.from(BIG).subarray(headBytes + 1, headBytes + 1 + HEAD_REST_LENGTH)),
+        sha256: sha256Hex(big.subarray(headBytes + 1, readEnd)),
+        seen: [
+          {
+            file: "big.txt",
+            line_start: 1,
+            line_end: last,
+            byte_start: 0,
+            byte_end: seenEnd,
+            sha256: sha256Hex(big.subarray(0, seenEnd)),
+            shown: { artifact, offset: 0, length: seenEnd - 1, sha256: sha256Hex(big.subarray(0, seenEnd - 1)) },
+          },
+        ],
       },
     ]);
     expect(decodeAnswer(head.files.result ?? ({} as never))).toBe(ANSWER);
