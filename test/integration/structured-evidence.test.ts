@@ -356,3 +356,29 @@ describe("result --json for a text answer", () => {
     });
   });
 });
+
+describe("show --json of a task that failed", () => {
+  it("gives run.status failed and run.error with our code and text, and no output", async () => {
+    installParentDriver(server);
+    await withParent("failed-run", async (parent, cwd) => {
+      const id = await delegateVia(parent, {
+        name: "prose",
+        prompt: `Answer. ${script({ text: "PROSE, not JSON" }, { text: "STILL PROSE" })}`,
+        outputSchema: MARKER_SCHEMA,
+      });
+      await ended(parent);
+      const show = await runCli(cwd, "show", id, "--json");
+      const facts = JSON.parse(show.stdout);
+      expect(facts.output).toBeNull();
+      expect(facts.run).toMatchObject({ run_id: id, interaction_id: id, status: "failed", is_active: false });
+      expect(facts.run.error.ref_id).toBe("child_output_invalid");
+      expect(facts.run.error.message).toBe(facts.failure.message);
+      expect(facts.run.error.detail).toEqual({ remediation: facts.failure.remediation });
+      // result prints no document for it: the failure goes to stderr.
+      const result = await runCli(cwd, "result", id, "--json");
+      expect(result.code).toBe(1);
+      expect(result.stdout).toBe("");
+      expect(result.stderr).toMatch(/^\[child_output_invalid\]/);
+    });
+  });
+});
