@@ -268,7 +268,7 @@ export const FAILURE_WHEN = {
   },
   result_too_large_for_inline: {
     stages: ["retrieval"],
-    when: 'bg_result was called with delivery "inline" for an answer larger than 48 KiB.',
+    when: 'bg_result was called with delivery "inline" for an answer whose delivered text (for a structured answer, its indented JSON and basis lines) is larger than 48 KiB.',
   },
   task_unknown: { stages: ["retrieval"], when: "No task in this project matches the id or prefix." },
   task_ambiguous: {
