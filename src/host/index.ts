@@ -24,6 +24,7 @@ export {
   type HostProbeCheck,
   UNPROBED_OFF_FLAGS,
 } from "./probe-checks.ts";
+export { type NamedHostProof, nodeMismatch, piAgentDir, proveNamedHost } from "./prove.ts";
 export {
   type HostProof,
   hostProofOf,
