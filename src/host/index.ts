@@ -26,9 +26,13 @@ export {
 } from "./probe-checks.ts";
 export { type NamedHostProof, nodeMismatch, piAgentDir, proveNamedHost } from "./prove.ts";
 export {
+  HOST_REFUSAL_MAX_BYTES,
   type HostProof,
   hostProofOf,
+  hostRefusalText,
+  installProvenCommand,
   isProvenPiVersion,
+  newestProvenVersion,
   PROVEN_PI_VERSIONS,
   type ProvenPiVersion,
   requireChildHost,

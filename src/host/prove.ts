@@ -17,7 +17,7 @@ import { fieldOf } from "../core/validate.ts";
 import { isolatedHostFlags } from "./admission.ts";
 import { type HostCapabilities, packageRootOf, readHostCapabilities } from "./capabilities.ts";
 import { type ProbeReport, runHostProbe } from "./probe/run-probe.ts";
-import { isProvenPiVersion } from "./proven.ts";
+import { compareVersions, isProvenPiVersion } from "./proven.ts";
 import { piBuildSha256, writeSelfProof } from "./record.ts";
 
 /** Pi's agent dir as Pi computes it: $PI_CODING_AGENT_DIR, else ~/.pi/agent. */
@@ -38,16 +38,6 @@ function execText(nodePath: string, args: string[]): Promise<{ ok: boolean; stdo
       done({ ok: error === null, stdout, stderr }),
     );
   });
-}
-
-/** -1, 0 or 1 as "x.y.z" `a` is older than, the same as or newer than `b`. */
-function compareVersions(a: string, b: string): number {
-  const x = a.replace(/^v/, "").split(".").map(Number);
-  const y = b.replace(/^v/, "").split(".").map(Number);
-  for (let i = 0; i < 3; i++) {
-    if ((x[i] ?? 0) !== (y[i] ?? 0)) return (x[i] ?? 0) > (y[i] ?? 0) ? 1 : -1;
-  }
-  return 0;
 }
 
 /** The oldest Node the host's package declares (`engines.node` ">=x.y.z"), when it declares one so. */
