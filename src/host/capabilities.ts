@@ -144,12 +144,23 @@ export function packageRootOf(cliPath: string): string | undefined {
   return undefined;
 }
 
+/**
+ * The environment of a child that asks the host: enough to run Node, nothing of the user's Pi — no
+ * API keys, no agent dir, no NODE_OPTIONS — since it runs the host's code only to read its flags.
+ */
+function askingEnv(): NodeJS.ProcessEnv {
+  const kept = ["PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "SystemRoot"];
+  const env: NodeJS.ProcessEnv = { PI_OFFLINE: "1" };
+  for (const name of kept) if (process.env[name] !== undefined) env[name] = process.env[name];
+  return env;
+}
+
 function run(nodePath: string, args: string[]): Promise<string> {
   return new Promise((resolve) => {
     execFile(
       nodePath,
       args,
-      { cwd: tmpdir(), timeout: 30_000, maxBuffer: 4 * 1024 * 1024, env: { ...process.env, PI_OFFLINE: "1" } },
+      { cwd: tmpdir(), timeout: 30_000, maxBuffer: 4 * 1024 * 1024, env: askingEnv() },
       (_error, stdout, stderr) => resolve(`${stdout}\n${stderr}`),
     );
   });
