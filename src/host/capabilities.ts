@@ -87,8 +87,9 @@ function outcomeOf(parse: ParseArgs, args: string[]): Outcome {
  * Run by the configured Node with `--input-type=module -e`: argv[1] is args.js's URL, argv[2] the
  * argument lists as JSON. Prints one marked line: {parser:false}, or {parser:true, outcomes}.
  */
-const CHILD_SCRIPT = `
 const MARK = "@@pi-bg-delegate-capabilities@@";
+const CHILD_SCRIPT = `
+const MARK = ${JSON.stringify(MARK)};
 const [url, lists] = process.argv.slice(1);
 let parse;
 try { parse = (await import(url)).parseArgs; } catch { parse = undefined; }
@@ -110,7 +111,6 @@ if (typeof parse !== "function") {
 }
 process.exit(0);
 `;
-const MARK = "@@pi-bg-delegate-capabilities@@";
 
 /** A flag is known when its parse had no unknown flag and no error (a parser that threw knows nothing). */
 function knownBy(outcomes: unknown): (flag: string) => boolean {
