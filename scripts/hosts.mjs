@@ -223,12 +223,14 @@ export function packageOnlyPiArgs(packageDir = REPO_ROOT) {
 
 /**
  * A model registry, and what createAgentSession needs beside it, built the way `host` builds one
- * from its own SDK module `sdk`: 1.6 over a ModelRuntime (AuthStorage is gone, the runtime goes to
- * the session), 0.73.1 over AuthStorage. For SDK parents of the tests and the bench alike.
+ * from its own SDK module `sdk`: 1.x over a ModelRuntime (AuthStorage is gone, the runtime goes to
+ * the session), 0.73.1 (and the 0.74–0.99 releases, which have no ModelRuntime yet) over
+ * AuthStorage. Decided by what the SDK exports, not by its package. For SDK parents of the tests and
+ * the bench alike.
  */
-export async function createHostRegistry(sdk, host, agentDir, modelsPath) {
+export async function createHostRegistry(sdk, _host, agentDir, modelsPath) {
   const authPath = `${agentDir}/auth.json`;
-  if (host.packageName.startsWith("@earendil-works/")) {
+  if (sdk.ModelRuntime !== undefined) {
     const modelRuntime = await sdk.ModelRuntime.create({ authPath, modelsPath });
     return { modelRegistry: new sdk.ModelRegistry(modelRuntime), sessionOptions: { modelRuntime } };
   }
