@@ -24,9 +24,10 @@ export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 export const HOST_ENV = "PI_BG_DELEGATE_TEST_HOST";
 
 /**
- * A host being proven (scripts/prove-host.mjs): "<version>=<package dir>" of an
- * @earendil-works/pi-coding-agent installed outside node_modules. Never set in normal runs. Read
- * on every call (never cached at import), so a script may set it after importing this module.
+ * A host being proven or tested from the registry (scripts/prove-host.mjs, `npm test -- --host
+ * <version>`): "<version>=<package dir>" of a Pi installed outside node_modules (.hosts/). Never set
+ * in normal runs. Read on every call (never cached at import), so a script may set it after
+ * importing this module.
  */
 export const EXTRA_HOST_ENV = "PI_BG_DELEGATE_EXTRA_HOST";
 
@@ -64,21 +65,38 @@ export function compareVersions(a, b) {
 
 const NEWEST = HOST_VERSIONS.at(-1);
 
+/**
+ * A host installed outside node_modules: its package and oldest Node from its own package.json; it
+ * runs on the Node that runs npm when that Node is new enough for it, else on Node 22.
+ */
+function extraHostSpec(name, packageDir) {
+  let manifest;
+  try {
+    manifest = JSON.parse(readFileSync(join(packageDir, "package.json"), "utf8"));
+  } catch {
+    throw new Error(`${EXTRA_HOST_ENV}: no Pi package at ${packageDir}`);
+  }
+  const minNode = /(\d+\.\d+\.\d+)/.exec(manifest.engines?.node ?? "")?.[1] ?? "20.6.0";
+  const packageName = typeof manifest.name === "string" ? manifest.name : "@earendil-works/pi-coding-agent";
+  const node = compareVersions(minNode, "22.0.0") >= 0 ? "registry" : "npm";
+  return { name, packageName, minNode, node, packageDir, tests: "real-pi" };
+}
+
 /** A host's spec, derived from its version (and, for a host being proven, its package dir). */
 function hostSpec(name, packageDir) {
+  if (packageDir !== undefined) return extraHostSpec(name, packageDir);
   if (name.startsWith("0.")) {
     const packageName = "@mariozechner/pi-coding-agent";
     return { name, packageName, minNode: "20.6.0", node: "npm", packageDir: installed(packageName), tests: "all" };
   }
   const packageName = "@earendil-works/pi-coding-agent";
-  const proving = packageDir !== undefined;
   return {
     name,
     packageName,
     minNode: "22.19.0",
     node: "registry",
-    packageDir: packageDir ?? installed(name === NEWEST ? packageName : `pi-host-${name}`),
-    tests: proving || name === NEWEST ? "real-pi" : "subset",
+    packageDir: installed(name === NEWEST ? packageName : `pi-host-${name}`),
+    tests: name === NEWEST ? "real-pi" : "subset",
   };
 }
 
@@ -97,9 +115,7 @@ function extraHost() {
   const value = process.env[EXTRA_HOST_ENV];
   if (!value) return undefined;
   const [name, packageDir] = value.split("=");
-  if (!name || !packageDir || name.startsWith("0.")) {
-    throw new Error(`${EXTRA_HOST_ENV} must be <1.x version>=<package dir>`);
-  }
+  if (!name || !packageDir) throw new Error(`${EXTRA_HOST_ENV} must be <version>=<package dir>`);
   return hostSpec(name, packageDir);
 }
 
@@ -139,7 +155,12 @@ function nodeVersionOf(path) {
 
 /** The Node binary a host runs on, or an Error saying why there is none. */
 function nodeFor(host) {
-  if (host.node === "npm") return process.env.npm_node_execpath || process.execPath;
+  if (host.node === "npm") {
+    const npmNode = process.env.npm_node_execpath || process.execPath;
+    const version = nodeVersionOf(npmNode);
+    if (version === undefined || versionAtLeast(version, host.minNode)) return npmNode;
+    return new Error(`pi ${host.name} needs Node ≥ ${host.minNode}; the Node that runs npm is ${version}`);
+  }
   const packaged = join(REPO_ROOT, "node_modules", `node-${process.platform}-${process.arch}`, "bin", "node");
   if (existsSync(packaged)) return packaged;
   if (versionAtLeast(process.version, host.minNode)) return process.execPath;
@@ -202,12 +223,14 @@ export function packageOnlyPiArgs(packageDir = REPO_ROOT) {
 
 /**
  * A model registry, and what createAgentSession needs beside it, built the way `host` builds one
- * from its own SDK module `sdk`: 1.6 over a ModelRuntime (AuthStorage is gone, the runtime goes to
- * the session), 0.73.1 over AuthStorage. For SDK parents of the tests and the bench alike.
+ * from its own SDK module `sdk`: 1.x over a ModelRuntime (AuthStorage is gone, the runtime goes to
+ * the session), 0.73.1 (and the 0.74–0.99 releases, which have no ModelRuntime yet) over
+ * AuthStorage. Decided by what the SDK exports, not by its package. For SDK parents of the tests and
+ * the bench alike.
  */
-export async function createHostRegistry(sdk, host, agentDir, modelsPath) {
+export async function createHostRegistry(sdk, _host, agentDir, modelsPath) {
   const authPath = `${agentDir}/auth.json`;
-  if (host.packageName.startsWith("@earendil-works/")) {
+  if (sdk.ModelRuntime !== undefined) {
     const modelRuntime = await sdk.ModelRuntime.create({ authPath, modelsPath });
     return { modelRegistry: new sdk.ModelRegistry(modelRuntime), sessionOptions: { modelRuntime } };
   }

@@ -5,3 +5,4 @@ export function prepareProofCopy(
   packageDir: string,
   options?: { root?: string },
 ): { dir: string; env: Record<string, string>; remove: () => void };
+export function contextRulesOf(version: string): "pi-0.73" | "pi-1.x";

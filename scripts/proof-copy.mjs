@@ -7,7 +7,7 @@
  * docs) with node_modules linked. Its src accepts the version: the version is added to
  * PROVEN_PI_VERSIONS in src/host/proven.ts (and to HOST_CAPABILITIES there, as 1.x's
  * `{ noMcp: true, projectTrust: true }`, while that table exists), and to the RULES table of
- * src/launch/session-branch.ts (as "pi-1.x", while that is a table). Its generated docs are then
+ * src/launch/session-branch.ts (contextRulesOf: 0.x as 0.73.1, 1.x and later as 1.x, while that is a table). Its generated docs are then
  * regenerated, so the docs-check passes in the copy. Every edit fails loudly when the text it edits
  * is not found. The repository itself is never edited.
  */
@@ -31,9 +31,14 @@ export const PROOF_COPY_ENTRIES = Object.freeze([
   "docs",
 ]);
 
-/** "x.y.z" with x ≥ 1: the @earendil-works versions prove-host can try. */
+/** "x.y.z": a release prove-host can try (whether it exists is the registry's to say). */
 export function isProvableVersion(version) {
-  return typeof version === "string" && /^\d+\.\d+\.\d+$/.test(version) && !version.startsWith("0.");
+  return typeof version === "string" && /^\d+\.\d+\.\d+$/.test(version);
+}
+
+/** How the copy's session-branch RULES read a version's branch: 0.x as 0.73.1 does, 1.x and later as 1.x. */
+export function contextRulesOf(version) {
+  return compareVersions(version, "1.0.0") < 0 ? "pi-0.73" : "pi-1.x";
 }
 
 function edit(file, change, what) {
@@ -69,13 +74,12 @@ function addTableEntry(text, name, entry) {
 }
 
 /**
- * A scratch copy of the repository whose src accepts Pi `version` (an @earendil-works version not in
- * HOST_VERSIONS), installed at `packageDir`. `env` is what a vitest run in the copy needs (with
+ * A scratch copy of the repository whose src accepts Pi `version` (a release not in HOST_VERSIONS), installed at `packageDir`. `env` is what a vitest run in the copy needs (with
  * PATH from resolveHost(version).pathEnv() once `env` is in process.env); `remove()` deletes the copy.
  * @returns {{dir: string, env: Record<string, string>, remove: () => void}}
  */
 export function prepareProofCopy(version, packageDir, { root = REPO_ROOT } = {}) {
-  if (!isProvableVersion(version)) throw new Error(`prove-host: ${version} is not an @earendil-works version x.y.z`);
+  if (!isProvableVersion(version)) throw new Error(`prove-host: ${version} is not a release version x.y.z`);
   if (HOST_VERSIONS.includes(version)) throw new Error(`prove-host: pi ${version} is already a tested host`);
   if (!existsSync(join(packageDir, "package.json"))) throw new Error(`prove-host: no package at ${packageDir}`);
   const dir = mkdtempSync(join(tmpdir(), `pi-bg-delegate-prove-${version}-`));
@@ -94,7 +98,8 @@ export function prepareProofCopy(version, packageDir, { root = REPO_ROOT } = {})
     }
     const branch = join(dir, "src", "launch", "session-branch.ts");
     if (existsSync(branch) && /const RULES\b[^=]*=\s*\{/.test(readFileSync(branch, "utf8"))) {
-      edit(branch, (text) => addTableEntry(text, "RULES", `"${version}": "pi-1.x"`), `add ${version} to RULES`);
+      const entry = `"${version}": "${contextRulesOf(version)}"`;
+      edit(branch, (text) => addTableEntry(text, "RULES", entry), `add ${version} to RULES`);
     }
 
     const env = { [EXTRA_HOST_ENV]: `${version}=${packageDir}`, [HOST_ENV]: version };

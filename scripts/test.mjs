@@ -7,6 +7,13 @@
  *                                     (scripts/hosts.mjs testInclude)
  *   npm test -- --host 1.5.2          one host (repeat --host for several)
  *   npm test -- --host 0.73.1 test/unit/seed.test.ts    further arguments go to vitest
+ *   npm test -- --host 0.87.1         any other Pi release on the npm registry: installed into
+ *                                     .hosts/<version>/ and run in a scratch copy in which it is
+ *                                     proven (scripts/registry-host.mjs), the real-pi tests unless
+ *                                     files are named
+ *
+ * A host that cannot run (not a version, not on the registry, not installable, not installed) ends
+ * the command before any test runs, with one line saying why and exit status 2.
  *
  * Each host runs vitest on its own Node (0.73.1: the Node that runs npm; 1.x: Node 22 from the
  * npm registry) with $PI_BG_DELEGATE_TEST_HOST set, so every pi process a test starts, parent or
@@ -17,6 +24,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { HOST_ENV, hostNames, REPO_ROOT, resolveHost } from "./hosts.mjs";
+import { HostUnavailable, installRegistryHost, isReleaseVersion, runOnRegistryHost } from "./registry-host.mjs";
 
 const TESTS = { all: "all tests", "real-pi": "the real-pi tests", subset: "the host subset" };
 
@@ -26,7 +34,10 @@ function parseArgs(argv) {
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === "--host") {
       const name = argv[++i];
-      if (!name) throw new Error(`--host needs one of: ${hostNames().join(", ")}`);
+      if (!name)
+        throw new HostUnavailable(
+          `--host needs a version (tested: ${hostNames().join(", ")}; or any release on the npm registry)`,
+        );
       hosts.push(name);
     } else rest.push(argv[i]);
   }
@@ -47,31 +58,71 @@ function line(label, c) {
   return `${label}: ${c.passed} passed, ${c.failed} failed, ${c.skipped} skipped`;
 }
 
-const { hosts, rest } = parseArgs(process.argv.slice(2));
+/** One line saying why, and nothing runs. */
+function stop(message) {
+  process.stderr.write(`npm test: ${message}\n`);
+  process.exit(2);
+}
+
+let hosts;
+let rest;
+try {
+  ({ hosts, rest } = parseArgs(process.argv.slice(2)));
+  // Every host is found (or installed) before any test runs.
+  for (const name of hosts) {
+    if (hostNames().includes(name)) resolveHost(name);
+    else if (isReleaseVersion(name)) await installRegistryHost(name);
+    else
+      throw new HostUnavailable(
+        `"${name}" is not a Pi version (tested: ${hostNames().join(", ")}; or any release x.y.z on the npm registry)`,
+      );
+  }
+} catch (error) {
+  stop(error instanceof Error ? error.message.split("\n")[0] : String(error));
+}
+
 const vitest = join(REPO_ROOT, "node_modules", "vitest", "vitest.mjs");
 const results = {};
 let ok = true;
-for (const name of hosts) {
+
+/** vitest on a tested host, in this repository. */
+function runTested(name, reportFile) {
   const host = resolveHost(name);
-  const reportFile = join(REPO_ROOT, `test-results-${host.name}.json`);
-  rmSync(reportFile, { force: true });
   console.log(`\n=== pi ${host.name} (${host.packageName}) on Node ${host.nodeVersion}: ${TESTS[host.tests]} ===\n`);
-  const run = spawnSync(host.nodePath, [vitest, "run", ...rest], {
+  return spawnSync(host.nodePath, [vitest, "run", ...rest], {
     cwd: REPO_ROOT,
     stdio: "inherit",
     env: { ...process.env, [HOST_ENV]: host.name, PI_BG_DELEGATE_TEST_REPORT: reportFile, PATH: host.pathEnv() },
-  });
+  }).status;
+}
+
+for (const name of hosts) {
+  const reportFile = join(REPO_ROOT, `test-results-${name}.json`);
+  rmSync(reportFile, { force: true });
+  let status;
+  try {
+    status = hostNames().includes(name)
+      ? runTested(name, reportFile)
+      : await runOnRegistryHost(name, rest, {
+          env: { PI_BG_DELEGATE_TEST_REPORT: reportFile },
+          banner: `pi ${name} from the registry: ${TESTS["real-pi"]}`,
+        });
+  } catch (error) {
+    if (!(error instanceof HostUnavailable)) throw error;
+    console.error(`pi ${name}: ${error.message}`);
+    status = 1;
+  }
   if (!existsSync(reportFile)) {
-    console.error(`pi ${host.name}: vitest wrote no report (exit ${run.status ?? run.signal})`);
-    results[host.name] = { passed: 0, failed: 0, skipped: 0, total: 0, failedFiles: [], error: "no report" };
+    console.error(`pi ${name}: vitest wrote no report (exit ${status})`);
+    results[name] = { passed: 0, failed: 0, skipped: 0, total: 0, failedFiles: [], error: "no report" };
     ok = false;
     continue;
   }
   const c = counts(JSON.parse(readFileSync(reportFile, "utf8")));
   rmSync(reportFile, { force: true });
-  results[host.name] = c;
-  if (run.status !== 0 || c.failed > 0 || c.total === 0) ok = false;
-  if (c.total === 0) console.error(`pi ${host.name}: no test ran`);
+  results[name] = c;
+  if (status !== 0 || c.failed > 0 || c.total === 0) ok = false;
+  if (c.total === 0) console.error(`pi ${name}: no test ran`);
 }
 
 const all = Object.values(results).reduce(

@@ -14,7 +14,7 @@ export const FAILURE_REMEDIATION = {
   route_credentials_missing:
     "Run `/login <provider>` in Pi, or set the provider's API key variable (the message names it, e.g. ANTHROPIC_API_KEY) before starting Pi, or pick a route that has credentials.",
   delegate_hook_contract_unsupported:
-    "Run a proven Pi version (see docs/configuration.md), or let yours prove itself (bgDelegate.selfProof, on by default); `pi-bg-delegate prove-host` shows each check and what it saw.",
+    "Install a proven Pi version with the npm command the message ends with, or let yours prove itself (bgDelegate.selfProof, on by default); `pi-bg-delegate prove-host` shows each check and what it saw.",
   search_tools_unavailable:
     "Install ripgrep (rg) on PATH or in the Pi agent dir's bin/; this platform has no rg from @vscode/ripgrep.",
   delegate_isolation_unsupported:

@@ -12,7 +12,7 @@ import { type HostCapabilities, readHostCapabilities } from "./capabilities.ts";
 import { locatePiCli } from "./locate.ts";
 import { type ProbeReport, runHostProbe } from "./probe/run-probe.ts";
 import { HOST_PROBE_CHECKS } from "./probe-checks.ts";
-import { type HostProof, isProvenPiVersion, unprovenVersionText } from "./proven.ts";
+import { type HostProof, hostRefusalText, isProvenPiVersion, unprovenVersionText } from "./proven.ts";
 import { piBuildSha256, readSelfProof, writeSelfProof } from "./record.ts";
 
 export interface HostAdmission {
@@ -123,7 +123,7 @@ export async function admitHost(input: HostAdmissionInput): Promise<HostAdmissio
 export function requireHostAdmitted(admission: HostAdmission): HostProof {
   if (admission.proof !== undefined) return admission.proof;
   const text = isProvenPiVersion(admission.version)
-    ? `pi ${admission.version}: ${admission.refusal ?? "refused"}`
+    ? hostRefusalText(admission.version, admission.refusal ?? "refused", true)
     : unprovenVersionText(admission.version, admission.refusal);
   throw new DelegateError("delegate_hook_contract_unsupported", text, { childProcessCreated: false });
 }

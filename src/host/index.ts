@@ -24,10 +24,15 @@ export {
   type HostProbeCheck,
   UNPROBED_OFF_FLAGS,
 } from "./probe-checks.ts";
+export { type NamedHostProof, nodeMismatch, piAgentDir, proveNamedHost } from "./prove.ts";
 export {
+  HOST_REFUSAL_MAX_BYTES,
   type HostProof,
   hostProofOf,
+  hostRefusalText,
+  installProvenCommand,
   isProvenPiVersion,
+  newestProvenVersion,
   PROVEN_PI_VERSIONS,
   type ProvenPiVersion,
   requireChildHost,

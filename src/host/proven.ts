@@ -7,6 +7,7 @@
  * The parent refuses to launch, and the guard inside every child refuses to run, on any other.
  */
 import { DelegateError } from "../core/errors.ts";
+import { utf8Prefix } from "../core/utf8.ts";
 import { readSelfProof } from "./record.ts";
 
 export const PROVEN_PI_VERSIONS = ["0.73.1", "1.3.0", "1.4.0", "1.5.0", "1.5.2", "1.6.0"] as const;
@@ -24,9 +25,57 @@ export function provenVersionsText(): string {
   return PROVEN_PI_VERSIONS.join(", ");
 }
 
-/** Why a version is refused: the proven versions, and why self-proof did not admit it. */
+/** -1, 0 or 1 as "x.y.z" `a` is older than, the same as or newer than `b` ("1.10.0" > "1.9.2"). */
+export function compareVersions(a: string, b: string): number {
+  const x = a.replace(/^v/, "").split(".").map(Number);
+  const y = b.replace(/^v/, "").split(".").map(Number);
+  for (let i = 0; i < 3; i++) {
+    if ((x[i] ?? 0) !== (y[i] ?? 0)) return (x[i] ?? 0) > (y[i] ?? 0) ? 1 : -1;
+  }
+  return 0;
+}
+
+/** The newest proven version: the one a refusal tells a person to install. */
+export function newestProvenVersion(): ProvenPiVersion {
+  return [...PROVEN_PI_VERSIONS].sort(compareVersions).at(-1) ?? PROVEN_PI_VERSIONS[0];
+}
+
+/** The npm package a Pi version is published as: @mariozechner up to 0.73, @earendil-works from 0.74. */
+export function piPackageOf(version: string): string {
+  return compareVersions(version, "0.74.0") < 0 ? "@mariozechner/pi-coding-agent" : "@earendil-works/pi-coding-agent";
+}
+
+/** The one command that installs the newest proven Pi. */
+export function installProvenCommand(): string {
+  const version = newestProvenVersion();
+  return `npm i -g ${piPackageOf(version)}@${version}`;
+}
+
+/** A host refusal's bound (docs/configuration.md, "Supported Pi versions"): what was seen gives way, never the next step. */
+export const HOST_REFUSAL_MAX_BYTES = 700;
+/** How much of a version string a refusal repeats (a version is whatever the host reports). */
+const VERSION_MAX_BYTES = 40;
+
+/**
+ * A refusal of host `version` (`proven`: a proven version refused for its install, e.g. a CLI without
+ * a flag): why (the failed check and what was seen), the proven versions and the one command that
+ * installs the newest, in at most HOST_REFUSAL_MAX_BYTES of UTF-8; only `why` is shortened (with "…").
+ */
+export function hostRefusalText(version: string, why: string, proven = false): string {
+  const name = utf8Prefix(version.trim(), VERSION_MAX_BYTES);
+  const head = proven
+    ? `pi ${name} is refused (proven: ${provenVersionsText()}): `
+    : `pi ${name} is not a proven host (proven: ${provenVersionsText()}) and `;
+  const tail = `. Install a proven one: ${installProvenCommand()}`;
+  const room = HOST_REFUSAL_MAX_BYTES - Buffer.byteLength(head + tail, "utf8");
+  const said = why.replace(/\.+$/, "");
+  const fitted = Buffer.byteLength(said, "utf8") <= room ? said : `${utf8Prefix(said, room - 3)}…`;
+  return `${head}${fitted}${tail}`;
+}
+
+/** Why a version is refused: why self-proof did not admit it, the proven versions, what to install. */
 export function unprovenVersionText(version: string, why = "it has not proven itself on this machine"): string {
-  return `pi ${version} is not a proven host (proven: ${provenVersionsText()}) and ${why}`;
+  return hostRefusalText(version, why);
 }
 
 /** Where the guard looks for a self-proof: Pi's agent dir and the CLI entry file it runs from. */

@@ -5,11 +5,12 @@
  * at the installed 1.6.0 package.
  */
 import { execFile } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { EXTRA_HOST_ENV, hostNames, hosts, REPO_ROOT, resolveHost, testInclude } from "../../scripts/hosts.mjs";
-import { PROOF_COPY_ENTRIES, prepareProofCopy } from "../../scripts/proof-copy.mjs";
+import { contextRulesOf, PROOF_COPY_ENTRIES, prepareProofCopy } from "../../scripts/proof-copy.mjs";
+import { makeTempDir } from "../helpers/temp.ts";
 
 const VERSION = "1.99.0";
 const PACKAGE_DIR = resolveHost("1.6.0").packageDir;
@@ -83,8 +84,75 @@ describe.skipIf(saved !== undefined)("prove-host", () => {
     expect(existsSync(copy.dir)).toBe(false);
   });
 
-  it("refuses a tested host and a 0.x version, creating nothing", () => {
+  it("refuses a tested host and what is not a release version, creating nothing", () => {
     expect(() => prepareProofCopy("1.6.0", PACKAGE_DIR)).toThrow("already a tested host");
-    expect(() => prepareProofCopy("0.74.0", PACKAGE_DIR)).toThrow("not an @earendil-works version");
+    expect(() => prepareProofCopy("1.6", PACKAGE_DIR)).toThrow("not a release version x.y.z");
+  });
+
+  it("takes a 0.74–0.99 release's package and Node from its own package.json; reads its branch as 0.73.1 does", async () => {
+    const dir = await makeTempDir("prove-0x");
+    writeFileSync(
+      join(dir, "package.json"),
+      JSON.stringify({ name: "@earendil-works/pi-coding-agent", version: "0.74.0", engines: { node: ">=20.6.0" } }),
+    );
+    process.env[EXTRA_HOST_ENV] = `0.74.0=${dir}`;
+    expect(hostNames().slice(0, 2)).toEqual(["0.73.1", "0.74.0"]);
+    expect(hosts()[1]).toMatchObject({
+      packageName: "@earendil-works/pi-coding-agent",
+      minNode: "20.6.0",
+      node: "npm",
+      packageDir: dir,
+      tests: "real-pi",
+    });
+    expect(contextRulesOf("0.74.0")).toBe("pi-0.73");
+    expect(contextRulesOf("0.99.1")).toBe("pi-0.73");
+    expect(contextRulesOf("1.0.3")).toBe("pi-1.x");
+  });
+});
+
+/** `node scripts/<script> ...args` in the repository, with its status and output. */
+function script(name: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    execFile(
+      process.execPath,
+      [join(REPO_ROOT, "scripts", name), ...args],
+      { cwd: REPO_ROOT },
+      (error, stdout, stderr) => {
+        done({ code: error === null ? 0 : typeof error.code === "number" ? error.code : -1, stdout, stderr });
+      },
+    );
+  });
+}
+
+// Asks the registry about a version that is not there (or, offline, fails to ask): one line either way.
+describe.skipIf(saved !== undefined)("a host that cannot run ends in one line, before any test", () => {
+  const MISSING = "9.9.9";
+
+  it("npm test -- --host <a version not on the registry>, or not a version at all", async () => {
+    const missing = await script("test.mjs", ["--host", MISSING, "test/unit/hosts.test.ts"]);
+    expect(missing.code).toBe(2);
+    expect(missing.stdout).toBe("");
+    expect(missing.stderr.trimEnd().split("\n")).toHaveLength(1);
+    expect(missing.stderr).toMatch(
+      new RegExp(`^npm test: (pi ${MISSING} is not on the npm registry|could not ask the npm registry)`),
+    );
+    expect(existsSync(join(REPO_ROOT, ".hosts", MISSING))).toBe(false);
+
+    const word = await script("test.mjs", ["--host", "newest"]);
+    expect(word).toMatchObject({ code: 2, stdout: "" });
+    expect(word.stderr).toBe(
+      `npm test: "newest" is not a Pi version (tested: ${hostNames().join(", ")}; or any release x.y.z on the npm registry)\n`,
+    );
+  });
+
+  it("npm run prove-host -- <a version not on the registry>, or not a version", async () => {
+    const missing = await script("prove-host.mjs", [MISSING]);
+    expect(missing.code).toBe(2);
+    expect(missing.stdout).toBe("");
+    expect(missing.stderr.trimEnd().split("\n")).toHaveLength(1);
+    expect(missing.stderr).toMatch(/^prove-host: .*9\.9\.9.*; nothing was run\.$/m);
+    const usage = await script("prove-host.mjs", ["1.6"]);
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toContain("usage: npm run prove-host -- <version>");
   });
 });
