@@ -36,6 +36,7 @@ const REQUIRED: Readonly<Record<string, "flag" | "value">> = {
   "--thinking": "value",
   "--session": "value",
   "--system-prompt": "value",
+  "--append-system-prompt": "value",
 };
 
 export const REQUIRED_CHILD_FLAGS = Object.keys(REQUIRED);

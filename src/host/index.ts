@@ -22,6 +22,8 @@ export {
   HOST_PROBE_CHECK_IDS,
   HOST_PROBE_CHECKS,
   type HostProbeCheck,
+  OFF_FLAG_VALUES,
+  offFlagArgs,
   UNPROBED_OFF_FLAGS,
 } from "./probe-checks.ts";
 export { type NamedHostProof, nodeMismatch, piAgentDir, proveNamedHost } from "./prove.ts";

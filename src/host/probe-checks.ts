@@ -28,8 +28,10 @@ export const HOST_PROBE_CHECKS = {
   no_context_files:
     "--no-context-files holds: an AGENTS.md planted in the agent dir and the project reaches no request",
   no_mcp: "no MCP server configured in the agent dir or the project starts (--no-mcp, where the host has MCP)",
+  no_append_system:
+    '--append-system-prompt "" holds: an APPEND_SYSTEM.md planted in the agent dir and the project reaches no request',
   project_untrusted:
-    "--no-approve holds: a project file Pi reads only for a trusted project (.pi/APPEND_SYSTEM.md) reaches no request",
+    "--no-approve holds: an extension in the project's .pi/extensions, which Pi loads only for a trusted project, does not load in an ambient child",
 } as const;
 
 export type HostProbeCheckId = keyof typeof HOST_PROBE_CHECKS;
@@ -49,9 +51,25 @@ export const CHILD_OFF_FLAGS = {
   "--no-extensions": "no_extensions",
   "--no-mcp": "no_mcp",
   "--no-approve": "project_untrusted",
+  "--append-system-prompt": "no_append_system",
 } as const satisfies Record<string, HostProbeCheckId | null>;
 
 export type ChildOffFlag = keyof typeof CHILD_OFF_FLAGS;
+
+/**
+ * Off flags that take a value, with the value that turns the thing off: an empty
+ * `--append-system-prompt` is given instead of the APPEND_SYSTEM.md Pi would otherwise find in the
+ * project's .pi/ or the agent dir, and appends nothing (src/launch/argv.ts passes exactly this).
+ */
+export const OFF_FLAG_VALUES: Readonly<Partial<Record<ChildOffFlag, string>>> = {
+  "--append-system-prompt": "",
+};
+
+/** An off flag as it stands in a child's argv: the flag, then its value when it takes one. */
+export function offFlagArgs(flag: string): string[] {
+  const value = Object.hasOwn(OFF_FLAG_VALUES, flag) ? OFF_FLAG_VALUES[flag as ChildOffFlag] : undefined;
+  return value === undefined ? [flag] : [flag, value];
+}
 
 /** Why an off flag has no check: it guards nothing the child's isolation relies on. */
 export const UNPROBED_OFF_FLAGS: Readonly<Partial<Record<ChildOffFlag, string>>> = {

@@ -2,7 +2,7 @@ import { delimiter, dirname } from "node:path";
 import { CHILD_TOOLS, type ExtensionMode } from "../core/constants.ts";
 import { type Handover, handoverEnv } from "../core/handover-env.ts";
 import { bundledRgPath } from "../core/search-tools.ts";
-import type { HostCapabilities } from "../host/index.ts";
+import { type HostCapabilities, offFlagArgs } from "../host/index.ts";
 import { BASE_ENV_RULES, matchesRule, providerEnvRules } from "./env-policy.ts";
 
 export interface ChildArgvInput {
@@ -41,7 +41,9 @@ export function hostFlags(input: Pick<ChildArgvInput, "capabilities" | "extensio
  * The child's argv allowlist (docs/subsystems/launch.md, "Starting the child"). Text print mode (-p
  * with the prompt on stdin): json mode would repeat the whole partial message on every update.
  * Built-in tools are off and exactly the inspect tool set is allowed; the guard is loaded explicitly
- * in both extension modes.
+ * in both extension modes. The system prompt is the package's alone in both modes: an empty
+ * `--append-system-prompt` stands in for the APPEND_SYSTEM.md Pi would otherwise append from the
+ * project's .pi/ or the agent dir (an ambient child mirrors the user's extensions, not their prompts).
  */
 export function buildChildArgv(input: ChildArgvInput): string[] {
   return [
@@ -68,6 +70,7 @@ export function buildChildArgv(input: ChildArgvInput): string[] {
     input.sessionFile,
     "--system-prompt",
     input.systemPrompt,
+    ...offFlagArgs("--append-system-prompt"),
   ];
 }
 

@@ -12,7 +12,9 @@
  *   package unchanged) the record no longer admits it, it proves itself again and is refused;
  * - the isolation checks' witnesses reach a child that lacks the flag: the probe run with one off
  *   flag withheld (for --no-approve: --approve in its place) fails exactly that flag's check, naming
- *   it. A flag the host does not have (0.73.1: --no-mcp, --no-approve) is not withheld.
+ *   it. A flag the host does not have (0.73.1: --no-mcp, --no-approve) is not withheld. Without
+ *   --append-system-prompt "" the APPEND_SYSTEM.md the host reads reaches the model: the project's on
+ *   0.73.1 (it wins over the agent dir's), the agent dir's on 1.x (the untrusted project's is not read).
  */
 import { chmodSync, copyFileSync, existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
@@ -353,6 +355,12 @@ describe(`the probe's witnesses on pi ${HOST.version}`, () => {
       const failed = report.checks.filter((c) => !c.ok);
       expect(failed.map((c) => c.id)).toEqual([CHILD_OFF_FLAGS[flag]]);
       expect(failed[0]?.seen).toContain(flag === "--no-mcp" ? "--no-mcp" : `${flag} was ignored`);
+      if (flag === "--append-system-prompt") {
+        const read = flags.includes("--no-approve") ? "the agent dir" : "the project";
+        expect(failed[0]?.seen).toBe(
+          `--append-system-prompt was ignored: the APPEND_SYSTEM.md planted in ${read} reached the model`,
+        );
+      }
       expect(report.ok).toBe(false);
       expect(await findProcesses("pi-bg-delegate-probe-")).toEqual([]);
     });

@@ -5,6 +5,9 @@
  * exactly the inspect tool set under the package-owned system prompt with child-prompt.txt as its
  * prompt, and the task tree is as documented. An extension planted in the project's .pi/extensions/
  * tells isolated from ambient: only ambient loads it, and even then the model sees only the five tools.
+ * An APPEND_SYSTEM.md in the project's .pi/ and in the agent dir reaches the parent (Pi appends one of
+ * them to every system prompt it builds itself) and neither kind of child: the child's system prompt
+ * is the package's alone (an empty --append-system-prompt).
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -37,6 +40,7 @@ import {
 
 const ISOLATED_DIRECTIVE = "ISOLATED-DIRECTIVE: list the files of this project.";
 const AMBIENT_DIRECTIVE = "AMBIENT-DIRECTIVE: list the files of this project.";
+const APPEND_MARKERS = { project: "APPEND-SYSTEM-PROJECT-5521", agent: "APPEND-SYSTEM-AGENT-5521" } as const;
 /** The longest name the argument table admits: the receipt bound must hold with it. */
 const LONG_NAME = "survey the project layout and report every planted extension".padEnd(80, ".");
 
@@ -76,6 +80,8 @@ beforeAll(async () => {
   cwd = await makeTempDir("boundary");
   markerDir = await makeTempDir("boundary-markers");
   plantExtension();
+  writeFileSync(join(cwd, ".pi", "APPEND_SYSTEM.md"), `${APPEND_MARKERS.project}\n`);
+  writeFileSync(join(agent.dir, "APPEND_SYSTEM.md"), `${APPEND_MARKERS.agent}\n`);
   writeFileSync(join(cwd, "notes.txt"), "project notes\n");
   server.setHandler(
     parentModel({
@@ -130,6 +136,17 @@ function expectChildBoundary(request: RecordedRequest, taskDir: string): void {
   expect(request.messages.map((m) => m.role)).toEqual(["system", "user"]);
   expect(request.messages[1]?.text).toBe(readFileSync(join(taskDir, TASK_FILES.prompt), "utf8"));
   expect(request.model).toBe("fake-model");
+  // Neither APPEND_SYSTEM.md, anywhere in what the child's model received.
+  const seen = [request.systemPrompt, ...request.messages.map((m) => m.text)].join("\n");
+  expect(seen).not.toContain(APPEND_MARKERS.project);
+  expect(seen).not.toContain(APPEND_MARKERS.agent);
+}
+
+/** The APPEND_SYSTEM.md markers in the parent's system prompt: the witnesses are live on this host. */
+function parentAppendMarkers(): string[] {
+  const parentRequest = server.requests.find((r) => !isChildRequest(r));
+  expect(parentRequest).toBeDefined();
+  return Object.values(APPEND_MARKERS).filter((m) => parentRequest?.systemPrompt.includes(m));
 }
 
 function receiptOf(result: ToolResultView): ReceiptDetails {
@@ -161,6 +178,12 @@ describe("isolated launch (the default)", () => {
 
   it("offered the child exactly read, grep, find, ls, delegate_read_artifact with the package prompts", () => {
     expectChildBoundary(request, receipt.artifact_dir);
+  });
+
+  it("appended neither APPEND_SYSTEM.md to the child's system prompt, while the parent's Pi appended one", () => {
+    // 0.73.1 reads the project's file before the agent dir's; 1.x the project's only when trusted.
+    expect(parentAppendMarkers()).toHaveLength(1);
+    expect(request.systemPrompt).not.toMatch(/APPEND-SYSTEM-/);
   });
 
   it("did not load the project's extension (--no-extensions)", () => {

@@ -10,6 +10,7 @@ import {
   type ChildOffFlag,
   HOST_PROBE_CHECKS,
   isolatedHostFlags,
+  OFF_FLAG_VALUES,
   probeOffFlags,
   UNPROBED_OFF_FLAGS,
 } from "../../src/host/index.ts";
@@ -31,7 +32,17 @@ function argv(extensionMode: "isolated" | "ambient", noMcp: boolean, projectTrus
   });
 }
 
-const offFlags = (args: string[]) => args.filter((a) => a.startsWith("--no-"));
+/** The off flags of an argv as they stand in it: each `--no-*`, and each valued off flag with its value. */
+function offFlagArgs(args: string[]): string[] {
+  return args.flatMap((arg, i) => {
+    if (arg.startsWith("--no-")) return [arg];
+    return Object.hasOwn(OFF_FLAG_VALUES, arg) ? [arg, args[i + 1] ?? "<missing>"] : [];
+  });
+}
+
+/** Their names only. */
+const offFlags = (args: string[]) =>
+  args.filter((arg) => arg.startsWith("--no-") || Object.hasOwn(OFF_FLAG_VALUES, arg));
 
 describe("the child's off flags and the probe", () => {
   const variants = [
@@ -53,12 +64,26 @@ describe("the child's off flags and the probe", () => {
     expect([...seen].sort()).toEqual(Object.keys(CHILD_OFF_FLAGS).sort());
   });
 
-  it("the probe's children get every off flag an isolated child of that host gets", () => {
+  it("the probe's children get every off flag an isolated child of that host gets, with the same value", () => {
     for (const [, noMcp, projectTrust] of variants) {
-      const child = offFlags(argv("isolated", noMcp, projectTrust));
+      const child = offFlagArgs(argv("isolated", noMcp, projectTrust));
       const probe = probeOffFlags(isolatedHostFlags({ noMcp, projectTrust, missing: [], source: "help" }));
       expect(probe.sort()).toEqual(child.sort());
     }
+  });
+
+  it("every child, isolated or ambient, gets an empty --append-system-prompt: no APPEND_SYSTEM.md is appended", () => {
+    for (const [mode, noMcp, projectTrust] of variants) {
+      const args = argv(mode, noMcp, projectTrust);
+      const at = args.indexOf("--append-system-prompt");
+      expect(at, mode).toBeGreaterThan(0);
+      expect(args[at + 1], mode).toBe("");
+      expect(
+        args.filter((a) => a === "--append-system-prompt"),
+        mode,
+      ).toHaveLength(1);
+    }
+    expect(OFF_FLAG_VALUES["--append-system-prompt"]).toBe("");
   });
 });
 
@@ -69,9 +94,10 @@ function clean(): WitnessObservations {
         skill: { agent: "W-skill-agent", project: "W-skill-project" },
         prompt: { agent: "W-prompt-agent", project: "W-prompt-project" },
         context: { agent: "W-context-agent", project: "W-context-project" },
-        trusted: { project: "W-trusted-project" },
+        append: { agent: "W-append-agent", project: "W-append-project" },
       },
       extensionRan: [],
+      ambientExtensionRan: ["agent"],
       mcpRan: [],
       hostFlags: ["--no-mcp", "--no-approve"],
     },
@@ -124,14 +150,32 @@ describe("the isolation checks", () => {
     );
     mcp.witness.hostFlags = [];
     expect(WITNESS_JUDGES.no_mcp(mcp).seen).toContain("the host has no --no-mcp");
-    expect(WITNESS_JUDGES.project_untrusted(withSystem("W-trusted-project")).seen).toBe(
-      "--no-approve was ignored: the project's .pi/APPEND_SYSTEM.md reached the model",
+    expect(WITNESS_JUDGES.no_append_system(withSystem("W-append-agent")).seen).toBe(
+      "--append-system-prompt was ignored: the APPEND_SYSTEM.md planted in the agent dir reached the model",
     );
+    expect(WITNESS_JUDGES.no_append_system(withSystem("W-append-project")).ok).toBe(false);
+    const trusted = clean();
+    trusted.witness.ambientExtensionRan = ["agent", "project"];
+    expect(WITNESS_JUDGES.project_untrusted(trusted)).toEqual({
+      ok: false,
+      seen: "--no-approve was ignored: the extension planted in the project loaded in the ambient run",
+    });
+  });
+
+  it("project trust is judged only when the agent dir's extension shows the ambient run loads extensions", () => {
+    const none = clean();
+    none.witness.ambientExtensionRan = [];
+    expect(WITNESS_JUDGES.project_untrusted(none).ok).toBe(false);
+    expect(WITNESS_JUDGES.project_untrusted(none).seen).toContain("project trust could not be seen");
   });
 
   it("a host without project trust is not asked for it", () => {
-    const o = withSystem("W-trusted-project");
+    const o = clean();
+    o.witness.ambientExtensionRan = ["agent", "project"];
     o.witness.hostFlags = [];
-    expect(WITNESS_JUDGES.project_untrusted(o).ok).toBe(true);
+    expect(WITNESS_JUDGES.project_untrusted(o)).toEqual({
+      ok: true,
+      seen: "the host has no project trust (no --no-approve); the project's extension loaded in the ambient run",
+    });
   });
 });

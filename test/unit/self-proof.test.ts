@@ -202,9 +202,11 @@ function observations(): ProbeObservations {
         skill: { agent: "W-skill-agent", project: "W-skill-project" },
         prompt: { agent: "W-prompt-agent", project: "W-prompt-project" },
         context: { agent: "W-context-agent", project: "W-context-project" },
-        trusted: { project: "W-trusted-project" },
+        append: { agent: "W-append-agent", project: "W-append-project" },
       },
       extensionRan: [],
+      // The ambient run loads the agent dir's extension; the untrusted project's stays out.
+      ambientExtensionRan: ["agent"],
       mcpRan: [],
       hostFlags: ["--no-mcp", "--no-approve"],
     },

@@ -245,6 +245,7 @@ const JUDGES: Readonly<Record<HostProbeCheckId, (o: ProbeObservations) => Verdic
   no_prompt_templates: (o) => WITNESS_JUDGES.no_prompt_templates(witnesses(o)),
   no_context_files: (o) => WITNESS_JUDGES.no_context_files(witnesses(o)),
   no_mcp: (o) => WITNESS_JUDGES.no_mcp(witnesses(o)),
+  no_append_system: (o) => WITNESS_JUDGES.no_append_system(witnesses(o)),
   project_untrusted: (o) => WITNESS_JUDGES.project_untrusted(witnesses(o)),
 };
 

@@ -20,7 +20,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { fieldOf, plainObject } from "../../core/validate.ts";
-import { CHILD_OFF_FLAGS, type ChildOffFlag, type HostProbeCheck } from "../probe-checks.ts";
+import { CHILD_OFF_FLAGS, type ChildOffFlag, type HostProbeCheck, offFlagArgs } from "../probe-checks.ts";
 import { judgeProbe, type ProbeEvent, type ProbeObservations, type RunObservation } from "./checks.ts";
 import { type ScriptedReply, type ScriptedRequest, startScriptedModelServer } from "./model-server.ts";
 import type { WitnessRun } from "./witness-checks.ts";
@@ -48,13 +48,19 @@ export interface ProbeOptions {
 /** Off flags only some hosts have: a probe child gets them from ProbeHost.hostFlags, as a delegate child does. */
 const HOST_DEPENDENT: readonly string[] = ["--no-mcp", "--no-approve"];
 
-/**
- * The off flags of every probe child: each of CHILD_OFF_FLAGS that every host has, then the host's
- * own (`hostFlags`: --no-mcp, --no-approve where it has them).
- */
-export function probeOffFlags(hostFlags: readonly string[]): string[] {
+/** The names of the off flags of every probe child (see probeOffFlags). */
+function probeOffFlagNames(hostFlags: readonly string[]): string[] {
   const common = Object.keys(CHILD_OFF_FLAGS).filter((flag) => !HOST_DEPENDENT.includes(flag));
   return [...common, ...hostFlags.filter((flag) => !common.includes(flag))];
+}
+
+/**
+ * The off flags of every probe child, as they stand in its argv: each of CHILD_OFF_FLAGS that every
+ * host has (with its value where it takes one: `--append-system-prompt ""`), then the host's own
+ * (`hostFlags`: --no-mcp, --no-approve where it has them).
+ */
+export function probeOffFlags(hostFlags: readonly string[]): string[] {
+  return probeOffFlagNames(hostFlags).flatMap(offFlagArgs);
 }
 
 export interface ProbeReport {
@@ -192,8 +198,8 @@ export async function runHostProbe(host: ProbeHost, options: ProbeOptions = {}):
     writeAgentDir(agentDir, server.url);
     const witnesses = plantWitnesses(root, agentDir, project, host.nodePath);
     const withheld = options.withhold;
-    const flags = probeOffFlags(host.hostFlags).flatMap((flag) =>
-      flag === withheld?.flag ? [...(withheld.instead ?? [])] : [flag],
+    const flags = probeOffFlagNames(host.hostFlags).flatMap((flag) =>
+      flag === withheld?.flag ? [...(withheld.instead ?? [])] : offFlagArgs(flag),
     );
     const secret = `PROBE-SECRET-${randomBytes(6).toString("hex")}`;
     writeFileSync(join(project, "payload.txt"), `${secret}\n`);
@@ -263,7 +269,8 @@ export async function runHostProbe(host: ProbeHost, options: ProbeOptions = {}):
 
     const main = start("main", flags, "read,probe_touch", ["--session", sessionPath]);
     const input = start("input", flags, "read", ["--no-session"]);
-    // As an ambient delegate child: extensions load (so --no-mcp is what keeps MCP servers out).
+    // As an ambient delegate child: extensions load (so --no-mcp is what keeps MCP servers out, and
+    // --no-approve what keeps the project's extension out).
     const ambient = flags.filter((flag) => flag !== "--no-extensions");
     const sigterm = start("sigterm", ambient, "read", ["-e", PROBE_SHADOW, "--no-session"]);
 

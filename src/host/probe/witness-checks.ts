@@ -27,20 +27,16 @@ const fail = (seen: string): Verdict => ({ ok: false, seen });
 /** The scopes whose `kind` marker some request carried (in any message, the system prompt included). */
 function inRequests(o: WitnessObservations, kind: WitnessKind): Scope[] {
   const markers = o.witness.markers[kind];
-  return (Object.keys(markers) as Scope[]).filter((scope) => {
-    const marker = markers[scope];
-    return (
-      marker !== undefined &&
-      o.runs.some((run) => run.requests.some((r) => r.messages.some((m) => m.text.includes(marker))))
-    );
-  });
+  return (Object.keys(markers) as Scope[]).filter((scope) =>
+    o.runs.some((run) => run.requests.some((r) => r.messages.some((m) => m.text.includes(markers[scope])))),
+  );
 }
 
 /** The scopes whose `kind` marker is the description of one of the host's commands. */
 function inCommands(o: WitnessObservations, kind: WitnessKind): Scope[] {
   const markers = o.witness.markers[kind];
   return (Object.keys(markers) as Scope[]).filter((scope) =>
-    o.runs.some((run) => run.commands.some((c) => c.description.includes(markers[scope] ?? "\0"))),
+    o.runs.some((run) => run.commands.some((c) => c.description.includes(markers[scope]))),
   );
 }
 
@@ -86,17 +82,32 @@ function noMcp(o: WitnessObservations): Verdict {
   return pass("the MCP servers configured in the agent dir and the project were not started");
 }
 
+function noAppendSystem(o: WitnessObservations): Verdict {
+  const seen = inRequests(o, "append");
+  return seen.length === 0
+    ? pass("the APPEND_SYSTEM.md planted in the agent dir and the project reached no request")
+    : fail(`--append-system-prompt was ignored: the APPEND_SYSTEM.md planted in ${where(seen)} reached the model`);
+}
+
+/**
+ * Project trust, seen in the ambient run (extensions on): the agent dir's extension loads there, the
+ * project's only when the host treats the project as trusted.
+ */
 function projectUntrusted(o: WitnessObservations): Verdict {
-  const seen = inRequests(o, "trusted");
+  const ran = o.witness.ambientExtensionRan;
+  const projectRan = ran.includes("project");
   if (!o.witness.hostFlags.includes("--no-approve")) {
-    // A host without project trust reads the project's files as any other; nothing to prove.
+    // A host without project trust loads the project's files as any other; nothing to prove.
     return pass(
-      `the host has no project trust (no --no-approve); the project's .pi/APPEND_SYSTEM.md ${seen.length > 0 ? "reached" : "did not reach"} the model`,
+      `the host has no project trust (no --no-approve); the project's extension ${projectRan ? "loaded" : "did not load"} in the ambient run`,
     );
   }
-  return seen.length === 0
-    ? pass("the project's .pi/APPEND_SYSTEM.md (read only when trusted) reached no request")
-    : fail("--no-approve was ignored: the project's .pi/APPEND_SYSTEM.md reached the model");
+  if (projectRan)
+    return fail("--no-approve was ignored: the extension planted in the project loaded in the ambient run");
+  // Without the agent dir's extension loading there, the project's absence would prove nothing.
+  return ran.includes("agent")
+    ? pass("in the ambient run the agent dir's extension loaded and the project's (loaded only when trusted) did not")
+    : fail("the ambient run loaded no planted extension, not even the agent dir's: project trust could not be seen");
 }
 
 export const WITNESS_JUDGES = {
@@ -105,5 +116,6 @@ export const WITNESS_JUDGES = {
   no_prompt_templates: noPromptTemplates,
   no_context_files: noContextFiles,
   no_mcp: noMcp,
+  no_append_system: noAppendSystem,
   project_untrusted: projectUntrusted,
 } as const satisfies Partial<Record<HostProbeCheckId, (o: WitnessObservations) => Verdict>>;

@@ -3,31 +3,37 @@
  * turns something off in a delegate child (src/host/probe-checks.ts, CHILD_OFF_FLAGS), something of
  * that kind in the probe's own agent dir and project that shows when it reaches the child. An
  * extension and an MCP server write a file when they run; a skill, a prompt template, a context file
- * and a trusted-project file carry a marker that the scripted model server (requests) or the probe
- * extension (the host's command list) would see. All of it lives in the probe's temporary directory.
+ * and an APPEND_SYSTEM.md carry a marker that the scripted model server (requests) or the probe
+ * extension (the host's command list) would see. The project's extension is also the witness of
+ * project trust: Pi 1.x loads it only for a trusted project, so in the ambient run (extensions on,
+ * --no-approve) it must not load. All of it lives in the probe's temporary directory.
  */
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 
-export type WitnessKind = "skill" | "prompt" | "context" | "trusted";
+export type WitnessKind = "skill" | "prompt" | "context" | "append";
 export type Scope = "agent" | "project";
 
 export interface Witnesses {
   /** One unique text per kind and scope, e.g. `PROBE-WITNESS-skill-agent-<hex>`. */
-  markers: Readonly<Record<WitnessKind, Readonly<Partial<Record<Scope, string>>>>>;
+  markers: Readonly<Record<WitnessKind, Readonly<Record<Scope, string>>>>;
   /** The files a planted MCP server writes when it runs, by scope; an extension adds `-<run>`. */
   ranFiles: Readonly<Record<"extension" | "mcp", Readonly<Record<Scope, string>>>>;
 }
 
 /** The probe runs that get --no-extensions (the sigterm run is an ambient child). */
 const ISOLATED_RUNS = ["main", "input"];
+/** The probe run that loads extensions, as an ambient delegate child does. */
+const AMBIENT_RUN = "sigterm";
 
 /** What the witnesses showed after the runs: which ran files exist. */
 export interface WitnessSeen {
   markers: Witnesses["markers"];
   /** Scopes whose planted extension ran in a run with --no-extensions (main, input). */
   extensionRan: Scope[];
+  /** Scopes whose planted extension ran in the ambient run (no --no-extensions): project trust shows here. */
+  ambientExtensionRan: Scope[];
   /** Scopes whose planted MCP server ran (in any run). */
   mcpRan: Scope[];
   /** The host's own off flags (--no-mcp, --no-approve where it has them). */
@@ -76,15 +82,16 @@ export function plantWitnesses(root: string, agentDir: string, project: string, 
   }
   put(join(agentDir, "AGENTS.md"), `${marker("context", "agent")}\n`);
   put(join(project, "AGENTS.md"), `${marker("context", "project")}\n`);
-  // Read only for a trusted project on hosts with project trust.
-  put(join(project, ".pi", "APPEND_SYSTEM.md"), `${marker("trusted", "project")}\n`);
+  // 0.73.1 reads the project's file, else the agent dir's; 1.x the project's only for a trusted project.
+  put(join(agentDir, "APPEND_SYSTEM.md"), `${marker("append", "agent")}\n`);
+  put(join(project, ".pi", "APPEND_SYSTEM.md"), `${marker("append", "project")}\n`);
   const both = (kind: WitnessKind) => ({ agent: marker(kind, "agent"), project: marker(kind, "project") });
   return {
     markers: {
       skill: both("skill"),
       prompt: both("prompt"),
       context: both("context"),
-      trusted: { project: marker("trusted", "project") },
+      append: both("append"),
     },
     ranFiles,
   };
@@ -96,6 +103,7 @@ export function witnessesSeen(witnesses: Witnesses, hostFlags: readonly string[]
   return {
     markers: witnesses.markers,
     extensionRan: SCOPES.filter((scope) => ISOLATED_RUNS.some((run) => existsSync(`${extension[scope]}-${run}`))),
+    ambientExtensionRan: SCOPES.filter((scope) => existsSync(`${extension[scope]}-${AMBIENT_RUN}`)),
     mcpRan: SCOPES.filter((scope) => existsSync(mcp[scope])),
     hostFlags,
   };
