@@ -11,6 +11,7 @@
  *   npm run bench -- --out <file>       where to write the JSON report (default bench-report.json)
  *   npm run bench -- --keep             keep the temp workspace (agent dir, projects, task trees)
  *   npm run bench -- --host 1.6.0       the pi host (scripts/hosts.mjs; default the first, 0.73.1)
+ *   npm run bench -- --only spend,spend-real   only these figures (the step names below)
  *
  * Every process it starts and its temp dir are cleaned up, also on Ctrl-C.
  */
@@ -37,7 +38,7 @@ const CONFIGS = {
     endToEnd: { reps: 7 },
     verify: { answerBytes: 4 * MiB, reps: 25 },
     window: { resultSizes: [4_000, 8_000, 20_000, 50_000, 60_000] },
-    spend: { batches: 10, runsPerBatch: 500 },
+    spend: { batches: 10, runsPerBatch: 200 },
     memory: { answerBytes: 1 * MiB, reps: 3 },
     concurrency: { count: 8, reps: 5 },
     selfProof: { reps: 5 },
@@ -47,13 +48,13 @@ const CONFIGS = {
     endToEnd: { reps: 1 },
     verify: { answerBytes: 1 * MiB, reps: 1 },
     window: { resultSizes: [8_000, 50_000] },
-    spend: { batches: 2, runsPerBatch: 100 },
+    spend: { batches: 2, runsPerBatch: 50 },
     memory: { answerBytes: MiB / 4, reps: 1 },
     concurrency: { count: 2, reps: 1 },
     selfProof: { reps: 1 },
   },
 };
-const USAGE = "usage: npm run bench [-- --quick] [--out <file>] [--keep] [--host <version>]";
+const USAGE = "usage: npm run bench [-- --quick] [--out <file>] [--keep] [--host <version>] [--only <step,…>]";
 
 function parseArgs(argv) {
   const options = { mode: "default", out: resolve(REPO_ROOT, "bench-report.json"), keep: false };
@@ -62,6 +63,7 @@ function parseArgs(argv) {
     if (arg === "--quick") options.mode = "quick";
     else if (arg === "--keep") options.keep = true;
     else if (arg === "--out" && argv[i + 1]) options.out = resolve(argv[++i]);
+    else if (arg === "--only" && argv[i + 1]) options.only = argv[++i].split(",");
     else if (arg === "--host" && argv[i + 1])
       i++; // chosen by scripts/bench.mjs before this process started
     else if (arg === "--help" || arg === "-h") options.help = true;
@@ -110,8 +112,11 @@ async function main() {
     ["context", () => contextFigures(workspace, { collect, log })],
     ["self-proof", () => selfProofFigure({ ...config.selfProof, log })],
   ];
+  const unknown = (options.only ?? []).filter((name) => !steps.some(([step]) => step === name));
+  if (unknown.length > 0) throw new Error(`--only: no step ${unknown.join(", ")}\n${USAGE}`);
   for (const [name, run] of steps) {
     if (interrupted) break;
+    if (options.only !== undefined && !options.only.includes(name)) continue;
     try {
       figures.push(...[await run()].flat());
     } catch (error) {

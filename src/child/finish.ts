@@ -57,7 +57,13 @@ function writeBudgetEvidence(state: GuardState, taskDir: string): void {
     spend:
       seed.spend === undefined
         ? null
-        : { cap_usd: seed.spend.cap_usd, spent_usd: state.spend.spentUsd, requests: state.spend.rows },
+        : {
+            cap_usd: seed.spend.cap_usd,
+            spent_usd: state.spend.spentUsd,
+            bytes_per_token: state.spend.bytesPerToken,
+            overbilled: state.spend.overbilled ?? null,
+            requests: state.spend.rows,
+          },
   });
 }
 

@@ -29,7 +29,7 @@ import { inRepair, onRepairResponse, REPAIR_TOOL_REFUSAL, repairIfNeeded } from 
 import { beforeRequest } from "./request-gate.ts";
 import { afterResponse } from "./response.ts";
 import { readArtifactBound } from "./runway.ts";
-import { turnGrowthRoom } from "./spend.ts";
+import { outputLimitInFlight, turnGrowthRoom } from "./spend.ts";
 import { type GuardState, latch, latchError, newState } from "./state.ts";
 import { decideToolCall, handleToolResult, specialPathRefusal } from "./tool-hooks.ts";
 
@@ -238,11 +238,11 @@ export default function delegateGuard(pi: ExtensionAPI): void {
     return decision.messages ? { messages: decision.messages } : undefined;
   });
 
-  // Under a spend cap, no request asks for more output than its worst cost counted (src/child/output-bound.ts).
+  // Under a spend cap, each request carries the output limit its worst cost counted (src/child/output-bound.ts).
   pi.on("before_provider_request", (event) => {
-    const spend = state.seed?.spend;
-    if (spend === undefined) return undefined;
-    const bound = boundOutput(event.payload, spend.output_reserve_tokens);
+    const limit = state.seed?.spend === undefined ? undefined : outputLimitInFlight(state.spend);
+    if (limit === undefined) return undefined;
+    const bound = boundOutput(event.payload, limit);
     return bound.changed ? bound.payload : undefined;
   });
 

@@ -7,6 +7,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { type FinalizedBy, SCHEMA, TASK_FILES } from "../core/constants.ts";
 import { writeJsonRecord } from "../core/fs.ts";
+import type { SpendOverbilled } from "../core/overbilling.ts";
 import type { ChildReadyFile, ChildTerminalFile, DelegateResultFile } from "../core/types.ts";
 import type { SpendRow } from "./spend.ts";
 
@@ -54,7 +55,15 @@ export interface RuntimeBudgetFile {
    * and one row per request (its bound, what its response reported and what was charged); null when
    * the task has no cap.
    */
-  spend: { cap_usd: number; spent_usd: number; requests: SpendRow[] } | null;
+  spend: {
+    cap_usd: number;
+    spent_usd: number;
+    /** Normal bytes per token at the end (src/core/token-estimate.ts): measured from this task's reports, or the default. */
+    bytes_per_token: number;
+    /** A response billed past what its request allowed, or a spend past the cap (src/core/overbilling.ts); null when none. */
+    overbilled: SpendOverbilled | null;
+    requests: SpendRow[];
+  } | null;
 }
 
 export interface ProgressFile {

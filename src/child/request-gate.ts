@@ -6,10 +6,20 @@
  */
 import type { ContextEvent } from "@mariozechner/pi-coding-agent";
 import { timeRunwayMs } from "../core/constants.ts";
+import { overbilledSentence } from "../core/overbilling.ts";
+import { classesOf } from "../core/token-estimate.ts";
 import type { SeedDocument } from "../core/types.ts";
+import { formatCostExact } from "../core/units.ts";
 import { inRepair } from "./repair.ts";
-import { headroomBytes, measuredGrowth, messageBytes, shouldFinalize, transcriptGrowthBytes } from "./runway.ts";
-import { beforeSpendRequest, nextInputBound } from "./spend.ts";
+import {
+  headroomBytes,
+  measuredGrowth,
+  messageBytes,
+  shouldFinalize,
+  transcriptGrowthBytes,
+  transcriptGrowthClasses,
+} from "./runway.ts";
+import { beforeSpendRequest, growthTokens, nextInputBound } from "./spend.ts";
 import { type GuardState, latch } from "./state.ts";
 import { finalizationNotice, requestFinalization } from "./tool-hooks.ts";
 
@@ -47,25 +57,41 @@ function askForAnswerIfDue(state: GuardState, seed: SeedDocument, completed: num
   if (shouldFinalize(runway.budget, runway.retainedBytes, measuredOnly)) requestFinalization(state, "context");
 }
 
+/** The finalization notice's tokens, counted on every request under a cap whether or not it is added. */
+export function noticeTokens(state: GuardState): number {
+  return growthTokens(state.spend, {
+    ...classesOf(finalizationNotice(state.runway.finalizedBy ?? "cost")),
+    messages: 1,
+  });
+}
+
 /**
  * The spend cap (docs/subsystems/child-guard.md, "The spend cap"): bound this request's cost and
- * decide. A request that could cross the cap is never sent: child_cost_limit. True when latched here.
+ * decide. A request that could cross the cap is never sent, nor any after a response billed past
+ * its request's limits: child_cost_limit. True when latched here.
  */
-function overSpendCap(state: GuardState, seed: SeedDocument): boolean {
+function overSpendCap(state: GuardState, seed: SeedDocument, messages: Messages): boolean {
   const spend = seed.spend;
   if (spend === undefined) return false;
-  const runway = state.runway;
-  // The notice may be added to this request: it is counted whether or not it is.
-  const noticeBytes = Buffer.byteLength(finalizationNotice(runway.finalizedBy ?? "cost"), "utf8");
-  const input = nextInputBound(spend, runway.measured, runway.bytesRAtRequest, noticeBytes);
-  const decision = beforeSpendRequest(state.spend, spend, state.requests, input);
+  const overbilled = state.spend.overbilled;
+  if (overbilled !== undefined) {
+    latch(
+      state,
+      "child_cost_limit",
+      `no request after response ${overbilled.request}: ${overbilledSentence(overbilled)} (maxCostUsd ${formatCostExact(spend.cap_usd)})`,
+    );
+    return true;
+  }
+  const classes = transcriptGrowthClasses(messages);
+  const input = nextInputBound(spend, state.spend, classes, noticeTokens(state));
+  const decision = beforeSpendRequest(state.spend, spend, state.requests, input, classes);
   if (decision === "finalize") requestFinalization(state, "cost");
   if (decision !== "stop") return false;
   const row = state.spend.rows.at(-1);
   latch(
     state,
     "child_cost_limit",
-    `request ${state.requests} could cost up to $${(row?.worst_usd ?? 0).toFixed(4)} with $${state.spend.spentUsd.toFixed(4)} spent; maxCostUsd is $${spend.cap_usd}`,
+    `request ${state.requests} could cost up to ${formatCostExact(row?.worst_usd ?? 0)} with ${formatCostExact(state.spend.spentUsd)} spent; maxCostUsd is ${formatCostExact(spend.cap_usd)}`,
   );
   return true;
 }
@@ -117,7 +143,7 @@ export function beforeRequest(state: GuardState, messages: Messages): RequestDec
   } else if (overTurnLimit(state, seed, completed)) return { stop: true };
   measureRequest(state, seed, messages);
   askForAnswerIfDue(state, seed, completed);
-  if (overSpendCap(state, seed)) return { stop: true };
+  if (overSpendCap(state, seed, messages)) return { stop: true };
   const sent = state.runway.finalized ? withNotice(state, messages) : undefined;
   recordRequest(state);
   return { stop: false, messages: sent };

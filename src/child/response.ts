@@ -6,7 +6,8 @@
 import type { AssistantMessage } from "@mariozechner/pi-ai";
 import type { SeedDocument } from "../core/types.ts";
 import type { FinalMessage } from "./outcome.ts";
-import { measuredGrowth, messageBytes } from "./runway.ts";
+import { noticeTokens } from "./request-gate.ts";
+import { contentClasses, measuredGrowth, messageBytes } from "./runway.ts";
 import { afterSpendResponse } from "./spend.ts";
 import { type GuardState, latch } from "./state.ts";
 import { addUsage, reportedInputTokens, reportedTokens } from "./usage.ts";
@@ -55,8 +56,14 @@ export function afterResponse(state: GuardState, seed: SeedDocument, message: As
   }
   addUsage(state.usage, message.usage, message.content.length > 0, state.turns);
   if (seed.spend !== undefined) {
-    state.spend.turnGrowthBytes += messageBytes(message);
-    afterSpendResponse(state.spend, seed.spend, reportedTokens(message.usage), message.content.length > 0);
+    afterSpendResponse(
+      state.spend,
+      seed.spend,
+      reportedTokens(message.usage),
+      message.content.length > 0,
+      contentClasses(message.content),
+      noticeTokens(state),
+    );
   }
   const input = reportedInputTokens(message.usage);
   if (completed && input !== undefined) rebaseOnReport(state, seed, message, input);

@@ -5,6 +5,7 @@
  * receipts), and our own notice. The initial prompt is not growth: admission already counted it in L.
  */
 import { PROVABLE_BYTES_PER_TOKEN, READ_ARTIFACT_FRAMING_BYTES } from "../core/constants.ts";
+import { addClasses, addText, emptyClasses, type TextClasses } from "../core/token-estimate.ts";
 import { fieldOf } from "../core/validate.ts";
 
 /** The slice of pi's message shapes the counters read; anything else counts as zero bytes. */
@@ -16,33 +17,44 @@ interface Block {
   data?: unknown;
 }
 
-function utf8(text: unknown): number {
-  return typeof text === "string" ? Buffer.byteLength(text, "utf8") : 0;
-}
-
-function blockBytes(block: Block): number {
+/** The text one block adds to the transcript as sent ("" for anything else). */
+function blockText(block: Block): string {
+  const text = (value: unknown) => (typeof value === "string" ? value : "");
   switch (block.type) {
     case "text":
-      return utf8(block.text);
+      return text(block.text);
     case "thinking":
-      return utf8(block.thinking);
+      return text(block.thinking);
     case "toolCall":
-      return utf8(JSON.stringify(block.arguments ?? {}));
+      return JSON.stringify(block.arguments ?? {});
     case "image":
       // Images travel as base64; count the characters that are sent.
-      return utf8(block.data);
+      return text(block.data);
     default:
-      return 0;
+      return "";
   }
+}
+
+/** Each text a message content (string or block list) adds to the transcript. */
+function contentTexts(content: unknown): string[] {
+  if (typeof content === "string") return [content];
+  if (!Array.isArray(content)) return [];
+  return content.flatMap((block) => (typeof block === "object" && block !== null ? [blockText(block as Block)] : []));
 }
 
 /** Bytes a message content (string or block list) adds to the transcript. */
 export function contentBytes(content: unknown): number {
-  if (typeof content === "string") return utf8(content);
-  if (!Array.isArray(content)) return 0;
   let total = 0;
-  for (const block of content) if (typeof block === "object" && block !== null) total += blockBytes(block as Block);
+  for (const text of contentTexts(content)) total += Buffer.byteLength(text, "utf8");
   return total;
+}
+
+/** The same content's bytes by token class (src/core/token-estimate.ts), as one message. */
+export function contentClasses(content: unknown): TextClasses {
+  const into = emptyClasses();
+  for (const text of contentTexts(content)) addText(text, into);
+  into.messages = 1;
+  return into;
 }
 
 /** Bytes of one transcript message of any role. */
@@ -51,15 +63,31 @@ export function messageBytes(message: unknown): number {
   return contentBytes(fieldOf(message, "content"));
 }
 
+/** The first user message: the launch prompt, which is not growth (admission counted it). */
+function promptIndex(messages: readonly unknown[]): number {
+  return messages.findIndex((m) => fieldOf(m, "role") === "user");
+}
+
 /**
  * R of a context pi is about to send: every message after the first user message (the launch
  * prompt). Recomputed from the exact list at each request, so it never drifts from the transcript.
  */
 export function transcriptGrowthBytes(messages: readonly unknown[]): number {
-  const first = messages.findIndex((m) => fieldOf(m, "role") === "user");
+  const first = promptIndex(messages);
   let total = 0;
   messages.forEach((m, i) => {
     if (i !== first) total += messageBytes(m);
+  });
+  return total;
+}
+
+/** The same growth by token class, for the spend cap's input bound. */
+export function transcriptGrowthClasses(messages: readonly unknown[]): TextClasses {
+  const first = promptIndex(messages);
+  let total = emptyClasses();
+  messages.forEach((m, i) => {
+    if (i !== first && typeof m === "object" && m !== null)
+      total = addClasses(total, contentClasses(fieldOf(m, "content")));
   });
   return total;
 }

@@ -15,12 +15,20 @@ import { CHILD_BUILTIN_TOOLS, CHILD_TOOLS, type FinalizedBy, READ_ARTIFACT_TOOL 
 import { kindOf } from "../core/fs.ts";
 import { sha256Hex } from "../core/hash.ts";
 import { resolveLikePi } from "../core/project-path.ts";
+import { classesOf } from "../core/token-estimate.ts";
 import type { EvidenceRow, SeedLimits, SpillReceipt } from "../core/types.ts";
 import { grepSeen } from "./grep-evidence.ts";
 import type { ReadArtifactDetails } from "./read-artifact.ts";
 import { onlyText, readEvidence, readShown } from "./read-evidence.ts";
-import { contentBytes, inlineHeadRoom, maxReadLength, readArtifactBound, spillReason } from "./runway.ts";
-import { overTurnGrowth, turnGrowthRoom } from "./spend.ts";
+import {
+  contentBytes,
+  contentClasses,
+  inlineHeadRoom,
+  maxReadLength,
+  readArtifactBound,
+  spillReason,
+} from "./runway.ts";
+import { keepInTurn, overTurnGrowth, turnGrowthRoom } from "./spend.ts";
 import {
   encodeToolContent,
   headSpillText,
@@ -248,7 +256,7 @@ function keepHead(
   );
   const inline = headSpillText(head, receipt, Math.min(receipt.byte_length - headBytes - 1, maxReadLength(bound)));
   runway.retainedBytes += Buffer.byteLength(inline, "utf8");
-  state.spend.turnGrowthBytes += Buffer.byteLength(inline, "utf8");
+  keepInTurn(state.spend, classesOf(inline));
   runway.keptToolBytes += headBytes;
   runway.spilledToolBytes += receipt.byte_length - headBytes;
   const content = [{ type: "text" as const, text: inline }];
@@ -299,11 +307,11 @@ export function handleToolResult(
   const spend = state.seed?.spend;
   const reason =
     spillReason(payload, limits.spill_threshold_bytes, runway.budget, runway.retainedBytes) ??
-    (overTurnGrowth(state.spend, spend, payload) ? "spend" : undefined);
+    (overTurnGrowth(state.spend, spend, contentClasses(event.content)) ? "spend" : undefined);
   if (reason === undefined) {
     runway.retainedBytes += payload;
     runway.keptToolBytes += payload;
-    state.spend.turnGrowthBytes += payload;
+    if (spend !== undefined) keepInTurn(state.spend, contentClasses(event.content));
     evidenceFor(state, event, callIndex, cwd);
     return undefined;
   }
@@ -324,7 +332,7 @@ export function handleToolResult(
     const bound = readArtifactBound(runway.budget, runway.retainedBytes, limits.read_artifact_max_response_bytes);
     const text = spillReceiptText(receipt, reason, Math.min(receipt.byte_length, maxReadLength(bound)));
     runway.retainedBytes += Buffer.byteLength(text, "utf8");
-    state.spend.turnGrowthBytes += Buffer.byteLength(text, "utf8");
+    keepInTurn(state.spend, classesOf(text));
     return { content: [{ type: "text", text }], details: { delegate_spill: receipt }, isError: event.isError };
   } catch (error) {
     latch(state, "artifact_spill_failed", `spilling the ${event.toolName} result failed: ${(error as Error).message}`);

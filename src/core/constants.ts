@@ -67,10 +67,10 @@ export const CALIBRATION_MIN_PROMPT_BYTES = 50 * KiB;
 
 // The spend cap (docs/subsystems/child-guard.md, "The spend cap"), tokens
 /**
- * The growth one turn may add to the context (its output and the tool results kept), with which the
- * answer request after it is priced: the cap keeps that answer request's worst cost in reserve.
+ * The least output an answer request is given under a cap, and the least a tool turn is sent with:
+ * the cap always keeps one answer request of this output in reserve (src/core/spend.ts).
  */
-export const SPEND_TURN_GROWTH_TOKENS = 32_768;
+export const SPEND_ANSWER_OUTPUT_TOKENS = 2_048;
 /**
  * Fusion's share of one run cap (docs/subsystems/fusion.md, "The spend cap"): the evaluator and the
  * merger each keep this fraction of the cap, in hundredths; the candidates share the rest equally.

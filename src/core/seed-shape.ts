@@ -78,7 +78,12 @@ const budget = (value: unknown, at: string): SeedBudget =>
     ["bytes_per_token", amount],
   );
 
-const SPEND_TOKENS = ["output_reserve_tokens", "turn_growth_tokens", "first_request_tokens", "framing_tokens"] as const;
+const SPEND_TOKENS = [
+  "output_reserve_tokens",
+  "answer_output_tokens",
+  "first_request_tokens",
+  "framing_tokens",
+] as const;
 
 /** A positive finite amount (a cap). */
 function positiveAmount(value: unknown, at: string): number {

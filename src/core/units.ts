@@ -22,6 +22,28 @@ export function formatCost(dollars: number): string {
   return `$${dollars.toFixed(dollars < 1 ? 4 : 2)}`;
 }
 
+/** Most decimals a cost is printed with. */
+const MAX_COST_DIGITS = 10;
+
+/** Dollars with at least two significant digits, however small ("$0.000042"); as formatCost otherwise. */
+export function formatCostExact(dollars: number): string {
+  let digits = dollars < 1 ? 4 : 2;
+  while (digits < MAX_COST_DIGITS && dollars > 0 && dollars < 10 ** (1 - digits)) digits++;
+  return `$${dollars.toFixed(digits)}`;
+}
+
+/**
+ * A spend and its cap with as many decimals as it takes for different amounts to print differently
+ * ("$0.20004 of cap $0.20000", never "$0.2000 of cap $0.2000" for a spend over the cap).
+ */
+export function formatSpendOfCap(spentUsd: number, capUsd: number): string {
+  let digits = Math.max(spentUsd, capUsd) < 1 ? 4 : 2;
+  while (digits < MAX_COST_DIGITS && spentUsd !== capUsd && spentUsd.toFixed(digits) === capUsd.toFixed(digits)) {
+    digits++;
+  }
+  return `$${spentUsd.toFixed(digits)} of cap $${capUsd.toFixed(digits)}`;
+}
+
 /** Seconds between two ISO times (or until `now` when there is no end), never negative. */
 export function secondsBetween(startIso: string, endIso?: string | null, now = Date.now()): number {
   const end = endIso === undefined || endIso === null ? now : Date.parse(endIso);

@@ -1,13 +1,19 @@
 /**
  * The spend cap at admission (docs/subsystems/launch.md, "The spend cap"), pure: which cap applies
  * (the argument, else bgDelegate.maxCostUsd / PI_BG_DELEGATE_MAX_COST_USD), whether the route is
- * priced, and whether the first request and the answer runway can fit it. Every refusal happens
+ * priced, and whether the first request can fit it as the answer. Every refusal happens
  * before anything exists (no directory, no process).
  */
-import { RESERVE_FRAMING_TOKENS, RESERVE_OUTPUT_TOKENS, SPEND_TURN_GROWTH_TOKENS } from "../core/constants.ts";
+import { RESERVE_FRAMING_TOKENS, RESERVE_OUTPUT_TOKENS, SPEND_ANSWER_OUTPUT_TOKENS } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import type { PackageSettings } from "../core/settings.ts";
-import { answerRunwayUsd, firstRequestLeastUsd, isPriced, type SeedSpend, type SpendPrices } from "../core/spend.ts";
+import {
+  firstAnswerWorstUsd,
+  firstRequestLeastUsd,
+  isPriced,
+  type SeedSpend,
+  type SpendPrices,
+} from "../core/spend.ts";
 import { formatCost } from "../core/units.ts";
 
 /** The cap of a launch: the argument, else the setting; a malformed setting is refused, never ignored. */
@@ -40,15 +46,17 @@ export function requirePriced(capUsd: number, route: { provider: string; model: 
 export interface SpendEstimate {
   /** The least the first request costs (its provable prompt at the input price). */
   first_request_usd: number;
-  /** The answer runway's cost, kept in reserve from the first request on. */
+  /**
+   * The rest of the first request's worst cost when it must be the answer: the framing reserve, the
+   * dearer cache prices and the answer's output (SPEND_ANSWER_OUTPUT_TOKENS). With the first
+   * figure it is the least cap that buys an answer.
+   */
   runway_usd: number;
 }
 
 export function spendEstimate(spend: SeedSpend): SpendEstimate {
-  return {
-    first_request_usd: firstRequestLeastUsd(spend),
-    runway_usd: answerRunwayUsd(spend, spend.first_request_tokens + spend.framing_tokens, false),
-  };
+  const first = firstRequestLeastUsd(spend);
+  return { first_request_usd: first, runway_usd: firstAnswerWorstUsd(spend) - first };
 }
 
 /**
@@ -67,7 +75,7 @@ export function planSpend(
     cap_usd: capUsd,
     prices_usd_per_mtok: route.prices,
     output_reserve_tokens: RESERVE_OUTPUT_TOKENS,
-    turn_growth_tokens: SPEND_TURN_GROWTH_TOKENS,
+    answer_output_tokens: SPEND_ANSWER_OUTPUT_TOKENS,
     first_request_tokens: provableTokens,
     framing_tokens: RESERVE_FRAMING_TOKENS,
   };

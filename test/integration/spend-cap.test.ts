@@ -38,12 +38,18 @@ import { calls, delegateCall, expectRefusal, listTree, parentModel, resultOf } f
 
 /** $1 per million input tokens, $2 per million output tokens. */
 const PRICED = "priced-model";
+/** $10 per million input and output tokens, no cache prices (issue 35's route). */
+const TEN = "ten-dollar-model";
 const CAP = 0.2;
 /** What each child response reports: 20,000 input tokens and 50 output tokens = $0.0201. */
 const REPORTED = { prompt_tokens: 20_000, completion_tokens: 50 };
 const PER_RESPONSE_USD = 0.0201;
 /** Turns an un-noticed child keeps calling tools for before it answers on its own. */
 const WORK_TURNS = 30;
+/** The cap of the large-reads test: little enough that one turn cannot keep both reads. */
+const READS_CAP = 0.06;
+/** Files of the read-until-done task. */
+const TWENTY = 20;
 const ANSWER = "SPEND ANSWER: the investigation is complete as far as the money allowed.";
 
 const server = useModelServer();
@@ -60,6 +66,12 @@ beforeAll(async () => {
         // Pi asks for min(maxTokens, 32,000) output tokens per request, more than the cap's output reserve.
         maxTokens: 64_000,
         cost: { input: 1, output: 2, cacheRead: 0.1, cacheWrite: 1.25 },
+      },
+      {
+        id: TEN,
+        contextWindow: 400_000,
+        maxTokens: 64_000,
+        cost: { input: 10, output: 10, cacheRead: 0, cacheWrite: 0 },
       },
     ],
   });
@@ -80,17 +92,22 @@ function childModel(request: ModelRequest) {
   const turn = request.messages.filter((m) => m.role === "assistant").length;
   const obey = directive.includes("SPEND-OBEY");
   if (directive.includes("SPEND-READS")) {
-    // Two large reads in one turn, then an answer quoting what came back.
+    // Two reads in one turn, then an answer (usage by the request's size, as a provider reports it).
     if (turn === 0) {
       return {
         toolCalls: [
           { name: "read", args: { path: "big1.txt" } },
           { name: "read", args: { path: "big2.txt" } },
         ],
-        usage: REPORTED,
       };
     }
-    return { text: ANSWER, usage: REPORTED };
+    return { text: ANSWER };
+  }
+  if (directive.includes("SPEND-TWENTY")) {
+    // One 20 KB file per turn; on the notice, an answer. The server reports usage by the request's
+    // size (about 4 bytes per token), as a provider would.
+    if (noticed(request) || turn >= TWENTY) return { text: ANSWER };
+    return { toolCalls: [{ name: "read", args: { path: `part${turn + 1}.txt` } }] };
   }
   if ((obey && noticed(request)) || turn >= WORK_TURNS) return { text: ANSWER, usage: REPORTED };
   return { toolCalls: [{ name: "ls", args: {} }], usage: REPORTED };
@@ -111,7 +128,7 @@ function taskFiles(cwd: string, taskId: string) {
 
 /** A delegate on the priced route under the spend cap CAP. */
 function delegatePriced(parent: SdkParent, args: Record<string, unknown>): Promise<string> {
-  return delegateVia(parent, { ...args, route: { provider: "fake", model: PRICED }, maxCostUsd: CAP });
+  return delegateVia(parent, { route: { provider: "fake", model: PRICED }, maxCostUsd: CAP, ...args });
 }
 
 async function settled(parent: SdkParent, cwd: string, taskId: string): Promise<void> {
@@ -132,13 +149,13 @@ async function settled(parent: SdkParent, cwd: string, taskId: string): Promise<
 }
 
 /** Every request the child sent stayed within the cap by its bound; the spend is within the cap. */
-function expectWithinCap(budget: RuntimeBudgetFile): void {
+function expectWithinCap(budget: RuntimeBudgetFile, cap = CAP): void {
   const spend = budget.spend;
   if (spend === null) throw new Error("runtime-budget.json has no spend block");
-  expect(spend.cap_usd).toBe(CAP);
-  expect(spend.spent_usd).toBeLessThanOrEqual(CAP);
+  expect(spend.cap_usd).toBe(cap);
+  expect(spend.spent_usd).toBeLessThanOrEqual(cap);
   for (const row of spend.requests.filter((r) => r.decision !== "stop")) {
-    expect(row.spent_before_usd + row.worst_usd).toBeLessThanOrEqual(CAP);
+    expect(row.spent_before_usd + row.worst_usd).toBeLessThanOrEqual(cap);
   }
   // The spend is what the provider reported, response by response.
   const charged = spend.requests.reduce((sum, r) => sum + (r.charged_usd ?? 0), 0);
@@ -202,34 +219,44 @@ describe("a capped delegate", () => {
       expect(freeCost).toBeCloseTo((WORK_TURNS + 1) * PER_RESPONSE_USD, 6);
       expect(freeCost).toBeGreaterThan(3 * CAP);
 
-      // Each capped request asked for at most the output reserve its worst cost counted (16,384
-      // tokens); the uncapped child's asked for Pi's own limit (32,000 on 0.73.1, the model's 64,000 on 1.6).
+      // Each capped request asked for the output limit its worst cost counted (at most 16,384 tokens,
+      // less as the money runs out); the uncapped child's asked for Pi's own limit (32,000 on 0.73.1,
+      // the model's 64,000 on 1.6).
       const asked = server.requests
         .filter((r) => isChildRequest(r) && r.messages[1]?.text.includes("SPEND-OBEY"))
         .map((r) => Number(r.raw.max_completion_tokens ?? r.raw.max_tokens));
-      expect(files.budget.requests.length).toBeGreaterThan(1);
-      expect(asked.filter((n) => n === 16_384)).toHaveLength(files.budget.requests.length);
+      const limits = files.budget.spend?.requests.map((r) => r.output_limit_tokens) ?? [];
+      expect(limits.length).toBeGreaterThan(1);
+      expect(Math.max(...limits)).toBeLessThanOrEqual(16_384);
+      expect(asked.filter((n) => n <= 16_384)).toEqual(limits);
       expect(asked.filter((n) => n > 16_384)).toHaveLength(WORK_TURNS + 1);
-      expect(asked).toHaveLength(WORK_TURNS + 1 + files.budget.requests.length);
     } finally {
       await control.dispose();
       await parent.dispose();
     }
   });
 
-  it("a turn of large reads keeps what the cap priced for it and spills the rest: it still ends in an answer", async () => {
+  it("a turn of large reads keeps what the answer after it leaves room for and spills the rest: it still ends in an answer", async () => {
     const cwd = await makeTempDir("spend-reads");
+    // Dense lines (no whitespace but the newline): 1 token per byte. Under a $0.06 cap, after the
+    // first response (a few thousand input tokens) about 38,000 tokens are left for this turn with
+    // the answer request after it: the 3,000-byte file fits, the 50 KB Pi's read keeps of the other does not.
     const line = `${"r".repeat(99)}\n`;
-    writeFileSync(join(cwd, "big1.txt"), line.repeat(250));
-    writeFileSync(join(cwd, "big2.txt"), line.repeat(250));
+    writeFileSync(join(cwd, "big1.txt"), line.repeat(30));
+    writeFileSync(join(cwd, "big2.txt"), line.repeat(600));
     installParentDriver(server, childModel);
     const parent = await startSdkParent({ agentDir: agent, cwd });
     try {
-      const taskId = await delegatePriced(parent, { name: "reads", prompt: "SPEND-READS: read both files." });
+      const taskId = await delegatePriced(parent, {
+        name: "reads",
+        prompt: "SPEND-READS: read both files.",
+        maxCostUsd: READS_CAP,
+      });
       await settled(parent, cwd, taskId);
       const files = taskFiles(cwd, taskId);
       expect(files.result().spilled_artifacts).toHaveLength(1);
-      expectWithinCap(files.budget);
+      expect(files.result().spilled_artifacts[0]?.byte_length).toBeGreaterThan(40_000);
+      expectWithinCap(files.budget, READS_CAP);
       const tools = server.requests
         .filter((r) => isChildRequest(r) && r.messages[1]?.text.includes("SPEND-READS"))
         .flatMap((r) => r.messages.filter((m) => m.role === "tool").map((m) => m.text));
@@ -264,6 +291,58 @@ describe("a capped delegate", () => {
       expect(noticed(childRequests.at(-1) as ModelRequest)).toBe(true);
       const view = await bgResultVia(parent, { taskId });
       expect(view.text).toContain("child_cost_limit");
+    } finally {
+      await parent.dispose();
+    }
+  });
+});
+
+/** Twenty files of 20 KB of prose-like lines (words and spaces), different in each file. */
+function writeTwentyFiles(cwd: string): void {
+  const words = ["spend", "cap", "answer", "provider", "tokens", "request", "budget", "report", "model", "read"];
+  for (let f = 1; f <= TWENTY; f++) {
+    const lines: string[] = [];
+    for (let i = 0; lines.join("\n").length < 20_000; i++) {
+      lines.push(Array.from({ length: 12 }, (_, w) => words[(f * 7 + i * 3 + w) % words.length]).join(" "));
+    }
+    writeFileSync(join(cwd, `part${f}.txt`), `${lines.join("\n").slice(0, 20_000)}\n`);
+  }
+}
+
+describe("a $1.00 cap on a $10/M route buys the answer about $1 buys", () => {
+  it("reads files until at least 80 % of the cap is spent, then answers within it", async () => {
+    const cwd = await makeTempDir("spend-twenty");
+    writeTwentyFiles(cwd);
+    installParentDriver(server, childModel);
+    const parent = await startSdkParent({ agentDir: agent, cwd });
+    try {
+      const taskId = await delegateVia(parent, {
+        name: "twenty",
+        prompt: "SPEND-TWENTY: read part1.txt to part20.txt and sum them up.",
+        route: { provider: "fake", model: TEN },
+        maxCostUsd: 1,
+        maxTurns: 40,
+      });
+      await settled(parent, cwd, taskId);
+      const files = taskFiles(cwd, taskId);
+      const result = files.result();
+      expect(result.finalized_by).toBe("cost");
+      const spent = result.usage.status === "observed" ? result.usage.cost_total : -1;
+      const budget = files.budget.spend;
+      if (budget === null) throw new Error("no spend block");
+      expect(budget.spent_usd).toBeCloseTo(spent, 9);
+      expect(spent).toBeGreaterThanOrEqual(0.8);
+      expect(spent).toBeLessThanOrEqual(1);
+      // Every request sent stayed within the cap by its bound, and carried the output limit it was priced with.
+      for (const row of budget.requests.filter((r) => r.decision !== "stop")) {
+        expect(row.spent_before_usd + row.worst_usd).toBeLessThanOrEqual(1);
+      }
+      const asked = server.requests
+        .filter((r) => isChildRequest(r) && r.messages[1]?.text.includes("SPEND-TWENTY"))
+        .map((r) => Number(r.raw.max_completion_tokens ?? r.raw.max_tokens));
+      expect(asked).toEqual(budget.requests.map((r) => r.output_limit_tokens));
+      const view = await bgResultVia(parent, { taskId });
+      expect(view.text).toContain(ANSWER);
     } finally {
       await parent.dispose();
     }

@@ -10,7 +10,8 @@ import { newState } from "../../src/child/state.ts";
 import { handleToolResult } from "../../src/child/tool-hooks.ts";
 import { DelegateError } from "../../src/core/errors.ts";
 import { loadSettings } from "../../src/core/settings.ts";
-import { answerRunwayUsd, decideSpend, type SeedSpend, worstRequestUsd } from "../../src/core/spend.ts";
+import { planRequest, type SeedSpend, worstRequestUsd } from "../../src/core/spend.ts";
+import { classesOf, emptyClasses, measuredBytesPerToken } from "../../src/core/token-estimate.ts";
 import { planSpend, resolveSpendCap } from "../../src/launch/spend-plan.ts";
 import { makeTempDir } from "../helpers/temp.ts";
 import { textToolResult } from "../helpers/tool-events.ts";
@@ -20,10 +21,11 @@ const SPEND: SeedSpend = {
   cap_usd: 0.2,
   prices_usd_per_mtok: PRICES,
   output_reserve_tokens: 16_384,
-  turn_growth_tokens: 32_768,
+  answer_output_tokens: 2_048,
   first_request_tokens: 5_000,
   framing_tokens: 8_192,
 };
+const NONE = emptyClasses();
 
 const codeOf = (f: () => unknown) => {
   try {
@@ -35,51 +37,90 @@ const codeOf = (f: () => unknown) => {
 };
 
 describe("the decision before a request", () => {
-  it("bounds a request by its input at the input price and the output reserve at the output price", () => {
-    expect(worstRequestUsd(SPEND, 10_000, false)).toBeCloseTo((10_000 * 1 + 16_384 * 2) / 1e6, 12);
-    // Once cache tokens were reported, the dearest of the input and cache prices bounds the input.
-    expect(worstRequestUsd(SPEND, 10_000, true)).toBeCloseTo((10_000 * 1.25 + 16_384 * 2) / 1e6, 12);
-    expect(answerRunwayUsd(SPEND, 10_000, false)).toBeCloseTo(worstRequestUsd(SPEND, 42_768, false), 12);
+  it("bounds a request by its input at the dearest input or cache price (from the first request) and its output limit", () => {
+    expect(worstRequestUsd(SPEND, 10_000, 16_384)).toBeCloseTo((10_000 * 1.25 + 16_384 * 2) / 1e6, 12);
+    expect(worstRequestUsd({ ...SPEND, prices_usd_per_mtok: { ...PRICES, cache_write: 0 } }, 10_000, 100)).toBeCloseTo(
+      (10_000 + 200) / 1e6,
+      12,
+    );
   });
 
-  it("sends while the answer request still fits after it, finalizes when only this one fits, stops otherwise", () => {
-    const worst = worstRequestUsd(SPEND, 20_000, false);
-    const runway = answerRunwayUsd(SPEND, 20_000, false);
-    expect(decideSpend(SPEND, SPEND.cap_usd - worst - runway, 20_000, false)).toBe("send");
-    expect(decideSpend(SPEND, SPEND.cap_usd - worst - runway + 1e-6, 20_000, false)).toBe("finalize");
-    expect(decideSpend(SPEND, SPEND.cap_usd - worst, 20_000, false)).toBe("finalize");
-    expect(decideSpend(SPEND, SPEND.cap_usd - worst + 1e-6, 20_000, false)).toBe("stop");
+  it("sends with the largest output limit that leaves an answer request; answers now when only that fits; stops otherwise", () => {
+    const rich = planRequest(SPEND, 0, 20_000);
+    expect(rich).toMatchObject({ decision: "send", output_limit_tokens: 16_384 });
+    // The limit shrinks with the money left, down to the answer's own output.
+    let spent = 0;
+    let last = rich;
+    while (last.decision === "send") {
+      spent += 0.001;
+      const next = planRequest(SPEND, spent, 20_000);
+      expect(next.output_limit_tokens <= last.output_limit_tokens || next.decision !== "send").toBe(true);
+      last = next;
+    }
+    expect(last.decision).toBe("finalize");
+    expect(last.output_limit_tokens).toBeGreaterThanOrEqual(SPEND.answer_output_tokens);
+    // A tool turn is sent only while an answer request of its input, its output re-sent, framing and receipts fits after it.
+    const send = planRequest(SPEND, spent - 0.001, 20_000);
+    expect(send.decision).toBe("send");
+    const answerInput = 20_000 + Math.ceil(send.output_limit_tokens * 1.25) + 32 + 2_048;
+    expect(spent - 0.001 + send.worst_usd + worstRequestUsd(SPEND, answerInput, 2_048)).toBeLessThanOrEqual(0.2);
+    // The answer request gets what the money leaves, within the cap.
+    expect(spent + last.worst_usd).toBeLessThanOrEqual(0.2);
+    const edge = 0.2 - worstRequestUsd(SPEND, 20_000, 2_048);
+    expect(planRequest(SPEND, edge, 20_000)).toMatchObject({ decision: "finalize", output_limit_tokens: 2_048 });
+    expect(planRequest(SPEND, edge + 1e-5, 20_000).decision).toBe("stop");
   });
 
-  it("bounds the next input by the provable prompt and framing before a report, by the report and bytes since after", () => {
-    expect(nextInputBound(SPEND, undefined, 300, 10)).toBe(5_000 + 8_192 + 300 + 10);
-    expect(nextInputBound(SPEND, { inputTokens: 9_000, retainedBytesAtRequest: 300 }, 700, 10)).toBe(9_000 + 400 + 10);
+  it("bounds the next input by the provable prompt and framing before a report, by the report and the growth since after", () => {
+    const state = newSpendState();
+    expect(nextInputBound(SPEND, state, NONE, 10)).toBe(5_000 + 8_192 + 10);
+    const prose = classesOf("word ".repeat(1_000));
+    // Before any rate is measured, letter-rich text counts 2 bytes per token; dense text 1.
+    expect(nextInputBound(SPEND, state, { ...prose, messages: 1 }, 0)).toBe(5_000 + 8_192 + 2_500 + 32);
+    const dense = classesOf("QUJD".repeat(1_000));
+    expect(dense).toEqual({ normal: 0, dense: 4_000, messages: 0 });
+    beforeSpendRequest(state, SPEND, 1, 13_192, NONE);
+    afterSpendResponse(state, SPEND, { input: 9_000, output: 10, cache_read: 0, cache_write: 0 }, true, NONE, 0);
+    expect(nextInputBound(SPEND, state, { ...prose, messages: 1 }, 10)).toBe(9_000 + 2_500 + 32 + 10);
+  });
+
+  it("measures normal bytes per token from this task's reports, less the margin, between 1 and 3", () => {
+    const state = newSpendState();
+    beforeSpendRequest(state, SPEND, 1, 13_192, NONE);
+    afterSpendResponse(state, SPEND, { input: 9_000, output: 10, cache_read: 0, cache_write: 0 }, true, NONE, 0);
+    const grown = { normal: 40_000, dense: 0, messages: 4 };
+    beforeSpendRequest(state, SPEND, 2, 40_000, grown);
+    // 40,000 bytes the provider counted as 10,000 tokens: 4 bytes per token, 3 with the margin.
+    afterSpendResponse(state, SPEND, { input: 19_000, output: 10, cache_read: 0, cache_write: 0 }, true, NONE, 0);
+    expect(state.bytesPerToken).toBe(3);
+    expect(measuredBytesPerToken(40_000, 20_000)).toBe(1.5);
+    expect(measuredBytesPerToken(40_000, 80_000)).toBe(1);
+    expect(measuredBytesPerToken(40_000, 1_000)).toBe(3);
+    expect(measuredBytesPerToken(1_000, 100)).toBeUndefined();
   });
 
   it("charges the report, the bound when a response with content reported nothing, nothing for a failed request", () => {
     const state = newSpendState();
-    beforeSpendRequest(state, SPEND, 1, 10_000);
-    afterSpendResponse(state, SPEND, { input: 10_000, output: 100, cache_read: 0, cache_write: 0 }, true);
+    beforeSpendRequest(state, SPEND, 1, 10_000, NONE);
+    afterSpendResponse(state, SPEND, { input: 10_000, output: 100, cache_read: 0, cache_write: 0 }, true, NONE, 0);
     expect(state.spentUsd).toBeCloseTo((10_000 + 200) / 1e6, 12);
-    beforeSpendRequest(state, SPEND, 2, 11_000);
-    afterSpendResponse(state, SPEND, undefined, true);
-    expect(state.rows[1]?.charged_usd).toBe(worstRequestUsd(SPEND, 11_000, false));
-    beforeSpendRequest(state, SPEND, 3, 12_000);
-    afterSpendResponse(state, SPEND, undefined, false);
+    beforeSpendRequest(state, SPEND, 2, 11_000, NONE);
+    afterSpendResponse(state, SPEND, undefined, true, NONE, 0);
+    expect(state.rows[1]?.charged_usd).toBe(state.rows[1]?.worst_usd);
+    beforeSpendRequest(state, SPEND, 3, 12_000, NONE);
+    afterSpendResponse(state, SPEND, undefined, false, NONE, 0);
     expect(state.rows[2]?.charged_usd).toBe(0);
-    beforeSpendRequest(state, SPEND, 4, 12_000);
-    afterSpendResponse(state, SPEND, { input: 1, output: 1, cache_read: 5, cache_write: 0 }, true);
-    expect(state.cacheReported).toBe(true);
+    expect(state.overbilled).toBeUndefined();
   });
 });
 
 describe("one turn's growth under a cap", () => {
-  it("keeps results while the turn fits what the cap priced for the answer; spills the rest behind a receipt", async () => {
+  it("keeps results while the answer request after the turn still fits; spills the rest behind a receipt", async () => {
     const taskDir = await makeTempDir("spend-spill");
     mkdirSync(join(taskDir, "spill"));
     const state = newState();
     state.runway.budget = { growthBudgetTokens: 1_000_000, triggerTokens: 8_192 };
-    state.seed = { spend: { ...SPEND, turn_growth_tokens: 10_000 } } as unknown as typeof state.seed;
+    state.seed = { spend: SPEND } as unknown as typeof state.seed;
     const limits = {
       max_turns: 10,
       max_tool_calls: 10,
@@ -89,17 +130,19 @@ describe("one turn's growth under a cap", () => {
       answer_capture_bytes: 1_000_000,
       read_artifact_max_response_bytes: 61_440,
     };
+    beforeSpendRequest(state.spend, SPEND, 1, 13_192, NONE);
+    afterSpendResponse(state.spend, SPEND, { input: 75_000, output: 50, cache_read: 0, cache_write: 0 }, true, NONE, 0);
+    // $0.2 − $0.0751 spent − 2,048 × $2/M for the answer's output, at $1.25/M: 96,643 tokens; less the
+    // answer's input (75,000 + the response re-sent, 32) and 2,048 for receipts.
+    const room = state.spend.turnRoomTokens;
+    expect(room).toBe(96_643 - 75_032 - 2_048);
     const event = (text: string, id: string) => textToolResult("grep", { pattern: "x" }, text, id);
-    expect(handleToolResult(state, event("a".repeat(6_000), "a"), taskDir, limits, taskDir)).toBeUndefined();
-    expect(state.spend.turnGrowthBytes).toBe(6_000);
-    // 6,000 + 5,000 would pass the 10,000 priced for this turn: a receipt instead.
-    const spilled = handleToolResult(state, event("b".repeat(5_000), "b"), taskDir, limits, taskDir);
+    const fits = "word ".repeat(Math.floor(((room - 100) * 2) / 5));
+    expect(handleToolResult(state, event(fits, "a"), taskDir, limits, taskDir)).toBeUndefined();
+    expect(state.spend.turnRoomTokens).toBeLessThan(100);
+    const spilled = handleToolResult(state, event("b ".repeat(500), "b"), taskDir, limits, taskDir);
     expect(spilled?.content[0]?.text).toContain("could leave too little of the spend cap for your answer");
     expect(state.receipts).toHaveLength(1);
-    expect(state.spend.turnGrowthBytes).toBeLessThan(10_000);
-    // The next request starts a new turn.
-    beforeSpendRequest(state.spend, SPEND, 2, 20_000);
-    expect(state.spend.turnGrowthBytes).toBe(0);
   });
 });
 
@@ -112,9 +155,9 @@ describe("admission", () => {
     expect(
       codeOf(() => planSpend(1, { ...route, prices: { input: 0, output: 0, cache_read: 0, cache_write: 0 } }, 5_000)),
     ).toBe("route_unpriced");
-    // least 5,000 × $1/M + runway ((5,000 + 8,192 + 32,768) × $1/M + 16,384 × $2/M) = $0.083728
-    expect(codeOf(() => planSpend(0.0837, route, 5_000))).toBe("spend_cap_below_first_request");
-    expect(planSpend(0.08373, route, 5_000)?.cap_usd).toBe(0.08373);
+    // The first request as the answer: (5,000 + 8,192 + 512 for the notice) × $1.25/M + 2,048 × $2/M = $0.021226
+    expect(codeOf(() => planSpend(0.021225, route, 5_000))).toBe("spend_cap_below_first_request");
+    expect(planSpend(0.021226, route, 5_000)?.cap_usd).toBe(0.021226);
   });
 
   it("takes the argument, else the setting; a malformed setting is refused, never ignored", () => {

@@ -1,0 +1,77 @@
+/**
+ * A provider that billed past what a request allowed (docs/subsystems/child-guard.md, "When the
+ * provider bills past the request"), pure: the response's reported cost above the request's bound
+ * (output past its limit, input or cache tokens past its input bound) or a spend past the cap. The
+ * guard then sends no further request; the result and every view state the amount and the reason.
+ */
+
+import { inputPrice, type ReportedTokens, type SeedSpend } from "./spend.ts";
+import { formatCostExact } from "./units.ts";
+
+/** What the result records (result.json and runtime-budget.json `overbilled`). */
+export interface SpendOverbilled {
+  /** Spend past the cap (0 when the spend is still within it). */
+  over_cap_usd: number;
+  /** What the response cost beyond its request's bound. */
+  past_bound_usd: number;
+  /** The request whose response it was. */
+  request: number;
+  /** Why, in words: what the provider billed past the request's limits. */
+  reason: string;
+}
+
+/** The part of a spend row this reads. */
+interface BoundRow {
+  request: number;
+  input_bound_tokens: number;
+  output_limit_tokens: number;
+  worst_usd: number;
+}
+
+/** Float noise below this is not a difference (a millionth of a cent). */
+const EPSILON_USD = 1e-8;
+
+const grouped = (n: number) => n.toLocaleString("en-US");
+
+/** What the provider billed past the request's limits, in words. */
+function reasonOf(spend: SeedSpend, row: BoundRow | undefined, tokens: ReportedTokens | undefined): string {
+  if (row !== undefined && tokens !== undefined) {
+    const outputPast = tokens.output - row.output_limit_tokens;
+    if (outputPast > 0) return `the provider billed ${grouped(outputPast)} output tokens past the request's limit`;
+    const input = tokens.input + tokens.cache_read + tokens.cache_write;
+    if (input > row.input_bound_tokens) {
+      return `the provider billed ${grouped(input)} input tokens (${grouped(tokens.cache_write)} of them cache writes) where the request was bounded at ${grouped(row.input_bound_tokens)}`;
+    }
+    const p = spend.prices_usd_per_mtok;
+    if (tokens.cache_write > 0 && p.cache_write > inputPrice({ ...p, cache_write: 0 })) {
+      return `the provider billed ${grouped(tokens.cache_write)} cache-write tokens at $${p.cache_write}/M`;
+    }
+  }
+  return "the reported spend passed the cap";
+}
+
+/** The overbilling one response shows, or undefined when it billed within its request and the cap. */
+export function overbillingOf(
+  spend: SeedSpend,
+  row: BoundRow | undefined,
+  tokens: ReportedTokens | undefined,
+  spentUsd: number,
+  reportedUsd: number | null,
+): SpendOverbilled | undefined {
+  const overCap = spentUsd - spend.cap_usd;
+  const pastBound = row === undefined || reportedUsd === null ? 0 : reportedUsd - row.worst_usd;
+  if (overCap <= EPSILON_USD && pastBound <= EPSILON_USD) return undefined;
+  return {
+    over_cap_usd: Math.max(0, overCap),
+    past_bound_usd: Math.max(0, pastBound),
+    request: row?.request ?? 0,
+    reason: reasonOf(spend, row, tokens),
+  };
+}
+
+/** The sentence every view prints: "over the cap by $0.0390: the provider billed …". */
+export function overbilledSentence(o: Pick<SpendOverbilled, "over_cap_usd" | "past_bound_usd" | "reason">): string {
+  return o.over_cap_usd > 0
+    ? `over the cap by ${formatCostExact(o.over_cap_usd)}: ${o.reason}`
+    : `billed ${formatCostExact(o.past_bound_usd)} past the request's bound (still within the cap): ${o.reason}`;
+}
