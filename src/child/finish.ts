@@ -102,6 +102,7 @@ export function finish(state: GuardState): void {
         evidence: evidenceRows(state),
         finalized_by_runway: state.runway.finalized,
         finalized_by: state.runway.finalizedBy,
+        ...(state.spend.overbilled === undefined ? {} : { overbilled: state.spend.overbilled }),
       });
     } else if (outcome.kind === "failure") {
       commitTerminal(taskDir, { ...terminalBase(state), code: outcome.failure.code, message: outcome.failure.message });

@@ -1,12 +1,13 @@
 /** The terminal text of `list` and `show` (docs/cli.md, "Output"). Pure: rows and facts in, text out. */
 
+import { overbilledSentence } from "../core/overbilling.ts";
 import type { EvidenceRow, UsageRecord } from "../core/types.ts";
 import { formatBytes, formatCost, formatDuration, secondsBetween } from "../core/units.ts";
 import { hostLine } from "../host/index.ts";
 import type { TaskRow } from "../tasks/row.ts";
 import type { CheckedFieldBasis } from "../verify/structured-output.ts";
 import { citationStatusText } from "../views/output.ts";
-import { evidenceLines, FORCED_BY } from "../views/result.ts";
+import { evidenceLines, FORCED_BY, spendText } from "../views/result.ts";
 import { spendTotalText } from "../views/spend-total.ts";
 import { facts, table, visible } from "./format.ts";
 import type { DelegateFacts, FailureFact, FusionFacts, TaskFacts } from "./show.ts";
@@ -97,9 +98,10 @@ function renderDelegate(f: DelegateFacts, now: number): string {
     ],
     ["progress", `${f.progress.turns} turns, ${f.progress.tool_calls} tool calls`],
     ["usage", usageText(f.usage)],
-    ...(f.spend === null
+    ...(f.spend === null ? [] : [["spend", spendText(f.spend.spent_usd, f.spend.cap_usd)] as [string, string]]),
+    ...(f.spend?.overbilled === null || f.spend === null
       ? []
-      : [["spend", `${formatCost(f.spend.spent_usd)} of cap ${formatCost(f.spend.cap_usd)}`] as [string, string]]),
+      : [["overbilled", overbilledSentence(f.spend.overbilled)] as [string, string]]),
     ["answer", f.answer === null ? "-" : `${formatBytes(f.answer.byte_length)}, sha256 ${f.answer.sha256} (verified)`],
     ...answerCopyLines(f),
     ["finalized", finalizedText(f)],
@@ -119,10 +121,11 @@ function renderDelegate(f: DelegateFacts, now: number): string {
       "",
       "Spend per request (runtime-budget.json: the spend before it, its bound, what it was charged):",
       table(
-        ["REQUEST", "SPENT BEFORE", "BOUND", "CHARGED", "DECISION"],
+        ["REQUEST", "SPENT BEFORE", "OUTPUT LIMIT", "BOUND", "CHARGED", "DECISION"],
         f.spend.requests.map((r) => [
           String(r.request),
           formatCost(r.spent_before_usd),
+          r.output_limit_tokens === undefined ? "-" : String(r.output_limit_tokens),
           formatCost(r.worst_usd),
           r.charged_usd === null ? "-" : formatCost(r.charged_usd),
           r.decision === "finalize" ? "answer now" : r.decision === "stop" ? "not sent" : "sent",

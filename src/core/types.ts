@@ -6,6 +6,7 @@
 import type { AutoDeliver, Capability, ExtensionMode, FinalizedBy } from "./constants.ts";
 import type { FailureCode } from "./errors.ts";
 import type { OutputSchema } from "./output-schema.ts";
+import type { SpendOverbilled } from "./overbilling.ts";
 import type { SearchTools } from "./search-tools.ts";
 import type { SeedSpend } from "./spend.ts";
 
@@ -246,6 +247,11 @@ export interface DelegateResultFile {
   finalized_by_runway: boolean;
   /** Which limit forced that finalization; null when none did (docs/subsystems/child-guard.md). */
   finalized_by: FinalizedBy | null;
+  /**
+   * Under a spend cap, a response the provider billed past what its request allowed, or a spend past
+   * the cap (src/core/overbilling.ts); absent when none.
+   */
+  overbilled?: SpendOverbilled;
 }
 
 /** child-terminal.json: written by the guard instead of result.json on any failure. */
@@ -345,6 +351,11 @@ export interface DelegateManifest {
      * none did, on a failure, and in trees adjudicated before this was recorded.
      */
     finalized_by?: FinalizedBy;
+    /**
+     * Under a spend cap, what the provider billed past a request's limits, in the sentence every view
+     * prints (src/core/overbilling.ts overbilledSentence); absent when it billed as asked.
+     */
+    overbilled?: string;
   } | null;
 }
 

@@ -71,6 +71,7 @@ const TERMINAL_KEYS = [
   "answer_sha256",
   "cost_total",
   "finalized_by",
+  "overbilled",
 ] as const;
 
 /** An optional key's checked value, or undefined when the key is absent. */
@@ -139,6 +140,7 @@ function terminal(value: unknown, at: string): NonNullable<DelegateManifest["ter
   const answerSha256 = optional(o, at, "answer_sha256", anyString);
   const costTotal = optional(o, at, "cost_total", amount);
   const finalizedBy = optional(o, at, "finalized_by", (v, p) => oneOf(v, p, FINALIZED_BY));
+  const overbilled = optional(o, at, "overbilled", anyString);
   return {
     ended_at: anyString(o.ended_at, keyPath(at, "ended_at")),
     ...(code === undefined ? {} : { code }),
@@ -147,6 +149,7 @@ function terminal(value: unknown, at: string): NonNullable<DelegateManifest["ter
     ...(answerSha256 === undefined ? {} : { answer_sha256: answerSha256 }),
     ...(costTotal === undefined ? {} : { cost_total: costTotal }),
     ...(finalizedBy === undefined ? {} : { finalized_by: finalizedBy }),
+    ...(overbilled === undefined ? {} : { overbilled }),
   };
 }
 

@@ -7,11 +7,14 @@
 import { join } from "node:path";
 import { CHILD_FILE_MAX_BYTES, TASK_FILES } from "../core/constants.ts";
 import { readRegularFile } from "../core/fs.ts";
-import { amount, count, list, nullable, oneOf, plainObject } from "../core/validate.ts";
+import type { SpendOverbilled } from "../core/overbilling.ts";
+import { amount, anyString, count, list, nullable, oneOf, plainObject } from "../core/validate.ts";
 
 export interface SpendRequestRow {
   request: number;
   spent_before_usd: number;
+  /** The output limit the request carried (absent in records before issue 35). */
+  output_limit_tokens?: number;
   worst_usd: number;
   charged_usd: number | null;
   decision: "send" | "finalize" | "stop";
@@ -20,6 +23,8 @@ export interface SpendRequestRow {
 export interface SpendRecord {
   cap_usd: number;
   spent_usd: number;
+  /** What the provider billed past a request's limits (src/core/overbilling.ts); null when none. */
+  overbilled: Pick<SpendOverbilled, "over_cap_usd" | "past_bound_usd" | "reason"> | null;
   requests: SpendRequestRow[];
 }
 
@@ -32,9 +37,21 @@ function row(value: unknown, at: string): SpendRequestRow {
   return {
     request: count(o.request, `${at}.request`),
     spent_before_usd: amount(o.spent_before_usd, `${at}.spent_before_usd`),
+    ...(o.output_limit_tokens === undefined
+      ? {}
+      : { output_limit_tokens: count(o.output_limit_tokens, `${at}.output_limit_tokens`) }),
     worst_usd: amount(o.worst_usd, `${at}.worst_usd`),
     charged_usd: nullable(o.charged_usd, `${at}.charged_usd`, amount),
     decision: oneOf(o.decision, `${at}.decision`, DECISIONS),
+  };
+}
+
+function overbilledOf(value: unknown, at: string): NonNullable<SpendRecord["overbilled"]> {
+  const o = plainObject(value, at);
+  return {
+    over_cap_usd: amount(o.over_cap_usd, `${at}.over_cap_usd`),
+    past_bound_usd: amount(o.past_bound_usd, `${at}.past_bound_usd`),
+    reason: anyString(o.reason, `${at}.reason`),
   };
 }
 
@@ -49,6 +66,7 @@ export function readSpendRecord(taskDir: string): SpendRecord | null {
     return {
       cap_usd: amount(spend.cap_usd, "spend.cap_usd"),
       spent_usd: amount(spend.spent_usd, "spend.spent_usd"),
+      overbilled: nullable(spend.overbilled ?? null, "spend.overbilled", overbilledOf),
       requests: list(spend.requests, "spend.requests", MAX_ROWS, row),
     };
   } catch {

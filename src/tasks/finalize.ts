@@ -2,9 +2,11 @@ import { join } from "node:path";
 import { SCHEMA, TASK_FILES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import { fileExists, writeJsonRecord } from "../core/fs.ts";
+import { overbilledSentence } from "../core/overbilling.ts";
 import type { ChildProgress, DelegateManifest, TaskState, UsageRecord } from "../core/types.ts";
 import type { TaskRecords } from "../store/lookup.ts";
 import { readBudgetFigures, readProgress } from "../store/progress.ts";
+import { readSpendRecord } from "../store/spend-record.ts";
 import { classifyChildOutcome } from "../verify/classify.ts";
 import type { ExpectedResultIdentity, VerifiedAnswer } from "../verify/delegate-result.ts";
 import type { EndReason, TaskEnd } from "./live.ts";
@@ -83,6 +85,8 @@ export function finalizeTask(
     outcome.kind === "committed" ? outcome.verified.result.usage : outcome.terminal?.usage,
     progress,
   );
+  // The verified result's record, else (a run stopped before another request) the child's spend record.
+  const overbilled = verified?.result.overbilled ?? readSpendRecord(taskDir)?.overbilled ?? null;
   const now = new Date().toISOString();
   const next: DelegateManifest = {
     ...manifest,
@@ -94,6 +98,7 @@ export function finalizeTask(
       ...(verified ? { answer_bytes: verified.answerBytes.length, answer_sha256: verified.result.answer.sha256 } : {}),
       ...(cost === null ? {} : { cost_total: cost }),
       ...(verified?.result.finalized_by_runway ? { finalized_by: verified.result.finalized_by ?? "context" } : {}),
+      ...(overbilled === null ? {} : { overbilled: overbilledSentence(overbilled) }),
     },
   };
   writeJsonRecord(join(taskDir, TASK_FILES.manifest), next);

@@ -28,6 +28,8 @@ export interface NotificationDetails {
   message: string | null;
   /** Which limit told the delegate to answer; null when none did (absent in notices of older sessions). */
   finalized_by?: FinalizedBy | null;
+  /** What the provider billed past a request's limits, with the amount; null when none (absent in older notices). */
+  overbilled?: string | null;
   /**
    * A structured answer attached by autoDeliver, as bg_result's details carry it (its JSON and checked
    * basis), so the person sees it field by field; absent otherwise.
@@ -62,7 +64,11 @@ export function attachedOutput(auto: AutoDelivery): { output?: JsonOutput } {
 /** The notification's own text budget for the model; an autoDelivered answer comes on top. */
 export const NOTIFICATION_TEXT_MAX_BYTES = 500;
 
-function noticeText(m: DelegateManifest, auto: AutoDelivery, name: string, sayLimit: boolean): string {
+/** How much of the notice's optional sentences it keeps: both, the overbilling one alone, or neither. */
+type Say = 2 | 1 | 0;
+
+function noticeText(m: DelegateManifest, auto: AutoDelivery, name: string, say: Say): string {
+  const sayLimit = say === 2;
   const t = m.terminal;
   const head = `Background delegate ${m.task_id} (${name}) ${m.state}`;
   const cap = m.limits.max_cost_usd;
@@ -73,12 +79,17 @@ function noticeText(m: DelegateManifest, auto: AutoDelivery, name: string, sayLi
       : spent === undefined
         ? ` Spend not reported; cap ${formatCost(cap)}.`
         : ` Spent ${spendText(spent, cap)}.`;
+  // The overshoot's amount is in the spend sentence; its reason goes after the limit sentence when the notice is long.
+  const overbilled =
+    t?.overbilled === undefined || say === 0 ? "" : ` The provider billed past what was asked: ${t.overbilled}.`;
   const forced =
     !sayLimit || t?.finalized_by === undefined ? "" : ` It ${FORCED_BY[t.finalized_by]} and was told to answer.`;
   const body =
     (m.state === "completed" && t?.answer_sha256
       ? `: verified answer ${t.answer_bytes} bytes, sha256 ${t.answer_sha256}.${forced}`
-      : `: [${t?.code ?? "unknown"}] no answer was committed.`) + spend;
+      : `: [${t?.code ?? "unknown"}] no answer was committed.`) +
+    spend +
+    overbilled;
   if (auto?.kind === "answer")
     return `${head}${body} The verified answer follows (autoDeliver); bg_result is not needed.`;
   if (auto?.kind === "artifact") {
@@ -95,20 +106,23 @@ function noticeText(m: DelegateManifest, auto: AutoDelivery, name: string, sayLi
 /**
  * The notification: its own text fits 500 bytes by construction (a long name is shortened for
  * display only; the artifact path is relative to the project; the sentence naming the limit that cut
- * the answer short goes when even a one-character name does not fit, the details still carry it); an
- * answer carried by autoDeliver follows it in full, never cut.
+ * the answer short goes when even a one-character name does not fit, then the reason a provider
+ * billed past a request's limits, whose amount stays in the spend sentence; the details still carry
+ * both); an answer carried by autoDeliver follows it in full, never cut.
  */
 export function notificationText(m: DelegateManifest, auto: AutoDelivery): string {
   const chars = [...m.name];
-  const fit = (sayLimit: boolean): string => {
-    let notice = noticeText(m, auto, m.name, sayLimit);
+  const shortened = (say: Say): string => {
+    let notice = noticeText(m, auto, m.name, say);
     for (let keep = chars.length - 1; Buffer.byteLength(notice) > NOTIFICATION_TEXT_MAX_BYTES && keep >= 1; keep--) {
-      notice = noticeText(m, auto, `${chars.slice(0, keep).join("")}…`, sayLimit);
+      notice = noticeText(m, auto, `${chars.slice(0, keep).join("")}…`, say);
     }
     return notice;
   };
-  const withLimit = fit(true);
-  const notice = Buffer.byteLength(withLimit) <= NOTIFICATION_TEXT_MAX_BYTES ? withLimit : fit(false);
+  const fits = (notice: string) => Buffer.byteLength(notice) <= NOTIFICATION_TEXT_MAX_BYTES;
+  const withLimit = shortened(2);
+  const withOverbilling = fits(withLimit) ? withLimit : shortened(1);
+  const notice = fits(withOverbilling) ? withOverbilling : shortened(0);
   return auto?.kind === "answer" ? `${notice}\n\n${auto.text}` : notice;
 }
 
@@ -127,6 +141,7 @@ export function notificationDetails(m: DelegateManifest, taskDir: string, auto: 
     max_cost_usd: m.limits.max_cost_usd ?? null,
     message: m.terminal?.message ?? null,
     finalized_by: m.terminal?.finalized_by ?? null,
+    overbilled: m.terminal?.overbilled ?? null,
     ...attachedOutput(auto),
   };
 }

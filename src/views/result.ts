@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { CITATION_FLAGGED_SHOWN, type FinalizedBy, SCHEMA, STALE_FILES_SHOWN, TASK_FILES } from "../core/constants.ts";
+import { overbilledSentence } from "../core/overbilling.ts";
 import type {
   AnswerCopy,
   ChildProgress,
@@ -10,7 +11,14 @@ import type {
   EvidenceRow,
   UsageRecord,
 } from "../core/types.ts";
-import { formatCost, formatDuration, plural, secondsBetween } from "../core/units.ts";
+import {
+  formatCost,
+  formatCostExact,
+  formatDuration,
+  formatSpendOfCap,
+  plural,
+  secondsBetween,
+} from "../core/units.ts";
 import { utf8Prefix } from "../core/utf8.ts";
 import type { TaskOutput } from "../verify/structured-output.ts";
 import { basisLines, structuredText } from "./output.ts";
@@ -66,6 +74,8 @@ export interface CompletedView {
   flags: { no_tool_calls: boolean; finalized_by_runway: boolean; finalized_by: FinalizedBy | null };
   /** The spend cap (manifest limits.max_cost_usd); null when the task had none. */
   max_cost_usd: number | null;
+  /** What the provider billed past a request's limits, in words with the amount (result.json overbilled); null when none. */
+  overbilled: string | null;
 }
 
 export function runningView(
@@ -141,13 +151,19 @@ export function completedView(
       finalized_by: result.finalized_by,
     },
     max_cost_usd: manifest.limits.max_cost_usd ?? null,
+    overbilled: result.overbilled === undefined ? null : overbilledSentence(result.overbilled),
   };
 }
 
-/** The spend beside the cap, when there is one ("$0.1005 of cap $0.2000"). */
+/**
+ * The spend beside the cap, when there is one ("$0.1005 of cap $0.2000"), with as many decimals as
+ * it takes for a spend over the cap never to print equal to it, and the overshoot named.
+ */
 export function spendText(costTotal: number | null, capUsd: number | null | undefined): string {
-  const spent = costTotal === null ? "spend not reported" : formatCost(costTotal);
-  return capUsd === null || capUsd === undefined ? spent : `${spent} of cap ${formatCost(capUsd)}`;
+  if (capUsd === null || capUsd === undefined) return costTotal === null ? "spend not reported" : formatCost(costTotal);
+  if (costTotal === null) return `spend not reported of cap ${formatCost(capUsd)}`;
+  const over = costTotal > capUsd ? `, over the cap by ${formatCostExact(costTotal - capUsd)}` : "";
+  return `${formatSpendOfCap(costTotal, capUsd)}${over}`;
 }
 
 function usageText(usage: UsageRecord, capUsd: number | null): string {
@@ -238,6 +254,7 @@ export function completedHeader(view: CompletedView): string {
     lines.push(
       `Note: the delegate ${FORCED_BY[view.flags.finalized_by ?? "context"]}; it was told to answer from the evidence it had.`,
     );
+  if (view.overbilled !== null) lines.push(`Warning: the provider billed past what was asked, ${view.overbilled}.`);
   return lines.join("\n");
 }
 

@@ -65,7 +65,11 @@ export interface FakeReply {
   finish?: string;
   /** Send no usage at all (pi then reports all-zero usage). */
   noUsage?: boolean;
-  usage?: { prompt_tokens?: number; completion_tokens?: number };
+  /**
+   * Reported usage instead of the plausible default; `cache_write_tokens` is reported as OpenRouter
+   * does (prompt_tokens_details.cache_write_tokens, counted inside prompt_tokens).
+   */
+  usage?: { prompt_tokens?: number; completion_tokens?: number; cache_write_tokens?: number };
   /** Wait this long before answering. */
   delayMs?: number;
   /** Close the connection after the first text chunk (a broken stream). */
@@ -168,14 +172,21 @@ function replyText(reply: FakeReply): string {
   return reply.repeat !== undefined && reply.repeat > 1 ? text.repeat(reply.repeat) : text;
 }
 
+/** The input tokens the server reports for a request by default: about 4 bytes of its JSON body per token. */
+export function plausiblePromptTokens(request: ModelRequest): number {
+  return Math.max(1, Math.ceil(JSON.stringify(request.raw).length / 4));
+}
+
 function usageOf(request: ModelRequest, reply: FakeReply, text: string) {
-  // Plausible numbers (about 4 bytes per token) so pi's usage and cost paths run; tests never rely on them.
-  const promptTokens = reply.usage?.prompt_tokens ?? Math.max(1, Math.ceil(JSON.stringify(request.raw).length / 4));
+  // Plausible numbers (about 4 bytes per token) so pi's usage and cost paths run; the spend cap's tests read them.
+  const promptTokens = reply.usage?.prompt_tokens ?? plausiblePromptTokens(request);
   const completionTokens = reply.usage?.completion_tokens ?? Math.max(1, Math.ceil(text.length / 4));
+  const cacheWrite = reply.usage?.cache_write_tokens;
   return {
     prompt_tokens: promptTokens,
     completion_tokens: completionTokens,
     total_tokens: promptTokens + completionTokens,
+    ...(cacheWrite === undefined ? {} : { prompt_tokens_details: { cache_write_tokens: cacheWrite } }),
   };
 }
 

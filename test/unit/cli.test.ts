@@ -240,10 +240,18 @@ describe("show: which limit made the delegate answer", () => {
       spend: {
         cap_usd: 0.2,
         spent_usd: 0.0603,
+        overbilled: null,
         requests: [
           { request: 1, spent_before_usd: 0, worst_usd: 0.05, charged_usd: 0.0201, decision: "send" },
           { request: 2, spent_before_usd: 0.0201, worst_usd: 0.06, charged_usd: 0.0201, decision: "send" },
-          { request: 3, spent_before_usd: 0.0402, worst_usd: 0.07, charged_usd: 0.0201, decision: "finalize" },
+          {
+            request: 3,
+            spent_before_usd: 0.0402,
+            output_limit_tokens: 4_096,
+            worst_usd: 0.07,
+            charged_usd: 0.0201,
+            decision: "finalize",
+          },
         ],
       },
     });
@@ -251,7 +259,27 @@ describe("show: which limit made the delegate answer", () => {
     expect(text).toMatch(/^limits:?\s+24 turns, 120 tool calls, 20m00s, spend cap \$0\.2000$/m);
     expect(text).toMatch(/^spend:?\s+\$0\.0603 of cap \$0\.2000$/m);
     expect(text).toContain("Spend per request");
-    expect(text).toMatch(/^\s*3\s+\$0\.0402\s+\$0\.0700\s+\$0\.0201\s+answer now\s*$/m);
+    expect(text).toMatch(/^\s*3\s+\$0\.0402\s+4096\s+\$0\.0700\s+\$0\.0201\s+answer now\s*$/m);
+    expect(text).not.toContain("overbilled");
+    // A provider that billed past the request: the amount over the cap and why, and no equal-looking figures.
+    const over = renderFacts({
+      ...base,
+      limits: { ...base.limits, max_cost_usd: 0.2 },
+      spend: {
+        cap_usd: 0.2,
+        spent_usd: 0.20004,
+        overbilled: {
+          over_cap_usd: 0.00004,
+          past_bound_usd: 0.0042,
+          reason: "the provider billed 2,114 output tokens past the request's limit",
+        },
+        requests: [],
+      },
+    });
+    expect(over).toMatch(/^spend:?\s+\$0\.20004 of cap \$0\.20000, over the cap by \$0\.000040$/m);
+    expect(over).toMatch(
+      /^overbilled:?\s+over the cap by \$0\.000040: the provider billed 2,114 output tokens past the request's limit$/m,
+    );
   });
 
   it("shows evidence file names and arguments with their control characters escaped", () => {

@@ -9,9 +9,11 @@ import { afterSpendResponse, beforeSpendRequest, newSpendState, nextInputBound }
 import { newState } from "../../src/child/state.ts";
 import { handleToolResult } from "../../src/child/tool-hooks.ts";
 import { DelegateError } from "../../src/core/errors.ts";
+import { overbilledSentence, overbillingOf } from "../../src/core/overbilling.ts";
 import { loadSettings } from "../../src/core/settings.ts";
-import { planRequest, type SeedSpend, worstRequestUsd } from "../../src/core/spend.ts";
+import { planRequest, reportedUsd, type SeedSpend, worstRequestUsd } from "../../src/core/spend.ts";
 import { classesOf, emptyClasses, measuredBytesPerToken } from "../../src/core/token-estimate.ts";
+import { formatCostExact, formatSpendOfCap } from "../../src/core/units.ts";
 import { planSpend, resolveSpendCap } from "../../src/launch/spend-plan.ts";
 import { makeTempDir } from "../helpers/temp.ts";
 import { textToolResult } from "../helpers/tool-events.ts";
@@ -111,6 +113,55 @@ describe("the decision before a request", () => {
     afterSpendResponse(state, SPEND, undefined, false, NONE, 0);
     expect(state.rows[2]?.charged_usd).toBe(0);
     expect(state.overbilled).toBeUndefined();
+  });
+});
+
+describe("a provider that bills past what the request allowed", () => {
+  const row = {
+    request: 3,
+    input_bound_tokens: 10_000,
+    output_limit_tokens: 2_048,
+    worst_usd: worstRequestUsd(SPEND, 10_000, 2_048),
+  };
+  it("names output past the limit, input or cache writes past the bound, and spend past the cap, with the amounts", () => {
+    const honest = { input: 9_000, output: 2_048, cache_read: 0, cache_write: 0 };
+    expect(overbillingOf(SPEND, row, honest, 0.1, reportedUsd(PRICES, honest))).toBeUndefined();
+    const output = { ...honest, output: 2_048 + 2_114 };
+    const past = overbillingOf(SPEND, row, output, 0.239, reportedUsd(PRICES, output));
+    expect(past?.reason).toBe("the provider billed 2,114 output tokens past the request's limit");
+    expect(past?.over_cap_usd).toBeCloseTo(0.039, 12);
+    expect(past && overbilledSentence(past)).toBe(
+      "over the cap by $0.0390: the provider billed 2,114 output tokens past the request's limit",
+    );
+    const cache = { input: 9_000, output: 10, cache_read: 0, cache_write: 90_000 };
+    const late = overbillingOf(SPEND, row, cache, 0.15, reportedUsd(PRICES, cache));
+    expect(late?.over_cap_usd).toBe(0);
+    expect(late?.reason).toBe(
+      "the provider billed 99,000 input tokens (90,000 of them cache writes) where the request was bounded at 10,000",
+    );
+    expect(late && overbilledSentence(late)).toMatch(
+      /^billed \$0\.\d{4} past the request's bound \(still within the cap\): /,
+    );
+    // A response that reported nothing is charged its bound: never past it, but a spend past the cap is still named.
+    expect(overbillingOf(SPEND, row, undefined, 0.2000001, null)?.reason).toBe("the reported spend passed the cap");
+  });
+
+  it("the guard sends no request after it: the overbilled response is recorded once", () => {
+    const state = newSpendState();
+    beforeSpendRequest(state, SPEND, 1, 13_192, NONE);
+    afterSpendResponse(state, SPEND, { input: 9_000, output: 40_000, cache_read: 0, cache_write: 0 }, true, NONE, 0);
+    expect(state.overbilled?.request).toBe(1);
+    expect(state.overbilled?.reason).toContain("output tokens past the request's limit");
+  });
+
+  it("prints costs with the digits that keep over and under apart", () => {
+    expect(formatSpendOfCap(0.20004, 0.2)).toBe("$0.20004 of cap $0.20000");
+    expect(formatSpendOfCap(0.1999, 0.2)).toBe("$0.1999 of cap $0.2000");
+    expect(formatSpendOfCap(0.2, 0.2)).toBe("$0.2000 of cap $0.2000");
+    expect(formatSpendOfCap(1.0000001, 1)).toBe("$1.0000001 of cap $1.0000000");
+    expect(formatCostExact(0.039)).toBe("$0.0390");
+    expect(formatCostExact(0.00004)).toBe("$0.000040");
+    expect(formatCostExact(2.5)).toBe("$2.50");
   });
 });
 
