@@ -27,6 +27,8 @@ export const FAILURE_REMEDIATION = {
     "Pick a route whose model has prices in Pi's model registry (models.json `cost`), or launch without maxCostUsd (and without bgDelegate.maxCostUsd).",
   spend_cap_below_first_request:
     "Raise maxCostUsd to at least the figure the message names, pick a cheaper route, or start a shorter branch.",
+  route_output_unbounded:
+    "Pick a route whose provider API carries an output limit in this Pi (or a Pi version whose payload has one), or launch without maxCostUsd (and without bgDelegate.maxCostUsd).",
   delegate_concurrency_limit:
     "Wait for a running delegate to finish (bg_result or /delegates), or raise bgDelegate.maxRunning.",
   artifact_error: "Check that <cwd>/.pi/delegate is writable and the disk has space.",
@@ -173,7 +175,11 @@ export const FAILURE_WHEN = {
   },
   spend_cap_below_first_request: {
     stages: ["admission"],
-    when: "The spend cap is below the least the first request costs (the projected prompt's provable token estimate at the input price) plus the answer runway's cost; the message names both figures.",
+    when: "The spend cap is below what the first request could cost as the answer (the projected prompt's provable token estimate, the framing reserve and the notice at the dearest input or cache price, plus the answer's least output); the message names both figures.",
+  },
+  route_output_unbounded: {
+    stages: ["admission"],
+    when: "A spend cap was set for a route whose provider API, in the running Pi, sends requests without any output limit (Pi 0.73.1's openai-codex-responses), so no request's cost could be bounded.",
   },
   delegate_concurrency_limit: {
     stages: ["admission"],

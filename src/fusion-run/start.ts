@@ -15,7 +15,7 @@ import { createRun } from "../fusion/index.ts";
 import { type FusionRunRecord, RUN_RECORD_PATH } from "../fusion/run-record.ts";
 import { type HostFacts, requireCapacity, snapshotParent } from "../launch/launch.ts";
 import { resolveRoute } from "../launch/route.ts";
-import { requirePriced, resolveSpendCap } from "../launch/spend-plan.ts";
+import { requireOutputLimit, requirePriced, resolveSpendCap } from "../launch/spend-plan.ts";
 import type { LiveRun } from "../tasks/live.ts";
 import { getRegistry } from "../tasks/registry.ts";
 import { emptyRunUsage } from "../tasks/run-usage.ts";
@@ -60,7 +60,12 @@ export async function startFusion(
   const merge = resolveRoute(args.merge, ctx, host.thinkingLevel);
   // One cap for the run (docs/subsystems/fusion.md, "The spend cap"): every route must be priced.
   const capUsd = resolveSpendCap(args.maxCostUsd, host.settings);
-  if (capUsd !== undefined) for (const route of [...candidates, merge]) requirePriced(capUsd, route);
+  if (capUsd !== undefined) {
+    for (const route of [...candidates, merge]) {
+      requirePriced(capUsd, route);
+      requireOutputLimit(capUsd, route, host.piVersion);
+    }
+  }
   const share = capUsd === undefined ? undefined : shareRunCap(capUsd, candidates.length);
   const snap = snapshotParent(ctx, toolCallId, host);
   const seats: ChildSeat[] = candidates.map((route, i) => ({

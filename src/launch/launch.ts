@@ -19,7 +19,14 @@ import { projectConversation, projectionJson } from "./projection.ts";
 import { buildChildPrompt, CHILD_SYSTEM_PROMPT } from "./prompt.ts";
 import { type ResolvedRoute, resolveRoute } from "./route.ts";
 import { branchMessages } from "./session-branch.ts";
-import { planSpend, requirePriced, resolveSpendCap, type SpendEstimate, spendEstimate } from "./spend-plan.ts";
+import {
+  planSpend,
+  requireOutputLimit,
+  requirePriced,
+  resolveSpendCap,
+  type SpendEstimate,
+  spendEstimate,
+} from "./spend-plan.ts";
 import { buildManifest, buildSeed, type LaunchManifest, newTaskIdentity } from "./task-documents.ts";
 
 export interface HostFacts {
@@ -134,7 +141,10 @@ export function admit(args: DelegateArguments, toolCallId: string, ctx: Extensio
   requireCapacity(ctx.cwd, host.settings.maxRunning);
   const capped = { ...args, maxCostUsd: resolveSpendCap(args.maxCostUsd, host.settings) };
   const route = resolveRoute(args.route, ctx, host.thinkingLevel);
-  if (capped.maxCostUsd !== undefined) requirePriced(capped.maxCostUsd, route);
+  if (capped.maxCostUsd !== undefined) {
+    requirePriced(capped.maxCostUsd, route);
+    requireOutputLimit(capped.maxCostUsd, route, host.piVersion);
+  }
   return admitWith(snapshotParent(ctx, toolCallId, host), capped, route);
 }
 

@@ -11,6 +11,8 @@ export interface ResolvedRoute extends PinnedRoute {
   origin: "parent_current" | "explicit";
   /** The model's prices in Pi's registry (US dollars per million tokens; 0 where missing). */
   prices: SpendPrices;
+  /** The provider API Pi speaks to it (the model's `api`), for the spend cap's output limit. */
+  api: string;
 }
 
 const price = (value: unknown): number =>
@@ -66,5 +68,6 @@ export function resolveRoute(
     thinkingLevel,
     origin: requested ? "explicit" : "parent_current",
     prices: pricesOf(model.cost),
+    api: String(model.api),
   };
 }

@@ -42,6 +42,31 @@ export function requirePriced(capUsd: number, route: { provider: string; model: 
   );
 }
 
+/**
+ * Provider APIs whose request payload, in a line of Pi, names no output limit at all
+ * (src/child/output-bound.ts finds none to lower): under a cap no request's cost could be bounded.
+ * Pi 0.73.1 builds openai-codex-responses requests without max_output_tokens; 1.x adds it.
+ */
+const UNBOUNDED_OUTPUT: readonly { api: string; piMajor: number; why: string }[] = [
+  { api: "openai-codex-responses", piMajor: 0, why: "builds its requests without max_output_tokens" },
+];
+
+/** Every request under a cap carries an output limit its API honours, or the cap is refused: route_output_unbounded. */
+export function requireOutputLimit(
+  capUsd: number,
+  route: { provider: string; model: string; api: string },
+  piVersion: string,
+): void {
+  const major = Number.parseInt(piVersion, 10);
+  const unbounded = UNBOUNDED_OUTPUT.find((u) => u.api === route.api && u.piMajor === major);
+  if (unbounded === undefined) return;
+  throw new DelegateError(
+    "route_output_unbounded",
+    `a spend cap of ${formatCost(capUsd)} needs an output limit on every request, and Pi ${piVersion}'s ${route.api} API (${route.provider}/${route.model}) ${unbounded.why}: no response could be bounded`,
+    { childProcessCreated: false },
+  );
+}
+
 /** What the receipt and the refusal state about a cap. */
 export interface SpendEstimate {
   /** The least the first request costs (its provable prompt at the input price). */

@@ -9,6 +9,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { scriptedModel } from "../../scripts/scripted-agent.mjs";
 import type { RuntimeBudgetFile } from "../../src/child/records.ts";
 import { TASK_FILES } from "../../src/core/constants.ts";
 import type { DelegateResultFile } from "../../src/core/types.ts";
@@ -34,6 +35,7 @@ import {
   useModelServer,
   waitForNoProcesses,
 } from "../helpers/pi-parent.ts";
+import { HOST } from "../helpers/pi-paths.ts";
 import { calls, delegateCall, expectRefusal, listTree, parentModel, resultOf } from "./launch-support.ts";
 
 /** $1 per million input tokens, $2 per million output tokens. */
@@ -48,6 +50,8 @@ const PER_RESPONSE_USD = 0.0201;
 const WORK_TURNS = 30;
 /** The cap of the large-reads test: little enough that one turn cannot keep both reads. */
 const READS_CAP = 0.06;
+/** A provider whose API is openai-codex-responses. */
+const CODEX_PROVIDER = "codexfake";
 /** Files of the read-until-done task. */
 const TWENTY = 20;
 const ANSWER = "SPEND ANSWER: the investigation is complete as far as the money allowed.";
@@ -75,6 +79,21 @@ beforeAll(async () => {
       },
     ],
   });
+  // A priced route on the openai-codex-responses API (Pi 0.73.1 sends it no output limit).
+  const models = JSON.parse(readFileSync(agent.modelsPath, "utf8"));
+  models.providers[CODEX_PROVIDER] = {
+    baseUrl: server.url,
+    api: "openai-codex-responses",
+    apiKey: "fake-key",
+    models: [
+      scriptedModel({
+        id: "codex-model",
+        contextWindow: 200_000,
+        cost: { input: 1, output: 2, cacheRead: 0, cacheWrite: 0 },
+      }),
+    ],
+  };
+  writeFileSync(agent.modelsPath, JSON.stringify(models, null, 2));
 });
 afterAll(async () => {
   expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
@@ -386,6 +405,36 @@ describe("admission refuses a cap it cannot keep, creating nothing", () => {
       expectRefusal(resultOf(messages, "c_zero"), "invalid_arguments");
       expect(resultOf(messages, "c_zero").text).toContain("maxCostUsd: must be a finite number above 0, got 0");
       expect(resultOf(messages, "c_high").text).toContain("maxCostUsd: must be at most 10000");
+      expect(server.requests.filter(isChildRequest)).toEqual([]);
+      expect(await findProcesses(agent.dir, { includeEnv: true })).toEqual([]);
+      expect(listTree(join(cwd, ".pi"))).toEqual([]);
+    } finally {
+      await parent.dispose();
+    }
+  });
+});
+
+describe.runIf(HOST.version.startsWith("0."))("a route whose API carries no output limit in this Pi", () => {
+  it("is refused under a cap with route_output_unbounded, before anything exists (Pi 0.73.1's openai-codex-responses)", async () => {
+    const cwd = await makeTempDir("spend-codex");
+    const text = "codex";
+    const route = { provider: CODEX_PROVIDER, model: "codex-model" };
+    server.setHandler(
+      parentModel({
+        onUser: (t) =>
+          t === text
+            ? calls(delegateCall("c_codex", { name: "t", prompt: "look", route, maxCostUsd: 1 }))
+            : { text: "ok" },
+      }),
+    );
+    const parent = await startSdkParent({ agentDir: agent, cwd });
+    try {
+      await parent.prompt(text);
+      const refused = resultOf(parent.messages(), "c_codex");
+      expectRefusal(refused, "route_output_unbounded");
+      expect(refused.text).toContain(
+        `Pi ${HOST.version}'s openai-codex-responses API (${CODEX_PROVIDER}/codex-model) builds its requests without max_output_tokens`,
+      );
       expect(server.requests.filter(isChildRequest)).toEqual([]);
       expect(await findProcesses(agent.dir, { includeEnv: true })).toEqual([]);
       expect(listTree(join(cwd, ".pi"))).toEqual([]);

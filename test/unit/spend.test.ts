@@ -14,7 +14,7 @@ import { loadSettings } from "../../src/core/settings.ts";
 import { planRequest, reportedUsd, type SeedSpend, worstRequestUsd } from "../../src/core/spend.ts";
 import { classesOf, emptyClasses, measuredBytesPerToken } from "../../src/core/token-estimate.ts";
 import { formatCostExact, formatSpendOfCap } from "../../src/core/units.ts";
-import { planSpend, resolveSpendCap } from "../../src/launch/spend-plan.ts";
+import { planSpend, requireOutputLimit, resolveSpendCap } from "../../src/launch/spend-plan.ts";
 import { makeTempDir } from "../helpers/temp.ts";
 import { textToolResult } from "../helpers/tool-events.ts";
 
@@ -209,6 +209,13 @@ describe("admission", () => {
     // The first request as the answer: (5,000 + 8,192 + 512 for the notice) × $1.25/M + 2,048 × $2/M = $0.021226
     expect(codeOf(() => planSpend(0.021225, route, 5_000))).toBe("spend_cap_below_first_request");
     expect(planSpend(0.021226, route, 5_000)?.cap_usd).toBe(0.021226);
+  });
+
+  it("refuses a cap on a route whose API sends no output limit in the running Pi (0.x's openai-codex-responses)", () => {
+    const codex = { provider: "openai-codex", model: "gpt-5", api: "openai-codex-responses" };
+    expect(codeOf(() => requireOutputLimit(1, codex, "0.73.1"))).toBe("route_output_unbounded");
+    expect(codeOf(() => requireOutputLimit(1, codex, "1.6.0"))).toBeUndefined();
+    expect(codeOf(() => requireOutputLimit(1, { ...codex, api: "openai-responses" }, "0.73.1"))).toBeUndefined();
   });
 
   it("takes the argument, else the setting; a malformed setting is refused, never ignored", () => {
