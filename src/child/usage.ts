@@ -27,16 +27,21 @@ export function emptyUsage(): UsageTally {
 
 const num = (value: unknown): number => (typeof value === "number" && Number.isFinite(value) ? value : 0);
 
-/** Add one assistant message's usage. Messages without content (failed requests) are skipped. */
+/**
+ * Add one assistant message's usage. A message without content adds what it reported (a billed
+ * empty response is spent as the spend cap counts it); without content and usage (a failed
+ * request) it adds nothing.
+ */
 export function addUsage(tally: UsageTally, usage: PiUsage | undefined, hasContent: boolean, turn: number): void {
-  if (!hasContent) return;
   const input = num(usage?.input);
   const output = num(usage?.output);
   const cacheRead = num(usage?.cacheRead);
   const cacheWrite = num(usage?.cacheWrite);
   const total = num(usage?.totalTokens);
   if (input === 0 && output === 0 && cacheRead === 0 && cacheWrite === 0 && total === 0) {
-    tally.missing ??= `turn ${turn}: the provider reported no usage (pi recorded all zeros for a message with content)`;
+    if (hasContent) {
+      tally.missing ??= `turn ${turn}: the provider reported no usage (pi recorded all zeros for a message with content)`;
+    }
     return;
   }
   tally.input += input;

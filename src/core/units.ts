@@ -37,11 +37,13 @@ export function formatCostExact(dollars: number): string {
  * ("$0.20004 of cap $0.20000", never "$0.2000 of cap $0.2000" for a spend over the cap).
  */
 export function formatSpendOfCap(spentUsd: number, capUsd: number): string {
-  let digits = Math.max(spentUsd, capUsd) < 1 ? 4 : 2;
-  while (digits < MAX_COST_DIGITS && spentUsd !== capUsd && spentUsd.toFixed(digits) === capUsd.toFixed(digits)) {
-    digits++;
+  let spent = formatCost(spentUsd);
+  let cap = formatCost(capUsd);
+  for (let digits = 5; spent === cap && spentUsd !== capUsd && digits <= MAX_COST_DIGITS; digits++) {
+    spent = `$${spentUsd.toFixed(digits)}`;
+    cap = `$${capUsd.toFixed(digits)}`;
   }
-  return `$${spentUsd.toFixed(digits)} of cap $${capUsd.toFixed(digits)}`;
+  return `${spent} of cap ${cap}`;
 }
 
 /** Seconds between two ISO times (or until `now` when there is no end), never negative. */

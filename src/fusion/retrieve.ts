@@ -19,6 +19,7 @@ import type { UsageRecord } from "../core/types.ts";
 import { SchemaViolation } from "../core/validate.ts";
 import { type DeliveryDecision, decideDelivery } from "../verify/delivery.ts";
 import { basisLines, structuredText } from "../views/output.ts";
+import { spendText } from "../views/result.ts";
 import { boundFailureView } from "./failure-view.ts";
 import { readFusionManifest } from "./read.ts";
 import { CHILDREN_DIR, readRunRecord } from "./run-record.ts";
@@ -61,13 +62,14 @@ function fusionRunningView(runDir: string, manifest: FusionManifest): FusionRetr
   return { text, details };
 }
 
-function usageLine(usage: UsageRecord): string {
+function usageLine(usage: UsageRecord, capUsd: number | undefined): string {
   if (usage.status === "unavailable") {
     return `Usage: unavailable (${usage.reason}); not summed as zero (reported once: this is the first retrieval)`;
   }
+  // The spend as every view states it, against the run's cap when it has one.
   return (
     `Usage: input ${usage.input}, output ${usage.output}, cache read ${usage.cache_read}, cache write ` +
-    `${usage.cache_write}, total ${usage.total_tokens} tokens; cost ${usage.cost_total} ` +
+    `${usage.cache_write}, total ${usage.total_tokens} tokens; spent ${spendText(usage.cost_total, capUsd)} ` +
     "(reported once: this is the first retrieval)"
   );
 }
@@ -138,7 +140,7 @@ function completedRetrieval(
     `Fusion run ${manifest.run_id} (${manifest.workflow}) completed.`,
     `Answer: ${merged.byte_length} bytes, sha256 ${merged.sha256} (verified against manifest.json and result.json)`,
     claim.status === "attached"
-      ? usageLine(usage)
+      ? usageLine(usage, readRunRecord(runDir, manifest)?.limits.max_cost_usd)
       : claim.status === "already_reported"
         ? "Usage: already reported by an earlier bg_result; not counted again."
         : `Usage: withheld; the report could not be recorded (${claim.problem}), so it is not attached to avoid double counting.`,

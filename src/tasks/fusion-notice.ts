@@ -5,7 +5,7 @@
  */
 import { join, relative } from "node:path";
 import { FUSION_FILES } from "../core/constants.ts";
-import { secondsBetween } from "../core/units.ts";
+import { formatCost, secondsBetween } from "../core/units.ts";
 import {
   type FusionManifest,
   loadFusionManifest,
@@ -20,6 +20,7 @@ import {
   chooseAutoDelivery,
   type NotificationDetails,
 } from "../views/notification.ts";
+import { spendText } from "../views/result.ts";
 import type { RunEnd } from "./live.ts";
 import { type Notice, writeNotified } from "./notice.ts";
 
@@ -29,14 +30,27 @@ function stageOf(manifest: FusionManifest): string | null {
   return manifest.terminal?.failure?.stage ?? null;
 }
 
-function noticeText(m: FusionManifest, auto: AutoDelivery, name: string, cwd: string): string {
+/** What the run spent against its cap, as the delegate notice states it (" Spent $0.4200 of cap $1.0000."). */
+function spendSentence(cost: number | null, capUsd: number | undefined): string {
+  if (capUsd === undefined) return "";
+  return cost === null ? ` Spend not reported; cap ${formatCost(capUsd)}.` : ` Spent ${spendText(cost, capUsd)}.`;
+}
+
+function noticeText(
+  m: FusionManifest,
+  auto: AutoDelivery,
+  name: string,
+  cwd: string,
+  spend: { cost: number | null; capUsd: number | undefined },
+): string {
   const head = `Background Fusion run ${m.run_id} (${name}) ${m.state}`;
   const merged = m.artifacts.find((a) => a.path === FUSION_FILES.merged);
   const failure = m.terminal?.failure;
   const body =
-    m.state === "completed" && merged
+    (m.state === "completed" && merged
       ? `: verified merged answer ${merged.byte_length} bytes, sha256 ${merged.sha256}.`
-      : `${failure ? ` at ${failure.stage}` : ""}: [${failure?.code ?? "unknown"}] no merged answer was committed.`;
+      : `${failure ? ` at ${failure.stage}` : ""}: [${failure?.code ?? "unknown"}] no merged answer was committed.`) +
+    spendSentence(spend.cost, spend.capUsd);
   if (auto?.kind === "answer")
     return `${head}${body} The verified answer follows (autoDeliver); bg_result is not needed.`;
   if (auto?.kind === "artifact")
@@ -53,11 +67,13 @@ export function fusionNotificationText(
   record: FusionRunRecord,
   auto: AutoDelivery,
   cwd: string,
+  cost: number | null,
 ): string {
   const chars = [...record.name];
-  let notice = noticeText(m, auto, record.name, cwd);
+  const spend = { cost, capUsd: record.limits.max_cost_usd };
+  let notice = noticeText(m, auto, record.name, cwd, spend);
   for (let keep = chars.length - 1; Buffer.byteLength(notice) > TEXT_MAX_BYTES && keep >= 1; keep--) {
-    notice = noticeText(m, auto, `${chars.slice(0, keep).join("")}…`, cwd);
+    notice = noticeText(m, auto, `${chars.slice(0, keep).join("")}…`, cwd, spend);
   }
   return auto?.kind === "answer" ? `${notice}\n\n${auto.text}` : notice;
 }
@@ -122,7 +138,10 @@ export function runNotice(end: RunEnd, cwd: string): Notice {
     trigger: record.trigger_on_completion,
     compose: async () => {
       const auto = await autoDelivery(end);
-      return { content: fusionNotificationText(end.manifest, record, auto, cwd), details: details(end, auto) };
+      return {
+        content: fusionNotificationText(end.manifest, record, auto, cwd, end.cost),
+        details: details(end, auto),
+      };
     },
     markNotified: () => markRunNotified(end.runDir, end.runId),
   };

@@ -83,6 +83,14 @@ describe("bg_fusion under a spend cap", () => {
       const review = caps.slice(2);
       const candidatesSpent = children.filter((c) => c.cap === 0.6).reduce((sum, c) => sum + (c.spent as number), 0);
       expect(review).toContainEqual(expect.closeTo((CAP - candidatesSpent) / 2, 9));
+      // The notice and bg_result state the run's spend against its cap, one figure (the children's sum).
+      const figure = `$${spent.toFixed(4)} of cap $2.00`;
+      const notice = notifications(parent.messages()).find(
+        (n) => (n as { details: { taskId: string } }).details.taskId === runId,
+      ) as { content: string; details: { cost_total: number } };
+      expect(notice.details.cost_total).toBeCloseTo(spent, 9);
+      expect(notice.content).toContain(`Spent ${figure}.`);
+      expect(result.text).toContain(`spent ${figure} (reported once`);
     } finally {
       await parent.dispose();
     }

@@ -94,7 +94,7 @@ describe("completed", () => {
     } satisfies FusionCompletedView);
     expect(text.endsWith(`\n\n${MERGED}`)).toBe(true);
     expect(text).toContain(`sha256 ${sha256Hex(MERGED)}`);
-    expect(text).toContain("input 1200, output 340, cache read 50, cache write 10, total 1600 tokens; cost 0.0123");
+    expect(text).toContain("input 1200, output 340, cache read 50, cache write 10, total 1600 tokens; spent $0.0123");
   });
 
   it("delivers an artifact reference on request, and never the answer text", async () => {

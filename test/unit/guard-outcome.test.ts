@@ -88,6 +88,14 @@ describe("usage", () => {
     });
   });
 
+  it("a billed response without content is spent as the spend cap counts it (one figure everywhere)", () => {
+    const tally = emptyUsage();
+    addUsage(tally, { ...usage, cost: { total: 0.1 } }, false, 1);
+    addUsage(tally, { ...usage, cost: { total: 0.02 } }, true, 2);
+    const record = usageRecord(tally);
+    expect(record.status === "observed" && record.cost_total).toBeCloseTo(0.12, 12);
+  });
+
   it("all-zero usage on a message with content is unavailable, never zero; failed requests without content are skipped", () => {
     const tally = emptyUsage();
     addUsage(tally, { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0 }, false, 1);
