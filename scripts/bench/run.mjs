@@ -25,6 +25,7 @@ import { memoryFigure } from "./figures/memory.mjs";
 import { receiptFigures } from "./figures/receipt.mjs";
 import { selfProofFigure } from "./figures/self-proof.mjs";
 import { spendFigure } from "./figures/spend.mjs";
+import { spendRealFigures } from "./figures/spend-real.mjs";
 import { verifyFigure } from "./figures/verify.mjs";
 import { windowFigure } from "./figures/window.mjs";
 import { buildReport, table } from "./report.mjs";
@@ -39,6 +40,7 @@ const CONFIGS = {
     verify: { answerBytes: 4 * MiB, reps: 25 },
     window: { resultSizes: [4_000, 8_000, 20_000, 50_000, 60_000] },
     spend: { batches: 10, runsPerBatch: 200 },
+    spendReal: { useRuns: 3, mixRuns: 5 },
     memory: { answerBytes: 1 * MiB, reps: 3 },
     concurrency: { count: 8, reps: 5 },
     selfProof: { reps: 5 },
@@ -49,6 +51,7 @@ const CONFIGS = {
     verify: { answerBytes: 1 * MiB, reps: 1 },
     window: { resultSizes: [8_000, 50_000] },
     spend: { batches: 2, runsPerBatch: 50 },
+    spendReal: { useRuns: 1, mixRuns: 1 },
     memory: { answerBytes: MiB / 4, reps: 1 },
     concurrency: { count: 2, reps: 1 },
     selfProof: { reps: 1 },
@@ -105,6 +108,7 @@ async function main() {
     ["verify", () => verifyFigure({ ...config.verify, log })],
     ["window", () => windowFigure({ ...config.window, log })],
     ["spend", () => spendFigure({ ...config.spend, log })],
+    ["spend-real", () => spendRealFigures(workspace, { ...config.spendReal, log })],
     ["receipt", () => receiptFigures(workspace, { ...config.receipt, collect, log })],
     ["end-to-end", () => endToEndFigure(workspace, { ...config.endToEnd, log })],
     ["concurrency", () => concurrencyFigure(workspace, { ...config.concurrency, collect, log })],

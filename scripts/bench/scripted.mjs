@@ -13,6 +13,8 @@
  *   child scenario:  { read?: "file", answerBytes?: n, fail?: true }
  *                    reply 0 reads the file (if any); the next reply is the answer, exactly
  *                    answerBytes bytes of UTF-8, or an HTTP 500 with fail.
+ *                    { readEach: ["file", ...] }: reply k reads the k-th file until the guard's
+ *                    finalization notice arrives (or the files run out); then the answer.
  */
 import { createHash } from "node:crypto";
 import { assistantsAfter } from "../scripted-agent.mjs";
@@ -67,6 +69,11 @@ function childReply(id, messages, at) {
   if (!work) throw new Error(`unknown child scenario ${id}`);
   const turn = assistantsAfter(messages, at);
   if (work.fail) throw new ScriptedProviderError(`scripted provider failure for ${id}`);
+  if (work.readEach) {
+    const noticed = messages.some((m) => m.role === "user" && m.text.startsWith("[delegate finalization]"));
+    const next = work.readEach[turn];
+    if (!noticed && next !== undefined) return { toolCalls: [{ name: "read", args: { path: next } }] };
+  }
   if (work.read && turn === 0) return { toolCalls: [{ name: "read", args: { path: work.read } }] };
   const readResult = work.read ? messages.findLast((m) => m.role === "tool")?.text : undefined;
   const text = answerText(id, readResult, work.answerBytes);

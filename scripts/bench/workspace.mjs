@@ -18,6 +18,8 @@ export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", 
 export const PI_CLI = HOST.cliPath;
 export const PROVIDER = "bench";
 export const MODEL = "bench-model";
+/** A priced model for the spend cap's figures: $10 per million input and output tokens, no cache prices. */
+export const PRICED_MODEL = "bench-priced";
 /**
  * Large enough that a 100,000-message seed (about 20 MB) would pass admission (L + 32,768 ≤ window −
  * 28,672: docs/subsystems/launch.md, "The budget").
@@ -27,8 +29,18 @@ export const MODEL_WINDOW_TOKENS = 100_000_000;
 /** The scripted model's agent dir (retries off: a scripted provider failure must end the child at once). */
 function writeAgentDir(dir, serverUrl) {
   const model = { id: MODEL, name: "Bench scripted model", contextWindow: MODEL_WINDOW_TOKENS, maxTokens: 16_384 };
-  return writeScriptedAgentDir(dir, { provider: PROVIDER, baseUrl: serverUrl, apiKey: "bench", models: [model] })
-    .settings;
+  const priced = {
+    id: PRICED_MODEL,
+    contextWindow: 400_000,
+    maxTokens: 32_000,
+    cost: { input: 10, output: 10, cacheRead: 0, cacheWrite: 0 },
+  };
+  return writeScriptedAgentDir(dir, {
+    provider: PROVIDER,
+    baseUrl: serverUrl,
+    apiKey: "bench",
+    models: [model, priced],
+  }).settings;
 }
 
 /** Live pids (not ours, not zombies) whose argv or environment mentions `marker`. Linux /proc only. */

@@ -1,0 +1,139 @@
+/**
+ * Figure 9: the spend cap with real children (docs/benchmarks.md, figure 9). Real delegates of a
+ * real Pi parent on the bench's priced route ($10 per million input and output tokens) against the
+ * scripted model, which reports usage by each request's size (about 4 bytes a token) and bills
+ * output as asked. Each child reads one file per turn until the guard tells it to answer.
+ *
+ *   9a cap use:  a $1.00 cap, twenty 20 KB files of prose: final spend ÷ cap (goal ≥ 0.8).
+ *   9b overshoot: caps from $0.30 to $1.20, files of 2-40 KB of prose, code, minified code, base64,
+ *                 CJK text and tables of numbers in a random order: final spend ÷ cap (goal ≤ 1.0,
+ *                 every run); the figure's samples are the runs' ratios, its detail the largest.
+ */
+import { createJiti } from "jiti";
+import { childWork, parentPrompt } from "../scripted.mjs";
+import { notificationEvents, startSdkParent, textOf, toolEnds } from "../sdk-parent.mjs";
+import { figure } from "../stats.mjs";
+import { PRICED_MODEL, PROVIDER } from "../workspace.mjs";
+
+const jiti = createJiti(import.meta.url);
+const FILE_BYTES = 20_000;
+const FILES = 20;
+
+const words = ["spend", "cap", "answer", "provider", "tokens", "request", "budget", "report", "model", "read"];
+
+/** Twenty files of 20 KB of prose-like lines, different in each file. */
+function proseFiles() {
+  const files = {};
+  for (let f = 1; f <= FILES; f++) {
+    const lines = [];
+    for (let i = 0; lines.join("\n").length < FILE_BYTES; i++) {
+      lines.push(Array.from({ length: 12 }, (_, w) => words[(f * 7 + i * 3 + w) % words.length]).join(" "));
+    }
+    files[`part${f}.txt`] = `${lines.join("\n").slice(0, FILE_BYTES)}\n`;
+  }
+  return files;
+}
+
+/** Files of mixed kinds and sizes (test/helpers/spend-simulation.ts's kinds of text). */
+function mixedFiles(kinds, random) {
+  const files = {};
+  for (let f = 1; f <= FILES; f++) {
+    const kind = kinds[Math.floor(random() * kinds.length)];
+    files[`part${f}.txt`] = kind.make(random, 2_000 + Math.floor(random() * 38_000));
+  }
+  return files;
+}
+
+/** One capped delegate reading the project's files in order; resolves with its notice's details. */
+async function runOne(ws, parent, cwd, capUsd, label) {
+  const work = childWork({ readEach: Array.from({ length: FILES }, (_, i) => `part${i + 1}.txt`) }, label);
+  const mark = parent.events.length;
+  const args = {
+    name: label,
+    prompt: work.prompt,
+    route: { provider: PROVIDER, model: PRICED_MODEL },
+    maxCostUsd: capUsd,
+    maxTurns: 60,
+    triggerOnCompletion: false,
+  };
+  await parent.prompt(parentPrompt([[{ name: "bg_delegate", args }]]));
+  const end = toolEnds(parent.events, "bg_delegate", mark)[0];
+  if (end === undefined || end.isError) throw new Error(`bg_delegate refused: ${textOf(end?.result?.content)}`);
+  const taskId = end.result.details.task_id;
+  const deadline = Date.now() + 180_000;
+  for (;;) {
+    const notice = notificationEvents(parent.events, mark).find((e) => e.message.details?.taskId === taskId);
+    if (notice !== undefined) return notice.message.details;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${taskId}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+export async function spendRealFigures(ws, { useRuns, mixRuns, log }) {
+  const { KINDS } = await jiti.import("../../../test/helpers/spend-simulation.ts");
+  const { prng } = await jiti.import("../../../test/helpers/prng.ts");
+  const random = prng(35);
+  const use = [];
+  const useFailed = [];
+  for (let i = 0; i < useRuns; i++) {
+    const cwd = ws.project(`spend-use-${i}`, proseFiles());
+    const parent = await startSdkParent(ws, { cwd });
+    try {
+      const d = await runOne(ws, parent, cwd, 1, `spend use ${i + 1}`);
+      if (d.state !== "completed" || d.cost_total === null) useFailed.push(d.code ?? d.state);
+      else use.push(d.cost_total / 1);
+    } finally {
+      await parent.dispose();
+    }
+  }
+  log(`figure 9a: spend ÷ cap ${use.map((r) => r.toFixed(3)).join(", ")} (${useFailed.length} without an answer)`);
+  const over = [];
+  const overFailed = [];
+  const endedBy = [];
+  for (let i = 0; i < mixRuns; i++) {
+    const cap = Math.round((0.3 + random() * 0.9) * 100) / 100;
+    const cwd = ws.project(`spend-mix-${i}`, mixedFiles(KINDS, random));
+    const parent = await startSdkParent(ws, { cwd });
+    try {
+      const d = await runOne(ws, parent, cwd, cap, `spend mix ${i + 1}`);
+      if (d.cost_total === null) overFailed.push(d.code ?? d.state);
+      else over.push(d.cost_total / cap);
+      endedBy.push(d.finalized_by ?? "files read");
+      if (d.state !== "completed") overFailed.push(d.code ?? d.state);
+    } finally {
+      await parent.dispose();
+    }
+  }
+  log(
+    `figure 9b: spend ÷ cap ${over.map((r) => r.toFixed(3)).join(", ")}; ended by ${endedBy.join(", ")} (${overFailed.length} without an answer)`,
+  );
+  const params = { prices_usd_per_mtok: { input: 10, output: 10 }, files: FILES };
+  return [
+    figure({
+      id: "spend_cap_use",
+      title: "Spend cap use with real children: final spend ÷ $1.00 cap, twenty 20 KB files",
+      unit: "ratio",
+      samples: use,
+      target: 0.8,
+      op: ">=",
+      params: { ...params, cap_usd: 1, file_bytes: FILE_BYTES },
+      detail: { runs: useRuns, without_answer: useFailed },
+      notes: ["real Pi parent and children on the scripted model (usage by request size, about 4 bytes a token)"],
+    }),
+    figure({
+      id: "spend_overshoot_real",
+      title: "Spend cap overshoot with real children: final spend ÷ cap, mixed and dense files",
+      unit: "ratio",
+      samples: over,
+      target: 1.0,
+      digits: 4,
+      params: { ...params, caps_usd: [0.3, 1.2], file_bytes: [2_000, 40_000] },
+      detail: {
+        runs: mixRuns,
+        largest_ratio: over.length === 0 ? null : Math.max(...over),
+        without_answer: overFailed,
+      },
+      notes: ["every run must be ≤ 1.0; the figure's max is the largest"],
+    }),
+  ];
+}
