@@ -45,7 +45,7 @@ function mixedFiles(kinds, random) {
 }
 
 /** One capped delegate reading the project's files in order; resolves with its notice's details. */
-async function runOne(ws, parent, cwd, capUsd, label) {
+async function runOne(parent, capUsd, label) {
   const work = childWork({ readEach: Array.from({ length: FILES }, (_, i) => `part${i + 1}.txt`) }, label);
   const mark = parent.events.length;
   const args = {
@@ -79,7 +79,7 @@ export async function spendRealFigures(ws, { useRuns, mixRuns, log }) {
     const cwd = ws.project(`spend-use-${i}`, proseFiles());
     const parent = await startSdkParent(ws, { cwd });
     try {
-      const d = await runOne(ws, parent, cwd, 1, `spend use ${i + 1}`);
+      const d = await runOne(parent, 1, `spend use ${i + 1}`);
       if (d.state !== "completed" || d.cost_total === null) useFailed.push(d.code ?? d.state);
       else use.push(d.cost_total / 1);
     } finally {
@@ -95,7 +95,7 @@ export async function spendRealFigures(ws, { useRuns, mixRuns, log }) {
     const cwd = ws.project(`spend-mix-${i}`, mixedFiles(KINDS, random));
     const parent = await startSdkParent(ws, { cwd });
     try {
-      const d = await runOne(ws, parent, cwd, cap, `spend mix ${i + 1}`);
+      const d = await runOne(parent, cap, `spend mix ${i + 1}`);
       if (d.cost_total === null) overFailed.push(d.code ?? d.state);
       else over.push(d.cost_total / cap);
       endedBy.push(d.finalized_by ?? "files read");
