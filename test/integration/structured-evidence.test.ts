@@ -198,8 +198,10 @@ describe("a structured answer's excerpts are checked against the bytes the child
         },
       ],
     };
-    // Turn 0 reads the 40 KB file (spilled: the cap cannot carry it inline), turn 1 reads back its
-    // first 1,000 bytes (lines 1-10), turn 2 answers.
+    // Turn 0 reads the 40 KB file (spilled: under a $0.09 cap, after a first response reporting
+    // 20,000 input tokens, about 30,000 tokens are left for the turn with the answer after it, and
+    // the file's punctuation-heavy lines count 1 token per byte), turn 1 reads back its first 1,000
+    // bytes (lines 1-10), turn 2 answers.
     installParentDriver(server, (req: ModelRequest) => {
       const turn = req.messages.filter((m) => m.role === "assistant").length;
       if (turn === 0) return { toolCalls: [{ name: "read", args: { path: "big.txt" } }], usage: REPORTED };
@@ -219,7 +221,7 @@ describe("a structured answer's excerpts are checked against the bytes the child
         name: "big",
         prompt: "Read big.txt.",
         route: { provider: "fake", model: PRICED },
-        maxCostUsd: 0.2,
+        maxCostUsd: 0.09,
         outputSchema: MARKER_SCHEMA,
       });
       await ended(parent);
