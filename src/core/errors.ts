@@ -39,7 +39,8 @@ export const FAILURE_REMEDIATION = {
   child_cancelled: "The task was cancelled; launch it again if the answer is still needed.",
   child_turn_limit: "Raise maxTurns or narrow the prompt, then launch again.",
   child_tool_call_limit: "Raise maxToolCalls or narrow the prompt, then launch again.",
-  child_cost_limit: "Raise maxCostUsd or narrow the prompt, then launch again.",
+  child_cost_limit:
+    "Raise maxCostUsd or narrow the prompt, then launch again; when the message names a provider that billed past the request, check that provider's billing before trusting its cap.",
   provider_context_budget_exhausted:
     "The provider rejected the context; narrow the prompt or use a route with a larger window.",
   child_provider_error: "The provider failed after retries; read the output log, then launch again.",
@@ -216,7 +217,7 @@ export const FAILURE_WHEN = {
   },
   child_cost_limit: {
     stages: ["run"],
-    when: "The child was told to answer by the spend cap and called a tool instead, or its next request could have crossed maxCostUsd; it is stopped before that request and no result is committed.",
+    when: "The child was told to answer by the spend cap and called a tool instead, its next request could have crossed maxCostUsd, or the provider billed a response past what its request allowed (output past the limit, input or cache writes past the bound, spend past the cap; the message says by how much); it is stopped before that request and no result is committed.",
   },
   provider_context_budget_exhausted: {
     stages: ["run"],
