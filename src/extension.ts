@@ -12,7 +12,7 @@ import { CHILD_ENV } from "./core/constants.ts";
 import { loadSettings } from "./core/settings.ts";
 import { startFusion } from "./fusion-run/start.ts";
 import { admitHost, type HostAdmission } from "./host/index.ts";
-import { admit } from "./launch/launch.ts";
+import { admit, projectTrusted } from "./launch/launch.ts";
 import { startDelegate } from "./launch/start.ts";
 import {
   drainAtShutdown,
@@ -44,14 +44,20 @@ import {
 } from "./ui/render.ts";
 import { receiptText } from "./views/receipt.ts";
 
+/** This project's settings as this session may take them (a trusted project may widen; src/core/setting-trust.ts). */
+function settingsOf(ctx: ExtensionContext) {
+  return loadSettings(getAgentDir(), ctx.cwd, process.env, { projectTrusted: projectTrusted(ctx) });
+}
+
 /**
  * The prune at session start: quiet, never thrown into Pi, nothing said to the model. It spares every
  * task and run whose notice this process has handed to a session (just now, or earlier): the turn a
  * notice starts calls bg_result, which must still find the tree.
  */
-function pruneByRetention(cwd: string): void {
+function pruneByRetention(ctx: ExtensionContext): void {
+  const cwd = ctx.cwd;
   try {
-    const { retentionDays } = loadSettings(getAgentDir(), cwd);
+    const { retentionDays } = settingsOf(ctx);
     const spare = new Set(getRegistry().notified);
     if (retentionDays > 0)
       adjudicateStrandedRuns(cwd) // a run whose owner died ends first, so its tree can go (src/tasks/adjudicate.ts)
@@ -67,8 +73,8 @@ function pruneByRetention(cwd: string): void {
  * background and awaited by bg_delegate and bg_fusion; decided once per process (the probe of an
  * unproven version runs once, its record makes later processes instant).
  */
-function hostAdmission(cwd: string): Promise<HostAdmission> {
-  const settings = loadSettings(getAgentDir(), cwd);
+function hostAdmission(ctx: ExtensionContext): Promise<HostAdmission> {
+  const settings = settingsOf(ctx);
   return admitHost({
     version: VERSION,
     agentDir: getAgentDir(),
@@ -81,7 +87,7 @@ function hostAdmission(cwd: string): Promise<HostAdmission> {
 function waitsForOwnWork(ctx: ExtensionContext): boolean {
   if (nonInteractiveMode(ctx) === undefined) return false;
   try {
-    return loadSettings(getAgentDir(), ctx.cwd).nonInteractive === "wait";
+    return settingsOf(ctx).nonInteractive === "wait";
   } catch {
     return true;
   }
@@ -99,8 +105,8 @@ export default function bgDelegateExtension(pi: ExtensionAPI): void {
 
   pi.registerTool({
     ...packageTool(BG_DELEGATE, DELEGATE_ARGUMENTS, async (args, toolCallId, ctx) => {
-      const settings = loadSettings(getAgentDir(), ctx.cwd);
-      const admission = await hostAdmission(ctx.cwd);
+      const settings = settingsOf(ctx);
+      const admission = await hostAdmission(ctx);
       const plan = admit(args, toolCallId, ctx, {
         piVersion: VERSION,
         admission,
@@ -119,9 +125,9 @@ export default function bgDelegateExtension(pi: ExtensionAPI): void {
     ...packageTool(BG_FUSION, FUSION_ARGUMENTS, async (args, toolCallId, ctx) => {
       const host = {
         piVersion: VERSION,
-        admission: await hostAdmission(ctx.cwd),
+        admission: await hostAdmission(ctx),
         thinkingLevel: pi.getThinkingLevel(),
-        settings: loadSettings(getAgentDir(), ctx.cwd),
+        settings: settingsOf(ctx),
       };
       const { text, details } = await startFusion(args, toolCallId, ctx, host);
       return { content: [{ type: "text", text }], details };
@@ -155,9 +161,9 @@ export default function bgDelegateExtension(pi: ExtensionAPI): void {
     // then ended trees past the retention are pruned (docs/configuration.md, "bgDelegate.retentionDays").
     setImmediate(async () => {
       // An unproven Pi starts its self-proof now, so the first bg_delegate does not wait for all of it.
-      void hostAdmission(ctx.cwd);
+      void hostAdmission(ctx);
       await current.deliverPending().catch(() => {});
-      pruneByRetention(ctx.cwd);
+      pruneByRetention(ctx);
     });
   });
 

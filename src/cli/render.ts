@@ -85,6 +85,7 @@ function renderDelegate(f: DelegateFacts, now: number): string {
         : `${f.attestations.count}, all on the pinned route (provider labels: ${f.attestations.response_models.join(", ") || "none"})`,
     ],
     ["capability", `${f.capability}, extensions ${f.extension_mode}`],
+    ...f.settings_ignored.map((line): [string, string] => ["ignored", line]),
     [
       "limits",
       `${f.limits.max_turns} turns, ${f.limits.max_tool_calls} tool calls, ${formatDuration(f.limits.timeout_seconds)}` +

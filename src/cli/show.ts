@@ -88,6 +88,8 @@ export interface DelegateFacts {
   run: ParallelRun;
   /** The verified answer in the API's output shape; null without one. */
   output: ParallelOutput | null;
+  /** Project settings launch ignored because only you may widen them (docs/configuration.md, "Who may set what"). */
+  settings_ignored: string[];
 }
 
 export interface FusionFacts {
@@ -230,6 +232,7 @@ function delegateFacts(dir: string): DelegateFacts {
     basis,
     failure,
     answer_copy: answerCopy,
+    settings_ignored: manifest.settings_ignored ?? [],
     artifacts: answerCopy?.state === "verified" ? { ...artifacts, answer_copy: answerCopy.path } : artifacts,
     run: parallelRun({
       id: manifest.task_id,

@@ -6,15 +6,11 @@ import {
   DEFAULT_RETENTION_DAYS,
   FUSION_CANDIDATES,
   MAX_COST_USD_ENV,
-  MAX_RUNNING_ENV,
   NON_INTERACTIVE_CHOICES,
-  NON_INTERACTIVE_ENV,
   type NonInteractiveChoice,
-  PI_CLI_ENV,
-  RETENTION_DAYS_ENV,
-  SELF_PROOF_ENV,
   SETTINGS_KEY,
 } from "./constants.ts";
+import { type SettingPolicy, settingPolicy } from "./setting-trust.ts";
 import type { PinnedRoute } from "./types.ts";
 import { closedObject, dollars, list, SchemaViolation, str, violation } from "./validate.ts";
 
@@ -39,6 +35,11 @@ export interface PackageSettings {
    * `problem` when one is set but is not a finite number in (0, 10,000] (a cap is never ignored).
    */
   maxCostUsd: { usd: number } | { problem: string } | undefined;
+  /**
+   * One line per project setting that was ignored because only you may widen it (src/core/setting-trust.ts):
+   * the key, the value, why, and yours. Shown in a receipt's details and by `pi-bg-delegate show`.
+   */
+  ignored: string[];
 }
 
 function parseRoutes(value: unknown, at: string): PinnedRoute[] {
@@ -50,21 +51,18 @@ function parseRoutes(value: unknown, at: string): PinnedRoute[] {
   return routes;
 }
 
-/** The project's setting wins over the user's; a malformed one is reported, never ignored. */
-function fusionCandidates(...sections: Record<string, unknown>[]): PackageSettings["fusionCandidates"] {
-  for (const section of sections) {
-    const fusion = section.fusion;
-    if (typeof fusion !== "object" || fusion === null) continue;
-    const value = (fusion as Record<string, unknown>).candidates;
-    if (value === undefined) continue;
-    try {
-      return { routes: parseRoutes(value, `${SETTINGS_KEY}.fusion.candidates`) };
-    } catch (error) {
-      if (error instanceof SchemaViolation) return { problem: error.message };
-      throw error;
-    }
+/** bgDelegate.fusion.candidates of one settings section: undefined when unset; a malformed one is reported, never ignored. */
+function candidatesOf(section: Record<string, unknown>): PackageSettings["fusionCandidates"] {
+  const fusion = section.fusion;
+  if (typeof fusion !== "object" || fusion === null) return undefined;
+  const value = (fusion as Record<string, unknown>).candidates;
+  if (value === undefined) return undefined;
+  try {
+    return { routes: parseRoutes(value, `${SETTINGS_KEY}.fusion.candidates`) };
+  } catch (error) {
+    if (error instanceof SchemaViolation) return { problem: error.message };
+    throw error;
   }
-  return undefined;
 }
 
 function readSection(file: string): Record<string, unknown> {
@@ -88,18 +86,15 @@ function nonNegative(value: unknown): number | undefined {
   return typeof n === "number" && Number.isFinite(n) && n >= 0 ? n : undefined;
 }
 
-/** The first spend cap that is set (environment, project, user), checked; see PackageSettings.maxCostUsd. */
-function spendCap(...candidates: [string, unknown][]): PackageSettings["maxCostUsd"] {
-  for (const [at, raw] of candidates) {
-    if (raw === undefined || (typeof raw === "string" && raw.trim() === "")) continue;
-    try {
-      return { usd: dollars(typeof raw === "string" ? Number(raw) : raw, at, ARGUMENT_BOUNDS.maxCostUsd) };
-    } catch (error) {
-      if (error instanceof SchemaViolation) return { problem: error.message };
-      throw error;
-    }
+/** One spend cap, checked; see PackageSettings.maxCostUsd. */
+function spendCap(at: string, raw: unknown): PackageSettings["maxCostUsd"] {
+  if (raw === undefined || (typeof raw === "string" && raw.trim() === "")) return undefined;
+  try {
+    return { usd: dollars(typeof raw === "string" ? Number(raw) : raw, at, ARGUMENT_BOUNDS.maxCostUsd) };
+  } catch (error) {
+    if (error instanceof SchemaViolation) return { problem: error.message };
+    throw error;
   }
-  return undefined;
 }
 
 function flag(value: unknown): boolean | undefined {
@@ -122,33 +117,141 @@ function nonBlank(value: unknown): string | undefined {
   return typeof value === "string" && value.trim() !== "" ? value : undefined;
 }
 
+export interface SettingsSource {
+  /**
+   * Whether the host trusts the project (Pi 1.x `ctx.isProjectTrusted()`); false on hosts without
+   * project trust and wherever no session says so (the `pi-bg-delegate` command).
+   */
+  projectTrusted?: boolean;
+}
+
 /**
- * Settings live in pi's settings.json under "bgDelegate": the user's (<agentDir>/settings.json), then
- * the project's (<cwd>/.pi/settings.json), then environment variables, later winning.
+ * Settings live in pi's settings.json under "bgDelegate": the user's (<agentDir>/settings.json), the
+ * project's (<cwd>/.pi/settings.json) and environment variables. Who may set which key, and how the
+ * three combine, is SETTING_POLICIES (src/core/setting-trust.ts; docs/configuration.md, "Who may set
+ * what"): the environment and your user settings may set anything, an untrusted project may only
+ * narrow, and every project value that was ignored is named in `ignored`.
  */
-export function loadSettings(agentDir: string, cwd: string, env: NodeJS.ProcessEnv = process.env): PackageSettings {
+export function loadSettings(
+  agentDir: string,
+  cwd: string,
+  env: NodeJS.ProcessEnv = process.env,
+  source: SettingsSource = {},
+): PackageSettings {
   const user = readSection(join(agentDir, "settings.json"));
   const project = readSection(join(cwd, ".pi", "settings.json"));
+  const ignored: string[] = [];
+  const take = <T>(
+    key: string,
+    values: Sources<T>,
+    narrows: (projectValue: T, yours: T | undefined) => boolean,
+    fallback?: T,
+  ) => combine(settingPolicy(key), values, source.projectTrusted === true, narrows, ignored, fallback);
+  const envOf = (key: string) => env[settingPolicy(key).env ?? ""];
+  const lower = (a: number, b: number | undefined) => b === undefined || a < b;
+  const maxRunning = take(
+    "maxRunning",
+    sources(envOf("maxRunning"), user.maxRunning, project.maxRunning, positiveInt),
+    (p, mine) => lower(p, mine),
+    DEFAULT_MAX_RUNNING,
+  );
+  const piCli = take("piCli", sources(envOf("piCli"), user.piCli, project.piCli, nonBlank), () => false);
+  const retentionDays = take(
+    "retentionDays",
+    sources(envOf("retentionDays"), user.retentionDays, project.retentionDays, nonNegative),
+    (p, mine) => mine !== 0 && (p === 0 || mine === undefined || p > mine),
+    DEFAULT_RETENTION_DAYS,
+  );
+  const selfProof = take(
+    "selfProof",
+    sources(envOf("selfProof"), user.selfProof, project.selfProof, flag),
+    (p) => !p,
+    true,
+  );
+  const nonInteractive = take(
+    "nonInteractive",
+    sources(envOf("nonInteractive"), user.nonInteractive, project.nonInteractive, choice),
+    () => false,
+    "wait",
+  );
+  const fusionCandidates = take(
+    "fusion.candidates",
+    { env: undefined, user: candidatesOf(user), project: candidatesOf(project) },
+    () => false,
+  );
+  const maxCostUsd = take(
+    "maxCostUsd",
+    {
+      env: spendCap(MAX_COST_USD_ENV, envOf("maxCostUsd")),
+      user: spendCap(`${SETTINGS_KEY}.maxCostUsd (user)`, user.maxCostUsd),
+      project: spendCap(`${SETTINGS_KEY}.maxCostUsd (project)`, project.maxCostUsd),
+    },
+    // A malformed cap is never ignored (it refuses launches until mended); a cap narrows no cap.
+    (p, mine) => "problem" in p || mine === undefined || ("usd" in mine && lower(p.usd, mine.usd)),
+  );
   return {
-    maxRunning:
-      positiveInt(env[MAX_RUNNING_ENV]) ??
-      positiveInt(project.maxRunning) ??
-      positiveInt(user.maxRunning) ??
-      DEFAULT_MAX_RUNNING,
-    piCli: nonBlank(env[PI_CLI_ENV]) ?? nonBlank(project.piCli) ?? nonBlank(user.piCli),
-    retentionDays:
-      nonNegative(env[RETENTION_DAYS_ENV]) ??
-      nonNegative(project.retentionDays) ??
-      nonNegative(user.retentionDays) ??
-      DEFAULT_RETENTION_DAYS,
-    selfProof: flag(env[SELF_PROOF_ENV]) ?? flag(project.selfProof) ?? flag(user.selfProof) ?? true,
-    nonInteractive:
-      choice(env[NON_INTERACTIVE_ENV]) ?? choice(project.nonInteractive) ?? choice(user.nonInteractive) ?? "wait",
-    fusionCandidates: fusionCandidates(project, user),
-    maxCostUsd: spendCap(
-      [MAX_COST_USD_ENV, env[MAX_COST_USD_ENV]],
-      [`${SETTINGS_KEY}.maxCostUsd (project)`, project.maxCostUsd],
-      [`${SETTINGS_KEY}.maxCostUsd (user)`, user.maxCostUsd],
-    ),
+    maxRunning: maxRunning ?? DEFAULT_MAX_RUNNING,
+    piCli,
+    retentionDays: retentionDays ?? DEFAULT_RETENTION_DAYS,
+    selfProof: selfProof ?? true,
+    nonInteractive: nonInteractive ?? "wait",
+    fusionCandidates,
+    maxCostUsd,
+    ignored,
   };
+}
+
+interface Sources<T> {
+  env: T | undefined;
+  user: T | undefined;
+  project: T | undefined;
+}
+
+function sources<T>(env: unknown, user: unknown, project: unknown, parse: (v: unknown) => T | undefined): Sources<T> {
+  return { env: parse(env), user: parse(user), project: parse(project) };
+}
+
+const SHOWN_VALUE_CHARS = 60;
+
+function shown(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  const chars = [...text];
+  return chars.length <= SHOWN_VALUE_CHARS ? text : `${chars.slice(0, SHOWN_VALUE_CHARS - 1).join("")}…`;
+}
+
+/**
+ * One key's value. Yours is the environment's, else your user settings', else the default. A
+ * project's value wins when `narrows` holds against yours; otherwise a trusted project's value (or
+ * any project's, for a key anyone may set) wins over your user settings but not over the
+ * environment, and an untrusted project's is ignored with one line (none when it equals yours).
+ */
+function combine<T>(
+  policy: SettingPolicy,
+  values: Sources<T>,
+  trusted: boolean,
+  narrows: (projectValue: T, yours: T | undefined) => boolean,
+  ignored: string[],
+  fallback: T | undefined,
+): T | undefined {
+  const { env, user, project } = values;
+  const yours = env ?? user ?? fallback;
+  if (project === undefined) return yours;
+  if (narrows(project, yours)) return project;
+  if (trusted || policy.rule === "anyone") return env ?? project;
+  if (JSON.stringify(project) !== JSON.stringify(yours)) {
+    const mine = yours === undefined ? "unset" : shown(unwrap(yours));
+    ignored.push(
+      `${SETTINGS_KEY}.${policy.key} ${shown(unwrap(project))} in .pi/settings.json ignored: ${policy.because} (yours: ${mine})`,
+    );
+  }
+  return yours;
+}
+
+/** The value a person wrote, for the ignored line: a cap's dollars, candidates' routes. */
+function unwrap(value: unknown): unknown {
+  if (typeof value !== "object" || value === null) return value;
+  if ("usd" in value) return value.usd;
+  if ("problem" in value) return "(malformed)";
+  if ("routes" in value) return (value.routes as PinnedRoute[]).map((r) => `${r.provider}/${r.model}`);
+  return value;
 }

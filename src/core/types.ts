@@ -335,6 +335,11 @@ export interface DelegateManifest {
   seed_bytes: number;
   /** The answer's shape, as admitted (the parent checks the answer against it); absent for a text answer. */
   output_schema?: OutputSchema;
+  /**
+   * The project settings launch ignored because only you may widen them, one line each
+   * (docs/configuration.md, "Who may set what"); absent when none was.
+   */
+  settings_ignored?: string[];
   owner: { pid: number; start_time: string };
   child: { pid: number; pgid: number } | null;
   artifacts: Record<string, BoundArtifact>;

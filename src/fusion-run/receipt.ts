@@ -19,6 +19,8 @@ export interface FusionReceiptDetails {
   notify_on_completion: boolean;
   trigger_on_completion: boolean;
   retrieve_with: { tool: "bg_result"; taskId: string };
+  /** Project settings ignored because only you may widen them (docs/configuration.md, "Who may set what"). */
+  settings_ignored: string[];
 }
 
 /** Within a delegate receipt's budget (docs/tools/bg_fusion.md, "The receipt"). */

@@ -172,6 +172,7 @@ export async function startFusion(
     notify_on_completion: record.notify_on_completion,
     trigger_on_completion: record.trigger_on_completion,
     retrieve_with: { tool: "bg_result", taskId: handle.runId },
+    settings_ignored: host.settings.ignored,
   };
   return { text: fusionReceiptText(details, cwd), details };
 }

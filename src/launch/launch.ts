@@ -53,7 +53,7 @@ export interface LaunchPlan {
 }
 
 /** The parent's project trust on hosts that have it (Pi 1.x `isProjectTrusted`); 0.73.1 has none. */
-function projectTrusted(ctx: ExtensionContext): boolean {
+export function projectTrusted(ctx: ExtensionContext): boolean {
   const withTrust = ctx as ExtensionContext & { isProjectTrusted?: () => boolean };
   return typeof withTrust.isProjectTrusted === "function" ? withTrust.isProjectTrusted() === true : false;
 }
@@ -212,6 +212,7 @@ export function admitWith(snap: ParentSnapshot, args: DelegateArguments, route: 
       }),
     },
     owner: { pid: process.pid, start_time: processStartTime(process.pid) },
+    settingsIgnored: snap.host.settings.ignored,
   });
   // The projection is the bulk of the seed: splice its canonical text in rather than re-serialize it.
   const { projection: _projection, ...rest } = seed;

@@ -101,6 +101,8 @@ export interface ManifestInput {
   /** The parent process that owns the task (pid and /proc start time). */
   owner: { pid: number; start_time: string };
   host: ManifestHost;
+  /** Project settings ignored at launch (src/core/settings.ts `ignored`). */
+  settingsIgnored?: string[];
 }
 
 /** manifest.json as launch first writes it: running, no child yet (docs/subsystems/retrieval.md, "The artifact tree is the record"). */
@@ -135,5 +137,8 @@ export function buildManifest(input: ManifestInput): LaunchManifest {
     child: null,
     terminal: null,
     ...(args.outputSchema === undefined ? {} : { output_schema: args.outputSchema }),
+    ...(input.settingsIgnored === undefined || input.settingsIgnored.length === 0
+      ? {}
+      : { settings_ignored: input.settingsIgnored }),
   };
 }

@@ -5,7 +5,7 @@
  * manifest with an unknown or renamed key, or a value of another type (one flipped byte is enough),
  * is refused as a whole by readManifest (src/store/lookup.ts) instead of failing later, in whichever
  * reader, as an untyped TypeError. `host` may be absent (trees written before host admission was
- * recorded); `output_schema` is present only for a task with an outputSchema. The parsed value is built from the checked fields: nothing is cast.
+ * recorded); `output_schema` is present only for a task with an outputSchema, `settings_ignored` only when launch ignored a project setting. The parsed value is built from the checked fields: nothing is cast.
  */
 import { AUTO_DELIVER_MODES, CAPABILITIES, EXTENSION_MODES, FINALIZED_BY, SCHEMA } from "../core/constants.ts";
 import { FAILURE_CODES } from "../core/errors.ts";
@@ -32,6 +32,9 @@ const FLAG_SOURCES: readonly ManifestHost["flags_from"][] = ["parse_args", "help
 
 /** The artifacts launch binds (src/store/artifacts.ts): at most this many names. */
 const MAX_ARTIFACTS = 64;
+
+/** settings_ignored: at most one line per setting key. */
+const MAX_IGNORED_SETTINGS = 16;
 
 const MANIFEST_KEYS = [
   "schema_version",
@@ -61,6 +64,7 @@ const MANIFEST_KEYS = [
   "artifacts",
   "terminal",
   "output_schema",
+  "settings_ignored",
 ] as const;
 
 const TERMINAL_KEYS = [
@@ -155,10 +159,11 @@ function terminal(value: unknown, at: string): NonNullable<DelegateManifest["ter
 
 /** manifest.json's parsed JSON as a DelegateManifest; throws SchemaViolation naming the first field that fails. */
 export function parseDelegateManifest(value: unknown): DelegateManifest {
-  const o = closedObject(value, "", MANIFEST_KEYS, { optional: ["host", "output_schema"] });
+  const o = closedObject(value, "", MANIFEST_KEYS, { optional: ["host", "output_schema", "settings_ignored"] });
   const text = (key: (typeof MANIFEST_KEYS)[number]): string => anyString(o[key], key);
   const recordedHost = optional(o, "", "host", host);
   const outputSchema = optional(o, "", "output_schema", checkOutputSchema);
+  const ignored = optional(o, "", "settings_ignored", (v, at) => list(v, at, MAX_IGNORED_SETTINGS, anyString));
   return {
     schema_version: literal(o.schema_version, "schema_version", SCHEMA.manifest),
     kind: literal(o.kind, "kind", "delegate"),
@@ -187,5 +192,6 @@ export function parseDelegateManifest(value: unknown): DelegateManifest {
     artifacts: artifacts(o.artifacts, "artifacts"),
     terminal: nullable(o.terminal, "terminal", terminal),
     ...(outputSchema === undefined ? {} : { output_schema: outputSchema }),
+    ...(ignored === undefined ? {} : { settings_ignored: ignored }),
   };
 }

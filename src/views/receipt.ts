@@ -40,6 +40,8 @@ export interface ReceiptDetails {
   notify_on_completion: boolean;
   trigger_on_completion: boolean;
   retrieve_with: { tool: "bg_result"; taskId: string };
+  /** Project settings ignored because only you may widen them (docs/configuration.md, "Who may set what"). */
+  settings_ignored: string[];
 }
 
 export const AMBIENT_WARNING =
@@ -86,6 +88,7 @@ export function buildReceipt(plan: ReceiptSource, manifest: DelegateManifest, ch
     notify_on_completion: manifest.notify_on_completion,
     trigger_on_completion: manifest.trigger_on_completion,
     retrieve_with: { tool: "bg_result", taskId: seed.task_id },
+    settings_ignored: manifest.settings_ignored ?? [],
   };
 }
 

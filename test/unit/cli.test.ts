@@ -217,11 +217,24 @@ describe("show: which limit made the delegate answer", () => {
       metadata: { kind: "delegate", name: "audit" },
     },
     output: null,
+    settings_ignored: [],
   };
   const line = (f: DelegateFacts) =>
     renderFacts(f)
       .split("\n")
       .find((l) => l.startsWith("finalized"));
+
+  it("prints one line per project setting that launch ignored, none when none was", () => {
+    const ignored = "bgDelegate.maxRunning 9 in .pi/settings.json ignored: a project may only lower it (yours: 1)";
+    const lines = (f: DelegateFacts) =>
+      renderFacts(f)
+        .split("\n")
+        .filter((l) => l.startsWith("ignored"));
+    expect(lines(base)).toEqual([]);
+    expect(lines({ ...base, settings_ignored: [ignored] })).toEqual([
+      expect.stringMatching(/^ignored:?\s+bgDelegate\.maxRunning 9 /),
+    ]);
+  });
 
   it("names the limit whose runway forced the answer, says no when none did, and - without an answer", () => {
     expect(line(base)).toMatch(

@@ -152,6 +152,7 @@ describe("the directives and the merged answer", () => {
       notify_on_completion: true,
       trigger_on_completion: true,
       retrieve_with: { tool: "bg_result", taskId: `f${"0".repeat(32)}` },
+      settings_ignored: [],
     };
     const text = fusionReceiptText(details, "/p");
     expect(Buffer.byteLength(text)).toBeLessThanOrEqual(700);

@@ -483,6 +483,7 @@ describe("bg_fusion as a person sees it", () => {
     notify_on_completion: true,
     trigger_on_completion: true,
     retrieve_with: { tool: "bg_result", taskId: runId },
+    settings_ignored: [],
   };
 
   it("a structured run's merged answer: its fields with their basis, then the agreement per field", () => {
