@@ -12,8 +12,8 @@ import { CHILD_ENV } from "./core/constants.ts";
 import { loadSettings } from "./core/settings.ts";
 import { startFusion } from "./fusion-run/start.ts";
 import { admitHost, type HostAdmission } from "./host/index.ts";
-import { admit, projectTrusted } from "./launch/launch.ts";
-import { startDelegate } from "./launch/start.ts";
+import { projectTrusted } from "./launch/launch.ts";
+import { launchDelegate } from "./launch/start.ts";
 import {
   drainAtShutdown,
   nonInteractiveMode,
@@ -42,6 +42,7 @@ import {
   renderResultCall,
   renderRetrieval,
 } from "./ui/render.ts";
+import { alreadyStartedText } from "./views/already-started.ts";
 import { receiptText } from "./views/receipt.ts";
 
 /** This project's settings as this session may take them (a trusted project may widen; src/core/setting-trust.ts). */
@@ -107,14 +108,17 @@ export default function bgDelegateExtension(pi: ExtensionAPI): void {
     ...packageTool(BG_DELEGATE, DELEGATE_ARGUMENTS, async (args, toolCallId, ctx) => {
       const settings = settingsOf(ctx);
       const admission = await hostAdmission(ctx);
-      const plan = admit(args, toolCallId, ctx, {
+      const receipt = await launchDelegate(args, toolCallId, ctx, {
         piVersion: VERSION,
         admission,
         thinkingLevel: pi.getThinkingLevel(),
         settings,
       });
-      const receipt = await startDelegate(plan);
-      return { content: [{ type: "text", text: receiptText(receipt, ctx.cwd) }], details: receipt };
+      const text =
+        receipt.kind === "bg_launch_already_started"
+          ? alreadyStartedText(receipt, ctx.cwd)
+          : receiptText(receipt, ctx.cwd);
+      return { content: [{ type: "text", text }], details: receipt };
     }),
     renderCall: (args, theme) => renderDelegateCall(args, theme),
     renderResult: (result, options, theme, context) =>

@@ -9,8 +9,8 @@
  * Blocks: `tool-contract-<tool>` and `argument-checks-<tool>` in docs/tools/<tool>.md for every
  * tool the extension registers (read from pi's own loader, see load.mjs), and `failure-codes` in
  * docs/failure-codes.md (from src/core/errors.ts), `host-probe-checks` in docs/configuration.md (from
- * src/host/probe-checks.ts), and `pi-versions` in docs/configuration.md (from
- * src/host/proven.ts). Output is a pure function of the code: the same tree gives the same bytes.
+ * src/host/probe-checks.ts), `pi-versions` in docs/configuration.md (from
+ * src/host/proven.ts), and `setting-trust` in docs/configuration.md (from src/core/setting-trust.ts). Output is a pure function of the code: the same tree gives the same bytes.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
@@ -23,6 +23,7 @@ import {
   loadHostProbeChecks,
   loadProvenPiVersions,
   loadRegisteredTools,
+  loadSettingPolicies,
 } from "./load.mjs";
 import {
   findToolSource,
@@ -30,6 +31,7 @@ import {
   renderFailureCodes,
   renderHostProbeChecks,
   renderPiVersions,
+  renderSettingTrust,
   renderToolContract,
 } from "./render.mjs";
 
@@ -38,6 +40,7 @@ const ARGUMENT_BLOCK_PREFIX = "argument-checks-";
 const FAILURE_BLOCK = "failure-codes";
 const VERSIONS_BLOCK = "pi-versions";
 const PROBE_BLOCK = "host-probe-checks";
+const TRUST_BLOCK = "setting-trust";
 
 function parseArgs(argv) {
   const options = { check: false, root: resolve(dirname(fileURLToPath(import.meta.url)), "..", "..") };
@@ -110,6 +113,11 @@ async function expectedBlocks(root) {
     file: join(root, "docs", "configuration.md"),
     body: renderHostProbeChecks(await loadHostProbeChecks(root)),
     stub: "---\ndoc_id: configuration\naudience: user\nmode: reference\nreview_policy: contract\nstability: stable\ncovers_surfaces: []\ncovers_sources: [src/host/proven.ts]\n---\n# Configuration\n",
+  });
+  expected.set(TRUST_BLOCK, {
+    file: join(root, "docs", "configuration.md"),
+    body: renderSettingTrust(await loadSettingPolicies(root)),
+    stub: "---\ndoc_id: configuration\naudience: user\nmode: reference\nreview_policy: contract\nstability: stable\ncovers_surfaces: []\ncovers_sources: [src/core/setting-trust.ts]\n---\n# Configuration\n",
   });
   return { tools, expected };
 }

@@ -221,3 +221,12 @@ export async function loadFailureTable(root) {
     return { code, stages, when: entry.when, remediation: remediation[code] };
   });
 }
+
+/**
+ * Who may set each setting (src/core/setting-trust.ts SETTING_POLICIES and SETTING_RULE_TEXT).
+ * @returns {Promise<{policies: Array<{key: string, env: string|null, rule: string, because: string}>, rules: object}>}
+ */
+export async function loadSettingPolicies(root) {
+  const module = await importTypeScript(join(root, "src", "core", "setting-trust.ts"));
+  return { policies: module.SETTING_POLICIES, rules: module.SETTING_RULE_TEXT };
+}

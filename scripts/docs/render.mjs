@@ -266,3 +266,17 @@ export function renderPiVersions(hosts) {
     "  with `delegate_hook_contract_unsupported`.",
   ].join("\n");
 }
+
+/** Body of `setting-trust`, from SETTING_POLICIES and SETTING_RULE_TEXT. */
+export function renderSettingTrust({ policies, rules }) {
+  return [
+    "| key | environment | who may set it | how values combine | an untrusted project's wider value |",
+    "| --- | --- | --- | --- | --- |",
+    ...policies.map(
+      (p) =>
+        `| \`bgDelegate.${p.key}\` | ${p.env === null ? "—" : `\`${p.env}\``} | ${rules[p.rule].who} | ${rules[p.rule].combine} | ${p.rule === "anyone" ? "wins (it widens nothing)" : `ignored: ${p.because}`} |`,
+    ),
+    "",
+    "- Source: `SETTING_POLICIES` in `src/core/setting-trust.ts`, the list `loadSettings` combines by.",
+  ].join("\n");
+}

@@ -1,7 +1,7 @@
 import { ARGUMENT_BOUNDS, CAPABILITIES, DELEGATE_DEFAULTS, EXTENSION_MODES } from "../core/constants.ts";
 import type { PinnedRoute } from "../core/types.ts";
 import { type ArgsOf, type FieldTable, toolArguments } from "./fields.ts";
-import { type AsGiven, outputSchemaField, runOptionFields } from "./run-options.ts";
+import { type AsGiven, launchKeyField, outputSchemaField, runOptionFields } from "./run-options.ts";
 
 /** bg_delegate's public arguments (docs/tools/bg_delegate.md, "Arguments"), descriptions in our words. */
 export const DELEGATE_FIELDS = {
@@ -45,6 +45,7 @@ export const DELEGATE_FIELDS = {
       'Extension discovery in the child. "isolated" (default) loads none; "ambient" lets pi discover user and project extensions, which run arbitrary code in the child. Use it only for a provider that an extension registers.',
   },
   ...runOptionFields("delegate"),
+  key: launchKeyField("delegate"),
 } as const satisfies FieldTable;
 
 type Checked = ArgsOf<typeof DELEGATE_FIELDS>;
@@ -82,6 +83,7 @@ export function withDelegateDefaults(a: Checked): DelegateArguments {
     prompt: a.prompt,
     route: a.route,
     outputSchema: a.outputSchema,
+    key: a.key,
     capability: a.capability ?? d.capability,
     extensionMode: a.extensionMode ?? d.extensionMode,
     ...withRunDefaults(a),

@@ -2,7 +2,7 @@ import { ARGUMENT_BOUNDS, FUSION_CANDIDATES } from "../core/constants.ts";
 import type { PinnedRoute } from "../core/types.ts";
 import { DELEGATE_FIELDS, withRunDefaults } from "./delegate-arguments.ts";
 import { type ArgsOf, type FieldTable, toolArguments } from "./fields.ts";
-import { type AsGiven, outputSchemaField, runOptionFields } from "./run-options.ts";
+import { type AsGiven, launchKeyField, outputSchemaField, runOptionFields } from "./run-options.ts";
 
 const ROUTE_FIELDS = DELEGATE_FIELDS.route.fields;
 
@@ -40,6 +40,7 @@ export const FUSION_FIELDS = {
   },
   outputSchema: outputSchemaField("fusion"),
   ...runOptionFields("fusion"),
+  key: launchKeyField("fusion"),
 } as const satisfies FieldTable;
 
 type Checked = ArgsOf<typeof FUSION_FIELDS>;
@@ -55,6 +56,7 @@ function withFusionDefaults(a: Checked): FusionArguments {
     candidates: a.candidates,
     merge: a.merge,
     outputSchema: a.outputSchema,
+    key: a.key,
     ...withRunDefaults(a),
   };
 }

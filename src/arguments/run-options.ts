@@ -9,13 +9,16 @@ import type { OutputSchema } from "../core/output-schema.ts";
 import type { FieldSpec, FieldTable } from "./fields.ts";
 
 /**
- * The two arguments of both tools that stay as given (undefined when absent) after the defaults: the
- * spend cap, whose default is a setting applied at admission (src/launch/spend-plan.ts), and the
- * answer's shape (docs/tools/bg_delegate.md, "Structured answers"; undefined for a text answer).
+ * The arguments of both tools that stay as given (undefined when absent) after the defaults: the
+ * spend cap, whose default is a setting applied at admission (src/launch/spend-plan.ts), the
+ * answer's shape (docs/tools/bg_delegate.md, "Structured answers"; undefined for a text answer) and
+ * the launch key.
  */
 export interface AsGiven {
   maxCostUsd: number | undefined;
   outputSchema: OutputSchema | undefined;
+  /** The launch key (docs/tools/bg_delegate.md, "Never launched twice"); undefined without one. */
+  key: string | undefined;
 }
 
 const COST_TEXT = {
@@ -31,6 +34,19 @@ const OUTPUT_SCHEMA_TEXT = {
   fusion:
     "A JSON Schema (the subset of bg_delegate's outputSchema) every candidate answers in and the merged answer conforms to; the candidates are compared field by field and the merged answer carries an agreement map per top-level field.",
 } as const;
+
+/** key, worded for each tool (docs/tools/bg_delegate.md, "Never launched twice"). */
+export function launchKeyField(tool: "delegate" | "fusion") {
+  const work = tool === "fusion" ? "run" : "task";
+  return {
+    kind: "string",
+    required: false,
+    maxChars: ARGUMENT_BOUNDS.keyMaxChars,
+    printable: true,
+    trim: true,
+    description: `A name for this piece of work, unique in the project (e.g. "audit-auth-2026-12"). Use one for work you may ask for again after compaction: a second launch with the same key while the first ${work} runs, or after it ended within the retention window, starts nothing and returns the first ${work}'s receipt marked already started, with its state.`,
+  } as const satisfies FieldSpec;
+}
 
 /** outputSchema, worded for each tool (docs/tools/bg_delegate.md, "Structured answers"). */
 export function outputSchemaField(tool: "delegate" | "fusion") {

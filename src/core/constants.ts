@@ -106,6 +106,8 @@ export const FUSION_WORKFLOW = "bg-fusion";
 
 export const ARGUMENT_BOUNDS = {
   nameMaxChars: 80,
+  /** bg_delegate's and bg_fusion's `key` (docs/tools/bg_delegate.md, "Never launched twice"). */
+  keyMaxChars: 200,
   promptMaxBytes: 1 * MiB,
   maxTurns: 1_000,
   maxToolCalls: 10_000,

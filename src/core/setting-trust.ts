@@ -71,22 +71,25 @@ export function settingPolicy(key: string): SettingPolicy {
 export const SETTING_RULE_TEXT: Record<SettingRule, { who: string; combine: string }> = {
   yours: {
     who: "you (environment, user settings); a trusted project",
-    combine: "environment, else a trusted project, else yours; an untrusted project's value is ignored",
+    combine: "environment, else a trusted project, else your user settings; an untrusted project's value is ignored",
   },
   lower: {
-    who: "you; a trusted project; an untrusted project only below yours",
-    combine: "environment, else a trusted project, else yours; an untrusted project's lower value wins",
+    who: "you; a trusted project; any project only below yours",
+    combine:
+      "yours (environment, else user settings, else the default), lowered by any project's lower value; a trusted project's higher value wins over your user settings, not over the environment",
   },
   off: {
-    who: "you; a trusted project; an untrusted project only `false`",
-    combine: "environment, else a trusted project, else yours; an untrusted project may turn it off",
+    who: "you; a trusted project; any project only `false`",
+    combine:
+      "yours, turned off by any project's `false`; a trusted project's `true` wins over your user settings, not over the environment",
   },
   longer: {
-    who: "you; a trusted project; an untrusted project only more days (or `0`, never pruned)",
-    combine: "environment, else a trusted project, else yours; an untrusted project's longer keep wins",
+    who: "you; a trusted project; any project only more days (or `0`, never pruned)",
+    combine:
+      "yours, lengthened by any project's more days or `0`; a trusted project's fewer days win over your user settings, not over the environment",
   },
   anyone: {
     who: "you; any project",
-    combine: "environment, else the project, else yours",
+    combine: "environment, else the project, else your user settings, else the default",
   },
 };

@@ -11,7 +11,7 @@ import { DelegateError, type FailureCode } from "../core/errors.ts";
 import type { UsageRecord } from "../core/types.ts";
 import type { AttemptStatus, FusionStage } from "../fusion/index.ts";
 import { CHILDREN_DIR, type FusionChildRecord, type FusionRunRecord } from "../fusion/run-record.ts";
-import { admitWith, type LaunchPlan, type ParentSnapshot, requireCapacity } from "../launch/launch.ts";
+import { admitWith, type LaunchPlan, type ParentSnapshot } from "../launch/launch.ts";
 import type { ResolvedRoute } from "../launch/route.ts";
 import { type StartedChild, startChild } from "../launch/start.ts";
 import type { LiveRun, LiveTask, TaskEnd } from "../tasks/live.ts";
@@ -67,6 +67,7 @@ export function childArguments(run: ChildBasis, seat: ChildSeat, directive: stri
     notifyOnCompletion: false,
     triggerOnCompletion: false,
     maxCostUsd: seat.capUsd,
+    key: undefined, // the run's key is the run's (src/fusion-run/start.ts)
   };
 }
 
@@ -103,7 +104,8 @@ export async function launchChild(
   };
   let started: StartedChild;
   try {
-    if (seat.stage !== "candidate") requireCapacity(run.cwd, run.maxRunning);
+    // startChild's locked step checks capacity before the commit (src/launch/admission-step.ts); it
+    // runs before startChild's first await, so a run's candidates commit inside the run's own step.
     started = await startChild(plan());
   } catch (error) {
     return { end: Promise.resolve(failed(error)) };

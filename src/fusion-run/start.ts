@@ -13,12 +13,20 @@ import { sha256Hex } from "../core/hash.ts";
 import type { PinnedRoute } from "../core/types.ts";
 import { createRun } from "../fusion/index.ts";
 import { type FusionRunRecord, RUN_RECORD_PATH } from "../fusion/run-record.ts";
-import { type HostFacts, requireCapacity, snapshotParent } from "../launch/launch.ts";
-import { resolveRoute } from "../launch/route.ts";
+import { launchStep, requireCapacity } from "../launch/admission-step.ts";
+import { type HostFacts, type ParentSnapshot, snapshotParent } from "../launch/launch.ts";
+import {
+  alreadyStartedDetails,
+  type ExistingLaunch,
+  findKeyedLaunch,
+  recordKeyReceipt,
+} from "../launch/launch-keys.ts";
+import { type ResolvedRoute, resolveRoute } from "../launch/route.ts";
 import { requireOutputLimit, requirePriced, resolveSpendCap } from "../launch/spend-plan.ts";
 import type { LiveRun } from "../tasks/live.ts";
 import { getRegistry } from "../tasks/registry.ts";
 import { emptyRunUsage } from "../tasks/run-usage.ts";
+import { type AlreadyStartedDetails, alreadyStartedText } from "../views/already-started.ts";
 import { admitChild, type ChildEnd, type ChildSeat, launchChild } from "./children.ts";
 import { runPipeline } from "./pipeline.ts";
 import { type FusionReceiptDetails, fusionReceiptText } from "./receipt.ts";
@@ -47,13 +55,23 @@ function schemaOf(args: FusionArguments): Pick<FusionRunRecord, "output_schema">
   return args.outputSchema === undefined ? {} : { output_schema: args.outputSchema };
 }
 
+export interface FusionStart {
+  text: string;
+  details: FusionReceiptDetails | AlreadyStartedDetails;
+}
+
 export async function startFusion(
   args: FusionArguments,
   toolCallId: string,
   ctx: ExtensionContext,
   host: HostFacts,
-): Promise<{ text: string; details: FusionReceiptDetails }> {
+): Promise<FusionStart> {
   const cwd = ctx.cwd;
+  // A key that already started work returns it before any admission (and again inside the step).
+  if (args.key !== undefined) {
+    const existing = findKeyedLaunch(cwd, args.key, host.settings.retentionDays);
+    if (existing !== undefined) return already(existing, args.key, cwd);
+  }
   const routes = candidateRoutes(args, host);
   requireCapacity(cwd, host.settings.maxRunning, routes.length);
   const candidates = routes.map((r) => resolveRoute(r, ctx, host.thinkingLevel));
@@ -90,66 +108,60 @@ export async function startFusion(
     plan: admitChild(snap, { record: { name, limits, ...schemaOf(args) }, createdAt }, seat, args.prompt),
   }));
 
-  const handle = createRun({ cwd, workflow: FUSION_WORKFLOW });
-  const record: FusionRunRecord = {
-    schema_version: SCHEMA.fusionRun,
-    run_id: handle.runId,
-    name,
-    parent_session_id: snap.sessionId,
-    prompt_sha256: sha256Hex(args.prompt),
-    seed_projection_sha256: sha256Hex(snap.projectionJson),
-    candidates: candidates.map((r) => ({ provider: r.provider, model: r.model })),
-    merge: { provider: merge.provider, model: merge.model },
-    limits,
-    auto_deliver: args.autoDeliver,
-    notify_on_completion: args.notifyOnCompletion,
-    trigger_on_completion: args.triggerOnCompletion,
-    ...schemaOf(args),
-  };
   const registry = getRegistry();
-  const run: LiveRun = {
-    runId: handle.runId,
-    runDir: handle.runDir,
+  // The locked step (src/launch/admission-step.ts): the key, capacity for every candidate, then the
+  // run directory, run.json and every candidate's tree, committed before anything awaits.
+  let launched: { run: LiveRun; started: Promise<{ end: Promise<ChildEnd> }[]> } | undefined;
+  const step = launchStep({
     cwd,
     maxRunning: host.settings.maxRunning,
-    record,
-    prompt: args.prompt,
-    handle,
-    createdAt,
-    stage: "preflight",
-    children: [],
-    attempts: [],
-    usage: emptyRunUsage(),
-    chargedUsd: 0,
-    reason: undefined,
-    deadline: setTimeout(() => registry.end(handle.runId, "timeout"), args.timeoutSeconds * 1000),
-  };
-  run.deadline.unref();
-  registry.addRun(run);
+    needed: routes.length,
+    key:
+      args.key === undefined
+        ? undefined
+        : { key: args.key, kind: "fusion", retentionDays: host.settings.retentionDays },
+    commit: () => {
+      const handle = createRun({ cwd, workflow: FUSION_WORKFLOW });
+      const record = runRecord(handle.runId, name, args, snap, candidates, merge, limits);
+      const run: LiveRun = {
+        runId: handle.runId,
+        runDir: handle.runDir,
+        cwd,
+        maxRunning: host.settings.maxRunning,
+        record,
+        prompt: args.prompt,
+        handle,
+        createdAt,
+        stage: "preflight",
+        children: [],
+        attempts: [],
+        usage: emptyRunUsage(),
+        chargedUsd: 0,
+        reason: undefined,
+        deadline: setTimeout(() => registry.end(handle.runId, "timeout"), args.timeoutSeconds * 1000),
+      };
+      run.deadline.unref();
+      registry.addRun(run);
+      try {
+        handle.writeArtifact(RUN_RECORD_PATH, canonicalJsonLine(record));
+        run.stage = "candidate";
+        // Each launchChild commits its tree before its first await, so inside this step.
+        launched = { run, started: Promise.all(admitted.map(({ seat, plan }) => launchChild(run, seat, () => plan))) };
+      } catch (error) {
+        throw failedStart(run, error);
+      }
+      return { id: handle.runId, dir: handle.runDir };
+    },
+  });
+  if ("existing" in step) return already(step.existing, args.key ?? "", cwd);
+  if (launched === undefined) throw new DelegateError("artifact_error", "the run's step committed nothing");
+  const { run } = launched;
+  const { handle, record } = run;
   let starts: Promise<ChildEnd>[];
   try {
-    handle.writeArtifact(RUN_RECORD_PATH, canonicalJsonLine(record));
-    run.stage = "candidate";
-    const started = await Promise.all(admitted.map(({ seat, plan }) => launchChild(run, seat, () => plan)));
-    starts = started.map((s) => s.end);
+    starts = (await launched.started).map((s) => s.end);
   } catch (error) {
-    registry.forgetRun(run.runId);
-    const failure = error instanceof DelegateError ? error : new DelegateError("artifact_error", String(error));
-    try {
-      handle.commitFailed({
-        summary: {
-          code: failure.code,
-          stage: "preflight",
-          childCreated: false,
-          message: failure.message,
-          attempts: [],
-          usageSoFar: { status: "unavailable", reason: "no child was started" },
-        },
-      });
-    } catch {
-      // the run dir is unwritable: the refusal below still says what happened
-    }
-    throw failure.withFacts({ childProcessCreated: false, artifacts: [handle.runDir] });
+    throw failedStart(run, error);
   }
   void runPipeline(run, snap, merge, starts);
   const details: FusionReceiptDetails = {
@@ -174,5 +186,58 @@ export async function startFusion(
     retrieve_with: { tool: "bg_result", taskId: handle.runId },
     settings_ignored: host.settings.ignored,
   };
+  if (args.key !== undefined) recordKeyReceipt(cwd, args.key, handle.runId, details);
   return { text: fusionReceiptText(details, cwd), details };
+}
+
+function already(existing: ExistingLaunch, key: string, cwd: string): FusionStart {
+  const details = alreadyStartedDetails(existing, key);
+  return { text: alreadyStartedText(details, cwd), details };
+}
+
+/** A run whose start failed after its directory exists: forgotten, committed failed, its refusal thrown. */
+function failedStart(run: LiveRun, error: unknown): DelegateError {
+  getRegistry().forgetRun(run.runId);
+  const failure = error instanceof DelegateError ? error : new DelegateError("artifact_error", String(error));
+  try {
+    run.handle.commitFailed({
+      summary: {
+        code: failure.code,
+        stage: "preflight",
+        childCreated: false,
+        message: failure.message,
+        attempts: [],
+        usageSoFar: { status: "unavailable", reason: "no child was started" },
+      },
+    });
+  } catch {
+    // the run dir is unwritable: the refusal below still says what happened
+  }
+  return failure.withFacts({ childProcessCreated: false, artifacts: [run.handle.runDir] });
+}
+
+function runRecord(
+  runId: string,
+  name: string,
+  args: FusionArguments,
+  snap: ParentSnapshot,
+  candidates: ResolvedRoute[],
+  merge: ResolvedRoute,
+  limits: FusionRunRecord["limits"],
+): FusionRunRecord {
+  return {
+    schema_version: SCHEMA.fusionRun,
+    run_id: runId,
+    name,
+    parent_session_id: snap.sessionId,
+    prompt_sha256: sha256Hex(args.prompt),
+    seed_projection_sha256: sha256Hex(snap.projectionJson),
+    candidates: candidates.map((r) => ({ provider: r.provider, model: r.model })),
+    merge: { provider: merge.provider, model: merge.model },
+    limits,
+    auto_deliver: args.autoDeliver,
+    notify_on_completion: args.notifyOnCompletion,
+    trigger_on_completion: args.triggerOnCompletion,
+    ...schemaOf(args),
+  };
 }

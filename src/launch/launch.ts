@@ -12,7 +12,7 @@ import type { HostCapabilities, HostProof } from "../host/index.ts";
 import { type HostAdmission, locateGuard, locatePiCli, requireHostAdmitted } from "../host/index.ts";
 import { processStartTime } from "../process/identity.ts";
 import { type TaskTree, writeTaskTree } from "../store/artifacts.ts";
-import { countRunning } from "../tasks/running.ts";
+import { requireCapacity } from "./admission-step.ts";
 import { buildChildArgv, buildChildEnv, hostFlags } from "./argv.ts";
 import { type BudgetPlan, planBudget, toSeedBudget } from "./budget.ts";
 import { projectConversation, projectionJson } from "./projection.ts";
@@ -50,25 +50,14 @@ export interface LaunchPlan {
   spend: { seed: SeedSpend; estimate: SpendEstimate } | undefined;
   argv: string[];
   manifest: LaunchManifest;
+  /** What the locked step (src/launch/admission-step.ts) checks at the commit: the project's settings. */
+  project: { maxRunning: number; retentionDays: number };
 }
 
 /** The parent's project trust on hosts that have it (Pi 1.x `isProjectTrusted`); 0.73.1 has none. */
 export function projectTrusted(ctx: ExtensionContext): boolean {
   const withTrust = ctx as ExtensionContext & { isProjectTrusted?: () => boolean };
   return typeof withTrust.isProjectTrusted === "function" ? withTrust.isProjectTrusted() === true : false;
-}
-
-/** Refuse a launch that would take the project past maxRunning (`needed` children at once). */
-export function requireCapacity(cwd: string, maxRunning: number, needed = 1): void {
-  const running = countRunning(cwd);
-  if (running + needed > maxRunning) {
-    const what = needed === 1 ? "" : `; ${needed} more were asked for`;
-    throw new DelegateError(
-      "delegate_concurrency_limit",
-      `${running} delegates are already running in this project (maxRunning ${maxRunning})${what}`,
-      { childProcessCreated: false },
-    );
-  }
 }
 
 /**
@@ -138,6 +127,7 @@ export function snapshotParent(ctx: ExtensionContext, toolCallId: string, host: 
  * running-delegate cap, route, hook contract, capability and tool set, limits, seed projection, budget.
  */
 export function admit(args: DelegateArguments, toolCallId: string, ctx: ExtensionContext, host: HostFacts): LaunchPlan {
+  // Early, for a refusal before any work; the locked step checks again at the commit.
   requireCapacity(ctx.cwd, host.settings.maxRunning);
   const capped = { ...args, maxCostUsd: resolveSpendCap(args.maxCostUsd, host.settings) };
   const route = resolveRoute(args.route, ctx, host.thinkingLevel);
@@ -228,6 +218,7 @@ export function admitWith(snap: ParentSnapshot, args: DelegateArguments, route: 
     spend: spend === undefined ? undefined : { seed: spend, estimate: spendEstimate(spend) },
     argv,
     manifest,
+    project: { maxRunning: snap.host.settings.maxRunning, retentionDays: snap.host.settings.retentionDays },
   };
 }
 

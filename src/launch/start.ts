@@ -1,21 +1,50 @@
 import { join } from "node:path";
+import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
+import type { DelegateArguments } from "../arguments/delegate-arguments.ts";
 import { TASK_FILES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import type { DelegateManifest } from "../core/types.ts";
 import { spawnChild } from "../process/spawn.ts";
+import type { TaskTree } from "../store/artifacts.ts";
 import { writeManifest } from "../store/lookup.ts";
 import { markNotified } from "../tasks/delegate-notice.ts";
 import type { LiveTask } from "../tasks/live.ts";
 import { getRegistry } from "../tasks/registry.ts";
+import type { AlreadyStartedDetails } from "../views/already-started.ts";
 import { buildReceipt, type ReceiptDetails } from "../views/receipt.ts";
-import { childEnvFor, commitPlan, type LaunchPlan } from "./launch.ts";
+import { launchStep } from "./admission-step.ts";
+import { admit, childEnvFor, commitPlan, type HostFacts, type LaunchPlan } from "./launch.ts";
+import { alreadyStartedDetails, type ExistingLaunch, findKeyedLaunch, recordKeyReceipt } from "./launch-keys.ts";
+
+/**
+ * bg_delegate after host admission: a keyed launch whose key already started work returns that work
+ * before any admission (and again inside the locked step, for a launch that raced it); otherwise
+ * admission, then the start. Synchronous up to the locked step.
+ */
+export async function launchDelegate(
+  args: DelegateArguments,
+  toolCallId: string,
+  ctx: ExtensionContext,
+  host: HostFacts,
+): Promise<ReceiptDetails | AlreadyStartedDetails> {
+  if (args.key !== undefined) {
+    const existing = findKeyedLaunch(ctx.cwd, args.key, host.settings.retentionDays);
+    if (existing !== undefined) return alreadyStartedDetails(existing, args.key);
+  }
+  return startDelegate(admit(args, toolCallId, ctx, host));
+}
 
 /**
  * Commit the admitted plan and start the child; returns the receipt at once (the call never waits
  * for the child). A spawn failure keeps the tree with its terminal record and is child_spawn_failed.
+ * A keyed launch whose key already started work starts nothing and returns that work instead.
  */
-export async function startDelegate(plan: LaunchPlan): Promise<ReceiptDetails> {
-  return (await startChild(plan)).receipt;
+export async function startDelegate(plan: LaunchPlan): Promise<ReceiptDetails | AlreadyStartedDetails> {
+  const started = await startKeyed(plan);
+  if ("existing" in started) return alreadyStartedDetails(started.existing, plan.args.key ?? "");
+  const key = plan.args.key;
+  if (key !== undefined) recordKeyReceipt(plan.seed.cwd, key, plan.seed.task_id, started.receipt);
+  return started.receipt;
 }
 
 /** A started child: its receipt and the registry's handle (whose `done` settles once it is adjudicated). */
@@ -24,8 +53,44 @@ export interface StartedChild {
   task: LiveTask;
 }
 
+/** Start a child without a key (a Fusion run's): the locked step never finds earlier work. */
 export async function startChild(plan: LaunchPlan): Promise<StartedChild> {
-  const tree = commitPlan(plan);
+  const started = await startKeyed(plan);
+  if ("existing" in started) throw new DelegateError("artifact_error", "a keyed child was started without its key");
+  return started;
+}
+
+/**
+ * The locked step (capacity, key, commit) runs synchronously before the first await, so a caller
+ * that holds the launch lock (a Fusion run's start) commits inside its own step.
+ */
+async function startKeyed(plan: LaunchPlan): Promise<StartedChild | { existing: ExistingLaunch }> {
+  const cwd = plan.seed.cwd;
+  const taskId = plan.seed.task_id;
+  const registry = getRegistry();
+  const step = launchStep({
+    cwd,
+    maxRunning: plan.project.maxRunning,
+    needed: 1,
+    key:
+      plan.args.key === undefined
+        ? undefined
+        : { key: plan.args.key, kind: "delegate", retentionDays: plan.project.retentionDays },
+    commit: () => {
+      const tree = commitPlan(plan);
+      registry.starting.add(taskId);
+      return { tree, id: taskId, dir: tree.taskDir };
+    },
+  });
+  if ("existing" in step) return step;
+  try {
+    return await spawnCommitted(plan, step.committed.tree);
+  } finally {
+    registry.starting.delete(taskId);
+  }
+}
+
+async function spawnCommitted(plan: LaunchPlan, tree: TaskTree): Promise<StartedChild> {
   const outputPath = join(tree.taskDir, TASK_FILES.output);
   let child: Awaited<ReturnType<typeof spawnChild>>;
   try {

@@ -29,6 +29,11 @@ export class TaskRegistry {
   readonly delegates = new Map<string, LiveTask>();
   /** Fusion runs whose pipeline this host runs. */
   readonly runs = new Map<string, LiveRun>();
+  /**
+   * Delegates this host committed and is starting (between the locked commit and track): running by
+   * every count (src/tasks/running.ts), so a second launch in this process cannot pass the cap meanwhile.
+   */
+  readonly starting = new Set<string>();
   /** Every delegate this host has seen: id → dir (result_unavailable when the dir later vanishes). */
   readonly known = new Map<string, string>();
   /** Ids whose notice this host already handed to a session. */

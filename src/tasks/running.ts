@@ -13,7 +13,8 @@ import { getRegistry } from "./registry.ts";
  */
 export function isTaskRunning(manifest: DelegateManifest): boolean {
   if (manifest.state !== "running") return false;
-  if (getRegistry().delegates.has(manifest.task_id)) return true;
+  const registry = getRegistry();
+  if (registry.delegates.has(manifest.task_id) || registry.starting.has(manifest.task_id)) return true;
   if (manifest.owner.pid === process.pid) return false; // ours, but not live: it ended
   const ownerAlive = isOwnerAlive(manifest);
   const childAlive = manifest.child !== null && isAlive(manifest.child.pid);

@@ -3,6 +3,7 @@ import { type Component, Container, Text } from "@mariozechner/pi-tui";
 import { type FinalizedBy, NOTIFICATION_CUSTOM_TYPE } from "../core/constants.ts";
 import { formatBytes, formatCost, formatDuration, plural } from "../core/units.ts";
 import type { FusionView } from "../fusion/types.ts";
+import type { AlreadyStartedDetails } from "../views/already-started.ts";
 import type { NotificationDetails } from "../views/notification.ts";
 import type { ReceiptDetails } from "../views/receipt.ts";
 import { type CompletedView, completedHeader, FORCED_BY, type RunningView } from "../views/result.ts";
@@ -76,11 +77,27 @@ export function limitsText(
  * or the fallback when there are none or the call failed.
  */
 export function receiptRenderer<T>(linesOf: (details: T, expanded: boolean, theme: Theme) => string[]) {
-  return (result: AgentToolResult<T | undefined>, options: RenderOptions, theme: Theme): Component => {
+  return (
+    result: AgentToolResult<T | AlreadyStartedDetails | undefined>,
+    options: RenderOptions,
+    theme: Theme,
+  ): Component => {
     const details = result.details;
     if (!details || options.isError) return renderFallback(result, options, theme);
+    if (isAlreadyStarted(details)) {
+      const what = details.task_kind === "fusion" ? "run" : "delegate";
+      return new Text(
+        `${theme.fg("muted", "▸")} already started: ${what} ${theme.fg("accent", shortId(details.task_id))} (${details.state}) for key ${details.key}; nothing new started`,
+        0,
+        0,
+      );
+    }
     return new Text(linesOf(details, options.expanded, theme).join("\n"), 0, 0);
   };
+}
+
+function isAlreadyStarted(details: unknown): details is AlreadyStartedDetails {
+  return (details as { kind?: unknown }).kind === "bg_launch_already_started";
 }
 
 export const renderReceipt = receiptRenderer<ReceiptDetails>((r, expanded, theme) => {

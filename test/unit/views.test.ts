@@ -158,7 +158,9 @@ describe("receipt text", () => {
       notify_on_completion: true,
       trigger_on_completion: true,
       retrieve_with: { tool: "bg_result", taskId: TASK },
-      settings_ignored: ["bgDelegate.maxRunning 9 in .pi/settings.json ignored: a project may only lower it (yours: 1)"],
+      settings_ignored: [
+        "bgDelegate.maxRunning 9 in .pi/settings.json ignored: a project may only lower it (yours: 1)",
+      ],
     };
     const text = receiptText(receipt, CWD);
     expect(Buffer.byteLength(text)).toBeLessThanOrEqual(RECEIPT_TEXT_MAX_BYTES);
