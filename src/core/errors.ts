@@ -184,7 +184,7 @@ export const FAILURE_WHEN = {
   },
   delegate_concurrency_limit: {
     stages: ["admission"],
-    when: "This project already has maxRunning delegates running (checked right after the arguments).",
+    when: "This project already has maxRunning delegates running (checked right after the arguments, and again under the project's launch lock as the task is committed), or another launch of the project held that lock for 5 s.",
   },
   artifact_error: {
     stages: ["admission"],

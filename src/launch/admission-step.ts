@@ -65,8 +65,10 @@ export function launchStep<T>(step: LaunchStep<T>): LaunchStepOutcome<T> {
     if (error instanceof LaunchLockTimeout) {
       throw new DelegateError("delegate_concurrency_limit", error.message, { childProcessCreated: false });
     }
-    throw new DelegateError("artifact_error", `the project's launch lock could not be taken: ${String(error)}`, {
-      childProcessCreated: false,
-    });
+    throw new DelegateError(
+      "artifact_error",
+      `could not create the task's artifact tree: the project's launch lock could not be taken: ${String(error)}`,
+      { childProcessCreated: false },
+    );
   }
 }

@@ -274,12 +274,18 @@ describe("refusals create nothing", () => {
       expectRefusal(resultOf(messages, "c_env"), "delegate_isolation_unsupported");
       expect(resultOf(messages, "c_env").text).toContain(`configured pi CLI ${missing} is not a file`);
 
-      // 2. No environment variable: the project's bgDelegate.piCli is used, and it is missing.
+      // 2. No environment variable: your bgDelegate.piCli is used, and it is missing (a project's
+      // piCli is never used: docs/configuration.md, "Who may set what").
       delete process.env[PI_CLI_ENV];
-      writeFileSync(settingsPath, JSON.stringify({ bgDelegate: { piCli: missing } }));
-      messages = await promptWith(parent, "project", [delegateCall("c_project", { name: "t", prompt: "look" })]);
-      expectRefusal(resultOf(messages, "c_project"), "delegate_isolation_unsupported");
-      expect(resultOf(messages, "c_project").text).toContain(`configured pi CLI ${missing} is not a file`);
+      writeFileSync(settingsPath, "{}");
+      await agent.updateSettings({ bgDelegate: { piCli: missing } });
+      try {
+        messages = await promptWith(parent, "user", [delegateCall("c_user", { name: "t", prompt: "look" })]);
+      } finally {
+        await agent.updateSettings({ bgDelegate: {} });
+      }
+      expectRefusal(resultOf(messages, "c_user"), "delegate_isolation_unsupported");
+      expect(resultOf(messages, "c_user").text).toContain(`configured pi CLI ${missing} is not a file`);
 
       // 3. Nothing configured and process.argv[1] is not pi's dist/cli.js: never "pi on PATH".
       writeFileSync(settingsPath, "{}");
