@@ -28,6 +28,7 @@ export const BG_DELEGATE: ToolTexts = {
   promptGuidelines: [
     "Use bg_delegate for a self-contained read-only investigation that can run while you work; restate in its prompt any fact that only a tool result showed, because tool output is not copied to the delegate.",
     "After bg_delegate, do not poll bg_result in a loop: wait for the completion notification, then call bg_result once.",
+    "Give bg_delegate a key for work you may ask for again after compaction: the same key returns the task already started instead of paying for it twice.",
   ],
 };
 
@@ -40,5 +41,6 @@ export const BG_FUSION: ToolTexts = {
   promptGuidelines: [
     "Use bg_fusion when a read-only question benefits from independent answers of several models (a review, a diagnosis, a design question); use bg_delegate for a single investigation.",
     "After bg_fusion, do not poll bg_result: wait for the completion notification, then call bg_result once with the run id.",
+    "Give bg_fusion a key for a run you may ask for again after compaction: the same key returns the run already started.",
   ],
 };
