@@ -35,7 +35,8 @@ describe("pi-bg-delegate on task trees made by real children", () => {
     const cwd = await makeTempDir("cli-proj");
     writeFileSync(join(cwd, "notes.txt"), "cache notes\n");
     mkdirSync(join(cwd, ".pi"));
-    writeFileSync(join(cwd, ".pi", "settings.json"), JSON.stringify({ bgDelegate: { maxRunning: 8 } }));
+    // maxRunning above the default is yours to set (a project's may only lower it).
+    await agentDir.updateSettings({ bgDelegate: { maxRunning: 8 } });
     const { held, forever } = installHoldingDriver(server, HELD_ANSWER);
     const parent = await startSdkParent({ agentDir, cwd });
     try {

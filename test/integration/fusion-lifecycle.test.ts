@@ -239,11 +239,9 @@ describe("a Fusion run's life with real parents and children", () => {
     const { agentDir, cwd, held } = await heldRun(server, "fusion-life");
     const setProject = (bgDelegate: Record<string, unknown>) => {
       mkdirSync(join(cwd, ".pi"), { recursive: true });
-      writeFileSync(
-        join(cwd, ".pi", "settings.json"),
-        JSON.stringify({ bgDelegate: { maxRunning: 8, ...bgDelegate } }),
-      );
+      writeFileSync(join(cwd, ".pi", "settings.json"), JSON.stringify({ bgDelegate }));
     };
+    await agentDir.updateSettings({ bgDelegate: { maxRunning: 8 } }); // yours: a project may only lower it
     setProject({ retentionDays: 0 });
     const first = await startRpcParent({ agentDir, cwd });
     const runIds: string[] = [];

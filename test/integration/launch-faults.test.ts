@@ -160,11 +160,11 @@ describe("launch faults", () => {
       `if (process.argv.includes("--help")) { console.log(${help}); process.exit(0); }\n` +
         'process.stderr.write("fake pi: refusing to start\\n");\nprocess.exit(1);\n',
     );
-    await mkdir(join(cwd, ".pi"));
-    writeFileSync(join(cwd, ".pi", "settings.json"), JSON.stringify({ bgDelegate: { piCli: fakeCli } }));
+    // Your piCli (a project's is never used: docs/configuration.md, "Who may set what").
+    await agent.updateSettings({ bgDelegate: { piCli: fakeCli } });
     launchThenFetch({ name: "stillborn", prompt: "look" });
     const parent = await startSdkParent({ agentDir: agent, cwd });
-    // The project setting is used only without the environment variable (which the helper sets).
+    // The setting is used only without the environment variable (which the helper sets).
     delete process.env[PI_CLI_ENV];
     try {
       await parent.prompt("go");
@@ -202,6 +202,7 @@ describe("launch faults", () => {
       expect(groupAlive(pid)).toBe(false);
     } finally {
       await parent.dispose();
+      await agent.updateSettings({ bgDelegate: {} });
     }
   });
 });

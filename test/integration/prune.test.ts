@@ -47,9 +47,9 @@ describe("pruning ended task trees", () => {
   it("removes by age and keep count, never a running or notice-pending task; retention prunes at session start", async () => {
     const agentDir = await createAgentDir({ serverUrl: server.url });
     const cwd = await makeTempDir("prune-proj");
-    const settings = join(cwd, ".pi", "settings.json");
     mkdirSync(join(cwd, ".pi"));
-    writeFileSync(settings, JSON.stringify({ bgDelegate: { maxRunning: 8 } }));
+    // Yours: a project's settings may only lower maxRunning and keep trees longer.
+    await agentDir.updateSettings({ bgDelegate: { maxRunning: 8 } });
     const { held, forever } = installHoldingDriver(server, "released");
 
     // A task whose parent quits while it runs: it ends cancelled, its notice not yet delivered.
@@ -146,7 +146,7 @@ describe("pruning ended task trees", () => {
       expect(existsSync(orphanDir)).toBe(true);
 
       // bgDelegate.retentionDays: the next session start prunes what ended before it, keeps the rest.
-      writeFileSync(settings, JSON.stringify({ bgDelegate: { maxRunning: 8, retentionDays: 10 } }));
+      await agentDir.updateSettings({ bgDelegate: { maxRunning: 8, retentionDays: 10 } });
       backdate(dirOf(quiet), 20);
       await parent.reload();
       await until(() => !existsSync(dirOf(quiet)), "the session-start prune");
