@@ -4,7 +4,10 @@
  * write leaves the parent's own classification.
  */
 import { packAnswer } from "../core/answer.ts";
-import { PROVABLE_BYTES_PER_TOKEN } from "../core/constants.ts";
+import { join } from "node:path";
+import { CHILD_FILE_MAX_BYTES, PROVABLE_BYTES_PER_TOKEN, TASK_FILES } from "../core/constants.ts";
+import { sessionDigest } from "../core/fs.ts";
+import type { DelegateResultFile, SeedDocument } from "../core/types.ts";
 import { decideOutcome } from "./outcome.ts";
 import { commitResult, commitTerminal, type RuntimeBudgetFile, writeRuntimeBudget } from "./records.ts";
 import { evidenceRows, type GuardState, type RunwayState, receiptsInOrder } from "./state.ts";
@@ -61,6 +64,28 @@ function writeBudgetEvidence(state: GuardState, taskDir: string): void {
   });
 }
 
+/**
+ * The session this result was answered in (a follow-up resumes exactly it) and, for a follow-up, the
+ * link its seed recorded (docs/tools/bg_delegate.md, "Follow-ups"). pi has written every message by
+ * now: the last one reached this guard only after pi recorded it.
+ */
+function sessionFacts(taskDir: string, seed: SeedDocument): Pick<DelegateResultFile, "session_sha256" | "previous"> {
+  const session = sessionDigest(join(taskDir, TASK_FILES.sessionFile), CHILD_FILE_MAX_BYTES);
+  const link = seed.follow_up;
+  return {
+    ...(session === null ? {} : { session_sha256: session.sha256 }),
+    ...(link === undefined
+      ? {}
+      : {
+          previous: {
+            previous_task_id: link.previous_task_id,
+            previous_result_sha256: link.previous_result_sha256,
+            previous_session_sha256: link.previous_session_sha256,
+          },
+        }),
+  };
+}
+
 /** Write the run's one outcome file (once). */
 export function finish(state: GuardState): void {
   const { handover, seed } = state;
@@ -96,6 +121,7 @@ export function finish(state: GuardState): void {
         evidence: evidenceRows(state),
         finalized_by_runway: state.runway.finalized,
         finalized_by: state.runway.finalizedBy,
+        ...sessionFacts(taskDir, seed),
       });
     } else if (outcome.kind === "failure") {
       commitTerminal(taskDir, { ...terminalBase(state), code: outcome.failure.code, message: outcome.failure.message });

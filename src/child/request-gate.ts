@@ -8,7 +8,14 @@ import type { ContextEvent } from "@mariozechner/pi-coding-agent";
 import { timeRunwayMs } from "../core/constants.ts";
 import type { SeedDocument } from "../core/types.ts";
 import { inRepair } from "./repair.ts";
-import { headroomBytes, measuredGrowth, messageBytes, shouldFinalize, transcriptGrowthBytes } from "./runway.ts";
+import {
+  headroomBytes,
+  measuredGrowth,
+  messageBytes,
+  shouldFinalize,
+  taskStart,
+  transcriptGrowthBytes,
+} from "./runway.ts";
 import { beforeSpendRequest, nextInputBound } from "./spend.ts";
 import { type GuardState, latch } from "./state.ts";
 import { finalizationNotice, requestFinalization } from "./tool-hooks.ts";
@@ -26,9 +33,9 @@ function overTurnLimit(state: GuardState, seed: SeedDocument, completed: number)
 }
 
 /** R of this request: the byte count of the exact context, re-based on the last usage report. */
-function measureRequest(state: GuardState, seed: SeedDocument, messages: Messages): void {
+function measureRequest(state: GuardState, seed: SeedDocument, messages: Messages, start: number): void {
   const runway = state.runway;
-  const bytesR = transcriptGrowthBytes(messages);
+  const bytesR = transcriptGrowthBytes(messages, start);
   runway.bytesRAtRequest = bytesR;
   runway.retainedBytes = measuredGrowth(runway, bytesR, seed.budget.admission_estimate_tokens);
 }
@@ -107,7 +114,9 @@ export function beforeRequest(state: GuardState, messages: Messages): RequestDec
   const seed = state.seed;
   // After the outcome is on disk no model call may follow (nothing could change the outcome).
   if (state.latched || seed === undefined || state.finished) return { stop: true };
-  const completed = messages.filter((m) => m.role === "assistant").length;
+  // A follow-up's carried turns were the previous task's: only those after this task's prompt count.
+  const start = taskStart(messages, state.prompt);
+  const completed = messages.filter((m, i) => i > start && m.role === "assistant").length;
   if (inRepair(state)) {
     // The one repair request may pass maxTurns (docs/subsystems/child-guard.md, "The repair turn"); no second one is sent.
     if (state.requests > state.repair.requestsBefore + 1) {
@@ -115,7 +124,7 @@ export function beforeRequest(state: GuardState, messages: Messages): RequestDec
       return { stop: true };
     }
   } else if (overTurnLimit(state, seed, completed)) return { stop: true };
-  measureRequest(state, seed, messages);
+  measureRequest(state, seed, messages, start);
   askForAnswerIfDue(state, seed, completed);
   if (overSpendCap(state, seed)) return { stop: true };
   const sent = state.runway.finalized ? withNotice(state, messages) : undefined;

@@ -51,15 +51,37 @@ export function messageBytes(message: unknown): number {
   return contentBytes(fieldOf(message, "content"));
 }
 
+/** The text of a user message's content (a string or text blocks); undefined for anything else. */
+function userText(message: unknown): string | undefined {
+  if (fieldOf(message, "role") !== "user") return undefined;
+  const content = fieldOf(message, "content");
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return undefined;
+  return content.map((block) => (fieldOf(block, "type") === "text" ? String(fieldOf(block, "text")) : "")).join("");
+}
+
 /**
- * R of a context pi is about to send: every message after the first user message (the launch
- * prompt). Recomputed from the exact list at each request, so it never drifts from the transcript.
+ * Where this task starts in the context: the user message that is its prompt. A first task's is the
+ * first user message; a follow-up's comes after the carried session (docs/tools/bg_delegate.md,
+ * "Follow-ups"), whose messages admission already counted in L and whose turns are not this task's.
+ * Without the prompt in sight (it always is), the first user message.
  */
-export function transcriptGrowthBytes(messages: readonly unknown[]): number {
+export function taskStart(messages: readonly unknown[], prompt: string | undefined): number {
+  const at = prompt === undefined ? -1 : messages.findIndex((m) => userText(m) === prompt);
+  return at >= 0 ? at : messages.findIndex((m) => fieldOf(m, "role") === "user");
+}
+
+/**
+ * R of a context pi is about to send: every message after the task's prompt ({@link taskStart}).
+ * Recomputed from the exact list at each request, so it never drifts from the transcript.
+ */
+export function transcriptGrowthBytes(messages: readonly unknown[], start?: number): number {
   const first = messages.findIndex((m) => fieldOf(m, "role") === "user");
+  // A follow-up's prompt comes later: everything up to it was carried, not grown.
+  const carriedUpTo = start !== undefined && start > first ? start : -1;
   let total = 0;
   messages.forEach((m, i) => {
-    if (i !== first) total += messageBytes(m);
+    if (i !== first && i > carriedUpTo) total += messageBytes(m);
   });
   return total;
 }

@@ -17,7 +17,7 @@ export interface PinnedRoute {
 export interface SeedRoute extends PinnedRoute {
   context_window_tokens: number;
   thinking_level: string;
-  origin: "parent_current" | "explicit";
+  origin: "parent_current" | "explicit" | "previous_task";
 }
 
 export interface SeedLimits {
@@ -67,6 +67,8 @@ export interface SeedDocument {
   output_schema?: OutputSchema | null;
   /** SHA-256 of the package-owned system prompt passed with --system-prompt. */
   system_prompt_sha256: string;
+  /** A follow-up's link and carried evidence (docs/tools/bg_delegate.md, "Follow-ups"); absent for a first task. */
+  follow_up?: SeedFollowUp;
 }
 
 /** Why an answer is delivered inline or as a file (docs/tools/bg_result.md, "Delivery"). */
@@ -246,6 +248,43 @@ export interface DelegateResultFile {
   finalized_by_runway: boolean;
   /** Which limit forced that finalization; null when none did (docs/subsystems/child-guard.md). */
   finalized_by: FinalizedBy | null;
+  /**
+   * SHA-256 of child-session/session.jsonl as the guard committed it (a follow-up resumes exactly
+   * that session); absent in results written before follow-ups existed.
+   */
+  session_sha256?: string;
+  /** A follow-up's link to the task it continues, as its seed recorded it; absent for a first task. */
+  previous?: ChainLink;
+}
+
+/** The three facts that tie a follow-up to the task it continues (docs/tools/bg_delegate.md, "Follow-ups"). */
+export interface ChainLink {
+  previous_task_id: string;
+  /** SHA-256 of the previous task's result.json bytes; null when it ended without one (a continuation). */
+  previous_result_sha256: string | null;
+  previous_session_sha256: string;
+}
+
+/** A follow-up's link with how the previous task ended and its place in the chain (seed.json, manifest.json). */
+export interface FollowUpLink extends ChainLink {
+  /** "completed", or the code that stopped the previous task (a continuation). */
+  previous_end: string;
+  /** This task's place in its chain: 2 for the first follow-up. */
+  chain_position: number;
+  /** Bytes of the previous session carried into this task's session (without its header line). */
+  carried_session_bytes: number;
+  /** Whether a fresh projection of the parent's conversation was sent with the prompt. */
+  reseed: boolean;
+}
+
+/** seed.json's follow_up block (the previous task's evidence is read from its tree at retrieval, by this link). */
+export type SeedFollowUp = FollowUpLink;
+
+/** manifest.json's follow_up block: the link, where the previous tree is, what was carried. */
+export interface ManifestFollowUp extends FollowUpLink {
+  previous_task_dir: string;
+  /** The provider's reported tokens of the previous child's last request; null when it reported none. */
+  carried_tokens: number | null;
 }
 
 /** child-terminal.json: written by the guard instead of result.json on any failure. */
@@ -329,6 +368,8 @@ export interface DelegateManifest {
   seed_bytes: number;
   /** The answer's shape, as admitted (the parent checks the answer against it); absent for a text answer. */
   output_schema?: OutputSchema;
+  /** A follow-up's link to the task it continues; absent for a first task. */
+  follow_up?: ManifestFollowUp;
   owner: { pid: number; start_time: string };
   child: { pid: number; pgid: number } | null;
   artifacts: Record<string, BoundArtifact>;
@@ -345,6 +386,8 @@ export interface DelegateManifest {
      * none did, on a failure, and in trees adjudicated before this was recorded.
      */
     finalized_by?: FinalizedBy;
+    /** SHA-256 of the child's session file when the parent adjudicated the task; absent when there was none. */
+    session_sha256?: string;
   } | null;
 }
 

@@ -7,7 +7,7 @@ import { DelegateError } from "../core/errors.ts";
 import { resolveSearchTools } from "../core/search-tools.ts";
 import type { PackageSettings } from "../core/settings.ts";
 import type { SeedSpend } from "../core/spend.ts";
-import type { SeedDocument } from "../core/types.ts";
+import type { FollowUpLink, SeedDocument } from "../core/types.ts";
 import type { HostCapabilities, HostProof } from "../host/index.ts";
 import { type HostAdmission, locateGuard, locatePiCli, requireHostAdmitted } from "../host/index.ts";
 import { processStartTime } from "../process/identity.ts";
@@ -15,8 +15,10 @@ import { type TaskTree, writeTaskTree } from "../store/artifacts.ts";
 import { countRunning } from "../tasks/running.ts";
 import { buildChildArgv, buildChildEnv, hostFlags } from "./argv.ts";
 import { type BudgetPlan, planBudget, toSeedBudget } from "./budget.ts";
+import { admitPrevious, type PreviousTask } from "./follow-up.ts";
+import { buildLedger } from "./ledger.ts";
 import { projectConversation, projectionJson } from "./projection.ts";
-import { buildChildPrompt, CHILD_SYSTEM_PROMPT } from "./prompt.ts";
+import { buildChildPrompt, buildFollowUpPrompt, CHILD_SYSTEM_PROMPT } from "./prompt.ts";
 import { type ResolvedRoute, resolveRoute } from "./route.ts";
 import { branchMessages } from "./session-branch.ts";
 import { planSpend, requirePriced, resolveSpendCap, type SpendEstimate, spendEstimate } from "./spend-plan.ts";
@@ -43,6 +45,8 @@ export interface LaunchPlan {
   spend: { seed: SeedSpend; estimate: SpendEstimate } | undefined;
   argv: string[];
   manifest: LaunchManifest;
+  /** A follow-up's carried session (the previous session without its header line); undefined otherwise. */
+  carried: Buffer | undefined;
 }
 
 /** The parent's project trust on hosts that have it (Pi 1.x `isProjectTrusted`); 0.73.1 has none. */
@@ -131,32 +135,62 @@ export function snapshotParent(ctx: ExtensionContext, toolCallId: string, host: 
  * running-delegate cap, route, hook contract, capability and tool set, limits, seed projection, budget.
  */
 export function admit(args: DelegateArguments, toolCallId: string, ctx: ExtensionContext, host: HostFacts): LaunchPlan {
+  // A follow-up's previous task is verified first (docs/tools/bg_delegate.md, "Follow-ups").
+  const previous = args.previousTaskId === undefined ? undefined : admitPrevious(ctx.cwd, args.previousTaskId);
   requireCapacity(ctx.cwd, host.settings.maxRunning);
   const capped = { ...args, maxCostUsd: resolveSpendCap(args.maxCostUsd, host.settings) };
-  const route = resolveRoute(args.route, ctx, host.thinkingLevel);
+  const resolved = resolveRoute(args.route ?? previous?.manifest.route, ctx, host.thinkingLevel);
+  const route: ResolvedRoute =
+    previous !== undefined && args.route === undefined ? { ...resolved, origin: "previous_task" } : resolved;
   if (capped.maxCostUsd !== undefined) requirePriced(capped.maxCostUsd, route);
-  return admitWith(snapshotParent(ctx, toolCallId, host), capped, route);
+  return admitWith(snapshotParent(ctx, toolCallId, host), capped, route, previous);
+}
+
+/** The child prompt: a first task's, or a follow-up's next message (with a fresh projection only on reseed). */
+function childPromptFor(
+  snap: ParentSnapshot,
+  args: DelegateArguments,
+  taskId: string,
+  previous: PreviousTask | undefined,
+): string {
+  if (previous === undefined) {
+    return buildChildPrompt({ directive: args.prompt, seedJson: snap.projectionJson, outputSchema: args.outputSchema });
+  }
+  return buildFollowUpPrompt({
+    taskId,
+    previousTaskId: previous.taskId,
+    previousEnd: previous.end,
+    directive: args.prompt,
+    seedJson: args.reseed ? snap.projectionJson : undefined,
+    outputSchema: args.outputSchema,
+  });
 }
 
 /** The rest of admission for one child on a pinned route: budget, seed, argv, manifest (still pure). */
-export function admitWith(snap: ParentSnapshot, args: DelegateArguments, route: ResolvedRoute): LaunchPlan {
-  const { cwd, projection, ledger } = snap;
-  const projectionText = snap.projectionJson;
-  const childPrompt = buildChildPrompt({
-    directive: args.prompt,
-    seedJson: projectionText,
-    outputSchema: args.outputSchema,
-  });
+export function admitWith(
+  snap: ParentSnapshot,
+  args: DelegateArguments,
+  route: ResolvedRoute,
+  previous?: PreviousTask,
+): LaunchPlan {
+  const { cwd } = snap;
+  // A follow-up without reseed sends no projection: the carried session is its context.
+  const projected = previous === undefined || args.reseed;
+  const projection = projected ? snap.projection : null;
+  const ledger = projected ? snap.ledger : buildLedger([]);
+  const projectionText = projected ? snap.projectionJson : "null";
+  const identity = newTaskIdentity(cwd, snap.sessionId);
+  const childPrompt = childPromptFor(snap, args, identity.taskId, previous);
   const budget = planBudget({
     route: { provider: route.provider, model: route.model },
     contextWindow: route.contextWindow,
     systemPrompt: CHILD_SYSTEM_PROMPT,
-    childPrompt,
+    // The carried session is part of every request, so admission counts it with the prompt.
+    childPrompt: previous === undefined ? childPrompt : `${previous.carried.toString("utf8")}${childPrompt}`,
   });
   // The spend cap, by the plan's provable estimate (args.maxCostUsd is already the resolved cap).
   const spend = planSpend(args.maxCostUsd, route, budget.provable_forecast.total_tokens);
 
-  const identity = newTaskIdentity(cwd, snap.sessionId);
   const taskDir = identity.taskDir;
   const seed = buildSeed({
     identity,
@@ -173,6 +207,7 @@ export function admitWith(snap: ParentSnapshot, args: DelegateArguments, route: 
     spend,
     childPrompt,
     systemPrompt: CHILD_SYSTEM_PROMPT,
+    followUp: previous === undefined ? undefined : followUpLink(previous, args.reseed),
   });
   const argv = buildChildArgv({
     piCli: snap.piCli,
@@ -202,6 +237,14 @@ export function admitWith(snap: ParentSnapshot, args: DelegateArguments, route: 
       }),
     },
     owner: { pid: process.pid, start_time: processStartTime(process.pid) },
+    followUp:
+      previous === undefined
+        ? undefined
+        : {
+            ...followUpLink(previous, args.reseed),
+            previous_task_dir: previous.taskDir,
+            carried_tokens: previous.lastRequestTokens,
+          },
   });
   // The projection is the bulk of the seed: splice its canonical text in rather than re-serialize it.
   const { projection: _projection, ...rest } = seed;
@@ -217,6 +260,20 @@ export function admitWith(snap: ParentSnapshot, args: DelegateArguments, route: 
     spend: spend === undefined ? undefined : { seed: spend, estimate: spendEstimate(spend) },
     argv,
     manifest,
+    carried: previous?.carried,
+  };
+}
+
+/** The link a follow-up's seed, manifest and result record (docs/tools/bg_delegate.md, "Follow-ups"). */
+function followUpLink(previous: PreviousTask, reseed: boolean): FollowUpLink {
+  return {
+    previous_task_id: previous.taskId,
+    previous_result_sha256: previous.resultSha256,
+    previous_session_sha256: previous.sessionSha256,
+    previous_end: previous.end,
+    chain_position: previous.chainPosition,
+    carried_session_bytes: previous.carried.length,
+    reseed,
   };
 }
 
@@ -230,6 +287,7 @@ export function commitPlan(plan: LaunchPlan): TaskTree {
     ledger: plan.ledger,
     budgetPlan: plan.budget,
     manifest: plan.manifest,
+    carriedSession: plan.carried,
   });
 }
 

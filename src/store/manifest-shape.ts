@@ -10,7 +10,14 @@
 import { AUTO_DELIVER_MODES, CAPABILITIES, EXTENSION_MODES, FINALIZED_BY, SCHEMA } from "../core/constants.ts";
 import { FAILURE_CODES } from "../core/errors.ts";
 import { checkOutputSchema } from "../core/output-schema.ts";
-import type { BoundArtifact, DelegateManifest, ManifestHost, PinnedRoute, TaskState } from "../core/types.ts";
+import type {
+  BoundArtifact,
+  DelegateManifest,
+  ManifestFollowUp,
+  ManifestHost,
+  PinnedRoute,
+  TaskState,
+} from "../core/types.ts";
 import {
   amount,
   anyString,
@@ -61,6 +68,7 @@ const MANIFEST_KEYS = [
   "artifacts",
   "terminal",
   "output_schema",
+  "follow_up",
 ] as const;
 
 const TERMINAL_KEYS = [
@@ -71,6 +79,7 @@ const TERMINAL_KEYS = [
   "answer_sha256",
   "cost_total",
   "finalized_by",
+  "session_sha256",
 ] as const;
 
 /** An optional key's checked value, or undefined when the key is absent. */
@@ -139,6 +148,7 @@ function terminal(value: unknown, at: string): NonNullable<DelegateManifest["ter
   const answerSha256 = optional(o, at, "answer_sha256", anyString);
   const costTotal = optional(o, at, "cost_total", amount);
   const finalizedBy = optional(o, at, "finalized_by", (v, p) => oneOf(v, p, FINALIZED_BY));
+  const sessionSha256 = optional(o, at, "session_sha256", anyString);
   return {
     ended_at: anyString(o.ended_at, keyPath(at, "ended_at")),
     ...(code === undefined ? {} : { code }),
@@ -147,15 +157,46 @@ function terminal(value: unknown, at: string): NonNullable<DelegateManifest["ter
     ...(answerSha256 === undefined ? {} : { answer_sha256: answerSha256 }),
     ...(costTotal === undefined ? {} : { cost_total: costTotal }),
     ...(finalizedBy === undefined ? {} : { finalized_by: finalizedBy }),
+    ...(sessionSha256 === undefined ? {} : { session_sha256: sessionSha256 }),
+  };
+}
+
+const FOLLOW_UP_KEYS = [
+  "previous_task_id",
+  "previous_task_dir",
+  "previous_result_sha256",
+  "previous_session_sha256",
+  "previous_end",
+  "chain_position",
+  "carried_session_bytes",
+  "carried_tokens",
+  "reseed",
+] as const;
+
+/** A follow-up's link (docs/tools/bg_delegate.md, "Follow-ups"). */
+function followUp(value: unknown, at: string): ManifestFollowUp {
+  const o = closedObject(value, at, FOLLOW_UP_KEYS);
+  const text = (key: (typeof FOLLOW_UP_KEYS)[number]): string => anyString(o[key], keyPath(at, key));
+  return {
+    previous_task_id: text("previous_task_id"),
+    previous_task_dir: text("previous_task_dir"),
+    previous_result_sha256: nullable(o.previous_result_sha256, keyPath(at, "previous_result_sha256"), anyString),
+    previous_session_sha256: text("previous_session_sha256"),
+    previous_end: text("previous_end"),
+    chain_position: count(o.chain_position, keyPath(at, "chain_position"), 2),
+    carried_session_bytes: count(o.carried_session_bytes, keyPath(at, "carried_session_bytes")),
+    carried_tokens: nullable(o.carried_tokens, keyPath(at, "carried_tokens"), count),
+    reseed: bool(o.reseed, keyPath(at, "reseed")),
   };
 }
 
 /** manifest.json's parsed JSON as a DelegateManifest; throws SchemaViolation naming the first field that fails. */
 export function parseDelegateManifest(value: unknown): DelegateManifest {
-  const o = closedObject(value, "", MANIFEST_KEYS, { optional: ["host", "output_schema"] });
+  const o = closedObject(value, "", MANIFEST_KEYS, { optional: ["host", "output_schema", "follow_up"] });
   const text = (key: (typeof MANIFEST_KEYS)[number]): string => anyString(o[key], key);
   const recordedHost = optional(o, "", "host", host);
   const outputSchema = optional(o, "", "output_schema", checkOutputSchema);
+  const link = optional(o, "", "follow_up", followUp);
   return {
     schema_version: literal(o.schema_version, "schema_version", SCHEMA.manifest),
     kind: literal(o.kind, "kind", "delegate"),
@@ -184,5 +225,6 @@ export function parseDelegateManifest(value: unknown): DelegateManifest {
     artifacts: artifacts(o.artifacts, "artifacts"),
     terminal: nullable(o.terminal, "terminal", terminal),
     ...(outputSchema === undefined ? {} : { output_schema: outputSchema }),
+    ...(link === undefined ? {} : { follow_up: link }),
   };
 }

@@ -174,7 +174,15 @@ const resultFile = shape({
   finalized_by: (v, at) => {
     if (v !== null) oneOf(v, at, FINALIZED_BY);
   },
-});
+  session_sha256: sha256,
+  previous: shape({
+    previous_task_id: anyString,
+    previous_result_sha256: (v, at) => {
+      if (v !== null) sha256(v, at);
+    },
+    previous_session_sha256: sha256,
+  }),
+}, ["session_sha256", "previous"]);
 
 const terminalFile = shape({
   schema_version: (v, at) => oneOf(v, at, [SCHEMA.terminal]),
