@@ -96,7 +96,11 @@ describe("follow-ups of a delegate", () => {
       expect(view.text).toContain(`follow-up of ${first} (2nd in chain)`);
       expect(view.text).toContain("Seven, as read before");
       // The earlier read counts for the follow-up's citation.
-      expect(view.details?.evidence_check).toMatchObject({ stale: [] });
+      expect(view.text).toContain("1 evidence row carried");
+      expect(view.details?.evidence_check).toMatchObject({
+        freshness: { state: "fresh" },
+        citations: { total: 1, read: 1 },
+      });
     } finally {
       await parent.dispose();
     }

@@ -1,0 +1,94 @@
+/**
+ * A follow-up's link to the task it continues, checked at retrieval (docs/tools/bg_result.md,
+ * "Follow-ups"): the previous tree must still hold the session and result.json the follow-up
+ * started from (their SHA-256 as its manifest recorded them at admission). An intact link carries
+ * the previous task's evidence rows (and, through intact links, its own predecessors'), which the
+ * caller re-checks for freshness like any other; a changed or removed tree is reported and carries
+ * nothing.
+ */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { CHILD_FILE_MAX_BYTES, TASK_FILES } from "../core/constants.ts";
+import { DelegateError } from "../core/errors.ts";
+import { sessionDigest } from "../core/fs.ts";
+import { sha256Hex } from "../core/hash.ts";
+import type { DelegateManifest, EvidenceRow, ManifestFollowUp } from "../core/types.ts";
+import { readManifest } from "../store/lookup.ts";
+import { readTaskFile } from "../verify/result-file.ts";
+import { checkResultShape } from "../verify/result-shape.ts";
+
+/** intact: both files as recorded; changed: either differs (or cannot be read); gone: the tree is removed. */
+export type LinkState = "intact" | "changed" | "gone";
+
+export interface ChainView {
+  previous_task_id: string;
+  /** "completed", or the code that stopped the previous task (a continuation). */
+  previous_end: string;
+  chain_position: number;
+  link: LinkState;
+  /** Evidence rows carried from earlier tasks of the chain (only through intact links). */
+  carried_evidence_rows: number;
+}
+
+/** The previous task's result.json bytes as recorded, or why not. */
+function readRecorded(dir: string, link: ManifestFollowUp): { state: LinkState; resultBytes: Buffer | null } {
+  if (!existsSync(dir)) return { state: "gone", resultBytes: null };
+  const session = sessionDigest(join(dir, TASK_FILES.sessionFile), CHILD_FILE_MAX_BYTES);
+  if (session === null || session.sha256 !== link.previous_session_sha256) return { state: "changed", resultBytes: null };
+  if (link.previous_result_sha256 === null) return { state: "intact", resultBytes: null };
+  let bytes: Buffer | null;
+  try {
+    bytes = readTaskFile(join(dir, TASK_FILES.result), CHILD_FILE_MAX_BYTES);
+  } catch (error) {
+    if (error instanceof DelegateError) return { state: "changed", resultBytes: null };
+    throw error;
+  }
+  if (bytes === null || sha256Hex(bytes) !== link.previous_result_sha256) return { state: "changed", resultBytes: null };
+  return { state: "intact", resultBytes: bytes };
+}
+
+/** Evidence rows of result.json bytes that matched their recorded hash (their shape checked again). */
+function evidenceOf(bytes: Buffer | null): EvidenceRow[] {
+  if (bytes === null) return [];
+  try {
+    return checkResultShape(JSON.parse(bytes.toString("utf8"))).evidence;
+  } catch {
+    return [];
+  }
+}
+
+/** The previous task's own carried rows, through its link when that is intact too. */
+function earlierEvidence(dir: string, depth: number): EvidenceRow[] {
+  let manifest: DelegateManifest;
+  try {
+    manifest = readManifest(dir);
+  } catch {
+    return [];
+  }
+  return manifest.follow_up === undefined || depth <= 0 ? [] : readChain(manifest.follow_up, depth - 1).evidence;
+}
+
+/** Check one link and gather what it carries; `depth` bounds the walk down the chain. */
+export function readChain(link: ManifestFollowUp, depth = link.chain_position): { state: LinkState; evidence: EvidenceRow[] } {
+  const dir = link.previous_task_dir;
+  const recorded = readRecorded(dir, link);
+  if (recorded.state !== "intact") return { state: recorded.state, evidence: [] };
+  return { state: "intact", evidence: [...earlierEvidence(dir, depth), ...evidenceOf(recorded.resultBytes)] };
+}
+
+/** The chain facts of a task for a view, and the evidence it carries; null view for a first task. */
+export function chainOf(manifest: DelegateManifest): { view: ChainView | null; evidence: EvidenceRow[] } {
+  const link = manifest.follow_up;
+  if (link === undefined) return { view: null, evidence: [] };
+  const { state, evidence } = readChain(link);
+  return {
+    view: {
+      previous_task_id: link.previous_task_id,
+      previous_end: link.previous_end,
+      chain_position: link.chain_position,
+      link: state,
+      carried_evidence_rows: evidence.length,
+    },
+    evidence,
+  };
+}
