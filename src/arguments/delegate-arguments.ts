@@ -52,7 +52,7 @@ export const DELEGATE_FIELDS = {
     printable: true,
     trim: true,
     description:
-      'Ask a follow-up of an ended delegate (its id or a unique prefix): the new delegate resumes that one\'s session (its reads, tool results and answer) and gets this prompt as the next message. The previous task must verify; a task stopped by a limit or cancelled can be continued this way (prompt "continue"). The route defaults to the previous one; limits, spend cap and outputSchema are this call\'s own. Not for Fusion runs.',
+      "Ask a follow-up of an ended delegate (its id or a unique prefix): the new delegate resumes that one's session (its reads, tool results and answer) and gets this prompt as the next message. The previous task must verify; a task stopped by a limit or cancelled can be continued this way (prompt \"continue\"). The route defaults to the previous one; limits, spend cap and outputSchema are this call's own. Not for Fusion runs.",
   },
   reseed: {
     kind: "boolean",
@@ -94,9 +94,13 @@ export function withRunDefaults(a: Partial<RunOptions>): RunOptions {
 export function withDelegateDefaults(a: Checked): DelegateArguments {
   const d = DELEGATE_DEFAULTS;
   if (a.reseed !== undefined && a.previousTaskId === undefined) {
-    throw new DelegateError("invalid_arguments", "arguments.reseed: only a follow-up (previousTaskId) can be reseeded", {
-      childProcessCreated: false,
-    });
+    throw new DelegateError(
+      "invalid_arguments",
+      "arguments.reseed: only a follow-up (previousTaskId) can be reseeded",
+      {
+        childProcessCreated: false,
+      },
+    );
   }
   return {
     name: a.name,

@@ -3,8 +3,9 @@
  * result.json or terminal.json (docs/subsystems/child-guard.md, "The commit"). Never throws: a failed
  * write leaves the parent's own classification.
  */
-import { packAnswer } from "../core/answer.ts";
+
 import { join } from "node:path";
+import { packAnswer } from "../core/answer.ts";
 import { CHILD_FILE_MAX_BYTES, PROVABLE_BYTES_PER_TOKEN, TASK_FILES } from "../core/constants.ts";
 import { sessionDigest } from "../core/fs.ts";
 import type { DelegateResultFile, SeedDocument } from "../core/types.ts";

@@ -59,8 +59,7 @@ export const FAILURE_REMEDIATION = {
   result_too_large_for_inline: 'Call bg_result with delivery "artifact" (or no delivery) and read the answer file.',
   task_unknown: "Check the task id (see /delegates).",
   task_ambiguous: "Use more characters of the task id.",
-  previous_task_running:
-    "Wait for the previous task's completion notice (or cancel it), then ask the follow-up.",
+  previous_task_running: "Wait for the previous task's completion notice (or cancel it), then ask the follow-up.",
   previous_task_foreign:
     "Ask the follow-up from the project the previous task belongs to, or launch a new delegate here.",
   previous_task_fusion:

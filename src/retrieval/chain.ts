@@ -34,7 +34,8 @@ export interface ChainView {
 function readRecorded(dir: string, link: ManifestFollowUp): { state: LinkState; resultBytes: Buffer | null } {
   if (!existsSync(dir)) return { state: "gone", resultBytes: null };
   const session = sessionDigest(join(dir, TASK_FILES.sessionFile), CHILD_FILE_MAX_BYTES);
-  if (session === null || session.sha256 !== link.previous_session_sha256) return { state: "changed", resultBytes: null };
+  if (session === null || session.sha256 !== link.previous_session_sha256)
+    return { state: "changed", resultBytes: null };
   if (link.previous_result_sha256 === null) return { state: "intact", resultBytes: null };
   let bytes: Buffer | null;
   try {
@@ -43,7 +44,8 @@ function readRecorded(dir: string, link: ManifestFollowUp): { state: LinkState; 
     if (error instanceof DelegateError) return { state: "changed", resultBytes: null };
     throw error;
   }
-  if (bytes === null || sha256Hex(bytes) !== link.previous_result_sha256) return { state: "changed", resultBytes: null };
+  if (bytes === null || sha256Hex(bytes) !== link.previous_result_sha256)
+    return { state: "changed", resultBytes: null };
   return { state: "intact", resultBytes: bytes };
 }
 
@@ -69,7 +71,10 @@ function earlierEvidence(dir: string, depth: number): EvidenceRow[] {
 }
 
 /** Check one link and gather what it carries; `depth` bounds the walk down the chain. */
-export function readChain(link: ManifestFollowUp, depth = link.chain_position): { state: LinkState; evidence: EvidenceRow[] } {
+export function readChain(
+  link: ManifestFollowUp,
+  depth = link.chain_position,
+): { state: LinkState; evidence: EvidenceRow[] } {
   const dir = link.previous_task_dir;
   const recorded = readRecorded(dir, link);
   if (recorded.state !== "intact") return { state: recorded.state, evidence: [] };

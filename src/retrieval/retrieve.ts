@@ -6,7 +6,6 @@ import type { StructuredAnswer } from "../core/structured-answer.ts";
 import type { BudgetFigures, ChildProgress, DelegateManifest, EvidenceFreshness, EvidenceRow } from "../core/types.ts";
 import { secondsBetween } from "../core/units.ts";
 import { readTaskRecords } from "../store/lookup.ts";
-import { type ChainView, chainOf } from "./chain.ts";
 import { expectedIdentity, finalizeTask } from "../tasks/finalize.ts";
 import type { InlineAnswer } from "../tasks/notice.ts";
 import { isTaskRunning } from "../tasks/running.ts";
@@ -25,6 +24,7 @@ import {
   runningText,
   runningView,
 } from "../views/result.ts";
+import { type ChainView, chainOf } from "./chain.ts";
 
 export type DelegateRetrieval = { text: string; details: RunningView | CompletedView };
 

@@ -147,42 +147,45 @@ const evidenceRow: Each = (value, at) => {
 /** The child never commits more than the capture cap, so a larger declared answer is out of contract. */
 const answerLength: Each = (value, at) => count(value, at, 0, ANSWER_CAPTURE_MAX_BYTES);
 
-const resultFile = shape({
-  schema_version: anyString,
-  task_id: anyString,
-  launch_nonce: anyString,
-  seed_sha256: sha256,
-  route,
-  route_attestations: arrayOf(
-    shape({ provider: anyString, model: anyString, response_model: anyString, stop_reason: anyString }, [
-      "response_model",
-    ]),
-  ),
-  // encoding is only typed here: a wrong value is step 5's child_result_encoding_invalid.
-  answer: shape({
-    encoding: anyString,
-    byte_length: answerLength,
-    sha256,
-    blocks: arrayOf(shape({ byte_length: count, sha256, data_base64: anyString })),
-  }),
-  turns: count,
-  tool_calls: count,
-  usage,
-  spilled_artifacts: arrayOf(spillReceipt),
-  evidence: arrayOf(evidenceRow),
-  finalized_by_runway: bool,
-  finalized_by: (v, at) => {
-    if (v !== null) oneOf(v, at, FINALIZED_BY);
-  },
-  session_sha256: sha256,
-  previous: shape({
-    previous_task_id: anyString,
-    previous_result_sha256: (v, at) => {
-      if (v !== null) sha256(v, at);
+const resultFile = shape(
+  {
+    schema_version: anyString,
+    task_id: anyString,
+    launch_nonce: anyString,
+    seed_sha256: sha256,
+    route,
+    route_attestations: arrayOf(
+      shape({ provider: anyString, model: anyString, response_model: anyString, stop_reason: anyString }, [
+        "response_model",
+      ]),
+    ),
+    // encoding is only typed here: a wrong value is step 5's child_result_encoding_invalid.
+    answer: shape({
+      encoding: anyString,
+      byte_length: answerLength,
+      sha256,
+      blocks: arrayOf(shape({ byte_length: count, sha256, data_base64: anyString })),
+    }),
+    turns: count,
+    tool_calls: count,
+    usage,
+    spilled_artifacts: arrayOf(spillReceipt),
+    evidence: arrayOf(evidenceRow),
+    finalized_by_runway: bool,
+    finalized_by: (v, at) => {
+      if (v !== null) oneOf(v, at, FINALIZED_BY);
     },
-    previous_session_sha256: sha256,
-  }),
-}, ["session_sha256", "previous"]);
+    session_sha256: sha256,
+    previous: shape({
+      previous_task_id: anyString,
+      previous_result_sha256: (v, at) => {
+        if (v !== null) sha256(v, at);
+      },
+      previous_session_sha256: sha256,
+    }),
+  },
+  ["session_sha256", "previous"],
+);
 
 const terminalFile = shape({
   schema_version: (v, at) => oneOf(v, at, [SCHEMA.terminal]),

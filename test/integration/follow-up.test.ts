@@ -3,15 +3,34 @@
  * children: the follow-up's child resumes the previous child's session, the scripted model sees the
  * earlier tool results in its request, and bg_result verifies the follow-up and its link.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, cpSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { sha256Hex } from "../../src/core/hash.ts";
 import type { DelegateManifest, DelegateResultFile } from "../../src/core/types.ts";
+import {
+  bgResultVia,
+  call,
+  delegateVia,
+  installHoldingDriver,
+  installParentDriver,
+  isChildRequest,
+  lastToolResult,
+  noticeOf,
+  promptWhenIdle,
+  until,
+} from "../helpers/drive.ts";
+import { fusionProject, fusionVia, HELD_RUN_ARGS } from "../helpers/fusion-run-driver.ts";
 import type { ModelRequest } from "../helpers/model-server.ts";
-import { bgResultVia, delegateVia, installParentDriver, isChildRequest, noticeOf } from "../helpers/drive.ts";
-import { createAgentDir, makeTempDir, type SdkParent, script, startSdkParent, useModelServer } from "../helpers/pi-parent.ts";
+import {
+  createAgentDir,
+  makeTempDir,
+  type SdkParent,
+  script,
+  startSdkParent,
+  useModelServer,
+} from "../helpers/pi-parent.ts";
 
 const server = useModelServer();
 
@@ -50,6 +69,36 @@ async function firstTask(parent: SdkParent): Promise<string> {
   await noticeOf(parent, id);
   await parent.waitForIdle();
   return id;
+}
+
+/** Every task dir under the project's .pi/delegate (sessions, then tasks). */
+function taskDirs(cwd: string): string[] {
+  const root = join(cwd, ".pi/delegate");
+  const list = (dir: string) => {
+    try {
+      return readdirSync(dir).map((name) => join(dir, name));
+    } catch {
+      return [];
+    }
+  };
+  return list(root).flatMap(list).sort();
+}
+
+/** bg_delegate through the parent, expected to be refused: the refusal's text. */
+async function refusedVia(parent: SdkParent, args: Record<string, unknown>): Promise<string> {
+  await promptWhenIdle(parent, call("bg_delegate", args));
+  const result = lastToolResult(parent.messages(), "bg_delegate");
+  expect(result.isError).toBe(true);
+  return result.text;
+}
+
+/** A refusal with `code` that creates nothing: no task dir appears. */
+async function expectRefused(parent: SdkParent, cwd: string, args: Record<string, unknown>, code: string) {
+  const before = taskDirs(cwd);
+  const text = await refusedVia(parent, args);
+  expect(text).toMatch(new RegExp(`^\\[${code}\\]`));
+  expect(taskDirs(cwd)).toEqual(before);
+  return text;
 }
 
 describe("follow-ups of a delegate", () => {
@@ -101,6 +150,188 @@ describe("follow-ups of a delegate", () => {
         freshness: { state: "fresh" },
         citations: { total: 1, read: 1 },
       });
+    } finally {
+      await parent.dispose();
+    }
+  });
+
+  it("follows up on another route, and reports a previous tree changed or removed after the follow-up started", async () => {
+    const { cwd, parent } = await startParent("follow-up-route");
+    try {
+      const first = await firstTask(parent);
+      const second = await delegateVia(parent, {
+        name: "cheaper question",
+        previousTaskId: first.slice(0, 12),
+        route: { provider: "fake", model: "big-model" },
+        prompt: `Quick one. ROUTE-FOLLOW-UP ${script({ text: "Seven: src/retry.ts:1." })}`,
+      });
+      await noticeOf(parent, second);
+      await parent.waitForIdle();
+      const asked = childRequestsFor("ROUTE-FOLLOW-UP");
+      expect(asked.map((r) => r.model)).toEqual(["big-model"]);
+      expect(asked[0]!.messages.some((m) => m.role === "tool" && m.text.includes(MARKER))).toBe(true);
+      const intact = await bgResultVia(parent, { taskId: second });
+      expect(intact.isError).toBe(false);
+      expect(intact.details?.route).toEqual({ provider: "fake", model: "big-model" });
+      expect(intact.text).toContain("link intact");
+
+      // The previous session changes after the follow-up started: reported, its reads not counted.
+      const firstDir = taskDir(cwd, parent, first);
+      appendFileSync(join(firstDir, "child-session/session.jsonl"), "\n");
+      const changed = await bgResultVia(parent, { taskId: second });
+      expect(changed.isError).toBe(false);
+      expect(changed.text).toContain(`follow-up of ${first} (2nd in chain); link changed`);
+      expect(changed.details?.follow_up).toMatchObject({ link: "changed", carried_evidence_rows: 0 });
+      expect(changed.details?.evidence_check).toMatchObject({ citations: { total: 1, read: 0 } });
+
+      rmSync(firstDir, { recursive: true });
+      const gone = await bgResultVia(parent, { taskId: second });
+      expect(gone.isError).toBe(false);
+      expect(gone.details?.follow_up).toMatchObject({ link: "gone" });
+      expect(gone.text).toContain("link gone");
+    } finally {
+      await parent.dispose();
+    }
+  });
+
+  it("continues a turn-limited task to a verified answer that says it continues", async () => {
+    const { cwd, parent } = await startParent("continuation");
+    try {
+      const stopped = await delegateVia(parent, {
+        name: "runs out of turns",
+        maxTurns: 2,
+        prompt: `Look everywhere. TURN-LIMITED ${script({ tool: "read", args: { path: "src/retry.ts" }, repeat: 5 })}`,
+      });
+      await noticeOf(parent, stopped);
+      await parent.waitForIdle();
+      const stoppedManifest = readJson<DelegateManifest>(join(taskDir(cwd, parent, stopped), "manifest.json"));
+      expect(stoppedManifest.terminal?.code).toBe("child_turn_limit");
+
+      const next = await delegateVia(parent, {
+        name: "continue",
+        previousTaskId: stopped,
+        prompt: `continue ${script({ text: "Continuing the interrupted run: src/retry.ts:1 has 7 attempts." })}`,
+      });
+      await noticeOf(parent, next);
+      await parent.waitForIdle();
+      const asked = childRequestsFor("Continuing the interrupted run");
+      expect(asked.length).toBe(1);
+      expect(asked[0]!.messages.at(-1)?.text).toContain(
+        `pi-bg-delegate continuation ${next} of task ${stopped}, which stopped before it answered (child_turn_limit)`,
+      );
+      expect(asked[0]!.messages.some((m) => m.role === "tool" && m.text.includes(MARKER))).toBe(true);
+      const view = await bgResultVia(parent, { taskId: next });
+      expect(view.isError).toBe(false);
+      expect(view.text).toContain(`continuation (child_turn_limit) of ${stopped} (2nd in chain)`);
+      expect(view.text).toContain("Continuing the interrupted run");
+      const manifest = readJson<DelegateManifest>(join(taskDir(cwd, parent, next), "manifest.json"));
+      expect(manifest.follow_up).toMatchObject({ previous_end: "child_turn_limit", previous_result_sha256: null });
+    } finally {
+      await parent.dispose();
+    }
+  });
+
+  it("refuses a follow-up of a tampered or failed task, typed, with nothing created", async () => {
+    const { cwd, parent } = await startParent("follow-up-refusals");
+    try {
+      const first = await firstTask(parent);
+      const firstDir = taskDir(cwd, parent, first);
+      const ask = (previousTaskId: string) => ({ name: "again", previousTaskId, prompt: "and?" });
+
+      // The session file changed after the task ended.
+      const sessionPath = join(firstDir, "child-session/session.jsonl");
+      const session = readFileSync(sessionPath);
+      appendFileSync(sessionPath, "\n");
+      await expectRefused(parent, cwd, ask(first), "previous_session_mismatch");
+      writeFileSync(sessionPath, session);
+
+      // result.json rewritten: bg_result's own code.
+      const resultPath = join(firstDir, "result.json");
+      const result = readFileSync(resultPath);
+      writeFileSync(resultPath, Buffer.concat([result, Buffer.from(" ")]));
+      await expectRefused(parent, cwd, ask(first), "child_result_invalid");
+      writeFileSync(resultPath, result);
+
+      // reseed alone is not a follow-up.
+      await expectRefused(parent, cwd, { name: "x", prompt: "y", reseed: true }, "invalid_arguments");
+      await expectRefused(parent, cwd, ask("d0000"), "task_unknown");
+
+      // A task that failed otherwise than by a limit or a cancel.
+      const failed = await delegateVia(parent, {
+        name: "fails",
+        prompt: `Fail. PROVIDER-FAILS ${script({ error: 400, message: "bad request" })}`,
+      });
+      await noticeOf(parent, failed);
+      await parent.waitForIdle();
+      await expectRefused(parent, cwd, ask(failed), "previous_task_not_resumable");
+
+      // Restored, the tree follows up again.
+      const ok = await delegateVia(parent, {
+        name: "fine",
+        previousTaskId: first,
+        prompt: `ok ${script({ text: "fine" })}`,
+      });
+      await noticeOf(parent, ok);
+      await parent.waitForIdle();
+    } finally {
+      await parent.dispose();
+    }
+  });
+
+  it("refuses a follow-up of a running task and of a task of another project", async () => {
+    const { cwd, parent } = await startParent("follow-up-running");
+    const { held } = installHoldingDriver(server, "released answer");
+    try {
+      const running = await delegateVia(parent, { name: "held", prompt: "HOLD-UNTIL-RELEASED" });
+      await until(() => server.requests.some((r) => isChildRequest(r)), "the held child at the model");
+      await expectRefused(
+        parent,
+        cwd,
+        { name: "again", previousTaskId: running, prompt: "and?" },
+        "previous_task_running",
+      );
+      held.release();
+      await noticeOf(parent, running);
+      await parent.waitForIdle();
+
+      // Its tree copied into another project is not that project's task.
+      const otherAgent = await createAgentDir({ serverUrl: server.url });
+      const other = await makeTempDir("follow-up-foreign");
+      const sourceDir = taskDir(cwd, parent, running);
+      const otherParent = await startSdkParent({ agentDir: otherAgent, cwd: other });
+      try {
+        cpSync(sourceDir, join(other, ".pi/delegate/copied", running), { recursive: true });
+        await expectRefused(
+          otherParent,
+          other,
+          { name: "again", previousTaskId: running, prompt: "and?" },
+          "previous_task_foreign",
+        );
+      } finally {
+        await otherParent.dispose();
+      }
+    } finally {
+      held.release();
+      await parent.dispose();
+    }
+  });
+});
+
+describe("follow-ups of a Fusion run", () => {
+  it("are refused with their own code, before anything is created", async () => {
+    const { agentDir, cwd } = await fusionProject(server, "follow-up-fusion");
+    const parent = await startSdkParent({ agentDir, cwd });
+    try {
+      const runId = await fusionVia(parent, HELD_RUN_ARGS);
+      const text = await expectRefused(
+        parent,
+        cwd,
+        { name: "again", previousTaskId: runId, prompt: "and?" },
+        "previous_task_fusion",
+      );
+      expect(text).toContain("out of scope");
+      await noticeOf(parent, runId);
+      await parent.waitForIdle();
     } finally {
       await parent.dispose();
     }
