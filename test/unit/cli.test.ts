@@ -32,12 +32,14 @@ describe("pi-bg-delegate argument parsing", () => {
         keep: undefined,
         dryRun: false,
         undelivered: false,
+        unlink: false,
       },
     });
     expect(parseArgs(["prune", "--older-than", "7.5", "--keep=3", "--dry-run", "--json"])).toMatchObject({
       parsed: { command: "prune", olderThanDays: 7.5, keep: 3, dryRun: true, json: true, id: undefined },
     });
     expect(parseArgs(["prune", "--keep", "0", "--undelivered"])).toMatchObject({ parsed: { undelivered: true } });
+    expect(parseArgs(["prune", "--keep", "0", "--unlink"])).toMatchObject({ parsed: { unlink: true } });
     expect(parseArgs(["list", "--all", "--json"])).toMatchObject({ parsed: { all: true, json: true, id: undefined } });
     expect(parseArgs([])).toEqual({ kind: "help", command: undefined });
     expect(parseArgs(["show", "--help"])).toEqual({ kind: "help", command: "show" });
