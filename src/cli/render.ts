@@ -3,7 +3,7 @@
 import type { EvidenceRow, UsageRecord } from "../core/types.ts";
 import { formatBytes, formatCost, formatDuration, secondsBetween } from "../core/units.ts";
 import { hostLine } from "../host/index.ts";
-import type { TaskRow } from "../tasks/row.ts";
+import { type TaskRow, threadedName } from "../tasks/row.ts";
 import type { CheckedFieldBasis } from "../verify/structured-output.ts";
 import { citationStatusText } from "../views/output.ts";
 import { evidenceLines, FORCED_BY } from "../views/result.ts";
@@ -26,7 +26,7 @@ export function renderList(rows: readonly TaskRow[], all: boolean, hidden: numbe
       r.cost === null ? "-" : formatCost(r.cost),
       r.cap === null ? "-" : formatCost(r.cap),
       r.answer_bytes !== null ? formatBytes(r.answer_bytes) : r.code !== null ? `[${r.code}]` : "-",
-      r.name,
+      threadedName(r),
     ]),
   );
   const more = hidden > 0 ? `\n(${hidden} more in earlier sessions: --all shows them)` : "";

@@ -64,7 +64,7 @@ function keepLinked(decisions: PruneDecision[]): PruneDecision[] {
   const out = [...decisions];
   for (let changed = true; changed; ) {
     changed = false;
-    const pointedTo = new Set(out.flatMap((d) => (d.remove ? [] : d.candidate.previousId ?? [])));
+    const pointedTo = new Set(out.flatMap((d) => (d.remove ? [] : (d.candidate.previousId ?? []))));
     out.forEach((d, i) => {
       if (d.remove && pointedTo.has(d.candidate.id)) {
         out[i] = { candidate: d.candidate, remove: false, reason: "linked" };

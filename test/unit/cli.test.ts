@@ -6,6 +6,7 @@ import { COMMAND_NAMES, EXIT, helpText, parseArgs, UsageError } from "../../src/
 import { facts, table, visible, visibleLines } from "../../src/cli/format.ts";
 import { renderFacts, renderList } from "../../src/cli/render.ts";
 import { type DelegateFacts, SHOW_SCHEMA } from "../../src/cli/show.ts";
+import { type TaskRow, threadedName, threadRows, unreadRow } from "../../src/tasks/row.ts";
 
 function usage(argv: string[]): string {
   try {
@@ -171,11 +172,47 @@ describe("list: the spend cap and the total", () => {
       answer_bytes: 70,
       code: null,
       dir: "/tmp/x",
+      previous_id: null,
+      depth: 0,
     };
     const text = renderList([row, { ...row, id: `d${"b".repeat(32)}`, cap: null, cost: null }], true, 0);
     expect(text.split("\n")[0]).toMatch(/\bCOST\s+CAP\s+ANSWER\b/);
     expect(text).toMatch(/\$0\.1005\s+\$0\.2000/);
     expect(text.split("\n").at(-1)).toBe("total spend: $0.1005 over 2 delegate tasks (1 not reported)");
+  });
+
+  it("lists a follow-up under the task it follows, oldest follow-up first, a chain top to bottom", () => {
+    const at = (minute: number) => `2026-12-01T10:${String(minute).padStart(2, "0")}:00.000Z`;
+    const make = (id: string, minute: number, previous: string | null): TaskRow => ({
+      ...unreadRow({ kind: "delegate", id, dir: `/tmp/${id}` }),
+      state: "completed",
+      name: `task ${id}`,
+      created_at: at(minute),
+      previous_id: previous,
+    });
+    // Newest first, as listRows sorts them: d5 follows d1, d3 and d4 follow d2, d6 follows d4.
+    const rows = [
+      make("d6", 6, "d4"),
+      make("d5", 5, "d1"),
+      make("d4", 4, "d2"),
+      make("d3", 3, "d2"),
+      make("d2", 2, null),
+      make("d1", 1, null),
+      make("d7", 7, "gone"),
+    ];
+    const threaded = threadRows(rows);
+    expect(threaded.map((r) => `${r.id}:${r.depth}`)).toEqual(["d2:0", "d3:1", "d4:1", "d6:2", "d1:0", "d5:1", "d7:0"]);
+    expect(threaded.map((r) => threadedName(r))).toEqual([
+      "task d2",
+      "└ task d3",
+      "└ task d4",
+      "  └ task d6",
+      "task d1",
+      "└ task d5",
+      "task d7",
+    ]);
+    const text = renderList(threaded, true, 0);
+    expect(text).toMatch(/\n\S+\s.* {2}└ task d6\n/);
   });
 });
 

@@ -586,6 +586,8 @@ describe("/delegates table", () => {
     answer_bytes: 787,
     code: null,
     dir: "/tmp/t",
+    previous_id: null,
+    depth: 0,
     ...over,
   });
   const rows = [
