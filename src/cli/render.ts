@@ -67,6 +67,20 @@ function runTime(createdAt: string | null, endedAt: string | null, running: bool
   return formatDuration(secondsBetween(createdAt, running ? null : endedAt, now));
 }
 
+const LINK_WORD = { intact: "link intact", changed: "link CHANGED", gone: "link GONE" } as const;
+
+/** The chain, first task first, each with its state and its link's; the shown one is marked. */
+function chainLines(f: DelegateFacts): [string, string][] {
+  if (f.chain === null) return [];
+  const text = f.chain
+    .map(
+      (entry, i) =>
+        `${i + 1}. ${entry.id} ${entry.state}${entry.link === null ? "" : ` (${LINK_WORD[entry.link]})`}${entry.current ? " [this task]" : ""}`,
+    )
+    .join(" → ");
+  return [["chain", text]];
+}
+
 function renderDelegate(f: DelegateFacts, now: number): string {
   const pairs: [string, string][] = [
     ["task", `${f.id} (delegate)`],
@@ -104,6 +118,7 @@ function renderDelegate(f: DelegateFacts, now: number): string {
     ...answerCopyLines(f),
     ["finalized", finalizedText(f)],
     ...failureLines(f.failure),
+    ...chainLines(f),
   ];
   const lines = [facts(pairs)];
   if (f.evidence_check !== null) lines.push("", ...evidenceLines(f.evidence_check).map(visible));

@@ -13,7 +13,7 @@ import { DelegateError } from "../core/errors.ts";
 import { sessionDigest } from "../core/fs.ts";
 import { sha256Hex } from "../core/hash.ts";
 import type { DelegateManifest, EvidenceRow, ManifestFollowUp } from "../core/types.ts";
-import { readManifest } from "../store/lookup.ts";
+import { listTaskRefs, readManifest } from "../store/lookup.ts";
 import { readTaskFile } from "../verify/result-file.ts";
 import { checkResultShape } from "../verify/result-shape.ts";
 
@@ -96,4 +96,73 @@ export function chainOf(manifest: DelegateManifest): { view: ChainView | null; e
     },
     evidence,
   };
+}
+
+/** One task of a chain as `show` prints it (docs/cli.md, "show"). */
+export interface ChainEntry {
+  id: string;
+  /** Its recorded state; "gone" when its tree or manifest is no longer there. */
+  state: string;
+  /** The state of its link to the task before it; null for the first task. */
+  link: LinkState | null;
+  /** Whether it is the task being shown. */
+  current: boolean;
+}
+
+function entryOf(manifest: DelegateManifest, current: boolean): ChainEntry {
+  const link = manifest.follow_up === undefined ? null : readChain(manifest.follow_up, 0).state;
+  return { id: manifest.task_id, state: manifest.state, link, current };
+}
+
+/** The manifests of the project's delegate tasks by the id they follow. */
+function followUpsByPrevious(cwd: string): Map<string, DelegateManifest[]> {
+  const by = new Map<string, DelegateManifest[]>();
+  for (const ref of listTaskRefs(cwd)) {
+    if (ref.kind !== "delegate") continue;
+    let manifest: DelegateManifest;
+    try {
+      manifest = readManifest(ref.dir);
+    } catch {
+      continue;
+    }
+    const previous = manifest.follow_up?.previous_task_id;
+    if (previous !== undefined) by.set(previous, [...(by.get(previous) ?? []), manifest]);
+  }
+  for (const list of by.values()) list.sort((a, b) => a.created_at.localeCompare(b.created_at));
+  return by;
+}
+
+/**
+ * The whole chain a task belongs to, first task first: the tasks before it (by its recorded links,
+ * each link checked now), itself, and the follow-ups of it found in the project (each branch in
+ * the order they were made). Null for a task that is in no chain.
+ */
+export function wholeChain(manifest: DelegateManifest): ChainEntry[] | null {
+  const earlier: ChainEntry[] = [];
+  let link = manifest.follow_up;
+  for (let steps = 0; link !== undefined && steps < link.chain_position; steps++) {
+    let previous: DelegateManifest;
+    try {
+      previous = readManifest(link.previous_task_dir);
+    } catch {
+      earlier.unshift({ id: link.previous_task_id, state: "gone", link: null, current: false });
+      break;
+    }
+    earlier.unshift(entryOf(previous, false));
+    link = previous.follow_up;
+  }
+  const later: ChainEntry[] = [];
+  const by = followUpsByPrevious(manifest.cwd);
+  const seen = new Set([manifest.task_id, ...earlier.map((e) => e.id)]);
+  const walk = (id: string) => {
+    for (const next of by.get(id) ?? []) {
+      if (seen.has(next.task_id)) continue;
+      seen.add(next.task_id);
+      later.push(entryOf(next, false));
+      walk(next.task_id);
+    }
+  };
+  walk(manifest.task_id);
+  if (earlier.length === 0 && later.length === 0) return null;
+  return [...earlier, entryOf(manifest, true), ...later];
 }

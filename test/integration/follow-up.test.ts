@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { sha256Hex } from "../../src/core/hash.ts";
 import type { DelegateManifest, DelegateResultFile } from "../../src/core/types.ts";
+import { runCli } from "../helpers/cli.ts";
 import {
   bgResultVia,
   call,
@@ -150,6 +151,28 @@ describe("follow-ups of a delegate", () => {
         freshness: { state: "fresh" },
         citations: { total: 1, read: 1 },
       });
+
+      // A person sees the chain: list puts the follow-up under its previous task, show prints it whole.
+      const list = await runCli(cwd, "list", "--all");
+      expect(list.code).toBe(0);
+      const lines = list.stdout.split("\n");
+      const at = lines.findIndex((l) => l.startsWith(first));
+      expect(lines[at + 1]).toMatch(new RegExp(`^${second}.*└ ask again$`));
+      const show = await runCli(cwd, "show", second);
+      expect(show.stdout).toContain(`1. ${first} completed → 2. ${second} completed (link intact) [this task]`);
+
+      // prune keeps the tree a kept follow-up resumes from, unless asked to unlink it.
+      const kept = await runCli(cwd, "prune", "--keep", "1");
+      expect(kept.stdout).toContain(`Kept ${first}: a kept follow-up resumes from it`);
+      expect(readdirSync(firstDir)).toContain("result.json");
+      const unlinked = await runCli(cwd, "prune", "--keep", "1", "--unlink");
+      expect(unlinked.code).toBe(0);
+      expect(taskDirs(cwd)).toEqual([secondDir]);
+      const gone = await bgResultVia(parent, { taskId: second });
+      expect(gone.isError).toBe(false);
+      expect(gone.text).toContain(`follow-up of ${first} (2nd in chain); link gone`);
+      const showGone = await runCli(cwd, "show", second);
+      expect(showGone.stdout).toContain(`1. ${first} gone → 2. ${second} completed (link GONE) [this task]`);
     } finally {
       await parent.dispose();
     }

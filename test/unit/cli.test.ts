@@ -256,6 +256,7 @@ describe("show: which limit made the delegate answer", () => {
       metadata: { kind: "delegate", name: "audit" },
     },
     output: null,
+    chain: null,
   };
   const line = (f: DelegateFacts) =>
     renderFacts(f)
@@ -269,6 +270,23 @@ describe("show: which limit made the delegate answer", () => {
     expect(line({ ...base, finalized_by: "time" })).toContain("neared its timeout (timeoutSeconds)");
     expect(line({ ...base, finalized_by: null })).toMatch(/^finalized:?\s+no \(answered before any limit's runway\)$/);
     expect(line({ ...base, state: "failed", answer: null, finalized_by: null })).toMatch(/^finalized:?\s+-$/);
+  });
+
+  it("prints a follow-up's whole chain with each link's state", () => {
+    const chain = renderFacts({
+      ...base,
+      chain: [
+        { id: "d1", state: "failed", link: null, current: false },
+        { id: "d2", state: "completed", link: "intact", current: true },
+        { id: "d3", state: "running", link: "changed", current: false },
+      ],
+    })
+      .split("\n")
+      .find((l) => l.startsWith("chain"));
+    expect(chain).toMatch(
+      /^chain:\s+1\. d1 failed → 2\. d2 completed \(link intact\) \[this task\] → 3\. d3 running \(link CHANGED\)$/,
+    );
+    expect(renderFacts(base)).not.toContain("chain:");
   });
 
   it("a capped delegate: the cap in its limits, the spend beside it, and the per-request spend of runtime-budget.json", () => {
