@@ -127,6 +127,18 @@ describe("follow-ups of a delegate", () => {
       expect(seen.some((m) => m.role === "tool" && m.text.includes(MARKER))).toBe(true);
       expect(seen.some((m) => m.role === "assistant" && m.text.includes("It is in src/retry.ts:1"))).toBe(true);
       expect(seen.at(-1)?.text).toContain(`pi-bg-delegate follow-up ${second} of task ${first}`);
+      expect(seen.at(-1)?.text).not.toContain("<<<BACKGROUND");
+      // Same route: the follow-up's first request starts with the previous child's last request, byte
+      // for byte (system prompt, tools, messages), then its answer: a provider's prompt cache applies.
+      const previousLast = childRequestsFor("FIRST-TASK")
+        .filter((r) => !r.messages.some((m) => m.text.includes("FOLLOW-UP")))
+        .at(-1)!;
+      const firstOfFollowUp = asked[0]!;
+      expect(firstOfFollowUp.systemPrompt).toBe(previousLast.systemPrompt);
+      expect(JSON.stringify(firstOfFollowUp.raw.tools)).toBe(JSON.stringify(previousLast.raw.tools));
+      const before = previousLast.raw.messages as unknown[];
+      const now = firstOfFollowUp.raw.messages as unknown[];
+      expect(JSON.stringify(now.slice(0, before.length))).toBe(JSON.stringify(before));
 
       const secondDir = taskDir(cwd, parent, second);
       const manifest = readJson<DelegateManifest>(join(secondDir, "manifest.json"));
@@ -233,6 +245,7 @@ describe("follow-ups of a delegate", () => {
       const next = await delegateVia(parent, {
         name: "continue",
         previousTaskId: stopped,
+        reseed: true,
         prompt: `continue ${script({ text: "Continuing the interrupted run: src/retry.ts:1 has 7 attempts." })}`,
       });
       await noticeOf(parent, next);
@@ -243,6 +256,18 @@ describe("follow-ups of a delegate", () => {
         `pi-bg-delegate continuation ${next} of task ${stopped}, which stopped before it answered (child_turn_limit)`,
       );
       expect(asked[0]!.messages.some((m) => m.role === "tool" && m.text.includes(MARKER))).toBe(true);
+      // reseed: a fresh projection of the parent's conversation comes with the prompt, hash-accounted.
+      const prompt = asked[0]!.messages.at(-1)!.text;
+      expect(prompt).toContain("<<<BACKGROUND");
+      expect(prompt).toContain("runs out of turns");
+      const nextDir = taskDir(cwd, parent, next);
+      const seed = readJson<{ projection: unknown; follow_up: { reseed: boolean }; child_prompt_sha256: string }>(
+        join(nextDir, "seed.json"),
+      );
+      expect(seed.projection).not.toBeNull();
+      expect(seed.follow_up.reseed).toBe(true);
+      expect(seed.child_prompt_sha256).toBe(sha256Hex(readFileSync(join(nextDir, "child-prompt.txt"))));
+      expect(readFileSync(join(nextDir, "child-prompt.txt"), "utf8")).toBe(prompt);
       const view = await bgResultVia(parent, { taskId: next });
       expect(view.isError).toBe(false);
       expect(view.text).toContain(`continuation (child_turn_limit) of ${stopped} (2nd in chain)`);
