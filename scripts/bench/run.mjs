@@ -20,6 +20,7 @@ import { resolve } from "node:path";
 import { concurrencyFigure } from "./figures/concurrency.mjs";
 import { contextFigures } from "./figures/context.mjs";
 import { endToEndFigure } from "./figures/end-to-end.mjs";
+import { followUpFigure } from "./figures/follow-up.mjs";
 import { memoryFigure } from "./figures/memory.mjs";
 import { receiptFigures } from "./figures/receipt.mjs";
 import { selfProofFigure } from "./figures/self-proof.mjs";
@@ -41,6 +42,7 @@ const CONFIGS = {
     memory: { answerBytes: 1 * MiB, reps: 3 },
     concurrency: { count: 8, reps: 5 },
     selfProof: { reps: 5 },
+    followUp: { reps: 3 },
   },
   quick: {
     receipt: { small: 100, large: 2_000, largest: 10_000, reps: 1 },
@@ -51,6 +53,7 @@ const CONFIGS = {
     memory: { answerBytes: MiB / 4, reps: 1 },
     concurrency: { count: 2, reps: 1 },
     selfProof: { reps: 1 },
+    followUp: { reps: 1 },
   },
 };
 const USAGE = "usage: npm run bench [-- --quick] [--out <file>] [--keep] [--host <version>]";
@@ -109,6 +112,7 @@ async function main() {
     ["memory", () => memoryFigure(workspace, { ...config.memory, collect, log })],
     ["context", () => contextFigures(workspace, { collect, log })],
     ["self-proof", () => selfProofFigure({ ...config.selfProof, log })],
+    ["follow-up", () => followUpFigure(workspace, { ...config.followUp, log })],
   ];
   for (const [name, run] of steps) {
     if (interrupted) break;
