@@ -27,6 +27,8 @@ function terminalBase(state: GuardState) {
     usage: usageRecord(state.usage),
     spilled_artifacts: receiptsInOrder(state),
     at: now(),
+    // What the stopped run read: a continuation of it counts these (docs/tools/bg_delegate.md, "Follow-ups").
+    evidence: evidenceRows(state),
   };
 }
 

@@ -260,7 +260,10 @@ export interface DelegateResultFile {
 /** The three facts that tie a follow-up to the task it continues (docs/tools/bg_delegate.md, "Follow-ups"). */
 export interface ChainLink {
   previous_task_id: string;
-  /** SHA-256 of the previous task's result.json bytes; null when it ended without one (a continuation). */
+  /**
+   * SHA-256 of the previous task's committed record: its result.json, or for a continuation its
+   * child-terminal.json; null when it ended without either (a timeout or a cancel).
+   */
   previous_result_sha256: string | null;
   previous_session_sha256: string;
 }
@@ -299,6 +302,11 @@ export interface ChildTerminalFile {
   usage: UsageRecord;
   spilled_artifacts: SpillReceipt[];
   at: string;
+  /**
+   * The inspect calls of the stopped run (as result.json's evidence): a continuation counts them
+   * (docs/tools/bg_delegate.md, "Follow-ups"); absent in records written before continuations.
+   */
+  evidence?: EvidenceRow[];
 }
 
 /** child-ready.json: the guard's signal that it loaded and the seed checked out. */

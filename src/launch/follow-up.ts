@@ -4,7 +4,7 @@
  * session file checked against the hash its result.json and its manifest recorded. Every refusal
  * is typed and comes before anything exists: no directory, no process.
  */
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { CHILD_FILE_MAX_BYTES, TASK_FILES } from "../core/constants.ts";
 import { DelegateError, type FailureCode } from "../core/errors.ts";
 import { sessionDigest } from "../core/fs.ts";
@@ -13,6 +13,7 @@ import type { DelegateManifest } from "../core/types.ts";
 import { isRecord } from "../core/validate.ts";
 import { settleDelegate } from "../retrieval/retrieve.ts";
 import { readManifest, resolveTaskRef } from "../store/lookup.ts";
+import { readChildTerminal } from "../verify/classify.ts";
 import { readTaskFile } from "../verify/result-file.ts";
 
 /**
@@ -35,7 +36,7 @@ export interface PreviousTask {
   manifest: DelegateManifest;
   /** "completed", or the code that stopped it. */
   end: "completed" | FailureCode;
-  /** SHA-256 of its result.json bytes; null for a task that stopped without one. */
+  /** SHA-256 of its result.json bytes, or a stopped task's child-terminal.json; null without either. */
   resultSha256: string | null;
   sessionSha256: string;
   /** Its session file without the header line: what the follow-up's session carries on. */
@@ -87,6 +88,24 @@ function resultFacts(taskId: string, taskDir: string): { resultSha256: string; r
     throw refuse("child_result_invalid", `previous task ${taskId}: result.json is not JSON`);
   }
   return { resultSha256: sha256Hex(bytes), recordedSession: isRecord(parsed) ? parsed.session_sha256 : undefined };
+}
+
+/**
+ * A stopped task's child-terminal.json (its identity checked as bg_result's readers check it): its
+ * SHA-256, the record a continuation links to and takes the stopped run's evidence from; null when
+ * the guard wrote none (a timeout or a cancel ends the child from outside).
+ */
+function terminalSha256(taskId: string, taskDir: string, manifest: DelegateManifest): string | null {
+  try {
+    if (readChildTerminal(taskDir, { taskId: manifest.task_id, launchNonce: manifest.launch_nonce }) === null) {
+      return null;
+    }
+    const bytes = readTaskFile(join(taskDir, TASK_FILES.terminal), CHILD_FILE_MAX_BYTES);
+    return bytes === null ? null : sha256Hex(bytes);
+  } catch (error) {
+    if (!(error instanceof DelegateError)) throw error;
+    throw refuse(error.code, `previous task ${taskId} does not verify: ${error.message}`);
+  }
 }
 
 /** The usage of the last assistant message of a session's entries (its total tokens). */
@@ -144,6 +163,7 @@ export function admitPrevious(cwd: string, query: string): PreviousTask {
       );
     }
   }
+  if (end !== "completed") resultSha256 = terminalSha256(ref.id, ref.dir, manifest);
   if (adjudicated === undefined) {
     throw refuse("previous_task_not_resumable", `previous task ${ref.id} records no session hash`);
   }

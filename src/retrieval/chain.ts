@@ -15,7 +15,7 @@ import { sha256Hex } from "../core/hash.ts";
 import type { DelegateManifest, EvidenceRow, ManifestFollowUp } from "../core/types.ts";
 import { listTaskRefs, readManifest } from "../store/lookup.ts";
 import { readTaskFile } from "../verify/result-file.ts";
-import { checkResultShape } from "../verify/result-shape.ts";
+import { checkResultShape, checkTerminalShape } from "../verify/result-shape.ts";
 
 /** intact: both files as recorded; changed: either differs (or cannot be read); gone: the tree is removed. */
 export type LinkState = "intact" | "changed" | "gone";
@@ -37,9 +37,11 @@ function readRecorded(dir: string, link: ManifestFollowUp): { state: LinkState; 
   if (session === null || session.sha256 !== link.previous_session_sha256)
     return { state: "changed", resultBytes: null };
   if (link.previous_result_sha256 === null) return { state: "intact", resultBytes: null };
+  // A continuation links to the stopped run's child-terminal.json, a follow-up to result.json.
+  const record = link.previous_end === "completed" ? TASK_FILES.result : TASK_FILES.terminal;
   let bytes: Buffer | null;
   try {
-    bytes = readTaskFile(join(dir, TASK_FILES.result), CHILD_FILE_MAX_BYTES);
+    bytes = readTaskFile(join(dir, record), CHILD_FILE_MAX_BYTES);
   } catch (error) {
     if (error instanceof DelegateError) return { state: "changed", resultBytes: null };
     throw error;
@@ -49,11 +51,14 @@ function readRecorded(dir: string, link: ManifestFollowUp): { state: LinkState; 
   return { state: "intact", resultBytes: bytes };
 }
 
-/** Evidence rows of result.json bytes that matched their recorded hash (their shape checked again). */
-function evidenceOf(bytes: Buffer | null): EvidenceRow[] {
+/** Evidence rows of a record whose bytes matched their recorded hash (its shape checked again). */
+function evidenceOf(bytes: Buffer | null, link: ManifestFollowUp): EvidenceRow[] {
   if (bytes === null) return [];
   try {
-    return checkResultShape(JSON.parse(bytes.toString("utf8"))).evidence;
+    const parsed: unknown = JSON.parse(bytes.toString("utf8"));
+    if (link.previous_end === "completed") return checkResultShape(parsed).evidence;
+    const terminal = checkTerminalShape(parsed);
+    return terminal.task_id === link.previous_task_id ? (terminal.evidence ?? []) : [];
   } catch {
     return [];
   }
@@ -78,7 +83,7 @@ export function readChain(
   const dir = link.previous_task_dir;
   const recorded = readRecorded(dir, link);
   if (recorded.state !== "intact") return { state: recorded.state, evidence: [] };
-  return { state: "intact", evidence: [...earlierEvidence(dir, depth), ...evidenceOf(recorded.resultBytes)] };
+  return { state: "intact", evidence: [...earlierEvidence(dir, depth), ...evidenceOf(recorded.resultBytes, link)] };
 }
 
 /** The chain facts of a task for a view, and the evidence it carries; null view for a first task. */

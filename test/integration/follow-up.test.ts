@@ -271,9 +271,16 @@ describe("follow-ups of a delegate", () => {
       const view = await bgResultVia(parent, { taskId: next });
       expect(view.isError).toBe(false);
       expect(view.text).toContain(`continuation (child_turn_limit) of ${stopped} (2nd in chain)`);
+      // The stopped run's read counts for the continuation's citation.
+      expect(view.text).toContain("1 evidence row carried");
+      expect(view.details?.evidence_check).toMatchObject({ citations: { total: 1, read: 1 } });
       expect(view.text).toContain("Continuing the interrupted run");
       const manifest = readJson<DelegateManifest>(join(taskDir(cwd, parent, next), "manifest.json"));
-      expect(manifest.follow_up).toMatchObject({ previous_end: "child_turn_limit", previous_result_sha256: null });
+      const stoppedTerminal = readFileSync(join(taskDir(cwd, parent, stopped), "child-terminal.json"));
+      expect(manifest.follow_up).toMatchObject({
+        previous_end: "child_turn_limit",
+        previous_result_sha256: sha256Hex(stoppedTerminal),
+      });
     } finally {
       await parent.dispose();
     }
