@@ -5,16 +5,18 @@
  * is typed and comes before anything exists: no directory, no process.
  */
 import { join, resolve } from "node:path";
+import type { DelegateArguments } from "../arguments/delegate-arguments.ts";
 import { CHILD_FILE_MAX_BYTES, TASK_FILES } from "../core/constants.ts";
 import { DelegateError, type FailureCode } from "../core/errors.ts";
 import { sessionDigest } from "../core/fs.ts";
 import { sha256Hex } from "../core/hash.ts";
-import type { DelegateManifest } from "../core/types.ts";
+import type { DelegateManifest, FollowUpLink, ManifestFollowUp } from "../core/types.ts";
 import { isRecord } from "../core/validate.ts";
 import { settleDelegate } from "../retrieval/retrieve.ts";
 import { readManifest, resolveTaskRef } from "../store/lookup.ts";
 import { readChildTerminal } from "../verify/classify.ts";
 import { readTaskFile } from "../verify/result-file.ts";
+import { buildFollowUpPrompt } from "./prompt.ts";
 
 /**
  * How a task may have ended and still be followed up: completed, or stopped by a limit (turns, tool
@@ -191,4 +193,43 @@ export function admitPrevious(cwd: string, query: string): PreviousTask {
     chainPosition: (manifest.follow_up?.chain_position ?? 1) + 1,
     lastRequestTokens: lastRequestTokens(carried),
   };
+}
+
+/** The link a follow-up's seed and result record (docs/tools/bg_delegate.md, "Follow-ups"). */
+export function followUpLink(previous: PreviousTask, reseed: boolean): FollowUpLink {
+  return {
+    previous_task_id: previous.taskId,
+    previous_result_sha256: previous.resultSha256,
+    previous_session_sha256: previous.sessionSha256,
+    previous_end: previous.end,
+    chain_position: previous.chainPosition,
+    carried_session_bytes: previous.carried.length,
+    reseed,
+  };
+}
+
+/** The link as the manifest records it: with the previous tree's place and the tokens carried. */
+export function manifestLink(previous: PreviousTask, reseed: boolean): ManifestFollowUp {
+  return {
+    ...followUpLink(previous, reseed),
+    previous_task_dir: previous.taskDir,
+    carried_tokens: previous.lastRequestTokens,
+  };
+}
+
+/** A follow-up's child prompt: the next message of the carried session (a fresh projection only on reseed). */
+export function followUpPrompt(
+  previous: PreviousTask,
+  args: Pick<DelegateArguments, "prompt" | "reseed" | "outputSchema">,
+  taskId: string,
+  projectionJson: string,
+): string {
+  return buildFollowUpPrompt({
+    taskId,
+    previousTaskId: previous.taskId,
+    previousEnd: previous.end,
+    directive: args.prompt,
+    seedJson: args.reseed ? projectionJson : undefined,
+    outputSchema: args.outputSchema,
+  });
 }

@@ -7,7 +7,7 @@ import { DelegateError } from "../core/errors.ts";
 import { resolveSearchTools } from "../core/search-tools.ts";
 import type { PackageSettings } from "../core/settings.ts";
 import type { SeedSpend } from "../core/spend.ts";
-import type { FollowUpLink, SeedDocument } from "../core/types.ts";
+import type { SeedDocument } from "../core/types.ts";
 import type { HostCapabilities, HostProof } from "../host/index.ts";
 import { type HostAdmission, locateGuard, locatePiCli, requireHostAdmitted } from "../host/index.ts";
 import { processStartTime } from "../process/identity.ts";
@@ -15,10 +15,10 @@ import { type TaskTree, writeTaskTree } from "../store/artifacts.ts";
 import { countRunning } from "../tasks/running.ts";
 import { buildChildArgv, buildChildEnv, hostFlags } from "./argv.ts";
 import { type BudgetPlan, planBudget, toSeedBudget } from "./budget.ts";
-import { admitPrevious, type PreviousTask } from "./follow-up.ts";
+import { admitPrevious, followUpLink, followUpPrompt, manifestLink, type PreviousTask } from "./follow-up.ts";
 import { buildLedger } from "./ledger.ts";
 import { projectConversation, projectionJson } from "./projection.ts";
-import { buildChildPrompt, buildFollowUpPrompt, CHILD_SYSTEM_PROMPT } from "./prompt.ts";
+import { buildChildPrompt, CHILD_SYSTEM_PROMPT } from "./prompt.ts";
 import { type ResolvedRoute, resolveRoute } from "./route.ts";
 import { branchMessages } from "./session-branch.ts";
 import { planSpend, requirePriced, resolveSpendCap, type SpendEstimate, spendEstimate } from "./spend-plan.ts";
@@ -146,26 +146,6 @@ export function admit(args: DelegateArguments, toolCallId: string, ctx: Extensio
   return admitWith(snapshotParent(ctx, toolCallId, host), capped, route, previous);
 }
 
-/** The child prompt: a first task's, or a follow-up's next message (with a fresh projection only on reseed). */
-function childPromptFor(
-  snap: ParentSnapshot,
-  args: DelegateArguments,
-  taskId: string,
-  previous: PreviousTask | undefined,
-): string {
-  if (previous === undefined) {
-    return buildChildPrompt({ directive: args.prompt, seedJson: snap.projectionJson, outputSchema: args.outputSchema });
-  }
-  return buildFollowUpPrompt({
-    taskId,
-    previousTaskId: previous.taskId,
-    previousEnd: previous.end,
-    directive: args.prompt,
-    seedJson: args.reseed ? snap.projectionJson : undefined,
-    outputSchema: args.outputSchema,
-  });
-}
-
 /** The rest of admission for one child on a pinned route: budget, seed, argv, manifest (still pure). */
 export function admitWith(
   snap: ParentSnapshot,
@@ -180,7 +160,10 @@ export function admitWith(
   const ledger = projected ? snap.ledger : buildLedger([]);
   const projectionText = projected ? snap.projectionJson : "null";
   const identity = newTaskIdentity(cwd, snap.sessionId);
-  const childPrompt = childPromptFor(snap, args, identity.taskId, previous);
+  const childPrompt =
+    previous === undefined
+      ? buildChildPrompt({ directive: args.prompt, seedJson: snap.projectionJson, outputSchema: args.outputSchema })
+      : followUpPrompt(previous, args, identity.taskId, snap.projectionJson);
   const budget = planBudget({
     route: { provider: route.provider, model: route.model },
     contextWindow: route.contextWindow,
@@ -237,14 +220,7 @@ export function admitWith(
       }),
     },
     owner: { pid: process.pid, start_time: processStartTime(process.pid) },
-    followUp:
-      previous === undefined
-        ? undefined
-        : {
-            ...followUpLink(previous, args.reseed),
-            previous_task_dir: previous.taskDir,
-            carried_tokens: previous.lastRequestTokens,
-          },
+    followUp: previous === undefined ? undefined : manifestLink(previous, args.reseed),
   });
   // The projection is the bulk of the seed: splice its canonical text in rather than re-serialize it.
   const { projection: _projection, ...rest } = seed;
@@ -261,19 +237,6 @@ export function admitWith(
     argv,
     manifest,
     carried: previous?.carried,
-  };
-}
-
-/** The link a follow-up's seed, manifest and result record (docs/tools/bg_delegate.md, "Follow-ups"). */
-function followUpLink(previous: PreviousTask, reseed: boolean): FollowUpLink {
-  return {
-    previous_task_id: previous.taskId,
-    previous_result_sha256: previous.resultSha256,
-    previous_session_sha256: previous.sessionSha256,
-    previous_end: previous.end,
-    chain_position: previous.chainPosition,
-    carried_session_bytes: previous.carried.length,
-    reseed,
   };
 }
 
