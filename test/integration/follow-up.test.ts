@@ -190,7 +190,7 @@ describe("follow-ups of a delegate", () => {
     }
   });
 
-  it("follows up on another route, and reports a previous tree changed or removed after the follow-up started", async () => {
+  it("follows up on another route and with its own outputSchema, and reports a previous tree changed or removed after the follow-up started", async () => {
     const { cwd, parent } = await startParent("follow-up-route");
     try {
       const first = await firstTask(parent);
@@ -209,6 +209,40 @@ describe("follow-ups of a delegate", () => {
       expect(intact.isError).toBe(false);
       expect(intact.details?.route).toEqual({ provider: "fake", model: "big-model" });
       expect(intact.text).toContain("link intact");
+
+      // outputSchema is the follow-up's own: a structured answer whose basis cites the earlier read.
+      const answer = {
+        output: { retries: 7 },
+        basis: [
+          {
+            field: "retries",
+            citations: [{ path: "src/retry.ts", start_line: 2, end_line: 2, excerpt: "export const RETRIES = 7;" }],
+            reasoning: "the constant read before",
+            confidence: "high",
+          },
+        ],
+      };
+      const structured = await delegateVia(parent, {
+        name: "as JSON",
+        previousTaskId: first,
+        outputSchema: {
+          type: "object",
+          additionalProperties: false,
+          required: ["retries"],
+          properties: { retries: { type: "integer" } },
+        },
+        prompt: `As JSON. STRUCTURED-FOLLOW-UP ${script({ text: JSON.stringify(answer) })}`,
+      });
+      await noticeOf(parent, structured);
+      await parent.waitForIdle();
+      expect(childRequestsFor("STRUCTURED-FOLLOW-UP")[0]!.messages.at(-1)?.text).toContain("<<<ANSWER FORMAT");
+      const json = await bgResultVia(parent, { taskId: structured });
+      expect(json.isError).toBe(false);
+      expect(json.details?.output).toMatchObject({
+        type: "json",
+        content: { retries: 7 },
+        basis: [{ field: "retries", status: "verified" }],
+      });
 
       // The previous session changes after the follow-up started: reported, its reads not counted.
       const firstDir = taskDir(cwd, parent, first);
