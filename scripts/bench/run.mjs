@@ -21,6 +21,7 @@ import { resolve } from "node:path";
 import { concurrencyFigure } from "./figures/concurrency.mjs";
 import { contextFigures } from "./figures/context.mjs";
 import { endToEndFigure } from "./figures/end-to-end.mjs";
+import { followUpFigure } from "./figures/follow-up.mjs";
 import { memoryFigure } from "./figures/memory.mjs";
 import { receiptFigures } from "./figures/receipt.mjs";
 import { selfProofFigure } from "./figures/self-proof.mjs";
@@ -44,6 +45,7 @@ const CONFIGS = {
     memory: { answerBytes: 1 * MiB, reps: 3 },
     concurrency: { count: 8, reps: 5 },
     selfProof: { reps: 5 },
+    followUp: { reps: 3 },
   },
   quick: {
     receipt: { small: 100, large: 2_000, largest: 10_000, reps: 1 },
@@ -55,6 +57,7 @@ const CONFIGS = {
     memory: { answerBytes: MiB / 4, reps: 1 },
     concurrency: { count: 2, reps: 1 },
     selfProof: { reps: 1 },
+    followUp: { reps: 1 },
   },
 };
 const USAGE = "usage: npm run bench [-- --quick] [--out <file>] [--keep] [--host <version>] [--only <step,…>]";
@@ -115,6 +118,7 @@ async function main() {
     ["memory", () => memoryFigure(workspace, { ...config.memory, collect, log })],
     ["context", () => contextFigures(workspace, { collect, log })],
     ["self-proof", () => selfProofFigure({ ...config.selfProof, log })],
+    ["follow-up", () => followUpFigure(workspace, { ...config.followUp, log })],
   ];
   const unknown = (options.only ?? []).filter((name) => !steps.some(([step]) => step === name));
   if (unknown.length > 0) throw new Error(`--only: no step ${unknown.join(", ")}\n${USAGE}`);

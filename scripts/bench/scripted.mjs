@@ -10,9 +10,11 @@
  *
  *   parent scenario: { steps: [[{ name, args }], ...] }  step k = the tool calls of the k-th reply
  *                    after the prompt (several calls in one step run in parallel); then "ok".
- *   child scenario:  { read?: "file", answerBytes?: n, fail?: true }
- *                    reply 0 reads the file (if any); the next reply is the answer, exactly
- *                    answerBytes bytes of UTF-8, or an HTTP 500 with fail.
+ *   child scenario:  { read?: "file", reads?: ["file", …], answerBytes?: n, fail?: true }
+ *                    reply 0 reads the file (if any), or reply k the k-th of reads; the next reply
+ *                    is the answer, exactly answerBytes bytes of UTF-8, or an HTTP 500 with fail.
+ *                    A follow-up's child is told apart by its own scenario: the last user message
+ *                    naming one.
  *                    { readEach: ["file", ...] }: reply k reads the k-th file until the guard's
  *                    finalization notice arrives (or the files run out); then the answer.
  */
@@ -75,6 +77,8 @@ function childReply(id, messages, at) {
     if (!noticed && next !== undefined) return { toolCalls: [{ name: "read", args: { path: next } }] };
   }
   if (work.read && turn === 0) return { toolCalls: [{ name: "read", args: { path: work.read } }] };
+  if (work.reads && turn < work.reads.length)
+    return { toolCalls: [{ name: "read", args: { path: work.reads[turn] } }] };
   const readResult = work.read ? messages.findLast((m) => m.role === "tool")?.text : undefined;
   const text = answerText(id, readResult, work.answerBytes);
   answersSent.set(id, text);
@@ -100,7 +104,7 @@ function parentReply(messages) {
 /** The model's decision for one request (see scripts/demo/model-server.mjs). */
 export function decide(request) {
   const { messages } = request;
-  const at = messages.findIndex((m) => m.role === "user" && CHILD.test(m.text));
+  const at = messages.findLastIndex((m) => m.role === "user" && CHILD.test(m.text));
   if (at !== -1) return childReply(CHILD.exec(messages[at].text)[1], messages, at);
   return parentReply(messages);
 }

@@ -1,4 +1,5 @@
 import { ARGUMENT_BOUNDS, CAPABILITIES, DELEGATE_DEFAULTS, EXTENSION_MODES } from "../core/constants.ts";
+import { DelegateError } from "../core/errors.ts";
 import type { PinnedRoute } from "../core/types.ts";
 import { type ArgsOf, type FieldTable, toolArguments } from "./fields.ts";
 import { type AsGiven, launchKeyField, outputSchemaField, runOptionFields } from "./run-options.ts";
@@ -44,6 +45,21 @@ export const DELEGATE_FIELDS = {
     description:
       'Extension discovery in the child. "isolated" (default) loads none; "ambient" lets pi discover user and project extensions, which run arbitrary code in the child. Use it only for a provider that an extension registers.',
   },
+  previousTaskId: {
+    kind: "string",
+    required: false,
+    maxChars: ARGUMENT_BOUNDS.taskIdMaxChars,
+    printable: true,
+    trim: true,
+    description:
+      "Ask a follow-up of an ended delegate (its id or a unique prefix): the new delegate resumes that one's session (its reads, tool results and answer) and gets this prompt as the next message. The previous task must verify; a task stopped by a limit or cancelled can be continued this way (prompt \"continue\"). The route defaults to the previous one; limits, spend cap and outputSchema are this call's own. Not for Fusion runs.",
+  },
+  reseed: {
+    kind: "boolean",
+    required: false,
+    description:
+      "Only with previousTaskId: also send a fresh projection of this conversation as background with the new prompt. Default false: the previous delegate's context is enough.",
+  },
   ...runOptionFields("delegate"),
   key: launchKeyField("delegate"),
 } as const satisfies FieldTable;
@@ -51,8 +67,8 @@ export const DELEGATE_FIELDS = {
 type Checked = ArgsOf<typeof DELEGATE_FIELDS>;
 
 /** Checked arguments with every default applied (but {@link AsGiven}'s): what a launch works from. */
-export type DelegateArguments = Required<Omit<Checked, "route" | keyof AsGiven>> &
-  AsGiven & { route: PinnedRoute | undefined };
+export type DelegateArguments = Required<Omit<Checked, "route" | "previousTaskId" | keyof AsGiven>> &
+  AsGiven & { route: PinnedRoute | undefined; previousTaskId: string | undefined };
 
 /** The limits and completion options a delegate and each child of a Fusion run share. */
 type RunOptions = Pick<
@@ -78,6 +94,15 @@ export function withRunDefaults(a: Partial<RunOptions>): RunOptions {
 /** The defaults of docs/tools/bg_delegate.md, "Arguments", applied to checked arguments. */
 export function withDelegateDefaults(a: Checked): DelegateArguments {
   const d = DELEGATE_DEFAULTS;
+  if (a.reseed !== undefined && a.previousTaskId === undefined) {
+    throw new DelegateError(
+      "invalid_arguments",
+      "arguments.reseed: only a follow-up (previousTaskId) can be reseeded",
+      {
+        childProcessCreated: false,
+      },
+    );
+  }
   return {
     name: a.name,
     prompt: a.prompt,
@@ -86,6 +111,8 @@ export function withDelegateDefaults(a: Checked): DelegateArguments {
     key: a.key,
     capability: a.capability ?? d.capability,
     extensionMode: a.extensionMode ?? d.extensionMode,
+    previousTaskId: a.previousTaskId,
+    reseed: a.reseed ?? false,
     ...withRunDefaults(a),
   };
 }

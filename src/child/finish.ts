@@ -3,8 +3,12 @@
  * result.json or terminal.json (docs/subsystems/child-guard.md, "The commit"). Never throws: a failed
  * write leaves the parent's own classification.
  */
+
+import { join } from "node:path";
 import { packAnswer } from "../core/answer.ts";
-import { PROVABLE_BYTES_PER_TOKEN } from "../core/constants.ts";
+import { CHILD_FILE_MAX_BYTES, PROVABLE_BYTES_PER_TOKEN, TASK_FILES } from "../core/constants.ts";
+import { sessionDigest } from "../core/fs.ts";
+import type { DelegateResultFile, SeedDocument } from "../core/types.ts";
 import { decideOutcome } from "./outcome.ts";
 import { commitResult, commitTerminal, type RuntimeBudgetFile, writeRuntimeBudget } from "./records.ts";
 import { evidenceRows, type GuardState, type RunwayState, receiptsInOrder } from "./state.ts";
@@ -23,6 +27,8 @@ function terminalBase(state: GuardState) {
     usage: usageRecord(state.usage),
     spilled_artifacts: receiptsInOrder(state),
     at: now(),
+    // What the stopped run read: a continuation of it counts these (docs/tools/bg_delegate.md, "Follow-ups").
+    evidence: evidenceRows(state),
   };
 }
 
@@ -67,6 +73,28 @@ function writeBudgetEvidence(state: GuardState, taskDir: string): void {
   });
 }
 
+/**
+ * The session this result was answered in (a follow-up resumes exactly it) and, for a follow-up, the
+ * link its seed recorded (docs/tools/bg_delegate.md, "Follow-ups"). pi has written every message by
+ * now: the last one reached this guard only after pi recorded it.
+ */
+function sessionFacts(taskDir: string, seed: SeedDocument): Pick<DelegateResultFile, "session_sha256" | "previous"> {
+  const session = sessionDigest(join(taskDir, TASK_FILES.sessionFile), CHILD_FILE_MAX_BYTES);
+  const link = seed.follow_up;
+  return {
+    ...(session === null ? {} : { session_sha256: session.sha256 }),
+    ...(link === undefined
+      ? {}
+      : {
+          previous: {
+            previous_task_id: link.previous_task_id,
+            previous_result_sha256: link.previous_result_sha256,
+            previous_session_sha256: link.previous_session_sha256,
+          },
+        }),
+  };
+}
+
 /** Write the run's one outcome file (once). */
 export function finish(state: GuardState): void {
   const { handover, seed } = state;
@@ -103,6 +131,7 @@ export function finish(state: GuardState): void {
         finalized_by_runway: state.runway.finalized,
         finalized_by: state.runway.finalizedBy,
         ...(state.spend.overbilled === undefined ? {} : { overbilled: state.spend.overbilled }),
+        ...sessionFacts(taskDir, seed),
       });
     } else if (outcome.kind === "failure") {
       commitTerminal(taskDir, { ...terminalBase(state), code: outcome.failure.code, message: outcome.failure.message });

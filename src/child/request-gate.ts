@@ -16,6 +16,7 @@ import {
   measuredGrowth,
   messageBytes,
   shouldFinalize,
+  taskStart,
   transcriptGrowthBytes,
   transcriptGrowthClasses,
 } from "./runway.ts";
@@ -36,9 +37,9 @@ function overTurnLimit(state: GuardState, seed: SeedDocument, completed: number)
 }
 
 /** R of this request: the byte count of the exact context, re-based on the last usage report. */
-function measureRequest(state: GuardState, seed: SeedDocument, messages: Messages): void {
+function measureRequest(state: GuardState, seed: SeedDocument, messages: Messages, start: number): void {
   const runway = state.runway;
-  const bytesR = transcriptGrowthBytes(messages);
+  const bytesR = transcriptGrowthBytes(messages, start);
   runway.bytesRAtRequest = bytesR;
   runway.retainedBytes = measuredGrowth(runway, bytesR, seed.budget.admission_estimate_tokens);
 }
@@ -82,6 +83,7 @@ function overSpendCap(state: GuardState, seed: SeedDocument, messages: Messages)
     );
     return true;
   }
+  // A follow-up's carried messages count here as growth too: the cap errs on the side of the money.
   const classes = transcriptGrowthClasses(messages);
   const input = nextInputBound(spend, state.spend, classes, noticeTokens(state));
   const decision = beforeSpendRequest(state.spend, spend, state.requests, input, classes);
@@ -133,7 +135,9 @@ export function beforeRequest(state: GuardState, messages: Messages): RequestDec
   const seed = state.seed;
   // After the outcome is on disk no model call may follow (nothing could change the outcome).
   if (state.latched || seed === undefined || state.finished) return { stop: true };
-  const completed = messages.filter((m) => m.role === "assistant").length;
+  // A follow-up's carried turns were the previous task's: only those after this task's prompt count.
+  const start = taskStart(messages, state.prompt);
+  const completed = messages.filter((m, i) => i > start && m.role === "assistant").length;
   if (inRepair(state)) {
     // The one repair request may pass maxTurns (docs/subsystems/child-guard.md, "The repair turn"); no second one is sent.
     if (state.requests > state.repair.requestsBefore + 1) {
@@ -141,7 +145,7 @@ export function beforeRequest(state: GuardState, messages: Messages): RequestDec
       return { stop: true };
     }
   } else if (overTurnLimit(state, seed, completed)) return { stop: true };
-  measureRequest(state, seed, messages);
+  measureRequest(state, seed, messages, start);
   askForAnswerIfDue(state, seed, completed);
   if (overSpendCap(state, seed, messages)) return { stop: true };
   const sent = state.runway.finalized ? withNotice(state, messages) : undefined;

@@ -68,25 +68,55 @@ function promptIndex(messages: readonly unknown[]): number {
   return messages.findIndex((m) => fieldOf(m, "role") === "user");
 }
 
+/** The text of a user message's content (a string or text blocks); undefined for anything else. */
+function userText(message: unknown): string | undefined {
+  if (fieldOf(message, "role") !== "user") return undefined;
+  const content = fieldOf(message, "content");
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return undefined;
+  return content.map((block) => (fieldOf(block, "type") === "text" ? String(fieldOf(block, "text")) : "")).join("");
+}
+
 /**
- * R of a context pi is about to send: every message after the first user message (the launch
- * prompt). Recomputed from the exact list at each request, so it never drifts from the transcript.
+ * Where this task starts in the context: the user message that is its prompt. A first task's is the
+ * first user message; a follow-up's comes after the carried session (docs/tools/bg_delegate.md,
+ * "Follow-ups"), whose messages admission already counted in L and whose turns are not this task's.
+ * Without the prompt in sight (it always is), the first user message.
  */
-export function transcriptGrowthBytes(messages: readonly unknown[]): number {
+export function taskStart(messages: readonly unknown[], prompt: string | undefined): number {
+  const at = prompt === undefined ? -1 : messages.findIndex((m) => userText(m) === prompt);
+  return at >= 0 ? at : promptIndex(messages);
+}
+
+/**
+ * Whether message `i` is growth: not the launch prompt, and not carried — a follow-up's prompt
+ * ({@link taskStart}) comes later, and everything up to it was carried, not grown.
+ */
+function growthFilter(messages: readonly unknown[], start: number | undefined): (i: number) => boolean {
   const first = promptIndex(messages);
+  const carriedUpTo = start !== undefined && start > first ? start : -1;
+  return (i) => i !== first && i > carriedUpTo;
+}
+
+/**
+ * R of a context pi is about to send: every message after the task's prompt ({@link taskStart}).
+ * Recomputed from the exact list at each request, so it never drifts from the transcript.
+ */
+export function transcriptGrowthBytes(messages: readonly unknown[], start?: number): number {
+  const grown = growthFilter(messages, start);
   let total = 0;
   messages.forEach((m, i) => {
-    if (i !== first) total += messageBytes(m);
+    if (grown(i)) total += messageBytes(m);
   });
   return total;
 }
 
 /** The same growth by token class, for the spend cap's input bound. */
-export function transcriptGrowthClasses(messages: readonly unknown[]): TextClasses {
-  const first = promptIndex(messages);
+export function transcriptGrowthClasses(messages: readonly unknown[], start?: number): TextClasses {
+  const grown = growthFilter(messages, start);
   let total = emptyClasses();
   messages.forEach((m, i) => {
-    if (i !== first && typeof m === "object" && m !== null)
+    if (grown(i) && typeof m === "object" && m !== null)
       total = addClasses(total, contentClasses(fieldOf(m, "content")));
   });
   return total;

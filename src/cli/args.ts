@@ -77,6 +77,11 @@ export const COMMANDS: Record<CommandName, CommandSpec> = {
         kind: "flag",
         help: "also remove ended tasks whose completion notice never reached their session",
       },
+      {
+        name: "unlink",
+        kind: "flag",
+        help: "also remove trees a kept follow-up resumes from (the follow-up then reads its link as gone)",
+      },
       JSON_OPTION,
     ],
   },
@@ -119,6 +124,7 @@ export interface ParsedCommand {
   keep: number | undefined;
   dryRun: boolean;
   undelivered: boolean;
+  unlink: boolean;
 }
 
 export type Invocation = { kind: "help"; command: CommandName | undefined } | { kind: "run"; parsed: ParsedCommand };
@@ -177,6 +183,7 @@ export function parseArgs(argv: readonly string[]): Invocation {
     keep: undefined,
     dryRun: false,
     undelivered: false,
+    unlink: false,
   };
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i]!;
@@ -190,6 +197,7 @@ export function parseArgs(argv: readonly string[]): Invocation {
         if (name === "json") parsed.json = true;
         else if (name === "dry-run") parsed.dryRun = true;
         else if (name === "undelivered") parsed.undelivered = true;
+        else if (name === "unlink") parsed.unlink = true;
         else parsed.all = true;
         continue;
       }

@@ -163,7 +163,7 @@ async function prune(io: CliIo, p: ParsedCommand): Promise<number> {
   await adjudicateStrandedRuns(io.cwd);
   const outcome = await pruneTasks(
     io.cwd,
-    { olderThanDays: p.olderThanDays, keep: p.keep, undelivered: p.undelivered },
+    { olderThanDays: p.olderThanDays, keep: p.keep, undelivered: p.undelivered, unlink: p.unlink },
     { dryRun: p.dryRun },
   );
   if (p.json) printJson(io, pruneJson(outcome));

@@ -4,7 +4,7 @@ import { overbilledSentence } from "../core/overbilling.ts";
 import type { EvidenceRow, UsageRecord } from "../core/types.ts";
 import { formatBytes, formatCost, formatDuration, secondsBetween } from "../core/units.ts";
 import { hostLine } from "../host/index.ts";
-import type { TaskRow } from "../tasks/row.ts";
+import { type TaskRow, threadedName } from "../tasks/row.ts";
 import type { CheckedFieldBasis } from "../verify/structured-output.ts";
 import { citationStatusText } from "../views/output.ts";
 import { evidenceLines, FORCED_BY, spendText } from "../views/result.ts";
@@ -27,7 +27,7 @@ export function renderList(rows: readonly TaskRow[], all: boolean, hidden: numbe
       r.cost === null ? "-" : formatCost(r.cost),
       r.cap === null ? "-" : formatCost(r.cap),
       r.answer_bytes !== null ? formatBytes(r.answer_bytes) : r.code !== null ? `[${r.code}]` : "-",
-      r.name,
+      threadedName(r),
     ]),
   );
   const more = hidden > 0 ? `\n(${hidden} more in earlier sessions: --all shows them)` : "";
@@ -66,6 +66,20 @@ function runTime(createdAt: string | null, endedAt: string | null, running: bool
   if (createdAt === null) return "-";
   if (!running && endedAt === null) return "-";
   return formatDuration(secondsBetween(createdAt, running ? null : endedAt, now));
+}
+
+const LINK_WORD = { intact: "link intact", changed: "link CHANGED", gone: "link GONE" } as const;
+
+/** The chain, first task first, each with its state and its link's; the shown one is marked. */
+function chainLines(f: DelegateFacts): [string, string][] {
+  if (f.chain === null) return [];
+  const text = f.chain
+    .map(
+      (entry, i) =>
+        `${i + 1}. ${entry.id} ${entry.state}${entry.link === null ? "" : ` (${LINK_WORD[entry.link]})`}${entry.current ? " [this task]" : ""}`,
+    )
+    .join(" → ");
+  return [["chain", text]];
 }
 
 function renderDelegate(f: DelegateFacts, now: number): string {
@@ -107,6 +121,7 @@ function renderDelegate(f: DelegateFacts, now: number): string {
     ...answerCopyLines(f),
     ["finalized", finalizedText(f)],
     ...failureLines(f.failure),
+    ...chainLines(f),
   ];
   const lines = [facts(pairs)];
   if (f.evidence_check !== null) lines.push("", ...evidenceLines(f.evidence_check).map(visible));

@@ -18,6 +18,7 @@ import {
   type StructuredMerged,
   settleFusion,
 } from "../fusion/index.ts";
+import { type ChainEntry, chainOf, wholeChain } from "../retrieval/chain.ts";
 import { readTaskRecords, type TaskRecords, type TaskRef } from "../store/lookup.ts";
 import { readSpendRecord, type SpendRecord } from "../store/spend-record.ts";
 import { expectedIdentity } from "../tasks/finalize.ts";
@@ -90,6 +91,8 @@ export interface DelegateFacts {
   output: ParallelOutput | null;
   /** Project settings launch ignored because only you may widen them (docs/configuration.md, "Who may set what"). */
   settings_ignored: string[];
+  /** The chain the task belongs to, each link's state checked now (docs/cli.md, "show"); null for a task in none. */
+  chain: ChainEntry[] | null;
 }
 
 export interface FusionFacts {
@@ -167,18 +170,20 @@ function delegateFacts(dir: string): DelegateFacts {
       usage = null; // an unreadable terminal record has no usage to show
     }
   }
+  // A follow-up's intact chain carries the earlier tasks' reads, as bg_result counts them.
+  const evidence = result === null ? [] : [...chainOf(manifest).evidence, ...result.evidence];
   let basis: CheckedFieldBasis[] | null = null;
   let content: Record<string, unknown> | null = null;
   if (result !== null && manifest.output_schema !== undefined) {
     try {
       const structured = parseCommittedAnswer(answer, manifest.output_schema, [join(dir, TASK_FILES.result)]);
-      basis = checkBasis(structured, result.evidence, manifest.cwd, dir);
+      basis = checkBasis(structured, evidence, manifest.cwd, dir);
       content = structured.output;
     } catch (error) {
       failure = asFailure(error);
     }
   }
-  const evidenceCheck = result ? checkEvidence(answer, result.evidence, manifest.cwd) : null;
+  const evidenceCheck = result ? checkEvidence(answer, evidence, manifest.cwd) : null;
   let output: ParallelOutput | null = null;
   if (result !== null && evidenceCheck !== null && failure === null) {
     output =
@@ -188,7 +193,7 @@ function delegateFacts(dir: string): DelegateFacts {
             {
               type: "text",
               content: answer,
-              basis: textBasis(answer, result.evidence, manifest.cwd, evidenceCheck.freshness),
+              basis: textBasis(answer, evidence, manifest.cwd, evidenceCheck.freshness),
             },
             manifest.cwd,
           );
@@ -227,7 +232,7 @@ function delegateFacts(dir: string): DelegateFacts {
     spend: readSpendRecord(dir),
     answer: result ? { byte_length: result.answer.byte_length, sha256: result.answer.sha256 } : null,
     finalized_by: result?.finalized_by ?? null,
-    evidence: result?.evidence ?? [],
+    evidence,
     evidence_check: evidenceCheck,
     basis,
     failure,
@@ -248,6 +253,7 @@ function delegateFacts(dir: string): DelegateFacts {
           : answerWarnings(output.basis, result?.finalized_by ?? null, evidenceCheck?.freshness ?? null),
     }),
     output,
+    chain: wholeChain(manifest),
   };
 }
 

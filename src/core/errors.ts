@@ -62,6 +62,15 @@ export const FAILURE_REMEDIATION = {
   result_too_large_for_inline: 'Call bg_result with delivery "artifact" (or no delivery) and read the answer file.',
   task_unknown: "Check the task id (see /delegates).",
   task_ambiguous: "Use more characters of the task id.",
+  previous_task_running: "Wait for the previous task's completion notice (or cancel it), then ask the follow-up.",
+  previous_task_foreign:
+    "Ask the follow-up from the project the previous task belongs to, or launch a new delegate here.",
+  previous_task_fusion:
+    "Follow-ups of Fusion runs are out of scope: launch a new bg_delegate (or bg_fusion) with the question and the run's answer in the prompt.",
+  previous_task_not_resumable:
+    "Launch a new delegate: only a task that completed, stopped at a limit or was cancelled, with its session recorded, can be followed up.",
+  previous_session_mismatch:
+    "The previous task's session file changed after it ended; launch a new delegate instead of a follow-up.",
   fusion_candidates_unset:
     'Pass candidates (2-4 routes {provider, model}) to bg_fusion, or set bgDelegate.fusion.candidates in settings.json, e.g. "fusion": {"candidates": [{"provider": "anthropic", "model": "claude-sonnet-4-5"}, {"provider": "openai", "model": "gpt-5"}]}.',
   fusion_candidates_insufficient:
@@ -281,6 +290,26 @@ export const FAILURE_WHEN = {
   task_ambiguous: {
     stages: ["retrieval"],
     when: "More than one task matches the prefix; the error lists them.",
+  },
+  previous_task_running: {
+    stages: ["admission"],
+    when: "bg_delegate was given a previousTaskId whose task is still running.",
+  },
+  previous_task_foreign: {
+    stages: ["admission"],
+    when: "The previousTaskId names a task tree found in this project whose manifest records another project directory.",
+  },
+  previous_task_fusion: {
+    stages: ["admission"],
+    when: "The previousTaskId names a Fusion run; follow-ups of Fusion runs are out of scope.",
+  },
+  previous_task_not_resumable: {
+    stages: ["admission"],
+    when: "The previous task ended in a failure that is not a limit or a cancel (a provider error, an invalid answer, a spawn failure, …), or its tree records no session hash (written before follow-ups existed).",
+  },
+  previous_session_mismatch: {
+    stages: ["admission"],
+    when: "The previous task's child-session/session.jsonl is gone or does not hash to what its result.json and manifest.json recorded.",
   },
   fusion_candidates_unset: {
     stages: ["admission"],

@@ -17,6 +17,7 @@ import {
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { canonicalJsonLine } from "./canonical.ts";
+import { sha256Hex } from "./hash.ts";
 
 export const FILE_MODE = 0o600;
 export const DIR_MODE = 0o700;
@@ -241,4 +242,16 @@ export function refusalText(refused: RegularFileRefusal, maxBytes?: number): str
     case "unreadable":
       return `cannot be read (${refused.errno})`;
   }
+}
+
+/**
+ * A task's child session file (child-session/session.jsonl): its SHA-256 and byte length, read as
+ * every task file is ({@link readRegularFile}, at most `maxBytes`); null when it is missing, not a
+ * regular file, too large or unreadable. Recorded by the guard in result.json and by the parent when
+ * it adjudicates a task, so a follow-up can resume exactly that session (docs/tools/bg_delegate.md,
+ * "Follow-ups").
+ */
+export function sessionDigest(path: string, maxBytes: number): { sha256: string; bytes: Buffer } | null {
+  const read = readRegularFile(path, maxBytes);
+  return read.ok ? { sha256: sha256Hex(read.bytes), bytes: read.bytes } : null;
 }

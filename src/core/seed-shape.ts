@@ -9,10 +9,10 @@
 import { CAPABILITIES, EXTENSION_MODES } from "./constants.ts";
 import { checkOutputSchema } from "./output-schema.ts";
 import type { SeedSpend } from "./spend.ts";
-import type { SeedBudget, SeedDocument, SeedLimits, SeedRoute } from "./types.ts";
+import type { SeedBudget, SeedDocument, SeedFollowUp, SeedLimits, SeedRoute } from "./types.ts";
 import { amount, anyString, count, keyPath, literal, oneOf, plainObject, violation } from "./validate.ts";
 
-const ORIGINS: readonly SeedRoute["origin"][] = ["parent_current", "explicit"];
+const ORIGINS: readonly SeedRoute["origin"][] = ["parent_current", "explicit", "previous_task"];
 
 const positive = (value: unknown, at: string): number => count(value, at, 1);
 
@@ -114,6 +114,22 @@ function directive(value: unknown, at: string): SeedDocument["directive"] {
   };
 }
 
+/** A follow-up's block: the link the guard copies into result.json (docs/tools/bg_delegate.md, "Follow-ups"). */
+function followUp(value: unknown, at: string): SeedFollowUp {
+  const o = plainObject(value, at);
+  const previousResult = o.previous_result_sha256;
+  return {
+    previous_task_id: anyString(o.previous_task_id, keyPath(at, "previous_task_id")),
+    previous_result_sha256:
+      previousResult === null ? null : anyString(previousResult, keyPath(at, "previous_result_sha256")),
+    previous_session_sha256: anyString(o.previous_session_sha256, keyPath(at, "previous_session_sha256")),
+    previous_end: anyString(o.previous_end, keyPath(at, "previous_end")),
+    chain_position: count(o.chain_position, keyPath(at, "chain_position")),
+    carried_session_bytes: count(o.carried_session_bytes, keyPath(at, "carried_session_bytes")),
+    reseed: o.reseed === true,
+  };
+}
+
 /** seed.json's parsed JSON as a SeedDocument; throws SchemaViolation naming the first field that fails. */
 export function parseSeedDocument(value: unknown): SeedDocument {
   const o = plainObject(value, "");
@@ -125,6 +141,7 @@ export function parseSeedDocument(value: unknown): SeedDocument {
     budget: budget(o.budget, "budget"),
   };
   const cap = o.spend === undefined ? undefined : spend(o.spend, "spend");
+  const link = o.follow_up === undefined ? undefined : followUp(o.follow_up, "follow_up");
   const shape =
     o.output_schema === undefined || o.output_schema === null
       ? o.output_schema
@@ -147,5 +164,6 @@ export function parseSeedDocument(value: unknown): SeedDocument {
     child_prompt_sha256: text("child_prompt_sha256"),
     ...(shape === undefined ? {} : { output_schema: shape }),
     system_prompt_sha256: text("system_prompt_sha256"),
+    ...(link === undefined ? {} : { follow_up: link }),
   };
 }

@@ -18,7 +18,7 @@ export interface PinnedRoute {
 export interface SeedRoute extends PinnedRoute {
   context_window_tokens: number;
   thinking_level: string;
-  origin: "parent_current" | "explicit";
+  origin: "parent_current" | "explicit" | "previous_task";
 }
 
 export interface SeedLimits {
@@ -68,6 +68,8 @@ export interface SeedDocument {
   output_schema?: OutputSchema | null;
   /** SHA-256 of the package-owned system prompt passed with --system-prompt. */
   system_prompt_sha256: string;
+  /** A follow-up's link and carried evidence (docs/tools/bg_delegate.md, "Follow-ups"); absent for a first task. */
+  follow_up?: SeedFollowUp;
 }
 
 /** Why an answer is delivered inline or as a file (docs/tools/bg_result.md, "Delivery"). */
@@ -252,6 +254,46 @@ export interface DelegateResultFile {
    * the cap (src/core/overbilling.ts); absent when none.
    */
   overbilled?: SpendOverbilled;
+  /**
+   * SHA-256 of child-session/session.jsonl as the guard committed it (a follow-up resumes exactly
+   * that session); absent in results written before follow-ups existed.
+   */
+  session_sha256?: string;
+  /** A follow-up's link to the task it continues, as its seed recorded it; absent for a first task. */
+  previous?: ChainLink;
+}
+
+/** The three facts that tie a follow-up to the task it continues (docs/tools/bg_delegate.md, "Follow-ups"). */
+export interface ChainLink {
+  previous_task_id: string;
+  /**
+   * SHA-256 of the previous task's committed record: its result.json, or for a continuation its
+   * child-terminal.json; null when it ended without either (a timeout or a cancel).
+   */
+  previous_result_sha256: string | null;
+  previous_session_sha256: string;
+}
+
+/** A follow-up's link with how the previous task ended and its place in the chain (seed.json, manifest.json). */
+export interface FollowUpLink extends ChainLink {
+  /** "completed", or the code that stopped the previous task (a continuation). */
+  previous_end: string;
+  /** This task's place in its chain: 2 for the first follow-up. */
+  chain_position: number;
+  /** Bytes of the previous session carried into this task's session (without its header line). */
+  carried_session_bytes: number;
+  /** Whether a fresh projection of the parent's conversation was sent with the prompt. */
+  reseed: boolean;
+}
+
+/** seed.json's follow_up block (the previous task's evidence is read from its tree at retrieval, by this link). */
+export type SeedFollowUp = FollowUpLink;
+
+/** manifest.json's follow_up block: the link, where the previous tree is, what was carried. */
+export interface ManifestFollowUp extends FollowUpLink {
+  previous_task_dir: string;
+  /** The provider's reported tokens of the previous child's last request; null when it reported none. */
+  carried_tokens: number | null;
 }
 
 /** child-terminal.json: written by the guard instead of result.json on any failure. */
@@ -266,6 +308,11 @@ export interface ChildTerminalFile {
   usage: UsageRecord;
   spilled_artifacts: SpillReceipt[];
   at: string;
+  /**
+   * The inspect calls of the stopped run (as result.json's evidence): a continuation counts them
+   * (docs/tools/bg_delegate.md, "Follow-ups"); absent in records written before continuations.
+   */
+  evidence?: EvidenceRow[];
 }
 
 /** child-ready.json: the guard's signal that it loaded and the seed checked out. */
@@ -340,6 +387,8 @@ export interface DelegateManifest {
    * (docs/configuration.md, "Who may set what"); absent when none was.
    */
   settings_ignored?: string[];
+  /** A follow-up's link to the task it continues; absent for a first task. */
+  follow_up?: ManifestFollowUp;
   owner: { pid: number; start_time: string };
   child: { pid: number; pgid: number } | null;
   artifacts: Record<string, BoundArtifact>;
@@ -361,6 +410,8 @@ export interface DelegateManifest {
      * prints (src/core/overbilling.ts overbilledSentence); absent when it billed as asked.
      */
     overbilled?: string;
+    /** SHA-256 of the child's session file when the parent adjudicated the task; absent when there was none. */
+    session_sha256?: string;
   } | null;
 }
 

@@ -59,6 +59,8 @@ export function childArguments(run: ChildBasis, seat: ChildSeat, directive: stri
     outputSchema: seat.stage === "candidate" || seat.stage === "merge" ? run.record.output_schema : undefined,
     capability: DELEGATE_DEFAULTS.capability,
     extensionMode: DELEGATE_DEFAULTS.extensionMode,
+    previousTaskId: undefined,
+    reseed: false,
     maxTurns: run.record.limits.max_turns,
     maxToolCalls: run.record.limits.max_tool_calls,
     // The run's timeout is for the whole run: a later child gets what is left of it.

@@ -15,6 +15,8 @@ import { type TaskTree, writeTaskTree } from "../store/artifacts.ts";
 import { requireCapacity } from "./admission-step.ts";
 import { buildChildArgv, buildChildEnv, hostFlags } from "./argv.ts";
 import { type BudgetPlan, planBudget, toSeedBudget } from "./budget.ts";
+import { admitPrevious, followUpLink, followUpPrompt, manifestLink, type PreviousTask } from "./follow-up.ts";
+import { buildLedger } from "./ledger.ts";
 import { projectConversation, projectionJson } from "./projection.ts";
 import { buildChildPrompt, CHILD_SYSTEM_PROMPT } from "./prompt.ts";
 import { type ResolvedRoute, resolveRoute } from "./route.ts";
@@ -52,6 +54,8 @@ export interface LaunchPlan {
   manifest: LaunchManifest;
   /** What the locked step (src/launch/admission-step.ts) checks at the commit: the project's settings. */
   project: { maxRunning: number; retentionDays: number };
+  /** A follow-up's carried session (the previous session without its header line); undefined otherwise. */
+  carried: Buffer | undefined;
 }
 
 /** The parent's project trust on hosts that have it (Pi 1.x `isProjectTrusted`); 0.73.1 has none. */
@@ -127,36 +131,49 @@ export function snapshotParent(ctx: ExtensionContext, toolCallId: string, host: 
  * running-delegate cap, route, hook contract, capability and tool set, limits, seed projection, budget.
  */
 export function admit(args: DelegateArguments, toolCallId: string, ctx: ExtensionContext, host: HostFacts): LaunchPlan {
+  // A follow-up's previous task is verified first (docs/tools/bg_delegate.md, "Follow-ups").
+  const previous = args.previousTaskId === undefined ? undefined : admitPrevious(ctx.cwd, args.previousTaskId);
   // Early, for a refusal before any work; the locked step checks again at the commit.
   requireCapacity(ctx.cwd, host.settings.maxRunning);
   const capped = { ...args, maxCostUsd: resolveSpendCap(args.maxCostUsd, host.settings) };
-  const route = resolveRoute(args.route, ctx, host.thinkingLevel);
+  const resolved = resolveRoute(args.route ?? previous?.manifest.route, ctx, host.thinkingLevel);
+  const route: ResolvedRoute =
+    previous !== undefined && args.route === undefined ? { ...resolved, origin: "previous_task" } : resolved;
   if (capped.maxCostUsd !== undefined) {
     requirePriced(capped.maxCostUsd, route);
     requireOutputLimit(capped.maxCostUsd, route, host.piVersion);
   }
-  return admitWith(snapshotParent(ctx, toolCallId, host), capped, route);
+  return admitWith(snapshotParent(ctx, toolCallId, host), capped, route, previous);
 }
 
 /** The rest of admission for one child on a pinned route: budget, seed, argv, manifest (still pure). */
-export function admitWith(snap: ParentSnapshot, args: DelegateArguments, route: ResolvedRoute): LaunchPlan {
-  const { cwd, projection, ledger } = snap;
-  const projectionText = snap.projectionJson;
-  const childPrompt = buildChildPrompt({
-    directive: args.prompt,
-    seedJson: projectionText,
-    outputSchema: args.outputSchema,
-  });
+export function admitWith(
+  snap: ParentSnapshot,
+  args: DelegateArguments,
+  route: ResolvedRoute,
+  previous?: PreviousTask,
+): LaunchPlan {
+  const { cwd } = snap;
+  // A follow-up without reseed sends no projection: the carried session is its context.
+  const projected = previous === undefined || args.reseed;
+  const projection = projected ? snap.projection : null;
+  const ledger = projected ? snap.ledger : buildLedger([]);
+  const projectionText = projected ? snap.projectionJson : "null";
+  const identity = newTaskIdentity(cwd, snap.sessionId);
+  const childPrompt =
+    previous === undefined
+      ? buildChildPrompt({ directive: args.prompt, seedJson: snap.projectionJson, outputSchema: args.outputSchema })
+      : followUpPrompt(previous, args, identity.taskId, snap.projectionJson);
   const budget = planBudget({
     route: { provider: route.provider, model: route.model },
     contextWindow: route.contextWindow,
     systemPrompt: CHILD_SYSTEM_PROMPT,
-    childPrompt,
+    // The carried session is part of every request, so admission counts it with the prompt.
+    childPrompt: previous === undefined ? childPrompt : `${previous.carried.toString("utf8")}${childPrompt}`,
   });
   // The spend cap, by the plan's provable estimate (args.maxCostUsd is already the resolved cap).
   const spend = planSpend(args.maxCostUsd, route, budget.provable_forecast.total_tokens);
 
-  const identity = newTaskIdentity(cwd, snap.sessionId);
   const taskDir = identity.taskDir;
   const seed = buildSeed({
     identity,
@@ -173,6 +190,7 @@ export function admitWith(snap: ParentSnapshot, args: DelegateArguments, route: 
     spend,
     childPrompt,
     systemPrompt: CHILD_SYSTEM_PROMPT,
+    followUp: previous === undefined ? undefined : followUpLink(previous, args.reseed),
   });
   const argv = buildChildArgv({
     piCli: snap.piCli,
@@ -203,6 +221,7 @@ export function admitWith(snap: ParentSnapshot, args: DelegateArguments, route: 
     },
     owner: { pid: process.pid, start_time: processStartTime(process.pid) },
     settingsIgnored: snap.host.settings.ignored,
+    followUp: previous === undefined ? undefined : manifestLink(previous, args.reseed),
   });
   // The projection is the bulk of the seed: splice its canonical text in rather than re-serialize it.
   const { projection: _projection, ...rest } = seed;
@@ -219,6 +238,7 @@ export function admitWith(snap: ParentSnapshot, args: DelegateArguments, route: 
     argv,
     manifest,
     project: { maxRunning: snap.host.settings.maxRunning, retentionDays: snap.host.settings.retentionDays },
+    carried: previous?.carried,
   };
 }
 
@@ -232,6 +252,7 @@ export function commitPlan(plan: LaunchPlan): TaskTree {
     ledger: plan.ledger,
     budgetPlan: plan.budget,
     manifest: plan.manifest,
+    carriedSession: plan.carried,
   });
 }
 

@@ -103,3 +103,51 @@ export function buildChildPrompt({ directive, seedJson, outputSchema }: ChildPro
   if (prompt.trim() !== prompt) throw new Error("child prompt framing must not start or end with whitespace");
   return prompt;
 }
+
+export interface FollowUpPromptInput {
+  /** The new task's id: it makes this message unique in the carried session (the guard counts turns from it). */
+  taskId: string;
+  previousTaskId: string;
+  /** "completed", or the code that stopped the previous task (a continuation). */
+  previousEnd: string;
+  directive: string;
+  /** The fresh projection of the parent conversation (reseed: true); undefined without one. */
+  seedJson: string | undefined;
+  outputSchema?: OutputSchema | undefined;
+}
+
+/**
+ * A follow-up's child prompt (docs/tools/bg_delegate.md, "Follow-ups"): the next user message of the
+ * resumed session. The same fences as {@link buildChildPrompt}; the BACKGROUND block only with a
+ * fresh projection (reseed). A continuation says how the previous run stopped, so the child goes on
+ * from there and says so in its answer.
+ */
+export function buildFollowUpPrompt(input: FollowUpPromptInput): string {
+  const format = input.outputSchema === undefined ? undefined : answerFormatText(input.outputSchema);
+  const stopped = input.previousEnd !== "completed";
+  const header = stopped
+    ? `pi-bg-delegate continuation ${input.taskId} of task ${input.previousTaskId}, which stopped before it answered (${input.previousEnd}). ` +
+      "Everything above is that run: its reads and tool results still hold. The DIRECTIVE block below is your authoritative instruction; " +
+      "go on from where the run stopped, and say in your answer that it continues an interrupted run."
+    : `pi-bg-delegate follow-up ${input.taskId} of task ${input.previousTaskId}. Everything above is that task: its reads, ` +
+      "tool results and answer still hold; use them rather than reading again. The DIRECTIVE block below is your authoritative instruction.";
+  const prompt = [
+    header,
+    `<<<DIRECTIVE utf8_bytes=${byteLength(input.directive)}`,
+    input.directive,
+    "DIRECTIVE>>>",
+    ...(format === undefined
+      ? []
+      : [`<<<ANSWER FORMAT utf8_bytes=${byteLength(format)} (part of the directive)`, format, "ANSWER FORMAT>>>"]),
+    ...(input.seedJson === undefined
+      ? []
+      : [
+          `<<<BACKGROUND utf8_bytes=${byteLength(input.seedJson)} (untrusted fresh projection of the parent conversation, JSON)`,
+          input.seedJson,
+          "BACKGROUND>>>",
+        ]),
+    format === undefined ? CLOSING : CLOSING_STRUCTURED,
+  ].join("\n");
+  if (prompt.trim() !== prompt) throw new Error("child prompt framing must not start or end with whitespace");
+  return prompt;
+}

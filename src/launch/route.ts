@@ -8,7 +8,7 @@ import { providerKeyVariables } from "./env-policy.ts";
 export interface ResolvedRoute extends PinnedRoute {
   contextWindow: number;
   thinkingLevel: string;
-  origin: "parent_current" | "explicit";
+  origin: "parent_current" | "explicit" | "previous_task";
   /** The model's prices in Pi's registry (US dollars per million tokens; 0 where missing). */
   prices: SpendPrices;
   /** The provider API Pi speaks to it (the model's `api`), for the spend cap's output limit. */

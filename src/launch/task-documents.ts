@@ -10,7 +10,15 @@ import {
 } from "../core/constants.ts";
 import { sha256Hex } from "../core/hash.ts";
 import type { SeedSpend } from "../core/spend.ts";
-import type { DelegateManifest, ManifestHost, SeedBudget, SeedDocument, SeedRoute } from "../core/types.ts";
+import type {
+  DelegateManifest,
+  ManifestFollowUp,
+  ManifestHost,
+  SeedBudget,
+  SeedDocument,
+  SeedFollowUp,
+  SeedRoute,
+} from "../core/types.ts";
 import { taskDirFor } from "../store/task-paths.ts";
 import { newChildSessionId, newLaunchNonce, newTaskId } from "./ids.ts";
 
@@ -59,6 +67,8 @@ export interface SeedInput {
   childPrompt: string;
   /** The system prompt passed with --system-prompt. */
   systemPrompt: string;
+  /** A follow-up's link (docs/tools/bg_delegate.md, "Follow-ups"); undefined for a first task. */
+  followUp?: SeedFollowUp | undefined;
 }
 
 /** seed.json (docs/subsystems/launch.md, "The artifact tree"): what the guard enforces, hash-bound. */
@@ -90,6 +100,7 @@ export function buildSeed(input: SeedInput): SeedDocument {
     child_prompt_sha256: sha256Hex(input.childPrompt),
     system_prompt_sha256: sha256Hex(input.systemPrompt),
     output_schema: args.outputSchema ?? null,
+    ...(input.followUp === undefined ? {} : { follow_up: input.followUp }),
   };
 }
 
@@ -103,6 +114,8 @@ export interface ManifestInput {
   host: ManifestHost;
   /** Project settings ignored at launch (src/core/settings.ts `ignored`). */
   settingsIgnored?: string[];
+  /** A follow-up's link and what it carried; undefined for a first task. */
+  followUp?: ManifestFollowUp | undefined;
 }
 
 /** manifest.json as launch first writes it: running, no child yet (docs/subsystems/retrieval.md, "The artifact tree is the record"). */
@@ -140,5 +153,6 @@ export function buildManifest(input: ManifestInput): LaunchManifest {
     ...(input.settingsIgnored === undefined || input.settingsIgnored.length === 0
       ? {}
       : { settings_ignored: input.settingsIgnored }),
+    ...(input.followUp === undefined ? {} : { follow_up: input.followUp }),
   };
 }

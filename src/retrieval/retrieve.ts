@@ -3,7 +3,7 @@ import type { DeliveryMode } from "../core/constants.ts";
 import { TASK_FILES } from "../core/constants.ts";
 import { DelegateError, type TaskSpend } from "../core/errors.ts";
 import type { StructuredAnswer } from "../core/structured-answer.ts";
-import type { BudgetFigures, ChildProgress, DelegateManifest, EvidenceFreshness } from "../core/types.ts";
+import type { BudgetFigures, ChildProgress, DelegateManifest, EvidenceFreshness, EvidenceRow } from "../core/types.ts";
 import { secondsBetween } from "../core/units.ts";
 import { readTaskRecords } from "../store/lookup.ts";
 import { expectedIdentity, finalizeTask } from "../tasks/finalize.ts";
@@ -24,6 +24,7 @@ import {
   runningText,
   runningView,
 } from "../views/result.ts";
+import { type ChainView, chainOf } from "./chain.ts";
 
 export type DelegateRetrieval = { text: string; details: RunningView | CompletedView };
 
@@ -72,7 +73,25 @@ export type SettledDelegate =
       verified: VerifiedAnswer;
       /** The answer as a structured answer of the task's outputSchema; null for a text answer. */
       structured: StructuredAnswer | null;
+      /** A follow-up's link as checked now (its carried evidence is in `verified`); null for a first task. */
+      chain: ChainView | null;
     };
+
+/**
+ * A follow-up's verified answer with the evidence its intact chain carries placed before its own
+ * rows (docs/tools/bg_result.md, "Follow-ups"): earlier reads count for citations and freshness.
+ */
+function withCarried(verified: VerifiedAnswer, carried: readonly EvidenceRow[]): VerifiedAnswer {
+  if (carried.length === 0) return verified;
+  const result = { ...verified.result, evidence: [...carried, ...verified.result.evidence] };
+  return {
+    result,
+    answerBytes: verified.answerBytes,
+    get text() {
+      return verified.text;
+    },
+  };
+}
 
 /**
  * The state and verification half of bg_result, shared with the command line (docs/cli.md). Never
@@ -113,7 +132,15 @@ export function settleDelegate(taskDir: string, passed?: StepObserver): SettledD
   // A structured answer is checked against its schema again before any byte of it is returned.
   const schema = manifest.output_schema;
   const structured = schema === undefined ? null : parseCommittedAnswer(verified.text, schema, facts.artifacts);
-  return { kind: "completed", dir: taskDir, manifest, verified, structured };
+  const chain = chainOf(manifest);
+  return {
+    kind: "completed",
+    dir: taskDir,
+    manifest,
+    verified: withCarried(verified, chain.evidence),
+    structured,
+    chain: chain.view,
+  };
 }
 
 /**
@@ -175,6 +202,6 @@ export function retrieveDelegate(taskDir: string, delivery: DeliveryMode | undef
   const mode = decideDelivery(delivered, delivery, join(taskDir, TASK_FILES.result)).delivery;
   const copy = mode === "artifact" ? writeAnswerCopy(taskDir, verified) : null;
   const output: TaskOutput = mode === "inline" ? full : { ...full, content: null };
-  const view = completedView(manifest, taskDir, verified.result, mode, copy, check, output);
+  const view = completedView(manifest, taskDir, verified.result, mode, copy, check, output, settled.chain);
   return { text: completedText(view, mode === "inline" ? verified.text : null), details: view };
 }

@@ -20,6 +20,8 @@ export interface TaskTreeInput {
   budgetPlan: unknown;
   /** The manifest without the fields this function fills in (hashes, artifacts, seed size). */
   manifest: Omit<DelegateManifest, "schema_version" | "artifacts" | "seed_sha256" | "seed_bytes">;
+  /** A follow-up's carried session: the previous session's entries, written after the new header. */
+  carriedSession?: Buffer | undefined;
 }
 
 export interface TaskTree {
@@ -83,7 +85,10 @@ export function writeTaskTree(input: TaskTreeInput): TaskTree {
       cwd: seed.cwd,
     };
     const sessionFile = join(taskDir, TASK_FILES.sessionFile);
-    writeNewFile(sessionFile, Buffer.from(`${JSON.stringify(header)}\n`, "utf8"));
+    const headerLine = Buffer.from(`${JSON.stringify(header)}\n`, "utf8");
+    // A follow-up resumes the previous child's session: its entries follow the new header unchanged.
+    const carried = input.carriedSession;
+    writeNewFile(sessionFile, carried === undefined ? headerLine : Buffer.concat([headerLine, carried]));
     // The files above were created in the new tree without rename; their names become durable here,
     // before the manifest (written atomically) commits the tree.
     fsyncDir(dirname(sessionFile));

@@ -10,7 +10,14 @@
 import { AUTO_DELIVER_MODES, CAPABILITIES, EXTENSION_MODES, FINALIZED_BY, SCHEMA } from "../core/constants.ts";
 import { FAILURE_CODES } from "../core/errors.ts";
 import { checkOutputSchema } from "../core/output-schema.ts";
-import type { BoundArtifact, DelegateManifest, ManifestHost, PinnedRoute, TaskState } from "../core/types.ts";
+import type {
+  BoundArtifact,
+  DelegateManifest,
+  ManifestFollowUp,
+  ManifestHost,
+  PinnedRoute,
+  TaskState,
+} from "../core/types.ts";
 import {
   amount,
   anyString,
@@ -65,6 +72,7 @@ const MANIFEST_KEYS = [
   "terminal",
   "output_schema",
   "settings_ignored",
+  "follow_up",
 ] as const;
 
 const TERMINAL_KEYS = [
@@ -76,6 +84,7 @@ const TERMINAL_KEYS = [
   "cost_total",
   "finalized_by",
   "overbilled",
+  "session_sha256",
 ] as const;
 
 /** An optional key's checked value, or undefined when the key is absent. */
@@ -145,6 +154,7 @@ function terminal(value: unknown, at: string): NonNullable<DelegateManifest["ter
   const costTotal = optional(o, at, "cost_total", amount);
   const finalizedBy = optional(o, at, "finalized_by", (v, p) => oneOf(v, p, FINALIZED_BY));
   const overbilled = optional(o, at, "overbilled", anyString);
+  const sessionSha256 = optional(o, at, "session_sha256", anyString);
   return {
     ended_at: anyString(o.ended_at, keyPath(at, "ended_at")),
     ...(code === undefined ? {} : { code }),
@@ -154,16 +164,49 @@ function terminal(value: unknown, at: string): NonNullable<DelegateManifest["ter
     ...(costTotal === undefined ? {} : { cost_total: costTotal }),
     ...(finalizedBy === undefined ? {} : { finalized_by: finalizedBy }),
     ...(overbilled === undefined ? {} : { overbilled }),
+    ...(sessionSha256 === undefined ? {} : { session_sha256: sessionSha256 }),
+  };
+}
+
+const FOLLOW_UP_KEYS = [
+  "previous_task_id",
+  "previous_task_dir",
+  "previous_result_sha256",
+  "previous_session_sha256",
+  "previous_end",
+  "chain_position",
+  "carried_session_bytes",
+  "carried_tokens",
+  "reseed",
+] as const;
+
+/** A follow-up's link (docs/tools/bg_delegate.md, "Follow-ups"). */
+function followUp(value: unknown, at: string): ManifestFollowUp {
+  const o = closedObject(value, at, FOLLOW_UP_KEYS);
+  const text = (key: (typeof FOLLOW_UP_KEYS)[number]): string => anyString(o[key], keyPath(at, key));
+  return {
+    previous_task_id: text("previous_task_id"),
+    previous_task_dir: text("previous_task_dir"),
+    previous_result_sha256: nullable(o.previous_result_sha256, keyPath(at, "previous_result_sha256"), anyString),
+    previous_session_sha256: text("previous_session_sha256"),
+    previous_end: text("previous_end"),
+    chain_position: count(o.chain_position, keyPath(at, "chain_position"), 2),
+    carried_session_bytes: count(o.carried_session_bytes, keyPath(at, "carried_session_bytes")),
+    carried_tokens: nullable(o.carried_tokens, keyPath(at, "carried_tokens"), count),
+    reseed: bool(o.reseed, keyPath(at, "reseed")),
   };
 }
 
 /** manifest.json's parsed JSON as a DelegateManifest; throws SchemaViolation naming the first field that fails. */
 export function parseDelegateManifest(value: unknown): DelegateManifest {
-  const o = closedObject(value, "", MANIFEST_KEYS, { optional: ["host", "output_schema", "settings_ignored"] });
+  const o = closedObject(value, "", MANIFEST_KEYS, {
+    optional: ["host", "output_schema", "settings_ignored", "follow_up"],
+  });
   const text = (key: (typeof MANIFEST_KEYS)[number]): string => anyString(o[key], key);
   const recordedHost = optional(o, "", "host", host);
   const outputSchema = optional(o, "", "output_schema", checkOutputSchema);
   const ignored = optional(o, "", "settings_ignored", (v, at) => list(v, at, MAX_IGNORED_SETTINGS, anyString));
+  const link = optional(o, "", "follow_up", followUp);
   return {
     schema_version: literal(o.schema_version, "schema_version", SCHEMA.manifest),
     kind: literal(o.kind, "kind", "delegate"),
@@ -193,5 +236,6 @@ export function parseDelegateManifest(value: unknown): DelegateManifest {
     terminal: nullable(o.terminal, "terminal", terminal),
     ...(outputSchema === undefined ? {} : { output_schema: outputSchema }),
     ...(ignored === undefined ? {} : { settings_ignored: ignored }),
+    ...(link === undefined ? {} : { follow_up: link }),
   };
 }

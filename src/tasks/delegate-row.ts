@@ -28,6 +28,7 @@ function factsRow(ref: TaskRef, manifest: DelegateManifest, now: number): TaskRo
     ended_at: endedAt,
     run_seconds: stale ? null : secondsBetween(manifest.created_at, running ? null : endedAt, now),
     cap: manifest.limits.max_cost_usd ?? null,
+    previous_id: manifest.follow_up?.previous_task_id ?? null,
   };
 }
 

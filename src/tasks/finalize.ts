@@ -1,7 +1,7 @@
 import { join } from "node:path";
-import { SCHEMA, TASK_FILES } from "../core/constants.ts";
+import { CHILD_FILE_MAX_BYTES, SCHEMA, TASK_FILES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
-import { fileExists, writeJsonRecord } from "../core/fs.ts";
+import { fileExists, sessionDigest, writeJsonRecord } from "../core/fs.ts";
 import { overbilledSentence } from "../core/overbilling.ts";
 import type { ChildProgress, DelegateManifest, TaskState, UsageRecord } from "../core/types.ts";
 import type { TaskRecords } from "../store/lookup.ts";
@@ -43,6 +43,12 @@ const REASON_CODES = {
 function spentBy(usage: UsageRecord | undefined, progress: ChildProgress): number | null {
   if (usage !== undefined) return usage.status === "observed" ? usage.cost_total : null;
   return progress.cost_total;
+}
+
+/** The child's session as it ended (the child is gone): what a follow-up may resume (docs/tools/bg_delegate.md, "Follow-ups"). */
+function sessionRecord(taskDir: string): { session_sha256?: string } {
+  const session = sessionDigest(join(taskDir, TASK_FILES.sessionFile), CHILD_FILE_MAX_BYTES);
+  return session === null ? {} : { session_sha256: session.sha256 };
 }
 
 /**
@@ -99,6 +105,7 @@ export function finalizeTask(
       ...(cost === null ? {} : { cost_total: cost }),
       ...(verified?.result.finalized_by_runway ? { finalized_by: verified.result.finalized_by ?? "context" } : {}),
       ...(overbilled === null ? {} : { overbilled: overbilledSentence(overbilled) }),
+      ...sessionRecord(taskDir),
     },
   };
   writeJsonRecord(join(taskDir, TASK_FILES.manifest), next);

@@ -18,6 +18,8 @@ export interface PruneCandidate {
   createdAt: string | null;
   /** The recorded end; null unless ended. */
   endedAt: string | null;
+  /** A follow-up's previous task id (docs/tools/bg_delegate.md, "Follow-ups"); absent otherwise. */
+  previousId?: string;
 }
 
 export interface PrunePolicy {
@@ -32,10 +34,12 @@ export interface PrunePolicy {
    * process handed to a session, so the turn that notice starts still finds its answer.
    */
   spare?: ReadonlySet<string>;
+  /** Also remove trees a kept follow-up still resumes from (by hand only); that follow-up then reads "link gone". */
+  unlink?: boolean;
 }
 
 /** Why a task stays: its own status, "recent" (younger than --older-than) or "kept" (among the --keep newest). */
-export type KeepReason = Exclude<PruneStatus, "ended"> | "recent" | "kept" | "notified_now";
+export type KeepReason = Exclude<PruneStatus, "ended"> | "recent" | "kept" | "notified_now" | "linked";
 
 export type PruneDecision =
   | { candidate: PruneCandidate; remove: true }
@@ -48,6 +52,30 @@ const DAY_MS = 86_400_000;
  * not among the newest `keep`; with neither, nothing goes. Newest first by creation time.
  */
 export function decidePrune(candidates: readonly PruneCandidate[], policy: PrunePolicy, now: number): PruneDecision[] {
+  const decisions = decideEach(candidates, policy, now);
+  return policy.unlink === true ? decisions : keepLinked(decisions);
+}
+
+/**
+ * A tree a kept follow-up points to stays ("linked"), and so, in turn, does the one it points to:
+ * removing it would break the follow-up's verified chain (docs/cli.md, "prune").
+ */
+function keepLinked(decisions: PruneDecision[]): PruneDecision[] {
+  const out = [...decisions];
+  for (let changed = true; changed; ) {
+    changed = false;
+    const pointedTo = new Set(out.flatMap((d) => (d.remove ? [] : (d.candidate.previousId ?? []))));
+    out.forEach((d, i) => {
+      if (d.remove && pointedTo.has(d.candidate.id)) {
+        out[i] = { candidate: d.candidate, remove: false, reason: "linked" };
+        changed = true;
+      }
+    });
+  }
+  return out;
+}
+
+function decideEach(candidates: readonly PruneCandidate[], policy: PrunePolicy, now: number): PruneDecision[] {
   const sorted = [...candidates].sort(
     (a, b) => (b.createdAt ?? "").localeCompare(a.createdAt ?? "") || a.id.localeCompare(b.id),
   );

@@ -29,7 +29,8 @@ function delegateCandidate(ref: TaskRef): PruneCandidate {
   } catch {
     return base;
   }
-  const known = { ...base, createdAt: manifest.created_at };
+  const linked = manifest.follow_up === undefined ? {} : { previousId: manifest.follow_up.previous_task_id };
+  const known = { ...base, createdAt: manifest.created_at, ...linked };
   if (isTaskRunning(manifest)) return { ...known, status: "running" };
   if (manifest.state === "running") return { ...known, status: "unadjudicated" };
   const ended = { ...known, state: manifest.state, endedAt: manifest.terminal?.ended_at ?? null };
@@ -141,6 +142,8 @@ const REASON_TEXT = {
     "its completion notice has not reached its session yet (resume that session, or prune with --undelivered)",
   unreadable: "its manifest cannot be read",
   notified_now: "this Pi just handed its notice to the session, whose next turn reads it",
+  linked:
+    "a kept follow-up resumes from it (prune with --unlink to remove it anyway; that follow-up then reads its link as gone)",
 } as const;
 
 /** "Removed 2 task trees, 12.4 KiB freed." (or what a dry run would remove). */

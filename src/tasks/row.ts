@@ -34,6 +34,10 @@ export interface TaskRow {
   /** The recorded failure code, or (verify) the code of a check that failed just now. */
   code: FailureCode | null;
   dir: string;
+  /** A follow-up's previous task (docs/tools/bg_delegate.md, "Follow-ups"); null otherwise. */
+  previous_id: string | null;
+  /** How deep under its previous task the list shows it: 0 unless it follows a task in the same list. */
+  depth: number;
 }
 
 /** What a kind's row is made with: the time, and (unverified Fusion rows) the cost of each delegate row by id. */
@@ -60,7 +64,43 @@ export function unreadRow(ref: TaskRef): TaskRow {
     answer_bytes: null,
     code: null,
     dir: ref.dir,
+    previous_id: null,
+    depth: 0,
   };
+}
+
+/**
+ * Rows (newest first) with each follow-up moved under the task it follows, oldest follow-up first,
+ * and its depth set (docs/cli.md, "list"): a chain reads top to bottom. A follow-up whose previous
+ * task is not in the list stays where it is, at depth 0.
+ */
+export function threadRows(rows: readonly TaskRow[]): TaskRow[] {
+  const ids = new Set(rows.map((r) => r.id));
+  const under = new Map<string, TaskRow[]>();
+  for (const row of [...rows].reverse()) {
+    if (row.previous_id === null || !ids.has(row.previous_id) || row.previous_id === row.id) continue;
+    under.set(row.previous_id, [...(under.get(row.previous_id) ?? []), row]);
+  }
+  const out: TaskRow[] = [];
+  const seen = new Set<string>();
+  const place = (row: TaskRow, depth: number) => {
+    if (seen.has(row.id)) return;
+    seen.add(row.id);
+    out.push({ ...row, depth });
+    for (const next of under.get(row.id) ?? []) place(next, depth + 1);
+  };
+  for (const row of rows) {
+    const threaded = row.previous_id !== null && ids.has(row.previous_id) && row.previous_id !== row.id;
+    if (!threaded) place(row, 0);
+  }
+  // A cycle of previous ids (only a hand-edited tree has one) is listed flat at the end.
+  for (const row of rows) place(row, 0);
+  return out;
+}
+
+/** A row's name with its place under the task it follows ("└ " per level). */
+export function threadedName(row: Pick<TaskRow, "name" | "depth">): string {
+  return row.depth === 0 ? row.name : `${"  ".repeat(row.depth - 1)}└ ${row.name}`;
 }
 
 /** The code of a typed failure; anything else is not a check's verdict and is thrown on. */

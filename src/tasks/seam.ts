@@ -15,7 +15,7 @@ import { listTaskRefs, type TaskRef } from "../store/lookup.ts";
 import { type CancelOutcome, cancelWork } from "./cancel.ts";
 import { delegateKind } from "./delegate-kind.ts";
 import { fusionKind } from "./fusion-kind.ts";
-import type { TaskRow } from "./row.ts";
+import { type TaskRow, threadRows } from "./row.ts";
 
 export const TASK_KINDS = { delegate: delegateKind, fusion: fusionKind } as const;
 
@@ -35,8 +35,11 @@ function refsOf(cwd: string, only: ReadonlySet<string> | undefined): { delegates
   return { delegates: refs.filter((r) => r.kind === "delegate"), runs: refs.filter((r) => r.kind === "fusion") };
 }
 
+/** Newest first, each follow-up under the task it follows (src/tasks/row.ts, threadRows). */
 function newestFirst(rows: TaskRow[]): TaskRow[] {
-  return rows.sort((a, b) => (b.created_at ?? "").localeCompare(a.created_at ?? "") || a.id.localeCompare(b.id));
+  return threadRows(
+    rows.sort((a, b) => (b.created_at ?? "").localeCompare(a.created_at ?? "") || a.id.localeCompare(b.id)),
+  );
 }
 
 /** The project's tasks and runs, newest first: as recorded (synchronous), or as checked now. */

@@ -29,6 +29,7 @@ export const BG_DELEGATE: ToolTexts = {
     "Use bg_delegate for a self-contained read-only investigation that can run while you work; restate in its prompt any fact that only a tool result showed, because tool output is not copied to the delegate.",
     "After bg_delegate, do not poll bg_result in a loop: wait for the completion notification, then call bg_result once.",
     "Give bg_delegate a key for work you may ask for again after compaction: the same key returns the task already started instead of paying for it twice.",
+    'To ask an ended delegate something more, or to continue one that stopped at a limit or was cancelled ("continue"), call bg_delegate with previousTaskId: it resumes that delegate\'s session and reads instead of starting over.',
   ],
 };
 

@@ -1,7 +1,7 @@
 import type { Theme } from "@mariozechner/pi-coding-agent";
 import { type Component, truncateToWidth, visibleWidth } from "@mariozechner/pi-tui";
 import { formatBytes, formatCost, formatDuration } from "../core/units.ts";
-import type { TaskRow } from "../tasks/row.ts";
+import { type TaskRow, threadedName } from "../tasks/row.ts";
 import { spendTotalText } from "../views/spend-total.ts";
 
 /** The short id shown to a person: `d` and 8 hex digits, a prefix every id lookup accepts. */
@@ -11,7 +11,8 @@ export function shortId(id: string): string {
 
 /** A row's name as a person reads it: a Fusion run's with its stage and children. */
 export function rowName(row: TaskRow): string {
-  return row.detail === null ? row.name : `${row.name} (${row.detail})`;
+  const name = threadedName(row);
+  return row.detail === null ? name : `${name} (${row.detail})`;
 }
 
 interface Column {

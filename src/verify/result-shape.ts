@@ -178,24 +178,36 @@ const resultFile = shape(
       if (v !== null) oneOf(v, at, FINALIZED_BY);
     },
     overbilled,
+    session_sha256: sha256,
+    previous: shape({
+      previous_task_id: anyString,
+      previous_result_sha256: (v, at) => {
+        if (v !== null) sha256(v, at);
+      },
+      previous_session_sha256: sha256,
+    }),
   },
-  ["overbilled"],
+  ["overbilled", "session_sha256", "previous"],
 );
 
-const terminalFile = shape({
-  schema_version: (v, at) => oneOf(v, at, [SCHEMA.terminal]),
-  task_id: anyString,
-  launch_nonce: anyString,
-  code: (v, at) => {
-    if (!isFailureCode(v)) violation(at, "must be a known failure code");
+const terminalFile = shape(
+  {
+    schema_version: (v, at) => oneOf(v, at, [SCHEMA.terminal]),
+    task_id: anyString,
+    launch_nonce: anyString,
+    code: (v, at) => {
+      if (!isFailureCode(v)) violation(at, "must be a known failure code");
+    },
+    message: anyString,
+    turns: count,
+    tool_calls: count,
+    usage,
+    spilled_artifacts: arrayOf(spillReceipt),
+    at: anyString,
+    evidence: arrayOf(evidenceRow),
   },
-  message: anyString,
-  turns: count,
-  tool_calls: count,
-  usage,
-  spilled_artifacts: arrayOf(spillReceipt),
-  at: anyString,
-});
+  ["evidence"],
+);
 
 function checked<T>(check: Each, file: string, value: unknown): T {
   try {

@@ -42,6 +42,30 @@ export interface ReceiptDetails {
   retrieve_with: { tool: "bg_result"; taskId: string };
   /** Project settings ignored because only you may widen them (docs/configuration.md, "Who may set what"). */
   settings_ignored: string[];
+  /**
+   * A follow-up's link and what it carried (docs/tools/bg_delegate.md, "Follow-ups"): the session's
+   * bytes and the provider's reported tokens of the previous child's last request; null for a first task.
+   */
+  follow_up: {
+    previous_task_id: string;
+    previous_end: string;
+    chain_position: number;
+    carried_session_bytes: number;
+    carried_tokens: number | null;
+  } | null;
+}
+
+/** "2nd", "3rd", "11th": a task's place in its chain, as a person says it. */
+export function ordinal(n: number): string {
+  const tens = n % 100;
+  const suffix = tens >= 11 && tens <= 13 ? "th" : (["th", "st", "nd", "rd"][n % 10] ?? "th");
+  return `${n}${suffix}`;
+}
+
+/** The receipt's and the result view's name for a link: "follow-up of d… (2nd in chain)". */
+export function chainText(link: { previous_task_id: string; previous_end: string; chain_position: number }): string {
+  const what = link.previous_end === "completed" ? "follow-up" : `continuation (${link.previous_end})`;
+  return `${what} of ${link.previous_task_id} (${ordinal(link.chain_position)} in chain)`;
 }
 
 export const AMBIENT_WARNING =
@@ -89,13 +113,35 @@ export function buildReceipt(plan: ReceiptSource, manifest: DelegateManifest, ch
     trigger_on_completion: manifest.trigger_on_completion,
     retrieve_with: { tool: "bg_result", taskId: seed.task_id },
     settings_ignored: manifest.settings_ignored ?? [],
+    follow_up:
+      manifest.follow_up === undefined
+        ? null
+        : {
+            previous_task_id: manifest.follow_up.previous_task_id,
+            previous_end: manifest.follow_up.previous_end,
+            chain_position: manifest.follow_up.chain_position,
+            carried_session_bytes: manifest.follow_up.carried_session_bytes,
+            carried_tokens: manifest.follow_up.carried_tokens,
+          },
   };
+}
+
+/** What a follow-up carried, in one line (the compact form drops the chain wording). */
+function carriedLine(link: NonNullable<ReceiptDetails["follow_up"]>, compact: boolean): string {
+  if (compact) {
+    const tokens = link.carried_tokens === null ? "" : `, ${link.carried_tokens} tok`;
+    return `Follows ${link.previous_task_id.slice(0, 12)}…: carried ${link.carried_session_bytes} B${tokens}.`;
+  }
+  const tokens = link.carried_tokens === null ? "" : `, ${link.carried_tokens} tokens last request`;
+  return `A ${chainText(link)}: carried ${link.carried_session_bytes} B${tokens}.`;
 }
 
 function receiptLines(r: ReceiptDetails, cwd: string, name: string, compact: boolean): string[] {
   const notify = !r.notify_on_completion
     ? "No completion notification (notifyOnCompletion false): call bg_result later yourself."
-    : `One notification arrives when it ends${r.trigger_on_completion ? " (it starts a turn)" : ""}; then call bg_result with this taskId once. Do not poll.`;
+    : compact
+      ? `One notification when it ends${r.trigger_on_completion ? " (starts a turn)" : ""}; then bg_result once. Do not poll.`
+      : `One notification arrives when it ends${r.trigger_on_completion ? " (it starts a turn)" : ""}; then call bg_result with this taskId once. Do not poll.`;
   const lines = [
     `Delegate ${r.task_id} started: ${name}`,
     `Route ${r.route.provider}/${r.route.model} pinned (${r.route.origin}), thinking ${r.route.thinking_level}, ${r.extension_mode} mode.`,
@@ -105,10 +151,16 @@ function receiptLines(r: ReceiptDetails, cwd: string, name: string, compact: boo
       : [
           `Spend cap ${formatCost(r.spend.cap_usd)}: first request ≥${formatCost(r.spend.first_request_usd)}, answer runway ${formatCost(r.spend.runway_usd)}.`,
         ]),
-    compact
-      ? `Seed sha256 ${r.seed_sha256.slice(0, 16)}… (${r.seed_bytes} B).`
-      : `Seed sha256 ${r.seed_sha256} (${r.seed_bytes} B), budget ${r.budget_source} ${r.bytes_per_token.toFixed(2)} B/token.`,
+    // At the bound a follow-up's carried line takes the seed line's place (details keep the seed).
+    ...(compact && r.follow_up !== null
+      ? []
+      : [
+          compact
+            ? `Seed sha256 ${r.seed_sha256.slice(0, 16)}… (${r.seed_bytes} B).`
+            : `Seed sha256 ${r.seed_sha256} (${r.seed_bytes} B), budget ${r.budget_source} ${r.bytes_per_token.toFixed(2)} B/token.`,
+        ]),
     `Artifacts: ${relative(cwd, r.artifact_dir)}`,
+    ...(r.follow_up === null ? [] : [carriedLine(r.follow_up, compact)]),
     notify,
   ];
   if (r.ambient_warning) lines.push(`WARNING: ${r.ambient_warning}`);

@@ -22,6 +22,7 @@ import {
 import { utf8Prefix } from "../core/utf8.ts";
 import type { TaskOutput } from "../verify/structured-output.ts";
 import { basisLines, structuredText } from "./output.ts";
+import { chainText } from "./receipt.ts";
 
 export interface RunningView {
   schema_version: typeof SCHEMA.delegateView;
@@ -76,6 +77,30 @@ export interface CompletedView {
   max_cost_usd: number | null;
   /** What the provider billed past a request's limits, in words with the amount (result.json overbilled); null when none. */
   overbilled: string | null;
+  /** A follow-up's link as checked at this call (docs/tools/bg_result.md, "Follow-ups"); null for a first task. */
+  follow_up: FollowUpView | null;
+}
+
+/** A follow-up's place in its chain and the state of its link to the previous task. */
+export interface FollowUpView {
+  previous_task_id: string;
+  previous_end: string;
+  chain_position: number;
+  link: "intact" | "changed" | "gone";
+  carried_evidence_rows: number;
+}
+
+const LINK_TEXT: Record<FollowUpView["link"], string> = {
+  intact: "the previous task's session and result are as it started from",
+  changed:
+    "the previous task's session or result.json changed after this follow-up started: its earlier reads are not counted; do not trust what the answer takes from them",
+  gone: "the previous task's tree is gone (removed after this follow-up started): its earlier reads are not counted",
+};
+
+/** The header's line about a follow-up: "A follow-up of d… (2nd in chain); …". */
+export function followUpLine(f: FollowUpView): string {
+  const carried = f.link === "intact" ? `; ${plural(f.carried_evidence_rows, "evidence row")} carried` : "";
+  return `A ${chainText(f)}; link ${f.link}: ${LINK_TEXT[f.link]}${carried}.`;
 }
 
 export function runningView(
@@ -120,6 +145,7 @@ export function completedView(
   textCopy: AnswerCopy | null,
   evidenceCheck: EvidenceCheck,
   output: TaskOutput,
+  followUp: FollowUpView | null = null,
 ): CompletedView {
   return {
     schema_version: SCHEMA.delegateView,
@@ -152,6 +178,7 @@ export function completedView(
     },
     max_cost_usd: manifest.limits.max_cost_usd ?? null,
     overbilled: result.overbilled === undefined ? null : overbilledSentence(result.overbilled),
+    follow_up: followUp,
   };
 }
 
@@ -246,10 +273,13 @@ export function completedHeader(view: CompletedView): string {
   const lines = [
     `Verified answer of ${view.task_id} (${view.name}): ${view.answer.byte_length} bytes, sha256 ${view.answer.sha256}.`,
     `Route ${view.route.provider}/${view.route.model}; ${view.turns} turns, ${view.tool_calls} tool calls; ${usageText(view.usage, view.max_cost_usd)}; ${plural(view.evidence.length, "evidence row")} (inspect calls seen).`,
+    ...(view.follow_up === null ? [] : [followUpLine(view.follow_up)]),
     ...evidenceLines(view.evidence_check),
   ];
-  if (view.flags.no_tool_calls)
+  if (view.flags.no_tool_calls && view.follow_up === null)
     lines.push("Note: the delegate made no tool calls; the answer rests on the seed alone.");
+  if (view.flags.no_tool_calls && view.follow_up !== null)
+    lines.push("Note: the follow-up made no tool calls; the answer rests on the previous task's session.");
   if (view.flags.finalized_by_runway)
     lines.push(
       `Note: the delegate ${FORCED_BY[view.flags.finalized_by ?? "context"]}; it was told to answer from the evidence it had.`,

@@ -33,6 +33,8 @@ const EXPECTED_TARGETS: Record<string, number> = {
   spend_overshoot_real: 1,
   // Issue 25: the host probe before an unproven Pi's first delegate, at most 10 s on 2 cores.
   "self-proof": 10,
+  // Issue 36: a follow-up's spend ÷ a fresh delegate answering the same question, at most 0.5.
+  follow_up_spend: 0.5,
 };
 /** Figures whose goal is a floor (≥); every other target is a ceiling (≤). */
 const AT_LEAST = new Set(["usable_window", "usable_window_bytes_only", "spend_cap_use"]);

@@ -181,7 +181,7 @@ describe("pruning ended task trees", () => {
     const help = await runCli(cwd, "prune", "--help");
     expect(help.code).toBe(0);
     expect(help.stdout).toContain(
-      "Usage: pi-bg-delegate prune [--older-than <days>] [--keep <n>] [--dry-run] [--undelivered] [--json]",
+      "Usage: pi-bg-delegate prune [--older-than <days>] [--keep <n>] [--dry-run] [--undelivered] [--unlink] [--json]",
     );
     const bare = await runCli(cwd, "prune");
     expect(bare.code).toBe(2);

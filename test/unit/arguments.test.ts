@@ -17,6 +17,7 @@ import { parseResultArguments, RESULT_ARGUMENTS } from "../../src/arguments/resu
 import { DelegateError } from "../../src/core/errors.ts";
 import { packageTool } from "../../src/tools/define.ts";
 import { BG_DELEGATE, BG_RESULT } from "../../src/tools/texts.ts";
+import { thrownBy } from "../helpers/failures.ts";
 
 const MiB = 1024 * 1024;
 const ok = { name: "Find the parser", prompt: "Where is the config parsed?" };
@@ -183,7 +184,28 @@ describe("valid arguments", () => {
       autoDeliver: "never",
       notifyOnCompletion: true,
       triggerOnCompletion: true,
+      previousTaskId: undefined,
+      reseed: false,
     });
+  });
+
+  it("bg_delegate takes a follow-up's previousTaskId (trimmed) and reseed only with it", () => {
+    const followUp = parseDelegateArguments({ ...ok, previousTaskId: "  d0123abcd ", reseed: true });
+    expect(followUp).toMatchObject({ previousTaskId: "d0123abcd", reseed: true });
+    expect(thrownBy(() => parseDelegateArguments({ ...ok, reseed: false }))).toMatchObject({
+      code: "invalid_arguments",
+      message: expect.stringContaining("reseed"),
+    });
+    for (const bad of [
+      { previousTaskId: 7 },
+      { previousTaskId: "" },
+      { previousTaskId: "d\u0007" },
+      { reseed: "yes" },
+    ]) {
+      expect(thrownBy(() => parseDelegateArguments({ ...ok, previousTaskId: "d1", ...bad }))).toMatchObject({
+        code: "invalid_arguments",
+      });
+    }
   });
 
   it("bg_delegate keeps every given value; the name is trimmed, the prompt is kept byte for byte", () => {
@@ -199,6 +221,8 @@ describe("valid arguments", () => {
       autoDeliver: "when_small",
       notifyOnCompletion: false,
       triggerOnCompletion: false,
+      previousTaskId: "d0123",
+      reseed: true,
     };
     expect(parseDelegateArguments(given)).toEqual({ ...given, name: "Audit" });
   });

@@ -6,6 +6,7 @@ import { COMMAND_NAMES, EXIT, helpText, parseArgs, UsageError } from "../../src/
 import { facts, table, visible, visibleLines } from "../../src/cli/format.ts";
 import { renderFacts, renderList } from "../../src/cli/render.ts";
 import { type DelegateFacts, SHOW_SCHEMA } from "../../src/cli/show.ts";
+import { type TaskRow, threadedName, threadRows, unreadRow } from "../../src/tasks/row.ts";
 
 function usage(argv: string[]): string {
   try {
@@ -32,12 +33,14 @@ describe("pi-bg-delegate argument parsing", () => {
         keep: undefined,
         dryRun: false,
         undelivered: false,
+        unlink: false,
       },
     });
     expect(parseArgs(["prune", "--older-than", "7.5", "--keep=3", "--dry-run", "--json"])).toMatchObject({
       parsed: { command: "prune", olderThanDays: 7.5, keep: 3, dryRun: true, json: true, id: undefined },
     });
     expect(parseArgs(["prune", "--keep", "0", "--undelivered"])).toMatchObject({ parsed: { undelivered: true } });
+    expect(parseArgs(["prune", "--keep", "0", "--unlink"])).toMatchObject({ parsed: { unlink: true } });
     expect(parseArgs(["list", "--all", "--json"])).toMatchObject({ parsed: { all: true, json: true, id: undefined } });
     expect(parseArgs([])).toEqual({ kind: "help", command: undefined });
     expect(parseArgs(["show", "--help"])).toEqual({ kind: "help", command: "show" });
@@ -169,11 +172,47 @@ describe("list: the spend cap and the total", () => {
       answer_bytes: 70,
       code: null,
       dir: "/tmp/x",
+      previous_id: null,
+      depth: 0,
     };
     const text = renderList([row, { ...row, id: `d${"b".repeat(32)}`, cap: null, cost: null }], true, 0);
     expect(text.split("\n")[0]).toMatch(/\bCOST\s+CAP\s+ANSWER\b/);
     expect(text).toMatch(/\$0\.1005\s+\$0\.2000/);
     expect(text.split("\n").at(-1)).toBe("total spend: $0.1005 over 2 delegate tasks (1 not reported)");
+  });
+
+  it("lists a follow-up under the task it follows, oldest follow-up first, a chain top to bottom", () => {
+    const at = (minute: number) => `2026-12-01T10:${String(minute).padStart(2, "0")}:00.000Z`;
+    const make = (id: string, minute: number, previous: string | null): TaskRow => ({
+      ...unreadRow({ kind: "delegate", id, dir: `/tmp/${id}` }),
+      state: "completed",
+      name: `task ${id}`,
+      created_at: at(minute),
+      previous_id: previous,
+    });
+    // Newest first, as listRows sorts them: d5 follows d1, d3 and d4 follow d2, d6 follows d4.
+    const rows = [
+      make("d6", 6, "d4"),
+      make("d5", 5, "d1"),
+      make("d4", 4, "d2"),
+      make("d3", 3, "d2"),
+      make("d2", 2, null),
+      make("d1", 1, null),
+      make("d7", 7, "gone"),
+    ];
+    const threaded = threadRows(rows);
+    expect(threaded.map((r) => `${r.id}:${r.depth}`)).toEqual(["d2:0", "d3:1", "d4:1", "d6:2", "d1:0", "d5:1", "d7:0"]);
+    expect(threaded.map((r) => threadedName(r))).toEqual([
+      "task d2",
+      "└ task d3",
+      "└ task d4",
+      "  └ task d6",
+      "task d1",
+      "└ task d5",
+      "task d7",
+    ]);
+    const text = renderList(threaded, true, 0);
+    expect(text).toMatch(/\n\S+\s.* {2}└ task d6\n/);
   });
 });
 
@@ -218,6 +257,7 @@ describe("show: which limit made the delegate answer", () => {
     },
     output: null,
     settings_ignored: [],
+    chain: null,
   };
   const line = (f: DelegateFacts) =>
     renderFacts(f)
@@ -243,6 +283,23 @@ describe("show: which limit made the delegate answer", () => {
     expect(line({ ...base, finalized_by: "time" })).toContain("neared its timeout (timeoutSeconds)");
     expect(line({ ...base, finalized_by: null })).toMatch(/^finalized:?\s+no \(answered before any limit's runway\)$/);
     expect(line({ ...base, state: "failed", answer: null, finalized_by: null })).toMatch(/^finalized:?\s+-$/);
+  });
+
+  it("prints a follow-up's whole chain with each link's state", () => {
+    const chain = renderFacts({
+      ...base,
+      chain: [
+        { id: "d1", state: "failed", link: null, current: false },
+        { id: "d2", state: "completed", link: "intact", current: true },
+        { id: "d3", state: "running", link: "changed", current: false },
+      ],
+    })
+      .split("\n")
+      .find((l) => l.startsWith("chain"));
+    expect(chain).toMatch(
+      /^chain:\s+1\. d1 failed → 2\. d2 completed \(link intact\) \[this task\] → 3\. d3 running \(link CHANGED\)$/,
+    );
+    expect(renderFacts(base)).not.toContain("chain:");
   });
 
   it("a capped delegate: the cap in its limits, the spend beside it, and the per-request spend of runtime-budget.json", () => {

@@ -9,6 +9,7 @@ import {
   readArtifactCost,
   shouldFinalize,
   spillReason,
+  taskStart,
   transcriptGrowthBytes,
 } from "../../src/child/runway.ts";
 import { reportedInputTokens } from "../../src/child/usage.ts";
@@ -38,6 +39,35 @@ describe("transcript growth R", () => {
       { role: "user", content: "notice" }, // a later user message (our notice) is growth: 6
     ];
     expect(transcriptGrowthBytes(messages)).toBe(2 + 3 + 12 + 5 + 4 + 6);
+  });
+
+  it("a follow-up counts from its own prompt: the carried session is neither growth nor its turns", () => {
+    const prompt = "pi-bg-delegate follow-up d2 of task d1. …";
+    const messages = [
+      { role: "user", content: [{ type: "text", text: "the first task's prompt" }] },
+      { role: "assistant", content: [{ type: "text", text: "carried answer" }] }, // carried: 14
+      { role: "user", content: [{ type: "text", text: prompt }] },
+      { role: "assistant", content: [{ type: "text", text: "abc" }] }, // 3
+      { role: "user", content: "notice" }, // 6
+    ];
+    const start = taskStart(messages, prompt);
+    expect(start).toBe(2);
+    expect(transcriptGrowthBytes(messages, start)).toBe(3 + 6);
+    // A first task (its prompt is the first user message) counts as before.
+    expect(taskStart(messages, "the first task's prompt")).toBe(0);
+    expect(transcriptGrowthBytes(messages, 0)).toBe(transcriptGrowthBytes(messages));
+    expect(transcriptGrowthBytes(messages)).toBe(14 + Buffer.byteLength(prompt) + 3 + 6);
+    // A prompt given as a plain string is found too; an unseen prompt falls back to the first user message.
+    expect(
+      taskStart(
+        [
+          { role: "system", content: "" },
+          { role: "user", content: prompt },
+        ],
+        prompt,
+      ),
+    ).toBe(1);
+    expect(taskStart(messages, "not there")).toBe(0);
   });
 
   it("unknown shapes count as zero rather than throwing", () => {

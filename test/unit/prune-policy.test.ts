@@ -79,4 +79,31 @@ describe("which ended trees a prune removes", () => {
     expect(verdicts([ended("x", 100)], {})).toEqual(["x:kept"]);
     expect(verdicts([{ ...ended("x", 100), endedAt: null }], { olderThanDays: 1 })).toEqual(["x:recent"]);
   });
+
+  it("keeps a tree a kept follow-up resumes from, down the chain, unless asked to unlink", () => {
+    const first = ended("first", 60);
+    const second = { ...ended("second", 50), previousId: "first" };
+    const third = { ...ended("third", 2), previousId: "second" };
+    const lone = ended("lone", 55);
+    const tasks = [first, second, third, lone];
+    expect(verdicts(tasks, { olderThanDays: 30 })).toEqual([
+      "third:recent",
+      "second:linked",
+      "lone:remove",
+      "first:linked",
+    ]);
+    expect(verdicts(tasks, { olderThanDays: 30, unlink: true })).toEqual([
+      "third:recent",
+      "second:remove",
+      "lone:remove",
+      "first:remove",
+    ]);
+    // When the follow-up goes too, nothing holds its previous tree.
+    expect(verdicts(tasks, { olderThanDays: 0 })).toEqual([
+      "third:remove",
+      "second:remove",
+      "lone:remove",
+      "first:remove",
+    ]);
+  });
 });

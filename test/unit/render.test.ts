@@ -587,6 +587,8 @@ describe("/delegates table", () => {
     answer_bytes: 787,
     code: null,
     dir: "/tmp/t",
+    previous_id: null,
+    depth: 0,
     ...over,
   });
   const rows = [
@@ -622,6 +624,13 @@ describe("/delegates table", () => {
     }).render(80);
     return captured!;
   };
+
+  it("shows a follow-up under the task it follows", () => {
+    const followUp = row({ id: `d4${"d".repeat(31)}`, name: "and what about X", previous_id: rows[1]!.id, depth: 1 });
+    const lines = plain(new DelegatesTable(() => [rows[1]!, followUp], theme()).render(120));
+    expect(lines[1]).toContain("map auth");
+    expect(lines[2]).toMatch(/ └ and what about X$/);
+  });
 
   for (const width of WIDTHS) {
     it(`is an aligned table with a header at ${width} columns; long names end in an ellipsis`, () => {

@@ -161,6 +161,7 @@ describe("receipt text", () => {
       settings_ignored: [
         "bgDelegate.maxRunning 9 in .pi/settings.json ignored: a project may only lower it (yours: 1)",
       ],
+      follow_up: null,
     };
     const text = receiptText(receipt, CWD);
     expect(Buffer.byteLength(text)).toBeLessThanOrEqual(RECEIPT_TEXT_MAX_BYTES);
@@ -168,6 +169,42 @@ describe("receipt text", () => {
     expect(text).toContain("WARNING: ambient mode");
     expect(text).toContain("Spend cap $10000.00: first request ≥$3141.59, answer runway $2718.28.");
     expect(text).not.toContain(CWD);
+    // A follow-up deep in its chain, having carried a 64 MiB session, still fits and says what it carried.
+    const previous = `d${"f".repeat(32)}`;
+    const followUp = receiptText(
+      {
+        ...receipt,
+        follow_up: {
+          previous_task_id: previous,
+          previous_end: "provider_context_budget_exhausted",
+          chain_position: 1000,
+          carried_session_bytes: 67_108_864,
+          carried_tokens: 1_000_000,
+        },
+      },
+      CWD,
+    );
+    expect(Buffer.byteLength(followUp)).toBeLessThanOrEqual(RECEIPT_TEXT_MAX_BYTES);
+    expect(followUp).toContain(`Follows ${previous.slice(0, 12)}…: carried 67108864 B, 1000000 tok.`);
+    expect(followUp).toContain("WARNING: ambient mode");
+    const plainFollowUp = receiptText(
+      {
+        ...receipt,
+        name: "short",
+        extension_mode: "isolated",
+        ambient_warning: null,
+        spend: null,
+        follow_up: {
+          previous_task_id: previous,
+          previous_end: "completed",
+          chain_position: 2,
+          carried_session_bytes: 4096,
+          carried_tokens: null,
+        },
+      },
+      CWD,
+    );
+    expect(plainFollowUp).toContain(`A follow-up of ${previous} (2nd in chain): carried 4096 B.`);
   });
 });
 

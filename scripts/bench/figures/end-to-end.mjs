@@ -31,6 +31,7 @@ export async function delegateAndWait(parent, works, { autoDeliver, timeoutMs = 
       prompt: work.prompt,
       autoDeliver,
       triggerOnCompletion: false,
+      ...work.args,
     },
   }));
   await parent.prompt(parentPrompt([calls]));
