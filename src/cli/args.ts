@@ -77,7 +77,7 @@ export const COMMANDS: Record<CommandName, CommandSpec> = {
       {
         name: "undelivered",
         kind: "flag",
-        help: "also remove ended tasks whose notice never reached their session or whose outcome the agent has not read",
+        help: "also remove ended tasks whose notice never reached their session or whose answer the agent has not read",
       },
       JSON_OPTION,
     ],
@@ -169,7 +169,8 @@ function numberOption(
     throw new UsageError(`--${name} must be ${what}, not "${raw}"`, command);
   }
   const max = NUMBER_OPTION_MAX[kind];
-  if (value > max) throw new UsageError(`--${name} must be at most ${max}${whole ? "" : ` ${kind}`}, not "${raw}"`, command);
+  if (value > max)
+    throw new UsageError(`--${name} must be at most ${max}${whole ? "" : ` ${kind}`}, not "${raw}"`, command);
   return value;
 }
 

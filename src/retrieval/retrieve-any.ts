@@ -1,6 +1,7 @@
 import type { ResultArguments } from "../arguments/result-arguments.ts";
 import { type FusionRetrieval, retrieveFusion } from "../fusion/index.ts";
-import { resolveTaskRef } from "../store/lookup.ts";
+import { readManifest, resolveTaskRef } from "../store/lookup.ts";
+import { writeAnswerRead } from "../tasks/notice.ts";
 import { fusionLiveness } from "../tasks/running.ts";
 import { type DelegateRetrieval, retrieveDelegate } from "./retrieve.ts";
 
@@ -24,7 +25,28 @@ export async function retrieveTask(
   settleStranded: SettleStrandedRun,
 ): Promise<Retrieval> {
   const ref = resolveTaskRef(cwd, args.taskId, known);
-  if (ref.kind === "delegate") return retrieveDelegate(ref.dir, args.delivery);
-  await settleStranded(cwd, ref.dir);
-  return retrieveFusion(ref.dir, args, fusionLiveness);
+  let retrieval: Retrieval;
+  try {
+    if (ref.kind === "delegate") retrieval = retrieveDelegate(ref.dir, args.delivery);
+    else {
+      await settleStranded(cwd, ref.dir);
+      retrieval = await retrieveFusion(ref.dir, args, fusionLiveness);
+    }
+  } catch (error) {
+    // A delegate that ended failed (or whose answer fails its checks) is reported by this error: the
+    // agent has read how it ended.
+    if (ref.kind === "delegate" && endedOnDisk(ref.dir)) writeAnswerRead(ref.dir, ref.id);
+    throw error;
+  }
+  // How it ended is in the agent's hands now (docs/cli.md, "prune": the tree may go).
+  if (retrieval.details.state !== "running") writeAnswerRead(ref.dir, ref.id);
+  return retrieval;
+}
+
+function endedOnDisk(taskDir: string): boolean {
+  try {
+    return readManifest(taskDir).state !== "running";
+  } catch {
+    return false;
+  }
 }
