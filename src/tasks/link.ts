@@ -80,7 +80,7 @@ export class SessionLink {
     }
     clearTimeout(this.recheck);
     if (waiting && !this.closed) {
-      this.recheck = setTimeout(() => void this.deliverPending(), RECHECK_MS);
+      this.recheck = setTimeout(() => void this.deliverPending().catch(() => {}), RECHECK_MS);
       this.recheck.unref();
     }
   }
