@@ -8,7 +8,7 @@
  * whose every directory is 0755 and every file readable. Made once per test file.
  */
 import { existsSync } from "node:fs";
-import { chmod, cp, lstat, readdir, readFile } from "node:fs/promises";
+import { chmod, cp, lstat, mkdir, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { REPO_ROOT } from "./pi-paths.ts";
 import { makeTempDir } from "./temp.ts";
@@ -19,6 +19,15 @@ let made: Promise<string> | undefined;
 export function readableCliBin(): Promise<string> {
   made ??= copyCli();
   return made;
+}
+
+/**
+ * The environment for the other user: a temp dir anyone may write (mode 1777, in the copy), where
+ * jiti keeps what it transpiled, so each run after the first starts fast.
+ */
+export async function readableCliEnv(): Promise<Record<string, string>> {
+  const bin = await readableCliBin();
+  return { TMPDIR: join(bin, "..", "..", "tmp"), JITI_RESPECT_TMPDIR_ENV: "true" };
 }
 
 async function copyCli(): Promise<string> {
@@ -36,6 +45,8 @@ async function copyCli(): Promise<string> {
     await cp(from, join(dir, "node_modules", name), { recursive: true, dereference: true });
   }
   await openToAll(dir);
+  await mkdir(join(dir, "tmp"));
+  await chmod(join(dir, "tmp"), 0o1777);
   return join(dir, "bin", "pi-bg-delegate.mjs");
 }
 

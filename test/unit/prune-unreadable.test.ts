@@ -14,7 +14,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { TASK_FILES } from "../../src/core/constants.ts";
 import { keptLines, pruneTasks, pruneTotal } from "../../src/tasks/prune.ts";
 import { CLI_BIN } from "../helpers/cli.ts";
-import { readableCliBin } from "../helpers/cli-copy.ts";
+import { readableCliBin, readableCliEnv } from "../helpers/cli-copy.ts";
 import { HOST } from "../helpers/pi-paths.ts";
 import { type CompletedTask, writeCompletedTask } from "../helpers/task-tree.ts";
 import { makeTempDir } from "../helpers/temp.ts";
@@ -59,7 +59,7 @@ describe("prune with a tree it cannot read", () => {
       cwd,
       reject: false,
       stdin: "ignore",
-      ...(IS_ROOT ? { uid: NOBODY, gid: NOBODY } : {}),
+      ...(IS_ROOT ? { uid: NOBODY, gid: NOBODY, env: await readableCliEnv() } : {}),
     });
     expect(run.stderr).not.toMatch(/\n\s+at /); // no stack trace
     expect(run.exitCode).toBe(1);
