@@ -1,3 +1,4 @@
+import { statSync } from "node:fs";
 import { join } from "node:path";
 import { SCHEMA, TASK_FILES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
@@ -41,6 +42,33 @@ const REASON_CODES = {
 function spentBy(usage: UsageRecord | undefined, progress: ChildProgress): number | null {
   if (usage !== undefined) return usage.status === "observed" ? usage.cost_total : null;
   return progress.cost_total;
+}
+
+/** The files a child writes as it runs and ends (their times are its own record of its run). */
+const CHILD_WRITES = [
+  TASK_FILES.result,
+  TASK_FILES.terminal,
+  TASK_FILES.runtimeBudget,
+  TASK_FILES.progress,
+  TASK_FILES.ready,
+  TASK_FILES.output,
+] as const;
+
+/**
+ * When the child ended, as it recorded it: the last time it wrote one of its files (result.json or
+ * child-terminal.json at its commit, progress.json, its output log), never before the launch nor
+ * after `now`. A task adjudicated long after its child ended (bg_result or `list` on a task whose
+ * Pi is gone) keeps the child's run time, not the time it was looked at.
+ */
+function childEnd(taskDir: string, createdAt: string, now: string): string {
+  let last = Number.NEGATIVE_INFINITY;
+  for (const name of CHILD_WRITES) {
+    const stat = statSync(join(taskDir, name), { throwIfNoEntry: false });
+    if (stat?.isFile()) last = Math.max(last, stat.mtimeMs);
+  }
+  const floor = Date.parse(createdAt);
+  if (!Number.isFinite(last) || !Number.isFinite(floor)) return now;
+  return new Date(Math.min(Math.max(last, floor), Date.parse(now))).toISOString();
 }
 
 /**
@@ -89,7 +117,7 @@ export function finalizeTask(
     state,
     updated_at: now,
     terminal: {
-      ended_at: now,
+      ended_at: parentReason === undefined ? childEnd(taskDir, manifest.created_at, now) : now,
       ...(error ? { code: error.code, message: error.message } : {}),
       ...(verified ? { answer_bytes: verified.answerBytes.length, answer_sha256: verified.result.answer.sha256 } : {}),
       ...(cost === null ? {} : { cost_total: cost }),
