@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /**
- * `npm test`: the suite on every Pi host, one after the other (scripts/hosts.mjs).
+ * `npm test`: the suite on every Pi host, one after the other (scripts/hosts.mjs); USAGE below says
+ * how to call it (`npm test -- --help` prints it).
  *
  *   npm test                          every host, oldest first: all tests on the first (0.73.1), the
  *                                     real-pi tests on the newest 1.x, SUBSET_TESTS on every other 1.x
@@ -18,15 +19,37 @@
  * Each host runs vitest on its own Node (0.73.1: the Node that runs npm; 1.x: Node 22 from the
  * npm registry) with $PI_BG_DELEGATE_TEST_HOST set, so every pi process a test starts, parent or
  * child, is that host's. Writes test-results.json (per host and in all) and prints one plain
- * "N passed, N failed, N skipped" line per host and one for all; fails when a host ran no test.
+ * "N passed, N failed, N skipped" line per host and one for all (scripts/test-report.mjs: a file that
+ * failed in beforeAll counts its tests as failed, not skipped); fails when a host ran no test.
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { HOST_ENV, hostNames, REPO_ROOT, resolveHost } from "./hosts.mjs";
 import { HostUnavailable, installRegistryHost, isReleaseVersion, runOnRegistryHost } from "./registry-host.mjs";
+import { countReport } from "./test-report.mjs";
 
 const TESTS = { all: "all tests", "real-pi": "the real-pi tests", subset: "the host subset" };
+
+const USAGE = `Usage: npm test [-- [--host <version>]... [vitest arguments]]
+
+  npm test                                  every host, oldest first: all tests on the first (0.73.1),
+                                            the real-pi tests on the newest 1.x, the host subset on
+                                            every other 1.x (scripts/hosts.mjs testInclude)
+  npm test -- --host 1.6.0                  one host (repeat --host for several)
+  npm test -- --host 0.73.1 test/unit/seed.test.ts
+                                            further arguments go to vitest (its own --help:
+                                            npx vitest --help)
+  npm test -- --host 0.87.1                 any other Pi release on the npm registry: installed into
+                                            .hosts/<version>/ and run in a scratch copy in which it
+                                            is proven (the real-pi tests unless files are named)
+  npm test -- --help                        this text
+
+Hosts: ${hostNames().join(", ")}. A host that cannot run ends the command before any test, with one
+line saying why (exit 2).
+Prints "N passed, N failed, N skipped" per host and for all, writes test-results.json, and exits 1
+when a test or a test file failed (a file whose beforeAll failed counts its tests as failed) or a
+host ran no test.`;
 
 function parseArgs(argv) {
   const hosts = [];
@@ -44,18 +67,13 @@ function parseArgs(argv) {
   return { hosts: hosts.length > 0 ? hosts : hostNames(), rest };
 }
 
-function counts(report) {
-  return {
-    passed: report.numPassedTests,
-    failed: report.numFailedTests,
-    skipped: report.numPendingTests + report.numTodoTests,
-    total: report.numTotalTests,
-    failedFiles: report.testResults.filter((file) => file.status === "failed").map((file) => file.name),
-  };
-}
-
 function line(label, c) {
   return `${label}: ${c.passed} passed, ${c.failed} failed, ${c.skipped} skipped`;
+}
+
+if (process.argv.slice(2).some((arg) => arg === "--help" || arg === "-h")) {
+  console.log(USAGE);
+  process.exit(0);
 }
 
 /** One line saying why, and nothing runs. */
@@ -118,7 +136,7 @@ for (const name of hosts) {
     ok = false;
     continue;
   }
-  const c = counts(JSON.parse(readFileSync(reportFile, "utf8")));
+  const c = countReport(JSON.parse(readFileSync(reportFile, "utf8")));
   rmSync(reportFile, { force: true });
   results[name] = c;
   if (status !== 0 || c.failed > 0 || c.total === 0) ok = false;
@@ -134,6 +152,8 @@ console.log("");
 for (const [name, c] of Object.entries(results)) {
   console.log(line(`pi ${name}`, c));
   for (const file of c.failedFiles) console.log(`  failed: ${file}`);
+  for (const file of c.brokenFiles ?? [])
+    console.log(`  ${file.name} failed outside its tests: ${file.message.split("\n")[0]}`);
 }
 console.log(line("all hosts", all));
 process.exit(ok ? 0 : 1);

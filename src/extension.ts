@@ -16,7 +16,10 @@ import { projectTrusted } from "./launch/launch.ts";
 import { launchDelegate } from "./launch/start.ts";
 import {
   drainAtShutdown,
+  endingOnSignal,
+  listenForEndSignals,
   nonInteractiveMode,
+  onEndSignal,
   ownWorkRunning,
   registerJsonEcho,
   reportAtExit,
@@ -155,7 +158,11 @@ export default function bgDelegateExtension(pi: ExtensionAPI): void {
   registerNotificationRenderer(pi);
   registerDelegatesCommand(pi);
 
+  // A signal that ends a non-interactive Pi: no notice is sent after it (no turn may start).
+  onEndSignal(() => link?.close());
+
   pi.on("session_start", (_event, ctx) => {
+    if (nonInteractiveMode(ctx) !== undefined) listenForEndSignals();
     link?.close();
     link = new SessionLink(pi, ctx, inlineAnswer);
     const current = link;
@@ -187,7 +194,8 @@ export default function bgDelegateExtension(pi: ExtensionAPI): void {
     const mode = nonInteractiveMode(ctx);
     // Pi 0.73.1 has no agent_before_settle: its print mode ends the run first, so the wait happens
     // here, with the session still live (its turns run; their output is written as Pi would have).
-    if (event.reason === "quit" && waitsForOwnWork(ctx) && mode !== undefined && ownWorkRunning() > 0) {
+    const draining = event.reason === "quit" && mode !== undefined && !endingOnSignal();
+    if (draining && waitsForOwnWork(ctx) && ownWorkRunning() > 0) {
       echoJson = mode === "json";
       try {
         await drainAtShutdown(ctx, mode);

@@ -49,6 +49,14 @@ export interface OwnOutcome {
 
 interface Ledger {
   outcomes: Map<string, OwnOutcome>;
+  /** The signal that ends this process, once one came (see endOnSignal). */
+  signal: EndSignal | undefined;
+  /** Ids already named on stderr (a signal names them at once; the exit report skips them). */
+  named: Set<string>;
+  /** Called once when a signal ends the process (the session link stops sending notices). */
+  onEnd: Set<() => void>;
+  /** Whether this process's signal listeners are installed. */
+  listening: boolean;
 }
 
 const LEDGER_KEY = Symbol.for("pi-bg-delegate.own-work.v1");
@@ -57,7 +65,13 @@ const LEDGER_KEY = Symbol.for("pi-bg-delegate.own-work.v1");
 function ledger(): Ledger {
   const holder = globalThis as typeof globalThis & { [LEDGER_KEY]?: Ledger };
   if (holder[LEDGER_KEY] === undefined) {
-    const made: Ledger = { outcomes: new Map() };
+    const made: Ledger = {
+      outcomes: new Map(),
+      signal: undefined,
+      named: new Set(),
+      onEnd: new Set(),
+      listening: false,
+    };
     holder[LEDGER_KEY] = made;
     getRegistry().subscribe((event) => {
       if (event.kind === "fusion") {
@@ -96,9 +110,13 @@ export function ownWorkRunning(): number {
   return runs.length + [...getRegistry().delegates.keys()].filter((id) => !children.has(id)).length;
 }
 
-/** Resolve once nothing of this process runs (each end's notice has been handed to the session by then). */
+/**
+ * Resolve once nothing of this process runs (each end's notice has been handed to the session by then),
+ * or at once when a signal ends the process.
+ */
 export async function waitForOwnWork(pollMs = 100): Promise<void> {
-  while (ownWorkRunning() > 0) await new Promise((resolve) => setTimeout(resolve, pollMs));
+  while (ownWorkRunning() > 0 && ledger().signal === undefined)
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
   // The registries tell their subscribers synchronously as a task ends; one more turn of the event
   // loop lets a notice sent from there reach Pi's queue.
   await new Promise((resolve) => setImmediate(resolve));
@@ -107,7 +125,7 @@ export async function waitForOwnWork(pollMs = 100): Promise<void> {
 const QUIT = "Pi exited while it ran";
 
 /** Delegates and Fusion runs of this process still running, as a person names them. */
-export function runningOwnWork(): OwnOutcome[] {
+export function runningOwnWork(why = QUIT): OwnOutcome[] {
   const runs = [...getRegistry().runs.values()];
   const children = new Set(runs.flatMap((r) => r.children.map((c) => c.taskId)));
   const delegates = [...getRegistry().delegates.values()].filter((t) => !children.has(t.taskId));
@@ -118,7 +136,7 @@ export function runningOwnWork(): OwnOutcome[] {
       kind: "delegate" as const,
       state: "cancelled" as const,
       code: "child_cancelled" as const,
-      why: QUIT,
+      why,
     })),
     ...runs.map((r) => ({
       id: r.runId,
@@ -126,7 +144,7 @@ export function runningOwnWork(): OwnOutcome[] {
       kind: "fusion" as const,
       state: "cancelled" as const,
       code: "child_cancelled" as const,
-      why: QUIT,
+      why,
     })),
   ];
 }
@@ -142,8 +160,9 @@ function line(o: OwnOutcome): string {
  * given the terminal back, so a person sees it. Non-interactive: the exit status is non-zero then.
  */
 export function reportAtExit(cancelled: readonly OwnOutcome[], nonInteractive: boolean): void {
-  const ended = nonInteractive ? [...ledger().outcomes.values()].filter((o) => o.state !== "completed") : [];
-  const lines = [...ended, ...cancelled].map(line);
+  const { outcomes, named } = ledger();
+  const ended = nonInteractive ? [...outcomes.values()].filter((o) => o.state !== "completed") : [];
+  const lines = [...ended, ...cancelled].filter((o) => !named.has(o.id)).map(line);
   if (lines.length === 0) return;
   if (nonInteractive) process.exitCode = process.exitCode || 1;
   process.once("exit", () => {
@@ -153,6 +172,70 @@ export function reportAtExit(cancelled: readonly OwnOutcome[], nonInteractive: b
       // stderr is gone: nothing more can be said
     }
   });
+}
+
+/** The signals that end a non-interactive Pi, and the status Pi exits with after each. */
+export type EndSignal = "SIGTERM" | "SIGINT";
+const SIGNAL_STATUS: Record<EndSignal, number> = { SIGTERM: 143, SIGINT: 130 };
+
+/** Call `stop` once a signal ends this process (before its children are recorded as cancelled). */
+export function onEndSignal(stop: () => void): () => void {
+  const { onEnd } = ledger();
+  onEnd.add(stop);
+  return () => onEnd.delete(stop);
+}
+
+/** Whether a signal is ending this process (its waits are over; nothing more is delivered). */
+export function endingOnSignal(): boolean {
+  return ledger().signal !== undefined;
+}
+
+/**
+ * A signal ends this non-interactive process (docs/configuration.md, "Non-interactive Pi"): at once
+ * and synchronously, every delegate and Fusion run it still runs is killed and recorded as
+ * `child_cancelled` (the registry writes synchronously), each is named on stderr, and every wait
+ * (agent_before_settle on Pi 1.x, the drain at shutdown on 0.73.1) returns. SIGTERM then leaves the
+ * exit to Pi's own handler (status 143) when Pi installed one; SIGINT, which Pi's print mode does
+ * not handle, exits here with 130.
+ */
+export function endOnSignal(signal: EndSignal): void {
+  const state = ledger();
+  const first = state.signal === undefined;
+  state.signal ??= signal;
+  process.exitCode = SIGNAL_STATUS[state.signal];
+  if (first) {
+    const running = runningOwnWork(`Pi received ${signal}`);
+    for (const stop of state.onEnd) {
+      try {
+        stop();
+      } catch {
+        // a listener's failure must not keep the children alive
+      }
+    }
+    const registry = getRegistry();
+    for (const o of running) registry.quiet.add(o.id);
+    registry.cancelAll();
+    for (const o of running) state.named.add(o.id);
+    if (running.length > 0) writeStderr(`${running.map(line).join("\n")}\n`);
+  }
+  if (signal === "SIGINT" || process.listenerCount("SIGTERM") <= 1) process.exit(SIGNAL_STATUS[signal]);
+}
+
+/** Listen for SIGTERM and SIGINT for the rest of this non-interactive process (once per process). */
+export function listenForEndSignals(): void {
+  const state = ledger();
+  if (state.listening) return;
+  state.listening = true;
+  process.on("SIGTERM", () => endOnSignal("SIGTERM"));
+  process.on("SIGINT", () => endOnSignal("SIGINT"));
+}
+
+function writeStderr(text: string): void {
+  try {
+    writeSync(2, text);
+  } catch {
+    // stderr is gone: the manifests still record each cancel
+  }
 }
 
 /**
@@ -175,11 +258,13 @@ function writeStdout(text: string): void {
 type Ctx = Pick<ExtensionContext, "isIdle" | "hasPendingMessages" | "sessionManager">;
 
 async function settled(ctx: Ctx): Promise<void> {
+  const ending = () => ledger().signal !== undefined;
   for (;;) {
     await waitForOwnWork();
     // A notice may have started a turn: wait for it, and for what it starts.
-    while (!ctx.isIdle() || ctx.hasPendingMessages()) await new Promise((resolve) => setTimeout(resolve, 100));
-    if (ownWorkRunning() === 0) return;
+    while (!ending() && (!ctx.isIdle() || ctx.hasPendingMessages()))
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    if (ending() || ownWorkRunning() === 0) return;
   }
 }
 
@@ -205,18 +290,15 @@ function lastAssistant(ctx: Ctx): { id: string; text: string } | undefined {
  */
 export async function drainAtShutdown(ctx: Ctx, mode: NonInteractiveMode): Promise<void> {
   const before = lastAssistant(ctx)?.id;
-  const interrupt = () => {
-    // SIGINT while waiting: cancel at once and say so (the exit hooks record and report).
-    process.exit(130);
-  };
-  process.once("SIGINT", interrupt);
-  try {
-    await settled(ctx);
-  } finally {
-    process.off("SIGINT", interrupt);
-  }
+  await settled(ctx);
   const last = lastAssistant(ctx);
-  if (mode === "print" && last !== undefined && last.id !== before && last.text !== "") {
+  if (
+    ledger().signal === undefined &&
+    mode === "print" &&
+    last !== undefined &&
+    last.id !== before &&
+    last.text !== ""
+  ) {
     writeStdout(`${last.text}\n`);
   }
 }

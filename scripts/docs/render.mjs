@@ -221,10 +221,20 @@ const STAGE_LABEL = {
   retrieval: "On retrieval",
 };
 
-function surface(stages) {
-  if (stages.length === 1) return STAGE_SURFACE[stages[0]];
+/** A cancel ends the task in state `cancelled`, every other code of the run in `failed` (src/tasks/finalize.ts). */
+const CANCELLED_CODE = "child_cancelled";
+
+function stageSurface(stage, code) {
+  const text = STAGE_SURFACE[stage];
+  return stage === "run" && code === CANCELLED_CODE
+    ? text.replace("ends as failed", "ends as cancelled (state `cancelled`)")
+    : text;
+}
+
+function surface(stages, code) {
+  if (stages.length === 1) return stageSurface(stages[0], code);
   const lower = (text) => text.charAt(0).toLowerCase() + text.slice(1);
-  return stages.map((stage) => `${STAGE_LABEL[stage]}: ${lower(STAGE_SURFACE[stage])}`).join(" ");
+  return stages.map((stage) => `${STAGE_LABEL[stage]}: ${lower(stageSurface(stage, code))}`).join(" ");
 }
 
 /** Body of `failure-codes`: every code of src/core/errors.ts, in its order. */
@@ -235,7 +245,8 @@ export function renderFailureCodes(rows) {
     "| Code | When | What you see | What to do |",
     "| --- | --- | --- | --- |",
     ...rows.map(
-      (row) => `| \`${row.code}\` | ${cell(row.when)} | ${cell(surface(row.stages))} | ${cell(row.remediation)} |`,
+      (row) =>
+        `| \`${row.code}\` | ${cell(row.when)} | ${cell(surface(row.stages, row.code))} | ${cell(row.remediation)} |`,
     ),
   ].join("\n");
 }

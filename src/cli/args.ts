@@ -3,6 +3,8 @@
  * which both the parser and every `--help` text come. Pure: no file system, no process.
  */
 
+import { ARGUMENT_BOUNDS } from "../core/constants.ts";
+
 export const COMMAND_NAMES = ["list", "show", "verify", "result", "cancel", "prune", "prove-host"] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];
 
@@ -67,7 +69,7 @@ export const COMMANDS: Record<CommandName, CommandSpec> = {
   prune: {
     id: false,
     summary:
-      "remove ended tasks' trees of every session (never a running one; one whose notice is pending only with --undelivered)",
+      "remove ended tasks' trees of every session (never a running one; one whose notice is pending or unread only with --undelivered)",
     options: [
       { name: "older-than", kind: "days", help: "remove ended tasks that ended at least this many days ago" },
       { name: "keep", kind: "count", help: "keep this many of the newest ended tasks whatever their age" },
@@ -75,7 +77,7 @@ export const COMMANDS: Record<CommandName, CommandSpec> = {
       {
         name: "undelivered",
         kind: "flag",
-        help: "also remove ended tasks whose completion notice never reached their session",
+        help: "also remove ended tasks whose notice never reached their session or whose answer the agent has not read",
       },
       {
         name: "unlink",
@@ -146,16 +148,35 @@ function isCommand(value: string): value is CommandName {
 /** A non-negative decimal number: digits, optionally a point and more digits (".5" too). */
 const DECIMAL = /^(?:\d+(?:\.\d+)?|\.\d+)$/;
 
-/** A non-negative number of seconds or days (fractions allowed), or a whole count. */
-function numberOption(command: CommandName, name: string, kind: OptionKind, raw: string | undefined): number {
+/**
+ * The largest value of each kind (docs/cli.md, "Options"): no task waits longer than the longest
+ * timeout a task may have, a retention of a century is the same as forever, and a count must be an
+ * exact integer.
+ */
+export const NUMBER_OPTION_MAX: Record<Exclude<OptionKind, "flag" | "path">, number> = {
+  seconds: ARGUMENT_BOUNDS.timeoutSeconds,
+  days: 36_500,
+  count: Number.MAX_SAFE_INTEGER,
+};
+
+/** A non-negative number of seconds or days (fractions allowed), or a whole count, within its bound. */
+function numberOption(
+  command: CommandName,
+  name: string,
+  kind: Exclude<OptionKind, "flag" | "path">,
+  raw: string | undefined,
+): number {
   if (raw === undefined || raw.startsWith("--")) throw new UsageError(`--${name} needs a value`, command);
   const whole = kind === "count";
   // Decimal digits only: Number() would also take "0x10", "1e3", " 5" or "Infinity".
   const value = DECIMAL.test(raw) ? Number(raw) : Number.NaN;
-  if (!Number.isFinite(value) || (whole && !Number.isSafeInteger(value))) {
+  if (!Number.isFinite(value) || (whole && !Number.isInteger(value))) {
     const what = whole ? "a whole number ≥ 0" : `a number of ${kind} ≥ 0`;
     throw new UsageError(`--${name} must be ${what}, not "${raw}"`, command);
   }
+  const max = NUMBER_OPTION_MAX[kind];
+  if (value > max)
+    throw new UsageError(`--${name} must be at most ${max}${whole ? "" : ` ${kind}`}, not "${raw}"`, command);
   return value;
 }
 

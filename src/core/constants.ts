@@ -171,6 +171,12 @@ export const PROJECTION_TRANSFORM = "visible-conversation-ledger-v2";
  * "cancel"); the owner then ends it as cancelled.
  */
 export const CANCEL_REQUEST_FILE = "cancel-request.json";
+/**
+ * Written (unbound, like notified.json) once the agent read the task's or run's answer: bg_result
+ * returned how it ended, or its notice carried the answer. A prune keeps a completed, notified tree
+ * without it (docs/cli.md, "prune").
+ */
+export const ANSWER_READ_FILE = "answer-read.json";
 
 /** Files of a delegate task directory. */
 export const TASK_FILES = {
@@ -191,6 +197,7 @@ export const TASK_FILES = {
   cancelRequest: CANCEL_REQUEST_FILE,
   /** Written once the completion notice reached the parent's session (docs/cli.md, "prune"). */
   notified: "notified.json",
+  answerRead: ANSWER_READ_FILE,
   output: "child-output.log",
   answer: "answer.txt",
   /** A structured answer that still did not conform after the repair turn, kept raw (child_output_invalid). */
@@ -211,6 +218,7 @@ export const FUSION_FILES = {
   usageClaim: "usage-claim.json",
   /** Written (unbound) once the run's notice reached its session; prune waits for it (docs/cli.md, "prune"). */
   notified: "notified.json",
+  answerRead: ANSWER_READ_FILE,
   /** Unbound, like notified.json. */
   cancelRequest: CANCEL_REQUEST_FILE,
 } as const;

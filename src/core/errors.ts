@@ -16,7 +16,7 @@ export const FAILURE_REMEDIATION = {
   delegate_hook_contract_unsupported:
     "Install a proven Pi version with the npm command the message ends with, or let yours prove itself (bgDelegate.selfProof, on by default); `pi-bg-delegate prove-host` shows each check and what it saw.",
   search_tools_unavailable:
-    "Install ripgrep (rg) on PATH or in the Pi agent dir's bin/; this platform has no rg from @vscode/ripgrep.",
+    "Install this package's dependencies (`npm ci` in its directory), or put ripgrep (rg) on PATH or in the Pi agent dir's bin/.",
   delegate_isolation_unsupported:
     "Set bgDelegate.piCli (or PI_BG_DELEGATE_PI_CLI) to pi's dist/cli.js, and remove extensions that shadow read-only tools.",
   seed_projection_failed:

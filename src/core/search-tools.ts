@@ -6,7 +6,7 @@
  * without any `fd` the guard serves `find` itself through Pi's find tool with a glob backed by
  * `rg --files`. Resolved by the parent at admission (no rg at all: refused) and again by the guard.
  */
-import { accessSync, constants, realpathSync, statSync } from "node:fs";
+import { accessSync, constants, readFileSync, realpathSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { delimiter, join } from "node:path";
 
@@ -57,16 +57,57 @@ function findUserBinary(names: readonly string[], agentDir: string, pathEnv: str
   return undefined;
 }
 
-/** rg from `@vscode/ripgrep-<platform>-<arch>`, a dependency of this package; undefined on other platforms. */
-export function bundledRgPath(): string | undefined {
+/** The per-platform package of `@vscode/ripgrep` that would hold this platform's rg. */
+function bundledRgPackage(): string {
+  return `@vscode/ripgrep-${process.platform}-${process.arch}`;
+}
+
+function bundledRgExe(): string {
+  return process.platform === "win32" ? "rg.exe" : "rg";
+}
+
+type Resolve = (id: string) => string;
+
+function defaultResolve(): Resolve {
   const require = createRequire(import.meta.url);
-  const exe = process.platform === "win32" ? "rg.exe" : "rg";
+  return (id) => require.resolve(id);
+}
+
+/** rg from `@vscode/ripgrep-<platform>-<arch>`, a dependency of this package; undefined when there is none. */
+export function bundledRgPath(resolve: Resolve = defaultResolve()): string | undefined {
   try {
-    const path = require.resolve(`@vscode/ripgrep-${process.platform}-${process.arch}/bin/${exe}`);
+    const path = resolve(`${bundledRgPackage()}/bin/${bundledRgExe()}`);
     return isExecutable(path) ? path : undefined;
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Why there is no bundled rg, said plainly: the per-platform package is simply not installed (a
+ * checkout without `npm ci`), `@vscode/ripgrep` has no package for this platform, or its rg cannot be
+ * run. `resolve` is require.resolve from this package (a test passes its own).
+ */
+export function bundledRgProblem(resolve: Resolve = defaultResolve()): string {
+  const name = bundledRgPackage();
+  let path: string;
+  try {
+    path = resolve(`${name}/bin/${bundledRgExe()}`);
+  } catch {
+    let platforms: readonly string[] | undefined;
+    try {
+      const manifest = JSON.parse(readFileSync(resolve("@vscode/ripgrep/package.json"), "utf8")) as {
+        optionalDependencies?: Record<string, string>;
+      };
+      platforms = Object.keys(manifest.optionalDependencies ?? {});
+    } catch {
+      platforms = undefined; // @vscode/ripgrep itself is not installed
+    }
+    if (platforms !== undefined && !platforms.includes(name))
+      return `@vscode/ripgrep has no rg for ${process.platform}-${process.arch}`;
+    return `${name} is not installed (run \`npm ci\` in this package's directory)`;
+  }
+  return isExecutable(path) ? `${path} is there` : `${path} cannot be run (not an executable file)`;
 }
 
 /** undefined when no rg exists for the child at all (the parent refuses the launch then). */

@@ -5,6 +5,13 @@
  * passed. The list follows the host-proof suite (test/integration/host-proof.test.ts), which runs the
  * same probe on every proven version.
  */
+/**
+ * The output limit the probe's payload hook asks for; the model server records what arrived. Here,
+ * not in the probe's extension: that file imports TypeBox, which the command line (prove-host)
+ * cannot load from an installed package (docs/cli.md: the command needs nothing from Pi).
+ */
+export const PROBE_OUTPUT_LIMIT = 4321;
+
 export const HOST_PROBE_CHECKS = {
   tools_restricted: "built-in tools are off and exactly the allowlisted tools are offered to the model",
   builtin_marked: "the host marks its built-in tools apart from an extension's tools",

@@ -4,7 +4,7 @@ import type { DelegateArguments } from "../arguments/delegate-arguments.ts";
 import { canonicalJsonWithPart } from "../core/canonical.ts";
 import { TASK_FILES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
-import { resolveSearchTools } from "../core/search-tools.ts";
+import { bundledRgProblem, resolveSearchTools } from "../core/search-tools.ts";
 import type { PackageSettings } from "../core/settings.ts";
 import type { SeedSpend } from "../core/spend.ts";
 import type { SeedDocument } from "../core/types.ts";
@@ -97,8 +97,7 @@ export function snapshotParent(ctx: ExtensionContext, toolCallId: string, host: 
   if (resolveSearchTools(getAgentDir(), process.env.PATH ?? "") === undefined) {
     throw new DelegateError(
       "search_tools_unavailable",
-      "no rg for the child's grep and find: none in the agent dir's bin/ or on PATH, and @vscode/ripgrep has none for " +
-        `${process.platform}-${process.arch}`,
+      `no rg for the child's grep and find: none in the agent dir's bin/ or on PATH, and ${bundledRgProblem()}`,
       { childProcessCreated: false },
     );
   }

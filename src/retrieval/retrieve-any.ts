@@ -1,8 +1,13 @@
 import type { ResultArguments } from "../arguments/result-arguments.ts";
+import { DelegateError, type FailureCode } from "../core/errors.ts";
 import { type FusionRetrieval, retrieveFusion } from "../fusion/index.ts";
 import { resolveTaskRef } from "../store/lookup.ts";
+import { writeAnswerRead } from "../tasks/notice.ts";
 import { fusionLiveness } from "../tasks/running.ts";
 import { type DelegateRetrieval, retrieveDelegate } from "./retrieve.ts";
+
+/** Failures of reading the tree, not of the task: bg_result told the agent nothing about how it ended. */
+const UNTOLD: ReadonlySet<FailureCode> = new Set(["artifact_read_failed", "result_unavailable"]);
 
 /** What bg_result returns: the model's text and the view it was made from, delegate or Fusion. */
 export type Retrieval = DelegateRetrieval | FusionRetrieval;
@@ -24,7 +29,21 @@ export async function retrieveTask(
   settleStranded: SettleStrandedRun,
 ): Promise<Retrieval> {
   const ref = resolveTaskRef(cwd, args.taskId, known);
-  if (ref.kind === "delegate") return retrieveDelegate(ref.dir, args.delivery);
-  await settleStranded(cwd, ref.dir);
-  return retrieveFusion(ref.dir, args, fusionLiveness);
+  let retrieval: Retrieval;
+  try {
+    if (ref.kind === "delegate") retrieval = retrieveDelegate(ref.dir, args.delivery);
+    else {
+      await settleStranded(cwd, ref.dir);
+      retrieval = await retrieveFusion(ref.dir, args, fusionLiveness);
+    }
+  } catch (error) {
+    // A delegate that ended failed (or whose answer fails its checks) is reported by this error: the
+    // agent has read how it ended. Not when the tree itself could not be read (nothing was told).
+    if (ref.kind === "delegate" && error instanceof DelegateError && !UNTOLD.has(error.code))
+      writeAnswerRead(ref.dir, ref.id);
+    throw error;
+  }
+  // How it ended is in the agent's hands now (docs/cli.md, "prune": the tree may go).
+  if (retrieval.details.state !== "running") writeAnswerRead(ref.dir, ref.id);
+  return retrieval;
 }

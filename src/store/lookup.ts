@@ -19,17 +19,29 @@ export interface TaskRef {
   dir: string;
 }
 
+/**
+ * The directories in `dir`; none when it does not exist (no task was ever launched here). Any other
+ * failure to read it (EACCES, ENOTDIR, EIO…) is artifact_read_failed: an unreadable store is never
+ * an empty one, or `list` would say there is nothing and `prune` would decide on half the tree.
+ */
 function subdirs(dir: string): string[] {
   try {
     return readdirSync(dir, { withFileTypes: true })
       .filter((d) => d.isDirectory())
       .map((d) => d.name);
-  } catch {
-    return [];
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return [];
+    throw new DelegateError("artifact_read_failed", `cannot read ${dir}: ${code ?? String(error)}`, {
+      artifacts: [dir],
+    });
   }
 }
 
-/** Every delegate task dir (<cwd>/.pi/delegate/<session>/<task>) and Fusion run dir (<cwd>/.pi/fusion/<run>). */
+/**
+ * Every delegate task dir (<cwd>/.pi/delegate/<session>/<task>) and Fusion run dir (<cwd>/.pi/fusion/<run>).
+ * Throws artifact_read_failed when a directory of the store cannot be read (see subdirs).
+ */
 export function listTaskRefs(cwd: string): TaskRef[] {
   const refs: TaskRef[] = [];
   const delegateRoot = join(cwd, DELEGATE_ROOT);

@@ -1,3 +1,4 @@
+import { statSync } from "node:fs";
 import { join } from "node:path";
 import { CHILD_FILE_MAX_BYTES, SCHEMA, TASK_FILES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
@@ -51,6 +52,33 @@ function sessionRecord(taskDir: string): { session_sha256?: string } {
   return session === null ? {} : { session_sha256: session.sha256 };
 }
 
+/** The files a child writes as it runs and ends (their times are its own record of its run). */
+const CHILD_WRITES = [
+  TASK_FILES.result,
+  TASK_FILES.terminal,
+  TASK_FILES.runtimeBudget,
+  TASK_FILES.progress,
+  TASK_FILES.ready,
+  TASK_FILES.output,
+] as const;
+
+/**
+ * When the child ended, as it recorded it: the last time it wrote one of its files (result.json or
+ * child-terminal.json at its commit, progress.json, its output log), never before the launch nor
+ * after `now`. A task adjudicated long after its child ended (bg_result or `list` on a task whose
+ * Pi is gone) keeps the child's run time, not the time it was looked at.
+ */
+function childEnd(taskDir: string, createdAt: string, now: string): string {
+  let last = Number.NEGATIVE_INFINITY;
+  for (const name of CHILD_WRITES) {
+    const stat = statSync(join(taskDir, name), { throwIfNoEntry: false });
+    if (stat?.isFile()) last = Math.max(last, stat.mtimeMs);
+  }
+  const floor = Date.parse(createdAt);
+  if (!Number.isFinite(last) || !Number.isFinite(floor)) return now;
+  return new Date(Math.min(Math.max(last, floor), Date.parse(now))).toISOString();
+}
+
 /**
  * Adjudicate an ended child from its files (result.json wins, verified), record it in manifest.json
  * and outcome.json. outcome.json is best effort: its failure never changes the adjudication.
@@ -99,7 +127,7 @@ export function finalizeTask(
     state,
     updated_at: now,
     terminal: {
-      ended_at: now,
+      ended_at: parentReason === undefined ? childEnd(taskDir, manifest.created_at, now) : now,
       ...(error ? { code: error.code, message: error.message } : {}),
       ...(verified ? { answer_bytes: verified.answerBytes.length, answer_sha256: verified.result.answer.sha256 } : {}),
       ...(cost === null ? {} : { cost_total: cost }),

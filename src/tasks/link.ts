@@ -11,7 +11,7 @@ import { listTaskRefs } from "../store/lookup.ts";
 import { delegateNotice } from "./delegate-notice.ts";
 import { runNotice } from "./fusion-notice.ts";
 import type { TaskEvent } from "./live.ts";
-import { type AnswerText, type Notice, noticesInSession } from "./notice.ts";
+import { type AnswerText, type Notice, noticesInSession, writeAnswerRead } from "./notice.ts";
 import { getRegistry } from "./registry.ts";
 import { TASK_KINDS } from "./seam.ts";
 
@@ -80,7 +80,7 @@ export class SessionLink {
     }
     clearTimeout(this.recheck);
     if (waiting && !this.closed) {
-      this.recheck = setTimeout(() => void this.deliverPending(), RECHECK_MS);
+      this.recheck = setTimeout(() => void this.deliverPending().catch(() => {}), RECHECK_MS);
       this.recheck.unref();
     }
   }
@@ -118,6 +118,8 @@ export class SessionLink {
       );
       this.held.set(notice.id, notice.dir);
       notice.markNotified();
+      // The answer rode in the notice: the agent has read it (a prune may take the tree).
+      if (details.auto_delivered === "answer") writeAnswerRead(notice.dir, notice.id);
     } catch {
       // The runtime went stale between our check and the call: the next session start delivers it.
       registry.notified.delete(notice.id);

@@ -4,8 +4,9 @@
  * (src/tasks/link.ts) decided to send it (autoDeliver verifies the answer then).
  */
 import { existsSync } from "node:fs";
+import { join } from "node:path";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { NOTIFICATION_CUSTOM_TYPE } from "../core/constants.ts";
+import { ANSWER_READ_FILE, NOTIFICATION_CUSTOM_TYPE } from "../core/constants.ts";
 import { writeFileAtomic } from "../core/fs.ts";
 import type { DelegateManifest } from "../core/types.ts";
 import type { VerifiedAnswer } from "../verify/delegate-result.ts";
@@ -60,9 +61,22 @@ export type PendingNotice = { kind: "notice"; notice: Notice } | { kind: "none" 
  * kept longer. `identity` names the task or run.
  */
 export function writeNotified(path: string, identity: Record<string, string>): void {
+  writeOnce(path, { ...identity, notified_at: new Date().toISOString() });
+}
+
+/**
+ * Record in a task's or run's directory (`answer-read.json`, unbound) that the agent read how it
+ * ended: bg_result returned it, or its notice carried the answer. Until then a prune keeps a completed
+ * tree whose notice was delivered (docs/cli.md, "prune"). Best effort, like {@link writeNotified}.
+ */
+export function writeAnswerRead(dir: string, id: string): void {
+  writeOnce(join(dir, ANSWER_READ_FILE), { id, read_at: new Date().toISOString() });
+}
+
+function writeOnce(path: string, record: Record<string, string>): void {
   if (existsSync(path)) return;
   try {
-    writeFileAtomic(path, `${JSON.stringify({ ...identity, notified_at: new Date().toISOString() })}\n`);
+    writeFileAtomic(path, `${JSON.stringify(record)}\n`);
   } catch {
     // the tree is gone or read-only: nothing to prune later either
   }

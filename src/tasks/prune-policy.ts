@@ -1,12 +1,20 @@
 /**
  * Which ended task trees a prune removes (docs/cli.md, "prune"): a pure decision over what the task
  * trees say. Never a running task, never one recorded as running that nobody adjudicated yet, never
- * an unreadable tree; one whose completion notice has not reached its session only when asked for
- * by name (`undelivered`: the person gives up on that notice), never by retention.
+ * an unreadable tree; one whose completion notice has not reached its session, or reached it but the
+ * agent has not read the answer yet (bg_result), only when asked for by name (`undelivered`: the
+ * person gives up on that notice), never by retention. The tree records both (notified.json,
+ * answer-read.json), so every process decides alike: the command line as the Pi that got the notice.
  */
 
 /** What a task tree says about itself, as far as pruning goes. */
-export type PruneStatus = "ended" | "running" | "unadjudicated" | "notification_pending" | "unreadable";
+export type PruneStatus =
+  | "ended"
+  | "running"
+  | "unadjudicated"
+  | "notification_pending"
+  | "answer_unread"
+  | "unreadable";
 
 export interface PruneCandidate {
   id: string;
@@ -27,7 +35,10 @@ export interface PrunePolicy {
   olderThanDays?: number;
   /** Keep this many of the newest ended tasks whatever their age. */
   keep?: number;
-  /** Also remove ended tasks whose completion notice never reached their session (by hand only). */
+  /**
+   * Also remove ended tasks whose completion notice never reached their session, or whose answer the
+   * agent has not read since (by hand only).
+   */
   undelivered?: boolean;
   /**
    * Ids never removed: the retention at session start spares every task and run whose notice this
@@ -82,7 +93,8 @@ function decideEach(candidates: readonly PruneCandidate[], policy: PrunePolicy, 
   let endedSeen = 0;
   return sorted.map((candidate): PruneDecision => {
     if (policy.spare?.has(candidate.id)) return { candidate, remove: false, reason: "notified_now" };
-    const givenUp = candidate.status === "notification_pending" && policy.undelivered === true;
+    const pending = candidate.status === "notification_pending" || candidate.status === "answer_unread";
+    const givenUp = pending && policy.undelivered === true;
     if (candidate.status !== "ended" && !givenUp) return { candidate, remove: false, reason: candidate.status };
     endedSeen++;
     if (policy.olderThanDays === undefined && policy.keep === undefined)

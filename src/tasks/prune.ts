@@ -18,6 +18,7 @@ import {
   type PruneCandidate,
   type PruneDecision,
   type PrunePolicy,
+  type PruneStatus,
 } from "./prune-policy.ts";
 import { fusionLiveness, isTaskRunning } from "./running.ts";
 
@@ -34,9 +35,7 @@ function delegateCandidate(ref: TaskRef): PruneCandidate {
   if (isTaskRunning(manifest)) return { ...known, status: "running" };
   if (manifest.state === "running") return { ...known, status: "unadjudicated" };
   const ended = { ...known, state: manifest.state, endedAt: manifest.terminal?.ended_at ?? null };
-  if (manifest.notify_on_completion && !fileExists(join(ref.dir, TASK_FILES.notified)))
-    return { ...ended, status: "notification_pending" };
-  return { ...ended, status: "ended" };
+  return { ...ended, status: noticeStatus(manifest.notify_on_completion, manifest.state, ref.dir, TASK_FILES) };
 }
 
 async function fusionCandidate(ref: TaskRef): Promise<PruneCandidate> {
@@ -55,9 +54,27 @@ async function fusionCandidate(ref: TaskRef): Promise<PruneCandidate> {
   const ended = { ...known, state: manifest.state, endedAt: manifest.terminal?.ended_at ?? null };
   // A bg_fusion run (it has run.json) waits for its notice, as a delegate task does.
   const record = readRunRecord(ref.dir, manifest);
-  if (record?.notify_on_completion && !fileExists(join(ref.dir, FUSION_FILES.notified)))
-    return { ...ended, status: "notification_pending" };
-  return { ...ended, status: "ended" };
+  return {
+    ...ended,
+    status: noticeStatus(record?.notify_on_completion === true, manifest.state, ref.dir, FUSION_FILES),
+  };
+}
+
+/**
+ * Of an ended task or run: its notice still owed to its session; or, completed, its notice delivered
+ * but its answer not yet read by the agent (the turn the notice starts calls bg_result; a failure is
+ * told by the notice itself); or nothing owed. Both files are written in the tree itself, so a prune
+ * from any process sees them (src/tasks/notice.ts).
+ */
+function noticeStatus(
+  notifies: boolean,
+  state: string,
+  dir: string,
+  files: { notified: string; answerRead: string },
+): PruneStatus {
+  if (!notifies) return "ended";
+  if (!fileExists(join(dir, files.notified))) return "notification_pending";
+  return state !== "completed" || fileExists(join(dir, files.answerRead)) ? "ended" : "answer_unread";
 }
 
 function messageOf(error: unknown): string {
@@ -140,6 +157,8 @@ const REASON_TEXT = {
   },
   notification_pending:
     "its completion notice has not reached its session yet (resume that session, or prune with --undelivered)",
+  answer_unread:
+    "its notice reached its session, but the agent has not read its answer yet (bg_result reads it; or prune with --undelivered)",
   unreadable: "its manifest cannot be read",
   notified_now: "this Pi just handed its notice to the session, whose next turn reads it",
   linked:

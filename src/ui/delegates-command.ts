@@ -47,13 +47,20 @@ function forPerson(error: unknown): string {
   return error.message.charAt(0).toUpperCase() + error.message.slice(1);
 }
 
-/** Rows read at most once a second, however often the TUI renders. */
+/**
+ * Rows read at most once a second, however often the TUI renders. The first read throws when the
+ * store cannot be read (the command says so); a later failure keeps the rows last read.
+ */
 function cachedRows(cwd: string): () => readonly TaskRow[] {
-  let at = 0;
-  let rows: readonly TaskRow[] = [];
+  let rows: readonly TaskRow[] = listRows(cwd, { verify: false });
+  let at = Date.now();
   return () => {
     if (Date.now() - at >= REFRESH_MS) {
-      rows = listRows(cwd, { verify: false });
+      try {
+        rows = listRows(cwd, { verify: false });
+      } catch {
+        // unreadable for now: the table keeps what it showed
+      }
       at = Date.now();
     }
     return rows;

@@ -5,6 +5,7 @@ import { readProgress } from "../store/progress.ts";
 import { delegateRoot } from "../store/task-paths.ts";
 import type { LiveRun } from "../tasks/live.ts";
 import { getRegistry } from "../tasks/registry.ts";
+import type { TaskRow } from "../tasks/row.ts";
 import { listRows } from "../tasks/seam.ts";
 
 const STATUS_KEY = "bg-delegate";
@@ -17,7 +18,12 @@ const endedSpend = new Map<string, number | null>();
 function readEndedSpend(cwd: string, ids: readonly string[]): void {
   const pending = new Set(ids.filter((id) => !endedSpend.has(id)));
   if (pending.size === 0) return;
-  const rows = new Map(listRows(cwd, { verify: false, only: pending }).map((row) => [row.id, row]));
+  let rows: Map<string, TaskRow>;
+  try {
+    rows = new Map(listRows(cwd, { verify: false, only: pending }).map((row) => [row.id, row]));
+  } catch {
+    rows = new Map(); // the store cannot be read (src/store/lookup.ts): their spend is unknown
+  }
   for (const id of pending) {
     const row = rows.get(id);
     // Its tree is gone or unreadable: its spend is unknown for good.

@@ -10,7 +10,7 @@ import { formatBytes } from "../../src/core/units.ts";
 import { createRun } from "../../src/fusion/writer.ts";
 import { processStartTime } from "../../src/process/identity.ts";
 import { runCli } from "../helpers/cli.ts";
-import { delegateVia, installHoldingDriver, notifications, until } from "../helpers/drive.ts";
+import { bgResultVia, delegateVia, installHoldingDriver, notifications, until } from "../helpers/drive.ts";
 import { buildCompletedRun, WORKFLOW } from "../helpers/fusion-fixtures.ts";
 import { createAgentDir, makeTempDir, script, startSdkParent, useModelServer } from "../helpers/pi-parent.ts";
 
@@ -44,7 +44,7 @@ interface PruneJson {
 }
 
 describe("pruning ended task trees", () => {
-  it("removes by age and keep count, never a running or notice-pending task; retention prunes at session start", async () => {
+  it("removes by age and keep count, never a running, notice-pending or unread task; retention prunes at session start", async () => {
     const agentDir = await createAgentDir({ serverUrl: server.url });
     const cwd = await makeTempDir("prune-proj");
     mkdirSync(join(cwd, ".pi"));
@@ -77,19 +77,26 @@ describe("pruning ended task trees", () => {
         prompt: `Answer. ${script({ error: 500, message: "scripted internal error" })}`,
       });
       const recent = await delegateVia(parent, { name: "recent", prompt: `Answer. ${script({ text: "recent" })}` });
+      // Its notice carries the answer: the agent has read it when the notice arrives.
+      const inline = await delegateVia(parent, {
+        name: "inline",
+        prompt: `Answer. ${script({ text: "inline answer" })}`,
+        autoDeliver: "always",
+      });
       const quiet = await delegateVia(parent, {
         name: "quiet",
         prompt: `Answer. ${script({ text: "quiet" })}`,
         notifyOnCompletion: false,
       });
-      await until(() => notifications(parent.messages()).length === 3, "three notifications");
+      await until(() => notifications(parent.messages()).length === 4, "four notifications");
       const dirOf = (id: string) => join(cwd, ".pi/delegate", parent.sessionManager.getSessionId(), id);
       await until(
         () => JSON.parse(readFileSync(join(dirOf(quiet), "manifest.json"), "utf8")).state === "completed",
         "the quiet task to end",
       );
       // The notifier records each delivered notice in the task's tree; the orphan's never arrived.
-      for (const id of [old, failed, recent]) expect(existsSync(join(dirOf(id), "notified.json"))).toBe(true);
+      for (const id of [old, failed, recent, inline]) expect(existsSync(join(dirOf(id), "notified.json"))).toBe(true);
+      await until(() => existsSync(join(dirOf(inline), "answer-read.json")), "the inline answer recorded as read");
       expect(existsSync(join(orphanDir, "notified.json"))).toBe(false);
       const fusionDone = buildCompletedRun(cwd); // its fixed clock ended it in 2025
       // Running in another live Pi process (the test runner's parent stands in for it); one recorded as
@@ -101,6 +108,22 @@ describe("pruning ended task trees", () => {
       });
       for (const id of [old, failed]) backdate(dirOf(id), 40);
       backdate(orphanDir, 40);
+
+      // Delivered but not read: the turn each notice starts calls bg_result, which must still find
+      // the tree, so a prune from any process (this command line too) keeps it and says why.
+      const unread = await runCli(cwd, "prune", "--older-than", "30", "--dry-run");
+      expect(unread.code, unread.stderr).toBe(0);
+      expect(unread.stdout).toContain(
+        `Kept ${old}: its notice reached its session, but the agent has not read its answer yet (bg_result reads it; or prune with --undelivered).`,
+      );
+      // A failure has no answer to read: its notice told it.
+      expect(unread.stdout).toMatch(new RegExp(`^${failed}\\s+delegate\\s+failed`, "m"));
+      // The agent reads each answer: bg_result records that in the tree.
+      for (const id of [old, recent]) {
+        expect(existsSync(join(dirOf(id), "answer-read.json"))).toBe(false);
+        await bgResultVia(parent, { taskId: id });
+        expect(existsSync(join(dirOf(id), "answer-read.json"))).toBe(true);
+      }
 
       // --dry-run: the decision and the bytes, nothing removed.
       const expected = {
@@ -157,7 +180,7 @@ describe("pruning ended task trees", () => {
       // --keep 0: every ended tree goes; the running ones (a Fusion run too) and the orphan stay.
       const all = await runCli(cwd, "prune", "--keep", "0", "--json");
       expect(all.code, all.stderr).toBe(0);
-      expect((JSON.parse(all.stdout) as PruneJson).removed.map((r) => r.id)).toEqual([recent]);
+      expect((JSON.parse(all.stdout) as PruneJson).removed.map((r) => r.id).sort()).toEqual([inline, recent].sort());
       expect(existsSync(dirOf(recent))).toBe(false);
       expect(existsSync(fusionRunning.runDir)).toBe(true);
       expect(existsSync(dirOf(running))).toBe(true);

@@ -54,6 +54,11 @@ it("no rg anywhere: bg_delegate refuses with search_tools_unavailable and create
     const result = resultOf((await parent.messages()) as unknown as ParentMessage[], "c_norg");
     expectRefusal(result, "search_tools_unavailable");
     expect(result.text).toContain("no rg for the child's grep and find");
+    // Said plainly: the per-platform package is simply not installed here, not missing for the platform.
+    expect(result.text).toContain(
+      `@vscode/ripgrep-${process.platform}-${process.arch} is not installed (run \`npm ci\` in this package's directory)`,
+    );
+    expect(result.text).not.toContain("has no rg for");
     await expectNothingStarted(server, agent.dir, parent, cwd);
   } finally {
     await parent.stop();

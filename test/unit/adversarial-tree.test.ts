@@ -48,6 +48,7 @@ import { type Retrieval, retrieveTask } from "../../src/retrieval/retrieve-any.t
 import { adjudicateStranded } from "../../src/tasks/adjudicate.ts";
 import { listRows } from "../../src/tasks/seam.ts";
 import { CLI_BIN } from "../helpers/cli.ts";
+import { readableCliBin } from "../helpers/cli-copy.ts";
 import { timed, timedAsync, useFifoReleaser } from "../helpers/fifo.ts";
 import {
   buildFailedRun,
@@ -461,7 +462,9 @@ async function cli(cwd: string, args: string[], asNobody = false): Promise<CliCa
 
 async function cliOnce(cwd: string, args: string[], asNobody: boolean): Promise<CliCall> {
   const start = performance.now();
-  const run = await execa(HOST.nodePath, [CLI_BIN, ...args], {
+  // uid 65534 runs a copy it can read: the checkout may be private (test/helpers/cli-copy.ts).
+  const bin = asNobody ? await readableCliBin() : CLI_BIN;
+  const run = await execa(HOST.nodePath, [bin, ...args], {
     cwd,
     reject: false,
     stdin: "ignore",

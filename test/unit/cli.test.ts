@@ -6,6 +6,7 @@ import { COMMAND_NAMES, EXIT, helpText, parseArgs, UsageError } from "../../src/
 import { facts, table, visible, visibleLines } from "../../src/cli/format.ts";
 import { renderFacts, renderList } from "../../src/cli/render.ts";
 import { type DelegateFacts, SHOW_SCHEMA } from "../../src/cli/show.ts";
+import { ARGUMENT_BOUNDS } from "../../src/core/constants.ts";
 import { type TaskRow, threadedName, threadRows, unreadRow } from "../../src/tasks/row.ts";
 
 function usage(argv: string[]): string {
@@ -84,6 +85,27 @@ describe("pi-bg-delegate argument parsing", () => {
     expect(parseArgs(["result", "d1", "--wait", "010"])).toMatchObject({ parsed: { waitSeconds: 10 } });
   });
 
+  it("bounds every number: a wait no longer than the longest task timeout, an exact count, a century of days", () => {
+    expect(usage(["result", "d1", "--wait", "1e20"])).toBe('--wait must be a number of seconds ≥ 0, not "1e20"');
+    expect(usage(["result", "d1", "--wait", "100000000000000000000"])).toBe(
+      `--wait must be at most ${ARGUMENT_BOUNDS.timeoutSeconds} seconds, not "100000000000000000000"`,
+    );
+    expect(parseArgs(["result", "d1", "--wait", String(ARGUMENT_BOUNDS.timeoutSeconds)])).toMatchObject({
+      parsed: { waitSeconds: ARGUMENT_BOUNDS.timeoutSeconds },
+    });
+    expect(usage(["prune", "--keep", "99999999999999999999999"])).toBe(
+      `--keep must be at most ${Number.MAX_SAFE_INTEGER}, not "99999999999999999999999"`,
+    );
+    // One past the largest exact integer rounds to a value above it: refused by its bound, not taken as 2^53.
+    expect(usage(["prune", "--keep", "9007199254740993"])).toBe(
+      `--keep must be at most ${Number.MAX_SAFE_INTEGER}, not "9007199254740993"`,
+    );
+    expect(parseArgs(["prune", "--keep", String(Number.MAX_SAFE_INTEGER)])).toMatchObject({
+      parsed: { keep: Number.MAX_SAFE_INTEGER },
+    });
+    expect(usage(["prune", "--older-than", "36500.5"])).toBe('--older-than must be at most 36500 days, not "36500.5"');
+  });
+
   it("has help for every command, with the exit statuses", () => {
     for (const command of COMMAND_NAMES) {
       const text = helpText(command);
@@ -142,7 +164,8 @@ describe("the command needs nothing from Pi", () => {
       if (seen.has(file)) return;
       seen.add(file);
       const text = readFileSync(file, "utf8");
-      for (const m of text.matchAll(/^import (?!type )[^;]*? from "([^"]+)";/gms)) {
+      // An import, or an export that re-exports a module (a folder's door does that).
+      for (const m of text.matchAll(/^(?:import|export) (?!type )[^;]*? from "([^"]+)";/gms)) {
         const target = m[1] as string;
         if (target.startsWith(".")) visit(resolve(dirname(file), target));
         else if (/^@(mariozechner|earendil-works|sinclair)\//.test(target)) piImports.push(`${file}: ${target}`);

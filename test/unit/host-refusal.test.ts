@@ -18,7 +18,7 @@ import {
   requireChildHost,
   requireHostAdmitted,
 } from "../../src/host/index.ts";
-import { PROBE_OUTPUT_LIMIT } from "../../src/host/probe/probe-extension.ts";
+import { PROBE_OUTPUT_LIMIT } from "../../src/host/probe-checks.ts";
 
 const bytes = (text: string) => Buffer.byteLength(text, "utf8");
 

@@ -45,6 +45,12 @@ describe("which ended trees a prune removes", () => {
     ]);
   });
 
+  it("a delivered answer not yet read goes only with undelivered, like a pending notice", () => {
+    const tasks = [ended("unread", 40, "answer_unread"), ended("read", 50)];
+    expect(verdicts(tasks, { olderThanDays: 0, keep: 0 })).toEqual(["unread:answer_unread", "read:remove"]);
+    expect(verdicts(tasks, { olderThanDays: 0, undelivered: true })).toEqual(["unread:remove", "read:remove"]);
+  });
+
   it("a spared id (its notice was just handed to the session) is never removed, whatever its age", () => {
     const tasks = [ended("old", 90), ended("older", 120)];
     expect(verdicts(tasks, { olderThanDays: 30, spare: new Set(["older"]) })).toEqual([

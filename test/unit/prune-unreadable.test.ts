@@ -4,7 +4,8 @@
  *
  * A directory of mode 000 stops reads for any user but root, whose capabilities ignore the mode. As
  * root, the command is run as another user (65534, "nobody") on a project handed to that user, so the
- * mode binds it as it binds anyone; the in-process check of pruneTasks needs a non-root test run.
+ * mode binds it as it binds anyone, and runs a copy of the command that user can read (the checkout
+ * may be private: test/helpers/cli-copy.ts); the in-process check of pruneTasks needs a non-root run.
  */
 import { chmodSync, chownSync, existsSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -13,6 +14,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { TASK_FILES } from "../../src/core/constants.ts";
 import { keptLines, pruneTasks, pruneTotal } from "../../src/tasks/prune.ts";
 import { CLI_BIN } from "../helpers/cli.ts";
+import { readableCliBin, readableCliEnv } from "../helpers/cli-copy.ts";
 import { HOST } from "../helpers/pi-paths.ts";
 import { type CompletedTask, writeCompletedTask } from "../helpers/task-tree.ts";
 import { makeTempDir } from "../helpers/temp.ts";
@@ -26,11 +28,14 @@ afterEach(() => {
   for (const dir of locked.splice(0)) chmodSync(dir, 0o700);
 });
 
-/** Three ended trees whose notices were delivered; the middle one holds a directory nobody may read. */
+/** Three ended trees whose notices were delivered and answers read; the middle one holds a directory nobody may read. */
 async function project(): Promise<{ cwd: string; tasks: CompletedTask[]; unreadable: CompletedTask }> {
   const cwd = await makeTempDir("prune-unreadable", "each");
   const tasks = ["first", "unreadable", "last"].map((name) => writeCompletedTask(cwd, { name }));
-  for (const task of tasks) writeFileSync(join(task.taskDir, TASK_FILES.notified), "{}\n");
+  for (const task of tasks) {
+    writeFileSync(join(task.taskDir, TASK_FILES.notified), "{}\n");
+    writeFileSync(join(task.taskDir, TASK_FILES.answerRead), "{}\n");
+  }
   const unreadable = tasks[1]!;
   const spill = join(unreadable.taskDir, TASK_FILES.spillDir);
   writeFileSync(join(spill, "0001-read.txt"), "spilled\n");
@@ -49,11 +54,12 @@ describe("prune with a tree it cannot read", () => {
   it("the command reports that tree as failed with a message, and removes the others", async () => {
     const { cwd, tasks, unreadable } = await project();
     if (IS_ROOT) chownTree(cwd, NOBODY);
-    const run = await execa(HOST.nodePath, [CLI_BIN, "prune", "--older-than", "0", "--json"], {
+    const bin = IS_ROOT ? await readableCliBin() : CLI_BIN;
+    const run = await execa(HOST.nodePath, [bin, "prune", "--older-than", "0", "--json"], {
       cwd,
       reject: false,
       stdin: "ignore",
-      ...(IS_ROOT ? { uid: NOBODY, gid: NOBODY } : {}),
+      ...(IS_ROOT ? { uid: NOBODY, gid: NOBODY, env: await readableCliEnv() } : {}),
     });
     expect(run.stderr).not.toMatch(/\n\s+at /); // no stack trace
     expect(run.exitCode).toBe(1);

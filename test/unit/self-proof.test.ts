@@ -26,8 +26,8 @@ import {
   writeSelfProof,
 } from "../../src/host/index.ts";
 import { judgeProbe, type ProbeObservations } from "../../src/host/probe/checks.ts";
-import { PROBE_OUTPUT_LIMIT } from "../../src/host/probe/probe-extension.ts";
 import { PROBE_EXTENSION, PROBE_SHADOW } from "../../src/host/probe/run-probe.ts";
+import { PROBE_OUTPUT_LIMIT } from "../../src/host/probe-checks.ts";
 import { makeTempDir } from "../helpers/temp.ts";
 
 const PASSED = HOST_PROBE_CHECK_IDS.map((id) => ({ id, ok: true, seen: "fine" }));

@@ -6,9 +6,13 @@
 import { realpathSync } from "node:fs";
 import { fieldOf } from "../../core/validate.ts";
 import { isBuiltinSource, type ToolSource } from "../builtin-source.ts";
-import { HOST_PROBE_CHECK_IDS, type HostProbeCheck, type HostProbeCheckId } from "../probe-checks.ts";
+import {
+  HOST_PROBE_CHECK_IDS,
+  type HostProbeCheck,
+  type HostProbeCheckId,
+  PROBE_OUTPUT_LIMIT,
+} from "../probe-checks.ts";
 import type { ScriptedRequest } from "./model-server.ts";
-import { PROBE_OUTPUT_LIMIT } from "./probe-extension.ts";
 import { WITNESS_JUDGES, type WitnessObservations, type WitnessRun } from "./witness-checks.ts";
 import type { WitnessSeen } from "./witnesses.ts";
 

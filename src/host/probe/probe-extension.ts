@@ -8,11 +8,9 @@
 import { appendFileSync, writeFileSync } from "node:fs";
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import { Type } from "@sinclair/typebox";
+import { PROBE_OUTPUT_LIMIT } from "../probe-checks.ts";
 
 type Entry = Record<string, unknown>;
-
-/** The output limit the probe's payload hook asks for; the model server records what arrived. */
-export const PROBE_OUTPUT_LIMIT = 4321;
 
 function logger(): (entry: Entry) => void {
   const path = process.env.PI_BG_DELEGATE_PROBE_LOG;
