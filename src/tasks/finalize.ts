@@ -76,7 +76,8 @@ function childEnd(taskDir: string, createdAt: string, now: string): string {
   }
   const floor = Date.parse(createdAt);
   if (!Number.isFinite(last) || !Number.isFinite(floor)) return now;
-  return new Date(Math.min(Math.max(last, floor), Date.parse(now))).toISOString();
+  // mtimeMs is a float (a time set to the millisecond may read back a hair below it).
+  return new Date(Math.min(Math.max(Math.round(last), floor), Date.parse(now))).toISOString();
 }
 
 /**

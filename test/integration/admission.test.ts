@@ -366,8 +366,11 @@ describe("artifact_error", () => {
     try {
       const messages = await promptWith(parent, "go", [delegateCall("c_art", { name: "t", prompt: "look" })]);
       const result = resultOf(messages, "c_art");
-      expectRefusal(result, "artifact_error");
-      expect(result.text).toContain("could not create the task's artifact tree");
+      // The store cannot be read, so it is never taken for an empty one (docs/cli.md).
+      expect(result.isError).toBe(true);
+      expect(result.text).toMatch(/^\[artifact_read_failed\] cannot read /);
+      expect(result.text).toContain(`cannot read ${join(cwd, ".pi", "delegate")}: ENOTDIR`);
+      expect(result.text).toContain("\nChild process created: no\n");
       expect(readFileSync(join(cwd, ".pi", "delegate"), "utf8")).toBe("not a directory\n");
       await expectNothingCreated(cwd, ["delegate"]);
     } finally {

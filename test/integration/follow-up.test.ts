@@ -173,7 +173,9 @@ describe("follow-ups of a delegate", () => {
       const show = await runCli(cwd, "show", second);
       expect(show.stdout).toContain(`1. ${first} completed → 2. ${second} completed (link intact) [this task]`);
 
-      // prune keeps the tree a kept follow-up resumes from, unless asked to unlink it.
+      // prune keeps the tree a kept follow-up resumes from, unless asked to unlink it. (The first
+      // answer is read here, so the link is what keeps it, not an unread answer.)
+      expect((await bgResultVia(parent, { taskId: first })).isError).toBe(false);
       const kept = await runCli(cwd, "prune", "--keep", "1");
       expect(kept.stdout).toContain(`Kept ${first}: a kept follow-up resumes from it`);
       expect(readdirSync(firstDir)).toContain("result.json");
