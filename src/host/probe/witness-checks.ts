@@ -6,7 +6,7 @@
  */
 import type { HostProbeCheckId } from "../probe-checks.ts";
 import type { ScriptedRequest } from "./model-server.ts";
-import type { Scope, WitnessKind, WitnessSeen } from "./witnesses.ts";
+import { SCOPES, type Scope, type WitnessKind, type WitnessSeen } from "./witnesses.ts";
 
 export interface WitnessRun {
   requests: ScriptedRequest[];
@@ -27,7 +27,7 @@ const fail = (seen: string): Verdict => ({ ok: false, seen });
 /** The scopes whose `kind` marker some request carried (in any message, the system prompt included). */
 function inRequests(o: WitnessObservations, kind: WitnessKind): Scope[] {
   const markers = o.witness.markers[kind];
-  return (Object.keys(markers) as Scope[]).filter((scope) =>
+  return SCOPES.filter((scope) =>
     o.runs.some((run) => run.requests.some((r) => r.messages.some((m) => m.text.includes(markers[scope])))),
   );
 }
@@ -35,7 +35,7 @@ function inRequests(o: WitnessObservations, kind: WitnessKind): Scope[] {
 /** The scopes whose `kind` marker is the description of one of the host's commands. */
 function inCommands(o: WitnessObservations, kind: WitnessKind): Scope[] {
   const markers = o.witness.markers[kind];
-  return (Object.keys(markers) as Scope[]).filter((scope) =>
+  return SCOPES.filter((scope) =>
     o.runs.some((run) => run.commands.some((c) => c.description.includes(markers[scope]))),
   );
 }
@@ -97,7 +97,7 @@ function projectUntrusted(o: WitnessObservations): Verdict {
   const ran = o.witness.ambientExtensionRan;
   const projectRan = ran.includes("project");
   if (!o.witness.hostFlags.includes("--no-approve")) {
-    // A host without project trust loads the project's files as any other; nothing to prove.
+    // A host without project trust loads the project's files like the agent dir's; nothing to prove.
     return pass(
       `the host has no project trust (no --no-approve); the project's extension ${projectRan ? "loaded" : "did not load"} in the ambient run`,
     );

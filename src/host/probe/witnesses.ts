@@ -45,7 +45,7 @@ function put(path: string, text: string): void {
   writeFileSync(path, text);
 }
 
-const SCOPES: readonly Scope[] = ["agent", "project"];
+export const SCOPES: readonly Scope[] = ["agent", "project"];
 
 /**
  * Plant every witness: `agentDir` is the probe's PI_CODING_AGENT_DIR, `project` its cwd, `nodePath`
