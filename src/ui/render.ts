@@ -5,7 +5,7 @@ import { formatBytes, formatCost, formatDuration, plural } from "../core/units.t
 import type { FusionView } from "../fusion/types.ts";
 import type { AlreadyStartedDetails } from "../views/already-started.ts";
 import type { NotificationDetails } from "../views/notification.ts";
-import type { ReceiptDetails } from "../views/receipt.ts";
+import { chainText, type ReceiptDetails } from "../views/receipt.ts";
 import { type CompletedView, completedHeader, FORCED_BY, type RunningView } from "../views/result.ts";
 import { answerFileHead, answerPreview, type ExpectedAnswer } from "./answer-preview.ts";
 import { shortId } from "./delegates-table.ts";
@@ -116,8 +116,12 @@ function runningLine(v: RunningView, theme: Theme): string {
   const cap = v.limits.max_cost_usd === undefined ? "" : ` of ${formatCost(v.limits.max_cost_usd)} cap`;
   const spent = v.progress.cost_total === null ? "" : `${dot(theme)}${formatCost(v.progress.cost_total)}${cap} so far`;
   const next = v.notify ? "you will be notified when it ends" : "no notification: ask again later";
+  const chain =
+    v.follow_up === null
+      ? ""
+      : `${theme.fg("muted", chainText({ ...v.follow_up, previous_task_id: shortId(v.follow_up.previous_task_id) }))}${dot(theme)}`;
   return (
-    `${theme.fg("warning", "⧗")} ${theme.fg("accent", v.name)} is still running${dot(theme)}` +
+    `${theme.fg("warning", "⧗")} ${theme.fg("accent", v.name)} is still running${dot(theme)}${chain}` +
     `${formatDuration(v.elapsed_seconds)}${dot(theme)}${plural(v.progress.turns, "turn")}${dot(theme)}` +
     `${plural(v.progress.tool_calls, "tool call")}${spent}${dot(theme)}${theme.fg("muted", next)}`
   );

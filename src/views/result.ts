@@ -22,7 +22,7 @@ import {
 import { utf8Prefix } from "../core/utf8.ts";
 import type { TaskOutput } from "../verify/structured-output.ts";
 import { basisLines, structuredText } from "./output.ts";
-import { chainText } from "./receipt.ts";
+import { chainText, ordinal } from "./receipt.ts";
 
 export interface RunningView {
   schema_version: typeof SCHEMA.delegateView;
@@ -39,6 +39,8 @@ export interface RunningView {
   notify: boolean;
   limits: DelegateManifest["limits"];
   budget: { capacity_tokens: number; growth_budget_tokens: number; finalization_runway_tokens: number } | null;
+  /** A follow-up's place in its chain (null for a first task); the link is checked once it ends. */
+  follow_up: { previous_task_id: string; previous_end: string; chain_position: number } | null;
 }
 
 export interface CompletedView {
@@ -123,6 +125,14 @@ export function runningView(
     notify: manifest.notify_on_completion,
     limits: manifest.limits,
     budget,
+    follow_up:
+      manifest.follow_up === undefined
+        ? null
+        : {
+            previous_task_id: manifest.follow_up.previous_task_id,
+            previous_end: manifest.follow_up.previous_end,
+            chain_position: manifest.follow_up.chain_position,
+          },
   };
 }
 
@@ -131,8 +141,13 @@ export function runningText(view: RunningView): string {
   const then = view.notify
     ? "its completion notification will arrive. Do not poll."
     : "it sends no notification (notifyOnCompletion false), so call bg_result again later.";
+  // The compact chain form: the 300-byte bound holds at the longest ids, durations and counts.
+  const chain =
+    view.follow_up === null
+      ? ""
+      : ` (${ordinal(view.follow_up.chain_position)} in the chain after ${view.follow_up.previous_task_id})`;
   return (
-    `Task ${view.task_id} is still running (${formatDuration(view.elapsed_seconds)}, ${view.progress.turns} turns, ` +
+    `Task ${view.task_id}${chain} is still running (${formatDuration(view.elapsed_seconds)}, ${view.progress.turns} turns, ` +
     `${view.progress.tool_calls} tool calls). Not an error: end your turn or do other work; ${then}`
   );
 }

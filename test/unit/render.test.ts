@@ -312,6 +312,41 @@ describe("bg_result as a person sees it", () => {
     }
   });
 
+  it("a running follow-up names its chain in the text (within 300 bytes at the longest end code) and on screen", () => {
+    const previous = newTaskIdentity(CWD, "session-0").taskId;
+    const m = manifest("map auth again", {
+      state: "running",
+      created_at: new Date(Date.now() - 75_000).toISOString(),
+      follow_up: {
+        previous_task_id: previous,
+        previous_task_dir: "/tmp/prev",
+        previous_result_sha256: "c".repeat(64),
+        previous_session_sha256: "d".repeat(64),
+        previous_end: "spend_cap_below_first_request",
+        chain_position: 12,
+        carried_session_bytes: 1,
+        carried_tokens: null,
+        reseed: false,
+      },
+    });
+    const view = runningView(m, "/tmp/t", { turns: 123, tool_calls: 4567, cost_total: null }, null);
+    expect(view.follow_up).toEqual({
+      previous_task_id: previous,
+      previous_end: "spend_cap_below_first_request",
+      chain_position: 12,
+    });
+    const text = runningText({ ...view, elapsed_seconds: 99 * 3600 + 59 * 60 + 59, notify: false });
+    expect(text).toContain(`(12th in the chain after ${previous}) is still running`);
+    expect(Buffer.byteLength(text)).toBeLessThanOrEqual(300);
+    const screen = renderTool("bg_result", {}, { text, details: view, isError: false }, 200).join("\n");
+    expect(screen).toContain(
+      `is still running · continuation (spend_cap_below_first_request) of ${previous.slice(0, 9)} (12th in chain)`,
+    );
+    const first = runningView(manifest("map auth"), "/tmp/t", { turns: 1, tool_calls: 0, cost_total: null }, null);
+    expect(first.follow_up).toBeNull();
+    expect(runningText(first)).not.toContain("chain");
+  });
+
   it("a failure shows its message and code plainly; the remediation only expanded", () => {
     const error = new DelegateError(
       "child_timeout",
