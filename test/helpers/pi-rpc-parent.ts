@@ -17,6 +17,7 @@ import type { AgentDir } from "./agent-dir.ts";
 import { FAKE_MODELS, FAKE_PROVIDER } from "./agent-dir.ts";
 import { EventLog } from "./event-log.ts";
 import { HOST, PI_CLI_PATH, REPO_ROOT } from "./pi-paths.ts";
+import { whileProgressing } from "./progress.ts";
 
 /** The host's own RpcClient (it spawns `node` from PATH: scripts/test.mjs puts the host's Node first). */
 const { RpcClient: HostRpcClient } = (await import(HOST.sdkUrl)) as typeof import("@mariozechner/pi-coding-agent");
@@ -157,7 +158,11 @@ export async function startRpcParent(options: RpcParentOptions): Promise<RpcPare
         })
       : Promise.resolve();
     // pi answers get_state only once its runtime (and our extension) is up: a real readiness check.
-    await client.getState();
+    // The client's window is 30 s; on a machine shared with another suite pi may still be loading
+    // then, so the wait goes on while pi keeps using CPU (test/helpers/progress.ts).
+    const pid = child?.pid;
+    if (pid === undefined) await client.getState();
+    else await whileProgressing(pid, () => client.getState());
   } catch (error) {
     await parent.stop();
     throw new Error(`pi RPC parent failed to start: ${String(error)}\nstderr:\n${client.getStderr()}`);

@@ -10,7 +10,7 @@ import { mkdtempSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, afterEach } from "vitest";
+import { afterAll, afterEach, beforeAll } from "vitest";
 
 const perTest = new Set<string>();
 const perFile = new Set<string>();
@@ -38,6 +38,25 @@ export async function makeTempDir(label = "tmp", lifetime: "file" | "each" = "fi
 export function makeTempDirSync(label = "tmp", lifetime: "file" | "each" = "file"): string {
   const dir = mkdtempSync(join(tmpdir(), `pi-bgd-${label.replace(/[^A-Za-z0-9_-]/g, "_")}-`));
   (lifetime === "each" ? perTest : perFile).add(dir);
+  return dir;
+}
+
+/**
+ * Give this test file (one forked process) its own os.tmpdir(): a fresh dir set as TMPDIR until the
+ * file ends. Code that makes its scratch dirs in os.tmpdir() (the host probe) then makes them here,
+ * so "left nothing behind" looks at this file's dirs and processes only, not those of another copy
+ * of the suite running beside it on the same machine. Call it at module level.
+ */
+export function ownTmpdir(label: string): string {
+  const dir = makeTempDirSync(label);
+  const before = process.env.TMPDIR;
+  beforeAll(() => {
+    process.env.TMPDIR = dir;
+  });
+  afterAll(() => {
+    if (before === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = before;
+  });
   return dir;
 }
 

@@ -18,7 +18,6 @@
  */
 import { chmodSync, copyFileSync, existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SELF_PROOF_ENV, TASK_FILES } from "../../src/core/constants.ts";
@@ -55,6 +54,7 @@ import {
   useModelServer,
   waitForNoProcesses,
 } from "../helpers/pi-parent.ts";
+import { ownTmpdir } from "../helpers/temp.ts";
 import { calls, delegateCall, expectRefusal, listTree, parentModel, resultOf } from "./launch-support.ts";
 
 const server = useModelServer();
@@ -66,8 +66,17 @@ async function newAgent(): Promise<AgentDir> {
   return agent;
 }
 
+// The probe makes its scratch dirs in os.tmpdir(): this file's own, so another copy of the suite
+// running beside it (its probes, its children) is never taken for something this file left behind.
+const PROBE_TMP = ownTmpdir("host-probe-tmp");
+
 function probeDirs(): string[] {
-  return readdirSync(tmpdir()).filter((name) => name.startsWith("pi-bg-delegate-probe-"));
+  return readdirSync(PROBE_TMP).filter((name) => name.startsWith("pi-bg-delegate-probe-"));
+}
+
+/** Live processes of this file's probes (their session paths are under PROBE_TMP). */
+function probeProcesses() {
+  return findProcesses(join(PROBE_TMP, "pi-bg-delegate-probe-"));
 }
 
 afterAll(async () => {
@@ -89,7 +98,7 @@ it(`the host probe passes every check on pi ${HOST.version}, and leaves nothing 
   expect(report.checks.map((c) => c.id)).toEqual(HOST_PROBE_CHECK_IDS);
   expect(report.ok).toBe(true);
   expect(probeDirs().filter((d) => !before.includes(d))).toEqual([]);
-  expect(await findProcesses("pi-bg-delegate-probe-")).toEqual([]);
+  expect(await probeProcesses()).toEqual([]);
 });
 
 /** Hosts installed under their own name, with their Pi packages beside them (test/helpers/host-build-copy.ts). */
@@ -133,7 +142,7 @@ it.runIf(BUILD_COPY_HOSTS.includes(HOST.version))(
     } finally {
       await build.remove();
     }
-    expect(await findProcesses("pi-bg-delegate-probe-")).toEqual([]);
+    expect(await probeProcesses()).toEqual([]);
   },
 );
 
@@ -362,7 +371,7 @@ describe(`the probe's witnesses on pi ${HOST.version}`, () => {
         );
       }
       expect(report.ok).toBe(false);
-      expect(await findProcesses("pi-bg-delegate-probe-")).toEqual([]);
+      expect(await probeProcesses()).toEqual([]);
     });
   }
 });
