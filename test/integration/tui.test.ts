@@ -194,6 +194,75 @@ describe("Pi's interactive terminal", () => {
     expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
   });
 
+  it("a running follow-up's bg_result names the task it follows and its place in the chain", async () => {
+    const agent = await createAgentDir({ serverUrl: server.url });
+    const cwd = await makeTempDir("tui-follow-up");
+    const held = gate();
+    let firstId: string | undefined;
+    server.setHandler(async (req) => {
+      const last = req.messages.at(-1);
+      if (isChildRequest(req)) {
+        if (req.messages.some((m) => m.role === "user" && m.text.includes("And the refresh path?"))) {
+          await held.wait;
+          return { text: "The refresh path is in src/api.ts." };
+        }
+        return undefined; // the first child answers from its script
+      }
+      if (last?.role === "user" && last.text === "go") {
+        return {
+          toolCalls: [
+            {
+              name: "bg_delegate",
+              args: { name: "map auth", prompt: `Map the auth flow. ${script({ text: ANSWER })}` },
+            },
+          ],
+        };
+      }
+      const notice =
+        last?.role === "user" ? /Background delegate (d[0-9a-f]{32}) \(map auth\) completed/.exec(last.text) : null;
+      if (notice) {
+        firstId = notice[1];
+        return {
+          toolCalls: [
+            {
+              name: "bg_delegate",
+              args: { name: "refresh path", prompt: "And the refresh path?", previousTaskId: firstId },
+            },
+          ],
+        };
+      }
+      const started =
+        last?.role === "tool" && firstId !== undefined
+          ? [...last.text.matchAll(/d[0-9a-f]{32}/g)].map((m) => m[0]).find((id) => id !== firstId)
+          : undefined;
+      if (started !== undefined && /follow-up/.test(last?.text ?? "")) {
+        return { toolCalls: [{ name: "bg_result", args: { taskId: started } }] };
+      }
+      return { text: last?.role === "tool" ? "Noted." : "Nothing else to do." };
+    });
+    const tty = await startInteractivePi({
+      agentDir: agent.dir,
+      cwd,
+      cols: 160,
+      rows: 48,
+      provider: FAKE_PROVIDER,
+      model: FAKE_MODELS.default,
+      message: "go",
+    });
+    try {
+      await tty.waitFor(
+        /⧗ refresh path is still running · follow-up of d[0-9a-f]{8} \(2nd in chain\) · \d+s · \d+ turns? · \d+ tool calls?/,
+        "the running follow-up's bg_result",
+      );
+      expect(tty.history().join("\n")).toContain(`follow-up of ${firstId?.slice(0, 9)} (2nd in chain)`);
+      expect(tty.history().join("\n")).not.toMatch(/Do not poll|in the chain after/);
+    } finally {
+      held.release();
+      await tty.close();
+    }
+    expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
+  });
+
   it("the footer shows a Fusion run as one part: its stage and how many candidates are verified", async () => {
     const agent = await createAgentDir({ serverUrl: server.url, models: FUSION_MODELS });
     const cwd = await makeTempDir("tui-fusion");
