@@ -132,7 +132,8 @@ function delegateStanding(cwd: string, dir: string, fields: SignedKeyFields): Ke
     name: manifest.name,
     state: running ? "running" : manifest.state === "running" ? "ended" : manifest.state,
     endedAt: manifest.terminal?.ended_at ?? manifest.updated_at,
-    childStarted: running || manifest.child !== null,
+    // A completed task's child committed its answer; any other one started a child only if it names one.
+    childStarted: running || manifest.state === "completed" || manifest.child !== null,
   };
 }
 
@@ -153,6 +154,7 @@ function fusionStanding(cwd: string, dir: string, fields: SignedKeyFields): Keye
     name: record.name,
     state: running ? "running" : manifest.state === "running" ? "ended" : manifest.state,
     endedAt: manifest.terminal?.ended_at,
+    // A run fails at preflight only before (or while) its candidates are started.
     childStarted: running || manifest.terminal?.failure?.stage !== "preflight",
   };
 }
