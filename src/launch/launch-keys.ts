@@ -106,9 +106,8 @@ export function findKeyedLaunch(
   agentDir: string = getAgentDir(),
 ): KeyLookup {
   const keySha256 = sha256Hex(key);
-  let record: LaunchKeyRecord | undefined;
   try {
-    record = readRecord(keyFile(cwd, key));
+    const record = readRecord(keyFile(cwd, key));
     if (record === undefined) return { none: true };
     if (record.key_sha256 !== keySha256) throw new KeyDistrust("the key record names another key");
     checkKeySignature(cwd, agentDir, record, record.mac);
