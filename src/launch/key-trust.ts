@@ -73,7 +73,7 @@ export function keyRecordMac(userKey: Uint8Array, cwd: string, fields: SignedKey
 /** Check 1's signature. Throws KeyDistrust. */
 export function checkKeySignature(cwd: string, agentDir: string, fields: SignedKeyFields, mac: unknown): void {
   const userKey = readRecordKey(agentDir);
-  if (userKey === undefined) throw new KeyDistrust("you have no signing key to check it with");
+  if (userKey === undefined) throw new KeyDistrust("it is not signed with your key (you have no signing key yet)");
   if (typeof mac !== "string" || mac !== keyRecordMac(userKey, cwd, fields)) {
     throw new KeyDistrust("it is not signed with your key for this project (written by hand, shipped or copied)");
   }

@@ -6,12 +6,13 @@
  * the receipt's details saying why; the genuine record then dedupes again. A keyed launch whose spawn
  * failed does not hold its key: the retry launches.
  */
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { canonicalJsonLine } from "../../src/core/canonical.ts";
 import { TASK_FILES } from "../../src/core/constants.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
+import { recordKeyPath } from "../../src/host/index.ts";
 import { isChildRequest } from "../helpers/drive.ts";
 import {
   findProcesses,
@@ -84,29 +85,33 @@ describe("a key record that is not yours does not stop your launch", () => {
     // What a cloned repository can ship: a task tree that passes as completed (it even binds the key's
     // hash and names this very path) and an unsigned key record pointing at it.
     const fake = writeCompletedTask(cwd, { key: KEY, session: "shipped-session", name: "shipped" });
-    writeFileSync(
-      keyFile(cwd),
-      canonicalJsonLine({
-        schema_version: "pi-bg-delegate.launch-key.v1",
-        key_sha256: sha256Hex(KEY),
-        kind: "delegate",
-        id: fake.manifest.task_id,
-        dir: relative(cwd, fake.taskDir),
-        created_at: new Date().toISOString(),
-        mac: "0".repeat(64),
-        receipt: null,
-      }),
-      { mode: 0o644 },
-    );
+    const plant = () =>
+      writeFileSync(
+        keyFile(cwd),
+        canonicalJsonLine({
+          schema_version: "pi-bg-delegate.launch-key.v1",
+          key_sha256: sha256Hex(KEY),
+          kind: "delegate",
+          id: fake.manifest.task_id,
+          dir: relative(cwd, fake.taskDir),
+          created_at: new Date().toISOString(),
+          mac: "0".repeat(64),
+          receipt: null,
+        }),
+        { mode: 0o644 },
+      );
+    plant();
+    // Before this agent dir's first keyed launch (or self-proof) there is no signing key of yours at all.
+    const unsigned = existsSync(recordKeyPath(agent.dir))
+      ? "it is not signed with your key for this project (written by hand, shipped or copied)"
+      : "it is not signed with your key (you have no signing key yet)";
     keyedLaunches();
     const parent = await startSdkParent({ agentDir: agent, cwd });
     try {
       const first = await launch(parent, "first");
       expect(first.kind).toBe("bg_delegate_receipt");
       expect(first.task_id).not.toBe(fake.manifest.task_id);
-      expect(first.key_record_ignored).toBe(
-        `the record of key "${KEY}" was not trusted: it is not signed with your key for this project (written by hand, shipped or copied); launched anew`,
-      );
+      expect(first.key_record_ignored).toBe(`the record of key "${KEY}" was not trusted: ${unsigned}; launched anew`);
       expect(taskDirs(cwd)).toHaveLength(2);
       await completed(first.artifact_dir);
       expect(childAsked("FIRST-WORK")).toBe(true);
@@ -115,6 +120,16 @@ describe("a key record that is not yours does not stop your launch", () => {
       expect(again).toMatchObject({ kind: "bg_launch_already_started", task_id: first.task_id });
       expect(taskDirs(cwd)).toHaveLength(2);
       expect(childAsked("AGAIN-WORK")).toBe(false);
+
+      // Planted again, now that you have a signing key: still not yours.
+      plant();
+      const third = await launch(parent, "third");
+      expect(third.kind).toBe("bg_delegate_receipt");
+      expect(third.key_record_ignored).toBe(
+        `the record of key "${KEY}" was not trusted: it is not signed with your key for this project (written by hand, shipped or copied); launched anew`,
+      );
+      await completed(third.artifact_dir);
+      expect(childAsked("THIRD-WORK")).toBe(true);
     } finally {
       await parent.dispose();
     }

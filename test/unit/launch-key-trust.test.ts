@@ -120,7 +120,7 @@ describe("a delegate's key record", () => {
   it("without a signing key of this user, no record is trusted", () => {
     const { cwd, agentDir } = project("key-no-user-key");
     keyedTask(cwd, makeTempDirSync("key-their-agent", "each"));
-    expect(ignoredWhy(cwd, agentDir)).toMatch(/you have no signing key to check it with/);
+    expect(ignoredWhy(cwd, agentDir)).toMatch(/it is not signed with your key \(you have no signing key yet\)/);
   });
 
   it("a record and tree copied from another project of ours are not trusted here", () => {
