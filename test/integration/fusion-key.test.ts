@@ -5,11 +5,12 @@
  * shipped (unsigned, with a made-up completed run) stops nothing: the run starts, its receipt's
  * details say why the record was ignored.
  */
-import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { expect, it } from "vitest";
 import { canonicalJsonLine } from "../../src/core/canonical.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
+import { recordKeyPath } from "../../src/host/index.ts";
 import { call, lastToolResult, until } from "../helpers/drive.ts";
 import {
   candidateAttempts,
@@ -76,6 +77,10 @@ it("bg_fusion: a shipped key record with a made-up completed run is not trusted;
       receipt: null,
     }),
   );
+  // Before this agent dir's first keyed launch (or self-proof) there is no signing key of yours at all.
+  const unsigned = existsSync(recordKeyPath(agentDir.dir))
+    ? "it is not signed with your key for this project (written by hand, shipped or copied)"
+    : "it is not signed with your key (you have no signing key yet)";
   const parent = await startRpcParent({ agentDir, cwd });
   try {
     const runId = await fusionViaRpc(parent, { ...HELD_RUN_ARGS, key: "cache-question" });
@@ -84,8 +89,7 @@ it("bg_fusion: a shipped key record with a made-up completed run is not trusted;
     expect(receipt.details).toMatchObject({
       kind: "bg_fusion_receipt",
       run_id: runId,
-      key_record_ignored:
-        'the record of key "cache-question" was not trusted: it is not signed with your key for this project (written by hand, shipped or copied); launched anew',
+      key_record_ignored: `the record of key "cache-question" was not trusted: ${unsigned}; launched anew`,
     });
     await until(() => held.asked() === 2, "two candidates at the model");
     expect(readRunJson(cwd, runId, "run.json")).toMatchObject({ key_sha256: sha256Hex("cache-question") });
