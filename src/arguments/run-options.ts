@@ -44,7 +44,7 @@ export function launchKeyField(tool: "delegate" | "fusion") {
     maxChars: ARGUMENT_BOUNDS.keyMaxChars,
     printable: true,
     trim: true,
-    description: `A name for this piece of work, unique in the project (e.g. "audit-auth-2026-12"). Use one for work you may ask for again after compaction: a second launch with the same key while the first ${work} runs, or after it ended within the retention window, starts nothing and returns the first ${work}'s receipt marked already started, with its state.`,
+    description: `A name for this piece of work, unique in the project (e.g. "audit-auth-2026-12"). Use one for work you may ask for again after compaction: a second launch with the same key while the first ${work} runs, or after it ended within the retention window, starts nothing and returns the first ${work}'s receipt marked already started, with its state. A launch that failed before its child started does not hold the key.`,
   } as const satisfies FieldSpec;
 }
 

@@ -296,6 +296,11 @@ export interface DelegateManifest {
   settings_ignored?: string[];
   /** A follow-up's link to the task it continues; absent for a first task. */
   follow_up?: ManifestFollowUp;
+  /**
+   * SHA-256 of the launch's `key`, so a key record can be checked against the task it names
+   * (docs/tools/bg_delegate.md, "Never launched twice"); absent for a launch without a key.
+   */
+  key_sha256?: string;
   owner: { pid: number; start_time: string };
   child: { pid: number; pgid: number } | null;
   artifacts: Record<string, BoundArtifact>;

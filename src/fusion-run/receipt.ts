@@ -21,6 +21,11 @@ export interface FusionReceiptDetails {
   retrieve_with: { tool: "bg_result"; taskId: string };
   /** Project settings ignored because only you may widen them (docs/configuration.md, "Who may set what"). */
   settings_ignored: string[];
+  /**
+   * Why this keyed run did not reuse the record its key had (docs/tools/bg_delegate.md, "Never
+   * launched twice"): not trusted, or its run failed before any child started; null otherwise.
+   */
+  key_record_ignored: string | null;
 }
 
 /** Within a delegate receipt's budget (docs/tools/bg_fusion.md, "The receipt"). */

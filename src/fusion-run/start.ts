@@ -69,8 +69,8 @@ export async function startFusion(
   const cwd = ctx.cwd;
   // A key that already started work returns it before any admission (and again inside the step).
   if (args.key !== undefined) {
-    const existing = findKeyedLaunch(cwd, args.key, host.settings.retentionDays);
-    if (existing !== undefined) return already(existing, args.key, cwd);
+    const found = findKeyedLaunch(cwd, args.key, host.settings.retentionDays);
+    if ("existing" in found) return already(found.existing, args.key, cwd);
   }
   const routes = candidateRoutes(args, host);
   requireCapacity(cwd, host.settings.maxRunning, routes.length);
@@ -185,6 +185,7 @@ export async function startFusion(
     trigger_on_completion: record.trigger_on_completion,
     retrieve_with: { tool: "bg_result", taskId: handle.runId },
     settings_ignored: host.settings.ignored,
+    key_record_ignored: step.keyIgnored,
   };
   if (args.key !== undefined) recordKeyReceipt(cwd, args.key, handle.runId, details);
   return { text: fusionReceiptText(details, cwd), details };
@@ -239,5 +240,6 @@ function runRecord(
     notify_on_completion: args.notifyOnCompletion,
     trigger_on_completion: args.triggerOnCompletion,
     ...schemaOf(args),
+    ...(args.key === undefined ? {} : { key_sha256: sha256Hex(args.key) }),
   };
 }

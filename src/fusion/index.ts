@@ -1,6 +1,6 @@
 /** The Fusion run contract's public surface: the runner writes with createRun, bg_result reads with retrieveFusion. */
 export { fusionRunDir, isFusionRunId, newFusionRunId } from "./layout.ts";
-export { loadFusionManifest, readFusionManifest, readManifestDocument } from "./read.ts";
+export { checkFusionManifest, loadFusionManifest, readFusionManifest, readManifestDocument } from "./read.ts";
 export {
   fusionOutput,
   type RetrieveFusionArgs,

@@ -18,7 +18,7 @@
  * directories are refused rather than followed; a file over its bound is refused from its size,
  * without loading it.
  */
-import { lstat } from "node:fs/promises";
+import { lstatSync } from "node:fs";
 import { basename, join, resolve, sep } from "node:path";
 import { FUSION_DOCUMENT_MAX_BYTES, FUSION_FILES, SCHEMA } from "../core/constants.ts";
 import { DelegateError, type FailureCode } from "../core/errors.ts";
@@ -98,8 +98,16 @@ function claimedStateOf(runDir: string, bytes: Uint8Array): FusionState | null {
  * when the directory or the file is gone (result_unavailable) or unreadable (artifact_read_failed).
  */
 export async function readFusionManifest(runDir: string): Promise<ManifestReading> {
+  return checkFusionManifest(runDir);
+}
+
+/**
+ * {@link readFusionManifest}, synchronously: for a step that must not await (the launch key's check
+ * inside the project's launch lock, src/launch/key-trust.ts).
+ */
+export function checkFusionManifest(runDir: string): ManifestReading {
   try {
-    const stat = await lstat(runDir);
+    const stat = lstatSync(runDir);
     if (!stat.isDirectory()) throw Object.assign(new Error("not a directory"), { code: "ENOTDIR" });
   } catch (error) {
     throw readFailure(runDir, error);

@@ -34,6 +34,11 @@ export interface FusionRunRecord {
   trigger_on_completion: boolean;
   /** The answers' shape when the run has an outputSchema (docs/tools/bg_fusion.md, "Structured answers"). */
   output_schema?: OutputSchema;
+  /**
+   * SHA-256 of the run's launch `key`, so a key record can be checked against the run it names
+   * (docs/tools/bg_fusion.md, "Admission"); absent for a run launched without a key.
+   */
+  key_sha256?: string;
 }
 
 export interface FusionChildRecord {
@@ -72,8 +77,9 @@ export function parseRunRecord(value: unknown): FusionRunRecord {
       "notify_on_completion",
       "trigger_on_completion",
       "output_schema",
+      "key_sha256",
     ],
-    { optional: ["output_schema"] },
+    { optional: ["output_schema", "key_sha256"] },
   );
   const limits = closedObject(o.limits, "limits", ["max_turns", "max_tool_calls", "timeout_seconds", "max_cost_usd"], {
     optional: ["max_cost_usd"],
@@ -99,6 +105,7 @@ export function parseRunRecord(value: unknown): FusionRunRecord {
     notify_on_completion: bool(o.notify_on_completion, "notify_on_completion"),
     trigger_on_completion: bool(o.trigger_on_completion, "trigger_on_completion"),
     ...(o.output_schema === undefined ? {} : { output_schema: checkOutputSchema(o.output_schema, "output_schema") }),
+    ...(o.key_sha256 === undefined ? {} : { key_sha256: sha256(o.key_sha256, "key_sha256") }),
   };
 }
 

@@ -41,4 +41,4 @@ export {
   unprovenVersionText,
 } from "./proven.ts";
 export { piBuildSha256, readSelfProof, selfProofDir, selfProofPath, writeSelfProof } from "./record.ts";
-export { recordKeyPath } from "./record-key.ts";
+export { readRecordKey, recordKey, recordKeyPath, whyNotMine } from "./record-key.ts";

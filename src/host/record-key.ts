@@ -21,10 +21,19 @@ export function recordKeyPath(agentDir: string): string {
  * platform has no user ids (Windows) only the file type is checked.
  */
 export function ownedByMe(stats: Stats, forbidden = 0o022): boolean {
-  if (!stats.isFile()) return false;
+  return whyNotMine(stats, forbidden) === null;
+}
+
+/** Why {@link ownedByMe} refuses the file, in a few words; null when it does not. */
+export function whyNotMine(stats: Stats, forbidden = 0o022): string | null {
+  if (!stats.isFile()) return "is not a regular file";
   const uid = process.getuid?.();
-  if (uid === undefined) return true;
-  return stats.uid === uid && (stats.mode & forbidden) === 0;
+  if (uid === undefined) return null;
+  if (stats.uid !== uid) return `belongs to uid ${stats.uid}, not to you (uid ${uid})`;
+  if ((stats.mode & forbidden) !== 0) {
+    return `has mode ${(stats.mode & 0o777).toString(8).padStart(4, "0")}: others than you may change it`;
+  }
+  return null;
 }
 
 /** This user's key, or undefined: none yet, or not a key file of this user alone (then no record is trusted). */

@@ -34,7 +34,11 @@ export interface LaunchStep<T> {
   commit: () => T & { id: string; dir: string };
 }
 
-export type LaunchStepOutcome<T> = { committed: T } | { existing: ExistingLaunch };
+/**
+ * The committed work (with, for a keyed launch that found a record it did not trust, why: one line
+ * for the receipt's details), or the work the key already started.
+ */
+export type LaunchStepOutcome<T> = { committed: T; keyIgnored: string | null } | { existing: ExistingLaunch };
 
 /**
  * Run the locked step. A lock held past its bound by another live launch is refused as
@@ -43,9 +47,11 @@ export type LaunchStepOutcome<T> = { committed: T } | { existing: ExistingLaunch
 export function launchStep<T>(step: LaunchStep<T>): LaunchStepOutcome<T> {
   try {
     return withLaunchLock(step.cwd, () => {
+      let keyIgnored: string | null = null;
       if (step.key !== undefined) {
-        const existing = findKeyedLaunch(step.cwd, step.key.key, step.key.retentionDays);
-        if (existing !== undefined) return { existing };
+        const found = findKeyedLaunch(step.cwd, step.key.key, step.key.retentionDays);
+        if ("existing" in found) return { existing: found.existing };
+        if ("ignored" in found) keyIgnored = found.ignored;
       }
       requireCapacity(step.cwd, step.maxRunning, step.needed);
       const committed = step.commit();
@@ -58,7 +64,7 @@ export function launchStep<T>(step: LaunchStep<T>): LaunchStepOutcome<T> {
           });
         }
       }
-      return { committed };
+      return { committed, keyIgnored };
     });
   } catch (error) {
     if (error instanceof DelegateError) throw error;

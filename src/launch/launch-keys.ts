@@ -3,32 +3,40 @@
  * which task or run it started in `<cwd>/.pi/delegate/key-<sha256 of the key>.json`, inside the same
  * locked step that commits the task. A later launch with the same key in the same project finds it:
  * while that work runs, or after it ended within the retention window, nothing new is started and
- * the first launch's receipt is returned, marked already started.
+ * the first launch's receipt is returned, marked already started. The record counts only when it
+ * and the tree it names verify as yours (src/launch/key-trust.ts); otherwise the launch proceeds,
+ * replaces the record, and says in its details why the old one was ignored.
  */
-import { join, relative, resolve } from "node:path";
+import { join, relative } from "node:path";
+import { getAgentDir } from "@mariozechner/pi-coding-agent";
 import { readRegularFile, writeJsonRecord } from "../core/fs.ts";
 import { sha256Hex } from "../core/hash.ts";
-import { readManifestDocument } from "../fusion/index.ts";
-import { readManifest } from "../store/lookup.ts";
+import { recordKey } from "../host/index.ts";
 import { delegateRoot } from "../store/task-paths.ts";
-import { fusionLiveness, isTaskRunning } from "../tasks/running.ts";
 import type { AlreadyStartedDetails } from "../views/already-started.ts";
+import {
+  checkKeySignature,
+  KeyDistrust,
+  type KeyedKind,
+  keyedStanding,
+  keyRecordMac,
+  requireMine,
+  type SignedKeyFields,
+} from "./key-trust.ts";
+
+export type { KeyedKind } from "./key-trust.ts";
 
 export const LAUNCH_KEY_SCHEMA = "pi-bg-delegate.launch-key.v1";
 const KEY_RECORD_MAX_BYTES = 256 * 1024;
 const DAY_MS = 86_400_000;
 
-export type KeyedKind = "delegate" | "fusion";
-
-/** What a key file holds. `receipt` is the first launch's receipt details, once it returned. */
-export interface LaunchKeyRecord {
+/**
+ * What a key file holds. `mac` signs the other fields but `receipt` (src/launch/key-trust.ts);
+ * `receipt` is the first launch's receipt details, once it returned.
+ */
+export interface LaunchKeyRecord extends SignedKeyFields {
   schema_version: typeof LAUNCH_KEY_SCHEMA;
-  key_sha256: string;
-  kind: KeyedKind;
-  id: string;
-  /** The task's or run's directory, relative to the project. */
-  dir: string;
-  created_at: string;
+  mac: string;
   receipt: unknown;
 }
 
@@ -41,22 +49,38 @@ export interface ExistingLaunch {
   state: string;
 }
 
+/**
+ * What a keyed launch finds: work the key already started; a record that may not stand for it
+ * (why, one line for the new launch's details); or nothing (no record, its tree pruned, or it ended
+ * longer ago than the retention window).
+ */
+export type KeyLookup = { existing: ExistingLaunch } | { ignored: string } | { none: true };
+
 export function keyFile(cwd: string, key: string): string {
   return join(delegateRoot(cwd), `key-${sha256Hex(key)}.json`);
 }
 
+/** The record, undefined when there is none; throws KeyDistrust when it is not a key record of this shape. */
 function readRecord(path: string): LaunchKeyRecord | undefined {
   const read = readRegularFile(path, KEY_RECORD_MAX_BYTES);
-  if (!read.ok) return undefined;
+  if (!read.ok && read.reason === "missing") return undefined;
+  requireMine(path, "the key record");
+  if (!read.ok) throw new KeyDistrust(`the key record cannot be read (${read.reason})`);
+  let value: Partial<LaunchKeyRecord>;
   try {
-    const value = JSON.parse(read.bytes.toString("utf8")) as Partial<LaunchKeyRecord>;
-    if (value.schema_version !== LAUNCH_KEY_SCHEMA) return undefined;
-    if (value.kind !== "delegate" && value.kind !== "fusion") return undefined;
-    if (typeof value.id !== "string" || typeof value.dir !== "string") return undefined;
-    return value as LaunchKeyRecord;
+    value = JSON.parse(read.bytes.toString("utf8")) as Partial<LaunchKeyRecord>;
   } catch {
-    return undefined;
+    throw new KeyDistrust("the key record is not JSON");
   }
+  const fieldsOk =
+    value.schema_version === LAUNCH_KEY_SCHEMA &&
+    (value.kind === "delegate" || value.kind === "fusion") &&
+    typeof value.id === "string" &&
+    typeof value.dir === "string" &&
+    typeof value.key_sha256 === "string" &&
+    typeof value.created_at === "string";
+  if (!fieldsOk) throw new KeyDistrust("the key record is not a launch-key record of this version");
+  return value as LaunchKeyRecord;
 }
 
 function withinRetention(endedAt: string | undefined, retentionDays: number, now: number): boolean {
@@ -65,55 +89,85 @@ function withinRetention(endedAt: string | undefined, retentionDays: number, now
   return Number.isNaN(ended) || now - ended <= retentionDays * DAY_MS;
 }
 
-/** How the keyed work stands, or undefined when its tree is gone or unreadable. */
-function standing(cwd: string, record: LaunchKeyRecord): Omit<ExistingLaunch, "record"> & { endedAt?: string } {
-  const dir = resolve(cwd, record.dir);
-  if (record.kind === "delegate") {
-    const manifest = readManifest(dir);
-    if (manifest.task_id !== record.id) throw new Error("another task");
-    const running = isTaskRunning(manifest);
-    const state = running ? "running" : manifest.state === "running" ? "ended" : manifest.state;
-    return { dir, name: manifest.name, state, endedAt: manifest.terminal?.ended_at ?? manifest.updated_at };
-  }
-  const manifest = readManifestDocument(dir);
-  if (manifest.run_id !== record.id) throw new Error("another run");
-  const running = manifest.state === "running" && fusionLiveness.isRunning(manifest);
-  const state = running ? "running" : manifest.state === "running" ? "ended" : manifest.state;
-  const name = (record.receipt as { name?: unknown } | null)?.name;
-  return {
-    dir,
-    name: typeof name === "string" ? name : record.id,
-    state,
-    endedAt: manifest.terminal?.ended_at,
-  };
+/** The one line a launch's details carry when it ignored this key's record. */
+function ignoredLine(key: string, why: string): string {
+  return `the record of key "${key}" was not trusted: ${why}; launched anew`;
 }
 
 /**
- * The launch this key already made in this project, when its work runs or ended within the
- * retention window; undefined otherwise (no key file, its tree pruned or unreadable, or older).
- * Called inside the launch lock (src/launch/admission-step.ts).
+ * The launch this key already made in this project, when its record is trusted
+ * (src/launch/key-trust.ts) and its work runs or ended within the retention window. Called before
+ * admission and again inside the launch lock (src/launch/admission-step.ts).
  */
-export function findKeyedLaunch(cwd: string, key: string, retentionDays: number): ExistingLaunch | undefined {
-  const record = readRecord(keyFile(cwd, key));
-  if (record === undefined || record.key_sha256 !== sha256Hex(key)) return undefined;
+export function findKeyedLaunch(
+  cwd: string,
+  key: string,
+  retentionDays: number,
+  agentDir: string = getAgentDir(),
+): KeyLookup {
+  const keySha256 = sha256Hex(key);
   try {
-    const { endedAt, ...now } = standing(cwd, record);
-    if (now.state !== "running" && !withinRetention(endedAt, retentionDays, Date.now())) return undefined;
-    return { record, ...now };
-  } catch {
-    return undefined;
+    const record = readRecord(keyFile(cwd, key));
+    if (record === undefined) return { none: true };
+    if (record.key_sha256 !== keySha256) throw new KeyDistrust("the key record names another key");
+    checkKeySignature(cwd, agentDir, record, record.mac);
+    const standing = keyedStanding(cwd, record);
+    if (standing === undefined) return { none: true };
+    if (!standing.childStarted) {
+      const line = `the launch with key "${key}" (${record.id}) failed before its child started; launched anew`;
+      return { ignored: line };
+    }
+    if (standing.state !== "running" && !withinRetention(standing.endedAt, retentionDays, Date.now())) {
+      return { none: true };
+    }
+    const name = standing.name ?? (record.receipt as { name?: unknown } | null)?.name;
+    return {
+      existing: {
+        record,
+        dir: standing.dir,
+        name: typeof name === "string" ? name : record.id,
+        state: standing.state,
+      },
+    };
+  } catch (error) {
+    if (error instanceof KeyDistrust) return { ignored: ignoredLine(key, error.message) };
+    return { ignored: ignoredLine(key, `it cannot be checked (${String(error)})`) };
   }
 }
 
-/** Record (or replace) the key's launch; inside the launch lock, right after the commit. */
-export function recordKeyedLaunch(cwd: string, key: string, kind: KeyedKind, id: string, dir: string): void {
-  const record: LaunchKeyRecord = {
-    schema_version: LAUNCH_KEY_SCHEMA,
+/**
+ * The record's signature; empty when this user's key cannot be made or read (an agent dir you
+ * cannot write, a key file that is not yours alone): the launch stands, and its record will never
+ * be trusted, so a later launch with the key starts anew and says why.
+ */
+function signature(agentDir: string, cwd: string, fields: SignedKeyFields): string {
+  try {
+    return keyRecordMac(recordKey(agentDir), cwd, fields);
+  } catch {
+    return "";
+  }
+}
+
+/** Record (or replace) the key's launch, signed; inside the launch lock, right after the commit. */
+export function recordKeyedLaunch(
+  cwd: string,
+  key: string,
+  kind: KeyedKind,
+  id: string,
+  dir: string,
+  agentDir: string = getAgentDir(),
+): void {
+  const fields: SignedKeyFields = {
     key_sha256: sha256Hex(key),
     kind,
     id,
     dir: relative(cwd, dir),
     created_at: new Date().toISOString(),
+  };
+  const record: LaunchKeyRecord = {
+    schema_version: LAUNCH_KEY_SCHEMA,
+    ...fields,
+    mac: signature(agentDir, cwd, fields),
     receipt: null,
   };
   writeJsonRecord(keyFile(cwd, key), record);

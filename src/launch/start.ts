@@ -28,8 +28,8 @@ export async function launchDelegate(
   host: HostFacts,
 ): Promise<ReceiptDetails | AlreadyStartedDetails> {
   if (args.key !== undefined) {
-    const existing = findKeyedLaunch(ctx.cwd, args.key, host.settings.retentionDays);
-    if (existing !== undefined) return alreadyStartedDetails(existing, args.key);
+    const found = findKeyedLaunch(ctx.cwd, args.key, host.settings.retentionDays);
+    if ("existing" in found) return alreadyStartedDetails(found.existing, args.key);
   }
   return startDelegate(admit(args, toolCallId, ctx, host));
 }
@@ -42,9 +42,10 @@ export async function launchDelegate(
 export async function startDelegate(plan: LaunchPlan): Promise<ReceiptDetails | AlreadyStartedDetails> {
   const started = await startKeyed(plan);
   if ("existing" in started) return alreadyStartedDetails(started.existing, plan.args.key ?? "");
+  const receipt: ReceiptDetails = { ...started.receipt, key_record_ignored: started.keyIgnored };
   const key = plan.args.key;
-  if (key !== undefined) recordKeyReceipt(plan.seed.cwd, key, plan.seed.task_id, started.receipt);
-  return started.receipt;
+  if (key !== undefined) recordKeyReceipt(plan.seed.cwd, key, plan.seed.task_id, receipt);
+  return receipt;
 }
 
 /** A started child: its receipt and the registry's handle (whose `done` settles once it is adjudicated). */
@@ -57,14 +58,16 @@ export interface StartedChild {
 export async function startChild(plan: LaunchPlan): Promise<StartedChild> {
   const started = await startKeyed(plan);
   if ("existing" in started) throw new DelegateError("artifact_error", "a keyed child was started without its key");
-  return started;
+  return { receipt: started.receipt, task: started.task };
 }
 
 /**
  * The locked step (capacity, key, commit) runs synchronously before the first await, so a caller
  * that holds the launch lock (a Fusion run's start) commits inside its own step.
  */
-async function startKeyed(plan: LaunchPlan): Promise<StartedChild | { existing: ExistingLaunch }> {
+async function startKeyed(
+  plan: LaunchPlan,
+): Promise<(StartedChild & { keyIgnored: string | null }) | { existing: ExistingLaunch }> {
   const cwd = plan.seed.cwd;
   const taskId = plan.seed.task_id;
   const registry = getRegistry();
@@ -84,7 +87,7 @@ async function startKeyed(plan: LaunchPlan): Promise<StartedChild | { existing: 
   });
   if ("existing" in step) return step;
   try {
-    return await spawnCommitted(plan, step.committed.tree);
+    return { ...(await spawnCommitted(plan, step.committed.tree)), keyIgnored: step.keyIgnored };
   } finally {
     registry.starting.delete(taskId);
   }

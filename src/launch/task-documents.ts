@@ -154,5 +154,6 @@ export function buildManifest(input: ManifestInput): LaunchManifest {
       ? {}
       : { settings_ignored: input.settingsIgnored }),
     ...(input.followUp === undefined ? {} : { follow_up: input.followUp }),
+    ...(args.key === undefined ? {} : { key_sha256: sha256Hex(args.key) }),
   };
 }

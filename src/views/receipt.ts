@@ -43,6 +43,11 @@ export interface ReceiptDetails {
   /** Project settings ignored because only you may widen them (docs/configuration.md, "Who may set what"). */
   settings_ignored: string[];
   /**
+   * Why this keyed launch did not reuse the record its key had (docs/tools/bg_delegate.md, "Never
+   * launched twice"): not trusted, or its launch failed before its child started; null otherwise.
+   */
+  key_record_ignored: string | null;
+  /**
    * A follow-up's link and what it carried (docs/tools/bg_delegate.md, "Follow-ups"): the session's
    * bytes and the provider's reported tokens of the previous child's last request; null for a first task.
    */
@@ -113,6 +118,7 @@ export function buildReceipt(plan: ReceiptSource, manifest: DelegateManifest, ch
     trigger_on_completion: manifest.trigger_on_completion,
     retrieve_with: { tool: "bg_result", taskId: seed.task_id },
     settings_ignored: manifest.settings_ignored ?? [],
+    key_record_ignored: null,
     follow_up:
       manifest.follow_up === undefined
         ? null

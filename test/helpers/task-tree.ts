@@ -56,6 +56,8 @@ export interface CompletedTaskOptions {
   adjudicate?: boolean;
   /** Fields of the committed result.json other than the answer and ids (e.g. finalized_by). */
   result?: ResultFixtureOverrides;
+  /** The launch's key (its hash is recorded in the manifest, as launch records it). */
+  key?: string;
 }
 
 export interface CompletedTask {
@@ -90,7 +92,11 @@ export function treeResult(
 export function writeCompletedTask(cwd: string, options: CompletedTaskOptions = {}): CompletedTask {
   const answer = options.answer ?? "The cache is invalidated in src/cache.ts:42.\n";
   const prompt = "Find where the cache is invalidated.";
-  const args = withDelegateDefaults({ name: options.name ?? "tree test", prompt });
+  const args = withDelegateDefaults({
+    name: options.name ?? "tree test",
+    prompt,
+    ...(options.key === undefined ? {} : { key: options.key }),
+  });
   const identity = newTaskIdentity(cwd, options.session ?? "tree-test-session");
   const { projection, ledger } = projectConversation([], "no-active-call");
   const budgetPlan = planBudget({

@@ -519,6 +519,7 @@ describe("bg_fusion as a person sees it", () => {
     trigger_on_completion: true,
     retrieve_with: { tool: "bg_result", taskId: runId },
     settings_ignored: [],
+    key_record_ignored: null,
   };
 
   it("a structured run's merged answer: its fields with their basis, then the agreement per field", () => {

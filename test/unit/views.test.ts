@@ -161,6 +161,7 @@ describe("receipt text", () => {
       settings_ignored: [
         "bgDelegate.maxRunning 9 in .pi/settings.json ignored: a project may only lower it (yours: 1)",
       ],
+      key_record_ignored: null,
       follow_up: null,
     };
     const text = receiptText(receipt, CWD);
