@@ -52,7 +52,7 @@ function noticeText(
   const body =
     (m.state === "completed" && merged
       ? unmerged
-        ? `, ${UNMERGED_TEXT}: the candidates' verified answers with the package's agreement map, ${merged.byte_length} bytes, sha256 ${merged.sha256}.`
+        ? `, ${UNMERGED_TEXT}: the candidates' verified answers and an agreement map, ${merged.byte_length} bytes, sha256 ${merged.sha256}.`
         : `: verified merged answer ${merged.byte_length} bytes, sha256 ${merged.sha256}.`
       : `${failure ? ` at ${failure.stage}` : ""}: [${failure?.code ?? "unknown"}] no merged answer was committed.`) +
     spendSentence(spend.cost, spend.capUsd);
