@@ -16,14 +16,15 @@ import type { RuntimeBudgetFile } from "../../src/child/records.ts";
 import { FUSION_REVIEW_SHARE_X100, TASK_FILES } from "../../src/core/constants.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
 import type { SeedDocument } from "../../src/core/types.ts";
-import { UNMERGED_TEXT } from "../../src/fusion/types.ts";
+import { type FusionCompletedView, UNMERGED_TEXT } from "../../src/fusion/types.ts";
 import { EVALUATE_HEADING, MERGE_HEADING } from "../../src/fusion-run/prompts.ts";
 import { runCli } from "../helpers/cli.ts";
-import { bgResultVia, type DrivenParent, notifications, until } from "../helpers/drive.ts";
+import { bgResultVia, type DrivenParent, installParentDriver, notifications, until } from "../helpers/drive.ts";
 import {
   billMarker,
   CANDIDATE_ANSWERS,
   delegateTaskDirs,
+  directiveOf,
   fusionProject,
   fusionRoute,
   fusionVia,
@@ -193,6 +194,70 @@ describe("bg_fusion under a cap whose merger cannot fit", () => {
       expect(evaluator.cap).toBeLessThan(left / 2);
       expect(merger.cap).toBeCloseTo(left - evaluator.spent, 9);
       expect(merger.cap).toBeGreaterThanOrEqual(MERGER_RESERVE);
+    } finally {
+      await parent.dispose();
+    }
+    expect(await waitForNoProcesses(agentDir.dir, { includeEnv: true })).toEqual([]);
+  });
+
+  it("a structured run whose evaluator billed past the cap: the candidates' JSON answers with the agreement per field, unmerged", async () => {
+    const schema = {
+      type: "object",
+      additionalProperties: false,
+      required: ["ttl", "places"],
+      properties: {
+        ttl: { type: "integer" },
+        places: { type: "array", items: { type: "string" } },
+        note: { type: "string" },
+      },
+    };
+    const json = (output: Record<string, unknown>) =>
+      JSON.stringify({
+        output,
+        basis: Object.keys(output).map((field) => ({ field, citations: [], reasoning: "r", confidence: "low" })),
+      });
+    const answers: Record<string, string> = {
+      "model-a": json({ ttl: 60, places: ["src/auth.js"] }),
+      "model-b": json({ ttl: 90, places: ["src/auth.js"], note: "unsure" }),
+    };
+    const { agentDir, parent } = await run("fusion-unmerged-structured");
+    installParentDriver(server, (req) => {
+      if (directiveOf(req).first === EVALUATE_HEADING) {
+        const claims = [
+          { claim: "places: src/auth.js", supported_by: ["candidate-1", "candidate-2"], contradicted_by: [] },
+        ];
+        return { text: JSON.stringify({ claims, unique_findings: [] }), usage: { completion_tokens: 200_000 } };
+      }
+      const text = answers[req.model];
+      return text === undefined ? undefined : { text };
+    });
+    try {
+      const runId = await fusionVia(parent, {
+        name: "structured, overbilled evaluator",
+        prompt: "What is the TTL and where is auth?",
+        candidates: [fusionRoute("model-a"), fusionRoute("model-b")],
+        merge: fusionRoute("model-c"),
+        outputSchema: schema,
+        maxCostUsd: CAP,
+      });
+      await noticeOf(parent, runId);
+      const view = await bgResultVia(parent, { taskId: runId });
+      expect(view.isError).toBe(false);
+      const details = view.details as unknown as FusionCompletedView;
+      expect(details).toMatchObject({ state: "completed", merged: false, unmerged: { stage: "merge" } });
+      // No merged output, so no output block: the answer is the candidates' answers, as text.
+      expect(details.output).toBeUndefined();
+      expect(view.text).toContain(`completed, ${UNMERGED_TEXT}.`);
+      expect(view.text).toContain(
+        "- ttl: a value of its own from fake/model-a (candidate-1); a value of its own from fake/model-b (candidate-2)",
+      );
+      expect(view.text).toContain(
+        "- places: the same value from fake/model-a (candidate-1), fake/model-b (candidate-2)",
+      );
+      expect(view.text).toContain(
+        "- note: a value of its own from fake/model-b (candidate-2); left out by fake/model-a (candidate-1)",
+      );
+      for (const text of Object.values(answers)) expect(view.text).toContain(`\n${text}\n`);
     } finally {
       await parent.dispose();
     }
