@@ -3,6 +3,7 @@
 import { overbilledSentence } from "../core/overbilling.ts";
 import type { EvidenceRow, UsageRecord } from "../core/types.ts";
 import { formatBytes, formatCost, formatDuration, secondsBetween } from "../core/units.ts";
+import { UNMERGED_TEXT } from "../fusion/index.ts";
 import { hostLine } from "../host/index.ts";
 import { type TaskRow, threadedName } from "../tasks/row.ts";
 import type { CheckedFieldBasis } from "../verify/structured-output.ts";
@@ -199,6 +200,13 @@ function evidenceCells(e: EvidenceRow): string[] {
   return [e.tool, e.args.length > 60 ? `${e.args.slice(0, 60)}…` : e.args, "-", `${e.length} out`];
 }
 
+/** A completed run whose answer is the candidates' answers: the flag, and which review child found no room. */
+function unmergedLines(u: FusionFacts["unmerged"]): [string, string][] {
+  return u === null
+    ? []
+    : [["merged", `no — ${UNMERGED_TEXT} (${u.stage}: ${u.code}); the answer is the candidates' verified answers`]];
+}
+
 function renderFusion(f: FusionFacts, now: number): string {
   const pairs: [string, string][] = [
     ["run", `${f.id} (fusion)`],
@@ -212,6 +220,7 @@ function renderFusion(f: FusionFacts, now: number): string {
     ["run time", runTime(f.created_at, f.ended_at, f.state === "running", now)],
     ["usage", usageText(f.usage)],
     ["answer", f.answer === null ? "-" : `${formatBytes(f.answer.byte_length)}, sha256 ${f.answer.sha256} (verified)`],
+    ...unmergedLines(f.unmerged),
     ...failureLines(f.failure),
   ];
   const lines = [facts(pairs)];

@@ -12,6 +12,7 @@ import { fileExists } from "../core/fs.ts";
 import type { DelegateManifest, DelegateResultFile, EvidenceCheck, EvidenceRow, UsageRecord } from "../core/types.ts";
 import {
   type FieldAgreement,
+  type FusionUnmerged,
   fusionOutput,
   readFusionManifest,
   type SettledFusion,
@@ -106,6 +107,8 @@ export interface FusionFacts {
   /** The run's usage as result.json records it: summed counts, or "unavailable" with the reason. */
   usage: UsageRecord | null;
   answer: { byte_length: number; sha256: string } | null;
+  /** Why a completed run's answer is the candidates' answers, unmerged (result.json's details.unmerged); null otherwise. */
+  unmerged: FusionUnmerged | null;
   /** A run with an outputSchema: the merged answer's basis, checked when the run committed; null for text. */
   basis: CheckedFieldBasis[] | null;
   /** Per top-level field, which candidates gave the merged value (each named `route (slot)`); null for text. */
@@ -305,6 +308,7 @@ async function fusionFacts(ref: TaskRef): Promise<FusionFacts> {
     ended_at: manifest?.terminal?.ended_at ?? null,
     usage,
     answer: verified ? { byte_length: verified.merged.byte_length, sha256: verified.merged.sha256 } : null,
+    unmerged: verified?.result.details.unmerged ?? null,
     basis: structured?.basis ?? null,
     agreement: structured === null ? null : namedAgreement(structured),
     failure,

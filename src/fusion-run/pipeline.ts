@@ -8,7 +8,7 @@ import { canonicalJsonLine } from "../core/canonical.ts";
 import { SCHEMA } from "../core/constants.ts";
 import { DelegateError, type FailureCode } from "../core/errors.ts";
 import { parseStructuredAnswer } from "../core/structured-answer.ts";
-import type { FusionManifest, FusionStage } from "../fusion/index.ts";
+import type { FusionManifest, FusionStage, FusionUnmerged } from "../fusion/index.ts";
 import { fieldAgreement, structuredMergedText } from "../fusion/structured-merged.ts";
 import type { ParentSnapshot } from "../launch/launch.ts";
 import type { ResolvedRoute } from "../launch/route.ts";
@@ -22,6 +22,7 @@ import { admitChild, type ChildEnd, type ChildSeat, runChild } from "./children.
 import { checkEvaluation, type Evaluation } from "./evaluation.ts";
 import { type CandidateAnswer, evaluateDirective, mergeDirective, mergedAnswer, repairDirective } from "./prompts.ts";
 import { reviewShareUsd } from "./spend-share.ts";
+import { candidateAnswerPath, type UnfitReview, unmergedAnswer } from "./unmerged.ts";
 
 /** Thrown inside the pipeline to commit a failed run; never leaves this file. */
 class RunFailure extends Error {
@@ -72,6 +73,23 @@ function stopped(run: LiveRun): boolean {
 
 class Stopped extends Error {}
 
+/** The codes a review child ends with when what is left of the run's cap has no room for its answer. */
+const NO_ROOM: readonly FailureCode[] = ["spend_cap_below_first_request", "child_cost_limit"];
+
+/**
+ * A review child of a capped run that ended without an answer for want of money: refused at admission
+ * (its share, or none left, below its first request) or stopped by its cap. Recorded; the run then
+ * commits the candidates' answers unmerged instead of failing (docs/subsystems/fusion.md, "Not merged").
+ */
+function noRoom(run: LiveRun, end: ChildEnd): UnfitReview | null {
+  if (run.record.limits.max_cost_usd === undefined || end.verified !== null) return null;
+  if (end.code === null || !NO_ROOM.includes(end.code)) return null;
+  const { stage } = end.seat;
+  if (stage !== "evaluate" && stage !== "evaluate_repair" && stage !== "merge") return null;
+  recordAttempt(run, end, null);
+  return { stage, code: end.code, message: end.message };
+}
+
 async function stage(run: LiveRun, snap: ParentSnapshot, seat: ChildSeat, directive: string): Promise<ChildEnd> {
   if (stopped(run)) throw new Stopped();
   run.stage = seat.stage;
@@ -102,7 +120,7 @@ async function evaluate(
   snap: ParentSnapshot,
   merge: ResolvedRoute,
   candidates: CandidateAnswer[],
-): Promise<Evaluation> {
+): Promise<{ evaluation: Evaluation } | { unfit: UnfitReview }> {
   const slots = candidates.map((c) => c.slot);
   const prompt = run.prompt;
   let directive = evaluateDirective(prompt, candidates);
@@ -115,12 +133,14 @@ async function evaluate(
       { stage: stageName, slot: "evaluator", attempt, route: merge, capUsd: reviewCap(run, "evaluator") },
       directive,
     );
+    const unfit = noRoom(run, end);
+    if (unfit !== null) return { unfit };
     const answer = verifiedOf(run, end, "evaluator");
     const bound = bindAnswer(run, `evaluate/evaluator-${attempt}.md`, end);
     const checked = checkEvaluation(answer.text, slots);
     if (checked.ok) {
       recordAttempt(run, end, bound?.path ?? null);
-      return checked.evaluation;
+      return { evaluation: checked.evaluation };
     }
     recordAttempt(run, end, bound?.path ?? null, "fusion_evaluation_invalid");
     if (stageName === "evaluate_repair") {
@@ -188,7 +208,7 @@ export async function runPipeline(
     }
     const candidates: CandidateAnswer[] = [];
     for (const end of ends) {
-      const bound = bindAnswer(run, `answers/${end.seat.slot}.md`, end);
+      const bound = bindAnswer(run, candidateAnswerPath(end.seat.slot), end);
       recordAttempt(run, end, bound?.path ?? null);
       if (bound !== null && end.verified !== null) {
         const output = candidateOutput(run, end.verified);
@@ -212,7 +232,9 @@ export async function runPipeline(
         `${candidates.length} of ${ends.length} candidates produced a verified answer (failed: ${failed.join(", ")}); a merge needs two`,
       );
     }
-    const evaluation = await evaluate(run, snap, merge, candidates);
+    const evaluated = await evaluate(run, snap, merge, candidates);
+    if ("unfit" in evaluated) return commitUnmerged(run, candidates, null, evaluated.unfit);
+    const { evaluation } = evaluated;
     run.handle.writeArtifact(
       "evaluation.json",
       canonicalJsonLine({ schema_version: SCHEMA.fusionEvaluation, ...evaluation }),
@@ -223,18 +245,40 @@ export async function runPipeline(
       { stage: "merge", slot: "merger", attempt: 1, route: merge, capUsd: reviewCap(run, "merger") },
       mergeDirective(run.prompt, candidates, evaluation),
     );
+    const unfit = noRoom(run, merger);
+    if (unfit !== null) return commitUnmerged(run, candidates, evaluation, unfit);
     const answer = verifiedOf(run, merger, "merger");
     const bound = bindAnswer(run, "merge/merger-1.md", merger);
     recordAttempt(run, merger, bound?.path ?? null);
-    run.stage = "commit";
-    const manifest = run.handle.commitCompleted({
-      merged: mergedText(run, answer, candidates, evaluation),
-      details: { usage: runUsageRecord(run.usage), attempts: run.attempts },
-    });
-    getRegistry().settleRun(endOf(run, manifest));
+    commit(run, mergedText(run, answer, candidates, evaluation));
   } catch (error) {
     finish(run, error);
   }
+}
+
+/** Commit the run as completed with `merged` as its answer (unmerged: why it is the candidates' answers). */
+function commit(run: LiveRun, merged: string, unmerged?: FusionUnmerged): void {
+  run.stage = "commit";
+  const manifest = run.handle.commitCompleted({
+    merged,
+    details: {
+      usage: runUsageRecord(run.usage),
+      attempts: run.attempts,
+      ...(unmerged === undefined ? {} : { unmerged }),
+    },
+  });
+  getRegistry().settleRun(endOf(run, manifest));
+}
+
+/** Two or more candidates answered and the cap left no room for a review child: their answers, unmerged. */
+function commitUnmerged(
+  run: LiveRun,
+  candidates: readonly CandidateAnswer[],
+  evaluation: Evaluation | null,
+  why: UnfitReview,
+): void {
+  const merged = unmergedAnswer({ candidates, evaluation, schema: run.record.output_schema, why });
+  commit(run, merged, { reason: "cap_left_no_room", stage: why.stage, code: why.code });
 }
 
 function endOf(run: LiveRun, manifest: FusionManifest): RunEnd {

@@ -158,22 +158,32 @@ export function neutralizeMergerText(text: string): string {
  * from the merger's prose).
  */
 export function mergedAnswer(merger: string, candidates: readonly CandidateAnswer[], evaluation: Evaluation): string {
-  const who = (slot: string) => {
-    const c = candidates.find((x) => x.slot === slot);
-    return c === undefined ? slot : `${c.route} (${slot})`;
-  };
+  const lines = [neutralizeMergerText(merger.trimEnd()), "", "## Agreement", "", ...claimLines(candidates, evaluation)];
+  lines.push("", "Candidates (verified answers, bound in the run's manifest):", "");
+  for (const c of candidates) lines.push(`- ${c.slot}: ${c.route}, sha256 ${c.sha256}`);
+  return `${lines.join("\n")}\n`;
+}
+
+/** A slot as a person knows it: "provider/model (candidate-1)". */
+export function candidateName(candidates: readonly CandidateAnswer[], slot: string): string {
+  const c = candidates.find((x) => x.slot === slot);
+  return c === undefined ? slot : `${c.route} (${slot})`;
+}
+
+/**
+ * The checked comparison as lines: each claim with the candidates that agreed and disagreed, then the
+ * findings only one candidate made. Shared by the merged answer and the unmerged one.
+ */
+export function claimLines(candidates: readonly CandidateAnswer[], evaluation: Evaluation): string[] {
+  const who = (slot: string) => candidateName(candidates, slot);
   const names = (slots: readonly string[]) => (slots.length === 0 ? "none" : slots.map(who).join(", "));
-  const lines = [neutralizeMergerText(merger.trimEnd()), "", "## Agreement", ""];
-  for (const claim of evaluation.claims) {
-    lines.push(
+  const lines = evaluation.claims.map(
+    (claim) =>
       `- ${oneLine(claim.claim)} — agreed: ${names(claim.supported_by)}; disagreed: ${names(claim.contradicted_by)}`,
-    );
-  }
+  );
   if (evaluation.unique_findings.length > 0) {
     lines.push("", "Found by one candidate only:", "");
     for (const u of evaluation.unique_findings) lines.push(`- ${who(u.candidate)}: ${oneLine(u.finding)}`);
   }
-  lines.push("", "Candidates (verified answers, bound in the run's manifest):", "");
-  for (const c of candidates) lines.push(`- ${c.slot}: ${c.route}, sha256 ${c.sha256}`);
-  return `${lines.join("\n")}\n`;
+  return lines;
 }

@@ -12,6 +12,7 @@ export {
 } from "./retrieve.ts";
 export { type FieldAgreement, parseStructuredMerged, type StructuredMerged } from "./structured-merged.ts";
 export type * from "./types.ts";
+export { UNMERGED_TEXT } from "./types.ts";
 export { type VerifiedCompletedRun, verifyCompletedRun } from "./verify-completed.ts";
 export { createRun, openRun } from "./writer.ts";
 export * from "./writer-contract.ts";

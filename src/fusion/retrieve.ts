@@ -24,12 +24,13 @@ import { boundFailureView } from "./failure-view.ts";
 import { readFusionManifest } from "./read.ts";
 import { CHILDREN_DIR, readRunRecord } from "./run-record.ts";
 import { agreementLines, parseStructuredMerged, type StructuredMerged } from "./structured-merged.ts";
-import type {
-  FusionCompletedView,
-  FusionFailureView,
-  FusionManifest,
-  FusionRetrieval,
-  FusionRunningView,
+import {
+  type FusionCompletedView,
+  type FusionFailureView,
+  type FusionManifest,
+  type FusionRetrieval,
+  type FusionRunningView,
+  UNMERGED_TEXT,
 } from "./types.ts";
 import { claimUsage } from "./usage-claim.ts";
 import { type VerifiedCompletedRun, verifyCompletedRun } from "./verify-completed.ts";
@@ -114,6 +115,7 @@ function completedRetrieval(
   const resultRef = manifest.artifacts.find((ref) => ref.path === FUSION_FILES.result);
   const claim = claimUsage(runDir, manifest.run_id, resultRef?.sha256 ?? "");
   const usage = result.details.usage;
+  const unmerged = result.details.unmerged;
   const details: FusionCompletedView = {
     schema_version: SCHEMA.fusionView,
     run_id: manifest.run_id,
@@ -123,6 +125,8 @@ function completedRetrieval(
     artifact_dir: dir,
     ended_at: result.ended_at,
     answer: { present: true, byte_length: merged.byte_length, sha256: merged.sha256, path: mergedPath },
+    merged: unmerged === undefined,
+    ...(unmerged === undefined ? {} : { unmerged: { ...unmerged, text: UNMERGED_TEXT } }),
     usage_status: claim.status,
     ...(claim.status === "attached" ? { usage: { ...usage } } : {}),
     ...(structured === null
@@ -137,7 +141,12 @@ function completedRetrieval(
         }),
   };
   const lines = [
-    `Fusion run ${manifest.run_id} (${manifest.workflow}) completed.`,
+    `Fusion run ${manifest.run_id} (${manifest.workflow}) completed${unmerged === undefined ? "" : `, ${UNMERGED_TEXT}`}.`,
+    ...(unmerged === undefined
+      ? []
+      : [
+          `The answer is the candidates' verified answers with the package's own agreement map (${unmerged.stage}: [${unmerged.code}]).`,
+        ]),
     `Answer: ${merged.byte_length} bytes, sha256 ${merged.sha256} (verified against manifest.json and result.json)`,
     claim.status === "attached"
       ? usageLine(usage, readRunRecord(runDir, manifest)?.limits.max_cost_usd)
@@ -231,7 +240,10 @@ export async function settleFusion(runDir: string, opts: RetrieveFusionOptions):
     case "completed":
       try {
         const verified = await verifyCompletedRun(runDir, manifest);
-        return { kind: "completed", verified, structured: structuredMerged(runDir, manifest, verified.answer) };
+        // An unmerged answer is the candidates' answers as text (docs/subsystems/fusion.md, "Not merged").
+        const structured =
+          verified.result.details.unmerged === undefined ? structuredMerged(runDir, manifest, verified.answer) : null;
+        return { kind: "completed", verified, structured };
       } catch (error) {
         throw error instanceof DelegateError ? error.withFacts({ childProcessCreated: true }) : error;
       }

@@ -5,13 +5,14 @@
  * validator and the writer's bounded, hash-checked reads.
  */
 import { join } from "node:path";
-import { ARGUMENT_BOUNDS, AUTO_DELIVER_MODES, SCHEMA } from "../core/constants.ts";
+import { ARGUMENT_BOUNDS, AUTO_DELIVER_MODES, FUSION_FILES, SCHEMA } from "../core/constants.ts";
 import { readRegularFile } from "../core/fs.ts";
 import { sha256Hex } from "../core/hash.ts";
 import { checkOutputSchema, type OutputSchema } from "../core/output-schema.ts";
 import type { PinnedRoute } from "../core/types.ts";
 import { bool, closedObject, count, dollars, list, literal, oneOf, sha256, str } from "../core/validate.ts";
-import type { BoundArtifact, FusionManifest, FusionStage } from "./types.ts";
+import { parseResultDocument } from "./schema.ts";
+import type { BoundArtifact, FusionManifest, FusionResultDocument, FusionStage } from "./types.ts";
 import { FUSION_STAGES } from "./types.ts";
 
 export const RUN_RECORD_PATH = "run.json";
@@ -141,6 +142,12 @@ function readBoundJson<T>(runDir: string, ref: BoundArtifact, parse: (value: unk
 export function readRunRecord(runDir: string, manifest: FusionManifest): FusionRunRecord | null {
   const ref = manifest.artifacts.find((a) => a.path === RUN_RECORD_PATH);
   return ref === undefined ? null : readBoundJson(runDir, ref, parseRunRecord);
+}
+
+/** A completed run's result.json, read back only if its bytes match its binding; null otherwise. */
+export function readResultRecord(runDir: string, manifest: FusionManifest): FusionResultDocument | null {
+  const ref = manifest.artifacts.find((a) => a.path === FUSION_FILES.result);
+  return ref === undefined ? null : readBoundJson(runDir, ref, parseResultDocument);
 }
 
 export function readChildRecords(runDir: string, manifest: FusionManifest): FusionChildRecord[] {

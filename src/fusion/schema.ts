@@ -53,8 +53,10 @@ import {
   type FusionProgress,
   type FusionResultDocument,
   type FusionRunIdentity,
+  type FusionUnmerged,
   type FusionUsage,
   NO_ANSWER,
+  UNMERGED_STAGES,
 } from "./types.ts";
 
 const NAME_MAX = 256;
@@ -239,13 +241,23 @@ function parseAttempts(value: unknown, at: string): FusionAttemptRow[] {
   return list(value, at, FUSION_MAX_ATTEMPTS, parseAttemptRow);
 }
 
+function parseUnmerged(value: unknown, at: string): FusionUnmerged {
+  const o = closedObject(value, at, ["reason", "stage", "code"]);
+  return {
+    reason: literal(o.reason, `${at}.reason`, "cap_left_no_room"),
+    stage: oneOf(o.stage, `${at}.stage`, UNMERGED_STAGES),
+    code: failureCode(o.code, `${at}.code`),
+  };
+}
+
 function parseDetails(value: unknown, at: string): FusionDetails {
-  const o = closedObject(value, at, ["schema_version", "usage", "attempts"]);
+  const o = closedObject(value, at, ["schema_version", "usage", "attempts", "unmerged"], { optional: ["unmerged"] });
   literal(o.schema_version, `${at}.schema_version`, SCHEMA.fusionDetails);
   return {
     schema_version: SCHEMA.fusionDetails,
     usage: parseUsageRecord(o.usage, `${at}.usage`),
     attempts: parseAttempts(o.attempts, `${at}.attempts`),
+    ...(o.unmerged === undefined ? {} : { unmerged: parseUnmerged(o.unmerged, `${at}.unmerged`) }),
   };
 }
 

@@ -71,15 +71,37 @@ export interface FusionAttemptRow {
   output: string | null;
 }
 
+/** What every view says of a run whose answer is the candidates' answers, unmerged. */
+export const UNMERGED_TEXT = "not merged: the cap left no room for the merger";
+
+/** The review stages whose child may find no room under the run's cap. */
+export const UNMERGED_STAGES = ["evaluate", "evaluate_repair", "merge"] as const;
+
+/**
+ * Why a completed run's answer is not merged (docs/subsystems/fusion.md, "Not merged"): the run's
+ * spend cap left too little for the evaluator or the merger, so merged.md holds the candidates'
+ * verified answers and the package's own agreement map.
+ */
+export interface FusionUnmerged {
+  /** One reason so far: what was left of the cap could not buy the review child's answer. */
+  reason: "cap_left_no_room";
+  /** The stage whose child found no room. */
+  stage: (typeof UNMERGED_STAGES)[number];
+  /** That child's code: spend_cap_below_first_request (refused at admission) or child_cost_limit. */
+  code: FailureCode;
+}
+
 /**
  * details inside result.json: the current schema, the run's usage and the attempts that produced it.
  * usage is "observed" (every child's counts, summed) or "unavailable" with the reason when a child's
- * provider reported none — never a sum that silently counts such a child as zero.
+ * provider reported none — never a sum that silently counts such a child as zero. `unmerged` is
+ * present only when the answer is the candidates' answers, unmerged.
  */
 export interface FusionDetails {
   schema_version: typeof SCHEMA.fusionDetails;
   usage: UsageRecord;
   attempts: FusionAttemptRow[];
+  unmerged?: FusionUnmerged;
 }
 
 /** result.json of a completed run; written after merged.md, before the completed manifest. */
@@ -166,6 +188,10 @@ export interface FusionCompletedView {
   ended_at: string;
   /** path: absolute path of merged.md; byte_length and sha256 were just verified. */
   answer: { present: true; byte_length: number; sha256: string; path: string };
+  /** false when the answer is the candidates' answers, unmerged (result.json's details.unmerged). */
+  merged: boolean;
+  /** Why it is not merged ({@link UNMERGED_TEXT}); present only when merged is false. */
+  unmerged?: FusionUnmerged & { text: typeof UNMERGED_TEXT };
   usage_status: FusionUsageStatus;
   /** Present on the first successful retrieval only (usage_status "attached"). */
   usage?: UsageRecord;

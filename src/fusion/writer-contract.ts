@@ -15,6 +15,7 @@ import type {
   FusionOwner,
   FusionStage,
   FusionState,
+  FusionUnmerged,
 } from "./types.ts";
 /** The file operations the writer performs; tests swap them to crash at a chosen step. */
 export interface FusionWriterIo {
@@ -53,7 +54,8 @@ export interface CreateRunOptions {
 export interface FusionCompletedInput {
   /** The merged answer: non-empty, well-formed UTF-8, at most 4 MiB. */
   merged: string | Uint8Array;
-  details: { usage: UsageRecord; attempts: FusionAttemptRow[] };
+  /** unmerged: only when merged holds the candidates' answers, unmerged (FusionDetails). */
+  details: { usage: UsageRecord; attempts: FusionAttemptRow[]; unmerged?: FusionUnmerged };
 }
 
 export interface FusionFailureInput {

@@ -11,6 +11,8 @@ import {
   loadFusionManifest,
   parseStructuredMerged,
   structuredMergedInline,
+  UNMERGED_TEXT,
+  type VerifiedCompletedRun,
   verifyCompletedRun,
 } from "../fusion/index.ts";
 import type { FusionRunRecord } from "../fusion/run-record.ts";
@@ -42,13 +44,16 @@ function noticeText(
   name: string,
   cwd: string,
   spend: { cost: number | null; capUsd: number | undefined },
+  unmerged: boolean,
 ): string {
   const head = `Background Fusion run ${m.run_id} (${name}) ${m.state}`;
   const merged = m.artifacts.find((a) => a.path === FUSION_FILES.merged);
   const failure = m.terminal?.failure;
   const body =
     (m.state === "completed" && merged
-      ? `: verified merged answer ${merged.byte_length} bytes, sha256 ${merged.sha256}.`
+      ? unmerged
+        ? `, ${UNMERGED_TEXT}: the candidates' verified answers and an agreement map, ${merged.byte_length} bytes, sha256 ${merged.sha256}.`
+        : `: verified merged answer ${merged.byte_length} bytes, sha256 ${merged.sha256}.`
       : `${failure ? ` at ${failure.stage}` : ""}: [${failure?.code ?? "unknown"}] no merged answer was committed.`) +
     spendSentence(spend.cost, spend.capUsd);
   if (auto?.kind === "answer")
@@ -68,27 +73,38 @@ export function fusionNotificationText(
   auto: AutoDelivery,
   cwd: string,
   cost: number | null,
+  unmerged: boolean,
 ): string {
   const chars = [...record.name];
   const spend = { cost, capUsd: record.limits.max_cost_usd };
-  let notice = noticeText(m, auto, record.name, cwd, spend);
+  let notice = noticeText(m, auto, record.name, cwd, spend, unmerged);
   for (let keep = chars.length - 1; Buffer.byteLength(notice) > TEXT_MAX_BYTES && keep >= 1; keep--) {
-    notice = noticeText(m, auto, `${chars.slice(0, keep).join("")}…`, cwd, spend);
+    notice = noticeText(m, auto, `${chars.slice(0, keep).join("")}…`, cwd, spend, unmerged);
   }
   return auto?.kind === "answer" ? `${notice}\n\n${auto.text}` : notice;
 }
 
-/** Verified merged text for autoDeliver; null when the run is not completed or does not verify. */
-async function autoDelivery(end: RunEnd): Promise<AutoDelivery> {
-  const { manifest, record, runDir } = end;
-  if (manifest.state !== "completed" || record.auto_deliver === "never") return null;
+/** The completed run as verified from its directory; null when it is not completed or does not verify. */
+async function verifiedEnd(end: RunEnd): Promise<VerifiedCompletedRun | null> {
+  if (end.manifest.state !== "completed") return null;
   try {
-    const verified = await verifyCompletedRun(runDir, await loadFusionManifest(runDir));
+    return await verifyCompletedRun(end.runDir, await loadFusionManifest(end.runDir));
+  } catch {
+    return null; // it does not verify: bg_result says why
+  }
+}
+
+/** Verified merged text for autoDeliver; null when the run is not completed or does not verify. */
+async function autoDelivery(end: RunEnd, verified: VerifiedCompletedRun | null): Promise<AutoDelivery> {
+  const { record, runDir } = end;
+  if (verified === null || record.auto_deliver === "never") return null;
+  try {
     const bytes = verified.merged.byte_length;
     const copy = () => ({ ...verified.merged, path: `${runDir}/${FUSION_FILES.merged}` });
-    // A structured run's answer rides along as bg_result shows it: the JSON, its basis, the agreement.
+    // A structured run's answer rides along as bg_result shows it: the JSON, its basis, the agreement;
+    // an unmerged answer (the candidates' answers) as text.
     const schema = record.output_schema;
-    if (schema === undefined)
+    if (schema === undefined || verified.result.details.unmerged !== undefined)
       return chooseAutoDelivery(record.auto_deliver, { text: verified.answer, output: null, bytes }, copy);
     const merged = parseStructuredMerged(verified.answer, schema);
     const output = { type: "json" as const, content: merged.output, basis: merged.basis };
@@ -137,9 +153,11 @@ export function runNotice(end: RunEnd, cwd: string): Notice {
     wanted: record.notify_on_completion,
     trigger: record.trigger_on_completion,
     compose: async () => {
-      const auto = await autoDelivery(end);
+      const verified = await verifiedEnd(end);
+      const auto = await autoDelivery(end, verified);
+      const unmerged = verified?.result.details.unmerged !== undefined;
       return {
-        content: fusionNotificationText(end.manifest, record, auto, cwd, end.cost),
+        content: fusionNotificationText(end.manifest, record, auto, cwd, end.cost, unmerged),
         details: details(end, auto),
       };
     },

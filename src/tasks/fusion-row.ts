@@ -4,8 +4,14 @@
  */
 import { FUSION_FILES } from "../core/constants.ts";
 import { secondsBetween } from "../core/units.ts";
-import { type FusionManifest, readFusionManifest, readManifestDocument, verifyCompletedRun } from "../fusion/index.ts";
-import { readChildRecords, readRunRecord } from "../fusion/run-record.ts";
+import {
+  type FusionManifest,
+  readFusionManifest,
+  readManifestDocument,
+  UNMERGED_TEXT,
+  verifyCompletedRun,
+} from "../fusion/index.ts";
+import { readChildRecords, readResultRecord, readRunRecord } from "../fusion/run-record.ts";
 import type { TaskRef } from "../store/lookup.ts";
 import { getRegistry } from "./registry.ts";
 import { codeOf, type RowContext, type TaskRow, unreadRow } from "./row.ts";
@@ -28,8 +34,21 @@ function childrenCost(taskIds: readonly string[], costOf: ReadonlyMap<string, nu
   return taskIds.length > 0 ? total : null;
 }
 
-/** The facts of its manifest and run.json, nothing verified; `children` are the task ids of its recorded children. */
-function factsRow(ref: TaskRef, manifest: FusionManifest, now: number): { row: TaskRow; children: string[] } {
+/** How a completed run's answer reads in its row: "merged", or the candidates' answers unmerged. */
+function answerKind(unmerged: boolean): string {
+  return unmerged ? UNMERGED_TEXT : "merged";
+}
+
+/**
+ * The facts of its manifest and run.json, nothing verified (`unmerged`: what its result.json says, as
+ * read back against its binding); `children` are the task ids of its recorded children.
+ */
+function factsRow(
+  ref: TaskRef,
+  manifest: FusionManifest,
+  now: number,
+  unmerged: boolean,
+): { row: TaskRow; children: string[] } {
   const live = getRegistry().runs.get(manifest.run_id);
   // A bg_fusion run names itself in run.json (docs/subsystems/fusion.md, "The producer's files").
   const record = readRunRecord(ref.dir, manifest);
@@ -41,7 +60,7 @@ function factsRow(ref: TaskRef, manifest: FusionManifest, now: number): { row: T
   let detail: string;
   if (live) detail = `stage ${live.stage}, ${count}, ${live.children.filter((c) => c.running).length} running`;
   else if (manifest.state === "running") detail = `${count}, owned by pid ${manifest.owner.pid}`;
-  else detail = failure ? `ended at ${failure.stage}, ${count}` : `merged, ${count}`;
+  else detail = failure ? `ended at ${failure.stage}, ${count}` : `${answerKind(unmerged)}, ${count}`;
   const endedAt = manifest.terminal?.ended_at ?? null;
   const row: TaskRow = {
     ...unreadRow(ref),
@@ -65,7 +84,9 @@ function factsRow(ref: TaskRef, manifest: FusionManifest, now: number): { row: T
 export function fusionRow(ref: TaskRef, context: RowContext): TaskRow {
   try {
     const manifest = readManifestDocument(ref.dir);
-    const { row, children: taskIds } = factsRow(ref, manifest, context.now);
+    const completed = manifest.state === "completed" ? readResultRecord(ref.dir, manifest) : null;
+    const unmerged = completed?.details.unmerged !== undefined;
+    const { row, children: taskIds } = factsRow(ref, manifest, context.now, unmerged);
     const live = getRegistry().runs.get(manifest.run_id);
     const merged = manifest.artifacts.find((a) => a.path === FUSION_FILES.merged);
     return {
@@ -88,17 +109,16 @@ export async function checkedFusionRow(ref: TaskRef, now: number): Promise<TaskR
   }
   if (!reading.trusted) return { ...unreadRow(ref), code: reading.error.code };
   const { manifest } = reading;
-  const { row } = factsRow(ref, manifest, now);
-  if (manifest.state !== "completed") return row;
+  if (manifest.state !== "completed") return factsRow(ref, manifest, now, false).row;
   try {
     const verified = await verifyCompletedRun(ref.dir, manifest);
     const usage = verified.result.details.usage;
     return {
-      ...row,
+      ...factsRow(ref, manifest, now, verified.result.details.unmerged !== undefined).row,
       answer_bytes: verified.merged.byte_length,
       cost: usage.status === "observed" ? usage.cost_total : null,
     };
   } catch (error) {
-    return { ...row, code: codeOf(error) };
+    return { ...factsRow(ref, manifest, now, false).row, code: codeOf(error) };
   }
 }

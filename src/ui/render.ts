@@ -204,7 +204,7 @@ function renderFusion(
           : `${dot(theme)}usage unavailable`;
     box.addChild(
       new Text(
-        `${theme.fg("success", "✓")} Fusion run ${theme.fg("accent", v.run_id)}${dot(theme)}merged answer ${formatBytes(v.answer.byte_length)}, verified${cost}`,
+        `${theme.fg("success", "✓")} Fusion run ${theme.fg("accent", v.run_id)}${dot(theme)}${v.unmerged === undefined ? "merged answer" : theme.fg("warning", `${v.unmerged.text}; candidates' answers`)} ${formatBytes(v.answer.byte_length)}, verified${cost}`,
         0,
         0,
       ),

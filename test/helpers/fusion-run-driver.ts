@@ -70,12 +70,24 @@ export function evaluationFor(slots: string[]): string {
   });
 }
 
+/**
+ * A provider billing past the request's limit, asked for by the question: "CANDIDATES_BILL=<n>" has
+ * every candidate's answer billed as n output tokens, "EVALUATOR_BILLS=<n>" the evaluator's.
+ */
+export const billMarker = (role: "CANDIDATES_BILL" | "EVALUATOR_BILLS", outputTokens: number) =>
+  `${role}=${outputTokens}`;
+
+function billed(prompt: string, role: "CANDIDATES_BILL" | "EVALUATOR_BILLS"): Pick<FakeReply, "usage"> {
+  const tokens = new RegExp(`${role}=(\\d+)`).exec(prompt)?.[1];
+  return tokens === undefined ? {} : { usage: { completion_tokens: Number(tokens) } };
+}
+
 function childReply(req: ModelRequest): FakeReply | undefined {
   const { first, prompt } = directiveOf(req);
   if (first === EVALUATE_HEADING) {
     if (req.model === "judge-hopeless") return { text: "I think they mostly agree." };
     if (req.model === "judge-sloppy" && !prompt.includes("<<<PREVIOUS")) return { text: '{"claims": []}' };
-    return { text: `\`\`\`json\n${evaluationFor(slotsIn(prompt))}\n\`\`\`` };
+    return { text: `\`\`\`json\n${evaluationFor(slotsIn(prompt))}\n\`\`\``, ...billed(prompt, "EVALUATOR_BILLS") };
   }
   if (first === MERGE_HEADING) {
     if (req.model === "merge-broken") return { error: 500, message: "the merge model is down" };
@@ -84,7 +96,7 @@ function childReply(req: ModelRequest): FakeReply | undefined {
   if (req.model === "model-broken") return { error: 500, message: "this candidate is down" };
   if (req.model === "model-silent") return { text: SILENT_ANSWER, noUsage: true };
   const answer = CANDIDATE_ANSWERS[req.model];
-  return answer === undefined ? undefined : { text: answer };
+  return answer === undefined ? undefined : { text: answer, ...billed(prompt, "CANDIDATES_BILL") };
 }
 
 /** The parent follows CALL instructions; children answer as scripted above, once `hold` lets them. */

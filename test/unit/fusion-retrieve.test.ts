@@ -89,6 +89,7 @@ describe("completed", () => {
         sha256: sha256Hex(MERGED),
         path: join(handle.runDir, FUSION_FILES.merged),
       },
+      merged: true,
       usage_status: "attached",
       usage: USAGE_SO_FAR,
     } satisfies FusionCompletedView);

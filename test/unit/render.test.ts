@@ -533,6 +533,7 @@ describe("bg_fusion as a person sees it", () => {
       artifact_dir: `${CWD}/.pi/fusion/${runId}`,
       ended_at: "2026-12-01T10:00:14.000Z",
       answer: { present: true, byte_length: 600, sha256: "e".repeat(64), path: `${CWD}/.pi/fusion/${runId}/merged.md` },
+      merged: true,
       usage_status: "already_reported",
       output: {
         type: "json",
