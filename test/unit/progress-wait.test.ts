@@ -7,8 +7,13 @@ afterEach(() => {
   for (const child of started.splice(0)) child.kill("SIGKILL");
 });
 
-function start(code: string) {
-  const child = spawn(process.execPath, ["-e", code], { stdio: "ignore" });
+function start(code: string | null) {
+  // null: coreutils' sleep, a process that uses no CPU once it started (a Node process may still be
+  // compiling or collecting garbage for a while on a loaded machine).
+  const child =
+    code === null
+      ? spawn("sleep", ["60"], { stdio: "ignore" })
+      : spawn(process.execPath, ["-e", code], { stdio: "ignore" });
   started.push(child);
   if (child.pid === undefined) throw new Error("no pid");
   return child.pid;
@@ -31,7 +36,7 @@ it("retries a wait while the process keeps using CPU, and returns what the attem
 });
 
 it("fails with the attempt's error when the process stood still through the window", async () => {
-  const pid = start("setTimeout(() => {}, 60_000)");
+  const pid = start(null);
   // Let it finish starting (its start-up uses CPU) before the window that must see none.
   let last = cpuTicks(pid);
   for (;;) {
