@@ -8,12 +8,9 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { scriptedModel } from "../../scripts/scripted-agent.mjs";
 import type { RuntimeBudgetFile } from "../../src/child/records.ts";
-import { TASK_FILES } from "../../src/core/constants.ts";
-import type { DelegateResultFile } from "../../src/core/types.ts";
-import { listTaskRefs } from "../../src/store/lookup.ts";
 import { runCli } from "../helpers/cli.ts";
 import {
   bgResultVia,
@@ -24,26 +21,29 @@ import {
   until,
 } from "../helpers/drive.ts";
 import {
-  type AgentDir,
-  createAgentDir,
-  DEFAULT_FAKE_MODELS,
   findProcesses,
   type ModelRequest,
   makeTempDir,
   type SdkParent,
   startSdkParent,
   useModelServer,
-  waitForNoProcesses,
 } from "../helpers/pi-parent.ts";
 import { HOST } from "../helpers/pi-paths.ts";
+import {
+  childRequestsOf,
+  noticed,
+  outputLimitOf,
+  PRICED_MODEL,
+  pricedRoute,
+  settled,
+  TEN_DOLLAR_MODEL,
+  taskFiles,
+  usePricedAgentDir,
+} from "../helpers/spend-route.ts";
 import { calls, delegateCall, expectRefusal, listTree, parentModel, resultOf } from "./launch-support.ts";
 
-/** $1 per million input tokens, $2 per million output tokens. */
-const PRICED = "priced-model";
-/** $10 per million input and output tokens, no cache prices (issue 35's route). */
-const TEN = "ten-dollar-model";
 const CAP = 0.2;
-/** What each child response reports: 20,000 input tokens and 50 output tokens = $0.0201. */
+/** What each child response reports: 20,000 input tokens and 50 output tokens = $0.0201 on PRICED_MODEL. */
 const REPORTED = { prompt_tokens: 20_000, completion_tokens: 50 };
 const PER_RESPONSE_USD = 0.0201;
 /** Turns an un-noticed child keeps calling tools for before it answers on its own. */
@@ -57,28 +57,9 @@ const TWENTY = 20;
 const ANSWER = "SPEND ANSWER: the investigation is complete as far as the money allowed.";
 
 const server = useModelServer();
-let agent: AgentDir;
+const agent = usePricedAgentDir(server);
 
-beforeAll(async () => {
-  agent = await createAgentDir({
-    serverUrl: server.url,
-    models: [
-      ...DEFAULT_FAKE_MODELS,
-      {
-        id: PRICED,
-        contextWindow: 200_000,
-        // Pi asks for min(maxTokens, 32,000) output tokens per request, more than the cap's output reserve.
-        maxTokens: 64_000,
-        cost: { input: 1, output: 2, cacheRead: 0.1, cacheWrite: 1.25 },
-      },
-      {
-        id: TEN,
-        contextWindow: 400_000,
-        maxTokens: 64_000,
-        cost: { input: 10, output: 10, cacheRead: 0, cacheWrite: 0 },
-      },
-    ],
-  });
+beforeAll(() => {
   // A priced route on the openai-codex-responses API (Pi 0.73.1 sends it no output limit).
   const models = JSON.parse(readFileSync(agent.modelsPath, "utf8"));
   models.providers[CODEX_PROVIDER] = {
@@ -95,12 +76,6 @@ beforeAll(async () => {
   };
   writeFileSync(agent.modelsPath, JSON.stringify(models, null, 2));
 });
-afterAll(async () => {
-  expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
-});
-
-const noticed = (request: ModelRequest) =>
-  request.messages.some((m) => m.role === "user" && m.text.startsWith("[delegate finalization]"));
 
 /**
  * The children's model: a tool call per turn (reporting REPORTED usage) until WORK_TURNS turns are
@@ -132,39 +107,9 @@ function childModel(request: ModelRequest) {
   return { toolCalls: [{ name: "ls", args: {} }], usage: REPORTED };
 }
 
-const taskDir = (cwd: string, taskId: string) => listTaskRefs(cwd).find((r) => r.id === taskId)?.dir;
-
-function taskFiles(cwd: string, taskId: string) {
-  const dir = taskDir(cwd, taskId);
-  if (dir === undefined) throw new Error(`no task ${taskId}`);
-  const read = (name: string) => readFileSync(join(dir, name), "utf8");
-  return {
-    dir,
-    budget: JSON.parse(read(TASK_FILES.runtimeBudget)) as RuntimeBudgetFile,
-    result: () => JSON.parse(read(TASK_FILES.result)) as DelegateResultFile,
-  };
-}
-
 /** A delegate on the priced route under the spend cap CAP. */
 function delegatePriced(parent: SdkParent, args: Record<string, unknown>): Promise<string> {
-  return delegateVia(parent, { route: { provider: "fake", model: PRICED }, maxCostUsd: CAP, ...args });
-}
-
-async function settled(parent: SdkParent, cwd: string, taskId: string): Promise<void> {
-  await until(
-    () => {
-      try {
-        return (
-          JSON.parse(readFileSync(join(taskDir(cwd, taskId) ?? "", TASK_FILES.manifest), "utf8")).state !== "running"
-        );
-      } catch {
-        return false;
-      }
-    },
-    `task ${taskId} to end`,
-    90_000,
-  );
-  await parent.waitForIdle(45_000);
+  return delegateVia(parent, { route: pricedRoute(PRICED_MODEL), maxCostUsd: CAP, ...args });
 }
 
 /** Every request the child sent stayed within the cap by its bound; the spend is within the cap. */
@@ -191,7 +136,7 @@ describe("a capped delegate", () => {
     const parent = await startSdkParent({ agentDir: agent, cwd });
     const control = await startSdkParent({ agentDir: agent, cwd: plain });
     try {
-      const route = { provider: "fake", model: PRICED };
+      const route = pricedRoute(PRICED_MODEL);
       const args = { name: "capped", prompt: "SPEND-OBEY: look around.", route, maxTurns: 40 };
       const capped = await delegateVia(parent, args);
       const uncapped = await delegateVia(control, { ...args, name: "uncapped" });
@@ -207,7 +152,7 @@ describe("a capped delegate", () => {
       const result = files.result();
       expect(result.finalized_by).toBe("cost");
       expect(result.finalized_by_runway).toBe(true);
-      expectWithinCap(files.budget);
+      expectWithinCap(files.budget());
       expect(result.usage.status === "observed" && result.usage.cost_total).toBeLessThanOrEqual(CAP);
       const view = await bgResultVia(parent, { taskId: capped });
       expect(view.isError).toBe(false);
@@ -230,7 +175,7 @@ describe("a capped delegate", () => {
 
       // The same script without a cap answers only after WORK_TURNS turns.
       const free = taskFiles(plain, uncapped);
-      expect(free.budget.spend).toBeNull();
+      expect(free.budget().spend).toBeNull();
       const freeResult = free.result();
       expect(freeResult.finalized_by).toBeNull();
       expect(freeResult.turns).toBe(WORK_TURNS + 1);
@@ -241,10 +186,8 @@ describe("a capped delegate", () => {
       // Each capped request asked for the output limit its worst cost counted (at most 16,384 tokens,
       // less as the money runs out); the uncapped child's asked for Pi's own limit (32,000 on 0.73.1,
       // the model's 64,000 on 1.6).
-      const asked = server.requests
-        .filter((r) => isChildRequest(r) && r.messages[1]?.text.includes("SPEND-OBEY"))
-        .map((r) => Number(r.raw.max_completion_tokens ?? r.raw.max_tokens));
-      const limits = files.budget.spend?.requests.map((r) => r.output_limit_tokens) ?? [];
+      const asked = childRequestsOf(server, "SPEND-OBEY").map(outputLimitOf);
+      const limits = files.budget().spend?.requests.map((r) => r.output_limit_tokens) ?? [];
       expect(limits.length).toBeGreaterThan(1);
       expect(Math.max(...limits)).toBeLessThanOrEqual(16_384);
       expect(asked.filter((n) => n <= 16_384)).toEqual(limits);
@@ -275,10 +218,10 @@ describe("a capped delegate", () => {
       const files = taskFiles(cwd, taskId);
       expect(files.result().spilled_artifacts).toHaveLength(1);
       expect(files.result().spilled_artifacts[0]?.byte_length).toBeGreaterThan(40_000);
-      expectWithinCap(files.budget, READS_CAP);
-      const tools = server.requests
-        .filter((r) => isChildRequest(r) && r.messages[1]?.text.includes("SPEND-READS"))
-        .flatMap((r) => r.messages.filter((m) => m.role === "tool").map((m) => m.text));
+      expectWithinCap(files.budget(), READS_CAP);
+      const tools = childRequestsOf(server, "SPEND-READS").flatMap((r) =>
+        r.messages.filter((m) => m.role === "tool").map((m) => m.text),
+      );
       expect(tools.some((t) => t.includes("could leave too little of the spend cap for your answer"))).toBe(true);
       const view = await bgResultVia(parent, { taskId });
       expect(view.text).toMatch(/^Verified answer of d[0-9a-f]{32}/);
@@ -299,13 +242,11 @@ describe("a capped delegate", () => {
       });
       await settled(parent, cwd, taskId);
       const files = taskFiles(cwd, taskId);
-      const terminal = JSON.parse(readFileSync(join(files.dir, TASK_FILES.terminal), "utf8"));
+      const terminal = files.terminal();
       expect(terminal.code).toBe("child_cost_limit");
-      expectWithinCap(files.budget);
+      expectWithinCap(files.budget());
       // Told once, it called a tool again: no request followed that reply.
-      const childRequests = server.requests.filter(
-        (r) => isChildRequest(r) && r.messages[1]?.text.includes("SPEND-IGNORE"),
-      );
+      const childRequests = childRequestsOf(server, "SPEND-IGNORE");
       expect(childRequests.filter(noticed)).toHaveLength(1);
       expect(noticed(childRequests.at(-1) as ModelRequest)).toBe(true);
       const view = await bgResultVia(parent, { taskId });
@@ -338,7 +279,7 @@ describe("a $1.00 cap on a $10/M route buys the answer about $1 buys", () => {
       const taskId = await delegateVia(parent, {
         name: "twenty",
         prompt: "SPEND-TWENTY: read part1.txt to part20.txt and sum them up.",
-        route: { provider: "fake", model: TEN },
+        route: pricedRoute(TEN_DOLLAR_MODEL),
         maxCostUsd: 1,
         maxTurns: 40,
       });
@@ -347,7 +288,7 @@ describe("a $1.00 cap on a $10/M route buys the answer about $1 buys", () => {
       const result = files.result();
       expect(result.finalized_by).toBe("cost");
       const spent = result.usage.status === "observed" ? result.usage.cost_total : -1;
-      const budget = files.budget.spend;
+      const budget = files.budget().spend;
       if (budget === null) throw new Error("no spend block");
       expect(budget.spent_usd).toBeCloseTo(spent, 9);
       expect(spent).toBeGreaterThanOrEqual(0.8);
@@ -356,9 +297,7 @@ describe("a $1.00 cap on a $10/M route buys the answer about $1 buys", () => {
       for (const row of budget.requests.filter((r) => r.decision !== "stop")) {
         expect(row.spent_before_usd + row.worst_usd).toBeLessThanOrEqual(1);
       }
-      const asked = server.requests
-        .filter((r) => isChildRequest(r) && r.messages[1]?.text.includes("SPEND-TWENTY"))
-        .map((r) => Number(r.raw.max_completion_tokens ?? r.raw.max_tokens));
+      const asked = childRequestsOf(server, "SPEND-TWENTY").map(outputLimitOf);
       expect(asked).toEqual(budget.requests.map((r) => r.output_limit_tokens));
       const view = await bgResultVia(parent, { taskId });
       expect(view.text).toContain(ANSWER);
@@ -381,7 +320,7 @@ describe("admission refuses a cap it cannot keep, creating nothing", () => {
                 delegateCall("c_low", {
                   name: "t",
                   prompt: "look",
-                  route: { provider: "fake", model: PRICED },
+                  route: pricedRoute(PRICED_MODEL),
                   maxCostUsd: 0.01,
                 }),
                 delegateCall("c_zero", { name: "t", prompt: "look", maxCostUsd: 0 }),

@@ -5,75 +5,29 @@
  * with the amount; one that adds cache writes (at 10× the input price) to a later turn is stopped
  * before another request (child_cost_limit) and flagged in the same words.
  */
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { RuntimeBudgetFile } from "../../src/child/records.ts";
-import { TASK_FILES } from "../../src/core/constants.ts";
-import type { DelegateResultFile } from "../../src/core/types.ts";
-import { listTaskRefs } from "../../src/store/lookup.ts";
+import { describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.ts";
-import {
-  bgResultVia,
-  delegateVia,
-  installParentDriver,
-  isChildRequest,
-  notifications,
-  until,
-} from "../helpers/drive.ts";
+import { bgResultVia, delegateVia, installParentDriver, notifications } from "../helpers/drive.ts";
 import { plausiblePromptTokens } from "../helpers/model-wire.ts";
+import { type ModelRequest, makeTempDir, startSdkParent, useModelServer } from "../helpers/pi-parent.ts";
 import {
-  type AgentDir,
-  createAgentDir,
-  DEFAULT_FAKE_MODELS,
-  type ModelRequest,
-  makeTempDir,
-  type SdkParent,
-  startSdkParent,
-  useModelServer,
-  waitForNoProcesses,
-} from "../helpers/pi-parent.ts";
+  CACHE_PRICED_MODEL,
+  childRequestsOf,
+  noticed,
+  outputLimitOf,
+  pricedRoute,
+  settled,
+  TEN_DOLLAR_MODEL,
+  taskFiles,
+  usePricedAgentDir,
+} from "../helpers/spend-route.ts";
 
-/** $10 per million input and output tokens, no cache prices. */
-const TEN = "ten-dollar-model";
-/** $10 per million input and output tokens, cache writes at $100 (10× input). */
-const CACHED = "cache-priced-model";
 const ANSWER = "OVERBILLED ANSWER: what the money allowed.";
 /** Output tokens the limit-ignoring provider bills past each answer request's limit. */
 const PAST_LIMIT = 50_000;
 
 const server = useModelServer();
-let agent: AgentDir;
-
-beforeAll(async () => {
-  agent = await createAgentDir({
-    serverUrl: server.url,
-    models: [
-      ...DEFAULT_FAKE_MODELS,
-      {
-        id: TEN,
-        contextWindow: 200_000,
-        maxTokens: 64_000,
-        cost: { input: 10, output: 10, cacheRead: 0, cacheWrite: 0 },
-      },
-      {
-        id: CACHED,
-        contextWindow: 200_000,
-        maxTokens: 64_000,
-        cost: { input: 10, output: 10, cacheRead: 1, cacheWrite: 100 },
-      },
-    ],
-  });
-});
-afterAll(async () => {
-  expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
-});
-
-const noticed = (request: ModelRequest) =>
-  request.messages.some((m) => m.role === "user" && m.text.startsWith("[delegate finalization]"));
-
-/** The output limit the request carried. */
-const limitOf = (request: ModelRequest) => Number(request.raw.max_completion_tokens ?? request.raw.max_tokens);
+const agent = usePricedAgentDir(server);
 
 function childModel(request: ModelRequest) {
   const directive = request.messages.find((m) => m.role === "user")?.text ?? "";
@@ -81,7 +35,7 @@ function childModel(request: ModelRequest) {
   if (directive.includes("NOMAX")) {
     // Bills as asked while working; on the answer request, PAST_LIMIT output tokens past its limit.
     if (!noticed(request)) return { toolCalls: [{ name: "ls", args: {} }] };
-    return { text: ANSWER, usage: { completion_tokens: limitOf(request) + PAST_LIMIT } };
+    return { text: ANSWER, usage: { completion_tokens: outputLimitOf(request) + PAST_LIMIT } };
   }
   if (directive.includes("LATECACHE")) {
     // Honest on the first turn; from the second on, ten times the prompt again as cache writes.
@@ -95,34 +49,8 @@ function childModel(request: ModelRequest) {
   return { text: ANSWER };
 }
 
-function taskFiles(cwd: string, taskId: string) {
-  const dir = listTaskRefs(cwd).find((r) => r.id === taskId)?.dir;
-  if (dir === undefined) throw new Error(`no task ${taskId}`);
-  const read = (name: string) => JSON.parse(readFileSync(join(dir, name), "utf8"));
-  return {
-    dir,
-    budget: () => read(TASK_FILES.runtimeBudget) as RuntimeBudgetFile,
-    result: () => read(TASK_FILES.result) as DelegateResultFile,
-    terminal: () => read(TASK_FILES.terminal) as { code: string; message: string },
-    manifest: () => read(TASK_FILES.manifest) as { state: string },
-  };
-}
-
-async function settled(parent: SdkParent, cwd: string, taskId: string): Promise<void> {
-  await until(
-    () => {
-      try {
-        return taskFiles(cwd, taskId).manifest().state !== "running";
-      } catch {
-        return false;
-      }
-    },
-    `task ${taskId} to end`,
-    90_000,
-  );
-  await until(() => notifications(parent.messages()).length > 0, "the task's notice");
-  await parent.waitForIdle(45_000);
-}
+/** `text` as a regular expression matching it literally. */
+const literally = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 describe("a provider billing past a capped request", () => {
   it("ignoring the answer request's output limit: the answer stands, and every view says it went over the cap, by how much and why", async () => {
@@ -133,7 +61,7 @@ describe("a provider billing past a capped request", () => {
       const taskId = await delegateVia(parent, {
         name: "nomax",
         prompt: "NOMAX: look around.",
-        route: { provider: "fake", model: TEN },
+        route: pricedRoute(TEN_DOLLAR_MODEL),
         maxCostUsd: 0.2,
         maxTurns: 40,
       });
@@ -148,7 +76,7 @@ describe("a provider billing past a capped request", () => {
       expect(over.reason).toBe("the provider billed 50,000 output tokens past the request's limit");
       expect(files.budget().spend?.overbilled).toEqual(over);
       // The answer request was the last one: no request followed the overbilled response.
-      const sent = server.requests.filter((r) => isChildRequest(r) && r.messages[1]?.text.includes("NOMAX"));
+      const sent = childRequestsOf(server, "NOMAX");
       expect(noticed(sent.at(-1) as ModelRequest)).toBe(true);
       expect(sent.filter(noticed)).toHaveLength(1);
 
@@ -162,7 +90,7 @@ describe("a provider billing past a capped request", () => {
       expect(notice).toContain(`of cap $0.2000, ${amount}.`);
       expect(notice).toContain(`The provider billed past what was asked: ${sentence}.`);
       const show = await runCli(cwd, "show", taskId);
-      expect(show.stdout).toMatch(new RegExp(`^overbilled:?\\s+${sentence.replace(/[$.()]/g, "\\$&")}$`, "m"));
+      expect(show.stdout).toMatch(new RegExp(`^overbilled:?\\s+${literally(sentence)}$`, "m"));
     } finally {
       await parent.dispose();
     }
@@ -176,7 +104,7 @@ describe("a provider billing past a capped request", () => {
       const taskId = await delegateVia(parent, {
         name: "latecache",
         prompt: "LATECACHE: look around.",
-        route: { provider: "fake", model: CACHED },
+        route: pricedRoute(CACHE_PRICED_MODEL),
         maxCostUsd: 10,
         maxTurns: 40,
       });
@@ -193,7 +121,7 @@ describe("a provider billing past a capped request", () => {
       expect(terminal.message).toContain(`no request after response 2: `);
       expect(terminal.message).toContain(over.reason);
       // Two requests were answered; none followed the overbilled one.
-      const sent = server.requests.filter((r) => isChildRequest(r) && r.messages[1]?.text.includes("LATECACHE"));
+      const sent = childRequestsOf(server, "LATECACHE");
       expect(sent).toHaveLength(2);
       const notice = JSON.stringify(notifications(parent.messages()));
       expect(notice).toContain("[child_cost_limit]");
@@ -202,6 +130,8 @@ describe("a provider billing past a capped request", () => {
       const view = await bgResultVia(parent, { taskId });
       expect(view.text).toContain("child_cost_limit");
       expect(view.text).toContain(over.reason);
+      const show = await runCli(cwd, "show", taskId);
+      expect(show.stdout).toMatch(new RegExp(`^overbilled:?\\s+.*: ${literally(over.reason)}$`, "m"));
     } finally {
       await parent.dispose();
     }
