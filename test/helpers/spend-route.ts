@@ -12,8 +12,10 @@ import type { DelegateResultFile } from "../../src/core/types.ts";
 import { listTaskRefs } from "../../src/store/lookup.ts";
 import { type AgentDir, DEFAULT_FAKE_MODELS, type FakeModelSpec } from "./agent-dir.ts";
 import { useAgentDir } from "./agent-dir-fixture.ts";
-import { isChildRequest, noticesOf, until } from "./drive.ts";
-import type { ModelRequest, ModelServer } from "./model-server.ts";
+import { delegateVia, installParentDriver, isChildRequest, noticesOf, until } from "./drive.ts";
+import type { FakeReply, ModelRequest, ModelServer } from "./model-server.ts";
+import { type SdkParent, startSdkParent } from "./pi-sdk-parent.ts";
+import { makeTempDir } from "./temp.ts";
 
 /** $1 per million input tokens, $2 per million output, cache reads $0.10, cache writes $1.25. */
 export const PRICED_MODEL = "priced-model";
@@ -100,4 +102,41 @@ export async function settled(
   await until(ended, `task ${taskId} to end`, 90_000);
   await until(() => noticesOf(parent.messages(), taskId).length > 0, `the notice of ${taskId}`);
   await parent.waitForIdle(45_000);
+}
+
+/** One settled delegate of settledDelegate: its parent (disposed after the body), project and task. */
+export interface SettledDelegate {
+  parent: SdkParent;
+  cwd: string;
+  taskId: string;
+  files: ReturnType<typeof taskFiles>;
+}
+
+/**
+ * In a new project (`prepare` writes its files), an SDK parent driven by instruction launches one
+ * delegate with `args` (its child's requests answered by `child`) and waits until it has settled;
+ * then `body` reads what it left, and the parent is disposed whatever happened.
+ */
+export async function settledDelegate(
+  server: ModelServer,
+  agent: AgentDir,
+  run: {
+    label: string;
+    child: (request: ModelRequest) => FakeReply | undefined;
+    args: Record<string, unknown>;
+    prepare?: (cwd: string) => void;
+  },
+  body: (delegate: SettledDelegate) => Promise<void>,
+): Promise<void> {
+  const cwd = await makeTempDir(run.label);
+  run.prepare?.(cwd);
+  installParentDriver(server, run.child);
+  const parent = await startSdkParent({ agentDir: agent, cwd });
+  try {
+    const taskId = await delegateVia(parent, { name: run.label, ...run.args });
+    await settled(parent, cwd, taskId);
+    await body({ parent, cwd, taskId, files: taskFiles(cwd, taskId) });
+  } finally {
+    await parent.dispose();
+  }
 }

@@ -20,14 +20,7 @@ import {
   notifications,
   until,
 } from "../helpers/drive.ts";
-import {
-  findProcesses,
-  type ModelRequest,
-  makeTempDir,
-  type SdkParent,
-  startSdkParent,
-  useModelServer,
-} from "../helpers/pi-parent.ts";
+import { findProcesses, type ModelRequest, makeTempDir, startSdkParent, useModelServer } from "../helpers/pi-parent.ts";
 import { HOST } from "../helpers/pi-paths.ts";
 import {
   childRequestsOf,
@@ -36,6 +29,7 @@ import {
   PRICED_MODEL,
   pricedRoute,
   settled,
+  settledDelegate,
   TEN_DOLLAR_MODEL,
   taskFiles,
   usePricedAgentDir,
@@ -108,9 +102,7 @@ function childModel(request: ModelRequest) {
 }
 
 /** A delegate on the priced route under the spend cap CAP. */
-function delegatePriced(parent: SdkParent, args: Record<string, unknown>): Promise<string> {
-  return delegateVia(parent, { route: pricedRoute(PRICED_MODEL), maxCostUsd: CAP, ...args });
-}
+const pricedArgs = { route: pricedRoute(PRICED_MODEL), maxCostUsd: CAP };
 
 /** Every request the child sent stayed within the cap by its bound; the spend is within the cap. */
 function expectWithinCap(budget: RuntimeBudgetFile, cap = CAP): void {
@@ -199,61 +191,51 @@ describe("a capped delegate", () => {
   });
 
   it("a turn of large reads keeps what the answer after it leaves room for and spills the rest: it still ends in an answer", async () => {
-    const cwd = await makeTempDir("spend-reads");
     // Dense lines (no whitespace but the newline): 1 token per byte. Under a $0.06 cap, after the
     // first response (a few thousand input tokens) about 38,000 tokens are left for this turn with
     // the answer request after it: the 3,000-byte file fits, the 50 KB Pi's read keeps of the other does not.
-    const line = `${"r".repeat(99)}\n`;
-    writeFileSync(join(cwd, "big1.txt"), line.repeat(30));
-    writeFileSync(join(cwd, "big2.txt"), line.repeat(600));
-    installParentDriver(server, childModel);
-    const parent = await startSdkParent({ agentDir: agent, cwd });
-    try {
-      const taskId = await delegatePriced(parent, {
-        name: "reads",
-        prompt: "SPEND-READS: read both files.",
-        maxCostUsd: READS_CAP,
-      });
-      await settled(parent, cwd, taskId);
-      const files = taskFiles(cwd, taskId);
-      expect(files.result().spilled_artifacts).toHaveLength(1);
-      expect(files.result().spilled_artifacts[0]?.byte_length).toBeGreaterThan(40_000);
-      expectWithinCap(files.budget(), READS_CAP);
-      const tools = childRequestsOf(server, "SPEND-READS").flatMap((r) =>
-        r.messages.filter((m) => m.role === "tool").map((m) => m.text),
-      );
-      expect(tools.some((t) => t.includes("could leave too little of the spend cap for your answer"))).toBe(true);
-      const view = await bgResultVia(parent, { taskId });
-      expect(view.text).toMatch(/^Verified answer of d[0-9a-f]{32}/);
-    } finally {
-      await parent.dispose();
-    }
+    const prepare = (cwd: string) => {
+      const line = `${"r".repeat(99)}\n`;
+      writeFileSync(join(cwd, "big1.txt"), line.repeat(30));
+      writeFileSync(join(cwd, "big2.txt"), line.repeat(600));
+    };
+    const args = { ...pricedArgs, prompt: "SPEND-READS: read both files.", maxCostUsd: READS_CAP };
+    await settledDelegate(
+      server,
+      agent,
+      { label: "reads", child: childModel, args, prepare },
+      async ({ parent, taskId, files }) => {
+        expect(files.result().spilled_artifacts).toHaveLength(1);
+        expect(files.result().spilled_artifacts[0]?.byte_length).toBeGreaterThan(40_000);
+        expectWithinCap(files.budget(), READS_CAP);
+        const tools = childRequestsOf(server, "SPEND-READS").flatMap((r) =>
+          r.messages.filter((m) => m.role === "tool").map((m) => m.text),
+        );
+        expect(tools.some((t) => t.includes("could leave too little of the spend cap for your answer"))).toBe(true);
+        const view = await bgResultVia(parent, { taskId });
+        expect(view.text).toMatch(/^Verified answer of d[0-9a-f]{32}/);
+      },
+    );
   });
 
   it("a model that ignores the notice fails with child_cost_limit and never crosses the cap", async () => {
-    const cwd = await makeTempDir("spend-ignore");
-    installParentDriver(server, childModel);
-    const parent = await startSdkParent({ agentDir: agent, cwd });
-    try {
-      const taskId = await delegatePriced(parent, {
-        name: "ignores",
-        prompt: "SPEND-IGNORE: look around.",
-        maxTurns: 40,
-      });
-      await settled(parent, cwd, taskId);
-      const files = taskFiles(cwd, taskId);
-      const terminal = files.terminal();
-      expect(terminal.code).toBe("child_cost_limit");
-      expectWithinCap(files.budget());
-      // Told once, it called a tool again: no request followed that reply.
-      const childRequests = childRequestsOf(server, "SPEND-IGNORE");
-      expect(childRequests.filter(noticed)).toHaveLength(1);
-      expect(noticed(childRequests.at(-1) as ModelRequest)).toBe(true);
-      const view = await bgResultVia(parent, { taskId });
-      expect(view.text).toContain("child_cost_limit");
-    } finally {
-      await parent.dispose();
-    }
+    const args = { ...pricedArgs, prompt: "SPEND-IGNORE: look around.", maxTurns: 40 };
+    await settledDelegate(
+      server,
+      agent,
+      { label: "ignores", child: childModel, args },
+      async ({ parent, taskId, files }) => {
+        const terminal = files.terminal();
+        expect(terminal.code).toBe("child_cost_limit");
+        expectWithinCap(files.budget());
+        // Told once, it called a tool again: no request followed that reply.
+        const childRequests = childRequestsOf(server, "SPEND-IGNORE");
+        expect(childRequests.filter(noticed)).toHaveLength(1);
+        expect(noticed(childRequests.at(-1) as ModelRequest)).toBe(true);
+        const view = await bgResultVia(parent, { taskId });
+        expect(view.text).toContain("child_cost_limit");
+      },
+    );
   });
 });
 
@@ -271,20 +253,14 @@ function writeTwentyFiles(cwd: string): void {
 
 describe("a $1.00 cap on a $10/M route buys the answer about $1 buys", () => {
   it("reads files until at least 80 % of the cap is spent, then answers within it", async () => {
-    const cwd = await makeTempDir("spend-twenty");
-    writeTwentyFiles(cwd);
-    installParentDriver(server, childModel);
-    const parent = await startSdkParent({ agentDir: agent, cwd });
-    try {
-      const taskId = await delegateVia(parent, {
-        name: "twenty",
-        prompt: "SPEND-TWENTY: read part1.txt to part20.txt and sum them up.",
-        route: pricedRoute(TEN_DOLLAR_MODEL),
-        maxCostUsd: 1,
-        maxTurns: 40,
-      });
-      await settled(parent, cwd, taskId);
-      const files = taskFiles(cwd, taskId);
+    const args = {
+      prompt: "SPEND-TWENTY: read part1.txt to part20.txt and sum them up.",
+      route: pricedRoute(TEN_DOLLAR_MODEL),
+      maxCostUsd: 1,
+      maxTurns: 40,
+    };
+    const run = { label: "twenty", child: childModel, args, prepare: writeTwentyFiles };
+    await settledDelegate(server, agent, run, async ({ parent, taskId, files }) => {
       const result = files.result();
       expect(result.finalized_by).toBe("cost");
       const spent = result.usage.status === "observed" ? result.usage.cost_total : -1;
@@ -301,9 +277,7 @@ describe("a $1.00 cap on a $10/M route buys the answer about $1 buys", () => {
       expect(asked).toEqual(budget.requests.map((r) => r.output_limit_tokens));
       const view = await bgResultVia(parent, { taskId });
       expect(view.text).toContain(ANSWER);
-    } finally {
-      await parent.dispose();
-    }
+    });
   });
 });
 
