@@ -96,16 +96,17 @@ describe("a provider billing past a capped request", () => {
   });
 
   it("ignoring a working request's output limit: stopped before another request (child_cost_limit) and flagged with the amount", async () => {
-    const args = {
-      prompt: "WORKMAX: look around.",
-      route: pricedRoute(TEN_DOLLAR_MODEL),
-      maxCostUsd: 0.2,
-      maxTurns: 40,
-    };
+    // A cap with room for several working turns: the overbilled response stays within it.
+    const args = { prompt: "WORKMAX: look around.", route: pricedRoute(TEN_DOLLAR_MODEL), maxCostUsd: 2, maxTurns: 40 };
     await settledDelegate(server, agent, { label: "workmax", child: childModel, args }, async (d) => {
       const over = await expectStoppedAndFlagged(d, "WORKMAX");
       expect(over.reason).toBe("the provider billed 50,000 output tokens past the request's limit");
-      expect(over.over_cap_usd).toBeGreaterThan(0);
+      expect(over.over_cap_usd).toBe(0);
+      // What it cost past its bound: the 50,000 tokens ($0.50) less the input bound's unused part.
+      expect(over.past_bound_usd).toBeGreaterThan(0);
+      expect(over.past_bound_usd).toBeLessThanOrEqual(0.5);
+      // The overbilled request was a working one: no finalization notice had been sent.
+      expect(childRequestsOf(server, "WORKMAX").some(noticed)).toBe(false);
     });
   });
 

@@ -163,6 +163,14 @@ describe("a provider that bills past what the request allowed", () => {
     expect(formatCostExact(0.00004)).toBe("$0.000040");
     expect(formatCostExact(2.5)).toBe("$2.50");
   });
+
+  it("prints an overshoot alike however its sum was taken (float noise below a billionth is dropped)", () => {
+    // 0.59405 − 0.2 is 0.39404999999999996 in floating point: toFixed(4) alone gives $0.3940, not $0.3941.
+    expect(formatCostExact(0.59405 - 0.2)).toBe(formatCostExact(0.39405));
+    expect(formatCostExact(0.39405)).toBe("$0.3941");
+    expect(formatCostExact(0.0000123449)).toBe("$0.000012");
+    expect(formatCostExact(1.005)).toBe("$1.01");
+  });
 });
 
 describe("one turn's growth under a cap", () => {
