@@ -21,6 +21,11 @@ const NUMBER = {
   context_failure_view: "6d",
   usable_window: "7a",
   usable_window_bytes_only: "7b",
+  spend_overshoot: "8",
+  spend_cap_use: "9a",
+  spend_overshoot_real: "9b",
+  spend_overbilled_flagged: "9c",
+  follow_up_spend: "10",
 };
 export const FIGURE_IDS = Object.keys(NUMBER);
 

@@ -11,7 +11,8 @@
  *   npm run bench -- --out <file>       where to write the JSON report (default bench-report.json)
  *   npm run bench -- --keep             keep the temp workspace (agent dir, projects, task trees)
  *   npm run bench -- --host 1.6.0       the pi host (scripts/hosts.mjs; default the first, 0.73.1)
- *   npm run bench -- --only spend,spend-real   only these figures (the step names below)
+ *   npm run bench -- --only spend-real,spend-overbilled   only these figures (the step names below;
+ *                                       figure 9 is these two)
  *
  * Every process it starts and its temp dir are cleaned up, also on Ctrl-C.
  */
@@ -26,6 +27,7 @@ import { memoryFigure } from "./figures/memory.mjs";
 import { receiptFigures } from "./figures/receipt.mjs";
 import { selfProofFigure } from "./figures/self-proof.mjs";
 import { spendFigure } from "./figures/spend.mjs";
+import { spendOverbilledFigure } from "./figures/spend-overbilled.mjs";
 import { spendRealFigures } from "./figures/spend-real.mjs";
 import { verifyFigure } from "./figures/verify.mjs";
 import { windowFigure } from "./figures/window.mjs";
@@ -41,7 +43,8 @@ const CONFIGS = {
     verify: { answerBytes: 4 * MiB, reps: 25 },
     window: { resultSizes: [4_000, 8_000, 20_000, 50_000, 60_000] },
     spend: { batches: 10, runsPerBatch: 200 },
-    spendReal: { useRuns: 3, mixRuns: 5 },
+    spendReal: { useRuns: 3, mixRuns: 8 },
+    spendOverbilled: { runs: 6 },
     memory: { answerBytes: 1 * MiB, reps: 3 },
     concurrency: { count: 8, reps: 5 },
     selfProof: { reps: 5 },
@@ -54,6 +57,7 @@ const CONFIGS = {
     window: { resultSizes: [8_000, 50_000] },
     spend: { batches: 2, runsPerBatch: 50 },
     spendReal: { useRuns: 1, mixRuns: 1 },
+    spendOverbilled: { runs: 2 },
     memory: { answerBytes: MiB / 4, reps: 1 },
     concurrency: { count: 2, reps: 1 },
     selfProof: { reps: 1 },
@@ -112,6 +116,7 @@ async function main() {
     ["window", () => windowFigure({ ...config.window, log })],
     ["spend", () => spendFigure({ ...config.spend, log })],
     ["spend-real", () => spendRealFigures(workspace, { ...config.spendReal, log })],
+    ["spend-overbilled", () => spendOverbilledFigure(workspace, { ...config.spendOverbilled, log })],
     ["receipt", () => receiptFigures(workspace, { ...config.receipt, collect, log })],
     ["end-to-end", () => endToEndFigure(workspace, { ...config.endToEnd, log })],
     ["concurrency", () => concurrencyFigure(workspace, { ...config.concurrency, collect, log })],

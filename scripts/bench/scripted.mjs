@@ -17,9 +17,11 @@
  *                    naming one.
  *                    { readEach: ["file", ...] }: reply k reads the k-th file until the guard's
  *                    finalization notice arrives (or the files run out); then the answer.
+ *                    { billing }: how the provider bills each request (scripts/bench/billing.mjs).
  */
 import { createHash } from "node:crypto";
 import { assistantsAfter } from "../scripted-agent.mjs";
+import { billedUsage } from "./billing.mjs";
 
 const PARENT = /^BENCH-PARENT (\w+)/;
 const CHILD = /BENCH-CHILD (\w+)/;
@@ -66,7 +68,16 @@ function answerText(id, readResult, bytes) {
   return head + LINE.repeat(Math.floor(fill / LINE.length)) + "x".repeat(fill % LINE.length);
 }
 
-function childReply(id, messages, at) {
+/** The child's reply, with the usage its scenario's provider bills (scripts/bench/billing.mjs). */
+function childReply(id, request, rawBody, at) {
+  const reply = scriptedChildReply(id, request.messages, at);
+  const work = children.get(id);
+  const number = assistantsAfter(request.messages, at) + 1;
+  const usage = billedUsage(work.billing, { request, rawBody, answering: reply.text !== undefined, number });
+  return usage === undefined ? reply : { ...reply, usage };
+}
+
+function scriptedChildReply(id, messages, at) {
   const work = children.get(id);
   if (!work) throw new Error(`unknown child scenario ${id}`);
   const turn = assistantsAfter(messages, at);
@@ -102,9 +113,9 @@ function parentReply(messages) {
 }
 
 /** The model's decision for one request (see scripts/demo/model-server.mjs). */
-export function decide(request) {
+export function decide(request, rawBody) {
   const { messages } = request;
   const at = messages.findLastIndex((m) => m.role === "user" && CHILD.test(m.text));
-  if (at !== -1) return childReply(CHILD.exec(messages[at].text)[1], messages, at);
+  if (at !== -1) return childReply(CHILD.exec(messages[at].text)[1], request, rawBody, at);
   return parentReply(messages);
 }

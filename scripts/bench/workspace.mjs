@@ -20,6 +20,8 @@ export const PROVIDER = "bench";
 export const MODEL = "bench-model";
 /** A priced model for the spend cap's figures: $10 per million input and output tokens, no cache prices. */
 export const PRICED_MODEL = "bench-priced";
+/** The same with cache prices: cache reads at $1, cache writes at $100 per million tokens (10× input). */
+export const CACHE_PRICED_MODEL = "bench-cache-priced";
 /**
  * Large enough that a 100,000-message seed (about 20 MB) would pass admission (L + 32,768 ≤ window −
  * 28,672: docs/subsystems/launch.md, "The budget").
@@ -35,11 +37,12 @@ function writeAgentDir(dir, serverUrl) {
     maxTokens: 32_000,
     cost: { input: 10, output: 10, cacheRead: 0, cacheWrite: 0 },
   };
+  const cached = { ...priced, id: CACHE_PRICED_MODEL, cost: { input: 10, output: 10, cacheRead: 1, cacheWrite: 100 } };
   return writeScriptedAgentDir(dir, {
     provider: PROVIDER,
     baseUrl: serverUrl,
     apiKey: "bench",
-    models: [model, priced],
+    models: [model, priced, cached],
   }).settings;
 }
 

@@ -1,7 +1,8 @@
 /**
  * A provider that billed past what a request allowed (docs/subsystems/child-guard.md, "When the
- * provider bills past the request"), pure: the response's reported cost above the request's bound
- * (output past its limit, input or cache tokens past its input bound) or a spend past the cap. The
+ * provider bills past the request"), pure: output tokens past the request's limit (whatever they
+ * cost), the response's reported cost above the request's bound (input or cache tokens past its
+ * input bound) or a spend past the cap. The
  * guard then sends no further request; the result and every view state the amount and the reason.
  */
 
@@ -12,7 +13,10 @@ import { formatCostExact } from "./units.ts";
 export interface SpendOverbilled {
   /** Spend past the cap (0 when the spend is still within it). */
   over_cap_usd: number;
-  /** What the response cost beyond its request's bound. */
+  /**
+   * What the response cost beyond its request's bound: its reported cost past the request's worst
+   * cost, and at least the price of its output tokens past the request's limit.
+   */
   past_bound_usd: number;
   /** The request whose response it was. */
   request: number;
@@ -27,6 +31,9 @@ interface BoundRow {
   output_limit_tokens: number;
   worst_usd: number;
 }
+
+/** Prices are per million tokens. */
+const USD_PER_MTOK = 1_000_000;
 
 /** Float noise below this is not a difference (a millionth of a cent). */
 const EPSILON_USD = 1e-8;
@@ -59,7 +66,11 @@ export function overbillingOf(
   reportedUsd: number | null,
 ): SpendOverbilled | undefined {
   const overCap = spentUsd - spend.cap_usd;
-  const pastBound = row === undefined || reportedUsd === null ? 0 : reportedUsd - row.worst_usd;
+  const pastWorst = row === undefined || reportedUsd === null ? 0 : reportedUsd - row.worst_usd;
+  // Output past the limit is billed past what was asked even when the input bound's slack covers its cost.
+  const outputPast = row === undefined || tokens === undefined ? 0 : tokens.output - row.output_limit_tokens;
+  const outputPastUsd = (Math.max(0, outputPast) * spend.prices_usd_per_mtok.output) / USD_PER_MTOK;
+  const pastBound = Math.max(pastWorst, outputPastUsd);
   if (overCap <= EPSILON_USD && pastBound <= EPSILON_USD) return undefined;
   return {
     over_cap_usd: Math.max(0, overCap),

@@ -17,6 +17,19 @@ export function formatBytes(bytes: number): string {
   return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
 }
 
+/** Digits below which the fixed rounding of {@link fixedDollars} works on whole billionths of a dollar. */
+const NANO_DIGITS = 9;
+
+/**
+ * `dollars` to `digits` decimals, halves rounded up, after float noise below a billionth of a dollar
+ * is dropped: two sums of the same charges (0.39405 and 0.39404999999999996) print alike.
+ */
+function fixedDollars(dollars: number, digits: number): string {
+  if (digits >= NANO_DIGITS) return dollars.toFixed(digits);
+  const nano = Math.round(dollars * 10 ** NANO_DIGITS);
+  return (Math.round(nano / 10 ** (NANO_DIGITS - digits)) / 10 ** digits).toFixed(digits);
+}
+
 /** Dollars: four decimals under a dollar (delegate turns often cost fractions of a cent), two above. */
 export function formatCost(dollars: number): string {
   return `$${dollars.toFixed(dollars < 1 ? 4 : 2)}`;
@@ -29,7 +42,7 @@ const MAX_COST_DIGITS = 10;
 export function formatCostExact(dollars: number): string {
   let digits = dollars < 1 ? 4 : 2;
   while (digits < MAX_COST_DIGITS && dollars > 0 && dollars < 10 ** (1 - digits)) digits++;
-  return `$${dollars.toFixed(digits)}`;
+  return `$${fixedDollars(dollars, digits)}`;
 }
 
 /**

@@ -8,12 +8,9 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { scriptedModel } from "../../scripts/scripted-agent.mjs";
 import type { RuntimeBudgetFile } from "../../src/child/records.ts";
-import { TASK_FILES } from "../../src/core/constants.ts";
-import type { DelegateResultFile } from "../../src/core/types.ts";
-import { listTaskRefs } from "../../src/store/lookup.ts";
 import { runCli } from "../helpers/cli.ts";
 import {
   bgResultVia,
@@ -23,27 +20,24 @@ import {
   notifications,
   until,
 } from "../helpers/drive.ts";
-import {
-  type AgentDir,
-  createAgentDir,
-  DEFAULT_FAKE_MODELS,
-  findProcesses,
-  type ModelRequest,
-  makeTempDir,
-  type SdkParent,
-  startSdkParent,
-  useModelServer,
-  waitForNoProcesses,
-} from "../helpers/pi-parent.ts";
+import { findProcesses, type ModelRequest, makeTempDir, startSdkParent, useModelServer } from "../helpers/pi-parent.ts";
 import { HOST } from "../helpers/pi-paths.ts";
+import {
+  childRequestsOf,
+  noticed,
+  outputLimitOf,
+  PRICED_MODEL,
+  pricedRoute,
+  settled,
+  settledDelegate,
+  TEN_DOLLAR_MODEL,
+  taskFiles,
+  usePricedAgentDir,
+} from "../helpers/spend-route.ts";
 import { calls, delegateCall, expectRefusal, listTree, parentModel, resultOf } from "./launch-support.ts";
 
-/** $1 per million input tokens, $2 per million output tokens. */
-const PRICED = "priced-model";
-/** $10 per million input and output tokens, no cache prices (issue 35's route). */
-const TEN = "ten-dollar-model";
 const CAP = 0.2;
-/** What each child response reports: 20,000 input tokens and 50 output tokens = $0.0201. */
+/** What each child response reports: 20,000 input tokens and 50 output tokens = $0.0201 on PRICED_MODEL. */
 const REPORTED = { prompt_tokens: 20_000, completion_tokens: 50 };
 const PER_RESPONSE_USD = 0.0201;
 /** Turns an un-noticed child keeps calling tools for before it answers on its own. */
@@ -57,28 +51,9 @@ const TWENTY = 20;
 const ANSWER = "SPEND ANSWER: the investigation is complete as far as the money allowed.";
 
 const server = useModelServer();
-let agent: AgentDir;
+const agent = usePricedAgentDir(server);
 
-beforeAll(async () => {
-  agent = await createAgentDir({
-    serverUrl: server.url,
-    models: [
-      ...DEFAULT_FAKE_MODELS,
-      {
-        id: PRICED,
-        contextWindow: 200_000,
-        // Pi asks for min(maxTokens, 32,000) output tokens per request, more than the cap's output reserve.
-        maxTokens: 64_000,
-        cost: { input: 1, output: 2, cacheRead: 0.1, cacheWrite: 1.25 },
-      },
-      {
-        id: TEN,
-        contextWindow: 400_000,
-        maxTokens: 64_000,
-        cost: { input: 10, output: 10, cacheRead: 0, cacheWrite: 0 },
-      },
-    ],
-  });
+beforeAll(() => {
   // A priced route on the openai-codex-responses API (Pi 0.73.1 sends it no output limit).
   const models = JSON.parse(readFileSync(agent.modelsPath, "utf8"));
   models.providers[CODEX_PROVIDER] = {
@@ -95,12 +70,6 @@ beforeAll(async () => {
   };
   writeFileSync(agent.modelsPath, JSON.stringify(models, null, 2));
 });
-afterAll(async () => {
-  expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
-});
-
-const noticed = (request: ModelRequest) =>
-  request.messages.some((m) => m.role === "user" && m.text.startsWith("[delegate finalization]"));
 
 /**
  * The children's model: a tool call per turn (reporting REPORTED usage) until WORK_TURNS turns are
@@ -132,40 +101,8 @@ function childModel(request: ModelRequest) {
   return { toolCalls: [{ name: "ls", args: {} }], usage: REPORTED };
 }
 
-const taskDir = (cwd: string, taskId: string) => listTaskRefs(cwd).find((r) => r.id === taskId)?.dir;
-
-function taskFiles(cwd: string, taskId: string) {
-  const dir = taskDir(cwd, taskId);
-  if (dir === undefined) throw new Error(`no task ${taskId}`);
-  const read = (name: string) => readFileSync(join(dir, name), "utf8");
-  return {
-    dir,
-    budget: JSON.parse(read(TASK_FILES.runtimeBudget)) as RuntimeBudgetFile,
-    result: () => JSON.parse(read(TASK_FILES.result)) as DelegateResultFile,
-  };
-}
-
 /** A delegate on the priced route under the spend cap CAP. */
-function delegatePriced(parent: SdkParent, args: Record<string, unknown>): Promise<string> {
-  return delegateVia(parent, { route: { provider: "fake", model: PRICED }, maxCostUsd: CAP, ...args });
-}
-
-async function settled(parent: SdkParent, cwd: string, taskId: string): Promise<void> {
-  await until(
-    () => {
-      try {
-        return (
-          JSON.parse(readFileSync(join(taskDir(cwd, taskId) ?? "", TASK_FILES.manifest), "utf8")).state !== "running"
-        );
-      } catch {
-        return false;
-      }
-    },
-    `task ${taskId} to end`,
-    90_000,
-  );
-  await parent.waitForIdle(45_000);
-}
+const pricedArgs = { route: pricedRoute(PRICED_MODEL), maxCostUsd: CAP };
 
 /** Every request the child sent stayed within the cap by its bound; the spend is within the cap. */
 function expectWithinCap(budget: RuntimeBudgetFile, cap = CAP): void {
@@ -191,7 +128,7 @@ describe("a capped delegate", () => {
     const parent = await startSdkParent({ agentDir: agent, cwd });
     const control = await startSdkParent({ agentDir: agent, cwd: plain });
     try {
-      const route = { provider: "fake", model: PRICED };
+      const route = pricedRoute(PRICED_MODEL);
       const args = { name: "capped", prompt: "SPEND-OBEY: look around.", route, maxTurns: 40 };
       const capped = await delegateVia(parent, args);
       const uncapped = await delegateVia(control, { ...args, name: "uncapped" });
@@ -207,7 +144,7 @@ describe("a capped delegate", () => {
       const result = files.result();
       expect(result.finalized_by).toBe("cost");
       expect(result.finalized_by_runway).toBe(true);
-      expectWithinCap(files.budget);
+      expectWithinCap(files.budget());
       expect(result.usage.status === "observed" && result.usage.cost_total).toBeLessThanOrEqual(CAP);
       const view = await bgResultVia(parent, { taskId: capped });
       expect(view.isError).toBe(false);
@@ -230,7 +167,7 @@ describe("a capped delegate", () => {
 
       // The same script without a cap answers only after WORK_TURNS turns.
       const free = taskFiles(plain, uncapped);
-      expect(free.budget.spend).toBeNull();
+      expect(free.budget().spend).toBeNull();
       const freeResult = free.result();
       expect(freeResult.finalized_by).toBeNull();
       expect(freeResult.turns).toBe(WORK_TURNS + 1);
@@ -241,10 +178,8 @@ describe("a capped delegate", () => {
       // Each capped request asked for the output limit its worst cost counted (at most 16,384 tokens,
       // less as the money runs out); the uncapped child's asked for Pi's own limit (32,000 on 0.73.1,
       // the model's 64,000 on 1.6).
-      const asked = server.requests
-        .filter((r) => isChildRequest(r) && r.messages[1]?.text.includes("SPEND-OBEY"))
-        .map((r) => Number(r.raw.max_completion_tokens ?? r.raw.max_tokens));
-      const limits = files.budget.spend?.requests.map((r) => r.output_limit_tokens) ?? [];
+      const asked = childRequestsOf(server, "SPEND-OBEY").map(outputLimitOf);
+      const limits = files.budget().spend?.requests.map((r) => r.output_limit_tokens) ?? [];
       expect(limits.length).toBeGreaterThan(1);
       expect(Math.max(...limits)).toBeLessThanOrEqual(16_384);
       expect(asked.filter((n) => n <= 16_384)).toEqual(limits);
@@ -256,63 +191,51 @@ describe("a capped delegate", () => {
   });
 
   it("a turn of large reads keeps what the answer after it leaves room for and spills the rest: it still ends in an answer", async () => {
-    const cwd = await makeTempDir("spend-reads");
     // Dense lines (no whitespace but the newline): 1 token per byte. Under a $0.06 cap, after the
     // first response (a few thousand input tokens) about 38,000 tokens are left for this turn with
     // the answer request after it: the 3,000-byte file fits, the 50 KB Pi's read keeps of the other does not.
-    const line = `${"r".repeat(99)}\n`;
-    writeFileSync(join(cwd, "big1.txt"), line.repeat(30));
-    writeFileSync(join(cwd, "big2.txt"), line.repeat(600));
-    installParentDriver(server, childModel);
-    const parent = await startSdkParent({ agentDir: agent, cwd });
-    try {
-      const taskId = await delegatePriced(parent, {
-        name: "reads",
-        prompt: "SPEND-READS: read both files.",
-        maxCostUsd: READS_CAP,
-      });
-      await settled(parent, cwd, taskId);
-      const files = taskFiles(cwd, taskId);
-      expect(files.result().spilled_artifacts).toHaveLength(1);
-      expect(files.result().spilled_artifacts[0]?.byte_length).toBeGreaterThan(40_000);
-      expectWithinCap(files.budget, READS_CAP);
-      const tools = server.requests
-        .filter((r) => isChildRequest(r) && r.messages[1]?.text.includes("SPEND-READS"))
-        .flatMap((r) => r.messages.filter((m) => m.role === "tool").map((m) => m.text));
-      expect(tools.some((t) => t.includes("could leave too little of the spend cap for your answer"))).toBe(true);
-      const view = await bgResultVia(parent, { taskId });
-      expect(view.text).toMatch(/^Verified answer of d[0-9a-f]{32}/);
-    } finally {
-      await parent.dispose();
-    }
+    const prepare = (cwd: string) => {
+      const line = `${"r".repeat(99)}\n`;
+      writeFileSync(join(cwd, "big1.txt"), line.repeat(30));
+      writeFileSync(join(cwd, "big2.txt"), line.repeat(600));
+    };
+    const args = { ...pricedArgs, prompt: "SPEND-READS: read both files.", maxCostUsd: READS_CAP };
+    await settledDelegate(
+      server,
+      agent,
+      { label: "reads", child: childModel, args, prepare },
+      async ({ parent, taskId, files }) => {
+        expect(files.result().spilled_artifacts).toHaveLength(1);
+        expect(files.result().spilled_artifacts[0]?.byte_length).toBeGreaterThan(40_000);
+        expectWithinCap(files.budget(), READS_CAP);
+        const tools = childRequestsOf(server, "SPEND-READS").flatMap((r) =>
+          r.messages.filter((m) => m.role === "tool").map((m) => m.text),
+        );
+        expect(tools.some((t) => t.includes("could leave too little of the spend cap for your answer"))).toBe(true);
+        const view = await bgResultVia(parent, { taskId });
+        expect(view.text).toMatch(/^Verified answer of d[0-9a-f]{32}/);
+      },
+    );
   });
 
   it("a model that ignores the notice fails with child_cost_limit and never crosses the cap", async () => {
-    const cwd = await makeTempDir("spend-ignore");
-    installParentDriver(server, childModel);
-    const parent = await startSdkParent({ agentDir: agent, cwd });
-    try {
-      const taskId = await delegatePriced(parent, {
-        name: "ignores",
-        prompt: "SPEND-IGNORE: look around.",
-        maxTurns: 40,
-      });
-      await settled(parent, cwd, taskId);
-      const files = taskFiles(cwd, taskId);
-      const terminal = JSON.parse(readFileSync(join(files.dir, TASK_FILES.terminal), "utf8"));
-      expect(terminal.code).toBe("child_cost_limit");
-      expectWithinCap(files.budget);
-      // Told once, it called a tool again: no request followed that reply.
-      const childRequests = server.requests.filter(
-        (r) => isChildRequest(r) && r.messages[1]?.text.includes("SPEND-IGNORE"),
-      );
-      expect(childRequests.filter(noticed)).toHaveLength(1);
-      expect(noticed(childRequests.at(-1) as ModelRequest)).toBe(true);
-      const view = await bgResultVia(parent, { taskId });
-      expect(view.text).toContain("child_cost_limit");
-    } finally {
-      await parent.dispose();
-    }
+    const args = { ...pricedArgs, prompt: "SPEND-IGNORE: look around.", maxTurns: 40 };
+    await settledDelegate(
+      server,
+      agent,
+      { label: "ignores", child: childModel, args },
+      async ({ parent, taskId, files }) => {
+        const terminal = files.terminal();
+        expect(terminal.code).toBe("child_cost_limit");
+        expectWithinCap(files.budget());
+        // Told once, it called a tool again: no request followed that reply.
+        const childRequests = childRequestsOf(server, "SPEND-IGNORE");
+        expect(childRequests.filter(noticed)).toHaveLength(1);
+        expect(noticed(childRequests.at(-1) as ModelRequest)).toBe(true);
+        const view = await bgResultVia(parent, { taskId });
+        expect(view.text).toContain("child_cost_limit");
+      },
+    );
   });
 });
 
@@ -330,24 +253,18 @@ function writeTwentyFiles(cwd: string): void {
 
 describe("a $1.00 cap on a $10/M route buys the answer about $1 buys", () => {
   it("reads files until at least 80 % of the cap is spent, then answers within it", async () => {
-    const cwd = await makeTempDir("spend-twenty");
-    writeTwentyFiles(cwd);
-    installParentDriver(server, childModel);
-    const parent = await startSdkParent({ agentDir: agent, cwd });
-    try {
-      const taskId = await delegateVia(parent, {
-        name: "twenty",
-        prompt: "SPEND-TWENTY: read part1.txt to part20.txt and sum them up.",
-        route: { provider: "fake", model: TEN },
-        maxCostUsd: 1,
-        maxTurns: 40,
-      });
-      await settled(parent, cwd, taskId);
-      const files = taskFiles(cwd, taskId);
+    const args = {
+      prompt: "SPEND-TWENTY: read part1.txt to part20.txt and sum them up.",
+      route: pricedRoute(TEN_DOLLAR_MODEL),
+      maxCostUsd: 1,
+      maxTurns: 40,
+    };
+    const run = { label: "twenty", child: childModel, args, prepare: writeTwentyFiles };
+    await settledDelegate(server, agent, run, async ({ parent, taskId, files }) => {
       const result = files.result();
       expect(result.finalized_by).toBe("cost");
       const spent = result.usage.status === "observed" ? result.usage.cost_total : -1;
-      const budget = files.budget.spend;
+      const budget = files.budget().spend;
       if (budget === null) throw new Error("no spend block");
       expect(budget.spent_usd).toBeCloseTo(spent, 9);
       expect(spent).toBeGreaterThanOrEqual(0.8);
@@ -356,15 +273,11 @@ describe("a $1.00 cap on a $10/M route buys the answer about $1 buys", () => {
       for (const row of budget.requests.filter((r) => r.decision !== "stop")) {
         expect(row.spent_before_usd + row.worst_usd).toBeLessThanOrEqual(1);
       }
-      const asked = server.requests
-        .filter((r) => isChildRequest(r) && r.messages[1]?.text.includes("SPEND-TWENTY"))
-        .map((r) => Number(r.raw.max_completion_tokens ?? r.raw.max_tokens));
+      const asked = childRequestsOf(server, "SPEND-TWENTY").map(outputLimitOf);
       expect(asked).toEqual(budget.requests.map((r) => r.output_limit_tokens));
       const view = await bgResultVia(parent, { taskId });
       expect(view.text).toContain(ANSWER);
-    } finally {
-      await parent.dispose();
-    }
+    });
   });
 });
 
@@ -381,7 +294,7 @@ describe("admission refuses a cap it cannot keep, creating nothing", () => {
                 delegateCall("c_low", {
                   name: "t",
                   prompt: "look",
-                  route: { provider: "fake", model: PRICED },
+                  route: pricedRoute(PRICED_MODEL),
                   maxCostUsd: 0.01,
                 }),
                 delegateCall("c_zero", { name: "t", prompt: "look", maxCostUsd: 0 }),

@@ -12,7 +12,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { TASK_FILES } from "../../src/core/constants.ts";
 import type { ArtifactEvidence, DelegateResultFile } from "../../src/core/types.ts";
 import { listTaskRefs } from "../../src/store/lookup.ts";
@@ -21,43 +21,22 @@ import type { CompletedView } from "../../src/views/result.ts";
 import { runCli } from "../helpers/cli.ts";
 import { bgResultVia, delegateVia, installParentDriver, notifications, until } from "../helpers/drive.ts";
 import {
-  type AgentDir,
-  createAgentDir,
-  DEFAULT_FAKE_MODELS,
   type ModelRequest,
   makeTempDir,
   type SdkParent,
   script,
   startSdkParent,
   useModelServer,
-  waitForNoProcesses,
 } from "../helpers/pi-parent.ts";
 import { AUTH_SOURCE } from "../helpers/sample-sources.ts";
+import { PRICED_MODEL, pricedRoute, usePricedAgentDir } from "../helpers/spend-route.ts";
 
 const server = useModelServer();
-let agent: AgentDir;
+const agent = usePricedAgentDir(server);
 
 /** A priced route (so a spend cap applies): $1 per million input tokens, $2 per million output. */
-const PRICED = "priced-model";
+const PRICED = pricedRoute(PRICED_MODEL);
 const REPORTED = { prompt_tokens: 20_000, completion_tokens: 50 };
-
-beforeAll(async () => {
-  agent = await createAgentDir({
-    serverUrl: server.url,
-    models: [
-      ...DEFAULT_FAKE_MODELS,
-      {
-        id: PRICED,
-        contextWindow: 200_000,
-        maxTokens: 64_000,
-        cost: { input: 1, output: 2, cacheRead: 0.1, cacheWrite: 1.25 },
-      },
-    ],
-  });
-});
-afterAll(async () => {
-  expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
-});
 
 const MARKER_SCHEMA = {
   type: "object",
@@ -220,7 +199,7 @@ describe("a structured answer's excerpts are checked against the bytes the child
       const id = await delegateVia(parent, {
         name: "big",
         prompt: "Read big.txt.",
-        route: { provider: "fake", model: PRICED },
+        route: PRICED,
         maxCostUsd: 0.09,
         outputSchema: MARKER_SCHEMA,
       });

@@ -146,6 +146,20 @@ describe("a provider that bills past what the request allowed", () => {
     expect(overbillingOf(SPEND, row, undefined, 0.2000001, null)?.reason).toBe("the reported spend passed the cap");
   });
 
+  it("output past the limit is named even when the input bound's slack covers its cost", () => {
+    // 1,174 output tokens past the limit, 1,802 input tokens under the bound: no cost past the worst.
+    const tokens = { input: 8_198, output: 2_048 + 1_174, cache_read: 0, cache_write: 0 };
+    const reported = reportedUsd(PRICES, tokens);
+    expect(reported).toBeLessThan(row.worst_usd);
+    const past = overbillingOf(SPEND, row, tokens, 0.1, reported);
+    expect(past?.reason).toBe("the provider billed 1,174 output tokens past the request's limit");
+    expect(past?.over_cap_usd).toBe(0);
+    expect(past?.past_bound_usd).toBeCloseTo((1_174 * PRICES.output) / 1e6, 12);
+    expect(past && overbilledSentence(past)).toMatch(
+      /^billed \$0\.\d{4,} past the request's bound \(still within the cap\): the provider billed 1,174 output/,
+    );
+  });
+
   it("the guard sends no request after it: the overbilled response is recorded once", () => {
     const state = newSpendState();
     beforeSpendRequest(state, SPEND, 1, 13_192, NONE);
@@ -162,6 +176,14 @@ describe("a provider that bills past what the request allowed", () => {
     expect(formatCostExact(0.039)).toBe("$0.0390");
     expect(formatCostExact(0.00004)).toBe("$0.000040");
     expect(formatCostExact(2.5)).toBe("$2.50");
+  });
+
+  it("prints an overshoot alike however its sum was taken (float noise below a billionth is dropped)", () => {
+    // 0.59405 − 0.2 is 0.39404999999999996 in floating point: toFixed(4) alone gives $0.3940, not $0.3941.
+    expect(formatCostExact(0.59405 - 0.2)).toBe(formatCostExact(0.39405));
+    expect(formatCostExact(0.39405)).toBe("$0.3941");
+    expect(formatCostExact(0.0000123449)).toBe("$0.000012");
+    expect(formatCostExact(1.005)).toBe("$1.01");
   });
 });
 

@@ -1,14 +1,21 @@
 /**
  * Figure 9: the spend cap with real children (docs/benchmarks.md, figure 9). Real delegates of a
  * real Pi parent on the bench's priced route ($10 per million input and output tokens) against the
- * scripted model, which reports usage by each request's size (about 4 bytes a token) and bills
- * output as asked. Each child reads one file per turn until the guard tells it to answer.
+ * scripted model, which reports usage and bills output as asked. Each child reads one file per turn
+ * until the guard tells it to answer.
  *
- *   9a cap use:  a $1.00 cap, twenty 20 KB files of prose: final spend ÷ cap (goal ≥ 0.8).
+ *   9a cap use:  a $1.00 cap, twenty 20 KB files of prose, usage by each request's size (about 4
+ *                bytes a token): final spend ÷ cap (goal ≥ 0.8).
  *   9b overshoot: caps from $0.30 to $1.20, files of 2-40 KB of prose, code, minified code, base64,
- *                 CJK text and tables of numbers in a random order: final spend ÷ cap (goal ≤ 1.0,
- *                 every run); the figure's samples are the runs' ratios, its detail the largest.
+ *                 CJK text and tables of numbers in a random order, billed by a provider whose
+ *                 tokenizer counts each kind at a rate drawn per run (the dense kinds down to 1 byte
+ *                 a token) and which bills the answer request's whole output limit
+ *                 (scripts/bench/billing.mjs, "dense"): final spend ÷ cap (goal ≤ 1.0, every run);
+ *                 the figure's samples are the runs' ratios, its detail the largest.
+ * Figure 9c (a provider billing past the request) is spend-overbilled.mjs.
  */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { createJiti } from "jiti";
 import { childWork, parentPrompt } from "../scripted.mjs";
 import { notificationEvents, startSdkParent, textOf, toolEnds } from "../sdk-parent.mjs";
@@ -22,7 +29,7 @@ const FILES = 20;
 const words = ["spend", "cap", "answer", "provider", "tokens", "request", "budget", "report", "model", "read"];
 
 /** Twenty files of 20 KB of prose-like lines, different in each file. */
-function proseFiles() {
+export function proseFiles() {
   const files = {};
   for (let f = 1; f <= FILES; f++) {
     const lines = [];
@@ -34,24 +41,48 @@ function proseFiles() {
   return files;
 }
 
-/** Files of mixed kinds and sizes (test/helpers/spend-simulation.ts's kinds of text). */
+/**
+ * Files of mixed kinds and sizes (test/helpers/spend-simulation.ts's kinds of text), and the bytes
+ * per token the dense provider counts each at: one rate per kind, drawn for the run in its range.
+ */
 function mixedFiles(kinds, random) {
+  const rateOf = new Map(kinds.map((k) => [k.name, k.rate[0] + random() * (k.rate[1] - k.rate[0])]));
   const files = {};
+  const rates = {};
+  const kindOf = {};
   for (let f = 1; f <= FILES; f++) {
     const kind = kinds[Math.floor(random() * kinds.length)];
-    files[`part${f}.txt`] = kind.make(random, 2_000 + Math.floor(random() * 38_000));
+    const name = `part${f}.txt`;
+    files[name] = kind.make(random, 2_000 + Math.floor(random() * 38_000));
+    rates[name] = rateOf.get(kind.name);
+    kindOf[name] = kind.name;
   }
-  return files;
+  return { files, rates, kindOf };
 }
 
-/** One capped delegate reading the project's files in order; resolves with its notice's details. */
-async function runOne(parent, capUsd, label) {
-  const work = childWork({ readEach: Array.from({ length: FILES }, (_, i) => `part${i + 1}.txt`) }, label);
+/** The files a finished child read, one a turn before its answer (none without a result). */
+function filesRead(taskDir) {
+  let turns = 0;
+  try {
+    turns = JSON.parse(readFileSync(join(taskDir, "result.json"), "utf8")).turns;
+  } catch {
+    return [];
+  }
+  return Array.from({ length: Math.min(FILES, Math.max(0, turns - 1)) }, (_, i) => `part${i + 1}.txt`);
+}
+
+/**
+ * One capped delegate reading the project's files in order, its provider billing as `billing` says
+ * (scripts/bench/billing.mjs; the server's default without); resolves with its notice's details.
+ */
+export async function runOne(parent, capUsd, label, { billing, model = PRICED_MODEL } = {}) {
+  const readEach = Array.from({ length: FILES }, (_, i) => `part${i + 1}.txt`);
+  const work = childWork({ readEach, billing }, label);
   const mark = parent.events.length;
   const args = {
     name: label,
     prompt: work.prompt,
-    route: { provider: PROVIDER, model: PRICED_MODEL },
+    route: { provider: PROVIDER, model },
     maxCostUsd: capUsd,
     maxTurns: 60,
     triggerOnCompletion: false,
@@ -90,22 +121,28 @@ export async function spendRealFigures(ws, { useRuns, mixRuns, log }) {
   const over = [];
   const overFailed = [];
   const endedBy = [];
+  const flagged = [];
+  const kindsRead = new Map();
   for (let i = 0; i < mixRuns; i++) {
     const cap = Math.round((0.3 + random() * 0.9) * 100) / 100;
-    const cwd = ws.project(`spend-mix-${i}`, mixedFiles(KINDS, random));
+    const { files, rates, kindOf } = mixedFiles(KINDS, random);
+    const cwd = ws.project(`spend-mix-${i}`, files);
     const parent = await startSdkParent(ws, { cwd });
     try {
-      const d = await runOne(parent, cap, `spend mix ${i + 1}`);
+      const d = await runOne(parent, cap, `spend mix ${i + 1}`, { billing: { kind: "dense", rates } });
       if (d.cost_total === null) overFailed.push(d.code ?? d.state);
       else over.push(d.cost_total / cap);
       endedBy.push(d.finalized_by ?? "files read");
       if (d.state !== "completed") overFailed.push(d.code ?? d.state);
+      // An honest provider is never flagged as billing past the request.
+      if (d.overbilled !== null && d.overbilled !== undefined) flagged.push(`run ${i + 1}: ${d.overbilled}`);
+      for (const name of filesRead(d.artifact_dir)) kindsRead.set(kindOf[name], (kindsRead.get(kindOf[name]) ?? 0) + 1);
     } finally {
       await parent.dispose();
     }
   }
   log(
-    `figure 9b: spend ÷ cap ${over.map((r) => r.toFixed(3)).join(", ")}; ended by ${endedBy.join(", ")} (${overFailed.length} without an answer)`,
+    `figure 9b: spend ÷ cap ${over.map((r) => r.toFixed(3)).join(", ")}; ended by ${endedBy.join(", ")} (${overFailed.length} without an answer, ${flagged.length} flagged); files read by kind ${JSON.stringify(Object.fromEntries(kindsRead))}`,
   );
   const params = { prices_usd_per_mtok: { input: 10, output: 10 }, files: FILES };
   return [
@@ -132,8 +169,13 @@ export async function spendRealFigures(ws, { useRuns, mixRuns, log }) {
         runs: mixRuns,
         largest_ratio: over.length === 0 ? null : Math.max(...over),
         without_answer: overFailed,
+        flagged_overbilled: flagged,
+        files_read_by_kind: Object.fromEntries(kindsRead),
       },
-      notes: ["every run must be ≤ 1.0; the figure's max is the largest"],
+      notes: [
+        "every run must be ≤ 1.0; the figure's max is the largest",
+        "the provider counts each kind of text at a rate drawn per run (dense kinds down to 1 byte a token) and bills the answer's whole output limit",
+      ],
     }),
   ];
 }

@@ -3,9 +3,10 @@
  * "Self-proof"): the host probe's children talk to it, so proving a host needs no network and no key.
  * The offline demo and the bench use it too (scripts/demo/model-server.mjs loads this file).
  *
- * Every request is answered by `decide(request)`, which sees the conversation flattened to
+ * Every request is answered by `decide(request, rawBody)`, which sees the conversation flattened to
  * `{ messages: [{ role, text, toolCalls?, toolCallId? }], tools }` and returns a reply: text and tool
- * calls, or a provider error, optionally after a delay. Replies stream as SSE the way real providers
+ * calls, or a provider error, optionally after a delay, and the usage to report instead of the
+ * plausible default (the bench's priced providers). Replies stream as SSE the way real providers
  * send them (text deltas, tool-call arguments, a final usage chunk), because Pi's openai-completions
  * provider always streams.
  */
@@ -36,9 +37,16 @@ export interface ScriptedReply {
   error?: { status: number; message: string };
   /** Wait this long before answering (cut short by close()). */
   delayMs?: number;
+  /**
+   * Report this usage instead of the plausible default (the bench's priced providers, honest or
+   * not); `cache_write_tokens` is reported as OpenRouter does (prompt_tokens_details, counted inside
+   * prompt_tokens).
+   */
+  usage?: { prompt_tokens?: number; completion_tokens?: number; cache_write_tokens?: number };
 }
 
-export type Decide = (request: ScriptedRequest) => ScriptedReply;
+/** `rawBody` is the request's JSON as sent (what the default usage counts, 4 characters a token). */
+export type Decide = (request: ScriptedRequest, rawBody: string) => ScriptedReply;
 
 export interface ScriptedModelServer {
   /** Base URL for models.json, e.g. http://127.0.0.1:40123/v1 */
@@ -94,11 +102,20 @@ function normalize(body: Json): ScriptedRequest {
 let ids = 0;
 const nextId = (prefix: string) => `${prefix}_${process.pid.toString(36)}_${++ids}`;
 
-/** Plausible token counts (about 4 bytes a token) so Pi's usage accounting has something real to add up. */
-function usage(rawBody: string, text: string) {
-  const prompt = Math.max(1, Math.ceil(rawBody.length / 4));
-  const completion = Math.max(1, Math.ceil(text.length / 4));
-  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+/**
+ * The reply's usage, else plausible token counts (about 4 bytes a token) so Pi's usage accounting
+ * has something real to add up.
+ */
+function usage(rawBody: string, text: string, reported: ScriptedReply["usage"]) {
+  const prompt = reported?.prompt_tokens ?? Math.max(1, Math.ceil(rawBody.length / 4));
+  const completion = reported?.completion_tokens ?? Math.max(1, Math.ceil(text.length / 4));
+  const cacheWrite = reported?.cache_write_tokens;
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+    ...(cacheWrite === undefined ? {} : { prompt_tokens_details: { cache_write_tokens: cacheWrite } }),
+  };
 }
 
 function sendError(res: ServerResponse, status: number, message: string): void {
@@ -131,7 +148,7 @@ function sendReply(res: ServerResponse, request: ScriptedRequest, rawBody: strin
         ...base,
         object: "chat.completion",
         choices: [{ index: 0, message, finish_reason: finish }],
-        usage: usage(rawBody, text),
+        usage: usage(rawBody, text, reply.usage),
       }),
     );
     return;
@@ -148,7 +165,7 @@ function sendReply(res: ServerResponse, request: ScriptedRequest, rawBody: strin
     delta({ tool_calls: [{ index, function: { arguments: call.arguments } }] });
   });
   delta({}, finish);
-  chunk({ choices: [], usage: usage(rawBody, text) });
+  chunk({ choices: [], usage: usage(rawBody, text, reply.usage) });
   res.end("data: [DONE]\n\n");
 }
 
@@ -172,7 +189,7 @@ export async function startScriptedModelServer(decide: Decide): Promise<Scripted
     try {
       const body: unknown = JSON.parse(rawBody);
       request = normalize(isRecord(body) ? body : {});
-      reply = decide(request);
+      reply = decide(request, rawBody);
     } catch (error) {
       errors.push(error instanceof Error ? error : new Error(String(error)));
       sendError(res, 500, `scripted model: ${error instanceof Error ? error.message : String(error)}`);
