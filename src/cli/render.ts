@@ -9,6 +9,7 @@ import { type TaskRow, threadedName } from "../tasks/row.ts";
 import type { CheckedFieldBasis } from "../verify/structured-output.ts";
 import { citationStatusText } from "../views/output.ts";
 import { evidenceLines, FORCED_BY, spendText } from "../views/result.ts";
+import { spendFigureText } from "../views/spend-figure.ts";
 import { spendTotalText } from "../views/spend-total.ts";
 import { facts, table, visible } from "./format.ts";
 import type { DelegateFacts, FailureFact, FusionFacts, TaskFacts } from "./show.ts";
@@ -25,7 +26,7 @@ export function renderList(rows: readonly TaskRow[], all: boolean, hidden: numbe
       r.state,
       r.route ?? "-",
       r.run_seconds === null ? "-" : formatDuration(r.run_seconds),
-      r.cost === null ? "-" : formatCost(r.cost),
+      spendFigureText({ usd: r.cost, at_least: r.cost_at_least }),
       r.cap === null ? "-" : formatCost(r.cap),
       r.answer_bytes !== null ? formatBytes(r.answer_bytes) : r.code !== null ? `[${r.code}]` : "-",
       threadedName(r),
@@ -114,6 +115,7 @@ function renderDelegate(f: DelegateFacts, now: number): string {
     ],
     ["progress", `${f.progress.turns} turns, ${f.progress.tool_calls} tool calls`],
     ["usage", usageText(f.usage)],
+    ["cost", f.cost === null ? "-" : spendFigureText(f.cost)],
     ...(f.spend === null ? [] : [["spend", spendText(f.spend.spent_usd, f.spend.cap_usd)] as [string, string]]),
     ...(f.spend?.overbilled === null || f.spend === null
       ? []

@@ -31,6 +31,7 @@ import { checkEvidence } from "../verify/evidence-check.ts";
 import { readVerifiedResult } from "../verify/result-file.ts";
 import { type CheckedFieldBasis, checkBasis, parseCommittedAnswer } from "../verify/structured-output.ts";
 import { textBasis } from "../verify/text-basis.ts";
+import { recordedSpend, type SpendFigure } from "../views/spend-figure.ts";
 import { cliRemediation } from "./failure.ts";
 import {
   answerWarnings,
@@ -66,6 +67,11 @@ export interface DelegateFacts {
   budget: TaskRecords["budget"];
   progress: { turns: number; tool_calls: number };
   usage: UsageRecord | null;
+  /**
+   * The one spend figure (src/views/spend-figure.ts): a verified result's usage, else (an ended task)
+   * what the parent recorded, "at least" when a request may have been in flight; null while running.
+   */
+  cost: SpendFigure | null;
   /** The spend cap's record from runtime-budget.json (per-request spend); null without a cap or record. */
   spend: SpendRecord | null;
   answer: { byte_length: number; sha256: string } | null;
@@ -232,6 +238,12 @@ function delegateFacts(dir: string): DelegateFacts {
     budget,
     progress: result ? { turns: result.turns, tool_calls: result.tool_calls } : progress,
     usage,
+    cost:
+      result !== null
+        ? { usd: result.usage.status === "observed" ? result.usage.cost_total : null, at_least: false }
+        : running
+          ? null
+          : recordedSpend(manifest.terminal),
     spend: readSpendRecord(dir),
     answer: result ? { byte_length: result.answer.byte_length, sha256: result.answer.sha256 } : null,
     finalized_by: result?.finalized_by ?? null,

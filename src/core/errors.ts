@@ -102,6 +102,8 @@ export interface FailureFacts {
 /** A task's spend as far as it is known; null where it is not. */
 export interface TaskSpend {
   cost_total: number | null;
+  /** True when cost_total may leave out a request in flight when the child ended (the figure is a floor). */
+  cost_at_least?: boolean;
   turns: number | null;
   tool_calls: number | null;
   run_seconds: number | null;

@@ -29,7 +29,8 @@ export function boundedList(items: readonly string[], max: number): string {
 /** "Spent: $0.0042, 3 turns, 12 tool calls, 42s" with only the known parts; null when nothing is known. */
 export function spentText(spent: TaskSpend): string | null {
   const parts: string[] = [];
-  if (spent.cost_total !== null) parts.push(formatCost(spent.cost_total));
+  if (spent.cost_total !== null)
+    parts.push(`${spent.cost_at_least === true ? "at least " : ""}${formatCost(spent.cost_total)}`);
   const count = (n: number, one: string) => `${n} ${one}${n === 1 ? "" : "s"}`;
   if (spent.turns !== null) parts.push(count(spent.turns, "turn"));
   if (spent.tool_calls !== null) parts.push(count(spent.tool_calls, "tool call"));

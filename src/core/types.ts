@@ -313,6 +313,12 @@ export interface DelegateManifest {
     /** What the child spent, in dollars, as its provider reported it; absent when unknown. */
     cost_total?: number;
     /**
+     * True when cost_total may leave out a request: the child ended without committing its usage while
+     * a request may have been in flight, unbilled in the figure (a cancel, a timeout, a crash). Every
+     * view then says "at least" (src/views/spend-figure.ts); absent otherwise.
+     */
+    cost_at_least?: true;
+    /**
      * Which limit's runway told the child to answer (its verified result's finalized_by); absent when
      * none did, on a failure, and in trees adjudicated before this was recorded.
      */

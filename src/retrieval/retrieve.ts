@@ -37,6 +37,7 @@ export function taskSpend(manifest: DelegateManifest, childProgress: ChildProgre
   const t = manifest.terminal;
   return {
     cost_total: t?.cost_total ?? progress?.cost_total ?? null,
+    ...(t?.cost_at_least === true ? { cost_at_least: true } : {}),
     turns: progress?.turns ?? null,
     tool_calls: progress?.tool_calls ?? null,
     run_seconds: t ? secondsBetween(manifest.created_at, t.ended_at) : null,

@@ -84,6 +84,7 @@ const TERMINAL_KEYS = [
   "answer_bytes",
   "answer_sha256",
   "cost_total",
+  "cost_at_least",
   "finalized_by",
   "overbilled",
   "session_sha256",
@@ -154,6 +155,7 @@ function terminal(value: unknown, at: string): NonNullable<DelegateManifest["ter
   const answerBytes = optional(o, at, "answer_bytes", count);
   const answerSha256 = optional(o, at, "answer_sha256", anyString);
   const costTotal = optional(o, at, "cost_total", amount);
+  const costAtLeast = optional(o, at, "cost_at_least", (v, p) => literal(v, p, true));
   const finalizedBy = optional(o, at, "finalized_by", (v, p) => oneOf(v, p, FINALIZED_BY));
   const overbilled = optional(o, at, "overbilled", anyString);
   const sessionSha256 = optional(o, at, "session_sha256", anyString);
@@ -164,6 +166,7 @@ function terminal(value: unknown, at: string): NonNullable<DelegateManifest["ter
     ...(answerBytes === undefined ? {} : { answer_bytes: answerBytes }),
     ...(answerSha256 === undefined ? {} : { answer_sha256: answerSha256 }),
     ...(costTotal === undefined ? {} : { cost_total: costTotal }),
+    ...(costAtLeast === undefined ? {} : { cost_at_least: costAtLeast }),
     ...(finalizedBy === undefined ? {} : { finalized_by: finalizedBy }),
     ...(overbilled === undefined ? {} : { overbilled }),
     ...(sessionSha256 === undefined ? {} : { session_sha256: sessionSha256 }),

@@ -7,8 +7,8 @@ import { secondsBetween } from "../core/units.ts";
 import { routeLabel } from "../host/index.ts";
 import { readManifest, type TaskRef } from "../store/lookup.ts";
 import { readProgress } from "../store/progress.ts";
-import { readChildTerminal } from "../verify/classify.ts";
 import { readVerifiedResult } from "../verify/result-file.ts";
+import { recordedSpend } from "../views/spend-figure.ts";
 import { expectedIdentity } from "./finalize.ts";
 import { codeOf, costOf, type RowContext, type TaskRow, unreadRow } from "./row.ts";
 import { isTaskRunning } from "./running.ts";
@@ -37,9 +37,11 @@ export function delegateRow(ref: TaskRef, context: RowContext): TaskRow {
   try {
     const manifest = readManifest(ref.dir);
     const t = manifest.terminal;
+    const spent = recordedSpend(t);
     return {
       ...factsRow(ref, manifest, context.now),
-      cost: t === null ? readProgress(ref.dir).cost_total : (t.cost_total ?? null),
+      cost: t === null ? readProgress(ref.dir).cost_total : spent.usd,
+      cost_at_least: spent.at_least,
       answer_bytes: t?.answer_bytes ?? null,
       code: t?.code ?? null,
     };
@@ -48,7 +50,10 @@ export function delegateRow(ref: TaskRef, context: RowContext): TaskRow {
   }
 }
 
-/** As checked now: an answer size and a cost only from a result that passes bg_result's checks. */
+/**
+ * As checked now: a completed task's answer size and cost only from a result that passes bg_result's
+ * checks; a failed or cancelled one's cost as its parent recorded it (src/views/spend-figure.ts).
+ */
 export async function checkedDelegateRow(ref: TaskRef, now: number): Promise<TaskRow> {
   let manifest: DelegateManifest;
   try {
@@ -68,11 +73,7 @@ export async function checkedDelegateRow(ref: TaskRef, now: number): Promise<Tas
       return { ...row, code: codeOf(error) };
     }
   }
-  let cost: number | null = null;
-  try {
-    cost = costOf(readChildTerminal(ref.dir, expected)?.usage);
-  } catch {
-    // an unreadable terminal record has no cost to show; the manifest's code stands
-  }
-  return { ...row, cost, code: manifest.terminal?.code ?? null };
+  // No verified result: the one figure the parent recorded when it adjudicated (the notice's).
+  const spent = recordedSpend(manifest.terminal);
+  return { ...row, cost: spent.usd, cost_at_least: spent.at_least, code: manifest.terminal?.code ?? null };
 }

@@ -7,7 +7,7 @@ import { overbilledSentence } from "../core/overbilling.ts";
 import type { ChildProgress, DelegateManifest, TaskState, UsageRecord } from "../core/types.ts";
 import type { TaskRecords } from "../store/lookup.ts";
 import { readBudgetFigures, readProgress } from "../store/progress.ts";
-import { readSpendRecord } from "../store/spend-record.ts";
+import { readSpendRecord, type SpendRecord } from "../store/spend-record.ts";
 import { classifyChildOutcome } from "../verify/classify.ts";
 import type { ExpectedResultIdentity, VerifiedAnswer } from "../verify/delegate-result.ts";
 import type { EndReason, TaskEnd } from "./live.ts";
@@ -81,6 +81,17 @@ function childEnd(taskDir: string, createdAt: string, now: string): string {
 }
 
 /**
+ * Whether a figure taken without the child's committed usage may leave out a request: the child's
+ * spend record (capped tasks) shows its last request sent and not yet charged, or there is no such
+ * record to tell (an uncapped task killed or crashed mid-run may have had one in flight).
+ */
+function mayLeaveOutRequest(spend: SpendRecord | null): boolean {
+  if (spend === null) return true;
+  const last = spend.requests.at(-1);
+  return last !== undefined && last.charged_usd === null && last.decision !== "stop";
+}
+
+/**
  * Adjudicate an ended child from its files (result.json wins, verified), record it in manifest.json
  * and outcome.json. outcome.json is best effort: its failure never changes the adjudication.
  * `records` are the task's progress.json and budget-plan.json when the caller already read them
@@ -116,12 +127,16 @@ export function finalizeTask(
     }
     state = error.code === "child_cancelled" ? "cancelled" : "failed";
   }
-  const cost = spentBy(
-    outcome.kind === "committed" ? outcome.verified.result.usage : outcome.terminal?.usage,
-    progress,
-  );
+  const committedUsage = outcome.kind === "committed" ? outcome.verified.result.usage : outcome.terminal?.usage;
+  const spendRecord = readSpendRecord(taskDir);
+  let cost = spentBy(committedUsage, progress);
+  // Killed before it committed its usage: the larger of its last progress and its spend record (the
+  // guard charges a billed response there before progress.json hears of it), maybe short of a request.
+  const uncommitted = committedUsage === undefined;
+  if (uncommitted && spendRecord !== null) cost = Math.max(cost ?? 0, spendRecord.spent_usd);
+  const atLeast = uncommitted && cost !== null && mayLeaveOutRequest(spendRecord);
   // The verified result's record, else (a run stopped before another request) the child's spend record.
-  const overbilled = verified?.result.overbilled ?? readSpendRecord(taskDir)?.overbilled ?? null;
+  const overbilled = verified?.result.overbilled ?? spendRecord?.overbilled ?? null;
   const now = new Date().toISOString();
   const next: DelegateManifest = {
     ...manifest,
@@ -132,6 +147,7 @@ export function finalizeTask(
       ...(error ? { code: error.code, message: error.message } : {}),
       ...(verified ? { answer_bytes: verified.answerBytes.length, answer_sha256: verified.result.answer.sha256 } : {}),
       ...(cost === null ? {} : { cost_total: cost }),
+      ...(atLeast ? { cost_at_least: true as const } : {}),
       ...(verified?.result.finalized_by_runway ? { finalized_by: verified.result.finalized_by ?? "context" } : {}),
       ...(overbilled === null ? {} : { overbilled: overbilledSentence(overbilled) }),
       ...sessionRecord(taskDir),

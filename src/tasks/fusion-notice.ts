@@ -132,6 +132,7 @@ function details(end: RunEnd, auto: AutoDelivery): NotificationDetails {
     artifact_dir: end.runDir,
     run_seconds: m.terminal ? secondsBetween(m.created_at, m.terminal.ended_at) : null,
     cost_total: end.cost,
+    cost_at_least: false,
     max_cost_usd: end.record.limits.max_cost_usd ?? null,
     message: null,
     ...attachedOutput(auto),

@@ -28,6 +28,8 @@ export interface TaskRow {
   run_seconds: number | null;
   /** Dollars; null when not known. */
   cost: number | null;
+  /** The cost is a floor: a request may have been in flight when the child ended (src/views/spend-figure.ts). */
+  cost_at_least: boolean;
   /** The spend cap it ran under (a delegate's maxCostUsd, a Fusion run's for the whole run); null without one. */
   cap: number | null;
   answer_bytes: number | null;
@@ -60,6 +62,7 @@ export function unreadRow(ref: TaskRef): TaskRow {
     ended_at: null,
     run_seconds: null,
     cost: null,
+    cost_at_least: false,
     cap: null,
     answer_bytes: null,
     code: null,

@@ -22,6 +22,8 @@ export interface NotificationDetails {
   run_seconds: number | null;
   /** What the child spent, in dollars; null when unknown. */
   cost_total: number | null;
+  /** cost_total is a floor: a request may have been in flight when the child ended. */
+  cost_at_least: boolean;
   /** The spend cap it ran under; null when it had none (absent in notices of older sessions). */
   max_cost_usd?: number | null;
   /** The failure's message (for the person's expanded view); null on success. */
@@ -78,7 +80,7 @@ function noticeText(m: DelegateManifest, auto: AutoDelivery, name: string, say: 
       ? ""
       : spent === undefined
         ? ` Spend not reported; cap ${formatCost(cap)}.`
-        : ` Spent ${spendText(spent, cap)}.`;
+        : ` Spent ${t?.cost_at_least === true ? "at least " : ""}${spendText(spent, cap)}.`;
   // The overshoot's amount is in the spend sentence; its reason goes after the limit sentence when the notice is long.
   const overbilled =
     t?.overbilled === undefined || say === 0 ? "" : ` The provider billed past what was asked: ${t.overbilled}.`;
@@ -138,6 +140,7 @@ export function notificationDetails(m: DelegateManifest, taskDir: string, auto: 
     artifact_dir: taskDir,
     run_seconds: m.terminal ? secondsBetween(m.created_at, m.terminal.ended_at) : null,
     cost_total: m.terminal?.cost_total ?? null,
+    cost_at_least: m.terminal?.cost_at_least === true,
     max_cost_usd: m.limits.max_cost_usd ?? null,
     message: m.terminal?.message ?? null,
     finalized_by: m.terminal?.finalized_by ?? null,

@@ -7,21 +7,26 @@ import { formatCost } from "../core/units.ts";
 
 export interface SpendTotal {
   usd: number;
+  /** Some task's cost is a floor (a request may have been in flight when it ended): so is the total. */
+  at_least: boolean;
   tasks: number;
   unknown: number;
 }
 
-export function spendTotal(rows: readonly { kind: string; cost: number | null }[]): SpendTotal {
+type CostRow = { kind: string; cost: number | null; cost_at_least?: boolean };
+
+export function spendTotal(rows: readonly CostRow[]): SpendTotal {
   const delegates = rows.filter((r) => r.kind === "delegate");
   const known = delegates.flatMap((r) => (r.cost === null ? [] : [r.cost]));
   // Dollars summed in binary floating point: rounded to 1e-12 so the sum reads as what was spent.
   const usd = Math.round(known.reduce((a, b) => a + b, 0) * 1e12) / 1e12;
-  return { usd, tasks: delegates.length, unknown: delegates.length - known.length };
+  const atLeast = delegates.some((r) => r.cost !== null && r.cost_at_least === true);
+  return { usd, at_least: atLeast, tasks: delegates.length, unknown: delegates.length - known.length };
 }
 
-/** The total as one line: "total spend: $0.4210 over 3 delegate tasks (1 not reported)". */
-export function spendTotalText(rows: readonly { kind: string; cost: number | null }[]): string {
+/** The total as one line: "total spend: $0.4210 over 3 delegate tasks (1 not reported)", "at least" when a cost is a floor. */
+export function spendTotalText(rows: readonly CostRow[]): string {
   const t = spendTotal(rows);
   const unknown = t.unknown === 0 ? "" : ` (${t.unknown} not reported)`;
-  return `total spend: ${formatCost(t.usd)} over ${t.tasks} delegate task${t.tasks === 1 ? "" : "s"}${unknown}`;
+  return `total spend: ${t.at_least ? "at least " : ""}${formatCost(t.usd)} over ${t.tasks} delegate task${t.tasks === 1 ? "" : "s"}${unknown}`;
 }

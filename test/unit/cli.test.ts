@@ -191,6 +191,7 @@ describe("list: the spend cap and the total", () => {
       ended_at: null,
       run_seconds: 12,
       cost: 0.1005,
+      cost_at_least: false,
       cap: 0.2,
       answer_bytes: 70,
       code: null,
@@ -237,6 +238,33 @@ describe("list: the spend cap and the total", () => {
     const text = renderList(threaded, true, 0);
     expect(text).toMatch(/\n\S+\s.* {2}└ task d6\n/);
   });
+
+  it("marks a cost that may leave out a request in flight (a cancel) 'at least', and the total with it", () => {
+    const row = {
+      id: `d${"c".repeat(32)}`,
+      kind: "delegate" as const,
+      state: "cancelled" as const,
+      session: "s",
+      route: "fake/priced-model",
+      name: "stopped",
+      detail: null,
+      created_at: null,
+      ended_at: null,
+      run_seconds: 3,
+      cost: 0.1207,
+      cost_at_least: true,
+      cap: 0.2,
+      answer_bytes: null,
+      code: "child_cancelled" as const,
+      dir: "/tmp/y",
+      previous_id: null,
+      depth: 0,
+    };
+    const text = renderList([row, { ...row, id: `d${"d".repeat(32)}`, cost: 0.01, cost_at_least: false }], true, 0);
+    expect(text).toMatch(/\bat least \$0\.1207\s+\$0\.2000/);
+    expect(text).toMatch(/\s\$0\.0100\s+\$0\.2000/);
+    expect(text.split("\n").at(-1)).toBe("total spend: at least $0.1307 over 2 delegate tasks");
+  });
 });
 
 describe("show: which limit made the delegate answer", () => {
@@ -257,6 +285,7 @@ describe("show: which limit made the delegate answer", () => {
     budget: null,
     progress: { turns: 24, tool_calls: 40 },
     usage: null,
+    cost: null,
     spend: null,
     answer: { byte_length: 120, sha256: "b".repeat(64) },
     finalized_by: "turns",

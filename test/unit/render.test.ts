@@ -620,6 +620,7 @@ describe("/delegates table", () => {
     ended_at: "2026-12-01T10:00:14.000Z",
     run_seconds: 14,
     cost: 0.0042,
+    cost_at_least: false,
     cap: null,
     answer_bytes: 787,
     code: null,
