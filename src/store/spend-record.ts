@@ -17,6 +17,8 @@ export interface SpendRequestRow {
   output_limit_tokens?: number;
   worst_usd: number;
   charged_usd: number | null;
+  /** What its provider reported (null: no report, e.g. a request aborted in flight); absent in older records. */
+  reported_usd?: number | null;
   decision: "send" | "finalize" | "stop";
 }
 
@@ -42,6 +44,7 @@ function row(value: unknown, at: string): SpendRequestRow {
       : { output_limit_tokens: count(o.output_limit_tokens, `${at}.output_limit_tokens`) }),
     worst_usd: amount(o.worst_usd, `${at}.worst_usd`),
     charged_usd: nullable(o.charged_usd, `${at}.charged_usd`, amount),
+    ...(o.reported_usd === undefined ? {} : { reported_usd: nullable(o.reported_usd, `${at}.reported_usd`, amount) }),
     decision: oneOf(o.decision, `${at}.decision`, DECISIONS),
   };
 }

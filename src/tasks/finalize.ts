@@ -81,14 +81,16 @@ function childEnd(taskDir: string, createdAt: string, now: string): string {
 }
 
 /**
- * Whether a figure taken without the child's committed usage may leave out a request: the child's
- * spend record (capped tasks) shows its last request sent and not yet charged, or there is no such
- * record to tell (an uncapped task killed or crashed mid-run may have had one in flight).
+ * Whether a failed task's figure may leave out a request: the child's spend record (capped tasks)
+ * shows its last request sent and not charged from a report, or there is no such record to tell and the child
+ * never committed its usage (an uncapped task killed or crashed mid-run may have had one in flight).
  */
-function mayLeaveOutRequest(spend: SpendRecord | null): boolean {
-  if (spend === null) return true;
+function mayLeaveOutRequest(spend: SpendRecord | null, uncommitted: boolean): boolean {
+  if (spend === null) return uncommitted;
   const last = spend.requests.at(-1);
-  return last !== undefined && last.charged_usd === null && last.decision !== "stop";
+  // Not charged yet (Pi 0.x), or charged nothing because no report came (a request aborted in flight, Pi 1.x).
+  const unreported = last?.charged_usd === null || last?.reported_usd === null;
+  return last !== undefined && unreported && last.decision !== "stop";
 }
 
 /**
@@ -132,9 +134,11 @@ export function finalizeTask(
   let cost = spentBy(committedUsage, progress);
   // Killed before it committed its usage: the larger of its last progress and its spend record (the
   // guard charges a billed response there before progress.json hears of it), maybe short of a request.
+  // A child stopped from outside may commit its usage (Pi 1.x) without the request it had in flight.
   const uncommitted = committedUsage === undefined;
-  if (uncommitted && spendRecord !== null) cost = Math.max(cost ?? 0, spendRecord.spent_usd);
-  const atLeast = uncommitted && cost !== null && mayLeaveOutRequest(spendRecord);
+  const failed = outcome.kind !== "committed";
+  if (failed && spendRecord !== null) cost = Math.max(cost ?? 0, spendRecord.spent_usd);
+  const atLeast = failed && cost !== null && mayLeaveOutRequest(spendRecord, uncommitted);
   // The verified result's record, else (a run stopped before another request) the child's spend record.
   const overbilled = verified?.result.overbilled ?? spendRecord?.overbilled ?? null;
   const now = new Date().toISOString();
