@@ -9,7 +9,7 @@ import { type TaskRow, threadedName } from "../tasks/row.ts";
 import type { CheckedFieldBasis } from "../verify/structured-output.ts";
 import { citationStatusText } from "../views/output.ts";
 import { evidenceLines, FORCED_BY, spendText } from "../views/result.ts";
-import { spendFigureText } from "../views/spend-figure.ts";
+import { spendCells, spendFigureText, spendOfCapText } from "../views/spend-figure.ts";
 import { spendTotalText } from "../views/spend-total.ts";
 import { facts, table, visible } from "./format.ts";
 import type { DelegateFacts, FailureFact, FusionFacts, TaskFacts } from "./show.ts";
@@ -26,14 +26,19 @@ export function renderList(rows: readonly TaskRow[], all: boolean, hidden: numbe
       r.state,
       r.route ?? "-",
       r.run_seconds === null ? "-" : formatDuration(r.run_seconds),
-      spendFigureText({ usd: r.cost, at_least: r.cost_at_least }),
-      r.cap === null ? "-" : formatCost(r.cap),
+      ...costColumns(r),
       r.answer_bytes !== null ? formatBytes(r.answer_bytes) : r.code !== null ? `[${r.code}]` : "-",
       threadedName(r),
     ]),
   );
   const more = hidden > 0 ? `\n(${hidden} more in earlier sessions: --all shows them)` : "";
   return `${body}\n${spendTotalText(rows)}${more}`;
+}
+
+/** COST and CAP, with the digits it takes for a spend over its cap never to print equal to it. */
+function costColumns(r: TaskRow): [string, string] {
+  const cells = spendCells({ usd: r.cost, at_least: r.cost_at_least }, r.cap);
+  return [cells.spent, cells.cap ?? "-"];
 }
 
 function usageText(usage: UsageRecord | null): string {
@@ -221,6 +226,7 @@ function renderFusion(f: FusionFacts, now: number): string {
     ["ended", f.ended_at ?? "-"],
     ["run time", runTime(f.created_at, f.ended_at, f.state === "running", now)],
     ["usage", usageText(f.usage)],
+    ["cost", f.cost === null ? "-" : spendOfCapText(f.cost, f.cap_usd)],
     ["answer", f.answer === null ? "-" : `${formatBytes(f.answer.byte_length)}, sha256 ${f.answer.sha256} (verified)`],
     ...unmergedLines(f.unmerged),
     ...failureLines(f.failure),

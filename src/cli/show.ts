@@ -19,6 +19,7 @@ import {
   type StructuredMerged,
   settleFusion,
 } from "../fusion/index.ts";
+import { readRunRecord } from "../fusion/run-record.ts";
 import { type ChainEntry, chainOf, wholeChain } from "../retrieval/chain.ts";
 import { readTaskRecords, type TaskRecords, type TaskRef } from "../store/lookup.ts";
 import { readSpendRecord, type SpendRecord } from "../store/spend-record.ts";
@@ -112,6 +113,13 @@ export interface FusionFacts {
   ended_at: string | null;
   /** The run's usage as result.json records it: summed counts, or "unavailable" with the reason. */
   usage: UsageRecord | null;
+  /**
+   * The run's one spend figure as its trusted manifest records it (src/tasks/run-spend.ts), "at least"
+   * when it is a floor; a run committed before it was recorded, its verified usage's cost; null while running.
+   */
+  cost: SpendFigure | null;
+  /** The run's spend cap (run.json's limits.max_cost_usd); null without one. */
+  cap_usd: number | null;
   answer: { byte_length: number; sha256: string } | null;
   /** Why a completed run's answer is the candidates' answers, unmerged (result.json's details.unmerged); null otherwise. */
   unmerged: FusionUnmerged | null;
@@ -310,6 +318,13 @@ async function fusionFacts(ref: TaskRef): Promise<FusionFacts> {
   const cwd = resolve(ref.dir, ...(manifest?.artifact_dir ?? ".pi/fusion/x").split("/").map(() => ".."));
   const output = settled?.kind === "completed" ? parallelOutput(fusionOutput(settled), cwd) : null;
   const merge = verified?.result.details.attempts.filter((a) => a.stage === "merge").at(-1);
+  const recorded = manifest === null ? null : recordedSpend(manifest.terminal);
+  const cost =
+    recorded === null || manifest?.terminal === null
+      ? null
+      : recorded.usd === null && usage?.status === "observed"
+        ? { usd: usage.cost_total, at_least: false }
+        : recorded;
   return {
     schema_version: SHOW_SCHEMA,
     kind: "fusion",
@@ -319,6 +334,8 @@ async function fusionFacts(ref: TaskRef): Promise<FusionFacts> {
     created_at: manifest?.created_at ?? null,
     ended_at: manifest?.terminal?.ended_at ?? null,
     usage,
+    cost,
+    cap_usd: manifest === null ? null : (readRunRecord(ref.dir, manifest)?.limits.max_cost_usd ?? null),
     answer: verified ? { byte_length: verified.merged.byte_length, sha256: verified.merged.sha256 } : null,
     unmerged: verified?.result.details.unmerged ?? null,
     basis: structured?.basis ?? null,

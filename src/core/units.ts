@@ -46,16 +46,23 @@ export function formatCostExact(dollars: number): string {
 }
 
 /**
- * A spend and its cap with as many decimals as it takes for different amounts to print differently
- * ("$0.20004 of cap $0.20000", never "$0.2000 of cap $0.2000" for a spend over the cap).
+ * A spend and its cap printed with as many decimals as it takes for different amounts to print
+ * differently ("$0.20004" and "$0.20000", never "$0.2000" twice for a spend over the cap); each as
+ * formatCost when they already differ.
  */
-export function formatSpendOfCap(spentUsd: number, capUsd: number): string {
+export function costPair(spentUsd: number, capUsd: number): [spent: string, cap: string] {
   let spent = formatCost(spentUsd);
   let cap = formatCost(capUsd);
   for (let digits = 5; spent === cap && spentUsd !== capUsd && digits <= MAX_COST_DIGITS; digits++) {
     spent = `$${spentUsd.toFixed(digits)}`;
     cap = `$${capUsd.toFixed(digits)}`;
   }
+  return [spent, cap];
+}
+
+/** "$0.20004 of cap $0.20000" ({@link costPair}). */
+export function formatSpendOfCap(spentUsd: number, capUsd: number): string {
+  const [spent, cap] = costPair(spentUsd, capUsd);
   return `${spent} of cap ${cap}`;
 }
 

@@ -12,10 +12,10 @@ import type { FusionManifest, FusionStage, FusionUnmerged } from "../fusion/inde
 import { fieldAgreement, structuredMergedText } from "../fusion/structured-merged.ts";
 import type { ParentSnapshot } from "../launch/launch.ts";
 import type { ResolvedRoute } from "../launch/route.ts";
-import { commitEnded } from "../tasks/fusion-end.ts";
+import { commitEnded, liveRunSpend } from "../tasks/fusion-end.ts";
 import type { LiveRun, RunEnd } from "../tasks/live.ts";
 import { getRegistry } from "../tasks/registry.ts";
-import { runCost, runUsageRecord } from "../tasks/run-usage.ts";
+import { runUsageRecord } from "../tasks/run-usage.ts";
 import type { VerifiedAnswer } from "../verify/delegate-result.ts";
 import { checkBasis, parseCommittedAnswer } from "../verify/structured-output.ts";
 import { admitChild, type ChildEnd, type ChildSeat, runChild } from "./children.ts";
@@ -266,6 +266,7 @@ function commit(run: LiveRun, merged: string, unmerged?: FusionUnmerged): void {
       attempts: run.attempts,
       ...(unmerged === undefined ? {} : { unmerged }),
     },
+    spend: liveRunSpend(run),
   });
   getRegistry().settleRun(endOf(run, manifest));
 }
@@ -282,7 +283,7 @@ function commitUnmerged(
 }
 
 function endOf(run: LiveRun, manifest: FusionManifest): RunEnd {
-  return { runId: run.runId, runDir: run.runDir, record: run.record, manifest, cost: runCost(run.usage) };
+  return { runId: run.runId, runDir: run.runDir, record: run.record, manifest };
 }
 
 function finish(run: LiveRun, error: unknown): void {
@@ -317,6 +318,7 @@ function finish(run: LiveRun, error: unknown): void {
           message: failure.message,
           attempts: run.attempts,
           usageSoFar: runUsageRecord(run.usage),
+          spend: liveRunSpend(run),
         },
       }).manifest;
     } catch {

@@ -23,6 +23,7 @@ import {
 } from "../launch/launch-keys.ts";
 import { type ResolvedRoute, resolveRoute } from "../launch/route.ts";
 import { requireOutputLimit, requirePriced, resolveSpendCap } from "../launch/spend-plan.ts";
+import { liveRunSpend } from "../tasks/fusion-end.ts";
 import type { LiveRun } from "../tasks/live.ts";
 import { getRegistry } from "../tasks/registry.ts";
 import { emptyRunUsage } from "../tasks/run-usage.ts";
@@ -209,6 +210,7 @@ function failedStart(run: LiveRun, error: unknown): DelegateError {
         message: failure.message,
         attempts: [],
         usageSoFar: { status: "unavailable", reason: "no child was started" },
+        spend: liveRunSpend(run),
       },
     });
   } catch {

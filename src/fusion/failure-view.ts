@@ -7,6 +7,7 @@
  */
 import { canonicalJson } from "../core/canonical.ts";
 import { FUSION_FAILURE_VIEW_MAX_BYTES } from "../core/constants.ts";
+import { spendLine } from "./spend-view.ts";
 import type { FusionAttemptRow, FusionFailureView, FusionRetrieval, FusionSummaryStatus } from "./types.ts";
 
 const STATUS_MEANING: Record<FusionSummaryStatus, string> = {
@@ -28,6 +29,7 @@ export function renderFailureText(view: FusionFailureView): string {
   const lines = [
     `Fusion run ${view.run_id} ${view.state}; no answer was committed (run_did_not_commit). ` +
       "This view carries no answer text, partial output or usage, whatever delivery was requested.",
+    ...(view.spend === undefined ? [] : [spendLine(view.spend)]),
     `Workflow: ${view.workflow ?? "unknown"}`,
     `Artifacts: ${view.artifact_dir}`,
     `Summary: ${view.summary_status} (${STATUS_MEANING[view.summary_status]})`,

@@ -19,10 +19,10 @@ import type { UsageRecord } from "../core/types.ts";
 import { SchemaViolation } from "../core/validate.ts";
 import { type DeliveryDecision, decideDelivery } from "../verify/delivery.ts";
 import { basisLines, structuredText } from "../views/output.ts";
-import { spendText } from "../views/result.ts";
 import { boundFailureView } from "./failure-view.ts";
 import { readFusionManifest } from "./read.ts";
 import { CHILDREN_DIR, readRunRecord } from "./run-record.ts";
+import { spendLine, spendView } from "./spend-view.ts";
 import { agreementLines, parseStructuredMerged, type StructuredMerged } from "./structured-merged.ts";
 import {
   type FusionCompletedView,
@@ -30,6 +30,7 @@ import {
   type FusionManifest,
   type FusionRetrieval,
   type FusionRunningView,
+  type FusionViewSpend,
   UNMERGED_TEXT,
 } from "./types.ts";
 import { claimUsage } from "./usage-claim.ts";
@@ -63,16 +64,25 @@ function fusionRunningView(runDir: string, manifest: FusionManifest): FusionRetr
   return { text, details };
 }
 
-function usageLine(usage: UsageRecord, capUsd: number | undefined): string {
+function usageLine(usage: UsageRecord): string {
   if (usage.status === "unavailable") {
     return `Usage: unavailable (${usage.reason}); not summed as zero (reported once: this is the first retrieval)`;
   }
-  // The spend as every view states it, against the run's cap when it has one.
   return (
     `Usage: input ${usage.input}, output ${usage.output}, cache read ${usage.cache_read}, cache write ` +
-    `${usage.cache_write}, total ${usage.total_tokens} tokens; spent ${spendText(usage.cost_total, capUsd)} ` +
-    "(reported once: this is the first retrieval)"
+    `${usage.cache_write}, total ${usage.total_tokens} tokens (reported once: this is the first retrieval)`
   );
+}
+
+/**
+ * The run's one spend figure as its manifest records it, against its cap; a run committed before the
+ * figure was recorded states its observed usage's cost instead.
+ */
+function completedSpend(runDir: string, manifest: FusionManifest, usage: UsageRecord): FusionViewSpend | undefined {
+  const recorded = spendView(runDir, manifest);
+  if (recorded !== undefined || usage.status !== "observed") return recorded;
+  const cap = readRunRecord(runDir, manifest)?.limits.max_cost_usd ?? null;
+  return { usd: usage.cost_total, at_least: false, cap_usd: cap };
 }
 
 /**
@@ -116,6 +126,7 @@ function completedRetrieval(
   const claim = claimUsage(runDir, manifest.run_id, resultRef?.sha256 ?? "");
   const usage = result.details.usage;
   const unmerged = result.details.unmerged;
+  const spend = completedSpend(runDir, manifest, usage);
   const details: FusionCompletedView = {
     schema_version: SCHEMA.fusionView,
     run_id: manifest.run_id,
@@ -129,6 +140,7 @@ function completedRetrieval(
     ...(unmerged === undefined ? {} : { unmerged: { ...unmerged, text: UNMERGED_TEXT } }),
     usage_status: claim.status,
     ...(claim.status === "attached" ? { usage: { ...usage } } : {}),
+    ...(spend === undefined ? {} : { spend }),
     ...(structured === null
       ? {}
       : {
@@ -148,8 +160,9 @@ function completedRetrieval(
           `The answer is the candidates' verified answers with the package's own agreement map (${unmerged.stage}: [${unmerged.code}]).`,
         ]),
     `Answer: ${merged.byte_length} bytes, sha256 ${merged.sha256} (verified against manifest.json and result.json)`,
+    ...(spend === undefined ? [] : [spendLine(spend)]),
     claim.status === "attached"
-      ? usageLine(usage, readRunRecord(runDir, manifest)?.limits.max_cost_usd)
+      ? usageLine(usage)
       : claim.status === "already_reported"
         ? "Usage: already reported by an earlier bg_result; not counted again."
         : `Usage: withheld; the report could not be recorded (${claim.problem}), so it is not attached to avoid double counting.`,

@@ -124,13 +124,20 @@ function notBefore(later: string, earlier: string, at: string): void {
 }
 
 function parseTerminal(value: unknown, at: string): FusionManifestTerminal {
-  const o = closedObject(value, at, ["ended_at", "failure"]);
+  const o = closedObject(value, at, ["ended_at", "failure", "cost_total", "cost_at_least"], {
+    optional: ["cost_total", "cost_at_least"],
+  });
+  if (o.cost_at_least !== undefined && o.cost_total === undefined) {
+    violation(`${at}.cost_at_least`, "must come with cost_total");
+  }
   return {
     ended_at: timestamp(o.ended_at, `${at}.ended_at`),
     failure: nullable(o.failure, `${at}.failure`, (failure, where) => {
       const f = closedObject(failure, where, ["code", "stage"]);
       return { code: failureCode(f.code, `${where}.code`), stage: oneOf(f.stage, `${where}.stage`, FUSION_STAGES) };
     }),
+    ...(o.cost_total === undefined ? {} : { cost_total: amount(o.cost_total, `${at}.cost_total`) }),
+    ...(o.cost_at_least === undefined ? {} : { cost_at_least: literal(o.cost_at_least, `${at}.cost_at_least`, true) }),
   };
 }
 

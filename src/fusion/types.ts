@@ -52,6 +52,19 @@ export interface FusionManifestTerminal {
   ended_at: string;
   /** null for completed; the failure's code and stage for failed/cancelled. */
   failure: { code: FailureCode; stage: FusionStage } | null;
+  /**
+   * The run's one spend figure, in dollars: the sum of its children's recorded figures
+   * (src/tasks/run-spend.ts); absent in runs committed before it was recorded.
+   */
+  cost_total?: number;
+  /** cost_total is a floor: a child was ended with a request in flight, or its figure is unknown. */
+  cost_at_least?: true;
+}
+
+/** The spend figure a commit records in the terminal record (src/views/spend-figure.ts). */
+export interface FusionSpendInput {
+  usd: number | null;
+  at_least: boolean;
 }
 
 /** Summed usage counts (every count known). */
@@ -177,6 +190,17 @@ export interface FusionRunningView {
 
 export type FusionUsageStatus = "attached" | "already_reported" | "claim_failed";
 
+/**
+ * The run's one spend figure as its trusted manifest records it (docs/subsystems/fusion.md, "The
+ * run's spend"), beside the run's cap (null without one). Shown on every retrieval: it is not usage
+ * and is not claimed.
+ */
+export interface FusionViewSpend {
+  usd: number;
+  at_least: boolean;
+  cap_usd: number | null;
+}
+
 export interface FusionCompletedView {
   schema_version: typeof SCHEMA.fusionView;
   run_id: string;
@@ -195,6 +219,8 @@ export interface FusionCompletedView {
   usage_status: FusionUsageStatus;
   /** Present on the first successful retrieval only (usage_status "attached"). */
   usage?: UsageRecord;
+  /** The run's spend figure; absent when its manifest records none (runs committed before it was recorded). */
+  spend?: FusionViewSpend;
   /**
    * The merged answer in Parallel's shape (docs/tools/bg_fusion.md, "Structured answers"): for a run
    * with an outputSchema, JSON with the merger's checked basis and the agreement map per field;
@@ -240,6 +266,8 @@ export interface FusionFailureView {
   evidence_omitted: number;
   /** Why the summary or manifest was not trusted (integrity_failed, unavailable). */
   integrity: { code: FailureCode; problem: string } | null;
+  /** The run's spend figure from its trusted manifest; absent when it records none or cannot be trusted. */
+  spend?: FusionViewSpend;
 }
 
 export type FusionView = FusionRunningView | FusionCompletedView | FusionFailureView;

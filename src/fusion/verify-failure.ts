@@ -15,6 +15,7 @@ import { FUSION_FILES, SCHEMA } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import { findBinding, parseDocumentBytes, readBound } from "./read.ts";
 import { parseFailureSummary } from "./schema.ts";
+import { spendView } from "./spend-view.ts";
 import {
   type BoundArtifact,
   type FusionFailureSummary,
@@ -102,6 +103,8 @@ export async function failureView(runDir: string, manifest: FusionManifest): Pro
     failure: { ...terminalFailure, slot: null, attempt: null, child_created: null },
     evidence,
   };
+  const spend = spendView(runDir, manifest);
+  if (spend !== undefined) manifestView.spend = spend;
 
   const summaryRef = findBinding(manifest, FUSION_FILES.failureSummary);
   if (summaryRef === null) return { ...manifestView, summary_status: "legacy_manifest_only" };

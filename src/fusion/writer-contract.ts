@@ -13,6 +13,7 @@ import type {
   FusionAttemptRow,
   FusionManifest,
   FusionOwner,
+  FusionSpendInput,
   FusionStage,
   FusionState,
   FusionUnmerged,
@@ -56,6 +57,8 @@ export interface FusionCompletedInput {
   merged: string | Uint8Array;
   /** unmerged: only when merged holds the candidates' answers, unmerged (FusionDetails). */
   details: { usage: UsageRecord; attempts: FusionAttemptRow[]; unmerged?: FusionUnmerged };
+  /** The run's one spend figure, recorded in the manifest's terminal record; absent: none recorded. */
+  spend?: FusionSpendInput;
 }
 
 export interface FusionFailureInput {
@@ -68,6 +71,8 @@ export interface FusionFailureInput {
   message: string;
   attempts: FusionAttemptRow[];
   usageSoFar: UsageRecord;
+  /** The run's one spend figure, recorded in the manifest's terminal record; absent: none recorded. */
+  spend?: FusionSpendInput;
 }
 
 export interface FusionFailureCommit {

@@ -33,9 +33,11 @@ import { parseManifest, parseResultDocument } from "./schema.ts";
 import type {
   BoundArtifact,
   FusionManifest,
+  FusionManifestTerminal,
   FusionOwner,
   FusionResultDocument,
   FusionRunIdentity,
+  FusionSpendInput,
   FusionState,
 } from "./types.ts";
 import { identityOf } from "./verify-completed.ts";
@@ -62,6 +64,14 @@ import {
 /** This process, identified the way the registry checks liveness (isSameProcessAlive). */
 function defaultOwner(): FusionOwner {
   return { pid: process.pid, start_time: processStartTime(process.pid) };
+}
+
+/** The terminal record's spend figure; nothing when none was given or its amount is not known. */
+function spendFields(
+  spend: FusionSpendInput | undefined,
+): Pick<FusionManifestTerminal, "cost_total" | "cost_at_least"> {
+  if (spend === undefined || spend.usd === null) return {};
+  return { cost_total: spend.usd, ...(spend.at_least ? { cost_at_least: true as const } : {}) };
 }
 
 export function createRun(options: CreateRunOptions): FusionRunHandle {
@@ -202,7 +212,7 @@ class RunWriter implements FusionRunHandle {
       ...base,
       state: "completed",
       artifacts: [...artifacts, bindBytes(FUSION_FILES.result, resultBytes)],
-      terminal: { ended_at: ended, failure: null },
+      terminal: { ended_at: ended, failure: null, ...spendFields(input.spend) },
     });
   }
 
@@ -341,7 +351,7 @@ class RunWriter implements FusionRunHandle {
       ...base,
       state,
       artifacts: bound,
-      terminal: { ended_at: ended, failure: { code: input.code, stage: input.stage } },
+      terminal: { ended_at: ended, failure: { code: input.code, stage: input.stage }, ...spendFields(input.spend) },
     });
     return { manifest, summaryWritten };
   }

@@ -20,6 +20,7 @@ import { isSameProcessAlive } from "../process/identity.ts";
 import { listTaskRefs, readManifest } from "../store/lookup.ts";
 import type { Settlement } from "./kind.ts";
 import { getRegistry } from "./registry.ts";
+import { runSpend } from "./run-spend.ts";
 import { isTaskRunning } from "./running.ts";
 
 function childManifest(cwd: string, taskDir: string): DelegateManifest | null {
@@ -63,6 +64,7 @@ export function adjudicateRun(cwd: string, runDir: string, manifest: FusionManif
       message: `the Pi process that owned the run (pid ${manifest.owner.pid}) ended before the run committed; its children were cancelled`,
       attempts,
       usageSoFar: { status: "unavailable", reason: "the owning process ended before it summed the children's usage" },
+      spend: runSpend(cwd, runDir, manifest),
     },
   });
   return { kind: "settled", end: committed.manifest };

@@ -4,8 +4,15 @@
  */
 import type { FailureCode } from "../core/errors.ts";
 import type { FusionManifest } from "../fusion/index.ts";
+import type { SpendFigure } from "../views/spend-figure.ts";
 import type { EndReason, LiveRun } from "./live.ts";
+import { runSpend } from "./run-spend.ts";
 import { runUsageRecord } from "./run-usage.ts";
+
+/** A live run's spend figure from the children it recorded so far (src/tasks/run-spend.ts), for its commit. */
+export function liveRunSpend(run: LiveRun): SpendFigure {
+  return runSpend(run.cwd, run.runDir, run.handle.manifest());
+}
 
 const CANCEL_MESSAGES: Record<EndReason, { code: FailureCode; message: string }> = {
   cancelled: { code: "child_cancelled", message: "the Fusion run was cancelled; its running children were ended" },
@@ -27,6 +34,7 @@ export function commitEnded(run: LiveRun): FusionManifest | null {
     message,
     attempts: run.attempts,
     usageSoFar: runUsageRecord(run.usage),
+    spend: liveRunSpend(run),
   };
   try {
     return reason === "cancelled"

@@ -41,7 +41,7 @@ export const fusionKind: TaskKind<FusionManifest, FusionManifest> = {
       if (verdict.kind !== "settled") return { kind: "waiting" };
       manifest = verdict.end;
     }
-    const end = { runId: ref.id, runDir: ref.dir, record, manifest, cost: null };
+    const end = { runId: ref.id, runDir: ref.dir, record, manifest };
     return { kind: "notice", notice: runNotice(end, session.cwd) };
   },
 };

@@ -22,7 +22,7 @@ import {
   chooseAutoDelivery,
   type NotificationDetails,
 } from "../views/notification.ts";
-import { spendText } from "../views/result.ts";
+import { recordedSpend, type SpendFigure, spendOfCapText } from "../views/spend-figure.ts";
 import type { RunEnd } from "./live.ts";
 import { type Notice, writeNotified } from "./notice.ts";
 
@@ -32,10 +32,14 @@ function stageOf(manifest: FusionManifest): string | null {
   return manifest.terminal?.failure?.stage ?? null;
 }
 
-/** What the run spent against its cap, as the delegate notice states it (" Spent $0.4200 of cap $1.0000."). */
-function spendSentence(cost: number | null, capUsd: number | undefined): string {
+/**
+ * What a capped run spent against its cap, as the delegate notice states it (" Spent $0.4200 of cap
+ * $1.0000.", " Spent at least …" when the figure is a floor); nothing without a cap.
+ */
+function spendSentence(figure: SpendFigure, capUsd: number | undefined): string {
   if (capUsd === undefined) return "";
-  return cost === null ? ` Spend not reported; cap ${formatCost(capUsd)}.` : ` Spent ${spendText(cost, capUsd)}.`;
+  if (figure.usd === null) return ` Spend not reported; cap ${formatCost(capUsd)}.`;
+  return ` Spent ${spendOfCapText(figure, capUsd)}.`;
 }
 
 function noticeText(
@@ -43,7 +47,7 @@ function noticeText(
   auto: AutoDelivery,
   name: string,
   cwd: string,
-  spend: { cost: number | null; capUsd: number | undefined },
+  spend: { figure: SpendFigure; capUsd: number | undefined },
   unmerged: boolean,
 ): string {
   const head = `Background Fusion run ${m.run_id} (${name}) ${m.state}`;
@@ -55,7 +59,7 @@ function noticeText(
         ? `, ${UNMERGED_TEXT}: the candidates' verified answers and an agreement map, ${merged.byte_length} bytes, sha256 ${merged.sha256}.`
         : `: verified merged answer ${merged.byte_length} bytes, sha256 ${merged.sha256}.`
       : `${failure ? ` at ${failure.stage}` : ""}: [${failure?.code ?? "unknown"}] no merged answer was committed.`) +
-    spendSentence(spend.cost, spend.capUsd);
+    spendSentence(spend.figure, spend.capUsd);
   if (auto?.kind === "answer")
     return `${head}${body} The verified answer follows (autoDeliver); bg_result is not needed.`;
   if (auto?.kind === "artifact")
@@ -72,11 +76,10 @@ export function fusionNotificationText(
   record: FusionRunRecord,
   auto: AutoDelivery,
   cwd: string,
-  cost: number | null,
   unmerged: boolean,
 ): string {
   const chars = [...record.name];
-  const spend = { cost, capUsd: record.limits.max_cost_usd };
+  const spend = { figure: recordedSpend(m.terminal), capUsd: record.limits.max_cost_usd };
   let notice = noticeText(m, auto, record.name, cwd, spend, unmerged);
   for (let keep = chars.length - 1; Buffer.byteLength(notice) > TEXT_MAX_BYTES && keep >= 1; keep--) {
     notice = noticeText(m, auto, `${chars.slice(0, keep).join("")}…`, cwd, spend, unmerged);
@@ -118,6 +121,7 @@ async function autoDelivery(end: RunEnd, verified: VerifiedCompletedRun | null):
 
 function details(end: RunEnd, auto: AutoDelivery): NotificationDetails {
   const m = end.manifest;
+  const figure = recordedSpend(m.terminal);
   const merged = m.artifacts.find((a) => a.path === FUSION_FILES.merged);
   return {
     kind: "fusion",
@@ -131,8 +135,8 @@ function details(end: RunEnd, auto: AutoDelivery): NotificationDetails {
     auto_delivered: auto?.kind ?? null,
     artifact_dir: end.runDir,
     run_seconds: m.terminal ? secondsBetween(m.created_at, m.terminal.ended_at) : null,
-    cost_total: end.cost,
-    cost_at_least: false,
+    cost_total: figure.usd,
+    cost_at_least: figure.at_least,
     max_cost_usd: end.record.limits.max_cost_usd ?? null,
     message: null,
     ...attachedOutput(auto),
@@ -158,7 +162,7 @@ export function runNotice(end: RunEnd, cwd: string): Notice {
       const auto = await autoDelivery(end, verified);
       const unmerged = verified?.result.details.unmerged !== undefined;
       return {
-        content: fusionNotificationText(end.manifest, record, auto, cwd, end.cost, unmerged),
+        content: fusionNotificationText(end.manifest, record, auto, cwd, unmerged),
         details: details(end, auto),
       };
     },

@@ -13,6 +13,7 @@ import {
 } from "../fusion/index.ts";
 import { readChildRecords, readResultRecord, readRunRecord } from "../fusion/run-record.ts";
 import type { TaskRef } from "../store/lookup.ts";
+import { recordedSpend } from "../views/spend-figure.ts";
 import { getRegistry } from "./registry.ts";
 import { codeOf, type RowContext, type TaskRow, unreadRow } from "./row.ts";
 import { runCost } from "./run-usage.ts";
@@ -80,7 +81,10 @@ function factsRow(
   return { row, children: childRecords.map((c) => c.task_id) };
 }
 
-/** As recorded: a live run's cost so far; an ended run's, the sum of its children's rows (`costOf`, by task id). */
+/**
+ * As recorded: a live run's cost so far; an ended run's, the figure its commit recorded (or, in a run
+ * committed before that was recorded, the sum of its children's rows: `costOf`, by task id).
+ */
 export function fusionRow(ref: TaskRef, context: RowContext): TaskRow {
   try {
     const manifest = readManifestDocument(ref.dir);
@@ -89,9 +93,12 @@ export function fusionRow(ref: TaskRef, context: RowContext): TaskRow {
     const { row, children: taskIds } = factsRow(ref, manifest, context.now, unmerged);
     const live = getRegistry().runs.get(manifest.run_id);
     const merged = manifest.artifacts.find((a) => a.path === FUSION_FILES.merged);
+    const recorded = recordedSpend(manifest.terminal);
+    const cost = live ? runCost(live.usage) : (recorded.usd ?? childrenCost(taskIds, context.costOf));
     return {
       ...row,
-      cost: live ? runCost(live.usage) : childrenCost(taskIds, context.costOf),
+      cost,
+      cost_at_least: live === undefined && recorded.at_least,
       answer_bytes: manifest.state === "completed" ? (merged?.byte_length ?? null) : null,
     };
   } catch {
@@ -99,7 +106,11 @@ export function fusionRow(ref: TaskRef, context: RowContext): TaskRow {
   }
 }
 
-/** As checked now: the manifest through the trusted reader; a completed run's answer and cost only once it verifies. */
+/**
+ * As checked now: the manifest through the trusted reader; a completed run's answer only once it
+ * verifies; an ended run's cost as its trusted manifest records it (a completed one's from its
+ * verified usage when the manifest predates the recorded figure).
+ */
 export async function checkedFusionRow(ref: TaskRef, now: number): Promise<TaskRow> {
   let reading: Awaited<ReturnType<typeof readFusionManifest>>;
   try {
@@ -109,14 +120,17 @@ export async function checkedFusionRow(ref: TaskRef, now: number): Promise<TaskR
   }
   if (!reading.trusted) return { ...unreadRow(ref), code: reading.error.code };
   const { manifest } = reading;
-  if (manifest.state !== "completed") return factsRow(ref, manifest, now, false).row;
+  const recorded = recordedSpend(manifest.terminal);
+  const spent = { cost: recorded.usd, cost_at_least: recorded.at_least };
+  if (manifest.state !== "completed") return { ...factsRow(ref, manifest, now, false).row, ...spent };
   try {
     const verified = await verifyCompletedRun(ref.dir, manifest);
     const usage = verified.result.details.usage;
     return {
       ...factsRow(ref, manifest, now, verified.result.details.unmerged !== undefined).row,
+      ...spent,
       answer_bytes: verified.merged.byte_length,
-      cost: usage.status === "observed" ? usage.cost_total : null,
+      cost: recorded.usd ?? (usage.status === "observed" ? usage.cost_total : null),
     };
   } catch (error) {
     return { ...factsRow(ref, manifest, now, false).row, code: codeOf(error) };

@@ -76,9 +76,8 @@ export interface RunEnd {
   runId: string;
   runDir: string;
   record: FusionRunRecord;
+  /** Its terminal record holds the run's one spend figure (src/tasks/run-spend.ts). */
   manifest: FusionManifest;
-  /** What the run's children spent, in dollars, when this process summed it and every child reported it; null otherwise. */
-  cost: number | null;
 }
 
 /** One ended piece of work, as the registry tells its subscribers. */

@@ -115,15 +115,12 @@ export class TaskRegistry {
   }
 
   /**
-   * Host exit: nothing may outlive it. Every live run is committed as cancelled (the writer is
-   * synchronous, so this also works from process 'exit'), then every child is killed and recorded.
+   * Host exit: nothing may outlive it. Every child is killed and recorded, then every live run is
+   * committed as cancelled with its children's figures (the writer is synchronous, so this also works
+   * from process 'exit').
    */
   cancelAll(): void {
-    for (const run of [...this.runs.values()]) {
-      run.reason ??= "cancelled";
-      commitEnded(run);
-      this.forgetRun(run.runId);
-    }
+    for (const run of this.runs.values()) run.reason ??= "cancelled";
     for (const task of this.delegates.values()) {
       task.reason ??= "cancelled";
       killGroup(task.pid, "SIGKILL");
@@ -133,6 +130,10 @@ export class TaskRegistry {
       } catch {
         // a missing dir cannot be recorded; the child is dead either way
       }
+    }
+    for (const run of [...this.runs.values()]) {
+      commitEnded(run);
+      this.forgetRun(run.runId);
     }
   }
 

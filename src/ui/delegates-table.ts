@@ -1,8 +1,8 @@
 import type { Theme } from "@mariozechner/pi-coding-agent";
 import { type Component, truncateToWidth, visibleWidth } from "@mariozechner/pi-tui";
-import { formatBytes, formatCost, formatDuration } from "../core/units.ts";
+import { formatBytes, formatDuration } from "../core/units.ts";
 import { type TaskRow, threadedName } from "../tasks/row.ts";
-import { spendFigureText } from "../views/spend-figure.ts";
+import { spendCells } from "../views/spend-figure.ts";
 import { spendTotalText } from "../views/spend-total.ts";
 
 /** The short id shown to a person: `d` and 8 hex digits, a prefix every id lookup accepts. */
@@ -33,8 +33,10 @@ const COLUMNS: readonly Column[] = [
   {
     title: "COST",
     // A capped task's spend beside its cap.
-    cell: (r) =>
-      `${spendFigureText({ usd: r.cost, at_least: r.cost_at_least }, "?")}${r.cap === null ? "" : `/${formatCost(r.cap)}`}`,
+    cell: (r) => {
+      const cells = spendCells({ usd: r.cost, at_least: r.cost_at_least }, r.cap, "?");
+      return cells.cap === null ? cells.spent : `${cells.spent}/${cells.cap}`;
+    },
     right: true,
   },
   {

@@ -7,6 +7,7 @@ import type { LiveRun } from "../tasks/live.ts";
 import { getRegistry } from "../tasks/registry.ts";
 import type { TaskRow } from "../tasks/row.ts";
 import { listRows } from "../tasks/seam.ts";
+import { spendCells } from "../views/spend-figure.ts";
 
 const STATUS_KEY = "bg-delegate";
 const REFRESH_MS = 1_000;
@@ -66,7 +67,8 @@ const RUN_ID_CHARS = 9;
 /** Spend against a spend cap while a capped task runs, e.g. ` · $0.0420 of $0.50 cap`; "" without a cap. */
 function capPart(spent: number | null, cap: number | undefined, theme: FooterTheme): string {
   if (cap === undefined) return "";
-  return theme.fg("dim", ` · ${spent === null ? "?" : formatCost(spent)} of ${formatCost(cap)} cap`);
+  const cells = spendCells({ usd: spent, at_least: false }, cap, "?");
+  return theme.fg("dim", ` · ${cells.spent} of ${cells.cap} cap`);
 }
 
 /**

@@ -7,9 +7,16 @@ import type { AlreadyStartedDetails } from "../views/already-started.ts";
 import type { NotificationDetails } from "../views/notification.ts";
 import { chainText, type ReceiptDetails } from "../views/receipt.ts";
 import { type CompletedView, completedHeader, FORCED_BY, type RunningView } from "../views/result.ts";
+import { type SpendFigure, spendCells } from "../views/spend-figure.ts";
 import { answerFileHead, answerPreview, type ExpectedAnswer } from "./answer-preview.ts";
 import { shortId } from "./delegates-table.ts";
 import { structuredPreview } from "./structured-preview.ts";
+
+/** "$0.0420 of $0.50 cap" (`what` after the spend: " spent"), the spend alone without a cap; digits as spendCells. */
+function ofCap(figure: SpendFigure, capUsd: number | null | undefined, what = ""): string {
+  const cells = spendCells(figure, capUsd);
+  return cells.cap === null ? `${cells.spent}${what}` : `${cells.spent}${what} of ${cells.cap} cap`;
+}
 
 /*
  * What a person sees in Pi's terminal (docs/subsystems/retrieval.md, "What a person sees"): plain
@@ -113,8 +120,10 @@ export const renderReceipt = receiptRenderer<ReceiptDetails>((r, expanded, theme
 });
 
 function runningLine(v: RunningView, theme: Theme): string {
-  const cap = v.limits.max_cost_usd === undefined ? "" : ` of ${formatCost(v.limits.max_cost_usd)} cap`;
-  const spent = v.progress.cost_total === null ? "" : `${dot(theme)}${formatCost(v.progress.cost_total)}${cap} so far`;
+  const spent =
+    v.progress.cost_total === null
+      ? ""
+      : `${dot(theme)}${ofCap({ usd: v.progress.cost_total, at_least: false }, v.limits.max_cost_usd)} so far`;
   const next = v.notify ? "you will be notified when it ends" : "no notification: ask again later";
   const chain =
     v.follow_up === null
@@ -128,8 +137,10 @@ function runningLine(v: RunningView, theme: Theme): string {
 }
 
 function completedLine(v: CompletedView, theme: Theme): string {
-  const cap = v.max_cost_usd === null ? "" : ` of ${formatCost(v.max_cost_usd)} cap`;
-  const cost = v.usage.status === "observed" ? `${formatCost(v.usage.cost_total)}${cap}` : `cost not reported${cap}`;
+  const cost =
+    v.usage.status === "observed"
+      ? ofCap({ usd: v.usage.cost_total, at_least: false }, v.max_cost_usd)
+      : `cost not reported${v.max_cost_usd === null ? "" : ` of ${formatCost(v.max_cost_usd)} cap`}`;
   const time = v.run_seconds === null ? "" : `${formatDuration(v.run_seconds)}${dot(theme)}`;
   const head =
     `${theme.fg("success", "✓")} ${theme.fg("accent", v.name)}${dot(theme)}answer ${formatBytes(v.answer.byte_length)}, verified` +
@@ -294,10 +305,13 @@ export function notificationLine(d: NotificationDetails, theme: Theme): string {
   const time =
     d.run_seconds === null ? "" : ` ${d.state === "completed" ? "in" : "after"} ${formatDuration(d.run_seconds)}`;
   const cap = d.max_cost_usd === null || d.max_cost_usd === undefined ? "" : ` of ${formatCost(d.max_cost_usd)} cap`;
+  const figure = { usd: d.cost_total, at_least: d.cost_at_least === true };
   const cost =
     d.cost_total === null
       ? `cost not reported${cap}`
-      : `${formatCost(d.cost_total)}${d.state === "completed" ? "" : " spent"}${cap}`;
+      : d.state === "completed"
+        ? ofCap(figure, d.max_cost_usd)
+        : ofCap(figure, d.max_cost_usd, " spent");
   const icon =
     d.state === "completed"
       ? theme.fg("success", "●")

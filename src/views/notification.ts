@@ -3,7 +3,8 @@ import { type FinalizedBy, INLINE_ANSWER_MAX_BYTES } from "../core/constants.ts"
 import type { BoundArtifact, DelegateManifest } from "../core/types.ts";
 import { formatCost, secondsBetween } from "../core/units.ts";
 import type { JsonOutput } from "../verify/structured-output.ts";
-import { FORCED_BY, spendText } from "./result.ts";
+import { FORCED_BY } from "./result.ts";
+import { recordedSpend, spendOfCapText } from "./spend-figure.ts";
 
 export interface NotificationDetails {
   /** Absent for a delegate task (older sessions carry none); "fusion" for a Fusion run. */
@@ -80,7 +81,7 @@ function noticeText(m: DelegateManifest, auto: AutoDelivery, name: string, say: 
       ? ""
       : spent === undefined
         ? ` Spend not reported; cap ${formatCost(cap)}.`
-        : ` Spent ${t?.cost_at_least === true ? "at least " : ""}${spendText(spent, cap)}.`;
+        : ` Spent ${spendOfCapText(recordedSpend(t), cap)}.`;
   // The overshoot's amount is in the spend sentence; its reason goes after the limit sentence when the notice is long.
   const overbilled =
     t?.overbilled === undefined || say === 0 ? "" : ` The provider billed past what was asked: ${t.overbilled}.`;

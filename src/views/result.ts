@@ -11,18 +11,12 @@ import type {
   EvidenceRow,
   UsageRecord,
 } from "../core/types.ts";
-import {
-  formatCost,
-  formatCostExact,
-  formatDuration,
-  formatSpendOfCap,
-  plural,
-  secondsBetween,
-} from "../core/units.ts";
+import { formatCost, formatDuration, plural, secondsBetween } from "../core/units.ts";
 import { utf8Prefix } from "../core/utf8.ts";
 import type { TaskOutput } from "../verify/structured-output.ts";
 import { basisLines, structuredText } from "./output.ts";
 import { chainText, ordinal } from "./receipt.ts";
+import { spendOfCapText } from "./spend-figure.ts";
 
 export interface RunningView {
   schema_version: typeof SCHEMA.delegateView;
@@ -202,10 +196,7 @@ export function completedView(
  * it takes for a spend over the cap never to print equal to it, and the overshoot named.
  */
 export function spendText(costTotal: number | null, capUsd: number | null | undefined): string {
-  if (capUsd === null || capUsd === undefined) return costTotal === null ? "spend not reported" : formatCost(costTotal);
-  if (costTotal === null) return `spend not reported of cap ${formatCost(capUsd)}`;
-  const over = costTotal > capUsd ? `, over the cap by ${formatCostExact(costTotal - capUsd)}` : "";
-  return `${formatSpendOfCap(costTotal, capUsd)}${over}`;
+  return spendOfCapText({ usd: costTotal, at_least: false }, capUsd);
 }
 
 function usageText(usage: UsageRecord, capUsd: number | null): string {

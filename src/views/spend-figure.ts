@@ -1,27 +1,73 @@
 /**
- * A delegate task's one spend figure (docs/subsystems/retrieval.md, "One spend figure"): what its
- * parent recorded when it adjudicated the task (manifest.json terminal.cost_total), marked "at least"
- * when a request may have been in flight, unbilled in it. The notice, bg_result, `/delegates`,
- * `pi-bg-delegate list` and `show` print this figure for an ended task that has no verified result
- * (a completed one's is its verified usage, the same number). Pure.
+ * The one spend figure of an ended delegate task or Fusion run (docs/subsystems/retrieval.md, "One
+ * spend figure"): what its owner recorded when it adjudicated it (a delegate's manifest.json
+ * terminal.cost_total; a run's manifest.json terminal.cost_total, the sum of its children's figures),
+ * marked "at least" when a request may have been in flight, unbilled in it. The notice, bg_result,
+ * `/delegates`, `pi-bg-delegate list` and `show` print this figure (a completed delegate's is its
+ * verified usage, the same number). Pure.
  */
-import type { DelegateManifest } from "../core/types.ts";
-import { formatCost } from "../core/units.ts";
+import { costPair, formatCost, formatCostExact } from "../core/units.ts";
 
 export interface SpendFigure {
   /** Dollars; null when not known. */
   usd: number | null;
-  /** The figure is a floor: a request may have been in flight when the child ended. */
+  /** The figure is a floor: a request may have been in flight when a child ended, or a child reported none. */
   at_least: boolean;
 }
 
-/** The figure the parent recorded for an ended task; an unknown one while it runs. */
-export function recordedSpend(terminal: DelegateManifest["terminal"]): SpendFigure {
+/** The figure recorded in an ended task's or run's terminal record; an unknown one while it runs. */
+export function recordedSpend(terminal: { cost_total?: number; cost_at_least?: true } | null | undefined): SpendFigure {
   return { usd: terminal?.cost_total ?? null, at_least: terminal?.cost_at_least === true };
+}
+
+/**
+ * A Fusion run's figure from its children's: their sum, a floor when any child's is one or is not
+ * known (counted as nothing: never a guess); nothing spent without children.
+ */
+export function sumSpend(figures: readonly SpendFigure[]): SpendFigure {
+  let usd = 0;
+  let atLeast = false;
+  for (const f of figures) {
+    if (f.usd === null || f.at_least) atLeast = true;
+    // Dollars summed in binary floating point: rounded to 1e-12 so the sum reads as what was spent.
+    if (f.usd !== null) usd = Math.round((usd + f.usd) * 1e12) / 1e12;
+  }
+  return { usd, at_least: atLeast };
 }
 
 /** "$0.1207", "at least $0.1207", or `unknown` when the figure is not known. */
 export function spendFigureText(figure: SpendFigure, unknown = "-"): string {
   if (figure.usd === null) return unknown;
   return `${figure.at_least ? "at least " : ""}${formatCost(figure.usd)}`;
+}
+
+/**
+ * The figure beside its cap: "at least $0.1207 of cap $0.2000", with as many digits as it takes for
+ * a spend over the cap never to print equal to it, and the overshoot named; the figure alone without
+ * a cap; "spend not reported" when it is not known.
+ */
+export function spendOfCapText(figure: SpendFigure, capUsd: number | null | undefined): string {
+  const floor = figure.at_least ? "at least " : "";
+  if (capUsd === null || capUsd === undefined)
+    return figure.usd === null ? "spend not reported" : `${floor}${formatCost(figure.usd)}`;
+  if (figure.usd === null) return `spend not reported of cap ${formatCost(capUsd)}`;
+  const [spent, cap] = costPair(figure.usd, capUsd);
+  const over = figure.usd > capUsd ? `, over the cap by ${formatCostExact(figure.usd - capUsd)}` : "";
+  return `${floor}${spent} of cap ${cap}${over}`;
+}
+
+/**
+ * The figure and its cap as two cells (a table's COST and CAP, `/delegates`' "cost/cap"), each with
+ * the digits it takes for a spend over the cap never to print equal to it; `unknown` for a figure not
+ * known, null for no cap.
+ */
+export function spendCells(
+  figure: SpendFigure,
+  capUsd: number | null | undefined,
+  unknown = "-",
+): { spent: string; cap: string | null } {
+  if (capUsd === null || capUsd === undefined) return { spent: spendFigureText(figure, unknown), cap: null };
+  if (figure.usd === null) return { spent: unknown, cap: formatCost(capUsd) };
+  const [spent, cap] = costPair(figure.usd, capUsd);
+  return { spent: `${figure.at_least ? "at least " : ""}${spent}`, cap };
 }

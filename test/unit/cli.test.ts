@@ -203,6 +203,12 @@ describe("list: the spend cap and the total", () => {
     expect(text.split("\n")[0]).toMatch(/\bCOST\s+CAP\s+ANSWER\b/);
     expect(text).toMatch(/\$0\.1005\s+\$0\.2000/);
     expect(text.split("\n").at(-1)).toBe("total spend: $0.1005 over 2 delegate tasks (1 not reported)");
+    // A spend just over its cap never prints equal to it: COST and CAP take the digits that tell them apart.
+    const over = renderList([{ ...row, cost: 0.20004, cost_at_least: true }], true, 0);
+    expect(over).toMatch(/at least \$0\.20004\s+\$0\.20000/);
+    // A Fusion run's recorded figure is its COST, beside the run's cap.
+    const run = renderList([{ ...row, kind: "fusion", cost: 0.3, cost_at_least: true, cap: 1 }], true, 0);
+    expect(run).toMatch(/fusion .*at least \$0\.3000\s+\$1\.00/);
   });
 
   it("lists a follow-up under the task it follows, oldest follow-up first, a chain top to bottom", () => {

@@ -16,6 +16,7 @@ import { rejectionOf } from "../helpers/failures.ts";
 import {
   buildCompletedRun,
   buildFailedRun,
+  candidateAttempts,
   failureInput,
   isRunning,
   MERGED,
@@ -28,6 +29,7 @@ import {
   WORKFLOW,
   writeCandidates,
   writeJson,
+  writeRunRecord,
 } from "../helpers/fusion-fixtures.ts";
 
 describe("running", () => {
@@ -92,10 +94,33 @@ describe("completed", () => {
       merged: true,
       usage_status: "attached",
       usage: USAGE_SO_FAR,
+      // A run committed without a recorded figure (before it was recorded): its observed usage's cost.
+      spend: { usd: 0.0123, at_least: false, cap_usd: null },
     } satisfies FusionCompletedView);
     expect(text.endsWith(`\n\n${MERGED}`)).toBe(true);
     expect(text).toContain(`sha256 ${sha256Hex(MERGED)}`);
-    expect(text).toContain("input 1200, output 340, cache read 50, cache write 10, total 1600 tokens; spent $0.0123");
+    expect(text).toContain("\nSpent: $0.0123\n");
+    expect(text).toContain("input 1200, output 340, cache read 50, cache write 10, total 1600 tokens (reported once");
+  });
+
+  it("states the spend figure its manifest records, 'at least' when it is a floor, on every retrieval", async () => {
+    const cwd = await newProject();
+    const handle = startRun(cwd);
+    const outputs = writeCandidates(handle);
+    handle.commitCompleted({
+      merged: MERGED,
+      details: {
+        usage: { status: "unavailable", reason: "1 of 3 children reported no usage" },
+        attempts: candidateAttempts(3, outputs),
+      },
+      spend: { usd: 0.42, at_least: true },
+    });
+    expect(manifestOf(handle.runDir).terminal).toMatchObject({ cost_total: 0.42, cost_at_least: true });
+    for (const claim of ["attached", "already_reported"]) {
+      const { text, details } = await retrieveFusion(handle.runDir, {}, isRunning.no);
+      expect(details).toMatchObject({ usage_status: claim, spend: { usd: 0.42, at_least: true, cap_usd: null } });
+      expect(text).toContain("\nSpent: at least $0.4200\n");
+    }
   });
 
   it("delivers an artifact reference on request, and never the answer text", async () => {
@@ -196,6 +221,23 @@ describe("failed and cancelled", () => {
       expect(text).not.toContain(leak);
     }
   }
+
+  it("states the run's spend figure its manifest records against the run's cap, and no usage", async () => {
+    const cwd = await newProject();
+    const handle = startRun(cwd);
+    writeRunRecord(handle, { limits: { max_turns: 4, max_tool_calls: 4, timeout_seconds: 60, max_cost_usd: 0.5 } });
+    handle.commitCancelled({
+      summary: failureInput({ code: "child_cancelled", attempts: [], spend: { usd: 0.1207, at_least: true } }),
+    });
+    expect(manifestOf(handle.runDir).terminal).toMatchObject({ cost_total: 0.1207, cost_at_least: true });
+    const { text, view } = await answerFreeView(handle.runDir);
+    expect(view.spend).toEqual({ usd: 0.1207, at_least: true, cap_usd: 0.5 });
+    expect(text).toContain("\nSpent: at least $0.1207 of cap $0.5000\n");
+    // A run committed without a figure states none (it is never guessed from usage so far).
+    const legacy = await answerFreeView(buildFailedRun(await newProject()).runDir);
+    expect(legacy.view).not.toHaveProperty("spend");
+    expect(legacy.text).not.toContain("Spent");
+  });
 
   it("failed: a verified, answer-free view; a requested delivery cannot override it", async () => {
     const cwd = await newProject();
