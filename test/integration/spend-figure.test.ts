@@ -3,19 +3,30 @@
  * server reporting usage on a priced route: a capped delegate cancelled from the command line while
  * a request is in flight shows the same figure, marked "at least", in the notice (text and details),
  * bg_result, `pi-bg-delegate list` (COST and the total, text and --json) and `show` (--json); a
- * delegate that fails with child_cost_limit shows one figure in all of them too.
+ * delegate that fails with child_cost_limit shows one figure in all of them too; a response billed
+ * with empty content counts in every view as the spend cap counted it; and a Fusion run under a cap
+ * (completed with a failed candidate, failed at its merger, cancelled with requests in flight) states
+ * one figure, the sum of its children's, against the run's cap in its notice, bg_result, list and show.
  */
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TASK_FILES } from "../../src/core/constants.ts";
 import { listTaskRefs } from "../../src/store/lookup.ts";
 import { runCli } from "../helpers/cli.ts";
-import { bgResultVia, delegateVia, gate, installParentDriver, noticeOf, until } from "../helpers/drive.ts";
+import {
+  bgResultVia,
+  type DrivenParent,
+  delegateVia,
+  gate,
+  installParentDriver,
+  noticeOf,
+  until,
+} from "../helpers/drive.ts";
+import { FUSION_MODELS, fusionRoute, fusionVia, installFusionDriver, QUESTION } from "../helpers/fusion-run-driver.ts";
 import {
   type AgentDir,
   createAgentDir,
-  DEFAULT_FAKE_MODELS,
   type ModelRequest,
   makeTempDir,
   startSdkParent,
@@ -38,7 +49,7 @@ beforeAll(async () => {
   agent = await createAgentDir({
     serverUrl: server.url,
     models: [
-      ...DEFAULT_FAKE_MODELS,
+      ...FUSION_MODELS,
       {
         id: PRICED,
         contextWindow: 200_000,
@@ -53,7 +64,15 @@ afterAll(async () => {
 });
 
 interface ListJson {
-  tasks: { id: string; cost: number | null; cost_at_least: boolean; state: string; code: string | null }[];
+  tasks: {
+    id: string;
+    kind: string;
+    cost: number | null;
+    cost_at_least: boolean;
+    cap: number | null;
+    state: string;
+    code: string | null;
+  }[];
   spend_total: { usd: number; at_least: boolean; unknown: number };
 }
 
@@ -64,6 +83,56 @@ function manifestState(cwd: string, taskId: string): string | null {
   } catch {
     return null;
   }
+}
+
+/** Dollars as every view prints them: 4 decimals under $1, else 2. */
+function dollars(usd: number): string {
+  return `$${usd.toFixed(usd < 1 ? 4 : 2)}`;
+}
+
+function escaped(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+interface Figure {
+  usd: number;
+  at_least: boolean;
+}
+
+/** Each view of an ended task or run: the notice, bg_result through the parent, list and show from the command line. */
+async function viewsOf(parent: DrivenParent & { waitForIdle(ms?: number): Promise<void> }, cwd: string, id: string) {
+  const notice = await noticeOf(parent, id);
+  await parent.waitForIdle(45_000);
+  const result = await bgResultVia(parent, { taskId: id });
+  const listed = await runCli(cwd, "list", "--json");
+  expect(listed.code, listed.stderr).toBe(0);
+  const list = JSON.parse(listed.stdout) as ListJson;
+  const shown = await runCli(cwd, "show", id, "--json");
+  return {
+    notice,
+    result,
+    list,
+    row: list.tasks.find((t) => t.id === id),
+    listText: (await runCli(cwd, "list")).stdout,
+    show: JSON.parse(shown.stdout) as { cost: Figure | null; cap_usd?: number | null },
+    showText: (await runCli(cwd, "show", id)).stdout,
+  };
+}
+
+/** The figure (and its cap) every view states for `id`: the notice, list (COST, CAP), show; bg_result per kind. */
+function expectOneFigure(v: Awaited<ReturnType<typeof viewsOf>>, id: string, figure: Figure, cap: number): string {
+  const floor = figure.at_least ? "at least " : "";
+  const ofCap = `${floor}${dollars(figure.usd)} of cap ${dollars(cap)}`;
+  expect(v.notice.details).toMatchObject({ cost_at_least: figure.at_least, max_cost_usd: cap });
+  expect(v.notice.details.cost_total).toBeCloseTo(figure.usd, 12);
+  expect(v.notice.content).toContain(`Spent ${ofCap}.`);
+  expect(v.row).toMatchObject({ cost_at_least: figure.at_least, cap });
+  expect(v.row?.cost).toBeCloseTo(figure.usd, 12);
+  const line = v.listText.split("\n").find((l) => l.startsWith(id)) ?? "";
+  expect(line).toMatch(new RegExp(`\\s${escaped(`${floor}${dollars(figure.usd)}`)}\\s+${escaped(dollars(cap))}\\s`));
+  expect(v.show.cost?.at_least).toBe(figure.at_least);
+  expect(v.show.cost?.usd).toBeCloseTo(figure.usd, 12);
+  return ofCap;
 }
 
 describe("one spend figure in every view", () => {
@@ -151,4 +220,141 @@ describe("one spend figure in every view", () => {
       await parent.dispose();
     }
   }, 240_000);
+  it("a response billed with empty content, then a repaired answer: counted in every view as the spend cap counted it", async () => {
+    const cwd = await makeTempDir("spend-figure-empty");
+    const cap = 0.5;
+    const answer = {
+      output: { verdict: "fine" },
+      basis: [{ field: "verdict", citations: [], reasoning: "looked around", confidence: "low" }],
+    };
+    installParentDriver(server, (request: ModelRequest) => {
+      const turn = request.messages.filter((m) => m.role === "assistant").length;
+      // The structured answer's repair request: answered, billed as each tool call is.
+      if (request.messages.at(-1)?.text.startsWith("[delegate] Your final message")) {
+        return { text: JSON.stringify(answer), usage: REPORTED };
+      }
+      // Two billed tool calls, then a final response with no content that its provider still bills ($0.0401).
+      if (turn < 2) return { toolCalls: [{ name: "ls", args: {} }], usage: REPORTED };
+      return { text: "", usage: { prompt_tokens: 40_000, completion_tokens: 50 } };
+    });
+    const parent = await startSdkParent({ agentDir: agent, cwd });
+    try {
+      const id = await delegateVia(parent, {
+        name: "empty",
+        prompt: "Look around.",
+        route: { provider: "fake", model: PRICED },
+        outputSchema: {
+          type: "object",
+          additionalProperties: false,
+          required: ["verdict"],
+          properties: { verdict: { type: "string" } },
+        },
+        maxCostUsd: cap,
+        maxTurns: 40,
+      });
+      const v = await viewsOf(parent, cwd, id);
+      expect(v.notice.details).toMatchObject({ state: "completed" });
+      const shown = JSON.parse((await runCli(cwd, "show", id, "--json")).stdout) as {
+        spend: { spent_usd: number } | null;
+        usage: { cost_total: number } | null;
+      };
+      // The guard charged all four responses, the empty one too; the committed usage and every view state that figure.
+      const charged = shown.spend?.spent_usd as number;
+      expect(charged).toBeCloseTo(3 * 0.0201 + 0.0401, 9);
+      expect(shown.usage?.cost_total).toBeCloseTo(charged, 12);
+      expectOneFigure(v, id, { usd: charged, at_least: false }, cap);
+      expect(v.result.text).toContain(`${dollars(charged)} of cap ${dollars(cap)}`);
+      expect(v.showText).toMatch(new RegExp(`^cost:?\\s+${escaped(dollars(charged))}$`, "m"));
+      expect(v.list.spend_total.usd).toBeCloseTo(charged, 12);
+    } finally {
+      await parent.dispose();
+    }
+  }, 240_000);
+
+  it("Fusion runs under a cap (completed with a failed candidate, failed at the merger, cancelled with requests in flight): the sum of the children's figures against the run's cap in every view", async () => {
+    const cwd = await makeTempDir("spend-figure-fusion");
+    const FUSION_CAP = 2;
+    const parent = await startSdkParent({ agentDir: agent, cwd });
+    const held = gate();
+    const runs: { id: string; figure: Figure }[] = [];
+    try {
+      /** The run's children as list shows them (children/*.json name their task ids); their sum is its figure. */
+      const childrenFigure = (id: string, list: ListJson): Figure => {
+        const dir = join(cwd, ".pi/fusion", id, "children");
+        const ids = readdirSync(dir).map((f) => JSON.parse(readFileSync(join(dir, f), "utf8")).task_id as string);
+        const rows = list.tasks.filter((t) => ids.includes(t.id));
+        expect(rows).toHaveLength(ids.length);
+        return {
+          usd: rows.reduce((sum, r) => sum + (r.cost ?? 0), 0),
+          at_least: rows.some((r) => r.cost === null || r.cost_at_least),
+        };
+      };
+      const check = async (id: string, state: string) => {
+        const v = await viewsOf(parent, cwd, id);
+        expect(v.row).toMatchObject({ kind: "fusion", state });
+        const figure = childrenFigure(id, v.list);
+        expect(figure.usd).toBeLessThanOrEqual(FUSION_CAP);
+        const ofCap = expectOneFigure(v, id, figure, FUSION_CAP);
+        expect(v.result.text).toContain(`Spent: ${ofCap}`);
+        expect(v.show.cap_usd).toBe(FUSION_CAP);
+        expect(v.showText).toMatch(new RegExp(`^cost:?\\s+${escaped(ofCap)}$`, "m"));
+        runs.push({ id, figure });
+        return figure;
+      };
+
+      installFusionDriver(server);
+      const completed = await fusionVia(parent, {
+        name: "completed",
+        prompt: QUESTION,
+        candidates: [fusionRoute("model-a"), fusionRoute("model-b"), fusionRoute("model-broken")],
+        merge: fusionRoute("model-c"),
+        maxCostUsd: FUSION_CAP,
+      });
+      expect((await check(completed, "completed")).usd).toBeGreaterThan(0);
+
+      const failed = await fusionVia(parent, {
+        name: "failed",
+        prompt: QUESTION,
+        candidates: [fusionRoute("model-a"), fusionRoute("model-b")],
+        merge: fusionRoute("merge-broken"),
+        maxCostUsd: FUSION_CAP,
+      });
+      expect((await check(failed, "failed")).usd).toBeGreaterThan(0);
+
+      // Each candidate is billed for one tool call, then its next request is held until the run is cancelled.
+      let inFlight = 0;
+      installParentDriver(server, async (request: ModelRequest) => {
+        if (request.messages.filter((m) => m.role === "assistant").length === 0) {
+          return { toolCalls: [{ name: "ls", args: {} }] };
+        }
+        inFlight++;
+        await held.wait;
+        return { text: "never delivered" };
+      });
+      const cancelled = await fusionVia(parent, {
+        name: "cancelled",
+        prompt: QUESTION,
+        candidates: [fusionRoute("model-a"), fusionRoute("model-b")],
+        merge: fusionRoute("model-c"),
+        maxCostUsd: FUSION_CAP,
+      });
+      await until(() => inFlight === 2, "both candidates' second requests in flight", 90_000);
+      const cancel = await runCli(cwd, "cancel", cancelled);
+      expect(cancel.code, cancel.stderr).toBe(0);
+      const figure = await check(cancelled, "cancelled");
+      expect(figure).toMatchObject({ at_least: true });
+      expect(figure.usd).toBeGreaterThan(0);
+
+      // The total counts each run's spend once (through its children's rows).
+      const list = JSON.parse((await runCli(cwd, "list", "--json")).stdout) as ListJson;
+      expect(list.spend_total.usd).toBeCloseTo(
+        runs.reduce((sum, r) => sum + r.figure.usd, 0),
+        9,
+      );
+      expect(list.spend_total.at_least).toBe(true);
+    } finally {
+      held.release();
+      await parent.dispose();
+    }
+  }, 480_000);
 });
