@@ -6,7 +6,9 @@
 import { describe, expect, it } from "vitest";
 import { SchemaViolation } from "../../src/core/validate.ts";
 import { parseManifest } from "../../src/fusion/schema.ts";
+import { listRows } from "../../src/tasks/seam.ts";
 import { recordedSpend, spendCells, spendFigureText, spendOfCapText, sumSpend } from "../../src/views/spend-figure.ts";
+import { failureInput, newProject, startRun, writeRunRecord } from "../helpers/fusion-fixtures.ts";
 
 describe("a Fusion run's figure from its children's", () => {
   it("sums them; a floor when any child's is one or is not known (counted as nothing); nothing spent without children", () => {
@@ -88,5 +90,26 @@ describe("a Fusion manifest's terminal record", () => {
     expect(() => parseManifest(manifest({ cost_at_least: true }))).toThrow(SchemaViolation);
     expect(() => parseManifest(manifest({ cost_total: -1 }))).toThrow(SchemaViolation);
     expect(() => parseManifest(manifest({ cost_total: 0.1, cost_at_least: false }))).toThrow(SchemaViolation);
+  });
+});
+
+describe("a Fusion run's row", () => {
+  it("shows the figure its commit recorded, its floor mark and the run's cap, as recorded and as checked now", async () => {
+    const cwd = await newProject();
+    const handle = startRun(cwd);
+    writeRunRecord(handle, { limits: { max_turns: 4, max_tool_calls: 4, timeout_seconds: 60, max_cost_usd: 0.5 } });
+    handle.commitCancelled({
+      summary: failureInput({ code: "child_cancelled", attempts: [], spend: { usd: 0.1207, at_least: true } }),
+    });
+    const expected = {
+      id: handle.runId,
+      kind: "fusion",
+      state: "cancelled",
+      cost: 0.1207,
+      cost_at_least: true,
+      cap: 0.5,
+    };
+    expect(listRows(cwd, { verify: false })).toEqual([expect.objectContaining(expected)]);
+    expect(await listRows(cwd, { verify: true })).toEqual([expect.objectContaining(expected)]);
   });
 });
