@@ -90,7 +90,7 @@ describe("bg_fusion under a spend cap", () => {
       ) as { content: string; details: { cost_total: number } };
       expect(notice.details.cost_total).toBeCloseTo(spent, 9);
       expect(notice.content).toContain(`Spent ${figure}.`);
-      expect(result.text).toContain(`spent ${figure} (reported once`);
+      expect(result.text).toContain(`Spent: ${figure}\n`);
     } finally {
       await parent.dispose();
     }
