@@ -7,13 +7,13 @@ import type { LiveRun } from "../tasks/live.ts";
 import { getRegistry } from "../tasks/registry.ts";
 import type { TaskRow } from "../tasks/row.ts";
 import { listRows } from "../tasks/seam.ts";
-import { spendCells } from "../views/spend-figure.ts";
+import { type SpendFigure, spendCells } from "../views/spend-figure.ts";
 
 const STATUS_KEY = "bg-delegate";
 const REFRESH_MS = 1_000;
 
 /** Spend of tasks that ended, read once from their rows (an ended task's record does not change). */
-const endedSpend = new Map<string, number | null>();
+const endedSpend = new Map<string, SpendFigure>();
 
 /** The ended delegates this process started in `cwd` whose spend is not read yet: read now, by the one list of rows. */
 function readEndedSpend(cwd: string, ids: readonly string[]): void {
@@ -28,12 +28,13 @@ function readEndedSpend(cwd: string, ids: readonly string[]): void {
   for (const id of pending) {
     const row = rows.get(id);
     // Its tree is gone or unreadable: its spend is unknown for good.
-    if (row === undefined || row.state === "unreadable") endedSpend.set(id, null);
-    else if (row.ended_at !== null) endedSpend.set(id, row.cost); // else not recorded yet: look again on the next tick
+    if (row === undefined || row.state === "unreadable") endedSpend.set(id, { usd: null, at_least: false });
+    // else not recorded yet: look again on the next tick
+    else if (row.ended_at !== null) endedSpend.set(id, { usd: row.cost, at_least: row.cost_at_least });
   }
 }
 
-function spentByEnded(cwd: string): { sum: number; unknown: number; count: number } {
+function spentByEnded(cwd: string): { sum: number; unknown: number; count: number; atLeast: boolean } {
   const registry = getRegistry();
   const root = join(delegateRoot(cwd), "");
   const ended = [...registry.known].filter(([id, dir]) => !registry.delegates.has(id) && dir.startsWith(root));
@@ -44,14 +45,17 @@ function spentByEnded(cwd: string): { sum: number; unknown: number; count: numbe
   let sum = 0;
   let unknown = 0;
   let count = 0;
+  let atLeast = false;
   for (const [id] of ended) {
-    if (!endedSpend.has(id)) continue;
-    const cost = endedSpend.get(id) ?? null;
+    const figure = endedSpend.get(id);
+    if (figure === undefined) continue;
     count++;
-    if (cost === null) unknown++;
-    else sum += cost;
+    if (figure.usd === null) unknown++;
+    else sum += figure.usd;
+    // A figure that may leave out a request in flight (src/views/spend-figure.ts) makes the sum a floor.
+    if (figure.at_least) atLeast = true;
   }
-  return { sum, unknown, count };
+  return { sum, unknown, count, atLeast };
 }
 
 /** The part of Pi's theme the footer uses (Pi's Theme satisfies it); PLAIN_THEME colours nothing. */
@@ -113,7 +117,12 @@ export function footerText(cwd: string, now = Date.now(), theme: FooterTheme = P
         capPart(p.cost_total, t.manifest.limits.max_cost_usd, theme),
     );
   }
-  const cost = unknown === 0 ? formatCost(spent) : spent > 0 ? `at least ${formatCost(spent)}` : "not reported";
+  const cost =
+    unknown === 0 && !ended.atLeast
+      ? formatCost(spent)
+      : spent > 0 || unknown === 0
+        ? `at least ${formatCost(spent)}`
+        : "not reported";
   const total = theme.fg("dim", `delegate spend: ${cost} (separate from the session's $)`);
   return parts.length === 0 ? total : `${parts.join("  ")}  · ${total}`;
 }

@@ -1,11 +1,14 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { TASK_FILES } from "../../src/core/constants.ts";
+import type { DelegateManifest } from "../../src/core/types.ts";
 import type { FusionRunRecord } from "../../src/fusion/run-record.ts";
 import type { LiveRun, LiveTask, RunChild } from "../../src/tasks/live.ts";
 import { getRegistry } from "../../src/tasks/registry.ts";
 import { emptyRunUsage } from "../../src/tasks/run-usage.ts";
 import { type FooterTheme, footerText } from "../../src/ui/footer.ts";
+import { writeCompletedTask } from "../helpers/task-tree.ts";
 import { makeTempDir } from "../helpers/temp.ts";
 
 const RUN_ID = `f${"1a2b3c4d".repeat(4)}`;
@@ -125,5 +128,31 @@ describe("the footer's delegate part", () => {
     const text = footerText(cwd, now);
     expect(text).toContain("⧗ map auth 12s · 3 turns · 1 tool call  · delegate spend: $0.0123");
     expect(text).not.toContain("cap");
+  });
+});
+
+describe("the footer's total of ended delegates", () => {
+  it("is a floor ('at least') when an ended task's recorded figure is one", async () => {
+    const cwd = await makeTempDir("footer-at-least");
+    const task = writeCompletedTask(cwd);
+    // As a cancel with a request in flight records it (src/tasks/finalize.ts).
+    const cancelled: DelegateManifest = {
+      ...task.manifest,
+      state: "cancelled",
+      terminal: {
+        ended_at: task.manifest.terminal?.ended_at ?? new Date().toISOString(),
+        code: "child_cancelled",
+        message: "cancelled",
+        cost_total: 0.0603,
+        cost_at_least: true,
+      },
+    };
+    writeFileSync(join(task.taskDir, TASK_FILES.manifest), `${JSON.stringify(cancelled)}\n`);
+    getRegistry().known.set(task.manifest.task_id, task.taskDir);
+    try {
+      expect(footerText(cwd)).toBe("delegate spend: at least $0.0603 (separate from the session's $)");
+    } finally {
+      getRegistry().known.delete(task.manifest.task_id);
+    }
   });
 });
