@@ -119,7 +119,7 @@ async function autoDelivery(end: RunEnd, verified: VerifiedCompletedRun | null):
   }
 }
 
-function details(end: RunEnd, auto: AutoDelivery): NotificationDetails {
+function details(end: RunEnd, auto: AutoDelivery, unmerged: boolean): NotificationDetails {
   const m = end.manifest;
   const figure = recordedSpend(m.terminal);
   const merged = m.artifacts.find((a) => a.path === FUSION_FILES.merged);
@@ -139,6 +139,7 @@ function details(end: RunEnd, auto: AutoDelivery): NotificationDetails {
     cost_at_least: figure.at_least,
     max_cost_usd: end.record.limits.max_cost_usd ?? null,
     message: null,
+    ...(unmerged ? { unmerged: UNMERGED_TEXT } : {}),
     ...attachedOutput(auto),
   };
 }
@@ -163,7 +164,7 @@ export function runNotice(end: RunEnd, cwd: string): Notice {
       const unmerged = verified?.result.details.unmerged !== undefined;
       return {
         content: fusionNotificationText(end.manifest, record, auto, cwd, unmerged),
-        details: details(end, auto),
+        details: details(end, auto, unmerged),
       };
     },
     markNotified: () => markRunNotified(end.runDir, end.runId),

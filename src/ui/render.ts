@@ -325,7 +325,11 @@ export function notificationLine(d: NotificationDetails, theme: Theme): string {
         ? `${dot(theme)}${d.code}`
         : "";
   const early =
-    d.state === "completed" && d.finalized_by ? `${dot(theme)}${theme.fg("warning", ANSWERED_AT[d.finalized_by])}` : "";
+    d.state === "completed" && d.finalized_by
+      ? `${dot(theme)}${theme.fg("warning", ANSWERED_AT[d.finalized_by])}`
+      : d.unmerged !== undefined
+        ? `${dot(theme)}${theme.fg("warning", d.unmerged)}`
+        : "";
   const next =
     d.state === "completed" && d.auto_delivered === null
       ? `${dot(theme)}${theme.fg("muted", "the agent reads it with bg_result")}`

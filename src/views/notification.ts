@@ -31,6 +31,8 @@ export interface NotificationDetails {
   message: string | null;
   /** Which limit told the delegate to answer; null when none did (absent in notices of older sessions). */
   finalized_by?: FinalizedBy | null;
+  /** A Fusion run that completed without its merger: "not merged: the cap left no room for the merger"; absent otherwise. */
+  unmerged?: string;
   /** What the provider billed past a request's limits, with the amount; null when none (absent in older notices). */
   overbilled?: string | null;
   /**

@@ -39,11 +39,14 @@ const CAP = 2;
 const MERGER_RESERVE = (CAP * FUSION_REVIEW_SHARE_X100) / 100;
 
 /** The run's notice, once it came. */
-async function noticeOf(parent: DrivenParent, runId: string): Promise<{ content: string; details: { state: string } }> {
+async function noticeOf(
+  parent: DrivenParent,
+  runId: string,
+): Promise<{ content: string; details: { state: string; unmerged?: string } }> {
   const find = () =>
     notifications(parent.messages()).find((n) => (n as { details: { taskId: string } }).details.taskId === runId);
   await until(() => find() !== undefined, `the notice of ${runId}`, 120_000);
-  return find() as { content: string; details: { state: string } };
+  return find() as { content: string; details: { state: string; unmerged?: string } };
 }
 
 /** Each child's seed cap and stage and what it spent, from its task directory. */
@@ -65,6 +68,8 @@ async function run(label: string) {
 async function expectUnmerged(parent: DrivenParent, cwd: string, runId: string, stage: string) {
   const notice = await noticeOf(parent, runId);
   expect(notice.details.state).toBe("completed");
+  // The person's notice line says it too (its details), not only the model's text.
+  expect(notice.details.unmerged).toBe(UNMERGED_TEXT);
   expect(notice.content).toContain(`completed, ${UNMERGED_TEXT}: the candidates' verified answers`);
 
   const result = readRunJson(cwd, runId, "result.json") as { details: { unmerged?: unknown } };
@@ -178,6 +183,7 @@ describe("bg_fusion under a cap whose merger cannot fit", () => {
       const notice = await noticeOf(parent, runId);
       expect(notice.content).toContain("completed: verified merged answer");
       expect(notice.content).not.toContain(UNMERGED_TEXT);
+      expect(notice.details.unmerged).toBeUndefined();
       const view = await bgResultVia(parent, { taskId: runId });
       expect(view.text).toContain(MERGED_TEXT);
       const children = childSpend(cwd);

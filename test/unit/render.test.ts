@@ -23,14 +23,19 @@ import { renderFailure } from "../../src/core/failure-text.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
 import type { ChildProgress, DelegateManifest, UsageRecord } from "../../src/core/types.ts";
 import bgDelegateExtension from "../../src/extension.ts";
-import type { FusionCompletedView } from "../../src/fusion/types.ts";
+import { type FusionCompletedView, UNMERGED_TEXT } from "../../src/fusion/types.ts";
 import { type FusionReceiptDetails, fusionReceiptText } from "../../src/fusion-run/receipt.ts";
 import { buildManifest, newTaskIdentity } from "../../src/launch/task-documents.ts";
 import type { TaskRow } from "../../src/tasks/row.ts";
 import { DelegatesTable } from "../../src/ui/delegates-table.ts";
 import { checkEvidence } from "../../src/verify/evidence-check.ts";
 import type { TaskOutput } from "../../src/verify/structured-output.ts";
-import { type AutoDelivery, notificationDetails, notificationText } from "../../src/views/notification.ts";
+import {
+  type AutoDelivery,
+  type NotificationDetails,
+  notificationDetails,
+  notificationText,
+} from "../../src/views/notification.ts";
 import { buildReceipt, receiptText } from "../../src/views/receipt.ts";
 import { completedText, completedView, runningText, runningView } from "../../src/views/result.ts";
 import { makeResultFile } from "../helpers/result-fixtures.ts";
@@ -482,6 +487,47 @@ describe("the completion notification as a person sees it", () => {
     const text = renderNotice(m, 120, { kind: "answer", text: "**Plain** answer.", output: null });
     expect(text).toContain("Plain answer.");
     expect(text).not.toContain("**");
+  });
+
+  it("a Fusion run that completed without its merger says so on its notice line", () => {
+    const runId = `f${"cd".repeat(16)}`;
+    const details: NotificationDetails = {
+      kind: "fusion",
+      stage: "commit",
+      taskId: runId,
+      name: "cache question",
+      state: "completed",
+      code: null,
+      answer_bytes: 2048,
+      answer_sha256: "e".repeat(64),
+      auto_delivered: null,
+      artifact_dir: `/tmp/${runId}`,
+      run_seconds: 40,
+      cost_total: 1.9,
+      cost_at_least: false,
+      max_cost_usd: 2,
+      message: null,
+      unmerged: UNMERGED_TEXT,
+    };
+    const render = (d: NotificationDetails) =>
+      plain(
+        new CustomMessageComponent(
+          {
+            role: "custom" as const,
+            customType: "background-task-notification",
+            content: "model text",
+            display: true,
+            details: d,
+            timestamp: Date.now(),
+          },
+          renderers.get("background-task-notification"),
+        ).render(200),
+      ).join("\n");
+    expect(render(details)).toContain(
+      `fusion ${runId.slice(0, 9)} cache question completed in 40s · $1.90 of $2.00 cap · answer 2.0 KiB · ${UNMERGED_TEXT}`,
+    );
+    const { unmerged: _, ...merged } = details;
+    expect(render(merged)).not.toContain("not merged");
   });
 
   it("an answer the spend cap cut short says so beside the spend; one no limit cut short does not", () => {
