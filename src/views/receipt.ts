@@ -1,5 +1,5 @@
 import { relative } from "node:path";
-import type { DelegateManifest, SeedDocument } from "../core/types.ts";
+import type { DelegateManifest, FollowUpLink, SeedDocument } from "../core/types.ts";
 import { formatCost, formatDuration } from "../core/units.ts";
 
 /** What the receipt needs of a launch plan (src/launch/launch.ts LaunchPlan has these and more). */
@@ -123,12 +123,23 @@ export function buildReceipt(plan: ReceiptSource, manifest: DelegateManifest, ch
       manifest.follow_up === undefined
         ? null
         : {
-            previous_task_id: manifest.follow_up.previous_task_id,
-            previous_end: manifest.follow_up.previous_end,
-            chain_position: manifest.follow_up.chain_position,
+            ...chainPlace(manifest.follow_up),
             carried_session_bytes: manifest.follow_up.carried_session_bytes,
             carried_tokens: manifest.follow_up.carried_tokens,
           },
+  };
+}
+
+/** A follow-up's place in its chain, as the receipt and bg_result's running view name it. */
+export function chainPlace(link: FollowUpLink): {
+  previous_task_id: string;
+  previous_end: string;
+  chain_position: number;
+} {
+  return {
+    previous_task_id: link.previous_task_id,
+    previous_end: link.previous_end,
+    chain_position: link.chain_position,
   };
 }
 

@@ -15,7 +15,7 @@ import { formatCost, formatDuration, plural, secondsBetween } from "../core/unit
 import { utf8Prefix } from "../core/utf8.ts";
 import type { TaskOutput } from "../verify/structured-output.ts";
 import { basisLines, structuredText } from "./output.ts";
-import { chainText, ordinal } from "./receipt.ts";
+import { chainPlace, chainText, ordinal } from "./receipt.ts";
 import { spendOfCapText } from "./spend-figure.ts";
 
 export interface RunningView {
@@ -119,14 +119,7 @@ export function runningView(
     notify: manifest.notify_on_completion,
     limits: manifest.limits,
     budget,
-    follow_up:
-      manifest.follow_up === undefined
-        ? null
-        : {
-            previous_task_id: manifest.follow_up.previous_task_id,
-            previous_end: manifest.follow_up.previous_end,
-            chain_position: manifest.follow_up.chain_position,
-          },
+    follow_up: manifest.follow_up === undefined ? null : chainPlace(manifest.follow_up),
   };
 }
 
