@@ -10,13 +10,22 @@
  *                           spill of a read, the file lines it returned whole (spilled-read.ts).
  */
 import { type Stats, statSync } from "node:fs";
+import { join } from "node:path";
 import { canonicalJson } from "../core/canonical.ts";
-import { CHILD_BUILTIN_TOOLS, CHILD_TOOLS, type FinalizedBy, READ_ARTIFACT_TOOL } from "../core/constants.ts";
+import {
+  CHILD_BUILTIN_TOOLS,
+  CHILD_TOOLS,
+  type FinalizedBy,
+  READ_ARTIFACT_TOOL,
+  TASK_FILES,
+} from "../core/constants.ts";
+import { DelegateError } from "../core/errors.ts";
 import { kindOf } from "../core/fs.ts";
 import { sha256Hex } from "../core/hash.ts";
 import { resolveLikePi } from "../core/project-path.ts";
 import { classesOf } from "../core/token-estimate.ts";
 import type { EvidenceRow, SeedLimits, SpillReceipt } from "../core/types.ts";
+import { diskFull, isDiskFull } from "../core/write-failure.ts";
 import { grepSeen } from "./grep-evidence.ts";
 import type { ReadArtifactDetails } from "./read-artifact.ts";
 import { onlyText, readEvidence, readShown } from "./read-evidence.ts";
@@ -335,11 +344,16 @@ export function handleToolResult(
     keepInTurn(state.spend, classesOf(text));
     return { content: [{ type: "text", text }], details: { delegate_spill: receipt }, isError: event.isError };
   } catch (error) {
-    latch(state, "artifact_spill_failed", `spilling the ${event.toolName} result failed: ${(error as Error).message}`);
+    // A full disk is disk_full naming the spill dir (src/core/write-failure.ts), never a bare errno.
+    const why = isDiskFull(error)
+      ? diskFull(`spilling the ${event.toolName} result failed`, join(taskDir, TASK_FILES.spillDir))
+      : new DelegateError(
+          "artifact_spill_failed",
+          `spilling the ${event.toolName} result failed: ${(error as Error).message}`,
+        );
+    latch(state, why.code, why.message);
     return {
-      content: [
-        { type: "text", text: withheldText(event.toolName, `it could not be spilled (${(error as Error).message})`) },
-      ],
+      content: [{ type: "text", text: withheldText(event.toolName, `it could not be spilled (${why.message})`) }],
       isError: true,
     };
   }

@@ -32,6 +32,8 @@ export const FAILURE_REMEDIATION = {
   delegate_concurrency_limit:
     "Wait for a running delegate to finish (bg_result or /delegates), or raise bgDelegate.maxRunning.",
   artifact_error: "Check that <cwd>/.pi/delegate is writable and the disk has space.",
+  disk_full:
+    "Free space on the filesystem holding the path the message names, then launch again (at launch or in the child's run) or call bg_result again (in adjudication or retrieval).",
   child_spawn_failed: "Check that Node and pi's CLI can be started from this process.",
   child_startup_failed: "Read the output log; the child exited before its guard was ready.",
   seed_hash_mismatch: "The task's seed or prompt changed after launch; launch the delegate again.",
@@ -199,7 +201,11 @@ export const FAILURE_WHEN = {
   },
   artifact_error: {
     stages: ["admission"],
-    when: "The task's artifact directory could not be created or written (what was written is removed).",
+    when: "The task's artifact directory could not be created or written (what was written is removed), or a keyed launch's key record could not be written after its tree was committed (the tree is recorded failed and holds no capacity).",
+  },
+  disk_full: {
+    stages: ["admission", "launch", "run", "verify", "retrieval"],
+    when: "A write found its filesystem full (or over quota): the task's tree or key record at launch (the tree is removed or recorded failed), the child's commit (its task dir's filesystem has under 64 KiB free and it left no result), the parent's adjudication of the task, or bg_result's answer file for delivery \"artifact\". The message names the path.",
   },
   child_spawn_failed: { stages: ["launch"], when: "The child process could not be started." },
   child_startup_failed: {

@@ -4,6 +4,7 @@
  * parent, every candidate admitted; only then the run directory, run.json and the children. The
  * receipt returns at once; the pipeline runs on in this process.
  */
+import { rmSync } from "node:fs";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { FusionArguments } from "../arguments/fusion-arguments.ts";
 import { canonicalJsonLine } from "../core/canonical.ts";
@@ -11,6 +12,7 @@ import { FUSION_WORKFLOW, SCHEMA } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import { sha256Hex } from "../core/hash.ts";
 import type { PinnedRoute } from "../core/types.ts";
+import { writeFailure } from "../core/write-failure.ts";
 import { createRun } from "../fusion/index.ts";
 import { type FusionRunRecord, RUN_RECORD_PATH } from "../fusion/run-record.ts";
 import { launchStep, requireCapacity } from "../launch/admission-step.ts";
@@ -121,7 +123,7 @@ export async function startFusion(
       args.key === undefined
         ? undefined
         : { key: args.key, kind: "fusion", retentionDays: host.settings.retentionDays },
-    commit: () => {
+    commit: (recordKey) => {
       const handle = createRun({ cwd, workflow: FUSION_WORKFLOW });
       const record = runRecord(handle.runId, name, args, snap, candidates, merge, limits);
       const run: LiveRun = {
@@ -145,6 +147,8 @@ export async function startFusion(
       registry.addRun(run);
       try {
         handle.writeArtifact(RUN_RECORD_PATH, canonicalJsonLine(record));
+        // Before any candidate starts: a key that cannot be recorded fails the run with no child.
+        recordKey(handle.runId, handle.runDir);
         run.stage = "candidate";
         // Each launchChild commits its tree before its first await, so inside this step.
         launched = { run, started: Promise.all(admitted.map(({ seat, plan }) => launchChild(run, seat, () => plan))) };
@@ -197,10 +201,13 @@ function already(existing: ExistingLaunch, key: string, cwd: string): FusionStar
   return { text: alreadyStartedText(details, cwd), details };
 }
 
-/** A run whose start failed after its directory exists: forgotten, committed failed, its refusal thrown. */
+/**
+ * A run whose start failed after its directory exists: forgotten, committed failed (removed when
+ * even that cannot be written, e.g. a full disk), its refusal thrown.
+ */
 function failedStart(run: LiveRun, error: unknown): DelegateError {
   getRegistry().forgetRun(run.runId);
-  const failure = error instanceof DelegateError ? error : new DelegateError("artifact_error", String(error));
+  const failure = writeFailure(error, run.handle.runDir, "the run could not be started");
   try {
     run.handle.commitFailed({
       summary: {
@@ -214,7 +221,9 @@ function failedStart(run: LiveRun, error: unknown): DelegateError {
       },
     });
   } catch {
-    // the run dir is unwritable: the refusal below still says what happened
+    // Unwritable (a full disk): a run left `running` would read as live; removed, the refusal says what happened.
+    rmSync(run.handle.runDir, { recursive: true, force: true });
+    return failure.withFacts({ childProcessCreated: false, artifacts: [] });
   }
   return failure.withFacts({ childProcessCreated: false, artifacts: [run.handle.runDir] });
 }

@@ -18,6 +18,7 @@ import { FUSION_FILES, FUSION_MAX_ARTIFACTS, FUSION_MERGED_MAX_BYTES, SCHEMA } f
 import { DelegateError } from "../core/errors.ts";
 import { markPrivateRoot } from "../core/fs.ts";
 import { decodeUtf8Strict } from "../core/utf8.ts";
+import { diskFull, isDiskFull } from "../core/write-failure.ts";
 import { processStartTime } from "../process/identity.ts";
 import { decodeDocument } from "./document.ts";
 import {
@@ -227,6 +228,9 @@ class RunWriter implements FusionRunHandle {
   // ── the steps ────────────────────────────────────────────────────────────────────────────────
 
   #ioFailure(what: string, error: unknown): DelegateError {
+    // A full disk is disk_full naming the run dir (src/core/write-failure.ts); anything else artifact_error.
+    if (isDiskFull(error))
+      return diskFull(`Fusion run ${this.runId}: ${what}`, this.runDir, { artifacts: [this.runDir] });
     return new DelegateError("artifact_error", `Fusion run ${this.runId}: ${what}: ${(error as Error).message}`, {
       artifacts: [this.runDir],
     });

@@ -6,9 +6,10 @@
  * check before either commits.
  */
 import { DelegateError } from "../core/errors.ts";
+import { writeFailure } from "../core/write-failure.ts";
 import { LaunchLockTimeout, withLaunchLock } from "../store/launch-lock.ts";
 import { countRunning } from "../tasks/running.ts";
-import { type ExistingLaunch, findKeyedLaunch, type KeyedKind, recordKeyedLaunch } from "./launch-keys.ts";
+import { type ExistingLaunch, findKeyedLaunch, type KeyedKind, keyFile, recordKeyedLaunch } from "./launch-keys.ts";
 
 /** Refuse a launch that would take the project past maxRunning (`needed` children at once). */
 export function requireCapacity(cwd: string, maxRunning: number, needed = 1): void {
@@ -30,9 +31,18 @@ export interface LaunchStep<T> {
   needed: number;
   /** The launch's key, its kind, and how long ended work still counts (bgDelegate.retentionDays). */
   key?: { key: string; kind: KeyedKind; retentionDays: number } | undefined;
-  /** Writes the new work to disk (synchronously); returns it with its id and directory. */
-  commit: () => T & { id: string; dir: string };
+  /**
+   * Writes the new work to disk (synchronously); returns it with its id and directory. A keyed
+   * launch's commit calls `recordKey` once its work exists and before any child starts; when that
+   * throws (a typed failure), the commit settles what it wrote — records it failed with that code,
+   * or removes it — so nothing stays `running` without a child (docs/subsystems/launch.md,
+   * "A failure after the commit").
+   */
+  commit: (recordKey: RecordKey) => T & { id: string; dir: string };
 }
+
+/** Record the launch's key for the committed work; throws a typed failure (disk_full, artifact_error). */
+export type RecordKey = (id: string, dir: string) => void;
 
 /**
  * The committed work (with, for a keyed launch that found a record it did not trust, why: one line
@@ -54,16 +64,24 @@ export function launchStep<T>(step: LaunchStep<T>): LaunchStepOutcome<T> {
         if ("ignored" in found) keyIgnored = found.ignored;
       }
       requireCapacity(step.cwd, step.maxRunning, step.needed);
-      const committed = step.commit();
-      if (step.key !== undefined) {
+      const key = step.key;
+      const recordKey: RecordKey = (id, dir) => {
+        if (key === undefined) return;
         try {
-          recordKeyedLaunch(step.cwd, step.key.key, step.key.kind, committed.id, committed.dir);
+          recordKeyedLaunch(step.cwd, key.key, key.kind, id, dir);
         } catch (error) {
-          throw new DelegateError("artifact_error", `the launch key could not be recorded: ${String(error)}`, {
-            childProcessCreated: false,
-          });
+          throw writeFailure(
+            error,
+            keyFile(step.cwd, key.key),
+            "the launch key could not be recorded",
+            "artifact_error",
+            {
+              childProcessCreated: false,
+            },
+          );
         }
-      }
+      };
+      const committed = step.commit(recordKey);
       return { committed, keyIgnored };
     });
   } catch (error) {

@@ -7,9 +7,11 @@
  * and the tree it names verify as yours (src/launch/key-trust.ts); otherwise the launch proceeds,
  * replaces the record, and says in its details why the old one was ignored.
  */
+import { lstatSync } from "node:fs";
 import { join, relative } from "node:path";
 import { getAgentDir } from "@mariozechner/pi-coding-agent";
-import { readRegularFile, writeJsonRecord } from "../core/fs.ts";
+import { DelegateError } from "../core/errors.ts";
+import { kindOf, readRegularFile, writeJsonRecord } from "../core/fs.ts";
 import { sha256Hex } from "../core/hash.ts";
 import { recordKey } from "../host/index.ts";
 import { delegateRoot } from "../store/task-paths.ts";
@@ -148,7 +150,11 @@ function signature(agentDir: string, cwd: string, fields: SignedKeyFields): stri
   }
 }
 
-/** Record (or replace) the key's launch, signed; inside the launch lock, right after the commit. */
+/**
+ * Record (or replace) the key's launch, signed; inside the launch lock, right after the commit.
+ * Throws when it cannot (something not a file at its path, a full disk): the caller settles the
+ * committed work (src/launch/admission-step.ts).
+ */
 export function recordKeyedLaunch(
   cwd: string,
   key: string,
@@ -170,7 +176,19 @@ export function recordKeyedLaunch(
     mac: signature(agentDir, cwd, fields),
     receipt: null,
   };
-  writeJsonRecord(keyFile(cwd, key), record);
+  const path = keyFile(cwd, key);
+  // What stands at the path and is no file (a shipped directory) is named, not renamed over.
+  const there = lstatSync(path, { throwIfNoEntry: false });
+  if (there !== undefined && !there.isFile()) {
+    throw new DelegateError(
+      "artifact_error",
+      `${path} is ${kindOf(there)}, not a key record; remove it, then launch again`,
+      {
+        artifacts: [path],
+      },
+    );
+  }
+  writeJsonRecord(path, record);
 }
 
 /** Add the first launch's receipt details to its key record (best effort: the launch already stands). */

@@ -7,6 +7,7 @@ import type { DelegateManifest } from "../core/types.ts";
 import { spawnChild } from "../process/spawn.ts";
 import type { TaskTree } from "../store/artifacts.ts";
 import { writeManifest } from "../store/lookup.ts";
+import { removeTaskTree } from "../store/remove.ts";
 import { markNotified } from "../tasks/delegate-notice.ts";
 import type { LiveTask } from "../tasks/live.ts";
 import { getRegistry } from "../tasks/registry.ts";
@@ -36,7 +37,8 @@ export async function launchDelegate(
 
 /**
  * Commit the admitted plan and start the child; returns the receipt at once (the call never waits
- * for the child). A spawn failure keeps the tree with its terminal record and is child_spawn_failed.
+ * for the child). A spawn failure keeps the tree with its terminal record and is child_spawn_failed;
+ * a key record that cannot be written settles the tree the same way, with its own code.
  * A keyed launch whose key already started work starts nothing and returns that work instead.
  */
 export async function startDelegate(plan: LaunchPlan): Promise<ReceiptDetails | AlreadyStartedDetails> {
@@ -79,8 +81,13 @@ async function startKeyed(
       plan.args.key === undefined
         ? undefined
         : { key: plan.args.key, kind: "delegate", retentionDays: plan.project.retentionDays },
-    commit: () => {
+    commit: (recordKey) => {
       const tree = commitPlan(plan);
+      try {
+        recordKey(taskId, tree.taskDir);
+      } catch (error) {
+        throw settleUnstarted(plan, tree, error);
+      }
       registry.starting.add(taskId);
       return { tree, id: taskId, dir: tree.taskDir };
     },
@@ -91,6 +98,40 @@ async function startKeyed(
   } finally {
     registry.starting.delete(taskId);
   }
+}
+
+/**
+ * A committed tree whose child never started (its key record could not be written, or the spawn
+ * failed): recorded failed with the typed code, or removed when even that cannot be written (a full
+ * disk), so it never counts as running (docs/subsystems/launch.md, "A failure after the commit").
+ * Returns the failure to throw.
+ */
+function settleUnstarted(plan: LaunchPlan, tree: TaskTree, error: unknown): DelegateError {
+  const failure =
+    error instanceof DelegateError
+      ? error
+      : new DelegateError("artifact_error", String(error), { childProcessCreated: false });
+  const now = new Date().toISOString();
+  const failed: DelegateManifest = {
+    ...tree.manifest,
+    state: "failed",
+    updated_at: now,
+    terminal: { ended_at: now, code: failure.code, message: failure.message },
+  };
+  try {
+    writeManifest(tree.taskDir, failed);
+  } catch {
+    removeTaskTree(tree.taskDir);
+    return failure.withFacts({ childProcessCreated: false, artifacts: [] });
+  }
+  // This call reports the failure: no completion notice is owed (none later, at a session start,
+  // that would start a model turn), and a prune may remove the tree.
+  markNotified(tree.taskDir, plan.seed.task_id);
+  getRegistry().known.set(plan.seed.task_id, tree.taskDir);
+  return failure.withFacts({
+    childProcessCreated: false,
+    artifacts: [tree.taskDir, join(tree.taskDir, TASK_FILES.manifest)],
+  });
 }
 
 async function spawnCommitted(plan: LaunchPlan, tree: TaskTree): Promise<StartedChild> {
@@ -109,27 +150,7 @@ async function spawnCommitted(plan: LaunchPlan, tree: TaskTree): Promise<Started
       error instanceof DelegateError
         ? error
         : new DelegateError("child_spawn_failed", String(error), { childProcessCreated: false });
-    const now = new Date().toISOString();
-    const failed: DelegateManifest = {
-      ...tree.manifest,
-      state: "failed",
-      updated_at: now,
-      terminal: { ended_at: now, code: failure.code, message: failure.message },
-    };
-    try {
-      writeManifest(tree.taskDir, failed);
-    } catch {
-      // the error below still says what happened
-    }
-    // This call reports the failure: no completion notice is owed (none later, at a session start,
-    // that would start a model turn), and a prune may remove the tree.
-    markNotified(tree.taskDir, plan.seed.task_id);
-    getRegistry().known.set(plan.seed.task_id, tree.taskDir);
-    throw failure.withFacts({
-      childProcessCreated: false,
-      artifacts: [tree.taskDir, join(tree.taskDir, TASK_FILES.manifest)],
-      outputPath,
-    });
+    throw settleUnstarted(plan, tree, failure).withFacts({ outputPath });
   }
   const manifest: DelegateManifest = { ...tree.manifest, child: { pid: child.pid, pgid: child.pid } };
   try {

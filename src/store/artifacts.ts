@@ -3,10 +3,10 @@ import { dirname, join } from "node:path";
 import { CURRENT_SESSION_VERSION } from "@mariozechner/pi-coding-agent";
 import { canonicalJsonLine } from "../core/canonical.ts";
 import { SCHEMA, TASK_FILES } from "../core/constants.ts";
-import { DelegateError } from "../core/errors.ts";
 import { DIR_MODE, fsyncDir, markPrivateRoot, writeNewFile } from "../core/fs.ts";
 import { sha256Hex } from "../core/hash.ts";
 import type { BoundArtifact, DelegateManifest, SeedDocument } from "../core/types.ts";
+import { writeFailure } from "../core/write-failure.ts";
 import { writeManifest } from "./lookup.ts";
 import { removeTaskTree } from "./remove.ts";
 
@@ -53,7 +53,7 @@ function removeEmptyUpTo(dir: string, top: string): void {
 
 /**
  * Create the task's artifact tree (dirs 0700, files 0600). The task dir must not exist yet. Any
- * failure removes what was created and is reported as artifact_error.
+ * failure removes what was created and is reported as artifact_error (disk_full on a full disk).
  */
 export function writeTaskTree(input: TaskTreeInput): TaskTree {
   const { taskDir, seed } = input;
@@ -114,8 +114,8 @@ export function writeTaskTree(input: TaskTreeInput): TaskTree {
   } catch (error) {
     if (created) removeTaskTree(taskDir);
     if (firstCreated !== undefined) removeEmptyUpTo(join(taskDir, ".."), firstCreated);
-    if (error instanceof DelegateError) throw error;
-    throw new DelegateError("artifact_error", `could not create the task's artifact tree: ${String(error)}`, {
+    // A full disk is disk_full naming the tree (src/core/write-failure.ts); anything else artifact_error.
+    throw writeFailure(error, taskDir, "could not create the task's artifact tree", "artifact_error", {
       childProcessCreated: false,
     });
   }

@@ -5,6 +5,7 @@ import { DelegateError } from "../core/errors.ts";
 import { fileExists, sessionDigest, writeJsonRecord } from "../core/fs.ts";
 import { overbilledSentence } from "../core/overbilling.ts";
 import type { ChildProgress, DelegateManifest, TaskState, UsageRecord } from "../core/types.ts";
+import { filesystemFull, writeSettlingRecord } from "../core/write-failure.ts";
 import type { TaskRecords } from "../store/lookup.ts";
 import { readBudgetFigures, readProgress } from "../store/progress.ts";
 import { readSpendRecord, type SpendRecord } from "../store/spend-record.ts";
@@ -95,7 +96,8 @@ function mayLeaveOutRequest(spend: SpendRecord | null, uncommitted: boolean): bo
 
 /**
  * Adjudicate an ended child from its files (result.json wins, verified), record it in manifest.json
- * and outcome.json. outcome.json is best effort: its failure never changes the adjudication.
+ * and outcome.json. outcome.json is best effort: its failure never changes the adjudication. A
+ * manifest that cannot be written throws a typed failure (disk_full on a full disk).
  * `records` are the task's progress.json and budget-plan.json when the caller already read them
  * (bg_result's one pass); otherwise they are read here, once each.
  */
@@ -122,6 +124,13 @@ export function finalizeTask(
     if (reason !== undefined && (noCommit || outcome.terminal?.code === "child_cancelled")) {
       const [code, message] = REASON_CODES[reason];
       error = new DelegateError(code, message, { childProcessCreated: true });
+    } else if (noCommit && filesystemFull(taskDir)) {
+      // The child could not write its commit (nor the stderr that would say so): its disk is full.
+      error = new DelegateError(
+        "disk_full",
+        `the child left no result: the filesystem holding ${taskDir} has no space left for it`,
+        { childProcessCreated: true },
+      );
     } else if (noCommit && !fileExists(join(taskDir, TASK_FILES.ready))) {
       error = new DelegateError("child_startup_failed", "the child exited before its guard reported ready", {
         childProcessCreated: true,
@@ -157,7 +166,8 @@ export function finalizeTask(
       ...sessionRecord(taskDir),
     },
   };
-  writeJsonRecord(join(taskDir, TASK_FILES.manifest), next);
+  // On a full disk the manifest is rewritten in place, or the failure is disk_full (never a bare errno).
+  writeSettlingRecord(join(taskDir, TASK_FILES.manifest), next, "the task's end could not be recorded");
   ensureRuntimeBudget(taskDir, manifest, error?.code ?? null, progress, budget?.growth_budget_tokens ?? null);
   try {
     writeJsonRecord(join(taskDir, TASK_FILES.outcome), {

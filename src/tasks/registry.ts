@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { FUSION_FILES, TASK_FILES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import type { DelegateManifest } from "../core/types.ts";
+import { writeFailure } from "../core/write-failure.ts";
 import { killGroup, type SpawnedChild } from "../process/spawn.ts";
 import { finalizeTask } from "./finalize.ts";
 import { commitEnded } from "./fusion-end.ts";
@@ -158,10 +159,15 @@ export class TaskRegistry {
     try {
       end = finalizeTask(task.taskDir, task.manifest, task.reason);
     } catch (error) {
-      // The task dir vanished (or cannot be written): nothing durable can be recorded; say so live.
-      const failure = new DelegateError("result_unavailable", `the task's artifacts are gone: ${String(error)}`, {
-        childProcessCreated: true,
-      });
+      // Nothing durable could be recorded; say so live: result_unavailable only when the tree is
+      // gone, else the write's own typed failure (disk_full on a full disk; src/core/write-failure.ts).
+      const failure = existsSync(task.taskDir)
+        ? writeFailure(error, task.taskDir, "the task's end could not be recorded", "artifact_error", {
+            childProcessCreated: true,
+          })
+        : new DelegateError("result_unavailable", `the task's artifacts are gone: ${String(error)}`, {
+            childProcessCreated: true,
+          });
       const now = new Date().toISOString();
       end = {
         manifest: {

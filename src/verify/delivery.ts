@@ -8,6 +8,7 @@ import { DelegateError } from "../core/errors.ts";
 import { readRegularFile, refusalText, writeFileAtomic } from "../core/fs.ts";
 import { sha256Hex } from "../core/hash.ts";
 import type { AnswerCopy, DeliveryReason } from "../core/types.ts";
+import { diskFull, errnoOf, isDiskFull } from "../core/write-failure.ts";
 import type { VerifiedAnswer } from "./delegate-result.ts";
 
 /** Which delivery, and why (the views say why an answer came as a file). */
@@ -70,7 +71,8 @@ export function answerCopyState(taskDir: string, answerBytes: Buffer): "verified
  * Write the verified answer as plain UTF-8 text to answer.txt (the model can open it with `read`,
  * unlike the base64 blocks of result.json). Written atomically, only when absent or different, and
  * then read back and re-hashed before the path is handed out, so the reference always holds exactly
- * the verified answer. A copy that cannot be written is reported, not thrown: the answer verified.
+ * the verified answer. A copy that cannot be written is reported, not thrown: the answer verified;
+ * on a full disk it throws disk_full.
  */
 export function writeAnswerCopy(taskDir: string, verified: VerifiedAnswer): AnswerCopy {
   const path = join(taskDir, TASK_FILES.answer);
@@ -82,7 +84,10 @@ export function writeAnswerCopy(taskDir: string, verified: VerifiedAnswer): Answ
   try {
     writeFileAtomic(path, answerBytes);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
+    // A full disk is disk_full (free space, call bg_result again): the file this delivery hands out
+    // cannot exist until then (src/core/write-failure.ts). Other refusals are reported in the view.
+    if (isDiskFull(error)) throw diskFull(`${TASK_FILES.answer} could not be written`, path, { artifacts: [path] });
+    const code = errnoOf(error);
     return { unwritable: `${TASK_FILES.answer} cannot be written${code ? ` (${code})` : ""}` };
   }
   const written = readExisting(path, answerBytes.length);
