@@ -98,9 +98,13 @@ export function writeFileExclusive(path: string, data: string | Uint8Array): boo
     let offset = 0;
     while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset);
     fsyncSync(fd);
-  } finally {
+  } catch (error) {
+    // The claim is ours and unwritten (a full disk): removed, so no empty claim outlives the failure.
     closeSync(fd);
+    rmSync(path, { force: true });
+    throw error;
   }
+  closeSync(fd);
   fsyncDir(dirname(path));
   return true;
 }

@@ -5,9 +5,11 @@
  * launches — in one assistant message, in two sessions or two Pi processes — never both pass the
  * check before either commits.
  */
+import { join } from "node:path";
 import { DelegateError } from "../core/errors.ts";
 import { writeFailure } from "../core/write-failure.ts";
-import { LaunchLockTimeout, withLaunchLock } from "../store/launch-lock.ts";
+import { LAUNCH_LOCK_FILE, LaunchLockTimeout, withLaunchLock } from "../store/launch-lock.ts";
+import { delegateRoot } from "../store/task-paths.ts";
 import { countRunning } from "../tasks/running.ts";
 import { type ExistingLaunch, findKeyedLaunch, type KeyedKind, keyFile, recordKeyedLaunch } from "./launch-keys.ts";
 
@@ -89,9 +91,12 @@ export function launchStep<T>(step: LaunchStep<T>): LaunchStepOutcome<T> {
     if (error instanceof LaunchLockTimeout) {
       throw new DelegateError("delegate_concurrency_limit", error.message, { childProcessCreated: false });
     }
-    throw new DelegateError(
+    // The lock file is a write too: a full disk is disk_full naming it (src/core/write-failure.ts).
+    throw writeFailure(
+      error,
+      join(delegateRoot(step.cwd), LAUNCH_LOCK_FILE),
+      "could not create the task's artifact tree: the project's launch lock could not be taken",
       "artifact_error",
-      `could not create the task's artifact tree: the project's launch lock could not be taken: ${String(error)}`,
       { childProcessCreated: false },
     );
   }

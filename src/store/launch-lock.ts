@@ -44,9 +44,13 @@ function tryCreate(path: string, body: string): boolean {
   }
   try {
     writeSync(fd, body);
-  } finally {
+  } catch (error) {
+    // Ours and unwritten (a full disk): removed, or the empty lock would hold off every later launch.
     closeSync(fd);
+    rmSync(path, { force: true });
+    throw error;
   }
+  closeSync(fd);
   return true;
 }
 
