@@ -14,7 +14,7 @@
  * Mounting needs root; without it (or when mount fails) the full-disk cases are skipped and say why.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { TASK_FILES } from "../../src/core/constants.ts";
@@ -25,6 +25,7 @@ import {
   call,
   installHeldChildren,
   installParentDriver,
+  isChildRequest,
   lastToolResult,
   noticeOf,
   noticesOf,
@@ -32,7 +33,15 @@ import {
   taskIdOf,
   until,
 } from "../helpers/drive.ts";
-import { makeTempDir, type SdkParent, startSdkParent, useAgentDir, useModelServer } from "../helpers/pi-parent.ts";
+import { fusionProject, fusionVia, HELD_RUN_ARGS } from "../helpers/fusion-run-driver.ts";
+import {
+  makeTempDir,
+  type SdkParent,
+  startSdkParent,
+  useAgentDir,
+  useModelServer,
+  waitForNoProcesses,
+} from "../helpers/pi-parent.ts";
 import { readJson, taskDirs } from "./launch-support.ts";
 
 const server = useModelServer();
@@ -63,15 +72,15 @@ describe("a keyed launch whose key record cannot be written", () => {
       const refused = await launchVia(parent, { name: "keyed", prompt: "KEYED-WORK", key });
       expect(refused.isError).toBe(true);
       const lines = refused.text.split("\n");
+      const [taskDir] = taskDirs(cwd).filter((dir) => !dir.startsWith(keyPath));
+      if (taskDir === undefined) throw new Error("the refused launch kept no task dir");
+      // The tree is settled: failed with the code, not running.
+      const manifest = readJson(join(taskDir, TASK_FILES.manifest));
+      expect(manifest).toMatchObject({ state: "failed", child: null, terminal: { code: "artifact_error" } });
       expect(lines[0]).toBe(
         `[artifact_error] ${keyPath} is a directory, not a key record; remove it, then launch again`,
       );
       expect(lines).toContain("Child process created: no");
-      const [taskDir] = taskDirs(cwd).filter((dir) => !dir.startsWith(keyPath));
-      if (taskDir === undefined) throw new Error("the refused launch kept no task dir");
-      // The tree is settled: failed with the code, marked reported (no late notice), not running.
-      const manifest = readJson(join(taskDir, TASK_FILES.manifest));
-      expect(manifest).toMatchObject({ state: "failed", child: null, terminal: { code: "artifact_error" } });
       expect(lines).toContain(`Artifacts: ${taskDir}, ${join(taskDir, TASK_FILES.manifest)}`);
       const taskId = manifest.task_id as string;
       const fetched = await bgResultVia(parent, { taskId });
@@ -89,6 +98,37 @@ describe("a keyed launch whose key record cannot be written", () => {
       await parent.dispose();
       await agent.updateSettings({ bgDelegate: {} });
     }
+  });
+});
+
+describe("a keyed bg_fusion whose key record cannot be written", () => {
+  it("records its run failed before any candidate starts; a plain run then completes", async () => {
+    const { agentDir, cwd } = await fusionProject(server, "settle-fusion-key");
+    const key = "fusion-audit";
+    const keyPath = join(cwd, ".pi", "delegate", `key-${sha256Hex(key)}.json`);
+    mkdirSync(keyPath, { recursive: true });
+    const parent = await startSdkParent({ agentDir, cwd });
+    try {
+      await promptWhenIdle(parent, call("bg_fusion", { ...HELD_RUN_ARGS, key }));
+      const refused = lastToolResult(parent.messages(), "bg_fusion");
+      expect(refused.isError).toBe(true);
+      const runs = readdirSync(join(cwd, ".pi", "fusion")).filter((name) => /^f[0-9a-f]{32}$/.test(name));
+      expect(runs).toHaveLength(1);
+      const runDir = join(cwd, ".pi", "fusion", runs[0] as string);
+      // Settled before any candidate: the run failed with the code, no candidate tree, no child at the model.
+      expect(readJson(join(runDir, "manifest.json")).state).toBe("failed");
+      expect(taskDirs(cwd)).toEqual([]);
+      expect(server.requests.filter(isChildRequest)).toEqual([]);
+      expect(refused.text.split("\n")[0]).toBe(
+        `[artifact_error] ${keyPath} is a directory, not a key record; remove it, then launch again`,
+      );
+      const runId = await fusionVia(parent, HELD_RUN_ARGS);
+      expect((await noticeOf(parent, runId)).content).toMatch(/completed/);
+      await parent.waitForIdle(45_000);
+    } finally {
+      await parent.dispose();
+    }
+    expect(await waitForNoProcesses(agentDir.dir, { includeEnv: true })).toEqual([]);
   });
 });
 
