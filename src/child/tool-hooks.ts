@@ -19,13 +19,12 @@ import {
   READ_ARTIFACT_TOOL,
   TASK_FILES,
 } from "../core/constants.ts";
-import { DelegateError } from "../core/errors.ts";
 import { kindOf } from "../core/fs.ts";
 import { sha256Hex } from "../core/hash.ts";
 import { resolveLikePi } from "../core/project-path.ts";
 import { classesOf } from "../core/token-estimate.ts";
 import type { EvidenceRow, SeedLimits, SpillReceipt } from "../core/types.ts";
-import { diskFull, isDiskFull } from "../core/write-failure.ts";
+import { isDiskFull } from "../core/write-failure.ts";
 import { grepSeen } from "./grep-evidence.ts";
 import type { ReadArtifactDetails } from "./read-artifact.ts";
 import { onlyText, readEvidence, readShown } from "./read-evidence.ts";
@@ -345,15 +344,17 @@ export function handleToolResult(
     return { content: [{ type: "text", text }], details: { delegate_spill: receipt }, isError: event.isError };
   } catch (error) {
     // A full disk is disk_full naming the spill dir (src/core/write-failure.ts), never a bare errno.
-    const why = isDiskFull(error)
-      ? diskFull(`spilling the ${event.toolName} result failed`, join(taskDir, TASK_FILES.spillDir))
-      : new DelegateError(
-          "artifact_spill_failed",
-          `spilling the ${event.toolName} result failed: ${(error as Error).message}`,
-        );
-    latch(state, why.code, why.message);
+    const spillDir = join(taskDir, TASK_FILES.spillDir);
+    const reason = isDiskFull(error)
+      ? `the filesystem holding ${spillDir} has no space left`
+      : (error as Error).message;
+    latch(
+      state,
+      isDiskFull(error) ? "disk_full" : "artifact_spill_failed",
+      `spilling the ${event.toolName} result failed: ${reason}`,
+    );
     return {
-      content: [{ type: "text", text: withheldText(event.toolName, `it could not be spilled (${why.message})`) }],
+      content: [{ type: "text", text: withheldText(event.toolName, `it could not be spilled (${reason})`) }],
       isError: true,
     };
   }
