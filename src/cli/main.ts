@@ -10,6 +10,7 @@ import { DelegateError } from "../core/errors.ts";
 import { boundedMessage } from "../core/failure-text.ts";
 import { writeFileAtomic } from "../core/fs.ts";
 import { formatBytes } from "../core/units.ts";
+import { diskFull, isDiskFull } from "../core/write-failure.ts";
 import { resolveTaskRef } from "../store/lookup.ts";
 import { adjudicateStrandedRuns } from "../tasks/adjudicate.ts";
 import { pruneTasks } from "../tasks/prune.ts";
@@ -149,6 +150,13 @@ async function result(io: CliIo, p: ParsedCommand): Promise<number> {
   try {
     writeFileAtomic(out, bytes);
   } catch (error) {
+    // A full disk is disk_full naming the file (src/core/write-failure.ts).
+    if (isDiskFull(error)) {
+      throw diskFull(`could not write --out ${out}`, out, {
+        childProcessCreated: true,
+        remediation: "Free space on the filesystem holding the --out file, then run the command again.",
+      });
+    }
     throw new DelegateError("artifact_error", `could not write --out ${out}: ${errnoText(error)}`, {
       childProcessCreated: true,
       remediation: OUT_REMEDIATION,

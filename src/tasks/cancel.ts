@@ -11,6 +11,7 @@ import { canonicalJsonLine } from "../core/canonical.ts";
 import { CANCEL_REQUEST_FILE } from "../core/constants.ts";
 import { writeFileAtomic } from "../core/fs.ts";
 import type { TaskState } from "../core/types.ts";
+import { isDiskFull } from "../core/write-failure.ts";
 import { type ProvenProcess, proveSameProcess } from "../process/identity.ts";
 import type { TaskRef } from "../store/lookup.ts";
 import { getRegistry } from "./registry.ts";
@@ -148,7 +149,9 @@ function act(decision: CancelDecision, requestPath: string, identity: Record<str
           canonicalJsonLine({ ...identity, requested_at: new Date().toISOString(), by_pid: process.pid }),
         );
       } catch (error) {
-        return { kind: "refused", running: true, why: `the cancel request could not be written (${messageOf(error)})` };
+        // A full disk is named as such, never as a bare errno (src/core/write-failure.ts).
+        const cause = isDiskFull(error) ? `the filesystem holding ${requestPath} has no space left` : messageOf(error);
+        return { kind: "refused", running: true, why: `the cancel request could not be written (${cause})` };
       }
       return { kind: "requested", ownerPid: decision.ownerPid };
   }
