@@ -162,11 +162,14 @@ describe("shipped running manifests fill no maxRunning", () => {
   it("four tasks recorded as running whose child is pid 1 or a live pid with another start time: a launch under maxRunning 4 is admitted", async () => {
     const cwd = await makeTempDir("live-shipped-running");
     const other = unrelatedLive();
-    const owner = { pid: 1, start_time: "unknown" };
-    shippedRunning(cwd, "shipped-session", owner, { pid: 1, pgid: 1 });
-    shippedRunning(cwd, "shipped-session", owner, { pid: 1, pgid: 1, start_time: "1" });
-    shippedRunning(cwd, "shipped-session", owner, { pid: other, pgid: other });
-    shippedRunning(cwd, "shipped-session", owner, { pid: other, pgid: other, start_time: "1" });
+    // As a repository ships them (no child start time recorded): owner pid 1 with an unknown start
+    // time, or a live pid with another start time; child pid 1 or that live pid.
+    const unknown = { pid: 1, start_time: "unknown" };
+    const reused = { pid: other, start_time: "1" };
+    shippedRunning(cwd, "shipped-session", unknown, { pid: 1, pgid: 1 });
+    shippedRunning(cwd, "shipped-session", unknown, { pid: other, pgid: other });
+    shippedRunning(cwd, "shipped-session", reused, { pid: 1, pgid: 1 });
+    shippedRunning(cwd, "shipped-session", reused, { pid: other, pgid: other });
     await agent.updateSettings({ bgDelegate: { maxRunning: 4 } });
     launchOnGo();
     const parent = await startRpcParent({ agentDir: agent, cwd });
@@ -223,9 +226,10 @@ describe("a reused child pid keeps no task running", () => {
     const cwd = await makeTempDir("live-reused");
     const reused = unrelatedLive();
     const owner = { pid: deadPid(), start_time: "1" };
-    const child = { pid: reused, pgid: reused, start_time: "1" }; // another start time: not that process
-    const waited = shippedRunning(cwd, "crashed-session", owner, child);
-    const verified = shippedRunning(cwd, "crashed-session", owner, child);
+    // Its recorded start time is another's: not that process. A manifest written before start times
+    // were recorded names the pid alone, which proves nothing either.
+    const waited = shippedRunning(cwd, "crashed-session", owner, { pid: reused, pgid: reused, start_time: "1" });
+    const verified = shippedRunning(cwd, "crashed-session", owner, { pid: reused, pgid: reused });
     await agent.updateSettings({ bgDelegate: { maxRunning: 1 } });
     launchOnGo();
     const parent = await startRpcParent({ agentDir: agent, cwd });
