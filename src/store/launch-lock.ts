@@ -32,6 +32,7 @@ import {
 import { dirname, join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { DIR_MODE, kindOf, readRegularFile } from "../core/fs.ts";
+import { readRecordKey } from "../host/index.ts";
 import { isSameProcessAlive, processStartTime } from "../process/identity.ts";
 import { recordMacValid, signRecord } from "./record-mac.ts";
 import { delegateRoot } from "./task-paths.ts";
@@ -167,7 +168,10 @@ function createWhole(path: string, body: string): boolean {
     linkSync(temp, path);
     return true;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "EEXIST") return false;
+    // A filesystem without hard links: an exclusive create, then the write.
+    if (code === "EPERM" || code === "ENOTSUP" || code === "EOPNOTSUPP") return createExclusive(path, body);
     throw error;
   } finally {
     unlinkSync(temp);
@@ -226,6 +230,15 @@ function removeCreated(root: string, created: string | undefined): void {
   }
 }
 
+/** The lock's MAC, or null when this user's signing key cannot be made (an agent dir they cannot write). */
+function signedOrNull(agentDir: string, cwd: string, holder: LockHolder): string | null {
+  try {
+    return signRecord(agentDir, cwd, "launch-lock", holder);
+  } catch {
+    return null;
+  }
+}
+
 /** Depth of this process's holds per lock path, set only while a step runs (re-entrant within it). */
 const held = new Map<string, number>();
 
@@ -256,16 +269,25 @@ export async function withLaunchLock<T>(cwd: string, agentDir: string, step: () 
   if (depth > 0) return reenter(path, depth, step);
   const created = mkdirSync(root, { recursive: true, mode: DIR_MODE });
   try {
-    const me = { pid: process.pid, start_time: processStartTime(process.pid), since: new Date().toISOString() };
-    const body = `${JSON.stringify({ ...me, mac: signRecord(agentDir, cwd, "launch-lock", me) })}\n`;
+    const startTime = processStartTime(process.pid);
+    // The lock's body, signed, dated when this try takes it.
+    const body = () => {
+      const me = { pid: process.pid, start_time: startTime, since: new Date().toISOString() };
+      return `${JSON.stringify({ ...me, mac: signedOrNull(agentDir, cwd, me) })}\n`;
+    };
     const proofs = (): LockProofs => ({
       now: Date.now(),
-      macValid: (holder, mac) => recordMacValid(agentDir, cwd, "launch-lock", holder, mac),
+      // Unsigned (mac null) only counts for a user who has no signing key either (an agent dir they
+      // cannot write): such a lock is judged by its holder's liveness alone.
+      macValid: (holder, mac) =>
+        mac === null
+          ? readRecordKey(agentDir) === undefined
+          : recordMacValid(agentDir, cwd, "launch-lock", holder, mac),
       // A lock naming this process is left over: while this process holds one, its step is running.
       alive: (holder) => holder.pid !== process.pid && isSameProcessAlive(holder.pid, holder.start_time),
     });
     const deadline = Date.now() + LAUNCH_LOCK_WAIT_MS;
-    while (!createWhole(path, body)) {
+    while (!createWhole(path, body())) {
       const entry = readEntry(path);
       const judged = judgeLock(entry, proofs());
       if (judged.kind === "gone") continue;

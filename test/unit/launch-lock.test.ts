@@ -139,6 +139,28 @@ describe("the launch lock", () => {
   });
 });
 
+describe("the launch lock without a signing key", () => {
+  it("an agent dir that cannot hold a key: the lock is written unsigned, and a shipped unsigned lock of no live holder is still broken", async () => {
+    const cwd = await makeTempDir("lock-nokey");
+    const blocker = join(makeTempDirSync("lock-nokey-agent"), "a-file");
+    writeFileSync(blocker, "not a directory");
+    const agentDir = join(blocker, "agent"); // mkdir under a file fails: no key can be made
+    const seen = await withLaunchLock(cwd, agentDir, () => readFileSync(lockOf(cwd), "utf8"));
+    expect(JSON.parse(seen)).toMatchObject({ pid: process.pid, mac: null });
+    writeFileSync(lockOf(cwd), JSON.stringify({ pid: 1, start_time: "unknown", since: "x", mac: null }));
+    expect(await withLaunchLock(cwd, agentDir, () => "ran")).toBe("ran");
+    expect(existsSync(lockOf(cwd))).toBe(false);
+  });
+
+  it("a user who has a key does not accept an unsigned lock, even of a live holder", async () => {
+    const { cwd, agentDir } = await project("lock-unsigned");
+    signRecord(agentDir, cwd, "launch-lock", {}); // this user's key exists
+    const holder = { pid: process.ppid, start_time: processStartTime(process.ppid), since: "x", mac: null };
+    writeFileSync(lockOf(cwd), JSON.stringify(holder));
+    expect(await withLaunchLock(cwd, agentDir, () => "ran")).toBe("ran");
+  });
+});
+
 describe("judgeLock (the staleness rule)", () => {
   const holder = { pid: 77, start_time: "900", since: "2026-01-02T03:04:05.000Z" };
   const text = JSON.stringify({ ...holder, mac: "m" });
