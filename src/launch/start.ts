@@ -4,7 +4,7 @@ import type { DelegateArguments } from "../arguments/delegate-arguments.ts";
 import { TASK_FILES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import type { DelegateManifest } from "../core/types.ts";
-import { processFacts } from "../process/identity.ts";
+import { processStartTime } from "../process/identity.ts";
 import { spawnChild } from "../process/spawn.ts";
 import type { TaskTree } from "../store/artifacts.ts";
 import { writeManifest } from "../store/lookup.ts";
@@ -135,11 +135,11 @@ async function spawnCommitted(plan: LaunchPlan, tree: TaskTree): Promise<Started
     });
   }
   // The child's identity, so a later reader never takes a reused pid for it (docs/subsystems/launch.md,
-  // "Counting running delegates"): it leads its own process group (spawned detached).
-  const facts = processFacts(child.pid);
+  // "Counting running delegates"): its pid, its process group (it leads its own: spawned detached) and
+  // its /proc start time ("unknown" when it already exited, which proves nothing later).
   const manifest: DelegateManifest = {
     ...tree.manifest,
-    child: { pid: child.pid, pgid: facts?.pgrp ?? child.pid, start_time: facts?.startTime ?? "unknown" },
+    child: { pid: child.pid, pgid: child.pid, start_time: processStartTime(child.pid) },
   };
   try {
     writeManifest(tree.taskDir, manifest);
