@@ -302,7 +302,11 @@ export interface DelegateManifest {
    */
   key_sha256?: string;
   owner: { pid: number; start_time: string };
-  child: { pid: number; pgid: number } | null;
+  /**
+   * The child process: pid, process group and /proc start time (absent in manifests written before it
+   * was recorded; such a child is never judged alive by its pid alone).
+   */
+  child: { pid: number; pgid: number; start_time?: string } | null;
   artifacts: Record<string, BoundArtifact>;
   terminal: {
     ended_at: string;

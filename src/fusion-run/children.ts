@@ -106,8 +106,9 @@ export async function launchChild(
   };
   let started: StartedChild;
   try {
-    // startChild's locked step checks capacity before the commit (src/launch/admission-step.ts); it
-    // runs before startChild's first await, so a run's candidates commit inside the run's own step.
+    // startChild's locked step checks capacity before the commit (src/launch/admission-step.ts); called
+    // inside the run's own step it runs at once (the lock is re-entrant), so a run's candidates commit
+    // inside that step.
     started = await startChild(plan());
   } catch (error) {
     return { end: Promise.resolve(failed(error)) };

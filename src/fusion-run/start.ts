@@ -5,7 +5,7 @@
  * receipt returns at once; the pipeline runs on in this process.
  */
 import { rmSync } from "node:fs";
-import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { type ExtensionContext, getAgentDir } from "@mariozechner/pi-coding-agent";
 import type { FusionArguments } from "../arguments/fusion-arguments.ts";
 import { canonicalJsonLine } from "../core/canonical.ts";
 import { FUSION_WORKFLOW, SCHEMA } from "../core/constants.ts";
@@ -115,8 +115,9 @@ export async function startFusion(
   // The locked step (src/launch/admission-step.ts): the key, capacity for every candidate, then the
   // run directory, run.json and every candidate's tree, committed before anything awaits.
   let launched: { run: LiveRun; started: Promise<{ end: Promise<ChildEnd> }[]> } | undefined;
-  const step = launchStep({
+  const step = await launchStep({
     cwd,
+    agentDir: getAgentDir(),
     maxRunning: host.settings.maxRunning,
     needed: routes.length,
     key:

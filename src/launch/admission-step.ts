@@ -8,7 +8,7 @@
 import { join } from "node:path";
 import { DelegateError } from "../core/errors.ts";
 import { writeFailure } from "../core/write-failure.ts";
-import { LAUNCH_LOCK_FILE, LaunchLockTimeout, withLaunchLock } from "../store/launch-lock.ts";
+import { LAUNCH_LOCK_FILE, LaunchLockBlocked, LaunchLockTimeout, withLaunchLock } from "../store/launch-lock.ts";
 import { delegateRoot } from "../store/task-paths.ts";
 import { countRunning } from "../tasks/running.ts";
 import { type ExistingLaunch, findKeyedLaunch, type KeyedKind, keyFile, recordKeyedLaunch } from "./launch-keys.ts";
@@ -28,6 +28,8 @@ export function requireCapacity(cwd: string, maxRunning: number, needed = 1): vo
 
 export interface LaunchStep<T> {
   cwd: string;
+  /** Pi's agent dir: its per-user key signs the launch lock (src/store/launch-lock.ts). */
+  agentDir: string;
   maxRunning: number;
   /** Children the commit starts at once (a Fusion run's candidates). */
   needed: number;
@@ -53,12 +55,14 @@ export type RecordKey = (id: string, dir: string) => void;
 export type LaunchStepOutcome<T> = { committed: T; keyIgnored: string | null } | { existing: ExistingLaunch };
 
 /**
- * Run the locked step. A lock held past its bound by another live launch is refused as
- * delegate_concurrency_limit; a delegate dir that cannot be made is artifact_error.
+ * Run the locked step (the wait for the lock is asynchronous; the step runs synchronously once it is
+ * taken, and at once inside a step that already holds it). A lock held past its bound by another live
+ * launch is refused as delegate_concurrency_limit naming its holder; a directory with entries at the
+ * lock's path, or a delegate dir that cannot be made, is artifact_error.
  */
-export function launchStep<T>(step: LaunchStep<T>): LaunchStepOutcome<T> {
+export async function launchStep<T>(step: LaunchStep<T>): Promise<LaunchStepOutcome<T>> {
   try {
-    return withLaunchLock(step.cwd, () => {
+    return await withLaunchLock(step.cwd, step.agentDir, () => {
       let keyIgnored: string | null = null;
       if (step.key !== undefined) {
         const found = findKeyedLaunch(step.cwd, step.key.key, step.key.retentionDays);
@@ -90,6 +94,9 @@ export function launchStep<T>(step: LaunchStep<T>): LaunchStepOutcome<T> {
     if (error instanceof DelegateError) throw error;
     if (error instanceof LaunchLockTimeout) {
       throw new DelegateError("delegate_concurrency_limit", error.message, { childProcessCreated: false });
+    }
+    if (error instanceof LaunchLockBlocked) {
+      throw new DelegateError("artifact_error", error.message, { childProcessCreated: false });
     }
     // The lock file is a write too: a full disk is disk_full naming it (src/core/write-failure.ts).
     throw writeFailure(

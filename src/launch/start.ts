@@ -1,9 +1,10 @@
 import { join } from "node:path";
-import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { type ExtensionContext, getAgentDir } from "@mariozechner/pi-coding-agent";
 import type { DelegateArguments } from "../arguments/delegate-arguments.ts";
 import { TASK_FILES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import type { DelegateManifest } from "../core/types.ts";
+import { processStartTime } from "../process/identity.ts";
 import { spawnChild } from "../process/spawn.ts";
 import type { TaskTree } from "../store/artifacts.ts";
 import { writeManifest } from "../store/lookup.ts";
@@ -64,8 +65,9 @@ export async function startChild(plan: LaunchPlan): Promise<StartedChild> {
 }
 
 /**
- * The locked step (capacity, key, commit) runs synchronously before the first await, so a caller
- * that holds the launch lock (a Fusion run's start) commits inside its own step.
+ * The locked step (capacity, key, commit): its wait for the lock is asynchronous; inside a step that
+ * already holds the lock (a Fusion run's start) it runs at once, so the run commits its candidates
+ * inside its own step.
  */
 async function startKeyed(
   plan: LaunchPlan,
@@ -73,8 +75,9 @@ async function startKeyed(
   const cwd = plan.seed.cwd;
   const taskId = plan.seed.task_id;
   const registry = getRegistry();
-  const step = launchStep({
+  const step = await launchStep({
     cwd,
+    agentDir: getAgentDir(),
     maxRunning: plan.project.maxRunning,
     needed: 1,
     key:
@@ -152,7 +155,13 @@ async function spawnCommitted(plan: LaunchPlan, tree: TaskTree): Promise<Started
         : new DelegateError("child_spawn_failed", String(error), { childProcessCreated: false });
     throw settleUnstarted(plan, tree, failure).withFacts({ outputPath });
   }
-  const manifest: DelegateManifest = { ...tree.manifest, child: { pid: child.pid, pgid: child.pid } };
+  // The child's identity, so a later reader never takes a reused pid for it (docs/subsystems/launch.md,
+  // "Counting running delegates"): its pid, its process group (it leads its own: spawned detached) and
+  // its /proc start time ("unknown" when it already exited, which proves nothing later).
+  const manifest: DelegateManifest = {
+    ...tree.manifest,
+    child: { pid: child.pid, pgid: child.pid, start_time: processStartTime(child.pid) },
+  };
   try {
     writeManifest(tree.taskDir, manifest);
   } catch {

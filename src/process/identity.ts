@@ -1,5 +1,16 @@
 import { readFileSync, statSync } from "node:fs";
 
+/**
+ * A process's identity as /proc shows it (docs/subsystems/retrieval.md, "Tasks no live host holds"):
+ * its state letter (field 3 of /proc/<pid>/stat), its process group (field 5) and its start time in
+ * clock ticks since boot (field 22), so a reused pid is never mistaken for the process recorded.
+ */
+export interface ProcessFacts {
+  state: string;
+  pgrp: number | null;
+  startTime: string;
+}
+
 /** /proc/<pid>/stat's fields after the command name (which may hold spaces and parentheses), or null. */
 function statFields(pid: number): string[] | null {
   try {
@@ -10,7 +21,21 @@ function statFields(pid: number): string[] | null {
   }
 }
 
+/** The facts /proc shows for a pid now, or null when /proc/<pid>/stat cannot be read. */
+export function processFacts(pid: number): ProcessFacts | null {
+  const fields = statFields(pid);
+  if (fields === null) return null;
+  const pgrp = Number(fields[2]);
+  const start = fields[19];
+  return {
+    state: fields[0] ?? "",
+    pgrp: Number.isSafeInteger(pgrp) && pgrp > 0 ? pgrp : null,
+    startTime: start !== undefined && /^\d+$/.test(start) ? start : "unknown",
+  };
+}
+
 function signalReaches(pid: number): boolean {
+  if (!Number.isSafeInteger(pid) || pid <= 0) return false;
   try {
     process.kill(pid, 0);
     return true;
@@ -21,24 +46,49 @@ function signalReaches(pid: number): boolean {
 
 /** A process's start time (clock ticks since boot, from /proc) so a reused pid is not mistaken for it. */
 export function processStartTime(pid: number): string {
-  return statFields(pid)?.[19] ?? "unknown";
+  return processFacts(pid)?.startTime ?? "unknown";
 }
 
-/** True when a process with this pid exists and is not a zombie (without /proc: the signal check alone). */
+/**
+ * True when a process with this pid exists and is not a zombie (without /proc: the signal check
+ * alone). A bare pid proves nothing about which process it is: for "is the recorded process still
+ * running" use isSameProcessAlive or isRecordedProcessAlive.
+ */
 export function isAlive(pid: number): boolean {
   if (!signalReaches(pid)) return false;
   const fields = statFields(pid);
   return fields === null || fields[0] !== "Z";
 }
 
-/** True when the process with this pid is alive and is the same process (same start time): one /proc read. */
+/** A recorded process: its pid, its /proc start time when it was recorded, its process group when recorded. */
+export interface RecordedProcess {
+  pid: number;
+  start_time?: string | undefined;
+  pgid?: number | undefined;
+}
+
+/**
+ * Whether a recorded process is proven to be alive now: a live, non-zombie process has its pid, /proc
+ * shows the recorded start time, and (when a group was recorded) it is still in that process group.
+ * An unknown or unrecorded start time, or a /proc that cannot be read, proves nothing: not alive.
+ * Pure over the facts read (processFacts), so the rule is tested without processes.
+ */
+export function judgeRecordedProcess(recorded: RecordedProcess, facts: ProcessFacts | null): boolean {
+  if (facts === null || facts.state === "Z" || facts.state === "X") return false;
+  const start = recorded.start_time;
+  if (start === undefined || !/^\d+$/.test(start) || facts.startTime !== start) return false;
+  return recorded.pgid === undefined || facts.pgrp === recorded.pgid;
+}
+
+/** judgeRecordedProcess on what /proc shows now (one signal check, one /proc read). */
+export function isRecordedProcessAlive(recorded: RecordedProcess): boolean {
+  if (!signalReaches(recorded.pid)) return false;
+  return judgeRecordedProcess(recorded, processFacts(recorded.pid));
+}
+
+/** True when the process with this pid is alive and is the same process (same, known start time). */
 export function isSameProcessAlive(pid: number, startTime: string): boolean {
-  if (!signalReaches(pid)) return false;
-  const fields = statFields(pid);
-  if (fields === null) return true; // no /proc: the signal check is all we have
-  if (fields[0] === "Z") return false;
-  const now = fields[19] ?? "unknown";
-  return startTime === "unknown" || now === "unknown" || now === startTime;
+  return isRecordedProcessAlive({ pid, start_time: startTime });
 }
 
 /**
@@ -53,7 +103,8 @@ export function isOwnerAlive(record: { owner: { pid: number; start_time: string 
  * Whether a recorded process is provably still the same process, for a decision that must not act on
  * a guess (a cancel): "same" only when /proc shows it alive with the recorded start time, and its
  * owning uid could be read; "gone" when no such process runs (or a zombie, or another process now has
- * the pid); "unproven" when its facts cannot be read (no /proc, a start time never recorded).
+ * the pid, or no start time was recorded, so no process now running is proven to be it); "unproven"
+ * when /proc cannot be read.
  */
 export type ProvenProcess =
   | { kind: "same"; uid: number }
@@ -62,13 +113,14 @@ export type ProvenProcess =
 
 export function proveSameProcess(pid: number, startTime: string): ProvenProcess {
   if (!signalReaches(pid)) return { kind: "gone", why: "no process has its pid" };
-  const fields = statFields(pid);
-  if (fields === null) return { kind: "unproven", why: `/proc/${pid}/stat cannot be read` };
-  if (fields[0] === "Z") return { kind: "gone", why: "it has exited" };
-  const now = fields[19];
-  if (startTime === "unknown") return { kind: "unproven", why: "its start time was not recorded" };
-  if (now === undefined || !/^\d+$/.test(now)) return { kind: "unproven", why: `/proc/${pid}/stat has no start time` };
-  if (now !== startTime) return { kind: "gone", why: "its pid now belongs to another process" };
+  if (!/^\d+$/.test(startTime)) {
+    return { kind: "gone", why: "its start time was not recorded, so no running process is proven to be it" };
+  }
+  const facts = processFacts(pid);
+  if (facts === null) return { kind: "unproven", why: `/proc/${pid}/stat cannot be read` };
+  if (facts.state === "Z") return { kind: "gone", why: "it has exited" };
+  if (facts.startTime === "unknown") return { kind: "unproven", why: `/proc/${pid}/stat has no start time` };
+  if (facts.startTime !== startTime) return { kind: "gone", why: "its pid now belongs to another process" };
   try {
     return { kind: "same", uid: statSync(`/proc/${pid}`).uid };
   } catch {

@@ -129,8 +129,12 @@ function owner(value: unknown, at: string): DelegateManifest["owner"] {
 }
 
 function child(value: unknown, at: string): NonNullable<DelegateManifest["child"]> {
-  const o = closedObject(value, at, ["pid", "pgid"]);
-  return { pid: count(o.pid, keyPath(at, "pid")), pgid: count(o.pgid, keyPath(at, "pgid")) };
+  // start_time is absent in manifests written before it was recorded (docs/subsystems/retrieval.md).
+  const o = closedObject(value, at, ["pid", "pgid", "start_time"], { optional: ["start_time"] });
+  const pid = count(o.pid, keyPath(at, "pid"));
+  const pgid = count(o.pgid, keyPath(at, "pgid"));
+  if (o.start_time === undefined) return { pid, pgid };
+  return { pid, pgid, start_time: anyString(o.start_time, keyPath(at, "start_time")) };
 }
 
 function artifact(value: unknown, at: string): BoundArtifact {

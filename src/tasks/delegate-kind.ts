@@ -8,7 +8,6 @@ import { join } from "node:path";
 import { TASK_FILES } from "../core/constants.ts";
 import { fileExists } from "../core/fs.ts";
 import type { DelegateManifest } from "../core/types.ts";
-import { isAlive } from "../process/identity.ts";
 import { readManifest } from "../store/lookup.ts";
 import { delegateRoot, sessionSegment } from "../store/task-paths.ts";
 import { readVerifiedResult } from "../verify/result-file.ts";
@@ -17,7 +16,7 @@ import { checkedDelegateRow, delegateRow } from "./delegate-row.ts";
 import { expectedIdentity, finalizeTask } from "./finalize.ts";
 import type { TaskKind } from "./kind.ts";
 import type { TaskEnd } from "./live.ts";
-import { isTaskRunning } from "./running.ts";
+import { isChildAlive, isTaskRunning } from "./running.ts";
 
 export const delegateKind: TaskKind<DelegateManifest, TaskEnd> = {
   kind: "delegate",
@@ -29,7 +28,7 @@ export const delegateKind: TaskKind<DelegateManifest, TaskEnd> = {
   checkedRow: checkedDelegateRow,
   cancelRecord: (dir) => {
     const { state, owner, child, task_id } = readManifest(dir);
-    return { state, owner, childAlive: child !== null && isAlive(child.pid), identity: { task_id } };
+    return { state, owner, childAlive: isChildAlive(child), identity: { task_id } };
   },
   /**
    * A task of the session found on disk: already noticed (marked now), still running elsewhere, or

@@ -5,12 +5,11 @@
  * shipped (unsigned, with a made-up completed run) stops nothing: the run starts, its receipt's
  * details say why the record was ignored.
  */
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { expect, it } from "vitest";
 import { canonicalJsonLine } from "../../src/core/canonical.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
-import { recordKeyPath } from "../../src/host/index.ts";
 import { call, lastToolResult, until } from "../helpers/drive.ts";
 import {
   candidateAttempts,
@@ -77,10 +76,9 @@ it("bg_fusion: a shipped key record with a made-up completed run is not trusted;
       receipt: null,
     }),
   );
-  // Before this agent dir's first keyed launch (or self-proof) there is no signing key of yours at all.
-  const unsigned = existsSync(recordKeyPath(agentDir.dir))
-    ? "it is not signed with your key for this project (written by hand, shipped or copied)"
-    : "it is not signed with your key (you have no signing key yet)";
+  // The launch signs its launch lock before it reads the key record (docs/subsystems/launch.md), so your
+  // signing key exists by then even in a fresh agent dir.
+  const unsigned = "it is not signed with your key for this project (written by hand, shipped or copied)";
   const parent = await startRpcParent({ agentDir, cwd });
   try {
     const runId = await fusionViaRpc(parent, { ...HELD_RUN_ARGS, key: "cache-question" });

@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CHILD_TOOLS, SCHEMA, TASK_FILES } from "../../src/core/constants.ts";
 import { CHILD_SYSTEM_PROMPT } from "../../src/launch/prompt.ts";
+import { processStartTime } from "../../src/process/identity.ts";
 import { AMBIENT_WARNING, type ReceiptDetails } from "../../src/views/receipt.ts";
 import { gate, isChildRequest, type ToolResultView } from "../helpers/drive.ts";
 import {
@@ -234,6 +235,8 @@ describe("isolated launch (the default)", () => {
     expect(readJson(join(dir, TASK_FILES.seed)).child_session_id).toBe(receipt.child_session_id);
     // The recorded pid is a live process leading its own group, and it is ours (our agent dir in its env).
     expect(processGroupOf(receipt.child_pid)).toBe(receipt.child_pid);
+    // Its recorded start time is that live process's (docs/subsystems/launch.md, "Counting running delegates").
+    expect((manifest.child as { start_time?: string }).start_time).toBe(processStartTime(receipt.child_pid));
     const live = await findProcesses(agent.dir, { includeEnv: true });
     expect(live.map((p) => p.pid)).toContain(receipt.child_pid);
   });

@@ -66,7 +66,12 @@ describe("launch faults", () => {
       const receipt = resultOf(parent.messages(), "c_launch");
       expect(receipt.isError).toBe(false);
       const { artifact_dir: taskDir, child_pid: pgid } = receipt.details as { artifact_dir: string; child_pid: number };
-      expect(readJson(join(taskDir, TASK_FILES.manifest)).child).toEqual({ pid: pgid, pgid });
+      // The child's identity: pid, its own process group and its /proc start time (a reused pid is not it).
+      expect(readJson(join(taskDir, TASK_FILES.manifest)).child).toEqual({
+        pid: pgid,
+        pgid,
+        start_time: expect.stringMatching(/^\d+$/),
+      });
 
       // The notification's bg_result: in a turn of its own, or in the launching run when the child ended first.
       await until(() => toolResults(parent.messages()).some((r) => r.toolCallId === "c_result"), "bg_result");

@@ -6,13 +6,12 @@
  * the receipt's details saying why; the genuine record then dedupes again. A keyed launch whose spawn
  * failed does not hold its key: the retry launches.
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { canonicalJsonLine } from "../../src/core/canonical.ts";
 import { TASK_FILES } from "../../src/core/constants.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
-import { recordKeyPath } from "../../src/host/index.ts";
 import { isChildRequest } from "../helpers/drive.ts";
 import {
   findProcesses,
@@ -101,10 +100,9 @@ describe("a key record that is not yours does not stop your launch", () => {
         { mode: 0o644 },
       );
     plant();
-    // Before this agent dir's first keyed launch (or self-proof) there is no signing key of yours at all.
-    const unsigned = existsSync(recordKeyPath(agent.dir))
-      ? "it is not signed with your key for this project (written by hand, shipped or copied)"
-      : "it is not signed with your key (you have no signing key yet)";
+    // The launch signs its launch lock before it reads the key record (docs/subsystems/launch.md), so your
+    // signing key exists by then even in a fresh agent dir.
+    const unsigned = "it is not signed with your key for this project (written by hand, shipped or copied)";
     keyedLaunches();
     const parent = await startSdkParent({ agentDir: agent, cwd });
     try {

@@ -89,11 +89,11 @@ describe("decideCancel", () => {
 });
 
 describe("proveSameProcess", () => {
-  it("same only with the recorded start time; gone for a dead or reused pid; unproven without a start time", () => {
+  it("same only with the recorded start time; gone for a dead or reused pid, and without a recorded start time", () => {
     expect(proveSameProcess(otherLive.pid, otherLive.start_time)).toEqual({ kind: "same", uid });
     expect(proveSameProcess(otherLive.pid, "1")).toMatchObject({ kind: "gone" });
     expect(proveSameProcess(GONE.pid, GONE.start_time)).toMatchObject({ kind: "gone" });
-    expect(proveSameProcess(otherLive.pid, "unknown")).toMatchObject({ kind: "unproven" });
+    expect(proveSameProcess(otherLive.pid, "unknown")).toMatchObject({ kind: "gone" });
   });
 });
 
@@ -104,17 +104,18 @@ afterEach(() => {
 });
 
 /** A live process in its own group, standing for a delegate's child. */
-function liveChild(): { pid: number; pgid: number } {
+function liveChild(): { pid: number; pgid: number; start_time: string } {
   const child = spawn(process.execPath, ["-e", "setInterval(() => {}, 1e6)"], { detached: true, stdio: "ignore" });
   started.push(child);
-  return { pid: child.pid as number, pgid: child.pid as number };
+  const pid = child.pid as number;
+  return { pid, pgid: pid, start_time: processStartTime(pid) };
 }
 
 /** A delegate task recorded as running, with the owner and child given. */
 function runningDelegate(
   cwd: string,
   owner: { pid: number; start_time: string },
-  child: { pid: number; pgid: number } | null,
+  child: DelegateManifest["child"],
 ): { id: string; dir: string; manifest: DelegateManifest } {
   const identity = newTaskIdentity(cwd, "cancel-session");
   mkdirSync(identity.taskDir, { recursive: true });
@@ -185,7 +186,7 @@ describe("/delegates cancel and pi-bg-delegate cancel of a task another process 
     expect(existsSync(join(task.dir, TASK_FILES.cancelRequest))).toBe(false);
   });
 
-  it("a delegate whose owner's start time was never recorded: refused, nothing written or signalled", async () => {
+  it("a delegate whose owner's start time was never recorded is not proven running by that pid: refused, nothing written or signalled", async () => {
     const cwd = await makeTempDir("cancel", "each");
     const child = liveChild();
     const task = runningDelegate(cwd, { pid: otherLive.pid, start_time: "unknown" }, child);
@@ -193,10 +194,18 @@ describe("/delegates cancel and pi-bg-delegate cancel of a task another process 
     await new Promise((r) => setTimeout(r, 200));
     expect(isAlive(child.pid)).toBe(true);
     expect(existsSync(join(task.dir, TASK_FILES.cancelRequest))).toBe(false);
-    expect(said).toContain("so that pid is not proven to be the Pi process that started it");
+    // Its child is proven alive by its own recorded identity, so it may still run; the owner is not it.
+    expect(said).toContain(`its owner (pid ${otherLive.pid}) is gone (its start time was not recorded`);
+    // A child recorded before start times were (no start_time) is not proven by its bare pid: not running.
+    const { start_time: _unrecorded, ...bare } = child;
+    const old = runningDelegate(cwd, { pid: otherLive.pid, start_time: "unknown" }, bare);
+    expect(cancelDelegate(cwd, old.id)).toContain(
+      "is not running (recorded as running, but its owner and child are gone)",
+    );
+    expect(isAlive(child.pid)).toBe(true);
   });
 
-  it("a Fusion run: requested from a proven owner, refused when the owner's facts cannot be proven", async () => {
+  it("a Fusion run: requested from a proven owner, refused as not running when its owner's start time was never recorded", async () => {
     const cwd = await makeTempDir("cancel", "each");
     const proven = createRun({ cwd, workflow: WORKFLOW, owner: otherLive });
     expect(cancelDelegate(cwd, proven.runId)).toContain(
@@ -206,7 +215,8 @@ describe("/delegates cancel and pi-bg-delegate cancel of a task another process 
     const unproven = createRun({ cwd, workflow: WORKFLOW, owner: { pid: otherLive.pid, start_time: "unknown" } });
     const ran = await cli(cwd, ["cancel", unproven.runId]);
     expect(ran.code).toBe(4);
-    expect(ran.stderr).toContain("so that pid is not proven to be the Pi process that started it");
+    // An unknown start time is not "the same process": the run is not running.
+    expect(ran.stderr).toContain(`is not running (recorded as running, but its owner (pid ${otherLive.pid}) is gone`);
     expect(existsSync(join(unproven.runDir, FUSION_FILES.cancelRequest))).toBe(false);
   });
 });
