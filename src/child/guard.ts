@@ -196,8 +196,9 @@ function guardTools(pi: ExtensionAPI, state: GuardState, handover: Handover | un
     const verdict = decideToolCall(state, event.toolName, seed.limits);
     if (!wasLatched && state.latched) stopRun(ctx);
     if (verdict !== undefined) return verdict;
-    const outside = state.reach && reachCallRefusal(state.reach, event.toolName, event.input, ctx.cwd);
-    return outside ?? specialPathRefusal(event.toolName, event.input, ctx.cwd);
+    // A FIFO or device is named as such first (its stat opens nothing); then the reach.
+    const special = specialPathRefusal(event.toolName, event.input, ctx.cwd);
+    return special ?? (state.reach && reachCallRefusal(state.reach, event.toolName, event.input, ctx.cwd));
   });
   pi.on("tool_result", (event, ctx) => {
     const seed = state.seed;

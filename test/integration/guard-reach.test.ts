@@ -1,7 +1,7 @@
 /**
  * A real pi child asked to read outside its project: `..`, an absolute path, `~`, a `file://` URL,
  * a link and a linked directory pointing out, grep/find/ls of an outside directory, Pi's agent dir
- * (here inside the project) and a walk of the project that reaches it. Each call is refused (or its
+ * (here inside the project), the task store and a walk of the project that reaches the agent dir. Each call is refused (or its
  * output withheld) with the reason as the tool result, no secret byte reaches the model server, and
  * the run ends in a verified answer; grep/find of the project do not walk its outward links. Then a
  * real parent grants a root in user settings and in the environment, and a project that tries to
@@ -80,6 +80,7 @@ beforeAll(async () => {
         { tool: "find", args: { pattern: "*", path: "src" } },
         { tool: "ls", args: { path: "src" } },
         { tool: "grep", args: { pattern: "reach-" } },
+        { tool: "ls", args: { path: ".pi/delegate" } },
         { tool: "read", args: { path: "notes.txt" } },
       ],
     },
@@ -102,7 +103,7 @@ afterAll(async () => {
 describe("a delegate reads only its project", () => {
   it("refuses every outward path with the reason as the tool result", () => {
     const texts = toolTexts();
-    expect(texts).toHaveLength(16);
+    expect(texts).toHaveLength(17);
     const outside = "its real location is outside the project and outside the directories you granted";
     for (const [i, path] of [
       [0, "../outside/secret.txt"],
@@ -132,7 +133,10 @@ describe("a delegate reads only its project", () => {
     expect(texts[14]).toBe(
       "[delegate] The grep output was withheld: it reached agent, a place a delegate never reads (Pi's agent directory or a delegate store). Search a narrower path that does not contain it.",
     );
-    expect(texts[15]).toBe(NOTES);
+    expect(texts[15]).toBe(
+      `[delegate] .pi/delegate ${REFUSED}: it lies in the delegate store (the conversations of tasks; this task's own files are read with delegate_read_artifact), which a delegate never reads. A delegate reads only the project and the directories the user granted.`,
+    );
+    expect(texts[16]).toBe(NOTES);
   });
 
   it("sends no secret byte to the provider and answers, verified, with the project's evidence only", () => {
