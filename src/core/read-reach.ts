@@ -6,6 +6,7 @@
  * real paths: the guard builds one reach per task and asks it about every path a tool would open.
  */
 import { realpathSync } from "node:fs";
+import { homedir } from "node:os";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { DELEGATE_ROOT, FUSION_ROOT } from "./constants.ts";
 
@@ -57,7 +58,12 @@ export function buildReach(root: string, grants: readonly string[], agentDir: st
     root: real,
     granted: [...new Set(granted)],
     closed: [
-      { kind: "agent_dir", real: realLocation(agentDir), what: "Pi's agent directory (credentials, sessions, keys)" },
+      // The agent dir in use, and Pi's default one (a child may run on another).
+      ...[agentDir, join(homedir(), ".pi", "agent")].map((dir) => ({
+        kind: "agent_dir" as const,
+        real: realLocation(dir),
+        what: "Pi's agent directory (credentials, sessions, keys)",
+      })),
       {
         kind: "store",
         real: realLocation(join(root, DELEGATE_ROOT)),

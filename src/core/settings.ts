@@ -39,7 +39,7 @@ export interface PackageSettings {
   maxCostUsd: { usd: number } | { problem: string } | undefined;
   /**
    * bgDelegate.readRoots / PI_BG_DELEGATE_READ_ROOTS: absolute directories a delegate may read beyond
-   * the project (docs/configuration.md, "bgDelegate.readRoots"); none by default.
+   * the project (docs/configuration.md, "What a delegate may read"); none by default.
    */
   readRoots: string[];
   /**

@@ -64,6 +64,10 @@ describe("reachRefusal", () => {
     );
     expect(reachRefusal(reach, join(proj, ".pi", "fusion"))).toMatch(/^it lies in the Fusion store/);
     expect(reachRefusal(reach, join(proj, ".pi"))).toBeUndefined();
+    // Pi's default agent dir is closed too, whichever one this child runs on.
+    expect(reachRefusal(reach, join(homedir(), ".pi", "agent", "auth.json"))).toMatch(
+      /^it lies in Pi's agent directory/,
+    );
   });
 
   it("closes the agent dir even when it lies inside the project", async () => {
@@ -73,6 +77,7 @@ describe("reachRefusal", () => {
     const reach = buildReach(proj, [], agentDir);
     expect(reachRefusal(reach, join(agentDir, "settings.json"))).toMatch(/^it lies in Pi's agent directory/);
     expect(closedBelow(reach, proj)).toEqual(["agent", ".pi/delegate", ".pi/fusion"]);
+    expect(reach.closed.map((place) => place.kind)).toEqual(["agent_dir", "agent_dir", "store", "store"]);
     expect(closedBelow(reach, join(proj, ".pi"))).toEqual(["delegate", "fusion"]);
     expect(closedBelow(reach, agentDir)).toEqual([]);
   });
