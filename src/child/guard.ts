@@ -24,7 +24,7 @@ import { checkDeliveredPrompt, verifyTask } from "./handover.ts";
 import { checkResolvedModel, checkToolSources } from "./host-checks.ts";
 import { boundOutput } from "./output-bound.ts";
 import { watchParent } from "./parent-watch.ts";
-import { reachCallRefusal, withheldWalk } from "./reach-check.ts";
+import { reachCallRefusal, unfollowWalks, withheldWalk } from "./reach-check.ts";
 import { createReadArtifactTool } from "./read-artifact.ts";
 import { writeProgress, writeReady } from "./records.ts";
 import { inRepair, onRepairResponse, REPAIR_TOOL_REFUSAL, repairIfNeeded } from "./repair.ts";
@@ -105,6 +105,8 @@ function armChild(pi: ExtensionAPI, state: GuardState, handover: Handover): Sear
   });
   onSignal(state, "SIGTERM");
   onSignal(state, "SIGHUP");
+  // Before any tool runs: no rg config may make a walk follow links (docs/subsystems/child-guard.md).
+  unfollowWalks(process.env);
   const searchTools = resolveSearchTools(getAgentDir(), process.env.PATH ?? "");
   // Without any fd, the guard serves find itself: Pi's find tool over `rg --files`.
   if (searchTools?.find.served_by === "guard_rg_files") {

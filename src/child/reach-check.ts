@@ -4,7 +4,8 @@
  * `path` (src/core/project-path.ts piPathCandidates) is followed through its links and refused,
  * with the reason as the tool result, unless it lies in the project or a granted root and outside
  * Pi's agent dir and the package's stores. Pi's grep and find do not follow links while they walk
- * (neither passes rg's or fd's `-L`), so a walk stays in the real tree it starts in; a walk's output
+ * (neither passes rg's or fd's `-L`, and the guard drops rg's config file, which could), so a walk
+ * stays in the real tree it starts in; a walk's output
  * that still names a closed place below its start (the agent dir inside the project, a store whose
  * ignore file is gone) is withheld whole before the model sees it.
  */
@@ -13,6 +14,18 @@ import { piPathCandidates, resolveLikePi } from "../core/project-path.ts";
 import { closedBelow, type ReadReach, reachRefusal } from "../core/read-reach.ts";
 
 export type ReachVerdict = { block: true; reason: string } | undefined;
+
+/**
+ * The variable naming a file of extra rg arguments: Pi 0.73.1's grep passes no `--no-config`, so a
+ * `--follow` there (an ambient child inherits the whole environment) would make its walks follow
+ * links out of the project.
+ */
+const RG_CONFIG_ENV = "RIPGREP_CONFIG_PATH";
+
+/** Keep this process's walks from following links: its rg runs read no config file. */
+export function unfollowWalks(env: NodeJS.ProcessEnv): void {
+  Reflect.deleteProperty(env, RG_CONFIG_ENV);
+}
 
 /** The call's `path` as the model gave it (`.` when absent, as Pi's tools default). */
 function pathOf(input: Record<string, unknown>): string {

@@ -151,6 +151,32 @@ describe("a delegate reads only its project", () => {
   });
 });
 
+describe("a ripgrep config that asks to follow links", () => {
+  it("does not make an ambient child's grep walk through an outward link", async () => {
+    const config = join(base, "rg-follow.conf");
+    await writeFile(config, "--follow\n");
+    const marker = "RG-CONFIG";
+    const prompt = `${marker}: search. ${script({ tool: "grep", args: { pattern: "reach-", path: "src" } }, { text: "searched" })}`;
+    const task = await prepareChildTask({
+      agentDir: agent.dir,
+      prompt,
+      cwd: join(base, "proj"),
+      extensionMode: "ambient",
+      env: { HOME: join(base, "home"), RIPGREP_CONFIG_PATH: config },
+    });
+    const followed = await runPreparedChild(task);
+    const request = server.requests
+      .filter(isChildRequest)
+      .find((r) => r.messages.some((m) => m.role === "tool") && JSON.stringify(r).includes(marker));
+    const texts = (request?.messages ?? []).filter((m) => m.role === "tool").map((m) => m.text);
+    expect(texts).toHaveLength(1);
+    expect(texts[0]).toContain("own.txt:1: reach-own");
+    noSecretSent(server.requests);
+    expect(followed.files.terminal, followed.output).toBeUndefined();
+    expect(verifyCommitted(followed).text).toBe("searched");
+  }, 90_000);
+});
+
 describe("directories the user grants", () => {
   const granted = useAgentDir(server);
 
