@@ -216,6 +216,9 @@ describe("directories the user grants", () => {
         expectIgnored.forEach((line, i) => {
           expect(ignored[i]).toMatch(line);
         });
+        // The granted file is evidence, named by its absolute path; the refused one is not.
+        const filesRead = files.result().evidence.map((row) => (row.tool === "read" ? row.file : row.tool));
+        expect(filesRead).toEqual([join(root, "shared.txt")]);
         expect((await bgResultVia(parent, { taskId })).text).toMatch(/^Verified answer of d[0-9a-f]{32}/);
       },
     );
