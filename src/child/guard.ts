@@ -15,6 +15,7 @@ import { getAgentDir, VERSION } from "@mariozechner/pi-coding-agent";
 import { PARENT_WATCH_INTERVAL_MS } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import { type Handover, readHandover } from "../core/handover-env.ts";
+import { buildReach, closedRefusal } from "../core/read-reach.ts";
 import { resolveSearchTools, type SearchTools } from "../core/search-tools.ts";
 import { requireChildHost } from "../host/index.ts";
 import { createRgFindTool } from "./find-tool.ts";
@@ -23,6 +24,7 @@ import { checkDeliveredPrompt, verifyTask } from "./handover.ts";
 import { checkResolvedModel, checkToolSources } from "./host-checks.ts";
 import { boundOutput } from "./output-bound.ts";
 import { watchParent } from "./parent-watch.ts";
+import { reachCallRefusal, unfollowWalks, withheldWalk } from "./reach-check.ts";
 import { createReadArtifactTool } from "./read-artifact.ts";
 import { writeProgress, writeReady } from "./records.ts";
 import { inRepair, onRepairResponse, REPAIR_TOOL_REFUSAL, repairIfNeeded } from "./repair.ts";
@@ -74,6 +76,8 @@ function load(state: GuardState): void {
       growthBudgetTokens: task.seed.budget.growth_budget_tokens,
       triggerTokens: task.seed.budget.low_runway_trigger_tokens,
     };
+    // What the child may read: the project and the roots the user granted (src/core/read-reach.ts).
+    state.reach = buildReach(task.seed.cwd, task.seed.read_roots ?? [], getAgentDir());
     // The CLI entry this child runs: a self-proven version's record names its hash.
     state.hostProof = requireChildHost(VERSION, { agentDir: getAgentDir(), cliPath: process.argv[1] });
   } catch (error) {
@@ -101,6 +105,8 @@ function armChild(pi: ExtensionAPI, state: GuardState, handover: Handover): Sear
   });
   onSignal(state, "SIGTERM");
   onSignal(state, "SIGHUP");
+  // Before any tool runs: no rg config may make a walk follow links (docs/subsystems/child-guard.md).
+  unfollowWalks(process.env);
   const searchTools = resolveSearchTools(getAgentDir(), process.env.PATH ?? "");
   // Without any fd, the guard serves find itself: Pi's find tool over `rg --files`.
   if (searchTools?.find.served_by === "guard_rg_files") {
@@ -122,6 +128,8 @@ function armChild(pi: ExtensionAPI, state: GuardState, handover: Handover): Sear
       onRefusal: () => {
         state.runway.readRefusals++;
       },
+      // A task file that is really in Pi's agent dir is never read (docs/subsystems/child-guard.md).
+      closed: (real) => (state.reach === undefined ? undefined : closedRefusal(state.reach, real, ["agent_dir"])),
     }),
   );
   return searchTools;
@@ -189,15 +197,21 @@ function guardTools(pi: ExtensionAPI, state: GuardState, handover: Handover | un
     const wasLatched = state.latched !== undefined;
     const verdict = decideToolCall(state, event.toolName, seed.limits);
     if (!wasLatched && state.latched) stopRun(ctx);
-    return verdict ?? specialPathRefusal(event.toolName, event.input, ctx.cwd);
+    if (verdict !== undefined) return verdict;
+    // A FIFO or device is named as such first (its stat opens nothing); then the reach.
+    const special = specialPathRefusal(event.toolName, event.input, ctx.cwd);
+    return special ?? (state.reach && reachCallRefusal(state.reach, event.toolName, event.input, ctx.cwd));
   });
   pi.on("tool_result", (event, ctx) => {
     const seed = state.seed;
     if (seed === undefined || handover === undefined) return undefined;
     const wasLatched = state.latched !== undefined;
-    const patch = handleToolResult(state, event, handover.taskDir, seed.limits, ctx.cwd);
+    // A walk that reached a closed place is withheld whole before anything of it is kept or spilled.
+    const withheld = state.reach && withheldWalk(state.reach, event.toolName, event.input, ctx.cwd, event.content);
+    const seen = withheld ? { ...event, content: [{ type: "text" as const, text: withheld }], isError: true } : event;
+    const patch = handleToolResult(state, seen, handover.taskDir, seed.limits, ctx.cwd);
     if (!wasLatched && state.latched) stopRun(ctx);
-    return patch;
+    return patch ?? (withheld ? { content: seen.content, isError: true } : undefined);
   });
 }
 

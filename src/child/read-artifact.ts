@@ -59,7 +59,11 @@ export function parseReadArtifactArgs(raw: unknown): ReadArtifactArgs {
  * The real path of `artifact` inside `taskDir`, or an error: absolute paths, `..` segments, and
  * symlinks whose target lies outside the directory are refused, as is anything but a regular file.
  */
-export function resolveArtifact(taskDir: string, artifact: string): { path: string; name: string } {
+export function resolveArtifact(
+  taskDir: string,
+  artifact: string,
+  closed?: (real: string) => string | undefined,
+): { path: string; name: string } {
   if (artifact.includes("\0")) throw new Error("artifact path holds a NUL byte");
   if (isAbsolute(artifact) || artifact.startsWith("/") || artifact.startsWith("\\")) {
     throw new Error("artifact must be relative to the task directory, not absolute");
@@ -73,6 +77,8 @@ export function resolveArtifact(taskDir: string, artifact: string): { path: stri
     throw new Error(`artifact ${artifact} does not exist`);
   }
   if (!real.startsWith(root + sep)) throw new Error(`artifact ${artifact} resolves outside the task directory`);
+  const why = closed?.(real);
+  if (why !== undefined) throw new Error(`artifact ${artifact} is not readable: ${why}`);
   if (!statSync(real).isFile()) throw new Error(`artifact ${artifact} is not a regular file`);
   return { path: real, name: relative(root, real).split(sep).join("/") };
 }
@@ -104,6 +110,8 @@ export interface ReadArtifactOptions {
   bound(): number;
   /** Called once per refusal for the runtime budget record. */
   onRefusal?(reason: string): void;
+  /** Why a real path is closed to the delegate (src/core/read-reach.ts), or undefined. */
+  closed?(real: string): string | undefined;
 }
 
 export function createReadArtifactTool(
@@ -137,7 +145,7 @@ export function createReadArtifactTool(
       let resolved: { path: string; name: string };
       let bytes: Buffer;
       try {
-        resolved = resolveArtifact(options.taskDir, artifact);
+        resolved = resolveArtifact(options.taskDir, artifact, options.closed);
         bytes = readExactRange(resolved.path, offset, length);
       } catch (error) {
         return refuse(`delegate_read_artifact refused: ${(error as Error).message}`);

@@ -7,6 +7,7 @@
 import type { FinalizedBy } from "../core/constants.ts";
 import type { DelegateError, FailureCode } from "../core/errors.ts";
 import type { Handover } from "../core/handover-env.ts";
+import type { ReadReach } from "../core/read-reach.ts";
 import type { EvidenceRow, RouteAttestation, SeedDocument, SpillReceipt } from "../core/types.ts";
 import type { HostProof } from "../host/index.ts";
 import type { Failure, FinalMessage } from "./outcome.ts";
@@ -61,6 +62,8 @@ export interface GuardState {
   handover: Handover | undefined;
   /** How the host was admitted (src/host/proven.ts); set by the load check. */
   hostProof: HostProof | undefined;
+  /** What the child may read: the project and the seed's granted roots (src/core/read-reach.ts). */
+  reach: ReadReach | undefined;
   seed: SeedDocument | undefined;
   prompt: string | undefined;
   latched: Failure | undefined;
@@ -107,6 +110,7 @@ export function newState(): GuardState {
     toolCalls: 0,
     attestations: [],
     hostProof: undefined,
+    reach: undefined,
     usage: emptyUsage(),
     evidence: [],
     receipts: [],

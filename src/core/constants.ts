@@ -247,6 +247,10 @@ export const RETENTION_DAYS_ENV = "PI_BG_DELEGATE_RETENTION_DAYS";
 export const MAX_COST_USD_ENV = "PI_BG_DELEGATE_MAX_COST_USD";
 export const SELF_PROOF_ENV = "PI_BG_DELEGATE_SELF_PROOF";
 export const NON_INTERACTIVE_ENV = "PI_BG_DELEGATE_NON_INTERACTIVE";
+/** Directories a delegate may read beyond the project, path-delimiter separated (docs/configuration.md). */
+export const READ_ROOTS_ENV = "PI_BG_DELEGATE_READ_ROOTS";
+/** At most this many granted read roots (a longer list is skipped as malformed). */
+export const READ_ROOTS_MAX = 64;
 /** What `pi -p` / `--mode json` does with its delegates when its prompt is done (docs/configuration.md). */
 export const NON_INTERACTIVE_CHOICES = ["wait", "cancel"] as const;
 export type NonInteractiveChoice = (typeof NON_INTERACTIVE_CHOICES)[number];

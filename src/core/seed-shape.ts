@@ -6,11 +6,13 @@
  * does not read are left alone: the seed is bound by its hash, not by this shape. The projection
  * stays the untrusted background it is (`unknown`).
  */
-import { CAPABILITIES, EXTENSION_MODES } from "./constants.ts";
+
+import { isAbsolute } from "node:path";
+import { CAPABILITIES, EXTENSION_MODES, READ_ROOTS_MAX } from "./constants.ts";
 import { checkOutputSchema } from "./output-schema.ts";
 import type { SeedSpend } from "./spend.ts";
 import type { SeedBudget, SeedDocument, SeedFollowUp, SeedLimits, SeedRoute } from "./types.ts";
-import { amount, anyString, count, keyPath, literal, oneOf, plainObject, violation } from "./validate.ts";
+import { amount, anyString, count, keyPath, list, literal, oneOf, plainObject, violation } from "./validate.ts";
 
 const ORIGINS: readonly SeedRoute["origin"][] = ["parent_current", "explicit", "previous_task"];
 
@@ -130,6 +132,15 @@ function followUp(value: unknown, at: string): SeedFollowUp {
   };
 }
 
+/** The granted read roots: absolute paths. */
+function readRoots(value: unknown, at: string): string[] {
+  return list(value, at, READ_ROOTS_MAX, (item, itemAt) => {
+    const path = anyString(item, itemAt);
+    if (!isAbsolute(path)) violation(itemAt, "must be an absolute path");
+    return path;
+  });
+}
+
 /** seed.json's parsed JSON as a SeedDocument; throws SchemaViolation naming the first field that fails. */
 export function parseSeedDocument(value: unknown): SeedDocument {
   const o = plainObject(value, "");
@@ -142,6 +153,7 @@ export function parseSeedDocument(value: unknown): SeedDocument {
   };
   const cap = o.spend === undefined ? undefined : spend(o.spend, "spend");
   const link = o.follow_up === undefined ? undefined : followUp(o.follow_up, "follow_up");
+  const roots = o.read_roots === undefined ? undefined : readRoots(o.read_roots, "read_roots");
   const shape =
     o.output_schema === undefined || o.output_schema === null
       ? o.output_schema
@@ -165,5 +177,6 @@ export function parseSeedDocument(value: unknown): SeedDocument {
     ...(shape === undefined ? {} : { output_schema: shape }),
     system_prompt_sha256: text("system_prompt_sha256"),
     ...(link === undefined ? {} : { follow_up: link }),
+    ...(roots === undefined ? {} : { read_roots: roots }),
   };
 }

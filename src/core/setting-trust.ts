@@ -13,6 +13,7 @@ import {
   MAX_RUNNING_ENV,
   NON_INTERACTIVE_ENV,
   PI_CLI_ENV,
+  READ_ROOTS_ENV,
   RETENTION_DAYS_ENV,
   SELF_PROOF_ENV,
 } from "./constants.ts";
@@ -23,8 +24,9 @@ import {
  * - `off`: an untrusted project may turn it off, never on.
  * - `longer`: an untrusted project may keep trees longer (more days, or 0: never pruned).
  * - `anyone`: the project's value wins over yours (it widens nothing).
+ * - `inside`: only you; any project, trusted or not, may only name directories inside yours.
  */
-export type SettingRule = "yours" | "lower" | "off" | "longer" | "anyone";
+export type SettingRule = "yours" | "lower" | "off" | "longer" | "anyone" | "inside";
 
 export interface SettingPolicy {
   /** The key under `bgDelegate` in settings.json. */
@@ -52,6 +54,12 @@ export const SETTING_POLICIES: readonly SettingPolicy[] = [
     env: RETENTION_DAYS_ENV,
     rule: "longer",
     because: "a project may only keep trees longer",
+  },
+  {
+    key: "readRoots",
+    env: READ_ROOTS_ENV,
+    rule: "inside",
+    because: "a project may only name directories inside yours",
   },
   {
     key: "nonInteractive",
@@ -87,6 +95,11 @@ export const SETTING_RULE_TEXT: Record<SettingRule, { who: string; combine: stri
     who: "you; a trusted project; any project only more days (or `0`, never pruned)",
     combine:
       "yours, lengthened by any project's more days or `0`; a trusted project's fewer days win over your user settings, not over the environment",
+  },
+  inside: {
+    who: "you (environment, user settings); any project, trusted or not, only directories inside yours",
+    combine:
+      "environment, else your user settings; a project's list wins when each of its directories really lies inside one of yours, and is otherwise ignored",
   },
   anyone: {
     who: "you; any project",

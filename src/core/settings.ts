@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { delimiter, isAbsolute, join } from "node:path";
 import {
   ARGUMENT_BOUNDS,
   DEFAULT_MAX_RUNNING,
@@ -8,8 +8,10 @@ import {
   MAX_COST_USD_ENV,
   NON_INTERACTIVE_CHOICES,
   type NonInteractiveChoice,
+  READ_ROOTS_MAX,
   SETTINGS_KEY,
 } from "./constants.ts";
+import { realLocation, within } from "./read-reach.ts";
 import { type SettingPolicy, settingPolicy } from "./setting-trust.ts";
 import type { PinnedRoute } from "./types.ts";
 import { closedObject, dollars, list, SchemaViolation, str, violation } from "./validate.ts";
@@ -35,6 +37,11 @@ export interface PackageSettings {
    * `problem` when one is set but is not a finite number in (0, 10,000] (a cap is never ignored).
    */
   maxCostUsd: { usd: number } | { problem: string } | undefined;
+  /**
+   * bgDelegate.readRoots / PI_BG_DELEGATE_READ_ROOTS: absolute directories a delegate may read beyond
+   * the project (docs/configuration.md, "What a delegate may read"); none by default.
+   */
+  readRoots: string[];
   /**
    * One line per project setting that was ignored because only you may widen it (src/core/setting-trust.ts):
    * the key, the value, why, and yours. Shown in a receipt's details and by `pi-bg-delegate show`.
@@ -113,6 +120,23 @@ function choice(value: unknown): NonInteractiveChoice | undefined {
     : undefined;
 }
 
+/**
+ * A list of absolute paths: an array of strings in a file, a path-delimiter separated string in the
+ * environment; a relative or non-string entry makes the whole value unusable (skipped).
+ */
+function absolutePaths(value: unknown): string[] | undefined {
+  const items = typeof value === "string" ? value.split(delimiter).filter((p) => p !== "") : value;
+  if (!Array.isArray(items) || items.length > READ_ROOTS_MAX) return undefined;
+  const paths = items.filter((p): p is string => typeof p === "string" && isAbsolute(p));
+  return paths.length === items.length ? paths : undefined;
+}
+
+/** Each of `project`'s directories really lies inside one of `yours` (links resolved on both sides). */
+function allInside(project: readonly string[], yours: readonly string[] | undefined): boolean {
+  const mine = (yours ?? []).map(realLocation);
+  return project.every((p) => mine.some((m) => within(realLocation(p), m)));
+}
+
 function nonBlank(value: unknown): string | undefined {
   return typeof value === "string" && value.trim() !== "" ? value : undefined;
 }
@@ -189,6 +213,12 @@ export function loadSettings(
     // A malformed cap is never ignored (it refuses launches until mended); a cap narrows no cap.
     (p, mine) => "problem" in p || mine === undefined || ("usd" in mine && lower(p.usd, mine.usd)),
   );
+  const readRoots = take(
+    "readRoots",
+    sources(envOf("readRoots"), user.readRoots, project.readRoots, absolutePaths),
+    (p, mine) => allInside(p, mine),
+    [],
+  );
   return {
     maxRunning: maxRunning ?? DEFAULT_MAX_RUNNING,
     piCli,
@@ -197,6 +227,7 @@ export function loadSettings(
     nonInteractive: nonInteractive ?? "wait",
     fusionCandidates,
     maxCostUsd,
+    readRoots: readRoots ?? [],
     ignored,
   };
 }
@@ -237,7 +268,7 @@ function combine<T>(
   const yours = env ?? user ?? fallback;
   if (project === undefined) return yours;
   if (narrows(project, yours)) return project;
-  if (trusted || policy.rule === "anyone") return env ?? project;
+  if ((trusted && policy.rule !== "inside") || policy.rule === "anyone") return env ?? project;
   if (JSON.stringify(project) !== JSON.stringify(yours)) {
     const mine = yours === undefined ? "unset" : shown(unwrap(yours));
     ignored.push(

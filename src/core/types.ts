@@ -85,6 +85,11 @@ export interface SeedDocument {
   system_prompt_sha256: string;
   /** A follow-up's link and carried evidence (docs/tools/bg_delegate.md, "Follow-ups"); absent for a first task. */
   follow_up?: SeedFollowUp;
+  /**
+   * The directories beyond the project the child may read (bgDelegate.readRoots, docs/configuration.md);
+   * absent: none. The guard enforces them (docs/subsystems/child-guard.md, "What a delegate may read").
+   */
+  read_roots?: string[];
 }
 
 /** Why an answer is delivered inline or as a file (docs/tools/bg_result.md, "Delivery"). */

@@ -69,6 +69,8 @@ export interface SeedInput {
   systemPrompt: string;
   /** A follow-up's link (docs/tools/bg_delegate.md, "Follow-ups"); undefined for a first task. */
   followUp?: SeedFollowUp | undefined;
+  /** The granted read roots (bgDelegate.readRoots); none when undefined or empty. */
+  readRoots?: readonly string[] | undefined;
 }
 
 /** seed.json (docs/subsystems/launch.md, "The artifact tree"): what the guard enforces, hash-bound. */
@@ -101,6 +103,7 @@ export function buildSeed(input: SeedInput): SeedDocument {
     system_prompt_sha256: sha256Hex(input.systemPrompt),
     output_schema: args.outputSchema ?? null,
     ...(input.followUp === undefined ? {} : { follow_up: input.followUp }),
+    ...(input.readRoots === undefined || input.readRoots.length === 0 ? {} : { read_roots: [...input.readRoots] }),
   };
 }
 

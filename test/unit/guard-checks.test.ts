@@ -117,6 +117,16 @@ describe("the handover and the load check", () => {
     expect(() => verifyTask(bare)).toThrow(/seed\.json limits/);
   });
 
+  it("carries the seed's granted read roots, and refuses a root that is not absolute", async () => {
+    expect(verifyTask(await task()).seed.read_roots).toBeUndefined();
+    expect(verifyTask(await task({ ...seedFor(), read_roots: ["/srv/shared"] })).seed.read_roots).toEqual([
+      "/srv/shared",
+    ]);
+    const relative = await task({ ...seedFor(), read_roots: ["shared"] });
+    expect(codeOf(() => verifyTask(relative))).toBe("seed_hash_mismatch");
+    expect(() => verifyTask(relative)).toThrow(/read_roots\[0\]: must be an absolute path/);
+  });
+
   it("a prompt file that is not UTF-8 is refused", async () => {
     const bytes = Buffer.from([0x66, 0xff, 0x66]);
     const h = await task({ ...seedFor(), child_prompt_sha256: sha256Hex(bytes) });
