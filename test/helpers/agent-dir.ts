@@ -1,7 +1,8 @@
 /**
  * A temporary pi agent dir (PI_CODING_AGENT_DIR) wired to the scripted model server.
  *
- * models.json declares provider `fake` (openai-completions, apiKey "fake-key") with three models:
+ * models.json declares provider `fake` (openai-completions, apiKey "fake-key") with three models
+ * (and, beside it, one provider per other wire protocol the server speaks: WIRE_PROVIDERS):
  *   fake-model   contextWindow 200,000
  *   big-model    contextWindow 2,000,000
  *   small-model  contextWindow 60,000 (below the 69,632 minimum: route_capacity_insufficient)
