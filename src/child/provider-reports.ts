@@ -40,21 +40,21 @@ export function cutLooksComplete(piVersion: string, message: ReportedMessage): b
 }
 
 /**
- * How each host line passes the model the provider said answered (`responseModel`):
- * "always" — set from the provider's own field whenever it sends one (chat completions' `model`);
- * "when_different" — set only when it differs from the model asked for, so its absence means the
- * provider named the asked model (Pi 1.x's anthropic-messages reads message_start's `model`).
- * Any other API and line: never passed (Responses' `model`, Google's `modelVersion`, Anthropic on
- * Pi 0.73.1), so the route attestation can only restate the model Pi asked for.
+ * Where a host line passes the model the provider said answered (`responseModel`): only when it
+ * differs from the model asked for, so on a started message its absence means the provider named
+ * the asked model (chat completions' chunk `model` on every line; message_start's `model` on Pi
+ * 1.x's anthropic-messages). Any other API and line: never passed (Responses' `model`, Google's
+ * `modelVersion`, Anthropic on Pi 0.73.1), so the route attestation can only restate the model Pi
+ * asked for.
  */
-const MODEL_REPORTS: readonly { api: string; piMajors: readonly number[]; passed: "always" | "when_different" }[] = [
-  { api: "openai-completions", piMajors: [0, 1], passed: "always" },
-  { api: "anthropic-messages", piMajors: [1], passed: "when_different" },
+const MODEL_REPORTS: readonly { api: string; piMajors: readonly number[] }[] = [
+  { api: "openai-completions", piMajors: [0, 1] },
+  { api: "anthropic-messages", piMajors: [1] },
 ];
 
 export function modelSource(piVersion: string, message: ReportedMessage): ModelSource {
   if (message.responseModel !== undefined && message.responseModel !== "") return "provider";
   const report = MODEL_REPORTS.find((r) => r.api === message.api && r.piMajors.includes(piMajor(piVersion)));
-  // Pi 1.x's Anthropic provider compares message_start's model only once a message has started.
-  return report?.passed === "when_different" && message.content.length > 0 ? "provider" : "request";
+  // The provider's model is compared only once a message has started.
+  return report !== undefined && message.content.length > 0 ? "provider" : "request";
 }

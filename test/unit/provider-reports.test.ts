@@ -41,7 +41,9 @@ describe("where an attestation's model comes from", () => {
     }
   });
 
-  it("Pi 1.x's Anthropic provider records it only when it differs: its absence on a started message is the asked model", () => {
+  it("chat completions (every Pi) and Pi 1.x's Anthropic record it only when it differs: its absence on a started message is the asked model", () => {
+    expect(modelSource("0.73.1", message({ api: "openai-completions", usage: USED }))).toBe("provider");
+    expect(modelSource("1.6.0", message({ api: "openai-completions", usage: USED }))).toBe("provider");
     expect(modelSource("1.6.0", message({ api: "anthropic-messages", usage: USED }))).toBe("provider");
     expect(modelSource("1.6.0", message({ api: "anthropic-messages", content: [], stopReason: "error" }))).toBe(
       "request",
