@@ -65,6 +65,12 @@ function wireBaseUrl(name: WireName, serverUrl: string): string {
   return serverUrl;
 }
 
+/**
+ * A priced model beside each wire provider's free one, for capped runs: $1 per million input
+ * tokens, $2 output, cache reads $0.10, cache writes $1.25 (the chat-completions PRICED_MODEL's).
+ */
+export const WIRE_PRICED_MODEL = "wire-priced-model";
+
 function wireProviders(serverUrl: string) {
   return (Object.keys(WIRE_PROVIDERS) as WireName[]).map((name) => {
     const wire = WIRE_PROVIDERS[name];
@@ -72,7 +78,16 @@ function wireProviders(serverUrl: string) {
       provider: wire.provider,
       api: wire.api,
       baseUrl: wireBaseUrl(name, serverUrl),
-      models: [{ id: wire.model, contextWindow: 200_000, maxTokens: 8192, reasoning: true }],
+      models: [
+        { id: wire.model, contextWindow: 200_000, maxTokens: 8192, reasoning: true },
+        {
+          id: WIRE_PRICED_MODEL,
+          contextWindow: 200_000,
+          maxTokens: 64_000,
+          reasoning: true,
+          cost: { input: 1, output: 2, cacheRead: 0.1, cacheWrite: 1.25 },
+        },
+      ],
     };
   });
 }

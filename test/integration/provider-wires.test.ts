@@ -9,8 +9,15 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { bgResultVia, delegateVia, isChildRequest, noticeOf } from "../helpers/drive.ts";
-import { script, useAgentDir, useModelServer, WIRE_PROVIDERS, type WireName } from "../helpers/pi-parent.ts";
-import { settledDelegate } from "../helpers/spend-route.ts";
+import {
+  script,
+  useAgentDir,
+  useModelServer,
+  WIRE_PRICED_MODEL,
+  WIRE_PROVIDERS,
+  type WireName,
+} from "../helpers/pi-parent.ts";
+import { childRequestsOf, outputLimitOf, settledDelegate } from "../helpers/spend-route.ts";
 import { thinkingSignature } from "../helpers/wire-anthropic.ts";
 
 const server = useModelServer();
@@ -161,4 +168,47 @@ describe("a follow-up resumes Anthropic's signed thinking", () => {
       },
     );
   });
+});
+
+describe("a capped run on each wire", () => {
+  const CAP = 0.05;
+  it.each(WIRES)(
+    "%s: every request carries a lowered output limit, the spend is what the provider reported, within the cap",
+    async (wire) => {
+      const marker = `CAPPED-${wire}`;
+      const usage = { prompt_tokens: 3000, completion_tokens: 40, cache_read_tokens: 1000 };
+      await settledDelegate(
+        server,
+        agent,
+        {
+          label: `capped-${wire}`,
+          child: () => undefined,
+          args: {
+            prompt: `${marker} ${script({ tool: "ls", args: {}, usage }, { text: `CAPPED ANSWER over ${wire}`, usage })}`,
+            route: { provider: WIRE_PROVIDERS[wire].provider, model: WIRE_PRICED_MODEL },
+            maxCostUsd: CAP,
+          },
+        },
+        async ({ parent, taskId, files }) => {
+          expect(files.state()).toBe("completed");
+          const requests = childRequestsOf(server, marker);
+          expect(requests).toHaveLength(2);
+          for (const request of requests) {
+            expect(request.protocol).toBe(WIRE_PROVIDERS[wire].api);
+            // Lowered from Pi's own ask (32,000 on 0.73.1, the model's 64,000 on 1.x).
+            expect(outputLimitOf(request)).toBeLessThan(32_000);
+          }
+          const spend = files.budget().spend;
+          if (spend === null) throw new Error("runtime-budget.json has no spend block");
+          expect(spend.spent_usd).toBeGreaterThan(0);
+          expect(spend.spent_usd).toBeLessThanOrEqual(CAP);
+          const charged = spend.requests.reduce((sum, r) => sum + (r.charged_usd ?? 0), 0);
+          expect(spend.spent_usd).toBeCloseTo(charged, 9);
+          const result = await bgResultVia(parent, { taskId });
+          expect(result.text).toContain(`CAPPED ANSWER over ${wire}`);
+          expect(result.text).toMatch(/^Verified answer/m);
+        },
+      );
+    },
+  );
 });
