@@ -94,7 +94,7 @@ describe("the route attestation says what it attests", () => {
           if (reportsModel(wire)) {
             expect(attestation).toMatchObject({ model_source: "provider", response_model: "provider-named-model" });
             expect(result.text).toContain(`${route} (model reported by the provider: provider-named-model);`);
-          expect(result.details?.route_model).toEqual({ source: "provider", labels: ["provider-named-model"] });
+            expect(result.details?.route_model).toEqual({ source: "provider", labels: ["provider-named-model"] });
           } else {
             expect(attestation?.model_source).toBe("request");
             expect(attestation?.response_model).toBeUndefined();
@@ -102,7 +102,7 @@ describe("the route attestation says what it attests", () => {
               `${route} (model not reported by the provider: the route attestations restate the model Pi asked for);`,
             );
             expect(result.text).not.toContain("model reported by the provider:");
-          expect(result.details?.route_model).toEqual({ source: "request", labels: [] });
+            expect(result.details?.route_model).toEqual({ source: "request", labels: [] });
           }
         },
       );
