@@ -9,9 +9,11 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { bgResultVia, delegateVia, isChildRequest, noticeOf } from "../helpers/drive.ts";
+import { fusionProject, fusionVia, MERGED_TEXT, QUESTION } from "../helpers/fusion-run-driver.ts";
 import {
   IS_EARENDIL_HOST,
   script,
+  startSdkParent,
   useAgentDir,
   useModelServer,
   WIRE_PRICED_MODEL,
@@ -219,4 +221,31 @@ describe("a capped run on each wire", () => {
       );
     },
   );
+});
+
+describe("a Fusion run across the three wires", () => {
+  it("one candidate per wire, the merge on Anthropic: the run completes and bg_result verifies the merged answer", async () => {
+    const project = await fusionProject(server, "wires-fusion");
+    const parent = await startSdkParent(project);
+    try {
+      const runId = await fusionVia(parent, {
+        name: "wires fusion",
+        prompt: QUESTION,
+        candidates: WIRES.map(routeOf),
+        merge: routeOf("anthropic"),
+      });
+      const notice = await noticeOf(parent, runId);
+      expect(notice.details).toMatchObject({ kind: "fusion", state: "completed", code: null });
+      const children = server.requests.filter(isChildRequest);
+      expect(new Set(children.map((r) => r.protocol))).toEqual(new Set(WIRES.map((w) => WIRE_PROVIDERS[w].api)));
+      const result = await bgResultVia(parent, { taskId: runId });
+      expect(result.isError).toBe(false);
+      expect(result.details).toMatchObject({ state: "completed" });
+      expect(result.text).toContain(MERGED_TEXT);
+      for (const wire of WIRES)
+        expect(result.text).toContain(`${WIRE_PROVIDERS[wire].provider}/${WIRE_PROVIDERS[wire].model}`);
+    } finally {
+      await parent.dispose();
+    }
+  });
 });
