@@ -2,8 +2,9 @@
  * Every provider wire a user has (issue 42), through a REAL pi parent and REAL children talking to
  * the scripted server over Anthropic Messages, OpenAI Responses and Google streaming: an inline
  * answer on each, a follow-up that resumes Anthropic's signed thinking, a Responses answer cut at
- * its output limit (never committed as complete), and what the route attestation says of the model
- * the provider reported, per protocol and host.
+ * its output limit (never committed as complete), what the route attestation says of the model
+ * the provider reported, per protocol and host, a capped run on each wire and a Fusion run across
+ * the three.
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
