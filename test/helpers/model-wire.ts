@@ -300,7 +300,7 @@ export function sendNonStreaming(res: ServerResponse, request: ModelRequest, rep
       function: { name: call.name, arguments: toolCallArgs(call) },
     }));
   }
-  const finish = reply.finish ?? (reply.toolCalls ? "tool_calls" : "stop");
+  const finish = stopOf(reply);
   const body: Record<string, unknown> = {
     id: nextId("chatcmpl"),
     object: "chat.completion",
@@ -322,42 +322,19 @@ export async function sendStreaming(res: ServerResponse, request: ModelRequest, 
     created: Math.floor(Date.now() / 1000),
     model: reply.model ?? request.model,
   };
-  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
-  let backlog = false;
-  const write = (chunk: Record<string, unknown>) => {
-    if (!res.write(`data: ${JSON.stringify({ ...base, ...chunk })}\n\n`)) backlog = true;
-  };
+  const out = sseWriter(res);
+  const write = (chunk: Record<string, unknown>) => out.send(`data: ${JSON.stringify({ ...base, ...chunk })}\n\n`);
   const delta = (d: Record<string, unknown>, finish: string | null = null) =>
     write({ choices: [{ index: 0, delta: d, finish_reason: finish }] });
-  // Honour back-pressure so a 4 MiB answer does not pile up in memory; stop if the client is gone.
-  const drain = async () => {
-    if (backlog && !res.destroyed) {
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          res.off("drain", done);
-          res.off("close", done);
-          resolve();
-        };
-        res.on("drain", done);
-        res.on("close", done);
-      });
-    }
-    backlog = false;
-  };
 
   delta({ role: "assistant", content: "" });
   if (reply.thinking) for (const piece of splitText(reply.thinking)) delta({ reasoning_content: piece });
-  const pieces = splitText(text);
-  for (const piece of pieces) {
-    if (res.destroyed) return;
+  for (const piece of splitText(text)) {
+    if (out.gone) return;
     delta({ content: piece });
-    if (reply.hangup) {
-      // Let the chunk reach the client, then break the stream without a finish reason.
-      await new Promise<void>((resolve) => res.write("", () => resolve()));
-      res.socket?.destroy();
-      return;
-    }
-    await drain();
+    // Let the chunk reach the client, then break the stream without a finish reason.
+    if (reply.hangup) return out.hangup();
+    await out.drain();
   }
   if (reply.hangup) {
     res.socket?.destroy();
@@ -372,7 +349,7 @@ export async function sendStreaming(res: ServerResponse, request: ModelRequest, 
     });
     delta({ tool_calls: [{ index, function: { arguments: args.slice(half) } }] });
   });
-  delta({}, reply.finish ?? (reply.toolCalls?.length ? "tool_calls" : "stop"));
+  delta({}, stopOf(reply));
   if (!reply.noUsage) write({ choices: [], usage: usageOf(request, reply, text) });
   res.end("data: [DONE]\n\n");
 }
