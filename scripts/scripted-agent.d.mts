@@ -18,6 +18,13 @@ export function writeScriptedAgentDir(
     apiKey: string;
     models: readonly ScriptedModelSpec[];
     settings?: Record<string, unknown>;
+    /** More providers at the scripted server, each with its own API (e.g. "anthropic-messages"). */
+    extraProviders?: readonly {
+      provider: string;
+      baseUrl: string;
+      api: string;
+      models: readonly ScriptedModelSpec[];
+    }[];
   },
 ): { models: Record<string, unknown>; settings: Record<string, unknown> };
 export function assistantsAfter(messages: readonly { role: string }[], index: number): number;

@@ -1,7 +1,8 @@
 /**
  * The scripted model's agent dir, written once for the offline demo (scripts/demo.mjs), the bench
  * (scripts/bench/workspace.mjs) and the tests (test/helpers/agent-dir.ts): a models.json that points
- * one provider at the scripted server on 127.0.0.1 (openai-completions), and a settings.json with
+ * one provider at the scripted server on 127.0.0.1 (openai-completions; the tests add one per other
+ * wire protocol the server speaks), and a settings.json with
  * retries off (a scripted provider failure reaches pi once, with no backoff) and a quiet start.
  * Also the turn count every scripted conversation is keyed on, so the models stay stateless.
  */
@@ -35,12 +36,25 @@ export function scriptedSettings(retry = false) {
   return { retry: { enabled: true, maxRetries, baseDelayMs: 1, provider }, quietStartup: true };
 }
 
-/** Write models.json and settings.json into `dir` (created); returns what each holds. */
-export function writeScriptedAgentDir(dir, { provider, baseUrl, apiKey, models, settings = scriptedSettings() }) {
+/**
+ * Write models.json and settings.json into `dir` (created); returns what each holds. `extraProviders`
+ * adds providers of other APIs beside `provider` (the tests' one per wire protocol).
+ */
+export function writeScriptedAgentDir(
+  dir,
+  { provider, baseUrl, apiKey, models, settings = scriptedSettings(), extraProviders = [] },
+) {
   mkdirSync(dir, { recursive: true });
-  const modelsJson = {
-    providers: { [provider]: { baseUrl, api: "openai-completions", apiKey, models: models.map(scriptedModel) } },
-  };
+  const providers = { [provider]: { baseUrl, api: "openai-completions", apiKey, models: models.map(scriptedModel) } };
+  for (const extra of extraProviders) {
+    providers[extra.provider] = {
+      baseUrl: extra.baseUrl,
+      api: extra.api,
+      apiKey,
+      models: extra.models.map(scriptedModel),
+    };
+  }
+  const modelsJson = { providers };
   writeFileSync(join(dir, "models.json"), `${JSON.stringify(modelsJson, null, 2)}\n`);
   writeFileSync(join(dir, "settings.json"), `${JSON.stringify(settings, null, 2)}\n`);
   return { models: modelsJson, settings };

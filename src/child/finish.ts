@@ -7,9 +7,9 @@
 import { join } from "node:path";
 import { packAnswer } from "../core/answer.ts";
 import { CHILD_FILE_MAX_BYTES, PROVABLE_BYTES_PER_TOKEN, TASK_FILES } from "../core/constants.ts";
-import { sessionDigest } from "../core/fs.ts";
+import { sessionDigest, writeFileAtomic } from "../core/fs.ts";
 import type { DelegateResultFile, SeedDocument } from "../core/types.ts";
-import { decideOutcome } from "./outcome.ts";
+import { answerText, decideOutcome, type FinalMessage } from "./outcome.ts";
 import { commitResult, commitTerminal, type RuntimeBudgetFile, writeRuntimeBudget } from "./records.ts";
 import { evidenceRows, type GuardState, type RunwayState, receiptsInOrder } from "./state.ts";
 import { usageRecord } from "./usage.ts";
@@ -95,6 +95,24 @@ function sessionFacts(taskDir: string, seed: SeedDocument): Pick<DelegateResultF
   };
 }
 
+/**
+ * A final answer cut at the model's output limit is kept as a partial, for a person to read (never
+ * returned as an answer): answer-partial.txt, at most the answer capture limit. Returns the words
+ * the failure adds, or "" when there was no text or the copy could not be written.
+ */
+function keepPartial(taskDir: string, last: FinalMessage | undefined, captureBytes: number): string {
+  const text = last === undefined ? "" : answerText(last);
+  if (text.trim() === "") return "";
+  const bytes = Buffer.from(text, "utf8");
+  const kept = bytes.subarray(0, Math.min(bytes.length, captureBytes));
+  try {
+    writeFileAtomic(join(taskDir, TASK_FILES.partialAnswer), kept);
+  } catch {
+    return "";
+  }
+  return `; the cut answer (${bytes.length} bytes, not verified) is kept as a partial in ${TASK_FILES.partialAnswer}`;
+}
+
 /** Write the run's one outcome file (once). */
 export function finish(state: GuardState): void {
   const { handover, seed } = state;
@@ -134,7 +152,15 @@ export function finish(state: GuardState): void {
         ...sessionFacts(taskDir, seed),
       });
     } else if (outcome.kind === "failure") {
-      commitTerminal(taskDir, { ...terminalBase(state), code: outcome.failure.code, message: outcome.failure.message });
+      const partial =
+        outcome.failure.code === "child_model_output_limit" && state.latched === undefined
+          ? keepPartial(taskDir, state.last, seed?.limits.answer_capture_bytes ?? 0)
+          : "";
+      commitTerminal(taskDir, {
+        ...terminalBase(state),
+        code: outcome.failure.code,
+        message: `${outcome.failure.message}${partial}`,
+      });
     }
   } catch (error) {
     process.stderr.write(`delegate guard: could not write the outcome: ${String(error)}\n`);

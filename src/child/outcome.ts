@@ -11,6 +11,8 @@ export interface FinalMessage {
   role: "assistant";
   content: readonly { type: string; text?: string }[];
   stopReason: string;
+  /** Set by the guard when the host called a cut response complete (src/child/provider-reports.ts). */
+  cutUnreported?: boolean;
   errorMessage?: string;
   usage: { input: number; output: number; cacheRead: number; cacheWrite: number; totalTokens: number };
 }
@@ -70,7 +72,9 @@ export function decideOutcome(input: OutcomeInput): Outcome {
       }
       return fail(
         "child_model_output_limit",
-        "the final message stopped at the model's output limit (stop reason length)",
+        last.cutUnreported
+          ? "the final message never completed: the provider reported no completion and no usage, which is how this Pi's provider shows a response stopped at its output limit (Pi recorded stop reason stop)"
+          : "the final message stopped at the model's output limit (stop reason length)",
       );
     case "stop":
       break;

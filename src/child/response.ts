@@ -4,8 +4,10 @@
  * the run", "The measured window" and "Route attestations"). Each step is a named function below.
  */
 import type { AssistantMessage } from "@mariozechner/pi-ai";
+import { VERSION } from "@mariozechner/pi-coding-agent";
 import type { SeedDocument } from "../core/types.ts";
 import type { FinalMessage } from "./outcome.ts";
+import { cutLooksComplete, modelSource } from "./provider-reports.ts";
 import { noticeTokens } from "./request-gate.ts";
 import { contentClasses, measuredGrowth, messageBytes } from "./runway.ts";
 import { afterSpendResponse } from "./spend.ts";
@@ -19,6 +21,7 @@ function attest(state: GuardState, seed: SeedDocument, message: AssistantMessage
     provider: message.provider,
     model: message.model,
     ...(message.responseModel ? { response_model: message.responseModel } : {}),
+    model_source: modelSource(VERSION, message),
     stop_reason: message.stopReason,
   });
   if (message.provider === pin.provider && message.model === pin.model) return false;
@@ -67,8 +70,12 @@ export function afterResponse(state: GuardState, seed: SeedDocument, message: As
   }
   const input = reportedInputTokens(message.usage);
   if (completed && input !== undefined) rebaseOnReport(state, seed, message, input);
+  // A response the host calls complete although the provider never completed it is a cut one
+  // (docs/subsystems/child-guard.md, "What each provider reports").
+  const cut = cutLooksComplete(VERSION, message);
   state.last = {
     ...(message as unknown as FinalMessage),
+    ...(cut ? { stopReason: "length", cutUnreported: true } : {}),
     toolCallIds: message.content.flatMap((block) => (block.type === "toolCall" ? [block.id] : [])),
   };
   return stop;

@@ -202,6 +202,8 @@ export const TASK_FILES = {
   answer: "answer.txt",
   /** A structured answer that still did not conform after the repair turn, kept raw (child_output_invalid). */
   invalidAnswer: "answer-invalid.txt",
+  /** A final answer cut at the model's output limit, kept as a partial (child_model_output_limit). */
+  partialAnswer: "answer-partial.txt",
 } as const;
 
 /** Roots under the project cwd. */

@@ -245,7 +245,10 @@ export const FAILURE_WHEN = {
     when: "The child's last model call ended in a provider error after pi's own retries.",
   },
   aggregate_tool_output_cap: { stages: ["run"], when: "The child's tools produced 64 MiB of raw output in total." },
-  child_model_output_limit: { stages: ["run"], when: "The final model message stopped because of its length limit." },
+  child_model_output_limit: {
+    stages: ["run"],
+    when: "The final model message stopped because of its length limit, or (Pi 0.73.1's openai-responses provider) ended with content but without the provider's completion and usage; the cut text is kept as answer-partial.txt.",
+  },
   child_capture_limit: {
     stages: ["run"],
     when: "The answer is larger than 4 MiB; nothing of it is committed.",

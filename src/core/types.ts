@@ -95,10 +95,20 @@ export interface SeedDocument {
 /** Why an answer is delivered inline or as a file (docs/tools/bg_result.md, "Delivery"). */
 export type DeliveryReason = "default_inline" | "requested_inline" | "requested_artifact" | "over_inline_cap";
 
+/**
+ * Where a route attestation's model comes from (docs/subsystems/child-guard.md, "What each provider
+ * reports"): "provider" when the provider's own report of the model reached Pi's message,
+ * "request" when the host passes none and the attestation restates the model Pi asked for.
+ */
+export const MODEL_SOURCES = ["provider", "request"] as const;
+export type ModelSource = (typeof MODEL_SOURCES)[number];
+
 export interface RouteAttestation {
   provider: string;
   model: string;
   response_model?: string;
+  /** Absent in results written before it was recorded. */
+  model_source?: ModelSource;
   stop_reason: string;
 }
 

@@ -49,11 +49,13 @@ function terminalFailure(taskDir: string, manifest: DelegateManifest, progress: 
   const t = manifest.terminal;
   return new DelegateError(t?.code ?? "child_exited_without_commit", t?.message ?? "the task ended without an answer", {
     childProcessCreated: manifest.child !== null,
-    // answer-invalid.txt exists only when a structured answer failed (child_output_invalid).
+    // answer-invalid.txt exists only when a structured answer failed (child_output_invalid),
+    // answer-partial.txt only when the final answer was cut at its output limit (child_model_output_limit).
     artifacts: [
       join(taskDir, TASK_FILES.terminal),
       join(taskDir, TASK_FILES.manifest),
       join(taskDir, TASK_FILES.invalidAnswer),
+      join(taskDir, TASK_FILES.partialAnswer),
     ],
     outputPath: join(taskDir, TASK_FILES.output),
     spent: taskSpend(manifest, progress),

@@ -14,7 +14,7 @@ import {
   TASK_FILES,
 } from "../core/constants.ts";
 import { DelegateError, isFailureCode } from "../core/errors.ts";
-import type { ChildTerminalFile, DelegateResultFile } from "../core/types.ts";
+import { type ChildTerminalFile, type DelegateResultFile, MODEL_SOURCES } from "../core/types.ts";
 import {
   amount,
   anyString,
@@ -157,9 +157,16 @@ const resultFile = shape(
     seed_sha256: sha256,
     route,
     route_attestations: arrayOf(
-      shape({ provider: anyString, model: anyString, response_model: anyString, stop_reason: anyString }, [
-        "response_model",
-      ]),
+      shape(
+        {
+          provider: anyString,
+          model: anyString,
+          response_model: anyString,
+          model_source: (v, at) => oneOf(v, at, MODEL_SOURCES),
+          stop_reason: anyString,
+        },
+        ["response_model", "model_source"],
+      ),
     ),
     // encoding is only typed here: a wrong value is step 5's child_result_encoding_invalid.
     answer: shape({

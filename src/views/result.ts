@@ -9,6 +9,7 @@ import type {
   DelegateResultFile,
   EvidenceCheck,
   EvidenceRow,
+  RouteAttestation,
   UsageRecord,
 } from "../core/types.ts";
 import { formatCost, formatDuration, plural, secondsBetween } from "../core/units.ts";
@@ -75,6 +76,45 @@ export interface CompletedView {
   overbilled: string | null;
   /** A follow-up's link as checked at this call (docs/tools/bg_result.md, "Follow-ups"); null for a first task. */
   follow_up: FollowUpView | null;
+  /** What the route attestations attest of the model (routeModel). */
+  route_model: RouteModel;
+}
+
+/**
+ * Where the attested model comes from (docs/tools/bg_result.md, "Delivery"): "provider" when every
+ * attestation carries the provider's own report (`labels`: the distinct models it named other
+ * than the pinned id); "request" when at least one restates only the model Pi asked for, because the
+ * host passes no report for that provider API; "unrecorded" for a result written before
+ * attestations said so.
+ */
+export interface RouteModel {
+  source: "provider" | "request" | "unrecorded";
+  labels: string[];
+}
+
+export function routeModel(attestations: readonly RouteAttestation[]): RouteModel {
+  const labels = [
+    ...new Set(
+      attestations.flatMap((a) =>
+        a.response_model === undefined || a.response_model === a.model ? [] : a.response_model,
+      ),
+    ),
+  ];
+  if (attestations.some((a) => a.model_source === "request")) return { source: "request", labels };
+  if (attestations.some((a) => a.model_source === undefined)) return { source: "unrecorded", labels };
+  return { source: "provider", labels };
+}
+
+function routeModelText(route: RouteModel): string {
+  if (route.source === "request") {
+    return " (model not reported by the provider: the route attestations restate the model Pi asked for)";
+  }
+  if (route.source === "provider") {
+    return route.labels.length === 0
+      ? " (model reported by the provider)"
+      : ` (model reported by the provider: ${route.labels.join(", ")})`;
+  }
+  return "";
 }
 
 /** A follow-up's place in its chain and the state of its link to the previous task. */
@@ -158,6 +198,7 @@ export function completedView(
     delivery,
     artifact_dir: taskDir,
     route: result.route,
+    route_model: routeModel(result.route_attestations),
     answer: {
       byte_length: result.answer.byte_length,
       sha256: result.answer.sha256,
@@ -271,7 +312,7 @@ export const FORCED_BY: Record<FinalizedBy, string> = {
 export function completedHeader(view: CompletedView): string {
   const lines = [
     `Verified answer of ${view.task_id} (${view.name}): ${view.answer.byte_length} bytes, sha256 ${view.answer.sha256}.`,
-    `Route ${view.route.provider}/${view.route.model}; ${view.turns} turns, ${view.tool_calls} tool calls; ${usageText(view.usage, view.max_cost_usd)}; ${plural(view.evidence.length, "evidence row")} (inspect calls seen).`,
+    `Route ${view.route.provider}/${view.route.model}${routeModelText(view.route_model)}; ${view.turns} turns, ${view.tool_calls} tool calls; ${usageText(view.usage, view.max_cost_usd)}; ${plural(view.evidence.length, "evidence row")} (inspect calls seen).`,
     ...(view.follow_up === null ? [] : [followUpLine(view.follow_up)]),
     ...evidenceLines(view.evidence_check),
   ];

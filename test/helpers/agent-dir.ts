@@ -1,7 +1,8 @@
 /**
  * A temporary pi agent dir (PI_CODING_AGENT_DIR) wired to the scripted model server.
  *
- * models.json declares provider `fake` (openai-completions, apiKey "fake-key") with three models:
+ * models.json declares provider `fake` (openai-completions, apiKey "fake-key") with three models
+ * (and, beside it, one provider per other wire protocol the server speaks: WIRE_PROVIDERS):
  *   fake-model   contextWindow 200,000
  *   big-model    contextWindow 2,000,000
  *   small-model  contextWindow 60,000 (below the 69,632 minimum: route_capacity_insufficient)
@@ -44,6 +45,53 @@ export const DEFAULT_FAKE_MODELS: readonly FakeModelSpec[] = [
   { id: FAKE_MODELS.small, contextWindow: 60_000, maxTokens: 8192 },
 ];
 
+/**
+ * One provider per other wire protocol the scripted server speaks (test/helpers/README.md, "Wire
+ * protocols"), each with one reasoning model; `fake` stays the chat-completions default.
+ */
+export const WIRE_PROVIDERS = {
+  anthropic: { provider: "fake-anthropic", api: "anthropic-messages", model: "fake-claude-model" },
+  responses: { provider: "fake-responses", api: "openai-responses", model: "fake-gpt-model" },
+  google: { provider: "fake-google", api: "google-generative-ai", model: "fake-gemini-model" },
+} as const;
+
+export type WireName = keyof typeof WIRE_PROVIDERS;
+
+/** The base URL each wire's SDK is given: Anthropic's adds /v1 itself, Google's takes the version in it. */
+function wireBaseUrl(name: WireName, serverUrl: string): string {
+  const origin = serverUrl.replace(/\/v1$/, "");
+  if (name === "anthropic") return origin;
+  if (name === "google") return `${origin}/v1beta`;
+  return serverUrl;
+}
+
+/**
+ * A priced model beside each wire provider's free one, for capped runs: $1 per million input
+ * tokens, $2 output, cache reads $0.10, cache writes $1.25 (the chat-completions PRICED_MODEL's).
+ */
+export const WIRE_PRICED_MODEL = "wire-priced-model";
+
+function wireProviders(serverUrl: string) {
+  return (Object.keys(WIRE_PROVIDERS) as WireName[]).map((name) => {
+    const wire = WIRE_PROVIDERS[name];
+    return {
+      provider: wire.provider,
+      api: wire.api,
+      baseUrl: wireBaseUrl(name, serverUrl),
+      models: [
+        { id: wire.model, contextWindow: 200_000, maxTokens: 8192, reasoning: true },
+        {
+          id: WIRE_PRICED_MODEL,
+          contextWindow: 200_000,
+          maxTokens: 64_000,
+          reasoning: true,
+          cost: { input: 1, output: 2, cacheRead: 0.1, cacheWrite: 1.25 },
+        },
+      ],
+    };
+  });
+}
+
 export interface AgentDirOptions {
   /** Base URL of the model server (ModelServer.url). */
   serverUrl: string;
@@ -78,6 +126,7 @@ export async function createAgentDir(options: AgentDirOptions): Promise<AgentDir
     apiKey: FAKE_API_KEY,
     models: options.models ?? DEFAULT_FAKE_MODELS,
     settings: { ...scriptedSettings(options.retry), ...options.settings },
+    extraProviders: wireProviders(options.serverUrl),
   });
   const agentDir: AgentDir = {
     dir,

@@ -17,13 +17,14 @@
  *   {"text": "... {{lastToolResult}} ..."}      an answer; {{lastToolResult}} is the latest tool result text
  *   {"error": 503, "message": "..."}            an HTTP provider error
  * and on any step: "model" (reported model differs), "finish" (e.g. "length"), "noUsage": true, "outputTokens",
+ * "usage" (token classes, FakeReply.usage),
  * "delayMs", "repeat" (repeat the text N times), "thinking" (reasoning text), "hangup": true,
  * "failFirst": N with "failStatus" (or "error"; default 503): the first N requests that reach this step of this
  * script fail with that status, later ones get the step (for pi's auto-retry; counted per server,
  * keyed by the script text, the step index and an optional "key").
  */
 import { assistantsAfter } from "../../scripts/scripted-agent.mjs";
-import type { FakeReply, ModelRequest, NormalizedMessage } from "./model-wire.ts";
+import type { FakeReply, ModelRequest, NormalizedMessage, ReplyUsage } from "./model-wire.ts";
 
 export const SCRIPT_MARKER = "FAKE_SCRIPT:";
 
@@ -40,6 +41,8 @@ export interface ScriptStep {
   noUsage?: boolean;
   /** completion_tokens reported in the usage (default: about a quarter of the text's length). */
   outputTokens?: number;
+  /** Reported token classes (cache reads, writes per TTL, reasoning), as FakeReply.usage. */
+  usage?: ReplyUsage;
   delayMs?: number;
   repeat?: number;
   thinking?: string;
@@ -166,7 +169,8 @@ export function stepReply(position: ScriptPosition, request: ModelRequest, failu
   if (step.model !== undefined) reply.model = step.model;
   if (step.finish !== undefined) reply.finish = step.finish;
   if (step.noUsage) reply.noUsage = true;
-  if (step.outputTokens !== undefined) reply.usage = { completion_tokens: step.outputTokens };
+  if (step.usage !== undefined) reply.usage = { ...step.usage };
+  if (step.outputTokens !== undefined) reply.usage = { ...reply.usage, completion_tokens: step.outputTokens };
   if (step.delayMs !== undefined) reply.delayMs = step.delayMs;
   if (step.repeat !== undefined) reply.repeat = step.repeat;
   if (step.thinking !== undefined) reply.thinking = step.thinking;

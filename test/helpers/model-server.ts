@@ -1,5 +1,7 @@
 /**
- * A scripted OpenAI-compatible model server on 127.0.0.1 (random port) for real-pi tests.
+ * A scripted model server on 127.0.0.1 (random port) for real-pi tests. It speaks OpenAI chat
+ * completions, Anthropic Messages, OpenAI Responses and Google streaming, the wire picked by the
+ * request's path (wire-protocols.ts); scripts and handlers are the same on every wire.
  * It serves a parent pi and any number of concurrent child pi processes at once.
  *
  * Who answers a request, first match wins:
@@ -16,17 +18,18 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { locateScript, stepReply } from "./model-script.ts";
-import {
-  type FakeReply,
-  type ModelRequest,
-  normalizeRequest,
-  sendError,
-  sendNonStreaming,
-  sendStreaming,
-} from "./model-wire.ts";
+import { type FakeReply, type ModelRequest, sendError } from "./model-wire.ts";
+import { wireFor } from "./wire-protocols.ts";
 
 export { SCRIPT_MARKER, type ScriptStep, script } from "./model-script.ts";
-export type { FakeReply, ModelRequest, NormalizedMessage, ToolSchema } from "./model-wire.ts";
+export type {
+  FakeReply,
+  ModelRequest,
+  NormalizedMessage,
+  ReplyUsage,
+  ToolSchema,
+  WireProtocol,
+} from "./model-wire.ts";
 
 /** Decide the reply for a request, or return undefined to fall through to the default echo. */
 export type ModelHandler = (request: ModelRequest) => FakeReply | undefined | Promise<FakeReply | undefined>;
@@ -40,6 +43,8 @@ export interface RecordedRequest extends ModelRequest {
 export interface ModelServer {
   /** Base URL for models.json, e.g. http://127.0.0.1:40123/v1 */
   readonly url: string;
+  /** The server's origin, e.g. http://127.0.0.1:40123 (Anthropic's base URL: its SDK adds /v1). */
+  readonly origin: string;
   readonly port: number;
   /** Every request received, in arrival order (recorded before it is answered). */
   readonly requests: RecordedRequest[];
@@ -129,7 +134,8 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
       res.end(JSON.stringify({ object: "list", data: [{ id: "fake-model", object: "model" }] }));
       return;
     }
-    if (req.method !== "POST" || !url.pathname.endsWith("/chat/completions")) {
+    const wire = wireFor(url.pathname);
+    if (req.method !== "POST" || wire === undefined) {
       res.writeHead(404).end();
       return;
     }
@@ -138,10 +144,10 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
       body = JSON.parse(raw) as Record<string, unknown>;
     } catch (error) {
       errors.push(new Error(`request body is not JSON: ${String(error)}`));
-      sendError(res, 400, "request body is not JSON");
+      wire.error(res, 400, "request body is not JSON");
       return;
     }
-    const request: RecordedRequest = normalizeRequest(body, requests.length, url.pathname, req.headers);
+    const request: RecordedRequest = wire.normalize(body, requests.length, url.pathname, req.headers);
     requests.push(request);
     waiters = waiters.filter((w) => {
       if (!w.predicate(request)) return true;
@@ -165,11 +171,10 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
       if (gone.signal.aborted) return;
     }
     if (reply.error !== undefined) {
-      sendError(res, reply.error, reply.message);
+      wire.error(res, reply.error, reply.message);
       return;
     }
-    if (request.stream) await sendStreaming(res, request, reply);
-    else sendNonStreaming(res, request, reply);
+    await wire.send(res, request, reply);
   }
 
   const server = createServer((req, res) => {
@@ -195,6 +200,7 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
 
   return {
     url: `http://127.0.0.1:${port}/v1`,
+    origin: `http://127.0.0.1:${port}`,
     port,
     requests,
     errors,

@@ -6,6 +6,9 @@
  */
 import type { IncomingHttpHeaders, ServerResponse } from "node:http";
 
+/** The wire protocols the scripted server speaks, one per provider API of Pi. */
+export type WireProtocol = "openai-completions" | "anthropic-messages" | "openai-responses" | "google-generative-ai";
+
 /** One message of a request, flattened to what tests assert on. */
 export interface NormalizedMessage {
   /** "developer" is folded into "system". */
@@ -18,6 +21,8 @@ export interface NormalizedMessage {
   toolCallId?: string;
   /** Image parts in the message (user images are markers elsewhere; here only counted). */
   images?: number;
+  /** Assistant thinking sent back (Anthropic thinking, Responses reasoning, Google thought parts), with its signature. */
+  thinking?: { text: string; signature?: string }[];
 }
 
 export interface ToolSchema {
@@ -31,6 +36,8 @@ export interface ModelRequest {
   /** 0-based arrival order on this server. */
   seq: number;
   path: string;
+  /** The wire protocol the request came in on (picked by its path; test/helpers/README.md). */
+  protocol: WireProtocol;
   /** The model id the client asked for. */
   model: string;
   stream: boolean;
@@ -66,17 +73,33 @@ export interface FakeReply {
   /** Send no usage at all (pi then reports all-zero usage). */
   noUsage?: boolean;
   /**
-   * Reported usage instead of the plausible default; `cache_write_tokens` is reported as OpenRouter
-   * does (prompt_tokens_details.cache_write_tokens, counted inside prompt_tokens).
+   * Reported usage instead of the plausible default, protocol-neutral: `prompt_tokens` is every
+   * input token, the cache classes counted inside it. Chat completions reports `cache_write_tokens`
+   * as OpenRouter does (prompt_tokens_details.cache_write_tokens); the other wires report each class
+   * the way their provider does (test/helpers/README.md, "Wire protocols").
    */
-  usage?: { prompt_tokens?: number; completion_tokens?: number; cache_write_tokens?: number };
+  usage?: ReplyUsage;
   /** Wait this long before answering. */
   delayMs?: number;
   /** Close the connection after the first text chunk (a broken stream). */
   hangup?: boolean;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
+/** Token classes of a reply's usage (see FakeReply.usage). */
+export interface ReplyUsage {
+  prompt_tokens?: number;
+  completion_tokens?: number;
+  /** Input tokens read from the provider's cache. */
+  cache_read_tokens?: number;
+  /** Input tokens written to the cache (five-minute TTL on Anthropic). */
+  cache_write_tokens?: number;
+  /** Input tokens written with Anthropic's one-hour TTL. */
+  cache_write_1h_tokens?: number;
+  /** Output tokens spent thinking, counted inside completion_tokens. */
+  reasoning_tokens?: number;
+}
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
@@ -93,7 +116,7 @@ function partsText(content: unknown): { text: string; images: number } {
   return { text, images };
 }
 
-function parseJson(text: string): unknown {
+export function parseJson(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
@@ -132,6 +155,7 @@ export function normalizeRequest(
   return {
     seq,
     path,
+    protocol: "openai-completions",
     model: String(body.model ?? ""),
     stream: body.stream === true,
     systemPrompt: messages
@@ -147,7 +171,7 @@ export function normalizeRequest(
 }
 
 let idCounter = 0;
-function nextId(prefix: string): string {
+export function nextId(prefix: string): string {
   idCounter++;
   return `${prefix}_${process.pid.toString(36)}_${idCounter}`;
 }
@@ -167,7 +191,7 @@ export function splitText(text: string): string[] {
   return pieces;
 }
 
-function replyText(reply: FakeReply): string {
+export function replyText(reply: FakeReply): string {
   const text = reply.text ?? "";
   return reply.repeat !== undefined && reply.repeat > 1 ? text.repeat(reply.repeat) : text;
 }
@@ -175,6 +199,67 @@ function replyText(reply: FakeReply): string {
 /** The input tokens the server reports for a request by default: about 4 bytes of its JSON body per token. */
 export function plausiblePromptTokens(request: ModelRequest): number {
   return Math.max(1, Math.ceil(JSON.stringify(request.raw).length / 4));
+}
+
+/** Every token class of a reply, the defaults filled in (prompt about 4 bytes of the body per token). */
+export function usageClasses(request: ModelRequest, reply: FakeReply, text: string) {
+  const u = reply.usage ?? {};
+  const prompt = u.prompt_tokens ?? plausiblePromptTokens(request);
+  const output = u.completion_tokens ?? Math.max(1, Math.ceil((text.length + (reply.thinking?.length ?? 0)) / 4));
+  const cacheRead = u.cache_read_tokens ?? 0;
+  const cacheWrite5m = u.cache_write_tokens ?? 0;
+  const cacheWrite1h = u.cache_write_1h_tokens ?? 0;
+  return {
+    prompt,
+    output,
+    cacheRead,
+    cacheWrite5m,
+    cacheWrite1h,
+    /** Input tokens neither read from nor written to a cache. */
+    uncached: Math.max(0, prompt - cacheRead - cacheWrite5m - cacheWrite1h),
+    reasoning: u.reasoning_tokens ?? 0,
+  };
+}
+
+/** The stop a reply ends with, protocol-neutral: "length" (cut at the output limit), "tool_calls" or "stop". */
+export function stopOf(reply: FakeReply): string {
+  return reply.finish ?? (reply.toolCalls?.length ? "tool_calls" : "stop");
+}
+
+/**
+ * An SSE writer that honours back-pressure (a 4 MiB answer does not pile up in memory) and knows
+ * when the client has gone. `send` writes one frame; `drain` waits for the socket.
+ */
+export function sseWriter(res: ServerResponse) {
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
+  let backlog = false;
+  return {
+    send(frame: string): void {
+      if (!res.write(frame)) backlog = true;
+    },
+    get gone(): boolean {
+      return res.destroyed;
+    },
+    async drain(): Promise<void> {
+      if (backlog && !res.destroyed) {
+        await new Promise<void>((resolve) => {
+          const done = () => {
+            res.off("drain", done);
+            res.off("close", done);
+            resolve();
+          };
+          res.on("drain", done);
+          res.on("close", done);
+        });
+      }
+      backlog = false;
+    },
+    /** Let what was written reach the client, then break the connection (a broken stream). */
+    async hangup(): Promise<void> {
+      await new Promise<void>((resolve) => res.write("", () => resolve()));
+      res.socket?.destroy();
+    },
+  };
 }
 
 function usageOf(request: ModelRequest, reply: FakeReply, text: string) {
@@ -190,7 +275,7 @@ function usageOf(request: ModelRequest, reply: FakeReply, text: string) {
   };
 }
 
-function toolCallArgs(call: NonNullable<FakeReply["toolCalls"]>[number]): string {
+export function toolCallArgs(call: NonNullable<FakeReply["toolCalls"]>[number]): string {
   return call.rawArgs ?? JSON.stringify(call.args ?? {});
 }
 
@@ -215,7 +300,7 @@ export function sendNonStreaming(res: ServerResponse, request: ModelRequest, rep
       function: { name: call.name, arguments: toolCallArgs(call) },
     }));
   }
-  const finish = reply.finish ?? (reply.toolCalls ? "tool_calls" : "stop");
+  const finish = stopOf(reply);
   const body: Record<string, unknown> = {
     id: nextId("chatcmpl"),
     object: "chat.completion",
@@ -237,42 +322,19 @@ export async function sendStreaming(res: ServerResponse, request: ModelRequest, 
     created: Math.floor(Date.now() / 1000),
     model: reply.model ?? request.model,
   };
-  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
-  let backlog = false;
-  const write = (chunk: Record<string, unknown>) => {
-    if (!res.write(`data: ${JSON.stringify({ ...base, ...chunk })}\n\n`)) backlog = true;
-  };
+  const out = sseWriter(res);
+  const write = (chunk: Record<string, unknown>) => out.send(`data: ${JSON.stringify({ ...base, ...chunk })}\n\n`);
   const delta = (d: Record<string, unknown>, finish: string | null = null) =>
     write({ choices: [{ index: 0, delta: d, finish_reason: finish }] });
-  // Honour back-pressure so a 4 MiB answer does not pile up in memory; stop if the client is gone.
-  const drain = async () => {
-    if (backlog && !res.destroyed) {
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          res.off("drain", done);
-          res.off("close", done);
-          resolve();
-        };
-        res.on("drain", done);
-        res.on("close", done);
-      });
-    }
-    backlog = false;
-  };
 
   delta({ role: "assistant", content: "" });
   if (reply.thinking) for (const piece of splitText(reply.thinking)) delta({ reasoning_content: piece });
-  const pieces = splitText(text);
-  for (const piece of pieces) {
-    if (res.destroyed) return;
+  for (const piece of splitText(text)) {
+    if (out.gone) return;
     delta({ content: piece });
-    if (reply.hangup) {
-      // Let the chunk reach the client, then break the stream without a finish reason.
-      await new Promise<void>((resolve) => res.write("", () => resolve()));
-      res.socket?.destroy();
-      return;
-    }
-    await drain();
+    // Let the chunk reach the client, then break the stream without a finish reason.
+    if (reply.hangup) return out.hangup();
+    await out.drain();
   }
   if (reply.hangup) {
     res.socket?.destroy();
@@ -287,7 +349,7 @@ export async function sendStreaming(res: ServerResponse, request: ModelRequest, 
     });
     delta({ tool_calls: [{ index, function: { arguments: args.slice(half) } }] });
   });
-  delta({}, reply.finish ?? (reply.toolCalls?.length ? "tool_calls" : "stop"));
+  delta({}, stopOf(reply));
   if (!reply.noUsage) write({ choices: [], usage: usageOf(request, reply, text) });
   res.end("data: [DONE]\n\n");
 }

@@ -62,9 +62,11 @@ export function noticed(request: ModelRequest): boolean {
   return request.messages.some((m) => m.role === "user" && m.text.startsWith("[delegate finalization]"));
 }
 
-/** The output limit the request asked for. */
+/** The output limit the request asked for, where its wire puts it. */
 export function outputLimitOf(request: ModelRequest): number {
-  return Number(request.raw.max_completion_tokens ?? request.raw.max_tokens);
+  const raw = request.raw;
+  const google = raw.generationConfig as { maxOutputTokens?: unknown } | undefined;
+  return Number(raw.max_completion_tokens ?? raw.max_tokens ?? raw.max_output_tokens ?? google?.maxOutputTokens);
 }
 
 /** The child requests whose directive (the first user message) carries `marker`, in order. */

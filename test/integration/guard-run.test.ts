@@ -106,9 +106,16 @@ describe("a successful child run", () => {
       spilled_artifacts: [],
     });
     expect(result?.route_attestations).toEqual([
-      { provider: "fake", model: "fake-model", stop_reason: "toolUse" },
+      // Chat completions passes the provider's model when it differs: its absence is the asked model.
+      { provider: "fake", model: "fake-model", model_source: "provider", stop_reason: "toolUse" },
       // The provider-reported model is recorded, never a mismatch.
-      { provider: "fake", model: "fake-model", response_model: "fake-model-2026-01-01", stop_reason: "stop" },
+      {
+        provider: "fake",
+        model: "fake-model",
+        response_model: "fake-model-2026-01-01",
+        model_source: "provider",
+        stop_reason: "stop",
+      },
     ]);
   });
 

@@ -61,6 +61,16 @@ describe("the outcome of a finished run", () => {
     );
   });
 
+  it("a cut the host called complete ends as a length stop, its message naming the missing completion", () => {
+    const outcome = decide(message({ stopReason: "length", cutUnreported: true }));
+    expect(outcome.kind === "failure" && outcome.failure).toEqual({
+      code: "child_model_output_limit",
+      message: expect.stringContaining("the provider reported no completion and no usage"),
+    });
+    const plain = decide(message({ stopReason: "length" }));
+    expect(plain.kind === "failure" && plain.failure.message).toContain("(stop reason length)");
+  });
+
   it("the capture limit counts UTF-8 bytes and commits no prefix", () => {
     expect(code(decide(message({ content: [{ type: "text", text: "x".repeat(100) }] })))).toBe("answer");
     expect(code(decide(message({ content: [{ type: "text", text: "é".repeat(51) }] })))).toBe("child_capture_limit");

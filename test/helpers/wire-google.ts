@@ -1,0 +1,176 @@
+/**
+ * The Google Generative AI wire format for the scripted model server
+ * (POST .../models/<model>:streamGenerateContent?alt=sse): a request's `contents` become the
+ * protocol-neutral ModelRequest (functionResponse parts are tool messages, thought parts thinking);
+ * a reply is streamed as Gemini streams it — chunks of candidates whose parts carry thought text
+ * (thought: true, with a thoughtSignature), text and whole functionCall parts, the last chunk with
+ * finishReason STOP or MAX_TOKENS, every chunk with usageMetadata (promptTokenCount,
+ * cachedContentTokenCount, candidatesTokenCount, thoughtsTokenCount) and modelVersion.
+ */
+import type { IncomingHttpHeaders, ServerResponse } from "node:http";
+import {
+  type FakeReply,
+  isRecord,
+  type ModelRequest,
+  type NormalizedMessage,
+  nextId,
+  replyText,
+  splitText,
+  sseWriter,
+  stopOf,
+  type ToolSchema,
+  usageClasses,
+} from "./model-wire.ts";
+import { thinkingSignature } from "./wire-anthropic.ts";
+
+/** The model a Gemini request names in its path (`models/<model>:streamGenerateContent`). */
+function modelOfPath(path: string): string {
+  const match = /\/models\/([^/:]+):/.exec(path);
+  return match?.[1] === undefined ? "" : decodeURIComponent(match[1]);
+}
+
+function partsOf(content: unknown): Record<string, unknown>[] {
+  return isRecord(content) && Array.isArray(content.parts) ? content.parts.filter(isRecord) : [];
+}
+
+function plainText(parts: Record<string, unknown>[]): string {
+  return parts.map((p) => (typeof p.text === "string" && p.thought !== true ? p.text : "")).join("");
+}
+
+function normalizeContent(content: Record<string, unknown>): NormalizedMessage[] {
+  const parts = partsOf(content);
+  if (content.role === "model") {
+    const message: NormalizedMessage = { role: "assistant", text: plainText(parts) };
+    const thinking = parts
+      .filter((p) => p.thought === true)
+      .map((p) => ({
+        text: String(p.text ?? ""),
+        signature: typeof p.thoughtSignature === "string" ? p.thoughtSignature : undefined,
+      }));
+    if (thinking.length > 0) message.thinking = thinking;
+    const calls = parts.flatMap((p) => (isRecord(p.functionCall) ? [p.functionCall] : []));
+    if (calls.length > 0) {
+      message.toolCalls = calls.map((call) => ({
+        id: String(call.id ?? ""),
+        name: String(call.name ?? ""),
+        arguments: JSON.stringify(call.args ?? {}),
+        args: call.args ?? {},
+      }));
+    }
+    return [message];
+  }
+  const out: NormalizedMessage[] = parts.flatMap((p) => {
+    if (!isRecord(p.functionResponse)) return [];
+    const response = isRecord(p.functionResponse.response) ? p.functionResponse.response : {};
+    const text = response.output ?? response.error ?? "";
+    return [{ role: "tool" as const, text: String(text), toolCallId: String(p.functionResponse.id ?? "") }];
+  });
+  const rest = parts.filter((p) => !isRecord(p.functionResponse));
+  if (rest.length > 0) {
+    const message: NormalizedMessage = { role: "user", text: plainText(rest) };
+    const images = rest.filter((p) => isRecord(p.inlineData)).length;
+    if (images > 0) message.images = images;
+    out.push(message);
+  }
+  return out;
+}
+
+export function normalizeGoogle(
+  body: Record<string, unknown>,
+  seq: number,
+  path: string,
+  headers: IncomingHttpHeaders,
+): ModelRequest {
+  const systemPrompt = plainText(partsOf(body.systemInstruction));
+  const messages: NormalizedMessage[] = systemPrompt === "" ? [] : [{ role: "system", text: systemPrompt }];
+  for (const content of Array.isArray(body.contents) ? body.contents.filter(isRecord) : []) {
+    messages.push(...normalizeContent(content));
+  }
+  const declarations = (Array.isArray(body.tools) ? body.tools : [])
+    .filter(isRecord)
+    .flatMap((tool) => (Array.isArray(tool.functionDeclarations) ? tool.functionDeclarations.filter(isRecord) : []));
+  const toolSchemas: ToolSchema[] = declarations.map((d) => ({
+    name: String(d.name ?? ""),
+    description: String(d.description ?? ""),
+    parameters: d.parametersJsonSchema ?? d.parameters,
+  }));
+  return {
+    seq,
+    path,
+    protocol: "google-generative-ai",
+    model: modelOfPath(path),
+    stream: path.endsWith(":streamGenerateContent"),
+    systemPrompt,
+    messages,
+    tools: toolSchemas.map((t) => t.name),
+    toolSchemas,
+    headers,
+    raw: body,
+  };
+}
+
+/** A Google error body. */
+export function sendGoogleError(res: ServerResponse, status: number, message: string | undefined): void {
+  res.writeHead(status, { "content-type": "application/json" });
+  res.end(
+    JSON.stringify({
+      error: { code: status, message: message ?? `fake provider error ${status}`, status: "UNAVAILABLE" },
+    }),
+  );
+}
+
+const FINISH_REASONS: Readonly<Record<string, string>> = { stop: "STOP", tool_calls: "STOP", length: "MAX_TOKENS" };
+
+export async function streamGoogle(res: ServerResponse, request: ModelRequest, reply: FakeReply): Promise<void> {
+  const text = replyText(reply);
+  const u = usageClasses(request, reply, text);
+  const out = sseWriter(res);
+  const responseId = nextId("gresp");
+  const modelVersion = reply.model ?? request.model;
+  const thoughts = reply.thinking ? Math.max(1, Math.ceil(reply.thinking.length / 4)) : 0;
+  const usageMetadata = {
+    promptTokenCount: u.prompt,
+    ...(u.cacheRead > 0 ? { cachedContentTokenCount: u.cacheRead } : {}),
+    candidatesTokenCount: Math.max(0, u.output - thoughts),
+    ...(thoughts > 0 ? { thoughtsTokenCount: thoughts } : {}),
+    totalTokenCount: u.prompt + u.output,
+  };
+  const chunk = (parts: Record<string, unknown>[], finishReason?: string) =>
+    out.send(
+      `data: ${JSON.stringify({
+        candidates: [{ content: { role: "model", parts }, index: 0, ...(finishReason ? { finishReason } : {}) }],
+        ...(reply.noUsage ? {} : { usageMetadata }),
+        modelVersion,
+        responseId,
+      })}\r\n\r\n`,
+    );
+  if (reply.thinking) {
+    const pieces = splitText(reply.thinking);
+    pieces.forEach((piece, i) => {
+      chunk([
+        {
+          text: piece,
+          thought: true,
+          ...(i === 0 ? { thoughtSignature: thinkingSignature(reply.thinking ?? "") } : {}),
+        },
+      ]);
+    });
+  }
+  for (const piece of splitText(text)) {
+    if (out.gone) return;
+    chunk([{ text: piece }]);
+    if (reply.hangup) return out.hangup();
+    await out.drain();
+  }
+  if (reply.hangup) return out.hangup();
+  const calls = (reply.toolCalls ?? []).map((call) => ({
+    functionCall: {
+      name: call.name,
+      args: call.rawArgs === undefined ? (call.args ?? {}) : JSON.parse(call.rawArgs),
+      ...(call.id === undefined ? {} : { id: call.id }),
+    },
+  }));
+  const stop = stopOf(reply);
+  chunk(calls, FINISH_REASONS[stop] ?? stop);
+  res.end();
+}
