@@ -188,7 +188,14 @@ function delegateFacts(dir: string): DelegateFacts {
     }
   }
   // A follow-up's intact chain carries the earlier tasks' reads, as bg_result counts them.
-  const evidence = result === null ? [] : [...chainOf(manifest).evidence, ...result.evidence];
+  // A chain that is not one (a cycle, a break) is the task's failure; show still returns.
+  let carried: EvidenceRow[] = [];
+  try {
+    carried = chainOf(manifest, dir).evidence;
+  } catch (error) {
+    failure ??= asFailure(error);
+  }
+  const evidence = result === null ? [] : [...carried, ...result.evidence];
   let basis: CheckedFieldBasis[] | null = null;
   let content: Record<string, unknown> | null = null;
   if (result !== null && manifest.output_schema !== undefined) {
@@ -276,7 +283,7 @@ function delegateFacts(dir: string): DelegateFacts {
           : answerWarnings(output.basis, result?.finalized_by ?? null, evidenceCheck?.freshness ?? null),
     }),
     output,
-    chain: wholeChain(manifest),
+    chain: wholeChain(manifest, dir),
   };
 }
 

@@ -133,7 +133,12 @@ export function settleDelegate(taskDir: string, passed?: StepObserver): SettledD
   // A structured answer is checked against its schema again before any byte of it is returned.
   const schema = manifest.output_schema;
   const structured = schema === undefined ? null : parseCommittedAnswer(verified.text, schema, facts.artifacts);
-  const chain = chainOf(manifest);
+  let chain: ReturnType<typeof chainOf>;
+  try {
+    chain = chainOf(manifest, taskDir);
+  } catch (error) {
+    throw error instanceof DelegateError ? error.withFacts(facts) : error;
+  }
   return {
     kind: "completed",
     dir: taskDir,
