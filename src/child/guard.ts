@@ -122,6 +122,7 @@ function armChild(pi: ExtensionAPI, state: GuardState, handover: Handover): Sear
       onRefusal: () => {
         state.runway.readRefusals++;
       },
+      chainArtifacts: () => state.seed?.chain_artifacts ?? [],
     }),
   );
   return searchTools;

@@ -10,9 +10,9 @@ import { CHILD_FILE_MAX_BYTES, FOLLOW_UP_CHAIN_MAX, TASK_FILES } from "../core/c
 import { DelegateError, type FailureCode } from "../core/errors.ts";
 import { sessionDigest } from "../core/fs.ts";
 import { sha256Hex } from "../core/hash.ts";
-import type { DelegateManifest, FollowUpLink, ManifestFollowUp } from "../core/types.ts";
+import type { ChainArtifact, DelegateManifest, FollowUpLink, ManifestFollowUp, SpillReceipt } from "../core/types.ts";
 import { isRecord } from "../core/validate.ts";
-import { chainOf } from "../retrieval/chain.ts";
+import { type ChainTree, chainOf, committedSpills } from "../retrieval/chain.ts";
 import { settleDelegate } from "../retrieval/retrieve.ts";
 import { readManifest, resolveTaskRef } from "../store/lookup.ts";
 import { readChildTerminal } from "../verify/classify.ts";
@@ -46,6 +46,11 @@ export interface PreviousTask {
   carried: Buffer;
   /** The follow-up's place in the chain (2 for the first follow-up). */
   chainPosition: number;
+  /**
+   * The spill files the follow-up's child may read: the previous task's, then, through intact
+   * links, its predecessors' (nearest first), each as its committed record names it.
+   */
+  chainArtifacts: ChainArtifact[];
   /** The provider's reported tokens of the previous child's last request; null when none was reported. */
   lastRequestTokens: number | null;
 }
@@ -116,9 +121,14 @@ function terminalSha256(taskId: string, taskDir: string, manifest: DelegateManif
  * stopped task's too, which bg_result does not walk), and refused when the follow-up would be past
  * FOLLOW_UP_CHAIN_MAX (docs/tools/bg_delegate.md, "Follow-ups").
  */
-function admitChainPlace(taskId: string, taskDir: string, manifest: DelegateManifest): number {
+function admitChainPlace(
+  taskId: string,
+  taskDir: string,
+  manifest: DelegateManifest,
+): { chainPosition: number; earlier: ChainTree[] } {
+  let earlier: ChainTree[];
   try {
-    chainOf(manifest, taskDir);
+    earlier = chainOf(manifest, taskDir).trees;
   } catch (error) {
     if (!(error instanceof DelegateError)) throw error;
     throw refuse(error.code, `previous task ${taskId}: ${error.message}`);
@@ -130,7 +140,27 @@ function admitChainPlace(taskId: string, taskDir: string, manifest: DelegateMani
       `previous task ${taskId} is the ${FOLLOW_UP_CHAIN_MAX}th task of its chain, the most a chain may hold; a follow-up of it would be the ${place}th`,
     );
   }
-  return place;
+  return { chainPosition: place, earlier };
+}
+
+/** The spill files the previous task's committed record names, read once more and checked against its hash. */
+function ownSpills(
+  taskId: string,
+  taskDir: string,
+  end: PreviousTask["end"],
+  recordSha256: string | null,
+): SpillReceipt[] {
+  if (recordSha256 === null) return [];
+  let bytes: Buffer | null;
+  try {
+    bytes = readTaskFile(
+      join(taskDir, end === "completed" ? TASK_FILES.result : TASK_FILES.terminal),
+      CHILD_FILE_MAX_BYTES,
+    );
+  } catch {
+    return [];
+  }
+  return bytes !== null && sha256Hex(bytes) === recordSha256 ? committedSpills(taskId, end, bytes) : [];
 }
 
 /** The usage of the last assistant message of a session's entries (its total tokens). */
@@ -176,7 +206,7 @@ export function admitPrevious(cwd: string, query: string): PreviousTask {
     throw refuse("previous_task_foreign", `previous task ${ref.id} belongs to ${recorded.cwd}, not to ${cwd}`);
   }
   const { end, manifest } = settle(ref.id, ref.dir);
-  const chainPosition = admitChainPlace(ref.id, ref.dir, manifest);
+  const { chainPosition, earlier } = admitChainPlace(ref.id, ref.dir, manifest);
   const adjudicated = manifest.terminal?.session_sha256;
   let resultSha256: string | null = null;
   if (end === "completed") {
@@ -215,6 +245,10 @@ export function admitPrevious(cwd: string, query: string): PreviousTask {
     sessionSha256: session.sha256,
     carried,
     chainPosition,
+    chainArtifacts: [
+      { task_id: ref.id, dir: ref.dir, spilled: ownSpills(ref.id, ref.dir, end, resultSha256) },
+      ...earlier,
+    ].flatMap((tree) => tree.spilled.map((receipt) => ({ task_id: tree.task_id, dir: tree.dir, receipt }))),
     lastRequestTokens: lastRequestTokens(carried),
   };
 }

@@ -190,6 +190,7 @@ export function admitWith(
     childPrompt,
     systemPrompt: CHILD_SYSTEM_PROMPT,
     followUp: previous === undefined ? undefined : followUpLink(previous, args.reseed),
+    chainArtifacts: previous?.chainArtifacts,
   });
   const argv = buildChildArgv({
     piCli: snap.piCli,

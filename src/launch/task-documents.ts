@@ -11,6 +11,7 @@ import {
 import { sha256Hex } from "../core/hash.ts";
 import type { SeedSpend } from "../core/spend.ts";
 import type {
+  ChainArtifact,
   DelegateManifest,
   ManifestFollowUp,
   ManifestHost,
@@ -69,6 +70,8 @@ export interface SeedInput {
   systemPrompt: string;
   /** A follow-up's link (docs/tools/bg_delegate.md, "Follow-ups"); undefined for a first task. */
   followUp?: SeedFollowUp | undefined;
+  /** A follow-up's readable spill files of its verified chain (docs/tools/bg_delegate.md, "Follow-ups"). */
+  chainArtifacts?: ChainArtifact[] | undefined;
 }
 
 /** seed.json (docs/subsystems/launch.md, "The artifact tree"): what the guard enforces, hash-bound. */
@@ -101,6 +104,9 @@ export function buildSeed(input: SeedInput): SeedDocument {
     system_prompt_sha256: sha256Hex(input.systemPrompt),
     output_schema: args.outputSchema ?? null,
     ...(input.followUp === undefined ? {} : { follow_up: input.followUp }),
+    ...(input.chainArtifacts === undefined || input.chainArtifacts.length === 0
+      ? {}
+      : { chain_artifacts: input.chainArtifacts }),
   };
 }
 

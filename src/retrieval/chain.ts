@@ -71,7 +71,10 @@ function readRecorded(dir: string, link: ManifestFollowUp): { state: LinkState; 
 }
 
 /** Evidence rows and spill receipts of a record whose bytes matched their recorded hash (its shape checked again). */
-function recordOf(bytes: Buffer | null, link: ManifestFollowUp): { evidence: EvidenceRow[]; spilled: SpillReceipt[] } {
+function recordOf(
+  bytes: Buffer | null,
+  link: Pick<ManifestFollowUp, "previous_task_id" | "previous_end">,
+): { evidence: EvidenceRow[]; spilled: SpillReceipt[] } {
   const none = { evidence: [], spilled: [] };
   if (bytes === null) return none;
   try {
@@ -86,6 +89,14 @@ function recordOf(bytes: Buffer | null, link: ManifestFollowUp): { evidence: Evi
   } catch {
     return none;
   }
+}
+
+/**
+ * The spill files a task's committed record names (`bytes`: its result.json, or a stopped run's
+ * child-terminal.json, already checked against the hash a follow-up records of it).
+ */
+export function committedSpills(taskId: string, end: string, bytes: Buffer | null): SpillReceipt[] {
+  return recordOf(bytes, { previous_task_id: taskId, previous_end: end }).spilled;
 }
 
 function readPrevious(dir: string): DelegateManifest | null {

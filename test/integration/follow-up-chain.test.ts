@@ -3,13 +3,17 @@
  * real parents and children: two completed trees written by real children, whose follow-up links
  * are made to point at each other through the production manifest writer (writeManifest, the one
  * every launch and adjudication uses), are a typed failure naming the task in bg_result, a refused
- * follow-up, and a `show` that returns.
+ * follow-up, and a `show` that returns. A follow-up's child reads a spill file of the task it
+ * follows (the resumed session names it), and cites what it read there: bg_result's citation check
+ * counts it.
  */
 import { readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { TASK_FILES } from "../../src/core/constants.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
+import type { ArtifactEvidence, DelegateResultFile } from "../../src/core/types.ts";
 import { readManifest, writeManifest } from "../../src/store/lookup.ts";
 import { runCli } from "../helpers/cli.ts";
 import {
@@ -23,14 +27,17 @@ import {
 } from "../helpers/drive.ts";
 import {
   createAgentDir,
+  type ModelRequest,
   makeTempDir,
   type SdkParent,
   script,
   startSdkParent,
   useModelServer,
 } from "../helpers/pi-parent.ts";
+import { PRICED_MODEL, pricedRoute, usePricedAgentDir } from "../helpers/spend-route.ts";
 
 const server = useModelServer();
+const priced = usePricedAgentDir(server);
 
 async function startParent(label: string): Promise<{ cwd: string; parent: SdkParent }> {
   const agentDir = await createAgentDir({ serverUrl: server.url });
@@ -110,6 +117,64 @@ describe("a shipped follow-up cycle", () => {
       expect(list.stdout).toContain(second);
       const prune = await runCli(cwd, "prune", "--keep", "0");
       expect(prune.code).toBe(0);
+    } finally {
+      await parent.dispose();
+    }
+  });
+});
+
+describe("a follow-up of a task that spilled a read", () => {
+  it("lets its child read the previous task's spill file, and its citation of those lines is counted", async () => {
+    const lines = Array.from({ length: 400 }, (_, i) =>
+      `line ${String(i + 1).padStart(4, "0")} of the big file`.padEnd(99, "."),
+    );
+    // The first child reads the 40 KB file under a spend cap (so it is spilled, as in
+    // structured-evidence.test.ts) and answers without reading it back; the follow-up's child reads
+    // the first 1,000 bytes of that spill (lines 1-10) and cites line 3.
+    const reported = { prompt_tokens: 20_000, completion_tokens: 50 };
+    installParentDriver(server, (req: ModelRequest) => {
+      const at = req.messages.map((m) => m.role).lastIndexOf("user");
+      const ask = req.messages[at]?.text ?? "";
+      const turn = req.messages.slice(at + 1).filter((m) => m.role === "assistant").length;
+      if (ask.includes("SPILL-FIRST")) {
+        if (turn === 0) return { toolCalls: [{ name: "read", args: { path: "big.txt" } }], usage: reported };
+        return { text: "It is a big file; I did not read it back.", usage: reported };
+      }
+      if (ask.includes("SPILL-FOLLOW")) {
+        if (turn === 1) return { text: "Line 3 is the third line: big.txt:3.", usage: reported };
+        const receipt = req.messages.find((m) => m.role === "tool" && m.text.includes("[delegate spill]"))?.text ?? "";
+        const artifact = /"artifact":"(spill\/[^"]+)"/.exec(receipt)?.[1] ?? "none";
+        return { toolCalls: [{ name: "delegate_read_artifact", args: { artifact, offset: 0, length: 1000 } }] };
+      }
+      return undefined;
+    });
+    const cwd = await makeTempDir("chain-spill");
+    await writeFile(join(cwd, "big.txt"), `${lines.join("\n")}\n`);
+    const parent = await startSdkParent({ agentDir: priced, cwd });
+    try {
+      const route = pricedRoute(PRICED_MODEL);
+      const first = await ended(parent, { name: "big", prompt: "Read big.txt. SPILL-FIRST", route, maxCostUsd: 0.09 });
+      const firstResult = JSON.parse(
+        readFileSync(join(taskDir(cwd, parent, first), TASK_FILES.result), "utf8"),
+      ) as DelegateResultFile;
+      const spilled = firstResult.spilled_artifacts[0];
+      expect(spilled?.tool_name).toBe("read");
+
+      const second = await ended(parent, { name: "line 3", previousTaskId: first, prompt: "Line 3? SPILL-FOLLOW" });
+      const secondDir = taskDir(cwd, parent, second);
+      const result = JSON.parse(readFileSync(join(secondDir, TASK_FILES.result), "utf8")) as DelegateResultFile;
+      const row = result.evidence.find((r) => r.tool === "delegate_read_artifact") as ArtifactEvidence | undefined;
+      expect(row?.path).toBe(spilled?.artifact);
+      expect(row?.seen?.map((r) => [r.file, r.line_start, r.line_end])).toEqual([["big.txt", 1, 10]]);
+
+      const view = await bgResultVia(parent, { taskId: second });
+      expect(view.isError).toBe(false);
+      expect(view.details?.evidence_check).toMatchObject({
+        freshness: { state: "fresh" },
+        citations: { total: 1, read: 1 },
+      });
+      // What let the follow-up's child see those lines: the spill's file range, committed with its receipt.
+      expect(spilled?.read).toMatchObject({ file: "big.txt", line_start: 1, line_end: 400 });
     } finally {
       await parent.dispose();
     }
