@@ -190,8 +190,11 @@ function delegateFacts(dir: string): DelegateFacts {
   // A follow-up's intact chain carries the earlier tasks' reads, as bg_result counts them.
   // A chain that is not one (a cycle, a break) is the task's failure; show still returns.
   let carried: EvidenceRow[] = [];
+  let keptIn = [dir];
   try {
-    carried = chainOf(manifest, dir).evidence;
+    const chain = chainOf(manifest, dir);
+    carried = chain.evidence;
+    keptIn = [dir, ...chain.trees.map((t) => t.dir)];
   } catch (error) {
     failure ??= asFailure(error);
   }
@@ -201,7 +204,7 @@ function delegateFacts(dir: string): DelegateFacts {
   if (result !== null && manifest.output_schema !== undefined) {
     try {
       const structured = parseCommittedAnswer(answer, manifest.output_schema, [join(dir, TASK_FILES.result)]);
-      basis = checkBasis(structured, evidence, manifest.cwd, dir);
+      basis = checkBasis(structured, evidence, manifest.cwd, keptIn);
       content = structured.output;
     } catch (error) {
       failure = asFailure(error);

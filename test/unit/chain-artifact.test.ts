@@ -10,6 +10,7 @@ import { readChainArtifact } from "../../src/child/read-artifact.ts";
 import { SCHEMA } from "../../src/core/constants.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
 import type { ChainArtifact } from "../../src/core/types.ts";
+import { ShownBytesReader } from "../../src/verify/shown-lines.ts";
 import { makeTempDirSync } from "../helpers/temp.ts";
 
 const NAME = "spill/t0001-c0000-call_1.txt";
@@ -67,5 +68,17 @@ describe("an earlier task's spill file", () => {
     mkdirSync(join(link, "spill"), { recursive: true });
     symlinkSync(target, join(link, NAME));
     expect(() => readChainArtifact([{ ...viaLink, dir: link, task_id: "d3" }], NAME)).toThrow(/no longer holds/);
+  });
+});
+
+describe("the bytes a follow-up's rows kept in an earlier tree", () => {
+  it("are found there for the citation check, own tree first, only where they hash as recorded", () => {
+    const root = makeTempDirSync("chain-kept");
+    const own = tree(root, "d2", "not the bytes shown");
+    const earlier = tree(root, "d1", "line one\nline two\n");
+    const shown = { artifact: NAME, offset: 9, length: 8, sha256: sha256Hex("line two") };
+    expect(new ShownBytesReader(root, own.dir).kept(shown)).toBeNull();
+    expect(new ShownBytesReader(root, [own.dir, earlier.dir]).kept(shown)?.toString()).toBe("line two");
+    expect(new ShownBytesReader(root, [own.dir]).kept({ ...shown, artifact: "../d1/spill/x" })).toBeNull();
   });
 });
