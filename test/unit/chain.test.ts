@@ -11,6 +11,7 @@ import { FOLLOW_UP_CHAIN_MAX, TASK_FILES } from "../../src/core/constants.ts";
 import { DelegateError } from "../../src/core/errors.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
 import type { EvidenceRow } from "../../src/core/types.ts";
+import { admitPrevious } from "../../src/launch/follow-up.ts";
 import { chainOf, wholeChain } from "../../src/retrieval/chain.ts";
 import { settleDelegate } from "../../src/retrieval/retrieve.ts";
 import { readManifest, writeManifest } from "../../src/store/lookup.ts";
@@ -116,6 +117,21 @@ describe("a follow-up chain", () => {
     // A tree whose manifest is another task's.
     writeManifest(b.taskDir, { ...readManifest(b.taskDir), task_id: c.manifest.task_id });
     expect(invalid(c)).toContain(`not ${b.manifest.task_id}`);
+  });
+});
+
+describe("a chain at its maximum length", () => {
+  it("is read whole, and a follow-up of its last task is refused with follow_up_chain_invalid", () => {
+    const cwd = makeTempDirSync("chain-long");
+    const tasks = Array.from({ length: FOLLOW_UP_CHAIN_MAX }, () => task(cwd, []));
+    tasks.forEach((t, i) => {
+      if (i > 0) link(t, tasks[i - 1]!, i + 1);
+    });
+    const last = tasks.at(-1)!;
+    expect(chainOf(readManifest(last.taskDir), last.taskDir).trees).toHaveLength(FOLLOW_UP_CHAIN_MAX - 1);
+    const refused = chainFailure(() => admitPrevious(cwd, last.manifest.task_id));
+    expect(refused.code).toBe("follow_up_chain_invalid");
+    expect(refused.message).toContain(`a follow-up of it would be the ${FOLLOW_UP_CHAIN_MAX + 1}th`);
   });
 });
 
