@@ -130,6 +130,7 @@ function armChild(pi: ExtensionAPI, state: GuardState, handover: Handover): Sear
       },
       // A task file that is really in Pi's agent dir is never read (docs/subsystems/child-guard.md).
       closed: (real) => (state.reach === undefined ? undefined : closedRefusal(state.reach, real, ["agent_dir"])),
+      chainArtifacts: () => state.seed?.chain_artifacts ?? [],
     }),
   );
   return searchTools;

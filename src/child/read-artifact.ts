@@ -10,7 +10,9 @@ import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { Type } from "@sinclair/typebox";
 import { READ_ARTIFACT_TOOL } from "../core/constants.ts";
 import { strictArguments } from "../core/failure-text.ts";
+import { readRegularFile } from "../core/fs.ts";
 import { sha256Hex } from "../core/hash.ts";
+import type { ChainArtifact, SpilledReadRange } from "../core/types.ts";
 import { closedObject, count, SchemaViolation, str } from "../core/validate.ts";
 import { maxReadLength, readArtifactCost } from "./runway.ts";
 
@@ -38,6 +40,10 @@ export interface ReadArtifactDetails {
   offset: number;
   length: number;
   sha256: string;
+  /** Set when the bytes are of an earlier task's spill file (a follow-up's verified chain): its id. */
+  from_task?: string;
+  /** That spill's file range, as the earlier task's committed record names it (a spilled read). */
+  read?: SpilledReadRange;
 }
 
 /** Strict argument check: exact JSON types, no coercion ("5" is not 5), no unknown keys. */
@@ -83,6 +89,42 @@ export function resolveArtifact(
   return { path: real, name: relative(root, real).split(sep).join("/") };
 }
 
+/** A spill artifact name as the guard writes it (src/child/spill.ts): one file in spill/. */
+const SPILL_NAME = /^spill\/[^/\\]+$/;
+
+/**
+ * An earlier task's spill file of this follow-up's verified chain (docs/tools/bg_delegate.md,
+ * "Follow-ups"): only a name its committed record lists, only in spill/ of that tree, a regular file
+ * reached without a link, holding exactly the bytes the record hashed. Nearest task first; null when
+ * no earlier task recorded the name.
+ */
+export function readChainArtifact(
+  entries: readonly ChainArtifact[],
+  artifact: string,
+): { entry: ChainArtifact; bytes: Buffer } | null {
+  if (!SPILL_NAME.test(artifact)) return null;
+  const named = entries.filter((e) => e.receipt.artifact === artifact);
+  for (const entry of named) {
+    const read = readRegularFile(join(entry.dir, artifact), entry.receipt.byte_length);
+    if (!read.ok) continue;
+    if (read.bytes.length === entry.receipt.byte_length && sha256Hex(read.bytes) === entry.receipt.sha256)
+      return { entry, bytes: read.bytes };
+  }
+  if (named.length > 0)
+    throw new Error(`artifact ${artifact} of task ${named[0]!.task_id} no longer holds the bytes its task recorded`);
+  return null;
+}
+
+/** Exactly `length` bytes at `offset` of bytes already read, or throw (as {@link readExactRange}). */
+function exactRangeOf(bytes: Buffer, offset: number, length: number): Buffer {
+  if (offset + length > bytes.length) {
+    throw new Error(
+      `range ${offset}+${length} ends past the end of the file (${bytes.length} bytes); nothing was read`,
+    );
+  }
+  return bytes.subarray(offset, offset + length);
+}
+
 /** Read exactly `length` bytes at `offset`, or throw (past EOF is an error, never a short read). */
 export function readExactRange(path: string, offset: number, length: number): Buffer {
   const fd = openSync(path, "r");
@@ -112,6 +154,8 @@ export interface ReadArtifactOptions {
   onRefusal?(reason: string): void;
   /** Why a real path is closed to the delegate (src/core/read-reach.ts), or undefined. */
   closed?(real: string): string | undefined;
+  /** A follow-up's readable spill files of its verified chain (seed.json `chain_artifacts`). */
+  chainArtifacts?(): readonly ChainArtifact[];
 }
 
 export function createReadArtifactTool(
@@ -142,19 +186,37 @@ export function createReadArtifactTool(
           `delegate_read_artifact refused: ${length} bytes need a ${cost}-byte response (base64 plus header), over the current bound of ${bound} bytes (min of the per-response limit and the runway left before finalization). Request at most ${maxReadLength(bound)} bytes.`,
         );
       }
-      let resolved: { path: string; name: string };
+      let name: string;
       let bytes: Buffer;
+      let earlier: ChainArtifact | undefined;
       try {
-        resolved = resolveArtifact(options.taskDir, artifact, options.closed);
-        bytes = readExactRange(resolved.path, offset, length);
+        try {
+          const resolved = resolveArtifact(options.taskDir, artifact, options.closed);
+          name = resolved.name;
+          bytes = readExactRange(resolved.path, offset, length);
+        } catch (error) {
+          // Not in this task's tree: an earlier task's spill of the verified chain, or the refusal.
+          const chain = readChainArtifact(options.chainArtifacts?.() ?? [], artifact);
+          if (chain === null) throw error;
+          name = artifact;
+          earlier = chain.entry;
+          bytes = exactRangeOf(chain.bytes, offset, length);
+        }
       } catch (error) {
         return refuse(`delegate_read_artifact refused: ${(error as Error).message}`);
       }
       const sha256 = sha256Hex(bytes);
       const header = `artifact bytes offset=${offset} length=${length} sha256=${sha256} encoding=base64`;
+      const from =
+        earlier === undefined
+          ? {}
+          : {
+              from_task: earlier.task_id,
+              ...(earlier.receipt.read === undefined ? {} : { read: earlier.receipt.read }),
+            };
       return {
         content: [{ type: "text", text: `${header}\n${bytes.toString("base64")}` }],
-        details: { artifact: resolved.name, offset, length, sha256 },
+        details: { artifact: name, offset, length, sha256, ...from },
       };
     },
   };

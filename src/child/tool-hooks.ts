@@ -15,11 +15,12 @@ import { canonicalJson } from "../core/canonical.ts";
 import {
   CHILD_BUILTIN_TOOLS,
   CHILD_TOOLS,
+  EVIDENCE_FILE_MAX_BYTES,
   type FinalizedBy,
   READ_ARTIFACT_TOOL,
   TASK_FILES,
 } from "../core/constants.ts";
-import { kindOf } from "../core/fs.ts";
+import { kindOf, readRegularFile } from "../core/fs.ts";
 import { sha256Hex } from "../core/hash.ts";
 import { resolveLikePi } from "../core/project-path.ts";
 import { classesOf } from "../core/token-estimate.ts";
@@ -45,7 +46,7 @@ import {
   spillToolResult,
   withheldText,
 } from "./spill.ts";
-import { artifactSeen, spilledRead } from "./spilled-read.ts";
+import { artifactSeen, type SpilledRead, spilledRead } from "./spilled-read.ts";
 import { type GuardState, latch } from "./state.ts";
 
 export const FINALIZATION_NOTICE =
@@ -183,7 +184,8 @@ function evidenceFor(state: GuardState, event: ToolResultInput, callIndex: numbe
   if (event.toolName === READ_ARTIFACT_TOOL) {
     const d = event.details as ReadArtifactDetails | undefined;
     if (d && typeof d.sha256 === "string") {
-      const spilled = state.spilledReads.get(d.artifact);
+      const spilled =
+        d.from_task === undefined ? state.spilledReads.get(d.artifact) : earlierSpilledRead(state, d, cwd);
       const seen = spilled === undefined ? [] : artifactSeen(spilled, d.artifact, d.offset, d.length);
       add({
         tool: READ_ARTIFACT_TOOL,
@@ -220,6 +222,25 @@ function evidenceFor(state: GuardState, event: ToolResultInput, callIndex: numbe
 }
 
 /**
+ * The spilled read of an earlier task's artifact (a follow-up's verified chain): its file range as
+ * that task recorded it, when the file still holds those bytes (else its lines are not seen now).
+ * Kept per task and artifact, so the reads of it add up as this child's own spills do.
+ */
+function earlierSpilledRead(state: GuardState, d: ReadArtifactDetails, cwd: string): SpilledRead | undefined {
+  const key = `${d.from_task}/${d.artifact}`;
+  const known = state.spilledReads.get(key);
+  if (known !== undefined || d.read === undefined) return known;
+  const range = d.read;
+  const file = readRegularFile(resolveLikePi(range.file, cwd), EVIDENCE_FILE_MAX_BYTES, { followLinks: true });
+  if (!file.ok) return undefined;
+  const bytes = file.bytes.subarray(range.byte_start, range.byte_end);
+  if (bytes.length !== range.byte_end - range.byte_start || sha256Hex(bytes) !== range.sha256) return undefined;
+  const spilled = spilledRead({ tool: "read", path: range.file, ...range }, Buffer.from(bytes));
+  if (spilled !== undefined) state.spilledReads.set(key, spilled);
+  return spilled;
+}
+
+/**
  * A spilled `read` of one text block: its lines become evidence as `delegate_read_artifact` returns
  * them (child/spilled-read.ts). The artifact holds exactly the text Pi's read returned.
  */
@@ -227,7 +248,11 @@ function noteSpilledRead(state: GuardState, event: ToolResultInput, receipt: Spi
   if (event.toolName !== "read" || event.isError || receipt.content_format !== "single_text_utf8") return;
   const shown = readShown(event.input, event.content, event.details, cwd);
   const spilled = shown === undefined ? undefined : spilledRead(shown.row, shown.bytes);
-  if (spilled !== undefined) state.spilledReads.set(receipt.artifact, spilled);
+  if (spilled === undefined || shown === undefined) return;
+  state.spilledReads.set(receipt.artifact, spilled);
+  // Committed with the receipt: a follow-up's child reads this spill as these lines too.
+  const { file, line_start, line_end, byte_start, byte_end, sha256 } = shown.row;
+  receipt.read = { file, line_start, line_end, byte_start, byte_end, sha256 };
 }
 
 /** Bytes a head notice can take beyond its text with no numbers (the numbers' digits and more). */

@@ -4,14 +4,14 @@
  * be this user's live Pi process — which ends the child or the run and records child_cancelled.
  */
 
+import { visibleLines } from "../core/terminal-text.ts";
 import type { TaskRef } from "../store/lookup.ts";
 import { cancelTask as cancel } from "../tasks/seam.ts";
 import { EXIT } from "./args.ts";
-import { visibleLines } from "./format.ts";
 import type { CliIo } from "./io.ts";
 
 export function cancelTask(cli: CliIo, ref: TaskRef): number {
-  // What a task tree says (ids, reasons) reaches the terminal escaped (src/cli/format.ts).
+  // What a task tree says (ids, reasons) reaches the terminal escaped (src/core/terminal-text.ts).
   const io = {
     stdout: (text: string) => cli.stdout(visibleLines(text)),
     stderr: (text: string) => cli.stderr(visibleLines(text)),

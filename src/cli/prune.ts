@@ -1,9 +1,10 @@
 /** `prune` (docs/cli.md, "prune"): the one prune of src/tasks/prune.ts, printed for a person or a script. */
 
+import { visible } from "../core/terminal-text.ts";
 import { formatBytes } from "../core/units.ts";
 import { keptLines, type PruneOutcome, pruneTotal } from "../tasks/prune.ts";
 import type { PruneDecision } from "../tasks/prune-policy.ts";
-import { table, visible } from "./format.ts";
+import { table } from "./format.ts";
 
 export const PRUNE_SCHEMA = "pi-bg-delegate.cli-prune.v1";
 

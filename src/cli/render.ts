@@ -1,6 +1,7 @@
 /** The terminal text of `list` and `show` (docs/cli.md, "Output"). Pure: rows and facts in, text out. */
 
 import { overbilledSentence } from "../core/overbilling.ts";
+import { visible } from "../core/terminal-text.ts";
 import type { EvidenceRow, UsageRecord } from "../core/types.ts";
 import { formatBytes, formatCost, formatDuration, secondsBetween } from "../core/units.ts";
 import { UNMERGED_TEXT } from "../fusion/index.ts";
@@ -11,7 +12,7 @@ import { citationStatusText } from "../views/output.ts";
 import { evidenceLines, FORCED_BY, spendText } from "../views/result.ts";
 import { spendCells, spendFigureText, spendOfCapText } from "../views/spend-figure.ts";
 import { spendTotalText } from "../views/spend-total.ts";
-import { facts, table, visible } from "./format.ts";
+import { facts, table } from "./format.ts";
 import type { DelegateFacts, FailureFact, FusionFacts, TaskFacts } from "./show.ts";
 
 export const LIST_SCHEMA = "pi-bg-delegate.cli-list.v1";

@@ -188,13 +188,23 @@ function delegateFacts(dir: string): DelegateFacts {
     }
   }
   // A follow-up's intact chain carries the earlier tasks' reads, as bg_result counts them.
-  const evidence = result === null ? [] : [...chainOf(manifest).evidence, ...result.evidence];
+  // A chain that is not one (a cycle, a break) is the task's failure; show still returns.
+  let carried: EvidenceRow[] = [];
+  let keptIn = [dir];
+  try {
+    const chain = chainOf(manifest, dir);
+    carried = chain.evidence;
+    keptIn = [dir, ...chain.trees.map((t) => t.dir)];
+  } catch (error) {
+    failure ??= asFailure(error);
+  }
+  const evidence = result === null ? [] : [...carried, ...result.evidence];
   let basis: CheckedFieldBasis[] | null = null;
   let content: Record<string, unknown> | null = null;
   if (result !== null && manifest.output_schema !== undefined) {
     try {
       const structured = parseCommittedAnswer(answer, manifest.output_schema, [join(dir, TASK_FILES.result)]);
-      basis = checkBasis(structured, evidence, manifest.cwd, dir);
+      basis = checkBasis(structured, evidence, manifest.cwd, keptIn);
       content = structured.output;
     } catch (error) {
       failure = asFailure(error);
@@ -276,7 +286,7 @@ function delegateFacts(dir: string): DelegateFacts {
           : answerWarnings(output.basis, result?.finalized_by ?? null, evidenceCheck?.freshness ?? null),
     }),
     output,
-    chain: wholeChain(manifest),
+    chain: wholeChain(manifest, dir),
   };
 }
 

@@ -206,6 +206,13 @@ export const TASK_FILES = {
   partialAnswer: "answer-partial.txt",
 } as const;
 
+/**
+ * The most tasks one chain of follow-ups holds, the first task included (docs/tools/bg_delegate.md,
+ * "Follow-ups"): a follow-up that would be later is refused, and every walk of a chain (bg_result,
+ * show, list, prune) stops there; a longer recorded chain is follow_up_chain_invalid.
+ */
+export const FOLLOW_UP_CHAIN_MAX = 64;
+
 /** Roots under the project cwd. */
 export const DELEGATE_ROOT = ".pi/delegate";
 export const FUSION_ROOT = ".pi/fusion";

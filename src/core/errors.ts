@@ -73,6 +73,8 @@ export const FAILURE_REMEDIATION = {
     "Launch a new delegate: only a task that completed, stopped at a limit or was cancelled, with its session recorded, can be followed up.",
   previous_session_mismatch:
     "The previous task's session file changed after it ended; launch a new delegate instead of a follow-up.",
+  follow_up_chain_invalid:
+    "The task's chain of follow-ups loops back on itself, names a tree that is not the task it links to (or is outside this project's store), or is longer than 64 tasks: launch a new delegate (not a follow-up) with what it needs in the prompt; `pi-bg-delegate show <id>` prints the chain.",
   fusion_candidates_unset:
     'Pass candidates (2-4 routes {provider, model}) to bg_fusion, or set bgDelegate.fusion.candidates in settings.json, e.g. "fusion": {"candidates": [{"provider": "anthropic", "model": "claude-sonnet-4-5"}, {"provider": "openai", "model": "gpt-5"}]}.',
   fusion_candidates_insufficient:
@@ -321,6 +323,10 @@ export const FAILURE_WHEN = {
   previous_session_mismatch: {
     stages: ["admission"],
     when: "The previous task's child-session/session.jsonl is gone or does not hash to what its result.json and manifest.json recorded.",
+  },
+  follow_up_chain_invalid: {
+    stages: ["admission", "retrieval"],
+    when: "Walking a follow-up's chain back to its first task met a task already in it (a cycle), a link whose tree is not the task it names or lies outside the project's store, a place in the chain that does not follow from the one before, or more than 64 tasks; bg_result, show and a new follow-up of it are refused, naming the task.",
   },
   fusion_candidates_unset: {
     stages: ["admission"],

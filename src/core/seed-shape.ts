@@ -11,7 +11,16 @@ import { isAbsolute } from "node:path";
 import { CAPABILITIES, EXTENSION_MODES, READ_ROOTS_MAX } from "./constants.ts";
 import { checkOutputSchema } from "./output-schema.ts";
 import type { SeedSpend } from "./spend.ts";
-import type { SeedBudget, SeedDocument, SeedFollowUp, SeedLimits, SeedRoute } from "./types.ts";
+import type {
+  ChainArtifact,
+  SeedBudget,
+  SeedDocument,
+  SeedFollowUp,
+  SeedLimits,
+  SeedRoute,
+  SpilledReadRange,
+  SpillReceipt,
+} from "./types.ts";
 import { amount, anyString, count, keyPath, list, literal, oneOf, plainObject, violation } from "./validate.ts";
 
 const ORIGINS: readonly SeedRoute["origin"][] = ["parent_current", "explicit", "previous_task"];
@@ -141,6 +150,53 @@ function readRoots(value: unknown, at: string): string[] {
   });
 }
 
+function spilledRange(value: unknown, at: string): SpilledReadRange {
+  const o = plainObject(value, at);
+  return {
+    file: anyString(o.file, keyPath(at, "file")),
+    line_start: count(o.line_start, keyPath(at, "line_start"), 1),
+    line_end: count(o.line_end, keyPath(at, "line_end")),
+    byte_start: count(o.byte_start, keyPath(at, "byte_start")),
+    byte_end: count(o.byte_end, keyPath(at, "byte_end")),
+    sha256: anyString(o.sha256, keyPath(at, "sha256")),
+  };
+}
+
+function receipt(value: unknown, at: string): SpillReceipt {
+  const o = plainObject(value, at);
+  const text = (key: string) => anyString(o[key], keyPath(at, key));
+  const n = (key: string) => count(o[key], keyPath(at, key));
+  return {
+    schema_version: text("schema_version"),
+    artifact: text("artifact"),
+    tool_name: text("tool_name"),
+    tool_call_id: text("tool_call_id"),
+    turn_sequence: n("turn_sequence"),
+    source_call_index: n("source_call_index"),
+    byte_length: n("byte_length"),
+    sha256: text("sha256"),
+    content_format: oneOf(o.content_format, keyPath(at, "content_format"), [
+      "single_text_utf8",
+      "tool_result_content_json_v1",
+    ] as const),
+    ...(o.read === undefined ? {} : { read: spilledRange(o.read, keyPath(at, "read")) }),
+  };
+}
+
+/** A follow-up's readable spill files of its chain (docs/tools/bg_delegate.md, "Follow-ups"). */
+function chainArtifacts(value: unknown, at: string): ChainArtifact[] {
+  if (!Array.isArray(value)) violation(at, "must be an array");
+  return value.map((item, i) => {
+    const where = `${at}[${i}]`;
+    const o = plainObject(item, where);
+    return {
+      task_id: anyString(o.task_id, keyPath(where, "task_id")),
+      dir: anyString(o.dir, keyPath(where, "dir")),
+      receipt: receipt(o.receipt, keyPath(where, "receipt")),
+    };
+  });
+}
+
 /** seed.json's parsed JSON as a SeedDocument; throws SchemaViolation naming the first field that fails. */
 export function parseSeedDocument(value: unknown): SeedDocument {
   const o = plainObject(value, "");
@@ -154,6 +210,7 @@ export function parseSeedDocument(value: unknown): SeedDocument {
   const cap = o.spend === undefined ? undefined : spend(o.spend, "spend");
   const link = o.follow_up === undefined ? undefined : followUp(o.follow_up, "follow_up");
   const roots = o.read_roots === undefined ? undefined : readRoots(o.read_roots, "read_roots");
+  const readable = o.chain_artifacts === undefined ? undefined : chainArtifacts(o.chain_artifacts, "chain_artifacts");
   const shape =
     o.output_schema === undefined || o.output_schema === null
       ? o.output_schema
@@ -178,5 +235,6 @@ export function parseSeedDocument(value: unknown): SeedDocument {
     system_prompt_sha256: text("system_prompt_sha256"),
     ...(link === undefined ? {} : { follow_up: link }),
     ...(roots === undefined ? {} : { read_roots: roots }),
+    ...(readable === undefined ? {} : { chain_artifacts: readable }),
   };
 }

@@ -90,6 +90,8 @@ export interface SeedDocument {
    * absent: none. The guard enforces them (docs/subsystems/child-guard.md, "What a delegate may read").
    */
   read_roots?: string[];
+  /** A follow-up's readable spill files of the earlier tasks of its verified chain, nearest first. */
+  chain_artifacts?: ChainArtifact[];
 }
 
 /** Why an answer is delivered inline or as a file (docs/tools/bg_result.md, "Delivery"). */
@@ -148,6 +150,32 @@ export interface SpillReceipt {
   byte_length: number;
   sha256: string;
   content_format: "single_text_utf8" | "tool_result_content_json_v1";
+  /**
+   * For the spill of a `read`: the file range the spilled text holds, with its bytes' SHA-256, so a
+   * follow-up's child reading this artifact sees those lines as this child would have
+   * (docs/tools/bg_delegate.md, "Follow-ups"); absent for any other spill.
+   */
+  read?: SpilledReadRange;
+}
+
+/** The file lines a spilled read holds: [byte_start, byte_end) of `file`, and those bytes' SHA-256. */
+export interface SpilledReadRange {
+  file: string;
+  line_start: number;
+  line_end: number;
+  byte_start: number;
+  byte_end: number;
+  sha256: string;
+}
+
+/**
+ * A spill file of an earlier task of a verified follow-up chain that this task's child may read
+ * (seed.json `chain_artifacts`): the tree, the artifact and what its committed record says of it.
+ */
+export interface ChainArtifact {
+  task_id: string;
+  dir: string;
+  receipt: SpillReceipt;
 }
 
 /**

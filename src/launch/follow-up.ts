@@ -6,12 +6,13 @@
  */
 import { join, resolve } from "node:path";
 import type { DelegateArguments } from "../arguments/delegate-arguments.ts";
-import { CHILD_FILE_MAX_BYTES, TASK_FILES } from "../core/constants.ts";
+import { CHILD_FILE_MAX_BYTES, FOLLOW_UP_CHAIN_MAX, TASK_FILES } from "../core/constants.ts";
 import { DelegateError, type FailureCode } from "../core/errors.ts";
 import { sessionDigest } from "../core/fs.ts";
 import { sha256Hex } from "../core/hash.ts";
-import type { DelegateManifest, FollowUpLink, ManifestFollowUp } from "../core/types.ts";
+import type { ChainArtifact, DelegateManifest, FollowUpLink, ManifestFollowUp, SpillReceipt } from "../core/types.ts";
 import { isRecord } from "../core/validate.ts";
+import { type ChainTree, chainOf, committedSpills } from "../retrieval/chain.ts";
 import { settleDelegate } from "../retrieval/retrieve.ts";
 import { readManifest, resolveTaskRef } from "../store/lookup.ts";
 import { readChildTerminal } from "../verify/classify.ts";
@@ -45,6 +46,11 @@ export interface PreviousTask {
   carried: Buffer;
   /** The follow-up's place in the chain (2 for the first follow-up). */
   chainPosition: number;
+  /**
+   * The spill files the follow-up's child may read: the previous task's, then, through intact
+   * links, its predecessors' (nearest first), each as its committed record names it.
+   */
+  chainArtifacts: ChainArtifact[];
   /** The provider's reported tokens of the previous child's last request; null when none was reported. */
   lastRequestTokens: number | null;
 }
@@ -110,6 +116,53 @@ function terminalSha256(taskId: string, taskDir: string, manifest: DelegateManif
   }
 }
 
+/**
+ * The follow-up's place in the chain: the previous task's chain walked as bg_result walks it (a
+ * stopped task's too, which bg_result does not walk), and refused when the follow-up would be past
+ * FOLLOW_UP_CHAIN_MAX (docs/tools/bg_delegate.md, "Follow-ups").
+ */
+function admitChainPlace(
+  taskId: string,
+  taskDir: string,
+  manifest: DelegateManifest,
+): { chainPosition: number; earlier: ChainTree[] } {
+  let earlier: ChainTree[];
+  try {
+    earlier = chainOf(manifest, taskDir).trees;
+  } catch (error) {
+    if (!(error instanceof DelegateError)) throw error;
+    throw refuse(error.code, `previous task ${taskId}: ${error.message}`);
+  }
+  const place = (manifest.follow_up?.chain_position ?? 1) + 1;
+  if (place > FOLLOW_UP_CHAIN_MAX) {
+    throw refuse(
+      "follow_up_chain_invalid",
+      `previous task ${taskId} is the ${FOLLOW_UP_CHAIN_MAX}th task of its chain, the most a chain may hold; a follow-up of it would be the ${place}th`,
+    );
+  }
+  return { chainPosition: place, earlier };
+}
+
+/** The spill files the previous task's committed record names, read once more and checked against its hash. */
+function ownSpills(
+  taskId: string,
+  taskDir: string,
+  end: PreviousTask["end"],
+  recordSha256: string | null,
+): SpillReceipt[] {
+  if (recordSha256 === null) return [];
+  let bytes: Buffer | null;
+  try {
+    bytes = readTaskFile(
+      join(taskDir, end === "completed" ? TASK_FILES.result : TASK_FILES.terminal),
+      CHILD_FILE_MAX_BYTES,
+    );
+  } catch {
+    return [];
+  }
+  return bytes !== null && sha256Hex(bytes) === recordSha256 ? committedSpills(taskId, end, bytes) : [];
+}
+
 /** The usage of the last assistant message of a session's entries (its total tokens). */
 export function lastRequestTokens(entries: Buffer): number | null {
   const lines = entries.toString("utf8").split("\n");
@@ -153,6 +206,7 @@ export function admitPrevious(cwd: string, query: string): PreviousTask {
     throw refuse("previous_task_foreign", `previous task ${ref.id} belongs to ${recorded.cwd}, not to ${cwd}`);
   }
   const { end, manifest } = settle(ref.id, ref.dir);
+  const { chainPosition, earlier } = admitChainPlace(ref.id, ref.dir, manifest);
   const adjudicated = manifest.terminal?.session_sha256;
   let resultSha256: string | null = null;
   if (end === "completed") {
@@ -190,7 +244,11 @@ export function admitPrevious(cwd: string, query: string): PreviousTask {
     resultSha256,
     sessionSha256: session.sha256,
     carried,
-    chainPosition: (manifest.follow_up?.chain_position ?? 1) + 1,
+    chainPosition,
+    chainArtifacts: [
+      { task_id: ref.id, dir: ref.dir, spilled: ownSpills(ref.id, ref.dir, end, resultSha256) },
+      ...earlier,
+    ].flatMap((tree) => tree.spilled.map((receipt) => ({ task_id: tree.task_id, dir: tree.dir, receipt }))),
     lastRequestTokens: lastRequestTokens(carried),
   };
 }

@@ -191,6 +191,7 @@ export function admitWith(
     systemPrompt: CHILD_SYSTEM_PROMPT,
     followUp: previous === undefined ? undefined : followUpLink(previous, args.reseed),
     readRoots: snap.host.settings.readRoots,
+    chainArtifacts: previous?.chainArtifacts,
   });
   const argv = buildChildArgv({
     piCli: snap.piCli,

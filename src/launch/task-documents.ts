@@ -11,6 +11,7 @@ import {
 import { sha256Hex } from "../core/hash.ts";
 import type { SeedSpend } from "../core/spend.ts";
 import type {
+  ChainArtifact,
   DelegateManifest,
   ManifestFollowUp,
   ManifestHost,
@@ -71,6 +72,8 @@ export interface SeedInput {
   followUp?: SeedFollowUp | undefined;
   /** The granted read roots (bgDelegate.readRoots); none when undefined or empty. */
   readRoots?: readonly string[] | undefined;
+  /** A follow-up's readable spill files of its verified chain (docs/tools/bg_delegate.md, "Follow-ups"). */
+  chainArtifacts?: ChainArtifact[] | undefined;
 }
 
 /** seed.json (docs/subsystems/launch.md, "The artifact tree"): what the guard enforces, hash-bound. */
@@ -104,6 +107,9 @@ export function buildSeed(input: SeedInput): SeedDocument {
     output_schema: args.outputSchema ?? null,
     ...(input.followUp === undefined ? {} : { follow_up: input.followUp }),
     ...(input.readRoots === undefined || input.readRoots.length === 0 ? {} : { read_roots: [...input.readRoots] }),
+    ...(input.chainArtifacts === undefined || input.chainArtifacts.length === 0
+      ? {}
+      : { chain_artifacts: input.chainArtifacts }),
   };
 }
 

@@ -4,15 +4,17 @@
  * started from (their SHA-256 as its manifest recorded them at admission). An intact link carries
  * the previous task's evidence rows (and, through intact links, its own predecessors'), which the
  * caller re-checks for freshness like any other; a changed or removed tree is reported and carries
- * nothing.
+ * nothing. The walk back is bounded and cycle-safe (docs/subsystems/retrieval.md, "A follow-up's
+ * link"): every task is met once, each place in the chain is one less than the one after it, and
+ * no chain is longer than FOLLOW_UP_CHAIN_MAX; anything else is follow_up_chain_invalid.
  */
 import { existsSync } from "node:fs";
-import { join } from "node:path";
-import { CHILD_FILE_MAX_BYTES, TASK_FILES } from "../core/constants.ts";
+import { basename, join, resolve } from "node:path";
+import { CHILD_FILE_MAX_BYTES, FOLLOW_UP_CHAIN_MAX, TASK_FILES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import { sessionDigest } from "../core/fs.ts";
 import { sha256Hex } from "../core/hash.ts";
-import type { DelegateManifest, EvidenceRow, ManifestFollowUp } from "../core/types.ts";
+import type { DelegateManifest, EvidenceRow, ManifestFollowUp, SpillReceipt } from "../core/types.ts";
 import { listTaskRefs, readManifest } from "../store/lookup.ts";
 import { readTaskFile } from "../verify/result-file.ts";
 import { checkResultShape, checkTerminalShape } from "../verify/result-shape.ts";
@@ -30,7 +32,24 @@ export interface ChainView {
   carried_evidence_rows: number;
 }
 
-/** The previous task's result.json bytes as recorded, or why not. */
+/** An earlier task of a verified chain: its tree and the spill files its committed record names. */
+export interface ChainTree {
+  task_id: string;
+  dir: string;
+  spilled: SpillReceipt[];
+}
+
+/** One link of a chain walked back from a task: the link, its state now, and what its tree holds. */
+interface ChainStep {
+  link: ManifestFollowUp;
+  state: LinkState;
+  /** The previous task's manifest; null when its tree or manifest is gone or unreadable. */
+  previous: DelegateManifest | null;
+  evidence: EvidenceRow[];
+  spilled: SpillReceipt[];
+}
+
+/** The previous task's committed record (its bytes as recorded), or why not. */
 function readRecorded(dir: string, link: ManifestFollowUp): { state: LinkState; resultBytes: Buffer | null } {
   if (!existsSync(dir)) return { state: "gone", resultBytes: null };
   const session = sessionDigest(join(dir, TASK_FILES.sessionFile), CHILD_FILE_MAX_BYTES);
@@ -51,55 +70,137 @@ function readRecorded(dir: string, link: ManifestFollowUp): { state: LinkState; 
   return { state: "intact", resultBytes: bytes };
 }
 
-/** Evidence rows of a record whose bytes matched their recorded hash (its shape checked again). */
-function evidenceOf(bytes: Buffer | null, link: ManifestFollowUp): EvidenceRow[] {
-  if (bytes === null) return [];
+/** Evidence rows and spill receipts of a record whose bytes matched their recorded hash (its shape checked again). */
+function recordOf(
+  bytes: Buffer | null,
+  link: Pick<ManifestFollowUp, "previous_task_id" | "previous_end">,
+): { evidence: EvidenceRow[]; spilled: SpillReceipt[] } {
+  const none = { evidence: [], spilled: [] };
+  if (bytes === null) return none;
   try {
     const parsed: unknown = JSON.parse(bytes.toString("utf8"));
-    if (link.previous_end === "completed") return checkResultShape(parsed).evidence;
+    if (link.previous_end === "completed") {
+      const result = checkResultShape(parsed);
+      return { evidence: result.evidence, spilled: result.spilled_artifacts };
+    }
     const terminal = checkTerminalShape(parsed);
-    return terminal.task_id === link.previous_task_id ? (terminal.evidence ?? []) : [];
+    if (terminal.task_id !== link.previous_task_id) return none;
+    return { evidence: terminal.evidence ?? [], spilled: terminal.spilled_artifacts };
   } catch {
-    return [];
+    return none;
   }
 }
 
-/** The previous task's own carried rows, through its link when that is intact too. */
-function earlierEvidence(dir: string, depth: number): EvidenceRow[] {
-  let manifest: DelegateManifest;
+/**
+ * The spill files a task's committed record names (`bytes`: its result.json, or a stopped run's
+ * child-terminal.json, already checked against the hash a follow-up records of it).
+ */
+export function committedSpills(taskId: string, end: string, bytes: Buffer | null): SpillReceipt[] {
+  return recordOf(bytes, { previous_task_id: taskId, previous_end: end }).spilled;
+}
+
+function readPrevious(dir: string): DelegateManifest | null {
   try {
-    manifest = readManifest(dir);
+    return readManifest(dir);
   } catch {
-    return [];
+    return null;
   }
-  return manifest.follow_up === undefined || depth <= 0 ? [] : readChain(manifest.follow_up, depth - 1).evidence;
 }
 
-/** Check one link and gather what it carries; `depth` bounds the walk down the chain. */
-export function readChain(
-  link: ManifestFollowUp,
-  depth = link.chain_position,
-): { state: LinkState; evidence: EvidenceRow[] } {
-  const dir = link.previous_task_dir;
-  const recorded = readRecorded(dir, link);
-  if (recorded.state !== "intact") return { state: recorded.state, evidence: [] };
-  return { state: "intact", evidence: [...earlierEvidence(dir, depth), ...evidenceOf(recorded.resultBytes, link)] };
+/** The delegate store a task tree is in (`<store>/<session>/<task id>`, docs/subsystems/launch.md). */
+const storeRoot = (dir: string): string => resolve(dir, "..", "..");
+
+/** Whether a link names the tree of its previous task in the store `root`, by the task's own id. */
+function inStore(root: string, link: ManifestFollowUp): boolean {
+  const dir = resolve(link.previous_task_dir);
+  return storeRoot(dir) === root && basename(dir) === link.previous_task_id;
 }
 
-/** The chain facts of a task for a view, and the evidence it carries; null view for a first task. */
-export function chainOf(manifest: DelegateManifest): { view: ChainView | null; evidence: EvidenceRow[] } {
+const chainError = (taskId: string, why: string): DelegateError =>
+  new DelegateError("follow_up_chain_invalid", `the chain of follow-ups of task ${taskId} is invalid: ${why}`);
+
+/**
+ * The links from `manifest` (its tree at `dir`) back to the first task of its chain, nearest first,
+ * each checked now; `problem` is the first thing that makes the chain invalid (the walk stops there).
+ * At most FOLLOW_UP_CHAIN_MAX − 1 links are read, each tree once.
+ */
+function walkChain(manifest: DelegateManifest, dir: string): { steps: ChainStep[]; problem: DelegateError | null } {
+  const steps: ChainStep[] = [];
+  const seen = new Set([manifest.task_id]);
+  const root = storeRoot(dir);
+  let current = manifest;
+  let expected: number | null = null;
+  while (current.follow_up !== undefined) {
+    const link = current.follow_up;
+    const fail = (why: string) => ({ steps, problem: chainError(manifest.task_id, why) });
+    if (link.chain_position > FOLLOW_UP_CHAIN_MAX)
+      return fail(
+        `task ${current.task_id} records place ${link.chain_position}, past the ${FOLLOW_UP_CHAIN_MAX} a chain may hold`,
+      );
+    if (expected !== null && link.chain_position !== expected)
+      return fail(
+        `task ${current.task_id} records place ${link.chain_position}, but the task after it is at ${expected + 1}`,
+      );
+    if (seen.has(link.previous_task_id))
+      return fail(`task ${current.task_id} follows ${link.previous_task_id}, which is already in the chain (a cycle)`);
+    seen.add(link.previous_task_id);
+    const previousDir = resolve(link.previous_task_dir);
+    if (!inStore(root, link))
+      return fail(`task ${current.task_id} links to ${link.previous_task_dir}, not a tree of this project's store`);
+    const recorded = readRecorded(previousDir, link);
+    const previous = readPrevious(previousDir);
+    if (previous !== null && previous.task_id !== link.previous_task_id)
+      return fail(
+        `the tree task ${current.task_id} links to holds task ${previous.task_id}, not ${link.previous_task_id}`,
+      );
+    if (previous !== null && previous.follow_up === undefined && link.chain_position !== 2)
+      return fail(
+        `task ${current.task_id} records place ${link.chain_position}, but ${previous.task_id} is a first task`,
+      );
+    const record = recorded.state === "intact" ? recordOf(recorded.resultBytes, link) : { evidence: [], spilled: [] };
+    steps.push({ link, state: recorded.state, previous, ...record });
+    if (previous === null) break;
+    expected = link.chain_position - 1;
+    current = previous;
+  }
+  return { steps, problem: null };
+}
+
+/** The steps a chain carries from: the nearest links up to the first one that is not intact. */
+function intactSteps(steps: readonly ChainStep[]): ChainStep[] {
+  const end = steps.findIndex((s) => s.state !== "intact");
+  return end < 0 ? [...steps] : steps.slice(0, end);
+}
+
+/**
+ * The chain facts of a task for a view, the evidence it carries (earliest task first) and the
+ * earlier trees it rests on (nearest first, through intact links only); null view for a first task.
+ * Throws follow_up_chain_invalid, naming the task, when the chain is not a chain.
+ */
+export function chainOf(
+  manifest: DelegateManifest,
+  dir: string,
+): { view: ChainView | null; evidence: EvidenceRow[]; trees: ChainTree[] } {
   const link = manifest.follow_up;
-  if (link === undefined) return { view: null, evidence: [] };
-  const { state, evidence } = readChain(link);
+  if (link === undefined) return { view: null, evidence: [], trees: [] };
+  const { steps, problem } = walkChain(manifest, dir);
+  if (problem !== null) throw problem;
+  const carrying = intactSteps(steps);
+  const evidence = [...carrying].reverse().flatMap((s) => s.evidence);
   return {
     view: {
       previous_task_id: link.previous_task_id,
       previous_end: link.previous_end,
       chain_position: link.chain_position,
-      link: state,
+      link: steps[0]?.state ?? "gone",
       carried_evidence_rows: evidence.length,
     },
     evidence,
+    trees: carrying.map((s) => ({
+      task_id: s.link.previous_task_id,
+      dir: resolve(s.link.previous_task_dir),
+      spilled: s.spilled,
+    })),
   };
 }
 
@@ -114,9 +215,11 @@ export interface ChainEntry {
   current: boolean;
 }
 
-function entryOf(manifest: DelegateManifest, current: boolean): ChainEntry {
-  const link = manifest.follow_up === undefined ? null : readChain(manifest.follow_up, 0).state;
-  return { id: manifest.task_id, state: manifest.state, link, current };
+/** The state of a follow-up's own link, checked now (a single step, no walk); a tree outside the store is not read. */
+function linkStateOf(manifest: DelegateManifest, root: string): LinkState | null {
+  const link = manifest.follow_up;
+  if (link === undefined) return null;
+  return inStore(root, link) ? readRecorded(resolve(link.previous_task_dir), link).state : "changed";
 }
 
 /** The manifests of the project's delegate tasks by the id they follow. */
@@ -124,14 +227,9 @@ function followUpsByPrevious(cwd: string): Map<string, DelegateManifest[]> {
   const by = new Map<string, DelegateManifest[]>();
   for (const ref of listTaskRefs(cwd)) {
     if (ref.kind !== "delegate") continue;
-    let manifest: DelegateManifest;
-    try {
-      manifest = readManifest(ref.dir);
-    } catch {
-      continue;
-    }
-    const previous = manifest.follow_up?.previous_task_id;
-    if (previous !== undefined) by.set(previous, [...(by.get(previous) ?? []), manifest]);
+    const manifest = readPrevious(ref.dir);
+    const previous = manifest?.follow_up?.previous_task_id;
+    if (manifest !== null && previous !== undefined) by.set(previous, [...(by.get(previous) ?? []), manifest]);
   }
   for (const list of by.values()) list.sort((a, b) => a.created_at.localeCompare(b.created_at));
   return by;
@@ -139,35 +237,45 @@ function followUpsByPrevious(cwd: string): Map<string, DelegateManifest[]> {
 
 /**
  * The whole chain a task belongs to, first task first: the tasks before it (by its recorded links,
- * each link checked now), itself, and the follow-ups of it found in the project (each branch in
- * the order they were made). Null for a task that is in no chain.
+ * each link checked now, the walk stopping where the chain is invalid), itself, and the follow-ups
+ * of it found in the project (each branch in the order they were made, each task once, no deeper
+ * than a chain may be). Null for a task that is in no chain.
  */
-export function wholeChain(manifest: DelegateManifest): ChainEntry[] | null {
+export function wholeChain(manifest: DelegateManifest, dir: string): ChainEntry[] | null {
+  const { steps } = walkChain(manifest, dir);
+  const root = storeRoot(dir);
   const earlier: ChainEntry[] = [];
-  let link = manifest.follow_up;
-  for (let steps = 0; link !== undefined && steps < link.chain_position; steps++) {
-    let previous: DelegateManifest;
-    try {
-      previous = readManifest(link.previous_task_dir);
-    } catch {
-      earlier.unshift({ id: link.previous_task_id, state: "gone", link: null, current: false });
-      break;
-    }
-    earlier.unshift(entryOf(previous, false));
-    link = previous.follow_up;
-  }
+  steps.forEach((step, i) => {
+    const previous = step.previous;
+    earlier.unshift(
+      previous === null
+        ? { id: step.link.previous_task_id, state: "gone", link: null, current: false }
+        : {
+            id: previous.task_id,
+            state: previous.state,
+            link: steps[i + 1]?.state ?? linkStateOf(previous, root),
+            current: false,
+          },
+    );
+  });
   const later: ChainEntry[] = [];
   const by = followUpsByPrevious(manifest.cwd);
   const seen = new Set([manifest.task_id, ...earlier.map((e) => e.id)]);
-  const walk = (id: string) => {
-    for (const next of by.get(id) ?? []) {
-      if (seen.has(next.task_id)) continue;
-      seen.add(next.task_id);
-      later.push(entryOf(next, false));
-      walk(next.task_id);
-    }
-  };
-  walk(manifest.task_id);
+  // Depth first, each branch in the order made (a stack, not recursion): each task once, and no
+  // deeper than a chain may be.
+  const stack = (from: string, depth: number) =>
+    (depth < FOLLOW_UP_CHAIN_MAX ? (by.get(from) ?? []) : []).map((m) => ({ m, depth: depth + 1 })).reverse();
+  const pending = stack(manifest.task_id, earlier.length + 1);
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    if (seen.has(next.m.task_id)) continue;
+    seen.add(next.m.task_id);
+    later.push({ id: next.m.task_id, state: next.m.state, link: linkStateOf(next.m, root), current: false });
+    pending.push(...stack(next.m.task_id, next.depth));
+  }
   if (earlier.length === 0 && later.length === 0) return null;
-  return [...earlier, entryOf(manifest, true), ...later];
+  return [
+    ...earlier,
+    { id: manifest.task_id, state: manifest.state, link: steps[0]?.state ?? null, current: true },
+    ...later,
+  ];
 }

@@ -78,6 +78,8 @@ export type SettledDelegate =
       structured: StructuredAnswer | null;
       /** A follow-up's link as checked now (its carried evidence is in `verified`); null for a first task. */
       chain: ChainView | null;
+      /** Where the bytes its rows kept are: its own tree, then its verified chain's, nearest first. */
+      keptIn: string[];
     };
 
 /**
@@ -135,7 +137,12 @@ export function settleDelegate(taskDir: string, passed?: StepObserver): SettledD
   // A structured answer is checked against its schema again before any byte of it is returned.
   const schema = manifest.output_schema;
   const structured = schema === undefined ? null : parseCommittedAnswer(verified.text, schema, facts.artifacts);
-  const chain = chainOf(manifest);
+  let chain: ReturnType<typeof chainOf>;
+  try {
+    chain = chainOf(manifest, taskDir);
+  } catch (error) {
+    throw error instanceof DelegateError ? error.withFacts(facts) : error;
+  }
   return {
     kind: "completed",
     dir: taskDir,
@@ -143,6 +150,7 @@ export function settleDelegate(taskDir: string, passed?: StepObserver): SettledD
     verified: withCarried(verified, chain.evidence),
     structured,
     chain: chain.view,
+    keptIn: [taskDir, ...chain.trees.map((t) => t.dir)],
   };
 }
 
@@ -157,7 +165,7 @@ export function taskOutput(
   freshness: EvidenceFreshness,
 ): TaskOutput {
   const { structured, verified, manifest } = settled;
-  if (structured !== null) return jsonOutput(structured, verified, manifest.cwd, settled.dir, inline);
+  if (structured !== null) return jsonOutput(structured, verified, manifest.cwd, settled.keptIn, inline);
   const basis = textBasis(verified.text, verified.result.evidence, manifest.cwd, freshness);
   return { type: "text", content: inline ? verified.text : null, basis };
 }
@@ -166,10 +174,10 @@ function jsonOutput(
   structured: StructuredAnswer,
   verified: VerifiedAnswer,
   cwd: string,
-  taskDir: string,
+  taskDirs: readonly string[],
   inline: boolean,
 ): JsonOutput {
-  const basis = checkBasis(structured, verified.result.evidence, cwd, taskDir);
+  const basis = checkBasis(structured, verified.result.evidence, cwd, taskDirs);
   return { type: "json", content: inline ? structured.output : null, basis };
 }
 
@@ -183,7 +191,7 @@ export function inlineAnswer(manifest: DelegateManifest, verified: VerifiedAnswe
   const schema = manifest.output_schema;
   if (schema === undefined) return { text: verified.text, output: null };
   const structured = parseCommittedAnswer(verified.text, schema, []);
-  const output = jsonOutput(structured, verified, manifest.cwd, taskDir, true);
+  const output = jsonOutput(structured, verified, manifest.cwd, [taskDir], true);
   return { text: structuredText(structured.output, output), output };
 }
 

@@ -4,6 +4,7 @@
  * `listRows` (src/tasks/seam.ts) lists them; each kind makes its own (src/tasks/kind.ts).
  */
 import { basename, dirname } from "node:path";
+import { FOLLOW_UP_CHAIN_MAX } from "../core/constants.ts";
 import { DelegateError, type FailureCode } from "../core/errors.ts";
 import type { UsageRecord } from "../core/types.ts";
 import type { TaskRef } from "../store/lookup.ts";
@@ -90,13 +91,14 @@ export function threadRows(rows: readonly TaskRow[]): TaskRow[] {
     if (seen.has(row.id)) return;
     seen.add(row.id);
     out.push({ ...row, depth });
-    for (const next of under.get(row.id) ?? []) place(next, depth + 1);
+    // No deeper than a chain may be (FOLLOW_UP_CHAIN_MAX tasks): the rest is listed flat below.
+    if (depth + 1 < FOLLOW_UP_CHAIN_MAX) for (const next of under.get(row.id) ?? []) place(next, depth + 1);
   };
   for (const row of rows) {
     const threaded = row.previous_id !== null && ids.has(row.previous_id) && row.previous_id !== row.id;
     if (!threaded) place(row, 0);
   }
-  // A cycle of previous ids (only a hand-edited tree has one) is listed flat at the end.
+  // A cycle of previous ids (only a hand-edited tree has one), or a chain too long, is listed flat at the end.
   for (const row of rows) place(row, 0);
   return out;
 }

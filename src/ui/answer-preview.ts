@@ -2,6 +2,7 @@ import { getMarkdownTheme, keyHint, type Theme } from "@mariozechner/pi-coding-a
 import { type Component, Container, Markdown, Text } from "@mariozechner/pi-tui";
 import { readRegularFile } from "../core/fs.ts";
 import { sha256Hex } from "../core/hash.ts";
+import { visibleLines } from "../core/terminal-text.ts";
 
 /** Lines of the answer a collapsed view shows, as Pi's own read tool does. */
 export const PREVIEW_LINES = 10;
@@ -10,10 +11,11 @@ const FILE_PREVIEW_BYTES = 8 * 1024;
 
 /**
  * A verified answer rendered as markdown with the host's theme: collapsed, its first lines and Pi's
- * expand hint; expanded, all of it (docs/subsystems/retrieval.md, "What a person sees").
+ * expand hint; expanded, all of it (docs/subsystems/retrieval.md, "What a person sees"). The
+ * model's text is escaped first: markdown, never a terminal sequence.
  */
 export function answerPreview(answer: string, expanded: boolean, theme: Theme, more = false): Component {
-  const lines = answer.replace(/\s+$/, "").split("\n");
+  const lines = visibleLines(answer).replace(/\s+$/, "").split("\n");
   const shown = expanded ? lines : lines.slice(0, PREVIEW_LINES);
   const box = new Container();
   box.addChild(new Markdown(shown.join("\n"), 0, 0, getMarkdownTheme()));

@@ -2,6 +2,7 @@ import { type ExtensionAPI, type ExtensionCommandContext, getAgentDir } from "@m
 import type { TUI } from "@mariozechner/pi-tui";
 import { DelegateError } from "../core/errors.ts";
 import { loadSettings } from "../core/settings.ts";
+import { visible, visibleLines } from "../core/terminal-text.ts";
 import { formatBytes } from "../core/units.ts";
 import { resolveTaskRef } from "../store/lookup.ts";
 import { adjudicateStrandedRuns } from "../tasks/adjudicate.ts";
@@ -86,7 +87,8 @@ async function pickRunning(ctx: ExtensionCommandContext): Promise<string | undef
     ctx.ui.notify("No delegate is running.", "info");
     return undefined;
   }
-  const options = running.map((r) => `${shortId(r.id)}  ${rowName(r)}`);
+  // rowName escapes the name: a picker line is drawn as it is.
+  const options = running.map((r) => `${visible(shortId(r.id))}  ${rowName(r)}`);
   const choice = await ctx.ui.select("Cancel which delegate?", options);
   return choice === undefined ? undefined : running[options.indexOf(choice)]?.id;
 }
@@ -137,14 +139,14 @@ export function registerDelegatesCommand(pi: ExtensionAPI): void {
         else if (verb === "hide") ctx.ui.setWidget(WIDGET_KEY, undefined);
         else if (verb === "cancel") {
           const target = id ?? (await pickRunning(ctx));
-          if (target !== undefined) ctx.ui.notify(cancelDelegate(ctx.cwd, target), "info");
+          if (target !== undefined) ctx.ui.notify(visibleLines(cancelDelegate(ctx.cwd, target)), "info");
         } else if (verb === "prune") {
           const { retentionDays } = loadSettings(getAgentDir(), ctx.cwd);
           const words = id === undefined ? [] : [id, ...more];
-          ctx.ui.notify(await pruneDelegates(ctx.cwd, words, retentionDays), "info");
+          ctx.ui.notify(visibleLines(await pruneDelegates(ctx.cwd, words, retentionDays)), "info");
         } else ctx.ui.notify(USAGE, "warning");
       } catch (error) {
-        ctx.ui.notify(forPerson(error), "error");
+        ctx.ui.notify(visibleLines(forPerson(error)), "error");
       }
     },
   });

@@ -1,5 +1,6 @@
 import type { Theme } from "@mariozechner/pi-coding-agent";
 import { type Component, truncateToWidth, visibleWidth } from "@mariozechner/pi-tui";
+import { visible } from "../core/terminal-text.ts";
 import { formatBytes, formatDuration } from "../core/units.ts";
 import { type TaskRow, threadedName } from "../tasks/row.ts";
 import { spendCells } from "../views/spend-figure.ts";
@@ -10,10 +11,10 @@ export function shortId(id: string): string {
   return id.slice(0, 9);
 }
 
-/** A row's name as a person reads it: a Fusion run's with its stage and children. */
+/** A row's name as a person reads it: a Fusion run's with its stage and children; escaped (src/core/terminal-text.ts). */
 export function rowName(row: TaskRow): string {
-  const name = threadedName(row);
-  return row.detail === null ? name : `${name} (${row.detail})`;
+  const name = threadedName({ ...row, name: visible(row.name) });
+  return row.detail === null ? name : `${name} (${visible(row.detail)})`;
 }
 
 interface Column {
@@ -56,8 +57,9 @@ const SHRINK: readonly (readonly [string, number])[] = [
   ["ROUTE", 8],
 ];
 
+/** One cell, escaped (what a tree says is never drawn raw), cut to `width` and padded. */
 function padCell(text: string, width: number, right = false): string {
-  const cut = truncateToWidth(text, width, "…");
+  const cut = truncateToWidth(visible(text), width, "…");
   const pad = " ".repeat(Math.max(0, width - visibleWidth(cut)));
   return right ? pad + cut : cut + pad;
 }
@@ -70,7 +72,7 @@ function widths(rows: readonly TaskRow[], total: number): number[] {
   const natural = COLUMNS.map((c) =>
     Math.min(
       c.max ?? Number.MAX_SAFE_INTEGER,
-      Math.max(visibleWidth(c.title), ...rows.map((r) => visibleWidth(c.cell(r)))),
+      Math.max(visibleWidth(c.title), ...rows.map((r) => visibleWidth(visible(c.cell(r))))),
     ),
   );
   const nameIndex = COLUMNS.length - 1;

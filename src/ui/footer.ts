@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { visible } from "../core/terminal-text.ts";
 import { formatCost, formatDuration } from "../core/units.ts";
 import { readProgress } from "../store/progress.ts";
 import { delegateRoot } from "../store/task-paths.ts";
@@ -86,7 +87,7 @@ function runPart(run: LiveRun, now: number, theme: FooterTheme): string {
   const what = `${run.stage}, ${verified}/${total} candidates verified`;
   // A capped run: what its ended children spent so far against the run's cap.
   const cap = capPart(run.usage.counts.cost_total, run.record.limits?.max_cost_usd, theme);
-  return `${theme.fg("warning", "⧗")} ${id} ${theme.fg("muted", `(${run.record.name})`)}: ${what} ${theme.fg("dim", formatDuration((now - run.createdAt) / 1000))}${cap}`;
+  return `${theme.fg("warning", "⧗")} ${id} ${theme.fg("muted", `(${visible(run.record.name)})`)}: ${what} ${theme.fg("dim", formatDuration((now - run.createdAt) / 1000))}${cap}`;
 }
 
 /**
@@ -113,7 +114,7 @@ export function footerText(cwd: string, now = Date.now(), theme: FooterTheme = P
     const calls = `${p.tool_calls} tool call${p.tool_calls === 1 ? "" : "s"}`;
     const turns = `${p.turns} turn${p.turns === 1 ? "" : "s"}`;
     parts.push(
-      `${theme.fg("warning", "⧗")} ${theme.fg("accent", t.manifest.name)} ${formatDuration((now - t.startedAt) / 1000)} · ${turns} · ${calls}` +
+      `${theme.fg("warning", "⧗")} ${theme.fg("accent", visible(t.manifest.name))} ${formatDuration((now - t.startedAt) / 1000)} · ${turns} · ${calls}` +
         capPart(p.cost_total, t.manifest.limits.max_cost_usd, theme),
     );
   }

@@ -1,6 +1,7 @@
 import type { AgentToolResult, ExtensionAPI, Theme } from "@mariozechner/pi-coding-agent";
 import { type Component, Container, Text } from "@mariozechner/pi-tui";
 import { type FinalizedBy, NOTIFICATION_CUSTOM_TYPE } from "../core/constants.ts";
+import { visible, visibleDeep, visibleLines } from "../core/terminal-text.ts";
 import { formatBytes, formatCost, formatDuration, plural } from "../core/units.ts";
 import type { FusionView } from "../fusion/types.ts";
 import type { AlreadyStartedDetails } from "../views/already-started.ts";
@@ -20,7 +21,9 @@ function ofCap(figure: SpendFigure, capUsd: number | null | undefined, what = ""
 
 /*
  * What a person sees in Pi's terminal (docs/subsystems/retrieval.md, "What a person sees"): plain
- * words built from the tools' details; the text the model reads is never shown collapsed.
+ * words built from the tools' details; the text the model reads is never shown collapsed. Every
+ * string of a call's arguments, a result's details and text is escaped (src/core/terminal-text.ts)
+ * before it is placed between the theme's colours; a name on a one-line header fully (visible).
  */
 
 /** Pi's render options plus whether the tool call failed (from the render context). */
@@ -37,7 +40,8 @@ function field(args: unknown, key: string): unknown {
 
 const dot = (theme: Theme) => theme.fg("muted", " · ");
 
-export function renderDelegateCall(input: unknown, theme: Theme): Text {
+export function renderDelegateCall(raw: unknown, theme: Theme): Text {
+  const input = visibleDeep(raw);
   const name = field(input, "name");
   const route = field(input, "route");
   const routeText =
@@ -45,17 +49,18 @@ export function renderDelegateCall(input: unknown, theme: Theme): Text {
       ? ` → ${String(field(route, "provider"))}/${String(field(route, "model"))}`
       : "";
   return new Text(
-    `${theme.fg("toolTitle", theme.bold("bg_delegate"))} ${theme.fg("accent", typeof name === "string" ? name : "")}${routeText}`,
+    `${theme.fg("toolTitle", theme.bold("bg_delegate"))} ${theme.fg("accent", typeof name === "string" ? visible(name) : "")}${visible(routeText)}`,
     0,
     0,
   );
 }
 
-export function renderResultCall(input: unknown, theme: Theme): Text {
+export function renderResultCall(raw: unknown, theme: Theme): Text {
+  const input = visibleDeep(raw);
   const id = field(input, "taskId");
   const delivery = field(input, "delivery");
   return new Text(
-    `${theme.fg("toolTitle", theme.bold("bg_result"))} ${theme.fg("accent", typeof id === "string" ? id : "")}${typeof delivery === "string" ? ` (${delivery})` : ""}`,
+    `${theme.fg("toolTitle", theme.bold("bg_result"))} ${theme.fg("accent", typeof id === "string" ? visible(id) : "")}${typeof delivery === "string" ? ` (${visible(delivery)})` : ""}`,
     0,
     0,
   );
@@ -63,7 +68,7 @@ export function renderResultCall(input: unknown, theme: Theme): Text {
 
 /** A tool error, for a person: its first line plainly; expanded, the whole failure text. */
 function renderError(result: AgentToolResult<unknown>, expanded: boolean, theme: Theme): Text {
-  const text = firstText(result);
+  const text = visibleLines(firstText(result));
   const [first = "", ...rest] = text.split("\n");
   const match = /^\[([a-z_]+)\] (.*)$/.exec(first);
   const head = match ? `${match[2]} ${theme.fg("dim", `(${match[1]})`)}` : first;
@@ -89,7 +94,7 @@ export function receiptRenderer<T>(linesOf: (details: T, expanded: boolean, them
     options: RenderOptions,
     theme: Theme,
   ): Component => {
-    const details = result.details;
+    const details = visibleDeep(result.details);
     if (!details || options.isError) return renderFallback(result, options, theme);
     if (isAlreadyStarted(details)) {
       const what = details.task_kind === "fusion" ? "run" : "delegate";
@@ -130,7 +135,7 @@ function runningLine(v: RunningView, theme: Theme): string {
       ? ""
       : `${theme.fg("muted", chainText({ ...v.follow_up, previous_task_id: shortId(v.follow_up.previous_task_id) }))}${dot(theme)}`;
   return (
-    `${theme.fg("warning", "⧗")} ${theme.fg("accent", v.name)} is still running${dot(theme)}${chain}` +
+    `${theme.fg("warning", "⧗")} ${theme.fg("accent", visible(v.name))} is still running${dot(theme)}${chain}` +
     `${formatDuration(v.elapsed_seconds)}${dot(theme)}${plural(v.progress.turns, "turn")}${dot(theme)}` +
     `${plural(v.progress.tool_calls, "tool call")}${spent}${dot(theme)}${theme.fg("muted", next)}`
   );
@@ -143,7 +148,7 @@ function completedLine(v: CompletedView, theme: Theme): string {
       : `cost not reported${v.max_cost_usd === null ? "" : ` of ${formatCost(v.max_cost_usd)} cap`}`;
   const time = v.run_seconds === null ? "" : `${formatDuration(v.run_seconds)}${dot(theme)}`;
   const head =
-    `${theme.fg("success", "✓")} ${theme.fg("accent", v.name)}${dot(theme)}answer ${formatBytes(v.answer.byte_length)}, verified` +
+    `${theme.fg("success", "✓")} ${theme.fg("accent", visible(v.name))}${dot(theme)}answer ${formatBytes(v.answer.byte_length)}, verified` +
     `${dot(theme)}${time}${plural(v.turns, "turn")}${dot(theme)}${plural(v.tool_calls, "tool call")}${dot(theme)}${cost}` +
     `${dot(theme)}evidence ${v.evidence_check.freshness.state}` +
     `${dot(theme)}${theme.fg("muted", `${v.route.provider}/${v.route.model}`)}`;
@@ -183,7 +188,8 @@ function answerBlock(
     return;
   }
   if (file === null || file.path === null) return;
-  box.addChild(new Text(theme.fg("muted", `answer file: ${file.path}`), 0, 0));
+  // `file` is as recorded (the file is read by it); only what is drawn is escaped.
+  box.addChild(new Text(theme.fg("muted", `answer file: ${visible(file.path)}`), 0, 0));
   const head = answerFileHead(file.path, options.expanded, file);
   if (head !== null) box.addChild(answerPreview(head.text, options.expanded, theme, !head.complete));
   else box.addChild(new Text(theme.fg("warning", "the file no longer holds the verified answer: not shown"), 0, 0));
@@ -238,7 +244,8 @@ function renderFusion(
     const text = firstText(result);
     const marker = "\nDelivery: inline\n\n";
     const at = text.indexOf(marker);
-    answerBlock(box, v.delivery, at === -1 ? null : text.slice(at + marker.length), v.answer, options, theme);
+    const recorded = (result.details as typeof v).answer;
+    answerBlock(box, v.delivery, at === -1 ? null : text.slice(at + marker.length), recorded, options, theme);
     return box;
   }
   const code = v.failure?.code ?? v.integrity?.code ?? "unknown";
@@ -249,7 +256,7 @@ function renderFusion(
 }
 
 export function renderRetrieval(result: AgentToolResult<unknown>, options: RenderOptions, theme: Theme): Component {
-  const d = result.details;
+  const d = visibleDeep(result.details);
   if (options.isError) return renderError(result, options.expanded, theme);
   if (isFusion(d)) return renderFusion(result, d, options, theme);
   if (typeof d !== "object" || d === null || !("state" in d)) return renderFallback(result, options, theme);
@@ -275,8 +282,10 @@ export function renderRetrieval(result: AgentToolResult<unknown>, options: Rende
   answerBlock(
     box,
     view.delivery,
-    inlineAnswer(firstText(result), completedHeader(view)),
-    { path: view.answer.text_path, byte_length: view.answer.byte_length, sha256: view.answer.sha256 },
+    // The answer as the text holds it, cut after the header as bg_result wrote it (unescaped, so the
+    // two match); answerPreview escapes what it shows.
+    inlineAnswer(firstText(result), completedHeader(result.details as CompletedView)),
+    { ...view.answer, path: (result.details as CompletedView).answer.text_path },
     options,
     theme,
   );
@@ -286,7 +295,7 @@ export function renderRetrieval(result: AgentToolResult<unknown>, options: Rende
 /** Anything without details (partial results, older sessions): the first line, or all expanded. */
 export function renderFallback(result: AgentToolResult<unknown>, options: RenderOptions, theme: Theme): Component {
   if (options.isError) return renderError(result, options.expanded, theme);
-  const text = firstText(result);
+  const text = visibleLines(firstText(result));
   return new Text(theme.fg("muted", options.expanded ? text : (text.split("\n")[0] ?? "")), 0, 0);
 }
 
@@ -300,7 +309,8 @@ const ANSWERED_AT: Record<FinalizedBy, string> = {
 };
 
 /** The notification line: short id, name, how it ended, run time, spend, answer size, a limit that cut it short. */
-export function notificationLine(d: NotificationDetails, theme: Theme): string {
+export function notificationLine(raw: NotificationDetails, theme: Theme): string {
+  const d = visibleDeep(raw);
   const id = theme.fg("accent", shortId(d.taskId));
   const time =
     d.run_seconds === null ? "" : ` ${d.state === "completed" ? "in" : "after"} ${formatDuration(d.run_seconds)}`;
@@ -322,7 +332,7 @@ export function notificationLine(d: NotificationDetails, theme: Theme): string {
     d.state === "completed" && d.answer_bytes !== null
       ? `${dot(theme)}answer ${formatBytes(d.answer_bytes)}`
       : d.code !== null && d.state !== "cancelled"
-        ? `${dot(theme)}${d.code}`
+        ? `${dot(theme)}${visible(d.code)}`
         : "";
   const early =
     d.state === "completed" && d.finalized_by
@@ -334,14 +344,15 @@ export function notificationLine(d: NotificationDetails, theme: Theme): string {
     d.state === "completed" && d.auto_delivered === null
       ? `${dot(theme)}${theme.fg("muted", "the agent reads it with bg_result")}`
       : "";
-  return `${icon} ${d.kind === "fusion" ? "fusion" : "delegate"} ${id} ${theme.fg("accent", d.name)} ${d.state}${time}${dot(theme)}${cost}${size}${early}${next}`;
+  return `${icon} ${d.kind === "fusion" ? "fusion" : "delegate"} ${id} ${theme.fg("accent", visible(d.name))} ${d.state}${time}${dot(theme)}${cost}${size}${early}${next}`;
 }
 
 export function registerNotificationRenderer(pi: ExtensionAPI): void {
   pi.registerMessageRenderer<NotificationDetails>(NOTIFICATION_CUSTOM_TYPE, (message, options, theme) => {
-    const d = message.details;
+    const d = visibleDeep(message.details);
+    // The notice's text as the model reads it; what of it a person sees is escaped where it is shown.
     const content = typeof message.content === "string" ? message.content : "";
-    if (!d) return new Text(content, 1, 0);
+    if (!d) return new Text(visibleLines(content), 1, 0);
     const box = new Container();
     box.addChild(new Text(notificationLine(d, theme), 1, 0));
     if (d.auto_delivered === "answer" && d.output !== undefined) {

@@ -7,6 +7,7 @@
  */
 import { keyHint, type Theme } from "@mariozechner/pi-coding-agent";
 import { type Component, Container, Text } from "@mariozechner/pi-tui";
+import { visibleDeep } from "../core/terminal-text.ts";
 import { plural } from "../core/units.ts";
 import type { CheckedFieldBasis, JsonOutput } from "../verify/structured-output.ts";
 import { citationStatusText } from "../views/output.ts";
@@ -65,7 +66,9 @@ function fieldLines(name: string, value: unknown, b: CheckedFieldBasis | undefin
 }
 
 /** The output's fields (content null: only the basis of each field, the answer being a file). */
-export function structuredPreview(output: JsonOutput, expanded: boolean, theme: Theme): Component {
+export function structuredPreview(raw: JsonOutput, expanded: boolean, theme: Theme): Component {
+  // Every string of it (fields, values, paths, excerpts, reasoning) escaped before it is drawn.
+  const output = visibleDeep(raw);
   const box = new Container();
   const basis = new Map(output.basis.map((b) => [b.field, b]));
   const content = output.content;

@@ -72,17 +72,30 @@ const usage: Each = (value, at) => {
   violation(`${at}.status`, 'must be "observed" or "unavailable"');
 };
 
-const spillReceipt = shape({
-  schema_version: (v, at) => oneOf(v, at, [SCHEMA.spillReceipt]),
-  artifact: anyString,
-  tool_name: anyString,
-  tool_call_id: anyString,
-  turn_sequence: count,
-  source_call_index: count,
-  byte_length: count,
+/** The file range a spilled read holds (a follow-up's child reads the spill as these lines). */
+const spilledReadRange = shape({
+  file: anyString,
+  line_start: (v, at) => count(v, at, 1),
+  line_end: count,
+  byte_start: count,
+  byte_end: count,
   sha256,
-  content_format: (v, at) => oneOf(v, at, ["single_text_utf8", "tool_result_content_json_v1"]),
 });
+const spillReceipt = shape(
+  {
+    schema_version: (v, at) => oneOf(v, at, [SCHEMA.spillReceipt]),
+    artifact: anyString,
+    tool_name: anyString,
+    tool_call_id: anyString,
+    turn_sequence: count,
+    source_call_index: count,
+    byte_length: count,
+    sha256,
+    content_format: (v, at) => oneOf(v, at, ["single_text_utf8", "tool_result_content_json_v1"]),
+    read: spilledReadRange,
+  },
+  ["read"],
+);
 
 /** Where the bytes of a seen range are kept in the task tree (a spilled read's artifact). */
 const shownBytes = shape({ artifact: anyString, offset: count, length: count, sha256 });

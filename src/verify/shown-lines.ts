@@ -25,14 +25,20 @@ const SPILL_ARTIFACT = /^spill\/[A-Za-z0-9_-][A-Za-z0-9_.-]*$/;
 export class ShownBytesReader {
   private readonly files = new Map<string, FileNow>();
   private readonly artifacts = new Map<string, Buffer | null>();
+  private readonly taskDirs: readonly string[];
   private bytes = 0;
   private readonly rootReal: string | undefined;
 
-  /** `taskDir`: where the task's artifacts are (null: only the files' own bytes are used). */
+  /**
+   * `taskDir`: where the task's artifacts are (null: only the files' own bytes are used); a list for
+   * a follow-up: its own tree, then the earlier trees of its verified chain, nearest first
+   * (docs/tools/bg_delegate.md, "Follow-ups"), the first whose bytes hash as recorded counting.
+   */
   constructor(
     private readonly root: string,
-    private readonly taskDir: string | null,
+    taskDir: string | readonly string[] | null,
   ) {
+    this.taskDirs = taskDir === null ? [] : typeof taskDir === "string" ? [taskDir] : taskDir;
     try {
       this.rootReal = realpathSync(root);
     } catch {
@@ -69,17 +75,21 @@ export class ShownBytesReader {
 
   /** The kept bytes of `shown` when they still hash to what was recorded; else null. */
   kept(shown: ShownBytes): Buffer | null {
-    if (this.taskDir === null || !SPILL_ARTIFACT.test(shown.artifact)) return null;
-    let whole = this.artifacts.get(shown.artifact);
-    if (whole === undefined) {
-      const read = readRegularFile(join(this.taskDir, shown.artifact), EVIDENCE_CHECK_MAX_BYTES - this.bytes);
-      whole = read.ok ? read.bytes : null;
-      if (read.ok) this.bytes += read.bytes.length;
-      this.artifacts.set(shown.artifact, whole);
+    if (!SPILL_ARTIFACT.test(shown.artifact)) return null;
+    for (const dir of this.taskDirs) {
+      const key = join(dir, shown.artifact);
+      let whole = this.artifacts.get(key);
+      if (whole === undefined) {
+        const read = readRegularFile(key, EVIDENCE_CHECK_MAX_BYTES - this.bytes);
+        whole = read.ok ? read.bytes : null;
+        if (read.ok) this.bytes += read.bytes.length;
+        this.artifacts.set(key, whole);
+      }
+      if (whole === null || shown.offset + shown.length > whole.length) continue;
+      const slice = whole.subarray(shown.offset, shown.offset + shown.length);
+      if (sha256Hex(slice) === shown.sha256) return slice;
     }
-    if (whole === null || shown.offset + shown.length > whole.length) return null;
-    const slice = whole.subarray(shown.offset, shown.offset + shown.length);
-    return sha256Hex(slice) === shown.sha256 ? slice : null;
+    return null;
   }
 }
 

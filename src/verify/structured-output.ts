@@ -154,13 +154,14 @@ function checkCitation(
 
 /**
  * Each field's basis with every citation checked against the evidence rows, the files under `root`
- * and the bytes kept in `taskDir` (null: none are consulted).
+ * and the bytes kept in `taskDir` (null: none are consulted; a list: a follow-up's tree, then the
+ * earlier trees of its verified chain).
  */
 export function checkBasis(
   answer: StructuredAnswer,
   rows: readonly EvidenceRow[],
   root: string,
-  taskDir: string | null,
+  taskDir: string | readonly string[] | null,
 ): CheckedFieldBasis[] {
   const seen = seenByFile(rows);
   const reader = new ShownBytesReader(root, taskDir);

@@ -34,6 +34,13 @@ export interface InteractivePi {
   /** Everything written so far, scrollback included. */
   history(): string[];
   type(text: string): void;
+  /** Every byte Pi wrote to the terminal so far, as it wrote it (escape sequences included). */
+  raw(): string;
+  /**
+   * What the terminal acted on that changes more than the screen: each window title set (OSC 0/2),
+   * each clipboard write (OSC 52) and each full-screen erase (CSI 2J), in order.
+   */
+  actions(): string[];
   waitFor(pattern: RegExp, what: string, timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
 }
@@ -87,7 +94,19 @@ export async function startInteractivePi(options: InteractivePiOptions): Promise
     }),
   );
   let pending = Promise.resolve();
+  let raw = "";
+  const actions: string[] = [];
+  term.onTitleChange((title) => actions.push(`title ${title}`));
+  term.parser.registerOscHandler(52, (data) => {
+    actions.push(`clipboard ${data}`);
+    return true;
+  });
+  term.parser.registerCsiHandler({ final: "J" }, (params) => {
+    if (params[0] === 2 || params[0] === 3) actions.push(`erase ${String(params[0])}`);
+    return false;
+  });
   child.onData((data) => {
+    raw += data;
     pending = pending.then(() => new Promise<void>((resolve) => term.write(data, resolve)));
   });
   // xterm answers terminal queries (cursor position, device attributes) as a terminal would.
@@ -104,6 +123,8 @@ export async function startInteractivePi(options: InteractivePiOptions): Promise
     screen,
     history,
     type: (text) => child.write(text),
+    raw: () => raw,
+    actions: () => [...actions],
     async waitFor(pattern, what, timeoutMs = 45_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {

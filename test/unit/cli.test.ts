@@ -3,10 +3,11 @@ import { dirname, join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../../scripts/hosts.mjs";
 import { COMMAND_NAMES, EXIT, helpText, parseArgs, UsageError } from "../../src/cli/args.ts";
-import { facts, table, visible, visibleLines } from "../../src/cli/format.ts";
+import { facts, table } from "../../src/cli/format.ts";
 import { renderFacts, renderList } from "../../src/cli/render.ts";
 import { type DelegateFacts, SHOW_SCHEMA } from "../../src/cli/show.ts";
 import { ARGUMENT_BOUNDS } from "../../src/core/constants.ts";
+import { visible, visibleLines } from "../../src/core/terminal-text.ts";
 import { type TaskRow, threadedName, threadRows, unreadRow } from "../../src/tasks/row.ts";
 
 function usage(argv: string[]): string {
