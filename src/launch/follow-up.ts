@@ -148,6 +148,8 @@ export function admitPrevious(cwd: string, query: string): PreviousTask {
   if (ref.kind === "fusion") {
     throw refuse("previous_task_fusion", `${ref.id} is a Fusion run; follow-ups of Fusion runs are out of scope`);
   }
+  // A foreign tree is never a follow-up's previous task (docs/subsystems/launch.md, "The store is yours").
+  if (!ref.trust.mine) throw refuse("previous_task_foreign", `previous task ${ref.id} is foreign: ${ref.trust.why}`);
   const recorded = readManifest(ref.dir);
   if (resolve(recorded.cwd) !== resolve(cwd)) {
     throw refuse("previous_task_foreign", `previous task ${ref.id} belongs to ${recorded.cwd}, not to ${cwd}`);

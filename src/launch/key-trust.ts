@@ -30,6 +30,7 @@ import { RUN_RECORD_PATH, readRunRecord } from "../fusion/run-record.ts";
 import { readRecordKey, whyNotMine } from "../host/index.ts";
 import { readManifest } from "../store/lookup.ts";
 import { taskDirFor } from "../store/task-paths.ts";
+import { type TreeKind, treeTrust } from "../store/tree-trust.ts";
 import { expectedIdentity } from "../tasks/finalize.ts";
 import { fusionLiveness, isTaskRunning } from "../tasks/running.ts";
 import { readVerifiedResult } from "../verify/result-file.ts";
@@ -90,6 +91,12 @@ export function requireMine(path: string, what: string): void {
   if (why !== null) throw new KeyDistrust(`${what} ${why}`);
 }
 
+/** A key record's work counts only when its tree's manifest carries this user's MAC (src/store/tree-trust.ts). */
+function requireSignedTree(kind: TreeKind, dir: string, what: string): void {
+  const trust = treeTrust(kind, dir);
+  if (!trust.mine) throw new KeyDistrust(`${what} is foreign: ${trust.why}`);
+}
+
 function sameDir(a: string, b: string): boolean {
   return resolve(a) === resolve(b);
 }
@@ -112,6 +119,7 @@ function failedCheck(what: string, error: unknown): KeyDistrust {
 
 function delegateStanding(cwd: string, dir: string, fields: SignedKeyFields): KeyedStanding {
   requireMine(join(dir, TASK_FILES.manifest), `its task's ${TASK_FILES.manifest}`);
+  requireSignedTree("delegate", dir, "its task");
   const manifest = readManifest(dir);
   if (manifest.task_id !== fields.id) throw new KeyDistrust(`its task's manifest names task ${manifest.task_id}`);
   if (!sameDir(manifest.cwd, cwd)) throw new KeyDistrust(`its task belongs to another project (${manifest.cwd})`);
@@ -140,6 +148,7 @@ function delegateStanding(cwd: string, dir: string, fields: SignedKeyFields): Ke
 function fusionStanding(cwd: string, dir: string, fields: SignedKeyFields): KeyedStanding {
   if (!sameDir(fusionRunDir(cwd, fields.id), dir)) throw new KeyDistrust("its run is not where its id says");
   requireMine(join(dir, FUSION_FILES.manifest), `its run's ${FUSION_FILES.manifest}`);
+  requireSignedTree("fusion", dir, "its run");
   requireMine(join(dir, RUN_RECORD_PATH), `its run's ${RUN_RECORD_PATH}`);
   const reading = checkFusionManifest(dir);
   if (!reading.trusted) throw failedCheck("its run's manifest does not verify", reading.error);

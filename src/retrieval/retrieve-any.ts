@@ -1,7 +1,7 @@
 import type { ResultArguments } from "../arguments/result-arguments.ts";
 import { DelegateError, type FailureCode } from "../core/errors.ts";
 import { type FusionRetrieval, retrieveFusion } from "../fusion/index.ts";
-import { resolveTaskRef } from "../store/lookup.ts";
+import { requireMineRef, resolveTaskRef } from "../store/lookup.ts";
 import { writeAnswerRead } from "../tasks/notice.ts";
 import { fusionLiveness } from "../tasks/running.ts";
 import { type DelegateRetrieval, retrieveDelegate } from "./retrieve.ts";
@@ -28,7 +28,8 @@ export async function retrieveTask(
   known: ReadonlyMap<string, string>,
   settleStranded: SettleStrandedRun,
 ): Promise<Retrieval> {
-  const ref = resolveTaskRef(cwd, args.taskId, known);
+  // A foreign tree's answer is never returned (docs/tools/bg_result.md, "Foreign trees").
+  const ref = requireMineRef(resolveTaskRef(cwd, args.taskId, known));
   let retrieval: Retrieval;
   try {
     if (ref.kind === "delegate") retrieval = retrieveDelegate(ref.dir, args.delivery);

@@ -8,6 +8,8 @@ import type { BudgetFigures, ChildProgress, DelegateManifest } from "../core/typ
 import { SchemaViolation } from "../core/validate.ts";
 import { parseDelegateManifest } from "./manifest-shape.ts";
 import { readBudgetFigures, readProgress } from "./progress.ts";
+import { requireRootNotLinked } from "./store-trust.ts";
+import { signManifest, type TreeTrust, treeTrust } from "./tree-trust.ts";
 
 /** How many of the ids an ambiguous prefix matched the failure names; the rest are counted. */
 export const AMBIGUOUS_IDS_SHOWN = 5;
@@ -17,6 +19,11 @@ export interface TaskRef {
   kind: "delegate" | "fusion";
   id: string;
   dir: string;
+  /**
+   * Whether the tree is this user's for this project (src/store/tree-trust.ts): a foreign one is
+   * listed (and marked) but never acted on (docs/subsystems/launch.md, "The store is yours").
+   */
+  trust: TreeTrust;
 }
 
 /**
@@ -38,21 +45,42 @@ function subdirs(dir: string): string[] {
   }
 }
 
+/** The ref of the tree at `dir`, with its trust read from its manifest. */
+export function taskRefAt(kind: TaskRef["kind"], id: string, dir: string): TaskRef {
+  return { kind, id, dir, trust: treeTrust(kind, dir) };
+}
+
 /**
- * Every delegate task dir (<cwd>/.pi/delegate/<session>/<task>) and Fusion run dir (<cwd>/.pi/fusion/<run>).
- * Throws artifact_read_failed when a directory of the store cannot be read (see subdirs).
+ * Every delegate task dir (<cwd>/.pi/delegate/<session>/<task>) and Fusion run dir (<cwd>/.pi/fusion/<run>),
+ * each with its trust. Only real directories are listed (a link in the store is never followed);
+ * a `.pi`, `.pi/delegate` or `.pi/fusion` that is a link is store_untrusted. Throws
+ * artifact_read_failed when a directory of the store cannot be read (see subdirs).
  */
 export function listTaskRefs(cwd: string): TaskRef[] {
   const refs: TaskRef[] = [];
+  requireRootNotLinked(cwd, "delegate");
   const delegateRoot = join(cwd, DELEGATE_ROOT);
   for (const session of subdirs(delegateRoot)) {
     for (const id of subdirs(join(delegateRoot, session))) {
-      refs.push({ kind: "delegate", id, dir: join(delegateRoot, session, id) });
+      refs.push(taskRefAt("delegate", id, join(delegateRoot, session, id)));
     }
   }
+  requireRootNotLinked(cwd, "fusion");
   const fusionRoot = join(cwd, FUSION_ROOT);
-  for (const id of subdirs(fusionRoot)) refs.push({ kind: "fusion", id, dir: join(fusionRoot, id) });
+  for (const id of subdirs(fusionRoot)) refs.push(taskRefAt("fusion", id, join(fusionRoot, id)));
   return refs;
+}
+
+/**
+ * A foreign tree's refusal for a command that would act on it or return its answer (bg_result,
+ * `result`, `verify`): task_foreign naming why. Returns the ref when it is the user's.
+ */
+export function requireMineRef(ref: TaskRef): TaskRef {
+  if (ref.trust.mine) return ref;
+  const noun = ref.kind === "delegate" ? "task" : "Fusion run";
+  throw new DelegateError("task_foreign", `${noun} ${ref.id} is foreign: ${ref.trust.why}; its answer is not trusted`, {
+    artifacts: [ref.dir],
+  });
 }
 
 /**
@@ -141,5 +169,6 @@ export function readTaskRecords(taskDir: string): TaskRecords {
  * from pi, so the command line (docs/cli.md) can adjudicate a task as bg_result does.
  */
 export function writeManifest(taskDir: string, manifest: DelegateManifest): void {
-  writeJsonRecord(join(taskDir, TASK_FILES.manifest), manifest);
+  // Signed by every writer (docs/subsystems/launch.md, "The store is yours").
+  writeJsonRecord(join(taskDir, TASK_FILES.manifest), signManifest("delegate", taskDir, manifest));
 }

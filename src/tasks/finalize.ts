@@ -5,7 +5,7 @@ import { DelegateError } from "../core/errors.ts";
 import { fileExists, sessionDigest, writeJsonRecord } from "../core/fs.ts";
 import { overbilledSentence } from "../core/overbilling.ts";
 import type { ChildProgress, DelegateManifest, TaskState, UsageRecord } from "../core/types.ts";
-import type { TaskRecords } from "../store/lookup.ts";
+import { type TaskRecords, writeManifest } from "../store/lookup.ts";
 import { readBudgetFigures, readProgress } from "../store/progress.ts";
 import { readSpendRecord, type SpendRecord } from "../store/spend-record.ts";
 import { classifyChildOutcome } from "../verify/classify.ts";
@@ -157,7 +157,7 @@ export function finalizeTask(
       ...sessionRecord(taskDir),
     },
   };
-  writeJsonRecord(join(taskDir, TASK_FILES.manifest), next);
+  writeManifest(taskDir, next);
   ensureRuntimeBudget(taskDir, manifest, error?.code ?? null, progress, budget?.growth_budget_tokens ?? null);
   try {
     writeJsonRecord(join(taskDir, TASK_FILES.outcome), {

@@ -15,7 +15,7 @@ import { listTaskRefs, type TaskRef } from "../store/lookup.ts";
 import { type CancelOutcome, cancelWork } from "./cancel.ts";
 import { delegateKind } from "./delegate-kind.ts";
 import { fusionKind } from "./fusion-kind.ts";
-import { type TaskRow, threadRows } from "./row.ts";
+import { foreignRow, type TaskRow, threadRows } from "./row.ts";
 
 export const TASK_KINDS = { delegate: delegateKind, fusion: fusionKind } as const;
 
@@ -49,14 +49,21 @@ export function listRows(cwd: string, options: RowOptions & { verify: boolean })
   const { delegates, runs } = refsOf(cwd, options.only);
   const now = options.now ?? Date.now();
   if (options.verify) return checkedRows([...delegates, ...runs], now);
-  const rows = delegates.map((ref) => TASK_KINDS.delegate.row(ref, { now, costOf: new Map() }));
+  const rows = delegates.map((ref) =>
+    ref.trust.mine ? TASK_KINDS.delegate.row(ref, { now, costOf: new Map() }) : foreignRow(ref, ref.trust.why),
+  );
   const context = { now, costOf: new Map(rows.map((row) => [row.id, row.cost])) };
-  return newestFirst([...rows, ...runs.map((ref) => TASK_KINDS.fusion.row(ref, context))]);
+  const runRows = runs.map((ref) =>
+    ref.trust.mine ? TASK_KINDS.fusion.row(ref, context) : foreignRow(ref, ref.trust.why),
+  );
+  return newestFirst([...rows, ...runRows]);
 }
 
-/** Each task read and verified once, one after another. */
+/** Each task read and verified once, one after another; a foreign one is marked, never verified. */
 async function checkedRows(refs: readonly TaskRef[], now: number): Promise<TaskRow[]> {
   const rows: TaskRow[] = [];
-  for (const ref of refs) rows.push(await TASK_KINDS[ref.kind].checkedRow(ref, now));
+  for (const ref of refs) {
+    rows.push(ref.trust.mine ? await TASK_KINDS[ref.kind].checkedRow(ref, now) : foreignRow(ref, ref.trust.why));
+  }
   return newestFirst(rows);
 }

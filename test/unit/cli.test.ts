@@ -214,7 +214,7 @@ describe("list: the spend cap and the total", () => {
   it("lists a follow-up under the task it follows, oldest follow-up first, a chain top to bottom", () => {
     const at = (minute: number) => `2026-12-01T10:${String(minute).padStart(2, "0")}:00.000Z`;
     const make = (id: string, minute: number, previous: string | null): TaskRow => ({
-      ...unreadRow({ kind: "delegate", id, dir: `/tmp/${id}` }),
+      ...unreadRow({ kind: "delegate", id, dir: `/tmp/${id}`, trust: { mine: true } }),
       state: "completed",
       name: `task ${id}`,
       created_at: at(minute),

@@ -1,0 +1,84 @@
+/**
+ * Whether a task tree or a Fusion run is this user's, for this project (docs/subsystems/launch.md,
+ * "The store is yours"): its manifest carries `mac`, this user's MAC (src/store/record-mac.ts) over
+ * the rest of the manifest, bound to the real path of the project the tree sits in. Every writer of
+ * a manifest signs it here; a tree whose manifest has no valid MAC is foreign and is never acted on.
+ */
+import { join, resolve } from "node:path";
+import { FUSION_DOCUMENT_MAX_BYTES, FUSION_FILES, TASK_FILES, TASK_RECORD_MAX_BYTES } from "../core/constants.ts";
+import { readRegularFile, refusalText } from "../core/fs.ts";
+import { piAgentDir, readRecordKey } from "../host/index.ts";
+import { type RecordPurpose, recordMacValid, signRecord } from "./record-mac.ts";
+
+/** The manifest field that holds the MAC. */
+export const MANIFEST_MAC_FIELD = "mac";
+
+export type TreeKind = "delegate" | "fusion";
+
+/** A tree is this user's, or foreign with a short reason (shown by list, show and the refusals). */
+export type TreeTrust = { mine: true } | { mine: false; why: string; unsigned?: true };
+
+const PURPOSE: Record<TreeKind, RecordPurpose> = { delegate: "task-manifest", fusion: "fusion-manifest" };
+
+/**
+ * Pi's agent dir, as Pi's own getAgentDir() finds it (PI_CODING_AGENT_DIR, else ~/.pi/agent): the
+ * per-user key lives there, and the command line finds the same one.
+ */
+export function userAgentDir(): string {
+  return piAgentDir(process.env);
+}
+
+/** The project a tree sits in: <project>/.pi/delegate/<session>/<task> or <project>/.pi/fusion/<run>. */
+export function treeProject(kind: TreeKind, dir: string): string {
+  return resolve(dir, kind === "delegate" ? "../../../.." : "../../..");
+}
+
+/** The manifest with `mac` set to this user's MAC of its other fields, for the project `dir` sits in. */
+export function signManifest<T extends object>(kind: TreeKind, dir: string, manifest: T, agentDir = userAgentDir()): T {
+  const { [MANIFEST_MAC_FIELD]: _previous, ...fields } = manifest as T & { mac?: unknown };
+  return { ...fields, [MANIFEST_MAC_FIELD]: signRecord(agentDir, treeProject(kind, dir), PURPOSE[kind], fields) } as T;
+}
+
+/** Whether a parsed manifest document is this user's for the project `dir` sits in; pure but for the key. */
+export function documentTrust(kind: TreeKind, dir: string, document: unknown, agentDir = userAgentDir()): TreeTrust {
+  if (typeof document !== "object" || document === null || Array.isArray(document)) {
+    return { mine: false, why: "its manifest is not a JSON object" };
+  }
+  const { [MANIFEST_MAC_FIELD]: mac, ...fields } = document as Record<string, unknown>;
+  if (mac === undefined) {
+    return {
+      mine: false,
+      why: "its manifest carries no MAC (shipped, copied, or written by an earlier version)",
+      unsigned: true,
+    };
+  }
+  if (readRecordKey(agentDir) === undefined) {
+    return { mine: false, why: "you have no per-user key yet, so no tree here can be yours" };
+  }
+  if (!recordMacValid(agentDir, treeProject(kind, dir), PURPOSE[kind], fields, mac)) {
+    return { mine: false, why: "its manifest's MAC is not yours for this project (shipped, copied or edited)" };
+  }
+  return { mine: true };
+}
+
+/** The manifest of a tree as JSON, read as every tree file is (bounded, never following a link). */
+export function readManifestJson(
+  kind: TreeKind,
+  dir: string,
+): { ok: true; value: unknown } | { ok: false; why: string } {
+  const max = kind === "delegate" ? TASK_RECORD_MAX_BYTES : FUSION_DOCUMENT_MAX_BYTES;
+  const name = kind === "delegate" ? TASK_FILES.manifest : FUSION_FILES.manifest;
+  const read = readRegularFile(join(dir, name), max);
+  if (!read.ok) return { ok: false, why: `its manifest ${refusalText(read, max)}` };
+  try {
+    return { ok: true, value: JSON.parse(read.bytes.toString("utf8")) };
+  } catch {
+    return { ok: false, why: "its manifest is not JSON" };
+  }
+}
+
+/** Whether the tree at `dir` is this user's: its manifest read from disk and its MAC checked. */
+export function treeTrust(kind: TreeKind, dir: string, agentDir = userAgentDir()): TreeTrust {
+  const read = readManifestJson(kind, dir);
+  return read.ok ? documentTrust(kind, dir, read.value, agentDir) : { mine: false, why: read.why };
+}
