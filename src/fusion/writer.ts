@@ -236,7 +236,7 @@ class RunWriter implements FusionRunHandle {
   /** Replace the manifest; the rename inside io.writeFile is the commit point. */
   #persist(next: FusionManifest): FusionManifest {
     // Signed by every write (docs/subsystems/launch.md, "The store is yours").
-    const checked = selfCheck(parseManifest, signManifest("fusion", this.runDir, next));
+    const checked = signManifest("fusion", this.runDir, selfCheck(parseManifest, next));
     const bytes = boundedDocument(checked, "manifest.json");
     this.#pending = { manifest: checked, bytes };
     try {

@@ -14,6 +14,7 @@ import type { DelegateManifest, FollowUpLink, ManifestFollowUp } from "../core/t
 import { isRecord } from "../core/validate.ts";
 import { settleDelegate } from "../retrieval/retrieve.ts";
 import { readManifest, resolveTaskRef } from "../store/lookup.ts";
+import { isForeign } from "../store/tree-trust.ts";
 import { readChildTerminal } from "../verify/classify.ts";
 import { readTaskFile } from "../verify/result-file.ts";
 import { buildFollowUpPrompt } from "./prompt.ts";
@@ -149,7 +150,9 @@ export function admitPrevious(cwd: string, query: string): PreviousTask {
     throw refuse("previous_task_fusion", `${ref.id} is a Fusion run; follow-ups of Fusion runs are out of scope`);
   }
   // A foreign tree is never a follow-up's previous task (docs/subsystems/launch.md, "The store is yours").
-  if (!ref.trust.mine) throw refuse("previous_task_foreign", `previous task ${ref.id} is foreign: ${ref.trust.why}`);
+  if (!ref.trust.mine && isForeign(ref.trust)) {
+    throw refuse("previous_task_foreign", `previous task ${ref.id} is foreign: ${ref.trust.why}`);
+  }
   const recorded = readManifest(ref.dir);
   if (resolve(recorded.cwd) !== resolve(cwd)) {
     throw refuse("previous_task_foreign", `previous task ${ref.id} belongs to ${recorded.cwd}, not to ${cwd}`);

@@ -119,7 +119,6 @@ function failedCheck(what: string, error: unknown): KeyDistrust {
 
 function delegateStanding(cwd: string, dir: string, fields: SignedKeyFields): KeyedStanding {
   requireMine(join(dir, TASK_FILES.manifest), `its task's ${TASK_FILES.manifest}`);
-  requireSignedTree("delegate", dir, "its task");
   const manifest = readManifest(dir);
   if (manifest.task_id !== fields.id) throw new KeyDistrust(`its task's manifest names task ${manifest.task_id}`);
   if (!sameDir(manifest.cwd, cwd)) throw new KeyDistrust(`its task belongs to another project (${manifest.cwd})`);
@@ -127,6 +126,7 @@ function delegateStanding(cwd: string, dir: string, fields: SignedKeyFields): Ke
     throw new KeyDistrust("its task's manifest does not name the directory it lives in");
   }
   if (manifest.key_sha256 !== fields.key_sha256) throw new KeyDistrust("its task was not launched with this key");
+  requireSignedTree("delegate", dir, "its task");
   if (manifest.state === "completed") {
     try {
       if (readVerifiedResult(dir, expectedIdentity(manifest)) === null) throw new Error("its result.json is gone");

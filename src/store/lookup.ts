@@ -9,7 +9,7 @@ import { SchemaViolation } from "../core/validate.ts";
 import { parseDelegateManifest } from "./manifest-shape.ts";
 import { readBudgetFigures, readProgress } from "./progress.ts";
 import { requireRootNotLinked } from "./store-trust.ts";
-import { signManifest, type TreeTrust, treeTrust } from "./tree-trust.ts";
+import { documentTrust, signManifest, type TreeTrust, treeTrust } from "./tree-trust.ts";
 
 /** How many of the ids an ambiguous prefix matched the failure names; the rest are counted. */
 export const AMBIGUOUS_IDS_SHOWN = 5;
@@ -45,9 +45,21 @@ function subdirs(dir: string): string[] {
   }
 }
 
-/** The ref of the tree at `dir`, with its trust read from its manifest. */
+/**
+ * The ref of the tree at `dir`. Its trust is read from its manifest when first asked for (once), so
+ * a listing opens no manifest a caller does not need (docs/subsystems/retrieval.md, "One pass per call").
+ */
 export function taskRefAt(kind: TaskRef["kind"], id: string, dir: string): TaskRef {
-  return { kind, id, dir, trust: treeTrust(kind, dir) };
+  let trust: TreeTrust | undefined;
+  return {
+    kind,
+    id,
+    dir,
+    get trust() {
+      trust ??= treeTrust(kind, dir);
+      return trust;
+    },
+  };
 }
 
 /**
@@ -117,6 +129,14 @@ export function resolveTaskRef(cwd: string, query: string, known: ReadonlyMap<st
  * is not JSON or lacks the shape its readers rely on (src/store/manifest-shape.ts) is result_unavailable.
  */
 export function readManifest(taskDir: string): DelegateManifest {
+  return readTrustedManifest(taskDir).manifest;
+}
+
+/**
+ * {@link readManifest}, and from the same read whether the tree is this user's
+ * (src/store/tree-trust.ts): one open of manifest.json for both.
+ */
+export function readTrustedManifest(taskDir: string): { manifest: DelegateManifest; trust: TreeTrust } {
   const path = join(taskDir, TASK_FILES.manifest);
   const read = readRegularFile(path, TASK_RECORD_MAX_BYTES);
   if (!read.ok) {
@@ -136,7 +156,7 @@ export function readManifest(taskDir: string): DelegateManifest {
     });
   }
   try {
-    return parseDelegateManifest(parsed);
+    return { manifest: parseDelegateManifest(parsed), trust: documentTrust("delegate", taskDir, parsed) };
   } catch (error) {
     if (!(error instanceof SchemaViolation)) throw error;
     throw new DelegateError("result_unavailable", `the task's manifest is not a delegate manifest: ${error.message}`, {
@@ -160,7 +180,17 @@ export interface TaskRecords {
  * manifest's refusals throw as in {@link readManifest}; the other two never do.
  */
 export function readTaskRecords(taskDir: string): TaskRecords {
-  const manifest = readManifest(taskDir);
+  const { manifest, trust } = readTrustedManifest(taskDir);
+  // A foreign tree is refused before anything of it is believed (docs/tools/bg_result.md, "Foreign trees").
+  if (!trust.mine) {
+    throw new DelegateError(
+      "task_foreign",
+      `task ${manifest.task_id} is foreign: ${trust.why}; its answer is not trusted`,
+      {
+        artifacts: [taskDir],
+      },
+    );
+  }
   return { manifest, progress: readProgress(taskDir), budget: readBudgetFigures(taskDir) };
 }
 

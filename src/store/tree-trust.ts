@@ -16,7 +16,18 @@ export const MANIFEST_MAC_FIELD = "mac";
 export type TreeKind = "delegate" | "fusion";
 
 /** A tree is this user's, or foreign with a short reason (shown by list, show and the refusals). */
-export type TreeTrust = { mine: true } | { mine: false; why: string; unsigned?: true };
+/**
+ * A tree is this user's, or foreign with a short reason (shown by list, show and the refusals).
+ * `unsigned`: its manifest has no MAC at all (an earlier version's tree, or a shipped one).
+ * `unreadable`: its manifest cannot be read as JSON, so nothing is known of it (readers say
+ * "unreadable", as before).
+ */
+export type TreeTrust = { mine: true } | { mine: false; why: string; unsigned?: true; unreadable?: true };
+
+/** Foreign in the sense the listing marks: readable, and not this user's. */
+export function isForeign(trust: TreeTrust): boolean {
+  return !trust.mine && trust.unreadable !== true;
+}
 
 const PURPOSE: Record<TreeKind, RecordPurpose> = { delegate: "task-manifest", fusion: "fusion-manifest" };
 
@@ -69,7 +80,8 @@ export function readManifestJson(
   const max = kind === "delegate" ? TASK_RECORD_MAX_BYTES : FUSION_DOCUMENT_MAX_BYTES;
   const name = kind === "delegate" ? TASK_FILES.manifest : FUSION_FILES.manifest;
   const read = readRegularFile(join(dir, name), max);
-  if (!read.ok) return { ok: false, why: `its manifest ${refusalText(read, max)}` };
+  if (!read.ok)
+    return { ok: false, why: `its manifest ${read.reason === "missing" ? "is missing" : refusalText(read, max)}` };
   try {
     return { ok: true, value: JSON.parse(read.bytes.toString("utf8")) };
   } catch {
@@ -80,5 +92,5 @@ export function readManifestJson(
 /** Whether the tree at `dir` is this user's: its manifest read from disk and its MAC checked. */
 export function treeTrust(kind: TreeKind, dir: string, agentDir = userAgentDir()): TreeTrust {
   const read = readManifestJson(kind, dir);
-  return read.ok ? documentTrust(kind, dir, read.value, agentDir) : { mine: false, why: read.why };
+  return read.ok ? documentTrust(kind, dir, read.value, agentDir) : { mine: false, why: read.why, unreadable: true };
 }

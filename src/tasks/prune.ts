@@ -13,6 +13,7 @@ import { readRunRecord } from "../fusion/run-record.ts";
 import { listTaskRefs, readManifest, type TaskRef } from "../store/lookup.ts";
 import { projectRealPath } from "../store/record-mac.ts";
 import { removeTaskTree } from "../store/remove.ts";
+import { isForeign } from "../store/tree-trust.ts";
 import {
   decidePrune,
   type KeepReason,
@@ -83,7 +84,7 @@ function noticeStatus(
  * MAC of this user for this project, or (a delegate) it records another project directory.
  */
 function foreignWhy(cwd: string, ref: TaskRef): string | undefined {
-  if (!ref.trust.mine) return ref.trust.why;
+  if (!ref.trust.mine) return isForeign(ref.trust) ? ref.trust.why : undefined; // unreadable: kept as such
   if (ref.kind !== "delegate") return undefined;
   try {
     const recorded = readManifest(ref.dir).cwd;

@@ -7,6 +7,7 @@ import { basename, dirname } from "node:path";
 import { DelegateError, type FailureCode } from "../core/errors.ts";
 import type { UsageRecord } from "../core/types.ts";
 import type { TaskRef } from "../store/lookup.ts";
+import type { TreeTrust } from "../store/tree-trust.ts";
 
 /**
  * "ended": recorded as running, but its owner and child are gone (not yet adjudicated). "foreign":
@@ -57,7 +58,8 @@ export interface RowContext {
  * A foreign tree's row: nothing it says of itself is shown as fact (state, spend, answer); its name
  * column says why it is foreign.
  */
-export function foreignRow(ref: TaskRef, why: string): TaskRow {
+export function foreignRow(ref: TaskRef, trust: TreeTrust): TaskRow {
+  const why = trust.mine ? "" : trust.why;
   return { ...unreadRow(ref), state: "foreign", name: `(${why})`, foreign: why };
 }
 

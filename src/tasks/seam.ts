@@ -12,6 +12,7 @@
  *   bg_result's checks; a check that fails shows its code. Each task is read and verified once.
  */
 import { listTaskRefs, type TaskRef } from "../store/lookup.ts";
+import { isForeign } from "../store/tree-trust.ts";
 import { type CancelOutcome, cancelWork } from "./cancel.ts";
 import { delegateKind } from "./delegate-kind.ts";
 import { fusionKind } from "./fusion-kind.ts";
@@ -50,11 +51,11 @@ export function listRows(cwd: string, options: RowOptions & { verify: boolean })
   const now = options.now ?? Date.now();
   if (options.verify) return checkedRows([...delegates, ...runs], now);
   const rows = delegates.map((ref) =>
-    ref.trust.mine ? TASK_KINDS.delegate.row(ref, { now, costOf: new Map() }) : foreignRow(ref, ref.trust.why),
+    !isForeign(ref.trust) ? TASK_KINDS.delegate.row(ref, { now, costOf: new Map() }) : foreignRow(ref, ref.trust),
   );
   const context = { now, costOf: new Map(rows.map((row) => [row.id, row.cost])) };
   const runRows = runs.map((ref) =>
-    ref.trust.mine ? TASK_KINDS.fusion.row(ref, context) : foreignRow(ref, ref.trust.why),
+    !isForeign(ref.trust) ? TASK_KINDS.fusion.row(ref, context) : foreignRow(ref, ref.trust),
   );
   return newestFirst([...rows, ...runRows]);
 }
@@ -63,7 +64,7 @@ export function listRows(cwd: string, options: RowOptions & { verify: boolean })
 async function checkedRows(refs: readonly TaskRef[], now: number): Promise<TaskRow[]> {
   const rows: TaskRow[] = [];
   for (const ref of refs) {
-    rows.push(ref.trust.mine ? await TASK_KINDS[ref.kind].checkedRow(ref, now) : foreignRow(ref, ref.trust.why));
+    rows.push(!isForeign(ref.trust) ? await TASK_KINDS[ref.kind].checkedRow(ref, now) : foreignRow(ref, ref.trust));
   }
   return newestFirst(rows);
 }

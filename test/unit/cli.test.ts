@@ -35,6 +35,7 @@ describe("pi-bg-delegate argument parsing", () => {
         dryRun: false,
         undelivered: false,
         unlink: false,
+        foreign: false,
       },
     });
     expect(parseArgs(["prune", "--older-than", "7.5", "--keep=3", "--dry-run", "--json"])).toMatchObject({

@@ -12,6 +12,9 @@ import { join } from "node:path";
 import { execa } from "execa";
 import { afterEach, describe, expect, it } from "vitest";
 import { TASK_FILES } from "../../src/core/constants.ts";
+import { writeJsonRecord } from "../../src/core/fs.ts";
+import { readManifest } from "../../src/store/lookup.ts";
+import { signManifest } from "../../src/store/tree-trust.ts";
 import { keptLines, pruneTasks, pruneTotal } from "../../src/tasks/prune.ts";
 import { CLI_BIN } from "../helpers/cli.ts";
 import { readableCliBin, readableCliEnv } from "../helpers/cli-copy.ts";
@@ -44,6 +47,22 @@ async function project(): Promise<{ cwd: string; tasks: CompletedTask[]; unreada
   return { cwd, tasks, unreadable };
 }
 
+/**
+ * The trees are signed by the user the command runs as (docs/subsystems/launch.md, "The store is
+ * yours"): as root, with a key in an agent dir handed to that user with the project.
+ */
+async function signAsOtherUser(tasks: readonly CompletedTask[]): Promise<string> {
+  const agentDir = await makeTempDir("prune-unreadable-agent", "each");
+  for (const task of tasks) {
+    writeJsonRecord(
+      join(task.taskDir, TASK_FILES.manifest),
+      signManifest("delegate", task.taskDir, readManifest(task.taskDir), agentDir),
+    );
+  }
+  chownTree(agentDir, NOBODY);
+  return agentDir;
+}
+
 /** Hand the whole project to `uid`, keeping each entry's mode. */
 function chownTree(path: string, uid: number): void {
   chownSync(path, uid, uid);
@@ -53,13 +72,16 @@ function chownTree(path: string, uid: number): void {
 describe("prune with a tree it cannot read", () => {
   it("the command reports that tree as failed with a message, and removes the others", async () => {
     const { cwd, tasks, unreadable } = await project();
+    const agentDir = IS_ROOT ? await signAsOtherUser(tasks) : undefined;
     if (IS_ROOT) chownTree(cwd, NOBODY);
     const bin = IS_ROOT ? await readableCliBin() : CLI_BIN;
     const run = await execa(HOST.nodePath, [bin, "prune", "--older-than", "0", "--json"], {
       cwd,
       reject: false,
       stdin: "ignore",
-      ...(IS_ROOT ? { uid: NOBODY, gid: NOBODY, env: await readableCliEnv() } : {}),
+      ...(IS_ROOT
+        ? { uid: NOBODY, gid: NOBODY, env: { ...(await readableCliEnv()), PI_CODING_AGENT_DIR: agentDir } }
+        : {}),
     });
     expect(run.stderr).not.toMatch(/\n\s+at /); // no stack trace
     expect(run.exitCode).toBe(1);
