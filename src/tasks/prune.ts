@@ -10,6 +10,7 @@ import { fileExists } from "../core/fs.ts";
 import { formatBytes } from "../core/units.ts";
 import { readFusionManifest } from "../fusion/index.ts";
 import { readRunRecord } from "../fusion/run-record.ts";
+import { answerReadValid } from "../store/answer-read.ts";
 import { listTaskRefs, readManifest, type TaskRef } from "../store/lookup.ts";
 import { projectRealPath } from "../store/record-mac.ts";
 import { removeTaskTree } from "../store/remove.ts";
@@ -37,7 +38,7 @@ function delegateCandidate(ref: TaskRef): PruneCandidate {
   if (isTaskRunning(manifest)) return { ...known, status: "running" };
   if (manifest.state === "running") return { ...known, status: "unadjudicated" };
   const ended = { ...known, state: manifest.state, endedAt: manifest.terminal?.ended_at ?? null };
-  return { ...ended, status: noticeStatus(manifest.notify_on_completion, manifest.state, ref.dir, TASK_FILES) };
+  return { ...ended, status: noticeStatus(manifest.notify_on_completion, manifest.state, ref, TASK_FILES) };
 }
 
 async function fusionCandidate(ref: TaskRef): Promise<PruneCandidate> {
@@ -58,7 +59,7 @@ async function fusionCandidate(ref: TaskRef): Promise<PruneCandidate> {
   const record = readRunRecord(ref.dir, manifest);
   return {
     ...ended,
-    status: noticeStatus(record?.notify_on_completion === true, manifest.state, ref.dir, FUSION_FILES),
+    status: noticeStatus(record?.notify_on_completion === true, manifest.state, ref, FUSION_FILES),
   };
 }
 
@@ -68,15 +69,11 @@ async function fusionCandidate(ref: TaskRef): Promise<PruneCandidate> {
  * told by the notice itself); or nothing owed. Both files are written in the tree itself, so a prune
  * from any process sees them (src/tasks/notice.ts).
  */
-function noticeStatus(
-  notifies: boolean,
-  state: string,
-  dir: string,
-  files: { notified: string; answerRead: string },
-): PruneStatus {
+function noticeStatus(notifies: boolean, state: string, ref: TaskRef, files: { notified: string }): PruneStatus {
   if (!notifies) return "ended";
-  if (!fileExists(join(dir, files.notified))) return "notification_pending";
-  return state !== "completed" || fileExists(join(dir, files.answerRead)) ? "ended" : "answer_unread";
+  if (!fileExists(join(ref.dir, files.notified))) return "notification_pending";
+  // Only this user's signed mark counts (src/store/answer-read.ts).
+  return state !== "completed" || answerReadValid(ref.dir, ref.id) ? "ended" : "answer_unread";
 }
 
 /**

@@ -2,8 +2,6 @@
  * The agent-dir fixture of a test file: `const agent = useAgentDir(server)` (after
  * `useModelServer()`) creates one agent dir pointed at that server before the file's tests, and
  * after them asserts that no process naming the dir is left (a delegate's child, a pi parent).
- * While the file's tests run, PI_CODING_AGENT_DIR names it, so what the test itself writes and the
- * `pi-bg-delegate` commands it starts sign and check the store with the parents' per-user key.
  * The returned object is the AgentDir, filled in when the file's hooks run.
  */
 import { afterAll, beforeAll, expect } from "vitest";
@@ -19,16 +17,11 @@ export function useAgentDir(server: ModelServer, options: Omit<AgentDirOptions, 
     settings: {},
     updateSettings: () => Promise.reject(new Error("the agent dir is used outside its file's tests")),
   };
-  let previous: string | undefined;
   beforeAll(async () => {
     Object.assign(agent, await createAgentDir({ ...options, serverUrl: server.url }));
-    previous = process.env.PI_CODING_AGENT_DIR;
-    process.env.PI_CODING_AGENT_DIR = agent.dir;
   });
   afterAll(async () => {
     if (agent.dir === "") return; // never created: the file has failed already
-    if (previous === undefined) delete process.env.PI_CODING_AGENT_DIR;
-    else process.env.PI_CODING_AGENT_DIR = previous;
     expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
   });
   return agent;

@@ -13,8 +13,10 @@ import { execa } from "execa";
 import { afterEach, describe, expect, it } from "vitest";
 import { TASK_FILES } from "../../src/core/constants.ts";
 import { writeJsonRecord } from "../../src/core/fs.ts";
+import { signedAnswerRead } from "../../src/store/answer-read.ts";
 import { readManifest } from "../../src/store/lookup.ts";
 import { signManifest } from "../../src/store/tree-trust.ts";
+import { writeAnswerRead } from "../../src/tasks/notice.ts";
 import { keptLines, pruneTasks, pruneTotal } from "../../src/tasks/prune.ts";
 import { CLI_BIN } from "../helpers/cli.ts";
 import { readableCliBin, readableCliEnv } from "../helpers/cli-copy.ts";
@@ -37,7 +39,7 @@ async function project(): Promise<{ cwd: string; tasks: CompletedTask[]; unreada
   const tasks = ["first", "unreadable", "last"].map((name) => writeCompletedTask(cwd, { name }));
   for (const task of tasks) {
     writeFileSync(join(task.taskDir, TASK_FILES.notified), "{}\n");
-    writeFileSync(join(task.taskDir, TASK_FILES.answerRead), "{}\n");
+    writeAnswerRead(task.taskDir, task.manifest.task_id);
   }
   const unreadable = tasks[1]!;
   const spill = join(unreadable.taskDir, TASK_FILES.spillDir);
@@ -58,6 +60,8 @@ async function signAsOtherUser(tasks: readonly CompletedTask[]): Promise<string>
       join(task.taskDir, TASK_FILES.manifest),
       signManifest("delegate", task.taskDir, readManifest(task.taskDir), agentDir),
     );
+    const mark = signedAnswerRead(task.taskDir, task.manifest.task_id, new Date().toISOString(), agentDir);
+    writeJsonRecord(join(task.taskDir, TASK_FILES.answerRead), mark);
   }
   chownTree(agentDir, NOBODY);
   return agentDir;
