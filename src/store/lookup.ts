@@ -9,7 +9,7 @@ import { SchemaViolation } from "../core/validate.ts";
 import { parseDelegateManifest } from "./manifest-shape.ts";
 import { readBudgetFigures, readProgress } from "./progress.ts";
 import { requireRootNotLinked } from "./store-trust.ts";
-import { documentTrust, signManifest, type TreeTrust, treeTrust } from "./tree-trust.ts";
+import { signManifest, type TreeTrust, treeTrust, trustOrAdopt } from "./tree-trust.ts";
 
 /** How many of the ids an ambiguous prefix matched the failure names; the rest are counted. */
 export const AMBIGUOUS_IDS_SHOWN = 5;
@@ -156,7 +156,8 @@ export function readTrustedManifest(taskDir: string): { manifest: DelegateManife
     });
   }
   try {
-    return { manifest: parseDelegateManifest(parsed), trust: documentTrust("delegate", taskDir, parsed) };
+    const manifest = parseDelegateManifest(parsed);
+    return { manifest, trust: trustOrAdopt("delegate", taskDir, parsed) };
   } catch (error) {
     if (!(error instanceof SchemaViolation)) throw error;
     throw new DelegateError("result_unavailable", `the task's manifest is not a delegate manifest: ${error.message}`, {

@@ -4,11 +4,17 @@
  * the rest of the manifest, bound to the real path of the project the tree sits in. Every writer of
  * a manifest signs it here; a tree whose manifest has no valid MAC is foreign and is never acted on.
  */
+import { lstatSync, type Stats } from "node:fs";
 import { join, resolve } from "node:path";
 import { FUSION_DOCUMENT_MAX_BYTES, FUSION_FILES, TASK_FILES, TASK_RECORD_MAX_BYTES } from "../core/constants.ts";
-import { readRegularFile, refusalText } from "../core/fs.ts";
+import { readRegularFile, refusalText, writeJsonRecord } from "../core/fs.ts";
+import type { DelegateManifest } from "../core/types.ts";
 import { piAgentDir, readRecordKey } from "../host/index.ts";
-import { type RecordPurpose, recordMacValid, signRecord } from "./record-mac.ts";
+import { expectedIdentity } from "../verify/expected-identity.ts";
+import { readVerifiedResult } from "../verify/result-file.ts";
+import { parseDelegateManifest } from "./manifest-shape.ts";
+import { projectRealPath, type RecordPurpose, recordMacValid, signRecord } from "./record-mac.ts";
+import { untrustedWhy } from "./store-trust.ts";
 
 /** The manifest field that holds the MAC. */
 export const MANIFEST_MAC_FIELD = "mac";
@@ -89,8 +95,57 @@ export function readManifestJson(
   }
 }
 
-/** Whether the tree at `dir` is this user's: its manifest read from disk and its MAC checked. */
+/** Whether the tree at `dir` is this user's: its manifest read from disk and its MAC checked (or adopted). */
 export function treeTrust(kind: TreeKind, dir: string, agentDir = userAgentDir()): TreeTrust {
   const read = readManifestJson(kind, dir);
-  return read.ok ? documentTrust(kind, dir, read.value, agentDir) : { mine: false, why: read.why, unreadable: true };
+  return read.ok ? trustOrAdopt(kind, dir, read.value, agentDir) : { mine: false, why: read.why, unreadable: true };
+}
+
+/** Why a tree file is not private to this user as the package writes it (0700 dirs, 0600 files); undefined when it is. */
+function notPrivate(path: string, kind: "directory" | "file"): string | undefined {
+  let stat: Stats;
+  try {
+    stat = lstatSync(path);
+  } catch (error) {
+    return `${path} cannot be examined (${(error as NodeJS.ErrnoException).code ?? String(error)})`;
+  }
+  const uid = typeof process.getuid === "function" ? process.getuid() : undefined;
+  const why = untrustedWhy(stat, kind, uid) ?? ((stat.mode & 0o077) !== 0 ? "is open to group or others" : undefined);
+  return why === undefined ? undefined : `${path} ${why}`;
+}
+
+/**
+ * The one place a tree written by an earlier version (its manifest has no MAC field at all) is
+ * adopted, signed in place (docs/subsystems/launch.md, "The store is yours"): a delegate tree that
+ * has ended, whose manifest records this project's real path, whose directory and files are this
+ * user's and private as the package writes them, and (completed) whose result verifies as bg_result
+ * verifies it. Anything else stays foreign.
+ */
+export function trustOrAdopt(kind: TreeKind, dir: string, document: unknown, agentDir = userAgentDir()): TreeTrust {
+  const trust = documentTrust(kind, dir, document, agentDir);
+  if (trust.mine || trust.unsigned !== true || kind !== "delegate") return trust;
+  let manifest: DelegateManifest;
+  try {
+    manifest = parseDelegateManifest(document);
+  } catch {
+    return trust;
+  }
+  if (manifest.state === "running") return trust;
+  if (projectRealPath(manifest.cwd) !== projectRealPath(treeProject(kind, dir))) return trust;
+  const files = [TASK_FILES.manifest, ...(manifest.state === "completed" ? [TASK_FILES.result, TASK_FILES.seed] : [])];
+  const problems = [notPrivate(dir, "directory"), ...files.map((name) => notPrivate(join(dir, name), "file"))];
+  if (problems.some((p) => p !== undefined)) return trust;
+  if (manifest.state === "completed") {
+    try {
+      if (readVerifiedResult(dir, expectedIdentity(manifest)) === null) return trust;
+    } catch {
+      return trust;
+    }
+  }
+  try {
+    writeJsonRecord(join(dir, TASK_FILES.manifest), signManifest(kind, dir, document as object, agentDir));
+  } catch {
+    return trust;
+  }
+  return { mine: true };
 }
