@@ -256,8 +256,8 @@ export function parseArgs(argv: readonly string[]): Invocation {
   }
   if (spec.id && parsed.id === undefined)
     throw new UsageError(`${command} needs a task id (or a unique prefix)`, command);
-  if (command === "prune" && parsed.olderThanDays === undefined && parsed.keep === undefined)
-    throw new UsageError("prune needs --older-than <days>, --keep <n> or both", command);
+  if (command === "prune" && parsed.olderThanDays === undefined && parsed.keep === undefined && !parsed.foreign)
+    throw new UsageError("prune needs --older-than <days>, --keep <n>, both, or --foreign", command);
   return { kind: "run", parsed };
 }
 

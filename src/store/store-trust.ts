@@ -61,9 +61,9 @@ function requireAll(paths: readonly (readonly [string, StoreEntryKind])[]): void
   for (const [path, kind] of paths) {
     const why = storePathProblem(path, kind);
     if (why !== undefined) {
+      // The path is named in the message, not as an artifact: nothing of the launch exists to point at.
       throw new DelegateError("store_untrusted", `${path} ${why}; remove it, then launch again`, {
         childProcessCreated: false,
-        artifacts: [path],
       });
     }
   }
@@ -107,7 +107,7 @@ export function requireRootNotLinked(cwd: string, root: StoreRoot): void {
       return; // unreadable: the listing itself reports it (artifact_read_failed)
     }
     if (stat?.isSymbolicLink() === true) {
-      throw new DelegateError("store_untrusted", `${path} is a symbolic link; remove it`, { artifacts: [path] });
+      throw new DelegateError("store_untrusted", `${path} is a symbolic link; remove it`);
     }
   }
 }

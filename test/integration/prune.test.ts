@@ -208,6 +208,6 @@ describe("pruning ended task trees", () => {
     );
     const bare = await runCli(cwd, "prune");
     expect(bare.code).toBe(2);
-    expect(bare.stderr).toContain("prune needs --older-than <days>, --keep <n> or both");
+    expect(bare.stderr).toContain("prune needs --older-than <days>, --keep <n>, both, or --foreign");
   });
 });

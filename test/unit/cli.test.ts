@@ -59,7 +59,7 @@ describe("pi-bg-delegate argument parsing", () => {
     expect(usage(["result", "d1", "--wait", "soon"])).toBe('--wait must be a number of seconds ≥ 0, not "soon"');
     expect(usage(["show", "d1", "--all"])).toBe("show has no option --all");
     expect(usage(["list", "--json=1"])).toBe("--json takes no value");
-    expect(usage(["prune"])).toBe("prune needs --older-than <days>, --keep <n> or both");
+    expect(usage(["prune"])).toBe("prune needs --older-than <days>, --keep <n>, both, or --foreign");
     expect(usage(["prune", "--keep", "1.5"])).toBe('--keep must be a whole number ≥ 0, not "1.5"');
     expect(usage(["prune", "--older-than", "-2"])).toBe('--older-than must be a number of days ≥ 0, not "-2"');
     expect(usage(["prune", "d1", "--keep", "1"])).toBe('prune takes no task id ("d1")');
