@@ -9,11 +9,13 @@ import { describe, expect, it } from "vitest";
 import { TASK_FILES } from "../../src/core/constants.ts";
 import { DelegateError } from "../../src/core/errors.ts";
 import { markPrivateRoot, writeJsonRecord } from "../../src/core/fs.ts";
+import { admitPrevious } from "../../src/launch/follow-up.ts";
 import { answerReadValid, signedAnswerRead } from "../../src/store/answer-read.ts";
-import { readManifest, readTrustedManifest } from "../../src/store/lookup.ts";
+import { readManifest, readTrustedManifest, taskRefAt } from "../../src/store/lookup.ts";
 import { requireStoreTrusted, untrustedWhy } from "../../src/store/store-trust.ts";
 import { documentTrust, signManifest, treeTrust } from "../../src/store/tree-trust.ts";
 import { decidePrune, type PruneCandidate } from "../../src/tasks/prune-policy.ts";
+import { cancelTask } from "../../src/tasks/seam.ts";
 import { writeCompletedTask } from "../helpers/task-tree.ts";
 import { makeTempDir } from "../helpers/temp.ts";
 
@@ -123,6 +125,22 @@ describe("which manifests are yours", () => {
     const forged = writeCompletedTask(cwd, { name: "forged" });
     unsign(forged.taskDir, { terminal: { ...forged.manifest.terminal, answer_sha256: "0".repeat(64) } });
     expect(treeTrust("delegate", forged.taskDir)).toMatchObject({ mine: false, unsigned: true });
+  });
+});
+
+describe("a foreign tree is never acted on", () => {
+  it("neither cancelled nor a follow-up's previous task", async () => {
+    const cwd = await makeTempDir("foreign-acts");
+    const task = writeCompletedTask(cwd, { name: "shipped" });
+    const otherKey = await makeTempDir("foreign-acts-key");
+    writeJsonRecord(
+      join(task.taskDir, TASK_FILES.manifest),
+      signManifest("delegate", task.taskDir, readManifest(task.taskDir), otherKey),
+    );
+    const cancel = cancelTask(taskRefAt("delegate", task.manifest.task_id, task.taskDir));
+    expect(cancel).toEqual({ kind: "refused", running: false, why: expect.stringMatching(/^it is foreign: /) });
+    expect(existsSync(join(task.taskDir, "cancel-request.json"))).toBe(false);
+    expect(codeOf(() => admitPrevious(cwd, task.manifest.task_id))).toBe("previous_task_foreign");
   });
 });
 
