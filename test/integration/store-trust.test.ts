@@ -16,7 +16,8 @@ import { newTaskIdentity } from "../../src/launch/task-documents.ts";
 import { readManifest } from "../../src/store/lookup.ts";
 import { signManifest } from "../../src/store/tree-trust.ts";
 import { runCli } from "../helpers/cli.ts";
-import { isChildRequest, type ToolResultView } from "../helpers/drive.ts";
+import { call, isChildRequest, lastToolResult, type ToolResultView } from "../helpers/drive.ts";
+import { HELD_RUN_ARGS, heldRun } from "../helpers/fusion-run-driver.ts";
 import {
   type AgentDir,
   createAgentDir,
@@ -152,6 +153,28 @@ describe("no link is followed out of the store", () => {
     const list = await runCli(cwd, "list", "--all");
     expect(list.code).not.toBe(0);
     expect(list.stderr).toContain("store_untrusted");
+  });
+
+  it("bg_fusion: a dangling .pi/fusion/.ignore link is refused store_untrusted; nothing written, no candidate asked", async () => {
+    const { agentDir, cwd, held } = await heldRun(server, "store-fusion");
+    const outside = await makeTempDir("store-fusion-target");
+    mkdirSync(join(cwd, ".pi", "fusion"), { recursive: true, mode: 0o755 });
+    symlinkSync(join(outside, "ignore"), join(cwd, ".pi", "fusion", ".ignore"));
+    const before = entries(cwd);
+    const parent = await startRpcParent({ agentDir, cwd });
+    try {
+      await parent.promptAndWait(call("bg_fusion", HELD_RUN_ARGS));
+      const result = lastToolResult(await parent.messages(), "bg_fusion");
+      expect(result.isError).toBe(true);
+      expect(result.text).toContain(`[store_untrusted] ${join(cwd, ".pi", "fusion", ".ignore")} is a symbolic link`);
+    } finally {
+      held.release();
+      await parent.stop();
+    }
+    expect(readdirSync(outside)).toEqual([]);
+    expect(entries(cwd)).toEqual(before);
+    expect(held.asked()).toBe(0);
+    expect(await waitForNoProcesses(agentDir.dir, { includeEnv: true })).toEqual([]);
   });
 
   it("a group-writable .pi/delegate is refused, naming what is wrong", async () => {
