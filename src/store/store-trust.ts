@@ -30,7 +30,9 @@ function currentUid(): number | undefined {
  */
 export function untrustedWhy(stat: Stats, expected: StoreEntryKind, uid: number | undefined): string | undefined {
   if (stat.isSymbolicLink()) return "is a symbolic link";
-  if (expected === "directory" && !stat.isDirectory()) return `is ${kindOf(stat)}, not a directory`;
+  if (expected === "directory" && !stat.isDirectory()) {
+    return `is ${stat.isFile() ? "a regular file" : kindOf(stat)}, not a directory`;
+  }
   if (expected === "file" && !stat.isFile()) return `is ${kindOf(stat)}, not a regular file`;
   if (uid !== undefined && stat.uid !== uid) return `is owned by uid ${stat.uid}, not you (uid ${uid})`;
   if ((stat.mode & 0o022) !== 0) {

@@ -40,7 +40,7 @@ describe("what a store path must be", () => {
     expect(untrustedWhy(lstatSync(dir), "directory", UID)).toBeUndefined();
     expect(untrustedWhy(lstatSync(file), "file", UID)).toBeUndefined();
     expect(untrustedWhy(lstatSync(join(dir, "link")), "file", UID)).toBe("is a symbolic link");
-    expect(untrustedWhy(lstatSync(file), "directory", UID)).toBe("is not a regular file, not a directory");
+    expect(untrustedWhy(lstatSync(file), "directory", UID)).toBe("is a regular file, not a directory");
     expect(untrustedWhy(lstatSync(dir), "file", UID)).toBe("is a directory, not a regular file");
     expect(untrustedWhy(lstatSync(file), "file", (UID ?? 0) + 1)).toBe(
       `is owned by uid ${UID ?? 0}, not you (uid ${(UID ?? 0) + 1})`,
