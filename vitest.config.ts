@@ -12,6 +12,8 @@ const report = process.env.PI_BG_DELEGATE_TEST_REPORT;
 export default defineConfig({
   test: {
     include: testInclude(host),
+    // Each file signs and checks the store with a temporary per-user key (test/helpers/default-agent-dir.ts).
+    setupFiles: ["test/helpers/default-agent-dir.ts"],
     // Real pi processes cost ~2 s each on a 2-core machine: run test files one or two at a time.
     fileParallelism: true,
     // SDK parents set process.env (PI_CODING_AGENT_DIR, PI_BG_DELEGATE_PI_CLI) for their children:

@@ -84,6 +84,11 @@ export const COMMANDS: Record<CommandName, CommandSpec> = {
         kind: "flag",
         help: "also remove trees a kept follow-up resumes from (the follow-up then reads its link as gone)",
       },
+      {
+        name: "foreign",
+        kind: "flag",
+        help: "also remove foreign trees (not written by you for this project, e.g. shipped in the repository), naming each",
+      },
       JSON_OPTION,
     ],
   },
@@ -127,6 +132,7 @@ export interface ParsedCommand {
   dryRun: boolean;
   undelivered: boolean;
   unlink: boolean;
+  foreign: boolean;
 }
 
 export type Invocation = { kind: "help"; command: CommandName | undefined } | { kind: "run"; parsed: ParsedCommand };
@@ -205,6 +211,7 @@ export function parseArgs(argv: readonly string[]): Invocation {
     dryRun: false,
     undelivered: false,
     unlink: false,
+    foreign: false,
   };
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i]!;
@@ -219,6 +226,7 @@ export function parseArgs(argv: readonly string[]): Invocation {
         else if (name === "dry-run") parsed.dryRun = true;
         else if (name === "undelivered") parsed.undelivered = true;
         else if (name === "unlink") parsed.unlink = true;
+        else if (name === "foreign") parsed.foreign = true;
         else parsed.all = true;
         continue;
       }
@@ -248,8 +256,8 @@ export function parseArgs(argv: readonly string[]): Invocation {
   }
   if (spec.id && parsed.id === undefined)
     throw new UsageError(`${command} needs a task id (or a unique prefix)`, command);
-  if (command === "prune" && parsed.olderThanDays === undefined && parsed.keep === undefined)
-    throw new UsageError("prune needs --older-than <days>, --keep <n> or both", command);
+  if (command === "prune" && parsed.olderThanDays === undefined && parsed.keep === undefined && !parsed.foreign)
+    throw new UsageError("prune needs --older-than <days>, --keep <n>, both, or --foreign", command);
   return { kind: "run", parsed };
 }
 

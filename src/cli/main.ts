@@ -12,7 +12,7 @@ import { writeFileAtomic } from "../core/fs.ts";
 import { safeJson, visible, visibleLines } from "../core/terminal-text.ts";
 import { formatBytes } from "../core/units.ts";
 import { diskFull, isDiskFull } from "../core/write-failure.ts";
-import { resolveTaskRef } from "../store/lookup.ts";
+import { requireMineRef, resolveTaskRef } from "../store/lookup.ts";
 import { adjudicateStrandedRuns } from "../tasks/adjudicate.ts";
 import { pruneTasks } from "../tasks/prune.ts";
 import type { TaskRow } from "../tasks/row.ts";
@@ -20,14 +20,14 @@ import { listRows } from "../tasks/seam.ts";
 import { spendTotal } from "../views/spend-total.ts";
 import { EXIT, helpText, type ParsedCommand, parseArgs, UsageError } from "./args.ts";
 import { cancelTask } from "./cancel.ts";
-import { cliFailureText, unexpectedFailureText } from "./failure.ts";
+import { cliFailureText, cliRemediation, unexpectedFailureText } from "./failure.ts";
 import type { CliIo } from "./io.ts";
 import { proveHost } from "./prove-host.ts";
 import { pruneJson, renderPrune } from "./prune.ts";
 import { settleStranded } from "./refs.ts";
 import { LIST_SCHEMA, renderFacts, renderList } from "./render.ts";
 import { waitForAnswer } from "./result.ts";
-import { taskFacts } from "./show.ts";
+import { SHOW_SCHEMA, taskFacts } from "./show.ts";
 import { renderVerify, verifyTask } from "./verify.ts";
 
 export type { CliIo } from "./io.ts";
@@ -43,6 +43,11 @@ function say(io: CliIo, stream: "stdout" | "stderr", text: string): void {
 /** The id resolved as bg_result resolves it; this process has seen no task, so nothing is "known". */
 function resolveRef(io: CliIo, id: string) {
   return resolveTaskRef(io.cwd, id, new Map());
+}
+
+/** The same, for a command that returns or verifies its answer: a foreign tree is task_foreign (docs/cli.md). */
+function resolveMine(io: CliIo, id: string) {
+  return requireMineRef(resolveRef(io, id));
 }
 
 function printJson(io: CliIo, value: unknown): void {
@@ -71,6 +76,18 @@ async function list(io: CliIo, p: ParsedCommand): Promise<number> {
 /** Exit 1 when the task's result (or manifest) fails a check just now; the failure goes to stderr. */
 async function show(io: CliIo, p: ParsedCommand): Promise<number> {
   const ref = resolveRef(io, p.id!);
+  if (!ref.trust.mine) {
+    // A foreign tree is marked, and nothing it says of itself is shown as fact (docs/cli.md, "show").
+    const facts = { schema_version: SHOW_SCHEMA, id: ref.id, kind: ref.kind, state: "foreign", foreign: ref.trust.why };
+    if (p.json) printJson(io, { ...facts, dir: ref.dir });
+    else say(io, "stdout", `${ref.id} ${ref.kind}\nstate   foreign (${ref.trust.why})\ndir     ${ref.dir}`);
+    say(
+      io,
+      "stderr",
+      `[task_foreign] ${ref.id} is foreign: ${ref.trust.why}\nRemediation: ${cliRemediation("task_foreign")}`,
+    );
+    return EXIT.failure;
+  }
   await settleStranded(ref);
   const facts = await taskFacts(ref);
   if (p.json) printJson(io, facts);
@@ -82,7 +99,7 @@ async function show(io: CliIo, p: ParsedCommand): Promise<number> {
 }
 
 async function verify(io: CliIo, p: ParsedCommand): Promise<number> {
-  const { report, failureText } = await verifyTask(resolveRef(io, p.id!));
+  const { report, failureText } = await verifyTask(resolveMine(io, p.id!));
   if (p.json) printJson(io, report);
   else say(io, "stdout", renderVerify(report));
   if (failureText !== null) say(io, "stderr", failureText);
@@ -122,7 +139,7 @@ const OUT_REMEDIATION =
 
 async function result(io: CliIo, p: ParsedCommand): Promise<number> {
   const out = checkOut(p.out, io.cwd);
-  const ref = resolveRef(io, p.id!);
+  const ref = resolveMine(io, p.id!);
   const started = Date.now();
   const answer = await waitForAnswer(ref, p.waitSeconds ?? 0, () =>
     say(
@@ -171,7 +188,7 @@ async function prune(io: CliIo, p: ParsedCommand): Promise<number> {
   await adjudicateStrandedRuns(io.cwd);
   const outcome = await pruneTasks(
     io.cwd,
-    { olderThanDays: p.olderThanDays, keep: p.keep, undelivered: p.undelivered, unlink: p.unlink },
+    { olderThanDays: p.olderThanDays, keep: p.keep, undelivered: p.undelivered, unlink: p.unlink, foreign: p.foreign },
     { dryRun: p.dryRun },
   );
   if (p.json) printJson(io, pruneJson(outcome));

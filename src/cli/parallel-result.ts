@@ -32,7 +32,7 @@ export type RunStatus = (typeof RUN_STATUSES)[number];
 /**
  * Our state as the API's status. `ended` (the process that ran it is gone and its outcome is not yet
  * decided from its files: `result` or `bg_result` decides it) is `action_required`; a tree that
- * cannot be read is `failed`.
+ * cannot be read, or a foreign one (docs/cli.md), is `failed`.
  */
 export const STATUS_OF: Record<RowState, RunStatus> = {
   running: "running",
@@ -41,6 +41,7 @@ export const STATUS_OF: Record<RowState, RunStatus> = {
   failed: "failed",
   cancelled: "cancelled",
   unreadable: "failed",
+  foreign: "failed",
 };
 
 export interface RunWarning {

@@ -16,7 +16,8 @@ export function pruneJson(outcome: PruneOutcome) {
     removed: outcome.removed.map(({ candidate: c, bytes }) => ({
       id: c.id,
       kind: c.kind,
-      state: c.state,
+      state: c.status === "foreign" ? "foreign" : c.state,
+      ...(c.foreignWhy === undefined ? {} : { foreign_why: c.foreignWhy }),
       ended_at: c.endedAt,
       bytes,
     })),
@@ -31,9 +32,9 @@ export function pruneJson(outcome: PruneOutcome) {
 /** What a person reads: each removed id and its size, a total, and what was kept for its own sake. */
 export function renderPrune(outcome: PruneOutcome): string {
   const rows = outcome.removed.map(({ candidate: c, bytes }) => [
-    c.id,
+    visible(c.id),
     c.kind,
-    c.state ?? "-",
+    c.status === "foreign" ? "foreign" : (c.state ?? "-"),
     c.endedAt ?? "-",
     formatBytes(bytes),
   ]);

@@ -61,6 +61,10 @@ export const FAILURE_REMEDIATION = {
   answer_hash_mismatch: "The committed answer does not match its hashes; launch again.",
   artifact_read_failed: "A task file exists but cannot be read; check its permissions.",
   result_unavailable: "The task's artifacts are gone; launch the delegate again.",
+  store_untrusted:
+    "Remove the named path (it was not created by you through this package, e.g. it came with the repository), then launch again.",
+  task_foreign:
+    "The tree was not written by you for this project (it came with the repository or was copied); do not trust its answer. Remove such trees with `pi-bg-delegate prune --foreign`.",
   result_too_large_for_inline: 'Call bg_result with delivery "artifact" (or no delivery) and read the answer file.',
   task_unknown: "Check the task id (see /delegates).",
   task_ambiguous: "Use more characters of the task id.",
@@ -291,6 +295,14 @@ export const FAILURE_WHEN = {
     stages: ["verify", "retrieval"],
     when: "result.json or another hash-bound task file exists but cannot be read, or is not a regular file (a FIFO, a device, a directory, a symbolic link).",
   },
+  store_untrusted: {
+    stages: ["admission", "retrieval"],
+    when: "`.pi`, `.pi/delegate`, `.pi/fusion` or a directory or file the package creates or reads under them is a symbolic link, not a directory or regular file where one is expected, not owned by you, or writable by group or others; nothing is written and no child is started.",
+  },
+  task_foreign: {
+    stages: ["retrieval"],
+    when: "bg_result, `result` or `verify` was asked for a task tree or Fusion run whose manifest carries no valid MAC under your per-user key for this project's real path (shipped in a repository, copied from another project or user, or edited by hand); the message says why.",
+  },
   result_unavailable: {
     stages: ["retrieval"],
     when: "The task is known (cached, or notified in this session) but its artifact directory or manifest is gone.",
@@ -310,7 +322,7 @@ export const FAILURE_WHEN = {
   },
   previous_task_foreign: {
     stages: ["admission"],
-    when: "The previousTaskId names a task tree found in this project whose manifest records another project directory.",
+    when: "The previousTaskId names a task tree found in this project whose manifest records another project directory, or whose manifest carries no valid MAC under your key for this project (a foreign tree).",
   },
   previous_task_fusion: {
     stages: ["admission"],

@@ -2,7 +2,6 @@ import { randomBytes } from "node:crypto";
 import {
   closeSync,
   constants,
-  existsSync,
   fstatSync,
   fsyncSync,
   lstatSync,
@@ -12,7 +11,6 @@ import {
   rmSync,
   type Stats,
   statSync,
-  writeFileSync,
   writeSync,
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
@@ -21,6 +19,13 @@ import { sha256Hex } from "./hash.ts";
 
 export const FILE_MODE = 0o600;
 export const DIR_MODE = 0o700;
+
+/**
+ * Exclusive create that never follows a link (docs/subsystems/launch.md, "The store is yours"): a
+ * name that exists, even as a dangling symbolic link, fails with EEXIST instead of being written
+ * through.
+ */
+const CREATE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0);
 
 /** fsync a directory, so the names created in it so far survive a crash. */
 export function fsyncDir(dir: string): void {
@@ -71,7 +76,7 @@ export function writeFileAtomic(path: string, data: string | Uint8Array): void {
  * the caller fsyncs the directory once ({@link fsyncDir}) before the commit.
  */
 export function writeNewFile(path: string, bytes: Uint8Array): void {
-  const fd = openSync(path, "wx", FILE_MODE);
+  const fd = openSync(path, CREATE_FLAGS, FILE_MODE);
   try {
     let offset = 0;
     while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset);
@@ -88,7 +93,7 @@ export function writeNewFile(path: string, bytes: Uint8Array): void {
 export function writeFileExclusive(path: string, data: string | Uint8Array): boolean {
   let fd: number;
   try {
-    fd = openSync(path, "wx", FILE_MODE);
+    fd = openSync(path, CREATE_FLAGS, FILE_MODE);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
     throw error;
@@ -109,15 +114,31 @@ export function writeFileExclusive(path: string, data: string | Uint8Array): boo
   return true;
 }
 
+/** The files {@link markPrivateRoot} creates in a package root. */
+export const PRIVATE_ROOT_FILES = [".ignore", ".gitignore"] as const;
+
 /**
  * Keep a package root (.pi/delegate, .pi/fusion) out of searches and out of git: rg and fd honour
  * `.ignore` even outside git (a child's grep would otherwise match its own transcript, seeds and
  * earlier answers), and `.gitignore` keeps `git add -A` from staging conversation content.
+ * Each is created exclusively without following links: a name already there (a file, or a link a
+ * repository shipped, dangling or not) is left alone and never written through (the launch refuses
+ * such a store before it gets here: src/store/store-trust.ts).
  */
 export function markPrivateRoot(root: string): void {
-  for (const name of [".ignore", ".gitignore"]) {
-    const path = join(root, name);
-    if (!existsSync(path)) writeFileSync(path, "*\n", { mode: FILE_MODE });
+  for (const name of PRIVATE_ROOT_FILES) {
+    let fd: number;
+    try {
+      fd = openSync(join(root, name), CREATE_FLAGS, FILE_MODE);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "EEXIST") continue;
+      throw error;
+    }
+    try {
+      writeSync(fd, "*\n");
+    } finally {
+      closeSync(fd);
+    }
   }
 }
 

@@ -344,6 +344,11 @@ export interface DelegateManifest {
    * (docs/tools/bg_delegate.md, "Never launched twice"); absent for a launch without a key.
    */
   key_sha256?: string;
+  /**
+   * This user's MAC of the other fields for this project (docs/subsystems/launch.md, "The store is
+   * yours"); absent in trees written before it was recorded, and in shipped ones.
+   */
+  mac?: string;
   owner: { pid: number; start_time: string };
   /**
    * The child process: pid, process group and /proc start time (absent in manifests written before it

@@ -25,6 +25,8 @@ import {
 } from "../launch/launch-keys.ts";
 import { type ResolvedRoute, resolveRoute } from "../launch/route.ts";
 import { requireOutputLimit, requirePriced, resolveSpendCap } from "../launch/spend-plan.ts";
+import { requireStoreTrusted } from "../store/store-trust.ts";
+import { sessionDirFor } from "../store/task-paths.ts";
 import { liveRunSpend } from "../tasks/fusion-end.ts";
 import type { LiveRun } from "../tasks/live.ts";
 import { getRegistry } from "../tasks/registry.ts";
@@ -70,6 +72,9 @@ export async function startFusion(
   host: HostFacts,
 ): Promise<FusionStart> {
   const cwd = ctx.cwd;
+  // Before anything under .pi/ is read or written (docs/subsystems/launch.md, "The store is yours"):
+  // the run's children are delegate trees of this session.
+  requireStoreTrusted(cwd, ["delegate", "fusion"], sessionDirFor(cwd, ctx.sessionManager.getSessionId()));
   // A key that already started work returns it before any admission (and again inside the step).
   if (args.key !== undefined) {
     const found = findKeyedLaunch(cwd, args.key, host.settings.retentionDays);

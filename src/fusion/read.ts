@@ -26,6 +26,7 @@ import { readRegularFile, refusalText } from "../core/fs.ts";
 import { sha256Hex } from "../core/hash.ts";
 import { decodeUtf8Strict } from "../core/utf8.ts";
 import { SchemaViolation } from "../core/validate.ts";
+import { documentTrust } from "../store/tree-trust.ts";
 import { decodeDocument } from "./document.ts";
 import { parseManifest } from "./schema.ts";
 import { type BoundArtifact, FUSION_STATES, type FusionManifest, type FusionState } from "./types.ts";
@@ -130,6 +131,13 @@ export function checkFusionManifest(runDir: string): ManifestReading {
         `${path} names run ${manifest.run_id} at ${manifest.artifact_dir}, but lives in ${resolve(runDir)}`,
         { artifacts: [path] },
       );
+    }
+    // This user's run for this project (docs/subsystems/launch.md, "The store is yours"), else foreign.
+    const trust = documentTrust("fusion", runDir, decodeDocument(bytes, "manifest"));
+    if (!trust.mine) {
+      throw new DelegateError("task_foreign", `Fusion run ${manifest.run_id} is foreign: ${trust.why}`, {
+        artifacts: [path],
+      });
     }
     return { trusted: true, manifest };
   } catch (error) {

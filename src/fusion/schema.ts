@@ -144,7 +144,14 @@ function parseTerminal(value: unknown, at: string): FusionManifestTerminal {
 /** manifest.json, including the rules that tie its state to its terminal record and its bindings. */
 export function parseManifest(value: unknown): FusionManifest {
   const at = "manifest";
-  const o = closedObject(value, at, ["schema_version", "kind", ...IDENTITY_KEYS, "state", "artifacts", "terminal"]);
+  const o = closedObject(
+    value,
+    at,
+    ["schema_version", "kind", ...IDENTITY_KEYS, "state", "artifacts", "terminal", "mac"],
+    {
+      optional: ["mac"],
+    },
+  );
   literal(o.schema_version, `${at}.schema_version`, SCHEMA.fusionManifest);
   literal(o.kind, `${at}.kind`, "fusion");
   const identity = identityFields(o, at);
@@ -181,7 +188,9 @@ export function parseManifest(value: unknown): FusionManifest {
       refuse(COMPLETED_FIXED_PATHS);
     }
   }
-  return { schema_version: SCHEMA.fusionManifest, kind: "fusion", ...identity, state, artifacts, terminal };
+  // mac: this user's MAC (src/store/tree-trust.ts); absent in runs written before it was recorded.
+  const mac = o.mac === undefined ? {} : { mac: sha256(o.mac, `${at}.mac`) };
+  return { schema_version: SCHEMA.fusionManifest, kind: "fusion", ...identity, state, artifacts, terminal, ...mac };
 }
 
 export function parseUsage(value: unknown, at: string): FusionUsage {

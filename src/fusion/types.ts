@@ -46,6 +46,11 @@ export interface FusionManifest extends FusionRunIdentity {
   artifacts: BoundArtifact[];
   /** null while running; set by the one terminal commit. */
   terminal: FusionManifestTerminal | null;
+  /**
+   * This user's MAC of the other fields for this project (docs/subsystems/launch.md, "The store is
+   * yours"); absent in runs written before it was recorded, and in shipped ones.
+   */
+  mac?: string;
 }
 
 export interface FusionManifestTerminal {

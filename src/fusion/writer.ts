@@ -20,6 +20,7 @@ import { markPrivateRoot } from "../core/fs.ts";
 import { decodeUtf8Strict } from "../core/utf8.ts";
 import { diskFull, isDiskFull } from "../core/write-failure.ts";
 import { processStartTime } from "../process/identity.ts";
+import { signManifest } from "../store/tree-trust.ts";
 import { decodeDocument } from "./document.ts";
 import {
   ARTIFACT_PATH,
@@ -238,7 +239,8 @@ class RunWriter implements FusionRunHandle {
 
   /** Replace the manifest; the rename inside io.writeFile is the commit point. */
   #persist(next: FusionManifest): FusionManifest {
-    const checked = selfCheck(parseManifest, next);
+    // Signed by every write (docs/subsystems/launch.md, "The store is yours").
+    const checked = signManifest("fusion", this.runDir, selfCheck(parseManifest, next));
     const bytes = boundedDocument(checked, "manifest.json");
     this.#pending = { manifest: checked, bytes };
     try {

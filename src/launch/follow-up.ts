@@ -15,6 +15,7 @@ import { isRecord } from "../core/validate.ts";
 import { type ChainTree, chainOf, committedSpills } from "../retrieval/chain.ts";
 import { settleDelegate } from "../retrieval/retrieve.ts";
 import { readManifest, resolveTaskRef } from "../store/lookup.ts";
+import { isForeign } from "../store/tree-trust.ts";
 import { readChildTerminal } from "../verify/classify.ts";
 import { readTaskFile } from "../verify/result-file.ts";
 import { buildFollowUpPrompt } from "./prompt.ts";
@@ -200,6 +201,10 @@ export function admitPrevious(cwd: string, query: string): PreviousTask {
   }
   if (ref.kind === "fusion") {
     throw refuse("previous_task_fusion", `${ref.id} is a Fusion run; follow-ups of Fusion runs are out of scope`);
+  }
+  // A foreign tree is never a follow-up's previous task (docs/subsystems/launch.md, "The store is yours").
+  if (!ref.trust.mine && isForeign(ref.trust)) {
+    throw refuse("previous_task_foreign", `previous task ${ref.id} is foreign: ${ref.trust.why}`);
   }
   const recorded = readManifest(ref.dir);
   if (resolve(recorded.cwd) !== resolve(cwd)) {

@@ -30,6 +30,7 @@ import { RUN_RECORD_PATH, readRunRecord } from "../fusion/run-record.ts";
 import { readRecordKey, whyNotMine } from "../host/index.ts";
 import { readManifest } from "../store/lookup.ts";
 import { taskDirFor } from "../store/task-paths.ts";
+import { type TreeKind, treeTrust } from "../store/tree-trust.ts";
 import { expectedIdentity } from "../tasks/finalize.ts";
 import { fusionLiveness, isTaskRunning } from "../tasks/running.ts";
 import { readVerifiedResult } from "../verify/result-file.ts";
@@ -90,6 +91,12 @@ export function requireMine(path: string, what: string): void {
   if (why !== null) throw new KeyDistrust(`${what} ${why}`);
 }
 
+/** A key record's work counts only when its tree's manifest carries this user's MAC (src/store/tree-trust.ts). */
+function requireSignedTree(kind: TreeKind, dir: string, what: string): void {
+  const trust = treeTrust(kind, dir);
+  if (!trust.mine) throw new KeyDistrust(`${what} is foreign: ${trust.why}`);
+}
+
 function sameDir(a: string, b: string): boolean {
   return resolve(a) === resolve(b);
 }
@@ -119,6 +126,7 @@ function delegateStanding(cwd: string, dir: string, fields: SignedKeyFields): Ke
     throw new KeyDistrust("its task's manifest does not name the directory it lives in");
   }
   if (manifest.key_sha256 !== fields.key_sha256) throw new KeyDistrust("its task was not launched with this key");
+  requireSignedTree("delegate", dir, "its task");
   if (manifest.state === "completed") {
     try {
       if (readVerifiedResult(dir, expectedIdentity(manifest)) === null) throw new Error("its result.json is gone");
@@ -140,6 +148,7 @@ function delegateStanding(cwd: string, dir: string, fields: SignedKeyFields): Ke
 function fusionStanding(cwd: string, dir: string, fields: SignedKeyFields): KeyedStanding {
   if (!sameDir(fusionRunDir(cwd, fields.id), dir)) throw new KeyDistrust("its run is not where its id says");
   requireMine(join(dir, FUSION_FILES.manifest), `its run's ${FUSION_FILES.manifest}`);
+  requireSignedTree("fusion", dir, "its run");
   requireMine(join(dir, RUN_RECORD_PATH), `its run's ${RUN_RECORD_PATH}`);
   const reading = checkFusionManifest(dir);
   if (!reading.trusted) throw failedCheck("its run's manifest does not verify", reading.error);

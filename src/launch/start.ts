@@ -9,6 +9,8 @@ import { spawnChild } from "../process/spawn.ts";
 import type { TaskTree } from "../store/artifacts.ts";
 import { writeManifest } from "../store/lookup.ts";
 import { removeTaskTree } from "../store/remove.ts";
+import { requireStoreTrusted } from "../store/store-trust.ts";
+import { sessionDirFor } from "../store/task-paths.ts";
 import { markNotified } from "../tasks/delegate-notice.ts";
 import type { LiveTask } from "../tasks/live.ts";
 import { getRegistry } from "../tasks/registry.ts";
@@ -29,6 +31,8 @@ export async function launchDelegate(
   ctx: ExtensionContext,
   host: HostFacts,
 ): Promise<ReceiptDetails | AlreadyStartedDetails> {
+  // Before anything under .pi/ is read or written (docs/subsystems/launch.md, "The store is yours").
+  requireStoreTrusted(ctx.cwd, ["delegate"], sessionDirFor(ctx.cwd, ctx.sessionManager.getSessionId()));
   if (args.key !== undefined) {
     const found = findKeyedLaunch(ctx.cwd, args.key, host.settings.retentionDays);
     if ("existing" in found) return alreadyStartedDetails(found.existing, args.key);

@@ -6,8 +6,8 @@ import { writeAnswerRead } from "../tasks/notice.ts";
 import { fusionLiveness } from "../tasks/running.ts";
 import { type DelegateRetrieval, retrieveDelegate } from "./retrieve.ts";
 
-/** Failures of reading the tree, not of the task: bg_result told the agent nothing about how it ended. */
-const UNTOLD: ReadonlySet<FailureCode> = new Set(["artifact_read_failed", "result_unavailable"]);
+/** Failures of reading the tree, not of the task (or a foreign tree, never written in): bg_result told the agent nothing about how it ended. */
+const UNTOLD: ReadonlySet<FailureCode> = new Set(["artifact_read_failed", "result_unavailable", "task_foreign"]);
 
 /** What bg_result returns: the model's text and the view it was made from, delegate or Fusion. */
 export type Retrieval = DelegateRetrieval | FusionRetrieval;
@@ -28,6 +28,8 @@ export async function retrieveTask(
   known: ReadonlyMap<string, string>,
   settleStranded: SettleStrandedRun,
 ): Promise<Retrieval> {
+  // A foreign tree's answer is never returned (docs/tools/bg_result.md, "Foreign trees"): it is
+  // refused by the one read of its manifest (src/store/lookup.ts readTaskRecords, src/fusion/read.ts).
   const ref = resolveTaskRef(cwd, args.taskId, known);
   let retrieval: Retrieval;
   try {

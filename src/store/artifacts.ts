@@ -9,6 +9,8 @@ import type { BoundArtifact, DelegateManifest, SeedDocument } from "../core/type
 import { writeFailure } from "../core/write-failure.ts";
 import { writeManifest } from "./lookup.ts";
 import { removeTaskTree } from "./remove.ts";
+import { requireStoreTrusted } from "./store-trust.ts";
+import { treeProject } from "./tree-trust.ts";
 
 export interface TaskTreeInput {
   taskDir: string;
@@ -61,6 +63,8 @@ export function writeTaskTree(input: TaskTreeInput): TaskTree {
   // mkdirSync(recursive) returns the first directory it had to create: on failure, everything
   // from there down was ours and is removed, so a failed launch leaves no empty .pi/delegate behind.
   let firstCreated: string | undefined;
+  // Again at the commit, for the launches a Fusion run makes later (docs/subsystems/launch.md, "The store is yours").
+  requireStoreTrusted(treeProject("delegate", taskDir), ["delegate"], dirname(taskDir));
   try {
     firstCreated = mkdirSync(join(taskDir, ".."), { recursive: true, mode: DIR_MODE });
     mkdirSync(taskDir, { mode: DIR_MODE });

@@ -8,6 +8,8 @@ import type { BudgetFigures, ChildProgress, DelegateManifest } from "../core/typ
 import { SchemaViolation } from "../core/validate.ts";
 import { parseDelegateManifest } from "./manifest-shape.ts";
 import { readBudgetFigures, readProgress } from "./progress.ts";
+import { requireRootNotLinked } from "./store-trust.ts";
+import { signManifest, type TreeTrust, treeTrust, trustOrAdopt } from "./tree-trust.ts";
 
 /** How many of the ids an ambiguous prefix matched the failure names; the rest are counted. */
 export const AMBIGUOUS_IDS_SHOWN = 5;
@@ -17,6 +19,11 @@ export interface TaskRef {
   kind: "delegate" | "fusion";
   id: string;
   dir: string;
+  /**
+   * Whether the tree is this user's for this project (src/store/tree-trust.ts): a foreign one is
+   * listed (and marked) but never acted on (docs/subsystems/launch.md, "The store is yours").
+   */
+  trust: TreeTrust;
 }
 
 /**
@@ -39,20 +46,53 @@ function subdirs(dir: string): string[] {
 }
 
 /**
- * Every delegate task dir (<cwd>/.pi/delegate/<session>/<task>) and Fusion run dir (<cwd>/.pi/fusion/<run>).
- * Throws artifact_read_failed when a directory of the store cannot be read (see subdirs).
+ * The ref of the tree at `dir`. Its trust is read from its manifest when first asked for (once), so
+ * a listing opens no manifest a caller does not need (docs/subsystems/retrieval.md, "One pass per call").
+ */
+export function taskRefAt(kind: TaskRef["kind"], id: string, dir: string): TaskRef {
+  let trust: TreeTrust | undefined;
+  return {
+    kind,
+    id,
+    dir,
+    get trust() {
+      trust ??= treeTrust(kind, dir);
+      return trust;
+    },
+  };
+}
+
+/**
+ * Every delegate task dir (<cwd>/.pi/delegate/<session>/<task>) and Fusion run dir (<cwd>/.pi/fusion/<run>),
+ * each with its trust. Only real directories are listed (a link in the store is never followed);
+ * a `.pi`, `.pi/delegate` or `.pi/fusion` that is a link is store_untrusted. Throws
+ * artifact_read_failed when a directory of the store cannot be read (see subdirs).
  */
 export function listTaskRefs(cwd: string): TaskRef[] {
   const refs: TaskRef[] = [];
+  requireRootNotLinked(cwd, "delegate");
   const delegateRoot = join(cwd, DELEGATE_ROOT);
   for (const session of subdirs(delegateRoot)) {
     for (const id of subdirs(join(delegateRoot, session))) {
-      refs.push({ kind: "delegate", id, dir: join(delegateRoot, session, id) });
+      refs.push(taskRefAt("delegate", id, join(delegateRoot, session, id)));
     }
   }
+  requireRootNotLinked(cwd, "fusion");
   const fusionRoot = join(cwd, FUSION_ROOT);
-  for (const id of subdirs(fusionRoot)) refs.push({ kind: "fusion", id, dir: join(fusionRoot, id) });
+  for (const id of subdirs(fusionRoot)) refs.push(taskRefAt("fusion", id, join(fusionRoot, id)));
   return refs;
+}
+
+/**
+ * A foreign tree's refusal for a command that would act on it or return its answer (bg_result,
+ * `result`, `verify`): task_foreign naming why. Returns the ref when it is the user's.
+ */
+export function requireMineRef(ref: TaskRef): TaskRef {
+  if (ref.trust.mine) return ref;
+  const noun = ref.kind === "delegate" ? "task" : "Fusion run";
+  throw new DelegateError("task_foreign", `${noun} ${ref.id} is foreign: ${ref.trust.why}; its answer is not trusted`, {
+    artifacts: [ref.dir],
+  });
 }
 
 /**
@@ -89,6 +129,14 @@ export function resolveTaskRef(cwd: string, query: string, known: ReadonlyMap<st
  * is not JSON or lacks the shape its readers rely on (src/store/manifest-shape.ts) is result_unavailable.
  */
 export function readManifest(taskDir: string): DelegateManifest {
+  return readTrustedManifest(taskDir).manifest;
+}
+
+/**
+ * {@link readManifest}, and from the same read whether the tree is this user's
+ * (src/store/tree-trust.ts): one open of manifest.json for both.
+ */
+export function readTrustedManifest(taskDir: string): { manifest: DelegateManifest; trust: TreeTrust } {
   const path = join(taskDir, TASK_FILES.manifest);
   const read = readRegularFile(path, TASK_RECORD_MAX_BYTES);
   if (!read.ok) {
@@ -108,7 +156,8 @@ export function readManifest(taskDir: string): DelegateManifest {
     });
   }
   try {
-    return parseDelegateManifest(parsed);
+    const manifest = parseDelegateManifest(parsed);
+    return { manifest, trust: trustOrAdopt("delegate", taskDir, parsed) };
   } catch (error) {
     if (!(error instanceof SchemaViolation)) throw error;
     throw new DelegateError("result_unavailable", `the task's manifest is not a delegate manifest: ${error.message}`, {
@@ -132,7 +181,17 @@ export interface TaskRecords {
  * manifest's refusals throw as in {@link readManifest}; the other two never do.
  */
 export function readTaskRecords(taskDir: string): TaskRecords {
-  const manifest = readManifest(taskDir);
+  const { manifest, trust } = readTrustedManifest(taskDir);
+  // A foreign tree is refused before anything of it is believed (docs/tools/bg_result.md, "Foreign trees").
+  if (!trust.mine) {
+    throw new DelegateError(
+      "task_foreign",
+      `task ${manifest.task_id} is foreign: ${trust.why}; its answer is not trusted`,
+      {
+        artifacts: [taskDir],
+      },
+    );
+  }
   return { manifest, progress: readProgress(taskDir), budget: readBudgetFigures(taskDir) };
 }
 
@@ -141,5 +200,6 @@ export function readTaskRecords(taskDir: string): TaskRecords {
  * from pi, so the command line (docs/cli.md) can adjudicate a task as bg_result does.
  */
 export function writeManifest(taskDir: string, manifest: DelegateManifest): void {
-  writeJsonRecord(join(taskDir, TASK_FILES.manifest), manifest);
+  // Signed by every writer (docs/subsystems/launch.md, "The store is yours").
+  writeJsonRecord(join(taskDir, TASK_FILES.manifest), signManifest("delegate", taskDir, manifest));
 }

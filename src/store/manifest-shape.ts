@@ -5,7 +5,7 @@
  * manifest with an unknown or renamed key, or a value of another type (one flipped byte is enough),
  * is refused as a whole by readManifest (src/store/lookup.ts) instead of failing later, in whichever
  * reader, as an untyped TypeError. `host` may be absent (trees written before host admission was
- * recorded); `output_schema` is present only for a task with an outputSchema, `settings_ignored` only when launch ignored a project setting, `key_sha256` only for a launch with a `key`. The parsed value is built from the checked fields: nothing is cast.
+ * recorded); `output_schema` is present only for a task with an outputSchema, `settings_ignored` only when launch ignored a project setting, `key_sha256` only for a launch with a `key`; `mac` (this user's MAC, src/store/tree-trust.ts) is absent only in trees written before it was recorded. The parsed value is built from the checked fields: nothing is cast.
  */
 import { AUTO_DELIVER_MODES, CAPABILITIES, EXTENSION_MODES, FINALIZED_BY, SCHEMA } from "../core/constants.ts";
 import { FAILURE_CODES } from "../core/errors.ts";
@@ -75,6 +75,7 @@ const MANIFEST_KEYS = [
   "settings_ignored",
   "follow_up",
   "key_sha256",
+  "mac",
 ] as const;
 
 const TERMINAL_KEYS = [
@@ -209,7 +210,7 @@ function followUp(value: unknown, at: string): ManifestFollowUp {
 /** manifest.json's parsed JSON as a DelegateManifest; throws SchemaViolation naming the first field that fails. */
 export function parseDelegateManifest(value: unknown): DelegateManifest {
   const o = closedObject(value, "", MANIFEST_KEYS, {
-    optional: ["host", "output_schema", "settings_ignored", "follow_up", "key_sha256"],
+    optional: ["host", "output_schema", "settings_ignored", "follow_up", "key_sha256", "mac"],
   });
   const text = (key: (typeof MANIFEST_KEYS)[number]): string => anyString(o[key], key);
   const recordedHost = optional(o, "", "host", host);
@@ -217,6 +218,7 @@ export function parseDelegateManifest(value: unknown): DelegateManifest {
   const ignored = optional(o, "", "settings_ignored", (v, at) => list(v, at, MAX_IGNORED_SETTINGS, anyString));
   const link = optional(o, "", "follow_up", followUp);
   const keySha256 = optional(o, "", "key_sha256", sha256);
+  const mac = optional(o, "", "mac", sha256);
   return {
     schema_version: literal(o.schema_version, "schema_version", SCHEMA.manifest),
     kind: literal(o.kind, "kind", "delegate"),
@@ -248,5 +250,6 @@ export function parseDelegateManifest(value: unknown): DelegateManifest {
     ...(ignored === undefined ? {} : { settings_ignored: ignored }),
     ...(link === undefined ? {} : { follow_up: link }),
     ...(keySha256 === undefined ? {} : { key_sha256: keySha256 }),
+    ...(mac === undefined ? {} : { mac }),
   };
 }

@@ -15,6 +15,11 @@ export function delegateRoot(cwd: string): string {
   return join(cwd, DELEGATE_ROOT);
 }
 
+/** The directory of a parent session's task trees: <cwd>/.pi/delegate/<session>. */
+export function sessionDirFor(cwd: string, parentSessionId: string): string {
+  return join(delegateRoot(cwd), sessionSegment(parentSessionId));
+}
+
 export function taskDirFor(cwd: string, parentSessionId: string, taskId: string): string {
-  return join(delegateRoot(cwd), sessionSegment(parentSessionId), taskId);
+  return join(sessionDirFor(cwd, parentSessionId), taskId);
 }

@@ -18,6 +18,7 @@ import { readChildRecords } from "../fusion/run-record.ts";
 import { FUSION_STAGES } from "../fusion/types.ts";
 import { isSameProcessAlive } from "../process/identity.ts";
 import { listTaskRefs, readManifest } from "../store/lookup.ts";
+import { treeTrust } from "../store/tree-trust.ts";
 import type { Settlement } from "./kind.ts";
 import { getRegistry } from "./registry.ts";
 import { runSpend } from "./run-spend.ts";
@@ -78,6 +79,7 @@ export function adjudicateRun(cwd: string, runDir: string, manifest: FusionManif
  * committing first) leaves the run as its files say; the caller reads them next and shows that.
  */
 export async function adjudicateStranded(cwd: string, runDir: string): Promise<void> {
+  if (!treeTrust("fusion", runDir).mine) return; // a foreign run is never written
   let manifest: FusionManifest;
   try {
     manifest = await loadFusionManifest(runDir);
@@ -94,5 +96,7 @@ export async function adjudicateStranded(cwd: string, runDir: string): Promise<v
 
 /** {@link adjudicateStranded} for every Fusion run of the project. */
 export async function adjudicateStrandedRuns(cwd: string): Promise<void> {
-  for (const ref of listTaskRefs(cwd)) if (ref.kind === "fusion") await adjudicateStranded(cwd, ref.dir);
+  // A foreign run is never adjudicated (written): docs/subsystems/launch.md, "The store is yours".
+  for (const ref of listTaskRefs(cwd))
+    if (ref.kind === "fusion" && ref.trust.mine) await adjudicateStranded(cwd, ref.dir);
 }

@@ -116,6 +116,8 @@ export function cancelWork(ref: TaskRef, uid: number | undefined, read: (dir: st
       ? { kind: "ending", name: run.record.name, runningChildren: run.children.filter((c) => c.running).length }
       : { kind: "ending", name: task!.manifest.name, runningChildren: 0 };
   }
+  // A foreign tree is never cancelled or signalled (docs/subsystems/launch.md, "The store is yours").
+  if (!ref.trust.mine) return { kind: "refused", running: false, why: `it is foreign: ${ref.trust.why}` };
   let record: CancelRecord;
   try {
     record = read(ref.dir);

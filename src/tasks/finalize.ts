@@ -9,29 +9,14 @@ import { filesystemFull, writeSettlingRecord } from "../core/write-failure.ts";
 import type { TaskRecords } from "../store/lookup.ts";
 import { readBudgetFigures, readProgress } from "../store/progress.ts";
 import { readSpendRecord, type SpendRecord } from "../store/spend-record.ts";
+import { signManifest } from "../store/tree-trust.ts";
 import { classifyChildOutcome } from "../verify/classify.ts";
-import type { ExpectedResultIdentity, VerifiedAnswer } from "../verify/delegate-result.ts";
+import type { VerifiedAnswer } from "../verify/delegate-result.ts";
+import { expectedIdentity } from "../verify/expected-identity.ts";
 import type { EndReason, TaskEnd } from "./live.ts";
 import { ensureRuntimeBudget } from "./runtime-budget.ts";
 
-/**
- * What a task's result.json must match, from its manifest: the launch's identity and seed (whose
- * file must still hold it), and, once the parent adjudicated the task as completed, the answer it
- * recorded then (docs/subsystems/retrieval.md, "Verification order", steps 10 and 11).
- */
-export function expectedIdentity(manifest: DelegateManifest): ExpectedResultIdentity {
-  const t = manifest.terminal;
-  return {
-    taskId: manifest.task_id,
-    launchNonce: manifest.launch_nonce,
-    seedSha256: manifest.seed_sha256,
-    route: manifest.route,
-    seedBytes: typeof manifest.seed_bytes === "number" ? manifest.seed_bytes : null,
-    ...(manifest.state === "completed"
-      ? { adjudicated: { answerBytes: t?.answer_bytes ?? null, answerSha256: t?.answer_sha256 ?? null } }
-      : {}),
-  };
-}
+export { expectedIdentity };
 
 const REASON_CODES = {
   timeout: ["child_timeout", "the wall-clock timeout passed; the child's process group was killed"],
@@ -166,8 +151,13 @@ export function finalizeTask(
       ...sessionRecord(taskDir),
     },
   };
-  // On a full disk the manifest is rewritten in place, or the failure is disk_full (never a bare errno).
-  writeSettlingRecord(join(taskDir, TASK_FILES.manifest), next, "the task's end could not be recorded");
+  // Signed (docs/subsystems/launch.md, "The store is yours"); on a full disk the manifest is rewritten
+  // in place, or the failure is disk_full (never a bare errno).
+  writeSettlingRecord(
+    join(taskDir, TASK_FILES.manifest),
+    signManifest("delegate", taskDir, next),
+    "the task's end could not be recorded",
+  );
   ensureRuntimeBudget(taskDir, manifest, error?.code ?? null, progress, budget?.growth_budget_tokens ?? null);
   try {
     writeJsonRecord(join(taskDir, TASK_FILES.outcome), {

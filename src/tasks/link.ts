@@ -70,6 +70,7 @@ export class SessionLink {
     let waiting = false;
     for (const ref of listTaskRefs(this.ctx.cwd)) {
       if (registry.delegates.has(ref.id) || registry.runs.has(ref.id)) continue; // its end reaches us live
+      if (!ref.trust.mine) continue; // a foreign tree is never adjudicated nor told (docs/subsystems/launch.md)
       try {
         const pending = await TASK_KINDS[ref.kind].notice(ref, session);
         if (pending.kind === "waiting") waiting = true;

@@ -9,6 +9,7 @@ import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { ANSWER_READ_FILE, NOTIFICATION_CUSTOM_TYPE } from "../core/constants.ts";
 import { writeFileAtomic } from "../core/fs.ts";
 import type { DelegateManifest } from "../core/types.ts";
+import { answerReadValid, signedAnswerRead } from "../store/answer-read.ts";
 import type { VerifiedAnswer } from "../verify/delegate-result.ts";
 import type { JsonOutput } from "../verify/structured-output.ts";
 import type { NotificationDetails } from "../views/notification.ts";
@@ -70,7 +71,16 @@ export function writeNotified(path: string, identity: Record<string, string>): v
  * tree whose notice was delivered (docs/cli.md, "prune"). Best effort, like {@link writeNotified}.
  */
 export function writeAnswerRead(dir: string, id: string): void {
-  writeOnce(join(dir, ANSWER_READ_FILE), { id, read_at: new Date().toISOString() });
+  // Signed (src/store/answer-read.ts): prune believes only a mark of this user for this tree.
+  if (answerReadValid(dir, id)) return;
+  try {
+    writeFileAtomic(
+      join(dir, ANSWER_READ_FILE),
+      `${JSON.stringify(signedAnswerRead(dir, id, new Date().toISOString()))}\n`,
+    );
+  } catch {
+    // the tree is gone or read-only: nothing to prune later either
+  }
 }
 
 function writeOnce(path: string, record: Record<string, string>): void {

@@ -3,7 +3,7 @@
  * trees say. Never a running task, never one recorded as running that nobody adjudicated yet, never
  * an unreadable tree; one whose completion notice has not reached its session, or reached it but the
  * agent has not read the answer yet (bg_result), only when asked for by name (`undelivered`: the
- * person gives up on that notice), never by retention. The tree records both (notified.json,
+ * person gives up on that notice), never by retention; a foreign tree only with `foreign` (by hand). The tree records both (notified.json,
  * answer-read.json), so every process decides alike: the command line as the Pi that got the notice.
  */
 
@@ -14,7 +14,8 @@ export type PruneStatus =
   | "unadjudicated"
   | "notification_pending"
   | "answer_unread"
-  | "unreadable";
+  | "unreadable"
+  | "foreign";
 
 export interface PruneCandidate {
   id: string;
@@ -28,6 +29,8 @@ export interface PruneCandidate {
   endedAt: string | null;
   /** A follow-up's previous task id (docs/tools/bg_delegate.md, "Follow-ups"); absent otherwise. */
   previousId?: string;
+  /** Why a "foreign" tree is not the user's (src/store/tree-trust.ts); absent otherwise. */
+  foreignWhy?: string;
 }
 
 export interface PrunePolicy {
@@ -47,6 +50,11 @@ export interface PrunePolicy {
   spare?: ReadonlySet<string>;
   /** Also remove trees a kept follow-up still resumes from (by hand only); that follow-up then reads "link gone". */
   unlink?: boolean;
+  /**
+   * Remove the foreign trees, whatever they say of themselves (by hand only, `prune --foreign`);
+   * otherwise a foreign tree is never removed (docs/subsystems/launch.md, "The store is yours").
+   */
+  foreign?: boolean;
 }
 
 /** Why a task stays: its own status, "recent" (younger than --older-than) or "kept" (among the --keep newest). */
@@ -92,6 +100,10 @@ function decideEach(candidates: readonly PruneCandidate[], policy: PrunePolicy, 
   );
   let endedSeen = 0;
   return sorted.map((candidate): PruneDecision => {
+    // What a foreign tree says of itself (state, age, links) is not believed either way.
+    if (candidate.status === "foreign") {
+      return policy.foreign === true ? { candidate, remove: true } : { candidate, remove: false, reason: "foreign" };
+    }
     if (policy.spare?.has(candidate.id)) return { candidate, remove: false, reason: "notified_now" };
     const pending = candidate.status === "notification_pending" || candidate.status === "answer_unread";
     const givenUp = pending && policy.undelivered === true;

@@ -10,8 +10,11 @@ import { fileExists } from "../core/fs.ts";
 import { formatBytes } from "../core/units.ts";
 import { readFusionManifest } from "../fusion/index.ts";
 import { readRunRecord } from "../fusion/run-record.ts";
+import { answerReadValid } from "../store/answer-read.ts";
 import { listTaskRefs, readManifest, type TaskRef } from "../store/lookup.ts";
+import { projectRealPath } from "../store/record-mac.ts";
 import { removeTaskTree } from "../store/remove.ts";
+import { isForeign } from "../store/tree-trust.ts";
 import {
   decidePrune,
   type KeepReason,
@@ -35,7 +38,7 @@ function delegateCandidate(ref: TaskRef): PruneCandidate {
   if (isTaskRunning(manifest)) return { ...known, status: "running" };
   if (manifest.state === "running") return { ...known, status: "unadjudicated" };
   const ended = { ...known, state: manifest.state, endedAt: manifest.terminal?.ended_at ?? null };
-  return { ...ended, status: noticeStatus(manifest.notify_on_completion, manifest.state, ref.dir, TASK_FILES) };
+  return { ...ended, status: noticeStatus(manifest.notify_on_completion, manifest.state, ref, TASK_FILES) };
 }
 
 async function fusionCandidate(ref: TaskRef): Promise<PruneCandidate> {
@@ -56,7 +59,7 @@ async function fusionCandidate(ref: TaskRef): Promise<PruneCandidate> {
   const record = readRunRecord(ref.dir, manifest);
   return {
     ...ended,
-    status: noticeStatus(record?.notify_on_completion === true, manifest.state, ref.dir, FUSION_FILES),
+    status: noticeStatus(record?.notify_on_completion === true, manifest.state, ref, FUSION_FILES),
   };
 }
 
@@ -66,15 +69,27 @@ async function fusionCandidate(ref: TaskRef): Promise<PruneCandidate> {
  * told by the notice itself); or nothing owed. Both files are written in the tree itself, so a prune
  * from any process sees them (src/tasks/notice.ts).
  */
-function noticeStatus(
-  notifies: boolean,
-  state: string,
-  dir: string,
-  files: { notified: string; answerRead: string },
-): PruneStatus {
+function noticeStatus(notifies: boolean, state: string, ref: TaskRef, files: { notified: string }): PruneStatus {
   if (!notifies) return "ended";
-  if (!fileExists(join(dir, files.notified))) return "notification_pending";
-  return state !== "completed" || fileExists(join(dir, files.answerRead)) ? "ended" : "answer_unread";
+  if (!fileExists(join(ref.dir, files.notified))) return "notification_pending";
+  // Only this user's signed mark counts (src/store/answer-read.ts).
+  return state !== "completed" || answerReadValid(ref.dir, ref.id) ? "ended" : "answer_unread";
+}
+
+/**
+ * Why a tree is foreign (docs/subsystems/launch.md, "The store is yours"): its manifest has no valid
+ * MAC of this user for this project, or (a delegate) it records another project directory.
+ */
+function foreignWhy(cwd: string, ref: TaskRef): string | undefined {
+  if (!ref.trust.mine) return isForeign(ref.trust) ? ref.trust.why : undefined; // unreadable: kept as such
+  if (ref.kind !== "delegate") return undefined;
+  try {
+    const recorded = readManifest(ref.dir).cwd;
+    if (projectRealPath(recorded) !== projectRealPath(cwd)) return `it records another project (${recorded})`;
+  } catch {
+    // unreadable: kept as unreadable by its candidate
+  }
+  return undefined;
 }
 
 function messageOf(error: unknown): string {
@@ -107,6 +122,11 @@ export async function pruneTasks(
 ): Promise<PruneOutcome> {
   const candidates: PruneCandidate[] = [];
   for (const ref of listTaskRefs(cwd)) {
+    const foreign = foreignWhy(cwd, ref);
+    if (foreign !== undefined) {
+      candidates.push({ ...ref, status: "foreign", state: null, createdAt: null, endedAt: null, foreignWhy: foreign });
+      continue;
+    }
     try {
       candidates.push(ref.kind === "delegate" ? delegateCandidate(ref) : await fusionCandidate(ref));
     } catch {
@@ -130,6 +150,10 @@ export async function pruneTasks(
     }
     if (!options.dryRun) {
       try {
+        // Only a real directory directly in the store, never through a link (src/store/lookup.ts lists no other).
+        if (lstatSync(candidate.dir, { throwIfNoEntry: false })?.isDirectory() !== true) {
+          throw new Error(`${candidate.dir} is no longer a directory`);
+        }
         if (candidate.kind === "delegate") removeTaskTree(candidate.dir);
         else rmSync(candidate.dir, { recursive: true, force: true });
       } catch (error) {
@@ -160,6 +184,7 @@ const REASON_TEXT = {
   answer_unread:
     "its notice reached its session, but the agent has not read its answer yet (bg_result reads it; or prune with --undelivered)",
   unreadable: "its manifest cannot be read",
+  foreign: "foreign (remove it with `pi-bg-delegate prune --foreign`)",
   notified_now: "this Pi just handed its notice to the session, whose next turn reads it",
   linked:
     "a kept follow-up resumes from it (prune with --unlink to remove it anyway; that follow-up then reads its link as gone)",
@@ -181,9 +206,9 @@ function keptReason(reason: Exclude<KeepReason, "recent" | "kept">, kind: PruneC
 
 /** One line per ended-or-not task kept for its own sake (not for its age or the --keep count). */
 export function keptLines(outcome: PruneOutcome): string[] {
-  return outcome.decisions.flatMap((d) =>
-    d.remove || d.reason === "recent" || d.reason === "kept"
-      ? []
-      : [`Kept ${d.candidate.id}: ${keptReason(d.reason, d.candidate.kind)}.`],
-  );
+  return outcome.decisions.flatMap((d) => {
+    if (d.remove || d.reason === "recent" || d.reason === "kept") return [];
+    const why = d.candidate.foreignWhy === undefined ? "" : `: ${d.candidate.foreignWhy}`;
+    return [`Kept ${d.candidate.id}: ${keptReason(d.reason, d.candidate.kind)}${why}.`];
+  });
 }

@@ -8,9 +8,13 @@ import { FOLLOW_UP_CHAIN_MAX } from "../core/constants.ts";
 import { DelegateError, type FailureCode } from "../core/errors.ts";
 import type { UsageRecord } from "../core/types.ts";
 import type { TaskRef } from "../store/lookup.ts";
+import type { TreeTrust } from "../store/tree-trust.ts";
 
-/** "ended": recorded as running, but its owner and child are gone (not yet adjudicated). */
-export type RowState = "running" | "ended" | "completed" | "failed" | "cancelled" | "unreadable";
+/**
+ * "ended": recorded as running, but its owner and child are gone (not yet adjudicated). "foreign":
+ * not written by this user for this project (docs/subsystems/launch.md, "The store is yours").
+ */
+export type RowState = "running" | "ended" | "completed" | "failed" | "cancelled" | "unreadable" | "foreign";
 
 export interface TaskRow {
   id: string;
@@ -41,12 +45,23 @@ export interface TaskRow {
   previous_id: string | null;
   /** How deep under its previous task the list shows it: 0 unless it follows a task in the same list. */
   depth: number;
+  /** Why a "foreign" row is foreign; absent otherwise. */
+  foreign?: string;
 }
 
 /** What a kind's row is made with: the time, and (unverified Fusion rows) the cost of each delegate row by id. */
 export interface RowContext {
   now: number;
   costOf: ReadonlyMap<string, number | null>;
+}
+
+/**
+ * A foreign tree's row: nothing it says of itself is shown as fact (state, spend, answer); its name
+ * column says why it is foreign.
+ */
+export function foreignRow(ref: TaskRef, trust: TreeTrust): TaskRow {
+  const why = trust.mine ? "" : trust.why;
+  return { ...unreadRow(ref), state: "foreign", name: `(${why})`, foreign: why };
 }
 
 /** A row with nothing read yet: "unreadable" until its manifest says otherwise. */

@@ -41,7 +41,8 @@ export const fusionLiveness: RetrieveFusionOptions = { isRunning: isOwnerAlive }
 export function countRunning(cwd: string): number {
   let count = 0;
   for (const ref of listTaskRefs(cwd)) {
-    if (ref.kind !== "delegate" || !fileExists(join(ref.dir, TASK_FILES.manifest))) continue;
+    // A foreign tree is never counted (docs/subsystems/launch.md, "The store is yours").
+    if (ref.kind !== "delegate" || !ref.trust.mine || !fileExists(join(ref.dir, TASK_FILES.manifest))) continue;
     try {
       if (isTaskRunning(readManifest(ref.dir))) count++;
     } catch {

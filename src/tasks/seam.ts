@@ -12,10 +12,11 @@
  *   bg_result's checks; a check that fails shows its code. Each task is read and verified once.
  */
 import { listTaskRefs, type TaskRef } from "../store/lookup.ts";
+import { isForeign } from "../store/tree-trust.ts";
 import { type CancelOutcome, cancelWork } from "./cancel.ts";
 import { delegateKind } from "./delegate-kind.ts";
 import { fusionKind } from "./fusion-kind.ts";
-import { type TaskRow, threadRows } from "./row.ts";
+import { foreignRow, type TaskRow, threadRows } from "./row.ts";
 
 export const TASK_KINDS = { delegate: delegateKind, fusion: fusionKind } as const;
 
@@ -49,14 +50,21 @@ export function listRows(cwd: string, options: RowOptions & { verify: boolean })
   const { delegates, runs } = refsOf(cwd, options.only);
   const now = options.now ?? Date.now();
   if (options.verify) return checkedRows([...delegates, ...runs], now);
-  const rows = delegates.map((ref) => TASK_KINDS.delegate.row(ref, { now, costOf: new Map() }));
+  const rows = delegates.map((ref) =>
+    !isForeign(ref.trust) ? TASK_KINDS.delegate.row(ref, { now, costOf: new Map() }) : foreignRow(ref, ref.trust),
+  );
   const context = { now, costOf: new Map(rows.map((row) => [row.id, row.cost])) };
-  return newestFirst([...rows, ...runs.map((ref) => TASK_KINDS.fusion.row(ref, context))]);
+  const runRows = runs.map((ref) =>
+    !isForeign(ref.trust) ? TASK_KINDS.fusion.row(ref, context) : foreignRow(ref, ref.trust),
+  );
+  return newestFirst([...rows, ...runRows]);
 }
 
-/** Each task read and verified once, one after another. */
+/** Each task read and verified once, one after another; a foreign one is marked, never verified. */
 async function checkedRows(refs: readonly TaskRef[], now: number): Promise<TaskRow[]> {
   const rows: TaskRow[] = [];
-  for (const ref of refs) rows.push(await TASK_KINDS[ref.kind].checkedRow(ref, now));
+  for (const ref of refs) {
+    rows.push(!isForeign(ref.trust) ? await TASK_KINDS[ref.kind].checkedRow(ref, now) : foreignRow(ref, ref.trust));
+  }
   return newestFirst(rows);
 }

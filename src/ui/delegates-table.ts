@@ -94,6 +94,7 @@ const STATE_COLOR = {
   cancelled: "muted",
   ended: "warning",
   unreadable: "error",
+  foreign: "error",
 } as const;
 
 /**

@@ -21,9 +21,11 @@
  * Both files are written by scripts/scripted-agent.mjs, the fixture the offline demo and the bench
  * write their agent dirs with too.
  */
+import { mkdirSync, writeFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { type ScriptedModelSpec, scriptedSettings, writeScriptedAgentDir } from "../../scripts/scripted-agent.mjs";
+import { recordKey, recordKeyPath } from "../../src/host/index.ts";
 import { makeTempDir } from "./temp.ts";
 
 export const FAKE_PROVIDER = "fake";
@@ -116,6 +118,21 @@ export interface AgentDir {
   updateSettings(patch: Record<string, unknown>): Promise<void>;
 }
 
+/**
+ * Every agent dir of a test file holds the per-user key of the file's own agent dir
+ * (test/helpers/default-agent-dir.ts): one user, one key, so the trees a parent signs, the trees a
+ * test writes with the helpers and a `pi-bg-delegate` command it starts agree on what is "yours"
+ * (docs/subsystems/launch.md, "The store is yours"), as they do for a person.
+ */
+function shareUserKey(dir: string): void {
+  const userDir = process.env.PI_CODING_AGENT_DIR;
+  if (userDir === undefined || userDir === dir) return;
+  const key = recordKey(userDir);
+  const path = recordKeyPath(dir);
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  writeFileSync(path, `${key.toString("hex")}\n`, { mode: 0o600 });
+}
+
 export async function createAgentDir(options: AgentDirOptions): Promise<AgentDir> {
   const dir = join(options.parentDir ?? (await makeTempDir("agent")), "agent");
   const modelsPath = join(dir, "models.json");
@@ -128,6 +145,7 @@ export async function createAgentDir(options: AgentDirOptions): Promise<AgentDir
     settings: { ...scriptedSettings(options.retry), ...options.settings },
     extraProviders: wireProviders(options.serverUrl),
   });
+  shareUserKey(dir);
   const agentDir: AgentDir = {
     dir,
     modelsPath,

@@ -25,6 +25,7 @@ import {
   type FusionWriterIo,
   nodeWriterIo,
 } from "../../src/fusion/writer-contract.ts";
+import { signManifest } from "../../src/store/tree-trust.ts";
 import { makeTempDir } from "./temp.ts";
 
 export const WORKFLOW = "reason";
@@ -261,10 +262,20 @@ export function writeRaw(runDir: string, path: string, bytes: string | Uint8Arra
   writeFileAtomic(join(runDir, path), bytes);
 }
 
+/**
+ * A document written canonically. manifest.json is signed as the writer signs it (src/store/tree-trust.ts):
+ * a test that changes a field checks what catches the change besides the MAC (the schema and the
+ * cross-checks); a change written raw (writeRaw) is also caught by the MAC.
+ */
 export function writeJson(runDir: string, path: string, value: unknown): Buffer {
-  const bytes = Buffer.from(canonicalJsonLine(value), "utf8");
+  const signed = path === FUSION_FILES.manifest && isPlainDoc(value) ? signManifest("fusion", runDir, value) : value;
+  const bytes = Buffer.from(canonicalJsonLine(signed), "utf8");
   writeRaw(runDir, path, bytes);
   return bytes;
+}
+
+function isPlainDoc(value: unknown): value is object {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 export function manifestOf(runDir: string): FusionManifest {
@@ -309,5 +320,7 @@ export async function copyRun(pristineRunDir: string, runId: string): Promise<st
   const runDir = fusionRunDir(cwd, runId);
   mkdirSync(join(cwd, ".pi", "fusion"), { recursive: true });
   cpSync(pristineRunDir, runDir, { recursive: true });
+  // The copy is a run of ours in its new project: signed for it, as the writer would have.
+  writeJson(runDir, FUSION_FILES.manifest, manifestOf(runDir));
   return runDir;
 }

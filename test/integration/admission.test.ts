@@ -366,10 +366,12 @@ describe("artifact_error", () => {
     try {
       const messages = await promptWith(parent, "go", [delegateCall("c_art", { name: "t", prompt: "look" })]);
       const result = resultOf(messages, "c_art");
-      // The store cannot be read, so it is never taken for an empty one (docs/cli.md).
+      // Not a directory of yours: refused before anything is read or written (docs/subsystems/launch.md,
+      // "The store is yours"); never taken for an empty store.
       expect(result.isError).toBe(true);
-      expect(result.text).toMatch(/^\[artifact_read_failed\] cannot read /);
-      expect(result.text).toContain(`cannot read ${join(cwd, ".pi", "delegate")}: ENOTDIR`);
+      expect(result.text).toMatch(
+        new RegExp(`^\\[store_untrusted\\] ${join(cwd, ".pi", "delegate")} is a regular file, not a directory`),
+      );
       expect(result.text).toContain("\nChild process created: no\n");
       expect(readFileSync(join(cwd, ".pi", "delegate"), "utf8")).toBe("not a directory\n");
       await expectNothingCreated(cwd, ["delegate"]);

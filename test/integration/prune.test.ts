@@ -2,13 +2,15 @@
  * Pruning task trees (docs/cli.md, "prune"): the real `pi-bg-delegate prune` and the retention at
  * session start, on trees made by real children of real parents and by the production Fusion writer.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { execa } from "execa";
 import { describe, expect, it } from "vitest";
+import { writeJsonRecord } from "../../src/core/fs.ts";
 import { formatBytes } from "../../src/core/units.ts";
 import { createRun } from "../../src/fusion/writer.ts";
 import { processStartTime } from "../../src/process/identity.ts";
+import { signManifest } from "../../src/store/tree-trust.ts";
 import { runCli } from "../helpers/cli.ts";
 import { bgResultVia, delegateVia, installHoldingDriver, notifications, until } from "../helpers/drive.ts";
 import { buildCompletedRun, WORKFLOW } from "../helpers/fusion-fixtures.ts";
@@ -33,7 +35,8 @@ function backdate(taskDir: string, days: number): void {
   const shift = (iso: string) => new Date(Date.parse(iso) - days * DAY_MS).toISOString();
   manifest.created_at = shift(manifest.created_at);
   manifest.terminal.ended_at = shift(manifest.terminal.ended_at);
-  writeFileSync(path, JSON.stringify(manifest));
+  // Signed as the parent's own writes are (src/store/tree-trust.ts): the tree stays yours.
+  writeJsonRecord(path, signManifest("delegate", taskDir, manifest));
 }
 
 interface PruneJson {
@@ -204,10 +207,10 @@ describe("pruning ended task trees", () => {
     const help = await runCli(cwd, "prune", "--help");
     expect(help.code).toBe(0);
     expect(help.stdout).toContain(
-      "Usage: pi-bg-delegate prune [--older-than <days>] [--keep <n>] [--dry-run] [--undelivered] [--unlink] [--json]",
+      "Usage: pi-bg-delegate prune [--older-than <days>] [--keep <n>] [--dry-run] [--undelivered] [--unlink] [--foreign] [--json]",
     );
     const bare = await runCli(cwd, "prune");
     expect(bare.code).toBe(2);
-    expect(bare.stderr).toContain("prune needs --older-than <days>, --keep <n> or both");
+    expect(bare.stderr).toContain("prune needs --older-than <days>, --keep <n>, both, or --foreign");
   });
 });

@@ -6,6 +6,8 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect, it } from "vitest";
+import { writeJsonRecord } from "../../src/core/fs.ts";
+import { signManifest } from "../../src/store/tree-trust.ts";
 import { bgResultVia, delegateVia, installHoldingDriver, notifications, until } from "../helpers/drive.ts";
 import { createAgentDir, makeTempDir, startSdkParent, useModelServer } from "../helpers/pi-parent.ts";
 
@@ -37,7 +39,8 @@ it("a late-resumed session gets its old task's notice, and retention keeps that 
   const shift = (iso: string) => new Date(Date.parse(iso) - 40 * DAY_MS).toISOString();
   manifest.created_at = shift(manifest.created_at);
   manifest.terminal.ended_at = shift(manifest.terminal.ended_at);
-  writeFileSync(manifestPath, JSON.stringify(manifest));
+  // Signed as the parent's own writes are (src/store/tree-trust.ts): the tree stays yours.
+  writeJsonRecord(manifestPath, signManifest("delegate", taskDir, manifest));
 
   // Resumed late: the notice arrives, the retention prune runs, the tree stays for bg_result.
   const resumed = await startSdkParent({ agentDir, cwd, session: { file: sessionFile } });

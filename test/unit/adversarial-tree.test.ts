@@ -45,6 +45,7 @@ import { sha256Hex } from "../../src/core/hash.ts";
 import type { EvidenceRow } from "../../src/core/types.ts";
 import { claimUsage } from "../../src/fusion/usage-claim.ts";
 import { type Retrieval, retrieveTask } from "../../src/retrieval/retrieve-any.ts";
+import { signManifest } from "../../src/store/tree-trust.ts";
 import { adjudicateStranded } from "../../src/tasks/adjudicate.ts";
 import { listRows } from "../../src/tasks/seam.ts";
 import { CLI_BIN } from "../helpers/cli.ts";
@@ -329,18 +330,23 @@ async function failedFusionTemplate(): Promise<Template> {
  */
 const templates: Template[] = [];
 
-/** A copy of a pristine template in project `cwd`; a delegate manifest's absolute paths follow it there. */
+/**
+ * A copy of a pristine template in project `cwd`; a delegate manifest's absolute paths follow it
+ * there, and every manifest is signed for it as the package's writers sign (src/store/tree-trust.ts),
+ * so what the mutations break is all that differs.
+ */
 function place(template: Template, cwd: string): string {
   const dir = join(cwd, template.rel);
   mkdirSync(dirname(dir), { recursive: true });
   cpSync(template.dir, dir, { recursive: true });
-  if (template.kind === "delegate" || template.kind === "delegate-stale") {
-    const path = join(dir, TASK_FILES.manifest);
-    const manifest = JSON.parse(readFileSync(path, "utf8")) as { cwd: string; child_session_dir: string };
+  const path = join(dir, TASK_FILES.manifest);
+  const manifest = JSON.parse(readFileSync(path, "utf8")) as { cwd: string; child_session_dir: string };
+  const delegate = template.kind === "delegate" || template.kind === "delegate-stale";
+  if (delegate) {
     manifest.cwd = cwd;
     manifest.child_session_dir = join(dir, TASK_FILES.sessionDir);
-    writeFileAtomic(path, canonicalJsonLine(manifest));
   }
+  writeFileAtomic(path, canonicalJsonLine(signManifest(delegate ? "delegate" : "fusion", dir, manifest)));
   return dir;
 }
 
@@ -515,7 +521,8 @@ function typedError(error: unknown, label: string): DelegateError | null {
   return error;
 }
 
-const ROW_STATES = ["running", "completed", "failed", "cancelled", "ended", "unreadable"];
+/** "foreign": a manifest the mutation changed no longer carries this user's MAC for the project. */
+const ROW_STATES = ["running", "completed", "failed", "cancelled", "ended", "unreadable", "foreign"];
 
 // ── the suite ───────────────────────────────────────────────────────────────────────────────────
 

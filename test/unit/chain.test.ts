@@ -137,7 +137,7 @@ describe("a chain at its maximum length", () => {
 
 describe("list and prune over a cycle or a long chain", () => {
   const row = (id: string, previous: string | null, created: string): TaskRow => ({
-    ...unreadRow({ id, kind: "delegate", dir: `/x/${id}` }),
+    ...unreadRow({ id, kind: "delegate", dir: `/x/${id}`, trust: { mine: true } }),
     id,
     previous_id: previous,
     created_at: created,

@@ -36,6 +36,7 @@ describe("pi-bg-delegate argument parsing", () => {
         dryRun: false,
         undelivered: false,
         unlink: false,
+        foreign: false,
       },
     });
     expect(parseArgs(["prune", "--older-than", "7.5", "--keep=3", "--dry-run", "--json"])).toMatchObject({
@@ -59,7 +60,7 @@ describe("pi-bg-delegate argument parsing", () => {
     expect(usage(["result", "d1", "--wait", "soon"])).toBe('--wait must be a number of seconds ≥ 0, not "soon"');
     expect(usage(["show", "d1", "--all"])).toBe("show has no option --all");
     expect(usage(["list", "--json=1"])).toBe("--json takes no value");
-    expect(usage(["prune"])).toBe("prune needs --older-than <days>, --keep <n> or both");
+    expect(usage(["prune"])).toBe("prune needs --older-than <days>, --keep <n>, both, or --foreign");
     expect(usage(["prune", "--keep", "1.5"])).toBe('--keep must be a whole number ≥ 0, not "1.5"');
     expect(usage(["prune", "--older-than", "-2"])).toBe('--older-than must be a number of days ≥ 0, not "-2"');
     expect(usage(["prune", "d1", "--keep", "1"])).toBe('prune takes no task id ("d1")');
@@ -215,7 +216,7 @@ describe("list: the spend cap and the total", () => {
   it("lists a follow-up under the task it follows, oldest follow-up first, a chain top to bottom", () => {
     const at = (minute: number) => `2026-12-01T10:${String(minute).padStart(2, "0")}:00.000Z`;
     const make = (id: string, minute: number, previous: string | null): TaskRow => ({
-      ...unreadRow({ kind: "delegate", id, dir: `/tmp/${id}` }),
+      ...unreadRow({ kind: "delegate", id, dir: `/tmp/${id}`, trust: { mine: true } }),
       state: "completed",
       name: `task ${id}`,
       created_at: at(minute),

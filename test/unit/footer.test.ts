@@ -1,9 +1,9 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { TASK_FILES } from "../../src/core/constants.ts";
 import type { DelegateManifest } from "../../src/core/types.ts";
 import type { FusionRunRecord } from "../../src/fusion/run-record.ts";
+import { writeManifest } from "../../src/store/lookup.ts";
 import type { LiveRun, LiveTask, RunChild } from "../../src/tasks/live.ts";
 import { getRegistry } from "../../src/tasks/registry.ts";
 import { emptyRunUsage } from "../../src/tasks/run-usage.ts";
@@ -147,7 +147,7 @@ describe("the footer's total of ended delegates", () => {
         cost_at_least: true,
       },
     };
-    writeFileSync(join(task.taskDir, TASK_FILES.manifest), `${JSON.stringify(cancelled)}\n`);
+    writeManifest(task.taskDir, cancelled); // signed, as the parent's adjudication writes it
     getRegistry().known.set(task.manifest.task_id, task.taskDir);
     try {
       expect(footerText(cwd)).toBe("delegate spend: at least $0.0603 (separate from the session's $)");

@@ -17,8 +17,7 @@ import { sha256Hex } from "../../src/core/hash.ts";
 import type { EvidenceRow } from "../../src/core/types.ts";
 import { readFusionManifest, settleFusion } from "../../src/fusion/index.ts";
 import { retrieveDelegate, settleDelegate } from "../../src/retrieval/retrieve.ts";
-import type { TaskRef } from "../../src/store/lookup.ts";
-import { readManifest } from "../../src/store/lookup.ts";
+import { readManifest, type TaskRef, taskRefAt } from "../../src/store/lookup.ts";
 import { readBudgetFigures, readProgress } from "../../src/store/progress.ts";
 import { finalizeTask } from "../../src/tasks/finalize.ts";
 import { fusionLiveness } from "../../src/tasks/running.ts";
@@ -39,7 +38,7 @@ function codeOf(error: unknown): string {
 }
 
 function refOf(task: CompletedTask): TaskRef {
-  return { kind: "delegate", id: task.manifest.task_id, dir: task.taskDir };
+  return taskRefAt("delegate", task.manifest.task_id, task.taskDir);
 }
 
 async function completed(options: Parameters<typeof writeCompletedTask>[1] = {}): Promise<CompletedTask> {
@@ -260,7 +259,7 @@ describe("a FIFO in a Fusion run directory", () => {
     const rows = timed(() => listRows(cwd, { verify: false }));
     expect(rows.ms).toBeLessThan(BOUND_MS);
     expect(rows.value?.[0]?.state).toBe("unreadable");
-    const cancel = timed(() => cancelTask({ kind: "fusion", id: "x", dir: runDir }));
+    const cancel = timed(() => cancelTask(taskRefAt("fusion", "x", runDir)));
     expect(cancel.ms).toBeLessThan(BOUND_MS);
     expect(cancel.value?.kind).toBe("refused");
   });

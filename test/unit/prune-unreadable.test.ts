@@ -12,6 +12,11 @@ import { join } from "node:path";
 import { execa } from "execa";
 import { afterEach, describe, expect, it } from "vitest";
 import { TASK_FILES } from "../../src/core/constants.ts";
+import { writeJsonRecord } from "../../src/core/fs.ts";
+import { signedAnswerRead } from "../../src/store/answer-read.ts";
+import { readManifest } from "../../src/store/lookup.ts";
+import { signManifest } from "../../src/store/tree-trust.ts";
+import { writeAnswerRead } from "../../src/tasks/notice.ts";
 import { keptLines, pruneTasks, pruneTotal } from "../../src/tasks/prune.ts";
 import { CLI_BIN } from "../helpers/cli.ts";
 import { readableCliBin, readableCliEnv } from "../helpers/cli-copy.ts";
@@ -34,7 +39,7 @@ async function project(): Promise<{ cwd: string; tasks: CompletedTask[]; unreada
   const tasks = ["first", "unreadable", "last"].map((name) => writeCompletedTask(cwd, { name }));
   for (const task of tasks) {
     writeFileSync(join(task.taskDir, TASK_FILES.notified), "{}\n");
-    writeFileSync(join(task.taskDir, TASK_FILES.answerRead), "{}\n");
+    writeAnswerRead(task.taskDir, task.manifest.task_id);
   }
   const unreadable = tasks[1]!;
   const spill = join(unreadable.taskDir, TASK_FILES.spillDir);
@@ -42,6 +47,24 @@ async function project(): Promise<{ cwd: string; tasks: CompletedTask[]; unreada
   chmodSync(spill, 0o000);
   locked.push(spill);
   return { cwd, tasks, unreadable };
+}
+
+/**
+ * The trees are signed by the user the command runs as (docs/subsystems/launch.md, "The store is
+ * yours"): as root, with a key in an agent dir handed to that user with the project.
+ */
+async function signAsOtherUser(tasks: readonly CompletedTask[]): Promise<string> {
+  const agentDir = await makeTempDir("prune-unreadable-agent", "each");
+  for (const task of tasks) {
+    writeJsonRecord(
+      join(task.taskDir, TASK_FILES.manifest),
+      signManifest("delegate", task.taskDir, readManifest(task.taskDir), agentDir),
+    );
+    const mark = signedAnswerRead(task.taskDir, task.manifest.task_id, new Date().toISOString(), agentDir);
+    writeJsonRecord(join(task.taskDir, TASK_FILES.answerRead), mark);
+  }
+  chownTree(agentDir, NOBODY);
+  return agentDir;
 }
 
 /** Hand the whole project to `uid`, keeping each entry's mode. */
@@ -53,13 +76,16 @@ function chownTree(path: string, uid: number): void {
 describe("prune with a tree it cannot read", () => {
   it("the command reports that tree as failed with a message, and removes the others", async () => {
     const { cwd, tasks, unreadable } = await project();
+    const agentDir = IS_ROOT ? await signAsOtherUser(tasks) : undefined;
     if (IS_ROOT) chownTree(cwd, NOBODY);
     const bin = IS_ROOT ? await readableCliBin() : CLI_BIN;
     const run = await execa(HOST.nodePath, [bin, "prune", "--older-than", "0", "--json"], {
       cwd,
       reject: false,
       stdin: "ignore",
-      ...(IS_ROOT ? { uid: NOBODY, gid: NOBODY, env: await readableCliEnv() } : {}),
+      ...(IS_ROOT
+        ? { uid: NOBODY, gid: NOBODY, env: { ...(await readableCliEnv()), PI_CODING_AGENT_DIR: agentDir } }
+        : {}),
     });
     expect(run.stderr).not.toMatch(/\n\s+at /); // no stack trace
     expect(run.exitCode).toBe(1);

@@ -76,7 +76,7 @@ describe("the escape", () => {
 
 describe("what the TUI draws from a hostile name", () => {
   const row = (name: string, state: TaskRow["state"]): TaskRow => ({
-    ...unreadRow({ id: `d1${"a".repeat(31)}`, kind: "delegate", dir: "/x" }),
+    ...unreadRow({ id: `d1${"a".repeat(31)}`, kind: "delegate", dir: "/x", trust: { mine: true } }),
     name,
     state,
     code: state === "failed" ? (`code${HOSTILE}` as TaskRow["code"]) : null,
