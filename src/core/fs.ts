@@ -89,29 +89,19 @@ export function writeNewFile(path: string, bytes: Uint8Array): void {
   closeSync(fd);
 }
 
-/** Durable create that fails if the file exists (used for exactly-once claims). */
+/**
+ * Durable create that fails if the file exists (used for exactly-once claims): false when anything,
+ * even a dangling link, is at the path. A claim left unwritten by a full disk is removed again
+ * ({@link writeNewFile}), so no empty claim outlives the failure.
+ */
 export function writeFileExclusive(path: string, data: string | Uint8Array): boolean {
-  let fd: number;
   try {
-    fd = openSync(path, CREATE_FLAGS, FILE_MODE);
+    writeNewFile(path, typeof data === "string" ? Buffer.from(data, "utf8") : data);
+    return true;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
     throw error;
   }
-  try {
-    const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
-    let offset = 0;
-    while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset);
-    fsyncSync(fd);
-  } catch (error) {
-    // The claim is ours and unwritten (a full disk): removed, so no empty claim outlives the failure.
-    closeSync(fd);
-    rmSync(path, { force: true });
-    throw error;
-  }
-  closeSync(fd);
-  fsyncDir(dirname(path));
-  return true;
 }
 
 /** The files {@link markPrivateRoot} creates in a package root. */

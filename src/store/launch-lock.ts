@@ -18,20 +18,10 @@
  * run's own step) is re-entrant and runs its step synchronously too.
  */
 import { randomBytes } from "node:crypto";
-import {
-  closeSync,
-  linkSync,
-  lstatSync,
-  mkdirSync,
-  openSync,
-  rmdirSync,
-  type Stats,
-  unlinkSync,
-  writeSync,
-} from "node:fs";
+import { linkSync, lstatSync, mkdirSync, rmdirSync, type Stats, unlinkSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
-import { DIR_MODE, kindOf, readRegularFile } from "../core/fs.ts";
+import { DIR_MODE, kindOf, readRegularFile, writeFileExclusive, writeNewFile } from "../core/fs.ts";
 import { readRecordKey } from "../host/index.ts";
 import { isSameProcessAlive, processStartTime } from "../process/identity.ts";
 import { recordMacValid, signRecord } from "./record-mac.ts";
@@ -158,16 +148,8 @@ function removeEntry(path: string, entry: LockEntry): void {
 /** Create `path` with `body` in one step: false when something (anything, even a dangling link) is there. */
 function createWhole(path: string, body: string): boolean {
   const temp = `${path}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
-  const fd = openSync(temp, "wx", 0o600);
-  try {
-    writeSync(fd, body);
-  } catch (error) {
-    // Unwritten (a full disk): the temp file is removed, so nothing is left behind.
-    closeSync(fd);
-    unlinkSync(temp);
-    throw error;
-  }
-  closeSync(fd);
+  // Exclusive, no-follow, removed again when a full disk leaves it unwritten (src/core/fs.ts).
+  writeNewFile(temp, Buffer.from(body, "utf8"));
   try {
     linkSync(temp, path);
     return true;
@@ -175,31 +157,11 @@ function createWhole(path: string, body: string): boolean {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "EEXIST") return false;
     // A filesystem without hard links: an exclusive create, then the write.
-    if (code === "EPERM" || code === "ENOTSUP" || code === "EOPNOTSUPP") return createExclusive(path, body);
+    if (code === "EPERM" || code === "ENOTSUP" || code === "EOPNOTSUPP") return writeFileExclusive(path, body);
     throw error;
   } finally {
     unlinkSync(temp);
   }
-}
-
-function createExclusive(path: string, body: string): boolean {
-  let fd: number;
-  try {
-    fd = openSync(path, "wx", 0o600);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
-    throw error;
-  }
-  try {
-    writeSync(fd, body);
-  } catch (error) {
-    // Ours and unwritten (a full disk): removed, or the empty lock would hold off every later launch.
-    closeSync(fd);
-    unlinkSync(path);
-    throw error;
-  }
-  closeSync(fd);
-  return true;
 }
 
 /**
@@ -208,7 +170,7 @@ function createExclusive(path: string, body: string): boolean {
  */
 function breakStale(path: string, judged: LockEntry): boolean {
   const breaker = `${path}${BREAKER_SUFFIX}`;
-  if (!createExclusive(breaker, `${process.pid}\n`)) {
+  if (!writeFileExclusive(breaker, `${process.pid}\n`)) {
     const entry = readEntry(breaker);
     const left =
       entry.kind !== "file" ||

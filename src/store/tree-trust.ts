@@ -21,7 +21,6 @@ export const MANIFEST_MAC_FIELD = "mac";
 
 export type TreeKind = "delegate" | "fusion";
 
-/** A tree is this user's, or foreign with a short reason (shown by list, show and the refusals). */
 /**
  * A tree is this user's, or foreign with a short reason (shown by list, show and the refusals).
  * `unsigned`: its manifest has no MAC at all (an earlier version's tree, or a shipped one).
