@@ -78,7 +78,7 @@ export const FAILURE_REMEDIATION = {
   previous_session_mismatch:
     "The previous task's session file changed after it ended; launch a new delegate instead of a follow-up.",
   follow_up_chain_invalid:
-    "The task's chain of follow-ups loops back on itself, names a tree that is not the task it links to (or is outside this project's store), or is longer than 64 tasks: launch a new delegate (not a follow-up) with what it needs in the prompt; `pi-bg-delegate show <id>` prints the chain.",
+    "Launch a new delegate (not a follow-up) with what it needs in the prompt; `pi-bg-delegate show <id>` prints the chain as far as it holds.",
   fusion_candidates_unset:
     'Pass candidates (2-4 routes {provider, model}) to bg_fusion, or set bgDelegate.fusion.candidates in settings.json, e.g. "fusion": {"candidates": [{"provider": "anthropic", "model": "claude-sonnet-4-5"}, {"provider": "openai", "model": "gpt-5"}]}.',
   fusion_candidates_insufficient:

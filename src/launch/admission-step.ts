@@ -58,7 +58,7 @@ export type LaunchStepOutcome<T> = { committed: T; keyIgnored: string | null } |
  * Run the locked step (the wait for the lock is asynchronous; the step runs synchronously once it is
  * taken, and at once inside a step that already holds it). A lock held past its bound by another live
  * launch is refused as delegate_concurrency_limit naming its holder; a directory with entries at the
- * lock's path, or a delegate dir that cannot be made, is artifact_error.
+ * lock's path is store_untrusted, a delegate dir that cannot be made artifact_error.
  */
 export async function launchStep<T>(step: LaunchStep<T>): Promise<LaunchStepOutcome<T>> {
   try {
@@ -96,7 +96,7 @@ export async function launchStep<T>(step: LaunchStep<T>): Promise<LaunchStepOutc
       throw new DelegateError("delegate_concurrency_limit", error.message, { childProcessCreated: false });
     }
     if (error instanceof LaunchLockBlocked) {
-      throw new DelegateError("artifact_error", error.message, { childProcessCreated: false });
+      throw new DelegateError("store_untrusted", error.message, { childProcessCreated: false });
     }
     // The lock file is a write too: a full disk is disk_full naming it (src/core/write-failure.ts).
     throw writeFailure(

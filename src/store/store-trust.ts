@@ -11,13 +11,9 @@ import { join } from "node:path";
 import { DELEGATE_ROOT, FUSION_ROOT } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import { kindOf, PRIVATE_ROOT_FILES } from "../core/fs.ts";
-import { LAUNCH_LOCK_FILE } from "./launch-lock.ts";
 
 /** What a store path must be: a directory, or a regular file. */
 export type StoreEntryKind = "directory" | "file";
-
-/** The files of .pi/delegate the launch creates besides the trees (the launch lock and its breaker). */
-const DELEGATE_ROOT_FILES = [LAUNCH_LOCK_FILE, `${LAUNCH_LOCK_FILE}.break`] as const;
 
 function currentUid(): number | undefined {
   return typeof process.getuid === "function" ? process.getuid() : undefined;
@@ -79,9 +75,11 @@ function rootPath(cwd: string, root: StoreRoot): string {
 }
 
 /**
- * Before a launch writes anything: `.pi`, each named package root, the files the launch creates in
- * it, and (for a delegate launch) the session directory its tree goes into, each absent or the
- * user's own. Throws store_untrusted naming the first that is not.
+ * Before a launch writes anything: `.pi`, each named package root, its ignore files, and (for a
+ * delegate launch) the session directory its tree goes into, each absent or the user's own. Throws
+ * store_untrusted naming the first that is not. The launch lock is judged by its own rule
+ * (src/store/launch-lock.ts): a lock whose holder is not proven alive is stale and broken, whatever
+ * is at its path, so a shipped lock blocks no launch; only a directory with files in it is refused.
  */
 export function requireStoreTrusted(cwd: string, roots: readonly StoreRoot[], sessionDir?: string): void {
   const paths: [string, StoreEntryKind][] = [[join(cwd, ".pi"), "directory"]];
@@ -89,7 +87,6 @@ export function requireStoreTrusted(cwd: string, roots: readonly StoreRoot[], se
     const dir = rootPath(cwd, root);
     paths.push([dir, "directory"]);
     for (const name of PRIVATE_ROOT_FILES) paths.push([join(dir, name), "file"]);
-    if (root === "delegate") for (const name of DELEGATE_ROOT_FILES) paths.push([join(dir, name), "file"]);
   }
   if (sessionDir !== undefined) paths.push([sessionDir, "directory"]);
   requireAll(paths);

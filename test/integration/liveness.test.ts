@@ -147,7 +147,7 @@ describe("a shipped launch lock blocks no launch", () => {
     try {
       await parent.promptAndWait("go-full");
       const result = resultOf(await messagesOf(parent), "c_go-full");
-      expectRefusal(result, "artifact_error");
+      expectRefusal(result, "store_untrusted");
       expect(result.text).toContain(`${lockOf(cwd)} is a directory with files in it`);
       expect(lstatSync(lockOf(cwd)).isDirectory()).toBe(true);
       expect(readFileSync(join(lockOf(cwd), "theirs"), "utf8")).toBe("kept");
