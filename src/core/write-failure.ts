@@ -8,7 +8,7 @@
 import { closeSync, constants, fstatSync, fsyncSync, ftruncateSync, openSync, statfsSync, writeSync } from "node:fs";
 import { canonicalJsonLine } from "./canonical.ts";
 import { DelegateError, type FailureCode, type FailureFacts } from "./errors.ts";
-import { writeJsonRecord } from "./fs.ts";
+import { writeFileAtomic } from "./fs.ts";
 
 const DISK_FULL_ERRNOS: ReadonlySet<string> = new Set(["ENOSPC", "EDQUOT"]);
 
@@ -76,14 +76,30 @@ const IN_PLACE_FLAGS = constants.O_WRONLY | (constants.O_NOFOLLOW ?? 0);
  */
 export function writeSettlingRecord(path: string, value: unknown, what: string, otherwise?: FailureCode): void {
   try {
-    writeJsonRecord(path, value);
-    return;
+    writeSettlingBytes(path, Buffer.from(canonicalJsonLine(value), "utf8"));
   } catch (error) {
-    if (!isDiskFull(error)) throw writeFailure(error, path, what, otherwise);
+    throw writeFailure(error, path, what, otherwise);
+  }
+}
+
+/**
+ * The settling write of {@link writeSettlingRecord} for bytes already encoded (a Fusion run's
+ * terminal manifest, src/fusion/writer-contract.ts): `write` (the durable atomic replace), and on a
+ * full disk the in-place overwrite. Throws the write's own error when neither works.
+ */
+export function writeSettlingBytes(
+  path: string,
+  bytes: Uint8Array,
+  write: (path: string, bytes: Uint8Array) => void = writeFileAtomic,
+): void {
+  try {
+    write(path, bytes);
+  } catch (error) {
+    if (!isDiskFull(error)) throw error;
     try {
-      overwriteInPlace(path, Buffer.from(canonicalJsonLine(value), "utf8"));
+      overwriteInPlace(path, Buffer.from(bytes));
     } catch {
-      throw writeFailure(error, path, what, otherwise);
+      throw error;
     }
   }
 }

@@ -4,10 +4,12 @@
  * comparison does not validate); the merger writes the answer; the writer commits. Every end — a
  * failure, a cancel, a timeout — is committed through the writer, and the run's listeners are told.
  */
+import { existsSync } from "node:fs";
 import { canonicalJsonLine } from "../core/canonical.ts";
 import { SCHEMA } from "../core/constants.ts";
 import { DelegateError, type FailureCode } from "../core/errors.ts";
 import { parseStructuredAnswer } from "../core/structured-answer.ts";
+import { writeFailure } from "../core/write-failure.ts";
 import type { FusionManifest, FusionStage, FusionUnmerged } from "../fusion/index.ts";
 import { fieldAgreement, structuredMergedText } from "../fusion/structured-merged.ts";
 import type { ParentSnapshot } from "../launch/launch.ts";
@@ -293,7 +295,8 @@ function finish(run: LiveRun, error: unknown): void {
     registry.settleRun(endOf(run, run.handle.manifest()));
     return;
   }
-  let manifest = null;
+  let manifest: FusionManifest | null = null;
+  let commitError: unknown = error;
   if (error instanceof Stopped || (run.reason !== undefined && !(error instanceof RunFailure))) {
     manifest = commitEnded(run);
   } else {
@@ -321,13 +324,25 @@ function finish(run: LiveRun, error: unknown): void {
           spend: liveRunSpend(run),
         },
       }).manifest;
-    } catch {
-      manifest = null;
+    } catch (commitFailure) {
+      commitError = commitFailure;
     }
   }
-  if (manifest === null) {
-    registry.forgetRun(run.runId);
-    return;
-  }
-  registry.settleRun(endOf(run, manifest));
+  // Nothing durable could be recorded: the run still ends, its capacity is freed and its notice says
+  // why (docs/subsystems/fusion.md, "The writer").
+  registry.settleRun(endOf(run, manifest ?? unrecordedEnd(run, commitError)));
+}
+
+/**
+ * The failed manifest a run whose end could not be written is told with (never written): the
+ * write's own typed failure while its directory is there (disk_full on a full disk), else
+ * result_unavailable.
+ */
+function unrecordedEnd(run: LiveRun, error: unknown): FusionManifest {
+  const code = existsSync(run.runDir)
+    ? writeFailure(error, run.runDir, "the run's end could not be recorded").code
+    : "result_unavailable";
+  const base = run.handle.manifest();
+  const endedAt = new Date().toISOString();
+  return { ...base, state: "failed", terminal: { ended_at: endedAt, failure: { code, stage: run.stage } } };
 }

@@ -1,6 +1,8 @@
 /** The Fusion run contract's public surface: the runner writes with createRun, bg_result reads with retrieveFusion. */
+
+export { loadFusionManifest, readFusionManifest } from "./adopt.ts";
 export { fusionRunDir, isFusionRunId, newFusionRunId } from "./layout.ts";
-export { checkFusionManifest, loadFusionManifest, readFusionManifest, readManifestDocument } from "./read.ts";
+export { checkFusionManifest, readManifestDocument } from "./read.ts";
 export {
   fusionOutput,
   type RetrieveFusionArgs,

@@ -76,7 +76,13 @@ export type ManifestReading =
    * (schema version, kind, this directory's run id) still reads; the caller uses it only to decide
    * between a typed failure and the answer-free "unavailable" view, never to expose anything.
    */
-  | { trusted: false; claimedState: FusionState | null; error: DelegateError };
+  | {
+      trusted: false;
+      claimedState: FusionState | null;
+      error: DelegateError;
+      /** It reads, and its manifest carries no MAC: an earlier version's run (src/fusion/adopt.ts). */
+      unsigned?: true;
+    };
 
 function claimedStateOf(runDir: string, bytes: Uint8Array): FusionState | null {
   const text = decodeUtf8Strict(bytes);
@@ -97,14 +103,9 @@ function claimedStateOf(runDir: string, bytes: Uint8Array): FusionState | null {
  * manifest.json of the run in `runDir`: canonical, closed schema, and naming this directory's run.
  * It is the root of trust, so nothing binds it; every other file is checked against it. Throws only
  * when the directory or the file is gone (result_unavailable) or unreadable (artifact_read_failed).
- */
-export async function readFusionManifest(runDir: string): Promise<ManifestReading> {
-  return checkFusionManifest(runDir);
-}
-
-/**
- * {@link readFusionManifest}, synchronously: for a step that must not await (the launch key's check
- * inside the project's launch lock, src/launch/key-trust.ts).
+ * Synchronous, and it adopts nothing: for a step that must not await (the launch key's check inside
+ * the project's launch lock, src/launch/key-trust.ts); readers use readFusionManifest
+ * (src/fusion/adopt.ts), which adopts an earlier version's run.
  */
 export function checkFusionManifest(runDir: string): ManifestReading {
   try {
@@ -122,6 +123,7 @@ export function checkFusionManifest(runDir: string): ManifestReading {
     return { trusted: false, claimedState: null, error };
   }
   const { bytes } = read;
+  let unsigned = false;
   try {
     const manifest = parseDocumentBytes(path, bytes, "manifest.json", parseManifest);
     // Artifact identity: the manifest's artifact_dir (.pi/fusion/<run id>) is where it really lives.
@@ -135,6 +137,7 @@ export function checkFusionManifest(runDir: string): ManifestReading {
     // This user's run for this project (docs/subsystems/launch.md, "The store is yours"), else foreign.
     const trust = documentTrust("fusion", runDir, decodeDocument(bytes, "manifest"));
     if (!trust.mine) {
+      unsigned = trust.unsigned === true;
       throw new DelegateError("task_foreign", `Fusion run ${manifest.run_id} is foreign: ${trust.why}`, {
         artifacts: [path],
       });
@@ -142,13 +145,14 @@ export function checkFusionManifest(runDir: string): ManifestReading {
     return { trusted: true, manifest };
   } catch (error) {
     if (!(error instanceof DelegateError)) throw error;
-    return { trusted: false, claimedState: claimedStateOf(runDir, bytes), error };
+    const reading = { trusted: false as const, claimedState: claimedStateOf(runDir, bytes), error };
+    return unsigned ? { ...reading, unsigned: true } : reading;
   }
 }
 
 /**
  * manifest.json parsed against its schema, synchronously and without the checks of
- * {@link readFusionManifest} (for a row of /delegates and for cancel, which trust nothing it says
+ * {@link checkFusionManifest} (for a row of /delegates and for cancel, which trust nothing it says
  * beyond its shape). Throws: DelegateError when the file cannot be read as a regular file within its
  * bound, the validator's violation when it does not parse.
  */
@@ -158,13 +162,6 @@ export function readManifestDocument(runDir: string): FusionManifest {
   if ("tooLarge" in read)
     return fail("child_result_invalid", `${path} is over ${FUSION_DOCUMENT_MAX_BYTES} bytes`, path);
   return parseManifest(decodeDocument(read.bytes, "manifest"));
-}
-
-/** The manifest, or the typed failure that it cannot be trusted. For the registry and retrieval. */
-export async function loadFusionManifest(runDir: string): Promise<FusionManifest> {
-  const reading = await readFusionManifest(runDir);
-  if (!reading.trusted) throw reading.error;
-  return reading.manifest;
 }
 
 /** The bytes of a manifest-bound file, checked against the binding's byte length and SHA-256. */

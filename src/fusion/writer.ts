@@ -18,7 +18,7 @@ import { FUSION_FILES, FUSION_MAX_ARTIFACTS, FUSION_MERGED_MAX_BYTES, SCHEMA } f
 import { DelegateError } from "../core/errors.ts";
 import { markPrivateRoot } from "../core/fs.ts";
 import { decodeUtf8Strict } from "../core/utf8.ts";
-import { diskFull, isDiskFull } from "../core/write-failure.ts";
+import { diskFull, isDiskFull, writeSettlingBytes } from "../core/write-failure.ts";
 import { processStartTime } from "../process/identity.ts";
 import { signManifest } from "../store/tree-trust.ts";
 import { decodeDocument } from "./document.ts";
@@ -244,7 +244,10 @@ class RunWriter implements FusionRunHandle {
     const bytes = boundedDocument(checked, "manifest.json");
     this.#pending = { manifest: checked, bytes };
     try {
-      this.#io.writeFile(this.#manifestPath, bytes);
+      // A terminal manifest settles the run: on a full disk it is rewritten in place (docs/subsystems/fusion.md, "The writer").
+      const write = (path: string, data: Uint8Array) => this.#io.writeFile(path, data);
+      if (checked.state === "running") write(this.#manifestPath, bytes);
+      else writeSettlingBytes(this.#manifestPath, bytes, write);
     } catch (error) {
       throw this.#ioFailure("manifest.json could not be written", error);
     }

@@ -83,8 +83,7 @@ export function readManifestJson(
   dir: string,
 ): { ok: true; value: unknown } | { ok: false; why: string } {
   const max = kind === "delegate" ? TASK_RECORD_MAX_BYTES : FUSION_DOCUMENT_MAX_BYTES;
-  const name = kind === "delegate" ? TASK_FILES.manifest : FUSION_FILES.manifest;
-  const read = readRegularFile(join(dir, name), max);
+  const read = readRegularFile(join(dir, manifestName(kind)), max);
   if (!read.ok)
     return { ok: false, why: `its manifest ${read.reason === "missing" ? "is missing" : refusalText(read, max)}` };
   try {
@@ -114,37 +113,74 @@ function notPrivate(path: string, kind: "directory" | "file"): string | undefine
 }
 
 /**
- * The one place a tree written by an earlier version (its manifest has no MAC field at all) is
- * adopted, signed in place (docs/subsystems/launch.md, "The store is yours"): a delegate tree that
- * has ended, whose manifest records this project's real path, whose directory and files are this
- * user's and private as the package writes them, and (completed) whose result verifies as bg_result
- * verifies it. Anything else stays foreign.
+ * What a tree of an earlier version shows of itself to be adopted, from its kind's own reading
+ * (a delegate tree here, a Fusion run in src/fusion/adopt.ts).
  */
-export function trustOrAdopt(kind: TreeKind, dir: string, document: unknown, agentDir = userAgentDir()): TreeTrust {
+export interface Adoption {
+  /** The project its records name, compared by real path with the project it sits in. */
+  cwd: string;
+  /** Its directories below the tree's own, relative to it: each must be this user's and private. */
+  dirs: readonly string[];
+  /** Its files, relative to the tree: each must be this user's and private (0600). */
+  files: readonly string[];
+  /** Whether it verifies as bg_result verifies it. */
+  verifies(): boolean;
+}
+
+/**
+ * The one place a tree written by an earlier version (its manifest has no MAC field at all) is
+ * adopted, signed in place (docs/subsystems/launch.md, "The store is yours"): a tree that has
+ * ended (`adoption` answers null for one that has not), whose records name this project's real
+ * path, whose directories and files are this user's and private as the package writes them (0700,
+ * 0600), and which verifies as bg_result verifies it. Anything else stays foreign.
+ */
+export function adoptUnsigned(
+  kind: TreeKind,
+  dir: string,
+  document: unknown,
+  adoption: () => Adoption | null,
+  agentDir = userAgentDir(),
+): TreeTrust {
   const trust = documentTrust(kind, dir, document, agentDir);
-  if (trust.mine || trust.unsigned !== true || kind !== "delegate") return trust;
-  let manifest: DelegateManifest;
+  if (trust.mine || trust.unsigned !== true) return trust;
   try {
-    manifest = parseDelegateManifest(document);
-  } catch {
-    return trust;
-  }
-  if (manifest.state === "running") return trust;
-  if (projectRealPath(manifest.cwd) !== projectRealPath(treeProject(kind, dir))) return trust;
-  const files = [TASK_FILES.manifest, ...(manifest.state === "completed" ? [TASK_FILES.result, TASK_FILES.seed] : [])];
-  const problems = [notPrivate(dir, "directory"), ...files.map((name) => notPrivate(join(dir, name), "file"))];
-  if (problems.some((p) => p !== undefined)) return trust;
-  if (manifest.state === "completed") {
-    try {
-      if (readVerifiedResult(dir, expectedIdentity(manifest)) === null) return trust;
-    } catch {
-      return trust;
-    }
-  }
-  try {
-    writeJsonRecord(join(dir, TASK_FILES.manifest), signManifest(kind, dir, document as object, agentDir));
+    const found = adoption();
+    if (found === null) return trust;
+    if (projectRealPath(found.cwd) !== projectRealPath(treeProject(kind, dir))) return trust;
+    const problems = [
+      ...[".", ...found.dirs].map((name) => notPrivate(join(dir, name), "directory")),
+      ...found.files.map((name) => notPrivate(join(dir, name), "file")),
+    ];
+    if (problems.some((p) => p !== undefined) || !found.verifies()) return trust;
+    writeJsonRecord(join(dir, manifestName(kind)), signManifest(kind, dir, document as object, agentDir));
   } catch {
     return trust;
   }
   return { mine: true };
+}
+
+function manifestName(kind: TreeKind): string {
+  return kind === "delegate" ? TASK_FILES.manifest : FUSION_FILES.manifest;
+}
+
+/** A delegate tree of an earlier version as {@link adoptUnsigned} checks it; null while it runs. */
+function delegateAdoption(dir: string, document: unknown): Adoption | null {
+  const manifest: DelegateManifest = parseDelegateManifest(document);
+  if (manifest.state === "running") return null;
+  const completed = manifest.state === "completed";
+  return {
+    cwd: manifest.cwd,
+    dirs: [],
+    files: [TASK_FILES.manifest, ...(completed ? [TASK_FILES.result, TASK_FILES.seed] : [])],
+    verifies: () => !completed || readVerifiedResult(dir, expectedIdentity(manifest)) !== null,
+  };
+}
+
+/**
+ * A tree's trust, adopting a delegate tree of an earlier version ({@link adoptUnsigned}). A Fusion
+ * run is adopted where it is read for bg_result (src/fusion/adopt.ts); here it is only checked.
+ */
+export function trustOrAdopt(kind: TreeKind, dir: string, document: unknown, agentDir = userAgentDir()): TreeTrust {
+  if (kind === "fusion") return documentTrust(kind, dir, document, agentDir);
+  return adoptUnsigned(kind, dir, document, () => delegateAdoption(dir, document), agentDir);
 }

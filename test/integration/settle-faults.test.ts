@@ -9,7 +9,9 @@
  * - a full disk (a small tmpfs mounted as the project's .pi/delegate) before the launch, while the
  *   child runs, and before retrieval with delivery "artifact": each is disk_full naming the path,
  *   with its remediation, never a bare errno, never a task left `running`, never
- *   result_unavailable for a tree that is there.
+ *   result_unavailable for a tree that is there;
+ * - a full disk (a small tmpfs mounted as the project's .pi/fusion) while a Fusion run's candidates run:
+ *   the run ends failed with disk_full on disk and in its notice, never left `running`.
  *
  * Mounting needs root; without it (or when mount fails) the full-disk cases are skipped and say why.
  */
@@ -33,7 +35,7 @@ import {
   taskIdOf,
   until,
 } from "../helpers/drive.ts";
-import { fusionProject, fusionVia, HELD_RUN_ARGS } from "../helpers/fusion-run-driver.ts";
+import { fusionProject, fusionVia, HELD_RUN_ARGS, heldRun } from "../helpers/fusion-run-driver.ts";
 import {
   makeTempDir,
   type SdkParent,
@@ -305,5 +307,37 @@ describe("a full disk is disk_full, and no task is left running", () => {
       await parent.dispose();
       unmount(store);
     }
+  });
+
+  it("(d) a Fusion run whose .pi/fusion fills while its candidates run ends failed with disk_full, on disk and in its notice", async (ctx) => {
+    const project = await heldRun(server, "full-fusion");
+    const { agentDir, cwd, held } = project;
+    const store = join(cwd, ".pi", "fusion");
+    const why = mountTmpfs(store, "4m");
+    if (why !== null) return ctx.skip(why);
+    mounted.add(store);
+    const parent = await startSdkParent({ agentDir, cwd });
+    try {
+      const runId = await project.start(parent);
+      fill(store);
+      held.release();
+      const notice = await noticeOf(parent, runId);
+      expect(notice.content).toMatch(new RegExp(`^Background Fusion run ${runId} \\(${HELD_RUN_ARGS.name}\\) failed`));
+      expect(notice.content).toContain("[disk_full]");
+      expect(notice.content).not.toMatch(/ENOSPC|result_unavailable/);
+      await parent.waitForIdle(45_000);
+      // The end is on disk although the disk is full: the manifest is no longer `running`.
+      expect(readJson(join(store, runId, "manifest.json"))).toMatchObject({
+        state: "failed",
+        terminal: { failure: { code: "disk_full" } },
+      });
+      expect(noticesOf(parent.messages(), runId)).toHaveLength(1);
+    } finally {
+      held.release();
+      unfill(store);
+      await parent.dispose();
+      unmount(store);
+    }
+    expect(await waitForNoProcesses(agentDir.dir, { includeEnv: true })).toEqual([]);
   });
 });

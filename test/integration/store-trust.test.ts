@@ -4,12 +4,12 @@
  * repository that ships links in .pi/, a linked or group-writable .pi/delegate, manifests that claim
  * to run, a completed tree with correct hashes, or a key record over a foreign tree, gets nothing
  * written outside the project, blocks no launch and is never believed; a tree of an earlier version
- * of this project is adopted once.
+ * (a delegate tree or a Fusion run) of this project is adopted once.
  */
 import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, symlinkSync } from "node:fs";
 import { join, relative } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SCHEMA, TASK_FILES } from "../../src/core/constants.ts";
+import { FUSION_FILES, SCHEMA, TASK_FILES } from "../../src/core/constants.ts";
 import { writeJsonRecord } from "../../src/core/fs.ts";
 import { recordKeyedLaunch } from "../../src/launch/launch-keys.ts";
 import { newTaskIdentity } from "../../src/launch/task-documents.ts";
@@ -17,7 +17,15 @@ import { readManifest } from "../../src/store/lookup.ts";
 import { signManifest } from "../../src/store/tree-trust.ts";
 import { runCli } from "../helpers/cli.ts";
 import { call, isChildRequest, lastToolResult, type ToolResultView } from "../helpers/drive.ts";
-import { HELD_RUN_ARGS, heldRun } from "../helpers/fusion-run-driver.ts";
+import {
+  fusionProject,
+  fusionViaRpc,
+  HELD_RUN_ARGS,
+  heldRun,
+  MERGED_TEXT,
+  readRunJson,
+  runDirOf,
+} from "../helpers/fusion-run-driver.ts";
 import {
   type AgentDir,
   createAgentDir,
@@ -275,5 +283,36 @@ describe("foreign trees are never acted on", () => {
     const cliResult = await runCli(cwd, "result", task.manifest.task_id);
     expect(cliResult.code, cliResult.stderr).toBe(0);
     expect(cliResult.stdout).toBe(task.answer.trimEnd()); // execa drops the final newline
+  });
+
+  it("an earlier version's completed Fusion run of this project is adopted once (signed in place) and bg_result returns it verified", async () => {
+    const { agentDir, cwd } = await fusionProject(server, "store-adopt-fusion");
+    const first = await startRpcParent({ agentDir, cwd });
+    let runId: string;
+    try {
+      runId = await fusionViaRpc(first, HELD_RUN_ARGS);
+      await expect
+        .poll(() => readRunJson(cwd, runId, FUSION_FILES.manifest).state, { timeout: 60_000 })
+        .toBe("completed");
+    } finally {
+      await first.stop();
+    }
+    const manifestPath = join(runDirOf(cwd, runId), FUSION_FILES.manifest);
+    const { mac: _mac, ...unsigned } = readJson(manifestPath);
+    writeJsonRecord(manifestPath, unsigned);
+    expect(readJson(manifestPath).mac).toBeUndefined();
+
+    const second = await startRpcParent({ agentDir, cwd });
+    try {
+      await second.promptAndWait(call("bg_result", { taskId: runId }));
+      const result = lastToolResult(await second.messages(), "bg_result");
+      expect(result.isError, result.text).toBe(false);
+      expect(result.text).toContain("(verified against manifest.json and result.json)");
+      expect(result.text).toContain(MERGED_TEXT);
+    } finally {
+      await second.stop();
+    }
+    expect(readJson(manifestPath).mac).toMatch(/^[0-9a-f]{64}$/);
+    expect(await waitForNoProcesses(agentDir.dir, { includeEnv: true })).toEqual([]);
   });
 });

@@ -217,6 +217,37 @@ describe("the writer's trees", () => {
   });
 });
 
+describe("a full disk at the end of a run", () => {
+  it("settles the run failed with disk_full in place when no new file can be made", async () => {
+    const cwd = await newProject();
+    let full = false;
+    const enospc = () => Object.assign(new Error("ENOSPC: no space left on device"), { code: "ENOSPC" });
+    // The production atomic replace until the disk is full; then every new (temp) file fails as ENOSPC does.
+    const io = {
+      ...nodeWriterIo,
+      writeFile: (path: string, bytes: Uint8Array) => {
+        if (full) throw enospc();
+        nodeWriterIo.writeFile(path, bytes);
+      },
+    };
+    const handle = startRun(cwd, io);
+    writeCandidates(handle);
+    full = true;
+    const commit = rejectionOf(
+      Promise.resolve().then(() =>
+        handle.commitCompleted({ merged: MERGED, details: { usage: USAGE_SO_FAR, attempts: [] } }),
+      ),
+    );
+    expect((await commit).code).toBe("disk_full");
+    const ended = handle.commitFailed({ summary: failureInput({ stage: "commit", code: "disk_full" }) });
+    expect(ended.summaryWritten).toBe(false);
+    const onDisk = manifestOf(handle.runDir);
+    expect(onDisk).toMatchObject({ state: "failed", terminal: { failure: { code: "disk_full", stage: "commit" } } });
+    const view = (await retrieveFusion(handle.runDir, {}, isRunning.no)).details as FusionFailureView;
+    expect(view).toMatchObject({ state: "failed", summary_status: "legacy_manifest_only" });
+  });
+});
+
 describe("a crash at any write leaves a tree the verifier classifies correctly", () => {
   /** Every file write of a full run, in order, from an uninterrupted pass. */
   function flowWrites(flow: "completed" | "failed"): string[] {
