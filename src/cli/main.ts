@@ -6,6 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { closeSync, existsSync, openSync, rmSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
+import { DELEGATE_ROOT, FUSION_ROOT } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import { boundedMessage } from "../core/failure-text.ts";
 import { writeFileAtomic } from "../core/fs.ts";
@@ -22,6 +23,7 @@ import { EXIT, helpText, type ParsedCommand, parseArgs, UsageError } from "./arg
 import { cancelTask } from "./cancel.ts";
 import { cliFailureText, cliRemediation, unexpectedFailureText } from "./failure.ts";
 import type { CliIo } from "./io.ts";
+import { findProjectRoot } from "./project-root.ts";
 import { proveHost } from "./prove-host.ts";
 import { pruneJson, renderPrune } from "./prune.ts";
 import { settleStranded } from "./refs.ts";
@@ -68,6 +70,11 @@ async function list(io: CliIo, p: ParsedCommand): Promise<number> {
   await adjudicateStrandedRuns(io.cwd);
   const every = await listRows(io.cwd, { verify: true });
   const rows = p.all ? every : newestSessionOnly(every);
+  if (every.length === 0 && !p.json && !findProjectRoot(io.cwd).found) {
+    const here = io.here ?? io.cwd;
+    say(io, "stdout", `No tasks: no ${DELEGATE_ROOT} or ${FUSION_ROOT} in ${visible(here)} or any directory above it.`);
+    return EXIT.ok;
+  }
   if (p.json) printJson(io, { schema_version: LIST_SCHEMA, all: p.all, tasks: rows, spend_total: spendTotal(rows) });
   else say(io, "stdout", renderList(rows, p.all, every.length - rows.length));
   return EXIT.ok;
@@ -138,7 +145,7 @@ const OUT_REMEDIATION =
   "Check that the --out directory is writable and the disk has space, then run the command again.";
 
 async function result(io: CliIo, p: ParsedCommand): Promise<number> {
-  const out = checkOut(p.out, io.cwd);
+  const out = checkOut(p.out, io.here ?? io.cwd);
   const ref = resolveMine(io, p.id!);
   const started = Date.now();
   const answer = await waitForAnswer(ref, p.waitSeconds ?? 0, () =>
@@ -222,7 +229,9 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
       return EXIT.ok;
     }
     command = `pi-bg-delegate ${invocation.parsed.command}`;
-    return await RUNNERS[invocation.parsed.command](io, invocation.parsed);
+    // Run in a subdirectory, a command reads the project above it, as git does (docs/cli.md, "Which project").
+    const project: CliIo = { ...io, cwd: findProjectRoot(io.cwd).root, here: io.here ?? io.cwd };
+    return await RUNNERS[invocation.parsed.command](project, invocation.parsed);
   } catch (error) {
     try {
       if (error instanceof UsageError) {

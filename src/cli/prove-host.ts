@@ -34,11 +34,11 @@ export async function proveHost(io: CliIo, p: ParsedCommand, env: NodeJS.Process
   if (named === undefined) refuse("no pi on PATH; name one with --pi <path to pi's dist/cli.js>");
   let piCli: string;
   try {
-    piCli = realpathSync(resolve(io.cwd, named));
+    piCli = realpathSync(resolve(io.here ?? io.cwd, named));
   } catch {
     refuse(`--pi: ${named} does not exist`);
   }
-  const nodePath = p.node === undefined ? process.execPath : resolve(io.cwd, p.node);
+  const nodePath = p.node === undefined ? process.execPath : resolve(io.here ?? io.cwd, p.node);
   const mismatch = await nodeMismatch(piCli, nodePath);
   if (mismatch !== undefined) {
     const given =

@@ -74,6 +74,10 @@ describe("pi-bg-delegate on task trees made by real children", () => {
       expect(lines).toHaveLength(7);
       expect(lines.at(-1)).toMatch(/^total spend: \$\d+\.\d+ over 5 delegate tasks/);
       expect(new Set(lines.slice(1, -1).map((l) => l.indexOf("delegate"))).size).toBe(1); // aligned
+      // From a subdirectory the command reads the project above it, as git finds its root.
+      const below = join(cwd, "sub", "dir");
+      mkdirSync(below, { recursive: true });
+      expect((await runCli(below, "list")).stdout).toBe(list.stdout);
       const json = JSON.parse((await runCli(cwd, "list", "--json")).stdout) as {
         tasks: { id: string; state: string; code: string | null; answer_bytes: number | null }[];
       };

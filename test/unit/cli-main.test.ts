@@ -13,6 +13,7 @@ import { buildManifest, newTaskIdentity } from "../../src/launch/task-documents.
 import { processStartTime } from "../../src/process/identity.ts";
 import { writeManifest } from "../../src/store/lookup.ts";
 import { buildCompletedRun, buildFailedRun, buildStrandedRun, failureInput } from "../helpers/fusion-fixtures.ts";
+import { writeCompletedTask } from "../helpers/task-tree.ts";
 import { makeTempDir } from "../helpers/temp.ts";
 
 interface Ran {
@@ -254,5 +255,28 @@ describe("a Fusion run whose owning Pi died", () => {
         [prunedRun.runId, "cancelled"],
       ].sort(),
     );
+  });
+});
+
+describe('which project a command reads (docs/cli.md, "Which project")', () => {
+  it("reads the project above a subdirectory, as git finds its root; --out is relative to where it runs", async () => {
+    const cwd = await project();
+    const task = writeCompletedTask(cwd, { name: "found from below" });
+    const sub = join(cwd, "src", "deep");
+    mkdirSync(sub, { recursive: true });
+    const listed = await cli(sub, ["list"]);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain("found from below");
+    const written = await cli(sub, ["result", task.manifest.task_id, "--out", "answer.txt"]);
+    expect(written.code, written.stderr).toBe(0);
+    expect(readFileSync(join(sub, "answer.txt"), "utf8")).toBe(task.answer);
+    expect(existsSync(join(cwd, "answer.txt"))).toBe(false);
+  });
+
+  it("says where it looked when neither the directory nor any above it holds a store", async () => {
+    const empty = await makeTempDir("cli-main-no-project", "each");
+    const listed = await cli(empty, ["list"]);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toBe(`No tasks: no .pi/delegate or .pi/fusion in ${empty} or any directory above it.\n`);
   });
 });
