@@ -13,8 +13,8 @@ import { join, resolve } from "node:path";
 import { canonicalJson } from "../core/canonical.ts";
 import { FUSION_FILES, SCHEMA } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
+import { parseFailureSummary } from "./failure-summary-shape.ts";
 import { findBinding, parseDocumentBytes, readBound } from "./read.ts";
-import { parseFailureSummary } from "./schema.ts";
 import { spendView } from "./spend-view.ts";
 import {
   type BoundArtifact,

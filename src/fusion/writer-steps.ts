@@ -8,7 +8,7 @@ import { FUSION_DOCUMENT_MAX_BYTES, FUSION_FILES, FUSION_INLINE_MESSAGE_MAX_BYTE
 import { sha256Hex } from "../core/hash.ts";
 import { SchemaViolation } from "../core/validate.ts";
 import { encodeDocument } from "./document.ts";
-import { parseFailureSummary, progressOf } from "./schema.ts";
+import { parseFailureSummary, progressOf } from "./failure-summary-shape.ts";
 import {
   type BoundArtifact,
   type FusionAttemptRow,
