@@ -169,7 +169,7 @@ export default function bgDelegateExtension(pi: ExtensionAPI): void {
     stopFooter?.();
     stopFooter = startFooter(() => current.context);
     // After startup settles: tasks that ended while no session of ours was live get their notice now;
-    // then ended trees past the retention are pruned (docs/configuration.md, "bgDelegate.retentionDays").
+    // then ended trees past the retention are pruned (docs/configuration.md, "Retention").
     setImmediate(async () => {
       // An unproven Pi starts its self-proof now, so the first bg_delegate does not wait for all of it.
       void hostAdmission(ctx);

@@ -1,6 +1,6 @@
 /**
  * The process's own background work in non-interactive Pi (docs/configuration.md,
- * "bgDelegate.nonInteractive"): `pi -p` and `pi --mode json` end when their prompt is done, which
+ * "Non-interactive Pi"): `pi -p` and `pi --mode json` end when their prompt is done, which
  * would cancel every delegate and Fusion run they started. With "wait" (the default) the process
  * waits for them: each ends, its notification is delivered and the turn it triggers runs, and only
  * then may Pi exit. Whatever did not complete is named on stderr, one line each, and the exit status

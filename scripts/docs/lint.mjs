@@ -1,10 +1,12 @@
 /**
  * Structural checks of docs/ that keep hand-written pages honest about what they cover:
  * front matter present and well-formed, covered sources and surfaces real, relative links
- * resolving, and every page reachable from docs/INDEX.md.
+ * resolving, every page reachable from docs/INDEX.md, and every docs heading that a source comment
+ * or a link names existing (references.mjs).
  */
 import { existsSync } from "node:fs";
 import { dirname, join, normalize, relative, sep } from "node:path";
+import { checkReferences } from "./references.mjs";
 
 const FRONT_MATTER_KEYS = [
   "doc_id",
@@ -119,5 +121,6 @@ export function lintDocs(root, pages, tools) {
   for (const file of pages.keys()) {
     if (!reached.has(file)) problems.push(`${toPosix(relative(root, file))}: not reachable from docs/INDEX.md`);
   }
+  problems.push(...checkReferences(root, pages));
   return problems;
 }

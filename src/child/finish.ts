@@ -1,6 +1,6 @@
 /**
  * The end of a child run: runtime-budget.json (the runway's evidence) and the one outcome file,
- * result.json or terminal.json (docs/subsystems/child-guard.md, "The commit"). Never throws: a failed
+ * result.json or terminal.json (docs/subsystems/child-guard.md, "Committing only when the run is final"). Never throws: a failed
  * write leaves the parent's own classification.
  */
 

@@ -1,7 +1,7 @@
 /**
  * After each model response (pi's `message_end` for an assistant message): the route attestation,
  * the turn count, the usage tally and the re-based runway R (docs/subsystems/child-guard.md, "During
- * the run", "The measured window" and "Route attestations"). Each step is a named function below.
+ * the run", "During the run" and "Route attestations"). Each step is a named function below.
  */
 import type { AssistantMessage } from "@mariozechner/pi-ai";
 import { VERSION } from "@mariozechner/pi-coding-agent";
@@ -35,7 +35,7 @@ function attest(state: GuardState, seed: SeedDocument, message: AssistantMessage
 
 /**
  * The report measures the request just answered: R is re-based on it before this turn's tool
- * results are kept or spilled (docs/subsystems/child-guard.md, "The measured window").
+ * results are kept or spilled (docs/subsystems/child-guard.md, "During the run").
  */
 function rebaseOnReport(state: GuardState, seed: SeedDocument, message: AssistantMessage, input: number): void {
   const runway = state.runway;

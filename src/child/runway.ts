@@ -156,7 +156,7 @@ export function headroomBytes(budget: RunwayBudget, retainedBytes: number): numb
 
 /**
  * Finalize (tools off, one instruction to answer) when G − R ≤ trigger (docs/subsystems/child-guard.md,
- * "Finalization"). With a measured window, `measuredOnlyBytes` is R as the last report alone puts it
+ * "During the run"). With a measured window, `measuredOnlyBytes` is R as the last report alone puts it
  * (no bytes since); the bytes since count at 1.00 B/token and may be far fewer tokens. While the
  * report alone leaves more than the trigger and R still fits G (G − R ≥ 0), one more request goes
  * out with tools on, and its report measures them: the trigger is then judged on that report.
@@ -185,7 +185,7 @@ export function spillReason(
 
 /**
  * Bytes of a runway-spilled text result that may stay inline ahead of its notice
- * (docs/subsystems/child-guard.md, "Growth and spill"): what keeps R within G. Never below zero.
+ * (docs/subsystems/child-guard.md, "During the run"): what keeps R within G. Never below zero.
  */
 export function inlineHeadRoom(budget: RunwayBudget, retainedBytes: number, noticeBytes: number): number {
   return Math.max(0, headroomBytes(budget, retainedBytes) - noticeBytes);

@@ -25,7 +25,7 @@ export interface RunwayState {
   spilledToolBytes: number;
   aggregateToolBytes: number;
   finalized: boolean;
-  /** Which limit forced the finalization (docs/subsystems/child-guard.md, "Finalization"). */
+  /** Which limit forced the finalization (docs/subsystems/child-guard.md, "During the run"). */
   finalizedBy: FinalizedBy | null;
   /** The request whose context first carried the notice: a tool call answering a later request ignored it. */
   noticeRequest: number | undefined;

@@ -145,7 +145,7 @@ const PATH_TOOLS: readonly string[] = CHILD_BUILTIN_TOOLS;
 /**
  * A call whose path names a FIFO, a device or a socket (also through a link) is refused before it
  * runs: Pi's tools would wait on it for ever or read it without end (docs/subsystems/child-guard.md,
- * "The tool boundary"). A path that is missing or cannot be looked at is left to the tool to report.
+ * "During the run"). A path that is missing or cannot be looked at is left to the tool to report.
  */
 export function specialPathRefusal(toolName: string, input: Record<string, unknown>, cwd: string): CallVerdict {
   if (!PATH_TOOLS.includes(toolName)) return undefined;
@@ -260,7 +260,7 @@ const HEAD_NOTICE_NUMBERS_BYTES = 96;
 
 /**
  * A runway spill of one text block keeps the whole lines that fit G inline, ahead of a notice naming
- * the rest (docs/subsystems/child-guard.md, "Growth and spill"). The evidence row is what the model
+ * the rest (docs/subsystems/child-guard.md, "During the run"). The evidence row is what the model
  * saw: for a `read`, the head's lines (as when Pi cut the output itself). Undefined: too little fits.
  */
 function keepHead(

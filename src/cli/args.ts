@@ -155,7 +155,7 @@ function isCommand(value: string): value is CommandName {
 const DECIMAL = /^(?:\d+(?:\.\d+)?|\.\d+)$/;
 
 /**
- * The largest value of each kind (docs/cli.md, "Options"): no task waits longer than the longest
+ * The largest value of each kind (docs/cli.md, "Commands"): no task waits longer than the longest
  * timeout a task may have, a retention of a century is the same as forever, and a count must be an
  * exact integer.
  */

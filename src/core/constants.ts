@@ -56,7 +56,7 @@ export const MIN_USABLE_INPUT_TOKENS = 8_192;
 export const SYSTEM_PROMPT_APPENDIX_BYTES = 512;
 export const PROVABLE_BYTES_PER_TOKEN = 1.0;
 
-/** The limits whose runway can force a finalization (docs/subsystems/child-guard.md, "Finalization"). */
+/** The limits whose runway can force a finalization (docs/subsystems/child-guard.md, "During the run"). */
 export const FINALIZED_BY = ["context", "turns", "tool_calls", "time", "cost"] as const;
 export type FinalizedBy = (typeof FINALIZED_BY)[number];
 /** The time runway: finalize this long before timeoutSeconds, max(10 s, 10 %), at most half the timeout. */

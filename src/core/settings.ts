@@ -29,7 +29,7 @@ export interface PackageSettings {
   nonInteractive: NonInteractiveChoice;
   /**
    * bgDelegate.fusion.candidates: bg_fusion's default routes; `problem` when the setting exists but is
-   * not 2-4 routes {provider, model} (docs/configuration.md, "bgDelegate.fusion.candidates").
+   * not 2-4 routes {provider, model} (docs/configuration.md, "Fusion candidates").
    */
   fusionCandidates: { routes: PinnedRoute[] } | { problem: string } | undefined;
   /**

@@ -1,6 +1,6 @@
 /**
  * Whether a launch key's record may stand for work already started (docs/tools/bg_delegate.md,
- * "Never launched twice"; docs/subsystems/launch.md, "Launch keys"). `.pi/delegate` comes with the
+ * "Never launched twice"; docs/subsystems/launch.md, "One launch at a time"). `.pi/delegate` comes with the
  * repository you opened, so a cloned project can ship a key record (and a made-up task tree) for a
  * key you are likely to use; believed, it would turn your launch into "already started" and your
  * work would never run. A record short-circuits a launch only when all of these hold, else it is

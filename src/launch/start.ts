@@ -160,7 +160,7 @@ async function spawnCommitted(plan: LaunchPlan, tree: TaskTree): Promise<Started
     throw settleUnstarted(plan, tree, failure).withFacts({ outputPath });
   }
   // The child's identity, so a later reader never takes a reused pid for it (docs/subsystems/launch.md,
-  // "Counting running delegates"): its pid, its process group (it leads its own: spawned detached) and
+  // "One launch at a time"): its pid, its process group (it leads its own: spawned detached) and
   // its /proc start time ("unknown" when it already exited, which proves nothing later).
   const manifest: DelegateManifest = {
     ...tree.manifest,

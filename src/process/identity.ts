@@ -1,7 +1,7 @@
 import { readFileSync, statSync } from "node:fs";
 
 /**
- * A process's identity as /proc shows it (docs/subsystems/retrieval.md, "Tasks no live host holds"):
+ * A process's identity as /proc shows it (docs/subsystems/retrieval.md, "How a task ends"):
  * its state letter (field 3 of /proc/<pid>/stat), its process group (field 5) and its start time in
  * clock ticks since boot (field 22), so a reused pid is never mistaken for the process recorded.
  */

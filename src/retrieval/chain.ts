@@ -4,8 +4,8 @@
  * started from (their SHA-256 as its manifest recorded them at admission). An intact link carries
  * the previous task's evidence rows (and, through intact links, its own predecessors'), which the
  * caller re-checks for freshness like any other; a changed or removed tree is reported and carries
- * nothing. The walk back is bounded and cycle-safe (docs/subsystems/retrieval.md, "A follow-up's
- * link"): every task is met once, each place in the chain is one less than the one after it, and
+ * nothing. The walk back is bounded and cycle-safe (docs/subsystems/retrieval.md,
+ * "Verification order"): every task is met once, each place in the chain is one less than the one after it, and
  * no chain is longer than FOLLOW_UP_CHAIN_MAX; anything else is follow_up_chain_invalid.
  */
 import { existsSync } from "node:fs";

@@ -28,7 +28,7 @@ export async function retrieveTask(
   known: ReadonlyMap<string, string>,
   settleStranded: SettleStrandedRun,
 ): Promise<Retrieval> {
-  // A foreign tree's answer is never returned (docs/tools/bg_result.md, "Foreign trees"): it is
+  // A foreign tree's answer is never returned (docs/tools/bg_result.md, "Before an answer is returned"): it is
   // refused by the one read of its manifest (src/store/lookup.ts readTaskRecords, src/fusion/read.ts).
   const ref = resolveTaskRef(cwd, args.taskId, known);
   let retrieval: Retrieval;

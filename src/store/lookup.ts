@@ -182,7 +182,7 @@ export interface TaskRecords {
  */
 export function readTaskRecords(taskDir: string): TaskRecords {
   const { manifest, trust } = readTrustedManifest(taskDir);
-  // A foreign tree is refused before anything of it is believed (docs/tools/bg_result.md, "Foreign trees").
+  // A foreign tree is refused before anything of it is believed (docs/tools/bg_result.md, "Before an answer is returned").
   if (!trust.mine) {
     throw new DelegateError(
       "task_foreign",

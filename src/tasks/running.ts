@@ -9,7 +9,7 @@ import { getRegistry } from "./registry.ts";
 
 /**
  * Whether a task's recorded child is proven to be that process still: same pid, same /proc start
- * time, same process group (docs/subsystems/retrieval.md, "Tasks no live host holds"). A manifest
+ * time, same process group (docs/subsystems/retrieval.md, "How a task ends"). A manifest
  * written before the start time was recorded proves nothing by its child's pid alone.
  */
 export function isChildAlive(child: DelegateManifest["child"]): boolean {

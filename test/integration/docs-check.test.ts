@@ -102,4 +102,25 @@ describe("docs:check", () => {
     expect(run.stderr).toContain('docs/tools/bg_delegate.md: block "tool-contract-bg_delegate" is missing');
     expect(run.stderr).toContain('docs/tools/bg_result.md: page missing (needed for block "tool-contract-bg_result")');
   });
+
+  it("fails when a comment cites a heading, or a page links an anchor, that does not exist", async () => {
+    const dir = await scratchCopy();
+    // A heading renamed without renaming where the code cites it and where a page links to it.
+    await edit(join(dir, "docs", "subsystems", "launch.md"), (text) =>
+      text.replace("\n## The spend cap\n", "\n## What a delegate may spend\n"),
+    );
+    await edit(join(dir, "src", "core", "settings.ts"), (text) =>
+      text.replace('(docs/configuration.md, "Fusion candidates")', '(docs/configuration.md, "Candidates")'),
+    );
+
+    const run = await generator(["--check", "--root", dir]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(
+      /src\/core\/settings\.ts:\d+: cites docs\/configuration\.md, "Candidates": no such heading/,
+    );
+    expect(run.stderr).toMatch(/cites docs\/subsystems\/launch\.md, "The spend cap": no such heading/);
+    expect(run.stderr).toMatch(
+      /docs\/configuration\.md:\d+: links to subsystems\/launch\.md#the-spend-cap: no such heading/,
+    );
+  });
 });

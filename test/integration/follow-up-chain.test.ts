@@ -1,5 +1,5 @@
 /**
- * A follow-up chain a repository ships (docs/subsystems/retrieval.md, "A follow-up's link"), with
+ * A follow-up chain a repository ships (docs/subsystems/retrieval.md, "Verification order"), with
  * real parents and children: two completed trees written by real children, whose follow-up links
  * are made to point at each other through the production manifest writer (writeManifest, the one
  * every launch and adjudication uses), are a typed failure naming the task in bg_result, a refused

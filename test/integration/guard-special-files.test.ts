@@ -3,7 +3,7 @@
  * to /dev/zero (never ends) and a FIFO given to grep as its path. The guard refuses each call before
  * Pi's tool opens anything, saying what the path is, and the run goes on to a verified answer at
  * once; a regular file read in the same run still leaves its evidence row
- * (docs/subsystems/child-guard.md, "The tool boundary").
+ * (docs/subsystems/child-guard.md, "During the run").
  */
 import { symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";

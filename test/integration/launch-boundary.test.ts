@@ -235,7 +235,7 @@ describe("isolated launch (the default)", () => {
     expect(readJson(join(dir, TASK_FILES.seed)).child_session_id).toBe(receipt.child_session_id);
     // The recorded pid is a live process leading its own group, and it is ours (our agent dir in its env).
     expect(processGroupOf(receipt.child_pid)).toBe(receipt.child_pid);
-    // Its recorded start time is that live process's (docs/subsystems/launch.md, "Counting running delegates").
+    // Its recorded start time is that live process's (docs/subsystems/launch.md, "One launch at a time").
     expect((manifest.child as { start_time?: string }).start_time).toBe(processStartTime(receipt.child_pid));
     const live = await findProcesses(agent.dir, { includeEnv: true });
     expect(live.map((p) => p.pid)).toContain(receipt.child_pid);

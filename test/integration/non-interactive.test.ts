@@ -1,5 +1,5 @@
 /**
- * `pi -p` and `pi --mode json` with a delegate (docs/configuration.md, "bgDelegate.nonInteractive"):
+ * `pi -p` and `pi --mode json` with a delegate (docs/configuration.md, "Non-interactive Pi"):
  * the process does not exit while its delegate runs; the notice is delivered, the turn it triggers
  * runs (bg_result → the verified answer) and its final answer is what the process prints. With
  * "cancel", or when the delegate fails, the process names it on stderr and exits non-zero.

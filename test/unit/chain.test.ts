@@ -1,5 +1,5 @@
 /**
- * The walk of a follow-up chain (docs/subsystems/retrieval.md, "A follow-up's link"): bounded by
+ * The walk of a follow-up chain (docs/subsystems/retrieval.md, "Verification order"): bounded by
  * FOLLOW_UP_CHAIN_MAX and cycle-safe in every walker — bg_result's chainOf (and so settleDelegate),
  * show's wholeChain, list's threadRows and prune's linked-tree keep. Trees are written by the
  * production writers (test/helpers/task-tree.ts), linked as a follow-up's manifest records its link.

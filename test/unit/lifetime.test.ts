@@ -1,5 +1,5 @@
 /**
- * Which processes wait for their delegates (docs/configuration.md, "bgDelegate.nonInteractive"): the
+ * Which processes wait for their delegates (docs/configuration.md, "Non-interactive Pi"): the
  * `pi` command in print or json mode, on either host's way of saying so; never an SDK host, an RPC
  * Pi or the TUI.
  */

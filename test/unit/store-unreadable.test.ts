@@ -1,5 +1,5 @@
 /**
- * An unreadable store is never an empty one (docs/cli.md, "Exit status"): when `.pi/delegate`, a
+ * An unreadable store is never an empty one (docs/cli.md, "Exit statuses"): when `.pi/delegate`, a
  * session directory under it or `.pi/fusion` cannot be read, `list`, `result` and `prune` fail with
  * `[artifact_read_failed]` naming the directory and exit 1, instead of "No delegate tasks or Fusion
  * runs in this project." and exit 0.
