@@ -176,7 +176,12 @@ function outputSchema(value: unknown, at: string): OutputSchema {
     return checkOutputSchema(value, at);
   } catch (error) {
     if (!(error instanceof SchemaViolation)) throw error;
-    throw new DelegateError("output_schema_unsupported", error.describe("arguments"), { childProcessCreated: false });
+    throw new DelegateError(
+      "output_schema_unsupported",
+      error.describe("arguments"),
+      { childProcessCreated: false },
+      { cause: error },
+    );
   }
 }
 
@@ -214,6 +219,11 @@ export function checkArguments<T extends FieldTable>(fields: T, raw: unknown): A
     return checkFields(fields, raw, "") as ArgsOf<T>;
   } catch (error) {
     if (!(error instanceof SchemaViolation)) throw error;
-    throw new DelegateError("invalid_arguments", error.describe("arguments"), { childProcessCreated: false });
+    throw new DelegateError(
+      "invalid_arguments",
+      error.describe("arguments"),
+      { childProcessCreated: false },
+      { cause: error },
+    );
   }
 }

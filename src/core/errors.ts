@@ -121,15 +121,16 @@ export class DelegateError extends Error {
   readonly code: FailureCode;
   readonly facts: FailureFacts;
 
-  constructor(code: FailureCode, message: string, facts: FailureFacts = {}) {
-    super(message);
+  /** `cause`: the error this one types (a system error, a schema violation), kept for whoever debugs it. */
+  constructor(code: FailureCode, message: string, facts: FailureFacts = {}, options: { cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = "DelegateError";
     this.code = code;
     this.facts = facts;
   }
 
   withFacts(facts: FailureFacts): DelegateError {
-    return new DelegateError(this.code, this.message, { ...this.facts, ...facts });
+    return new DelegateError(this.code, this.message, { ...this.facts, ...facts }, { cause: this.cause });
   }
 }
 

@@ -30,9 +30,9 @@ export function isDiskFull(error: unknown): boolean {
   return DISK_FULL_ERRNOS.has(errnoOf(error) ?? "");
 }
 
-/** The disk_full failure of `what` (e.g. "the launch key could not be recorded") at `path`. */
-export function diskFull(what: string, path: string, facts: FailureFacts = {}): DelegateError {
-  return new DelegateError("disk_full", `${what}: the filesystem holding ${path} has no space left`, facts);
+/** The disk_full failure of `what` (e.g. "the launch key could not be recorded") at `path`; `cause`: the system's error. */
+export function diskFull(what: string, path: string, facts: FailureFacts = {}, cause?: unknown): DelegateError {
+  return new DelegateError("disk_full", `${what}: the filesystem holding ${path} has no space left`, facts, { cause });
 }
 
 /**
@@ -47,8 +47,8 @@ export function writeFailure(
   facts?: FailureFacts,
 ): DelegateError {
   if (error instanceof DelegateError) return facts === undefined ? error : error.withFacts(facts);
-  if (isDiskFull(error)) return diskFull(what, path, facts);
-  return new DelegateError(otherwise, `${what}: ${String(error)}`, facts);
+  if (isDiskFull(error)) return diskFull(what, path, facts, error);
+  return new DelegateError(otherwise, `${what}: ${String(error)}`, facts, { cause: error });
 }
 
 /**

@@ -101,7 +101,10 @@ export async function launchChild(
   plan: () => LaunchPlan,
 ): Promise<{ end: Promise<ChildEnd> }> {
   const failed = (error: unknown): ChildEnd => {
-    const e = error instanceof DelegateError ? error : new DelegateError("child_spawn_failed", String(error));
+    const e =
+      error instanceof DelegateError
+        ? error
+        : new DelegateError("child_spawn_failed", String(error), {}, { cause: error });
     return { seat, status: "failed", code: e.code, message: e.message, verified: null };
   };
   let started: StartedChild;

@@ -65,7 +65,12 @@ export function parseDocumentBytes<T>(path: string, bytes: Uint8Array, at: strin
     return parse(decodeDocument(bytes, at));
   } catch (error) {
     if (!(error instanceof SchemaViolation)) throw error;
-    throw new DelegateError("child_result_invalid", `${path}: ${error.message}`, { artifacts: [path] });
+    throw new DelegateError(
+      "child_result_invalid",
+      `${path}: ${error.message}`,
+      { artifacts: [path] },
+      { cause: error },
+    );
   }
 }
 

@@ -98,10 +98,15 @@ function structuredMerged(runDir: string, manifest: FusionManifest, answer: stri
     return parseStructuredMerged(answer, schema);
   } catch (error) {
     const why = error instanceof SchemaViolation ? error.describe("merged.md") : (error as Error).message;
-    throw new DelegateError("child_output_invalid", `the merged answer is not the structured document: ${why}`, {
-      childProcessCreated: true,
-      artifacts: [join(runDir, FUSION_FILES.merged)],
-    });
+    throw new DelegateError(
+      "child_output_invalid",
+      `the merged answer is not the structured document: ${why}`,
+      {
+        childProcessCreated: true,
+        artifacts: [join(runDir, FUSION_FILES.merged)],
+      },
+      { cause: error },
+    );
   }
 }
 

@@ -99,6 +99,8 @@ export function openRun(options: OpenRunOptions): FusionRunHandle {
     throw new DelegateError(
       "result_unavailable",
       `Fusion run ${options.runId}: manifest.json cannot be reopened: ${why}`,
+      {},
+      { cause: error },
     );
   }
   if (manifest.run_id !== options.runId) {

@@ -93,10 +93,15 @@ export async function launchStep<T>(step: LaunchStep<T>): Promise<LaunchStepOutc
   } catch (error) {
     if (error instanceof DelegateError) throw error;
     if (error instanceof LaunchLockTimeout) {
-      throw new DelegateError("delegate_concurrency_limit", error.message, { childProcessCreated: false });
+      throw new DelegateError(
+        "delegate_concurrency_limit",
+        error.message,
+        { childProcessCreated: false },
+        { cause: error },
+      );
     }
     if (error instanceof LaunchLockBlocked) {
-      throw new DelegateError("store_untrusted", error.message, { childProcessCreated: false });
+      throw new DelegateError("store_untrusted", error.message, { childProcessCreated: false }, { cause: error });
     }
     // The lock file is a write too: a full disk is disk_full naming it (src/core/write-failure.ts).
     throw writeFailure(

@@ -117,7 +117,7 @@ function settleUnstarted(plan: LaunchPlan, tree: TaskTree, error: unknown): Dele
   const failure =
     error instanceof DelegateError
       ? error
-      : new DelegateError("artifact_error", String(error), { childProcessCreated: false });
+      : new DelegateError("artifact_error", String(error), { childProcessCreated: false }, { cause: error });
   const now = new Date().toISOString();
   const failed: DelegateManifest = {
     ...tree.manifest,
@@ -156,7 +156,7 @@ async function spawnCommitted(plan: LaunchPlan, tree: TaskTree): Promise<Started
     const failure =
       error instanceof DelegateError
         ? error
-        : new DelegateError("child_spawn_failed", String(error), { childProcessCreated: false });
+        : new DelegateError("child_spawn_failed", String(error), { childProcessCreated: false }, { cause: error });
     throw settleUnstarted(plan, tree, failure).withFacts({ outputPath });
   }
   // The child's identity, so a later reader never takes a reused pid for it (docs/subsystems/launch.md,

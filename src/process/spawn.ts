@@ -35,9 +35,12 @@ export async function spawnChild(input: SpawnInput): Promise<SpawnedChild> {
     });
   } catch (error) {
     closeSync(fd);
-    throw new DelegateError("child_spawn_failed", `could not start the child: ${String(error)}`, {
-      childProcessCreated: false,
-    });
+    throw new DelegateError(
+      "child_spawn_failed",
+      `could not start the child: ${String(error)}`,
+      { childProcessCreated: false },
+      { cause: error },
+    );
   }
   // The child holds its own copy of the descriptor now.
   closeSync(fd);

@@ -39,9 +39,12 @@ function subdirs(dir: string): string[] {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOENT") return [];
-    throw new DelegateError("artifact_read_failed", `cannot read ${dir}: ${code ?? String(error)}`, {
-      artifacts: [dir],
-    });
+    throw new DelegateError(
+      "artifact_read_failed",
+      `cannot read ${dir}: ${code ?? String(error)}`,
+      { artifacts: [dir] },
+      { cause: error },
+    );
   }
 }
 
@@ -151,18 +154,24 @@ export function readTrustedManifest(taskDir: string): { manifest: DelegateManife
   try {
     parsed = JSON.parse(read.bytes.toString("utf8"));
   } catch (error) {
-    throw new DelegateError("result_unavailable", `the task's manifest is not readable JSON: ${String(error)}`, {
-      artifacts: [path],
-    });
+    throw new DelegateError(
+      "result_unavailable",
+      `the task's manifest is not readable JSON: ${String(error)}`,
+      { artifacts: [path] },
+      { cause: error },
+    );
   }
   try {
     const manifest = parseDelegateManifest(parsed);
     return { manifest, trust: trustOrAdopt("delegate", taskDir, parsed) };
   } catch (error) {
     if (!(error instanceof SchemaViolation)) throw error;
-    throw new DelegateError("result_unavailable", `the task's manifest is not a delegate manifest: ${error.message}`, {
-      artifacts: [path],
-    });
+    throw new DelegateError(
+      "result_unavailable",
+      `the task's manifest is not a delegate manifest: ${error.message}`,
+      { artifacts: [path] },
+      { cause: error },
+    );
   }
 }
 

@@ -165,9 +165,12 @@ export class TaskRegistry {
         ? writeFailure(error, task.taskDir, "the task's end could not be recorded", "artifact_error", {
             childProcessCreated: true,
           })
-        : new DelegateError("result_unavailable", `the task's artifacts are gone: ${String(error)}`, {
-            childProcessCreated: true,
-          });
+        : new DelegateError(
+            "result_unavailable",
+            `the task's artifacts are gone: ${String(error)}`,
+            { childProcessCreated: true },
+            { cause: error },
+          );
       const now = new Date().toISOString();
       end = {
         manifest: {

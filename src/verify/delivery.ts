@@ -86,7 +86,8 @@ export function writeAnswerCopy(taskDir: string, verified: VerifiedAnswer): Answ
   } catch (error) {
     // A full disk is disk_full (free space, call bg_result again): the file this delivery hands out
     // cannot exist until then (src/core/write-failure.ts). Other refusals are reported in the view.
-    if (isDiskFull(error)) throw diskFull(`${TASK_FILES.answer} could not be written`, path, { artifacts: [path] });
+    if (isDiskFull(error))
+      throw diskFull(`${TASK_FILES.answer} could not be written`, path, { artifacts: [path] }, error);
     const code = errnoOf(error);
     return { unwritable: `${TASK_FILES.answer} cannot be written${code ? ` (${code})` : ""}` };
   }

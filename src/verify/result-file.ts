@@ -67,9 +67,12 @@ function step10SeedFile(taskDir: string, seedSha256: string, seedBytes: number |
     if (hash.hex() !== seedSha256) mismatch("does not match its sha256 in manifest.json");
   } catch (error) {
     if (error instanceof DelegateError) throw error;
-    throw new DelegateError("artifact_read_failed", `${path} cannot be read: ${(error as Error).message}`, {
-      artifacts: [path],
-    });
+    throw new DelegateError(
+      "artifact_read_failed",
+      `${path} cannot be read: ${(error as Error).message}`,
+      { artifacts: [path] },
+      { cause: error },
+    );
   } finally {
     closeSync(fd);
   }

@@ -233,7 +233,8 @@ function checked<T>(check: Each, file: string, value: unknown): T {
   try {
     check(value, "");
   } catch (error) {
-    if (error instanceof SchemaViolation) throw new DelegateError("child_result_invalid", `${file}: ${error.message}`);
+    if (error instanceof SchemaViolation)
+      throw new DelegateError("child_result_invalid", `${file}: ${error.message}`, {}, { cause: error });
     throw error;
   }
   return value as T;

@@ -89,6 +89,7 @@ export function parseCommittedAnswer(text: string, schema: OutputSchema, artifac
       "child_output_invalid",
       `the committed answer does not conform to outputSchema: ${error.describe("the answer")}`,
       { childProcessCreated: true, artifacts },
+      { cause: error },
     );
   }
 }

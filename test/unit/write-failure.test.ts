@@ -57,6 +57,17 @@ describe("a failed write's typed failure", () => {
     expect(errnoOf("not an error")).toBeUndefined();
   });
 
+  it("keeps the system's error as its cause, through added facts too", () => {
+    const dir = makeTempDirSync("write-failure-cause", "each");
+    const isDir = thrownByWrite(dir);
+    const failure = writeFailure(isDir, dir, "w");
+    expect(failure.cause).toBe(isDir);
+    expect(failure.withFacts({ childProcessCreated: false }).cause).toBe(isDir);
+    const quota = Object.assign(new Error("EDQUOT: disk quota exceeded"), { code: "EDQUOT" });
+    expect(writeFailure(quota, "/p/x", "w").cause).toBe(quota);
+    expect(new DelegateError("artifact_error", "no cause").cause).toBeUndefined();
+  });
+
   it("a DelegateError stays itself, with the caller's facts added", () => {
     const typed = new DelegateError("artifact_error", "x is a directory, not a key record", { artifacts: ["x"] });
     const out = writeFailure(typed, "/p", "w", "artifact_error", { childProcessCreated: false });
