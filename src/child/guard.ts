@@ -17,7 +17,9 @@ import { DelegateError } from "../core/errors.ts";
 import { type Handover, readHandover } from "../core/handover-env.ts";
 import { buildReach, closedRefusal } from "../core/read-reach.ts";
 import { resolveSearchTools, type SearchTools } from "../core/search-tools.ts";
+import { longCacheRetention, pricesOf } from "../core/spend.ts";
 import { requireChildHost } from "../host/index.ts";
+import { asksLongCacheWrites } from "./cache-retention.ts";
 import { createRgFindTool } from "./find-tool.ts";
 import { finish } from "./finish.ts";
 import { checkDeliveredPrompt, verifyTask } from "./handover.ts";
@@ -145,6 +147,10 @@ function startSession(
   model: ExtensionContext["model"],
 ): void {
   if (state.latched || state.seed === undefined) return;
+  state.prices = state.seed.spend?.prices_usd_per_mtok ?? pricesOf(model?.cost);
+  if (state.seed.spend?.long_cache_writes === true || longCacheRetention(process.env)) {
+    state.spend.cache.longWrites = true;
+  }
   try {
     checkResolvedModel(model, state.seed.route);
     if (searchTools === undefined) {
@@ -255,6 +261,7 @@ export default function delegateGuard(pi: ExtensionAPI): void {
 
   // Under a spend cap, each request carries the output limit its worst cost counted (src/child/output-bound.ts).
   pi.on("before_provider_request", (event) => {
+    if (asksLongCacheWrites(event.payload)) state.spend.cache.longWrites = true;
     const limit = state.seed?.spend === undefined ? undefined : outputLimitInFlight(state.spend);
     if (limit === undefined) return undefined;
     const bound = boundOutput(event.payload, limit);

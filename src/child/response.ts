@@ -12,7 +12,7 @@ import { noticeTokens } from "./request-gate.ts";
 import { contentClasses, measuredGrowth, messageBytes } from "./runway.ts";
 import { afterSpendResponse } from "./spend.ts";
 import { type GuardState, latch } from "./state.ts";
-import { addUsage, reportedInputTokens, reportedTokens } from "./usage.ts";
+import { addUsage, reportedInputTokens, reportedTokens, responseCost } from "./usage.ts";
 
 /** Attest the reply's route; a reply off the pin latches route_mismatch. True when it latched here. */
 function attest(state: GuardState, seed: SeedDocument, message: AssistantMessage): boolean {
@@ -57,15 +57,19 @@ export function afterResponse(state: GuardState, seed: SeedDocument, message: As
     state.turns++;
     state.runway.retainedBytes += messageBytes(message);
   }
-  addUsage(state.usage, message.usage, message.content.length > 0, state.turns);
+  // One figure per response: the usage records it and the spend cap charges it.
+  const tokens = reportedTokens(message.usage, state.spend.cache.longWrites);
+  const cost = responseCost(state.prices ?? seed.spend?.prices_usd_per_mtok, message.usage, tokens);
+  addUsage(state.usage, message.usage, message.content.length > 0, state.turns, cost);
   if (seed.spend !== undefined) {
     afterSpendResponse(
       state.spend,
       seed.spend,
-      reportedTokens(message.usage),
+      tokens,
       message.content.length > 0,
       contentClasses(message.content),
       noticeTokens(state),
+      cost,
     );
   }
   const input = reportedInputTokens(message.usage);

@@ -11,6 +11,7 @@
 
 import { overbillingOf, type SpendOverbilled } from "../core/overbilling.ts";
 import {
+  type CacheCredit,
   planRequest,
   RESENT_OUTPUT_FACTOR,
   type ReportedTokens,
@@ -37,8 +38,10 @@ export interface SpendRow {
   input_bound_tokens: number;
   /** The output limit the request carried (0: not sent). */
   output_limit_tokens: number;
-  /** The most the request could cost with that limit. */
+  /** The most the request could cost with that limit, its cached prefix at the cache-read price. */
   worst_usd: number;
+  /** Input tokens credited to the provider's cache (src/core/spend.ts, CacheCredit); 0 when none. */
+  cached_tokens: number;
   /** What its response cost by the provider's report; null while none, or when it reported nothing. */
   reported_usd: number | null;
   /** What was added to the spend for it: the report, the bound when a response with content reported nothing, 0 for none. */
@@ -52,8 +55,21 @@ interface Measure {
   classes: TextClasses;
 }
 
+/** What the provider has shown of its cache (docs/subsystems/child-guard.md, "The spend cap"). */
+export interface CacheState {
+  /** Input tokens the last report said the provider holds (its cache reads and writes). */
+  heldTokens: number;
+  /** Some response reported a cache read: the provider reads what it holds. */
+  reads: boolean;
+  /** A response read less than the guard credited: no cache is credited again in this run. */
+  dropped: boolean;
+  /** The run asks for one-hour cache writes (a request's cache_control ttl, or PI_CACHE_RETENTION=long). */
+  longWrites: boolean;
+}
+
 export interface SpendState {
   spentUsd: number;
+  cache: CacheState;
   /** Normal bytes per token (src/core/token-estimate.ts): the default until two reports measured it. */
   bytesPerToken: number;
   /** The first report (the rate is measured from it) and the last one (the next input is bounded from it). */
@@ -77,6 +93,7 @@ export interface SpendState {
 export function newSpendState(): SpendState {
   return {
     spentUsd: 0,
+    cache: { heldTokens: 0, reads: false, dropped: false, longWrites: false },
     bytesPerToken: DEFAULT_NORMAL_BYTES_PER_TOKEN,
     firstReport: undefined,
     lastReport: undefined,
@@ -124,6 +141,16 @@ export function turnGrowthRoom(state: SpendState, spend: SeedSpend | undefined):
   return Math.max(0, Math.floor(state.turnRoomTokens) - MESSAGE_FRAMING_TOKENS);
 }
 
+/** What the next request may count as cached: what the provider holds, once it has shown it reads it. */
+export function cacheCredit(state: SpendState): CacheCredit {
+  const trusted = state.cache.reads && !state.cache.dropped;
+  return {
+    cachedTokens: trusted ? state.cache.heldTokens : 0,
+    reads: trusted,
+    longWrites: state.cache.longWrites,
+  };
+}
+
 /** Decide one request and record its row. */
 export function beforeSpendRequest(
   state: SpendState,
@@ -132,7 +159,8 @@ export function beforeSpendRequest(
   inputTokens: number,
   classes: TextClasses,
 ): SpendDecision {
-  const plan = planRequest(spend, state.spentUsd, inputTokens);
+  const credit = cacheCredit(state);
+  const plan = planRequest(spend, state.spentUsd, inputTokens, credit);
   state.classesAtRequest = classes;
   state.rows.push({
     request,
@@ -140,6 +168,7 @@ export function beforeSpendRequest(
     input_bound_tokens: inputTokens,
     output_limit_tokens: plan.output_limit_tokens,
     worst_usd: plan.worst_usd,
+    cached_tokens: credit.cachedTokens,
     reported_usd: null,
     charged_usd: null,
     decision: plan.decision,
@@ -168,11 +197,21 @@ function measure(state: SpendState, inputTokens: number): void {
   if (rate !== undefined) state.bytesPerToken = rate;
 }
 
+/** Learn from one report what the provider holds in its cache, and whether it read what it was credited. */
+function learnCache(cache: CacheState, row: SpendRow | undefined, tokens: ReportedTokens | undefined): void {
+  // No report: the provider still holds what it held (this request read it, or wrote it again).
+  if (tokens === undefined) return;
+  if (row !== undefined && row.cached_tokens > 0 && tokens.cache_read < row.cached_tokens) cache.dropped = true;
+  if (tokens.cache_read > 0) cache.reads = true;
+  cache.heldTokens = tokens.cache_read + tokens.cache_write;
+}
+
 /**
  * Add one response. `tokens` undefined: the provider reported nothing (pi's all-zero usage); a
  * response with content is then charged its request's bound, one without content (a provider error)
- * nothing. `response` is the classes of the response's own content; `extra` the tokens the guard
- * may add to the answer request (its notice).
+ * nothing. `response` is the classes of the response's own content; `extra` the tokens the guard may
+ * add to the answer request (its notice); `billedUsd` what the response cost (src/child/usage.ts,
+ * responseCost: the figure the usage records too; by default its tokens at the seed's prices).
  */
 export function afterSpendResponse(
   state: SpendState,
@@ -181,11 +220,13 @@ export function afterSpendResponse(
   hasContent: boolean,
   response: TextClasses,
   extra: number,
+  billedUsd: number = tokens === undefined ? 0 : reportedUsd(spend.prices_usd_per_mtok, tokens),
 ): void {
   // The response answers the last request sent (a request that was stopped is never answered).
   const last = state.rows.at(-1);
   const row = last !== undefined && last.charged_usd === null && last.decision !== "stop" ? last : undefined;
-  const reported = tokens === undefined ? null : reportedUsd(spend.prices_usd_per_mtok, tokens);
+  const reported = tokens === undefined ? null : billedUsd;
+  learnCache(state.cache, row, tokens);
   const charged = reported ?? (hasContent ? (row?.worst_usd ?? 0) : 0);
   state.spentUsd += charged;
   if (row !== undefined) {
@@ -209,6 +250,8 @@ export function afterSpendResponse(
   // The answer request: this request's input (the report, else its bound, which counted the notice) and this response.
   const base = input !== undefined && input > 0 ? input + extra : (row?.input_bound_tokens ?? 0);
   const answerInput = base + resent;
-  state.turnRoomTokens = turnRoomTokens(spend, state.spentUsd, answerInput);
-  state.overbilled ??= overbillingOf(spend, row, tokens, state.spentUsd, reported);
+  // The answer request reads from the cache what the provider now holds, when it reads its cache.
+  const credit = cacheCredit(state);
+  state.turnRoomTokens = turnRoomTokens(spend, state.spentUsd, answerInput, credit.cachedTokens, credit.longWrites);
+  state.overbilled ??= overbillingOf(spend, row, tokens, state.spentUsd, reported, state.cache.longWrites);
 }

@@ -8,6 +8,7 @@ import type { FinalizedBy } from "../core/constants.ts";
 import type { DelegateError, FailureCode } from "../core/errors.ts";
 import type { Handover } from "../core/handover-env.ts";
 import type { ReadReach } from "../core/read-reach.ts";
+import type { SpendPrices } from "../core/spend.ts";
 import type { EvidenceRow, RouteAttestation, SeedDocument, SpillReceipt } from "../core/types.ts";
 import type { HostProof } from "../host/index.ts";
 import type { Failure, FinalMessage } from "./outcome.ts";
@@ -65,6 +66,11 @@ export interface GuardState {
   /** What the child may read: the project and the seed's granted roots (src/core/read-reach.ts). */
   reach: ReadReach | undefined;
   seed: SeedDocument | undefined;
+  /**
+   * The route's prices a response is billed at (src/child/usage.ts, responseCost): the seed's under a
+   * cap (pinned at launch), else the child's model registry's; undefined until the session starts.
+   */
+  prices: SpendPrices | undefined;
   prompt: string | undefined;
   latched: Failure | undefined;
   /** Model requests pi is about to send (context events; synchronous with the agent loop). */
@@ -135,6 +141,7 @@ export function newState(): GuardState {
       requests: [],
     },
     spend: newSpendState(),
+    prices: undefined,
     startedAt: Date.now() - process.uptime() * 1000,
     signalled: false,
     finished: false,

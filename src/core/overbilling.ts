@@ -6,7 +6,7 @@
  * guard then sends no further request; the result and every view state the amount and the reason.
  */
 
-import { inputPrice, type ReportedTokens, type SeedSpend } from "./spend.ts";
+import { inputPrice, type ReportedTokens, type SeedSpend, worstRequestUsd } from "./spend.ts";
 import { formatCostExact } from "./units.ts";
 
 /** What the result records (result.json and runtime-budget.json `overbilled`). */
@@ -30,6 +30,8 @@ interface BoundRow {
   input_bound_tokens: number;
   output_limit_tokens: number;
   worst_usd: number;
+  /** Input tokens the guard credited to the provider's cache (absent: none). */
+  cached_tokens?: number;
 }
 
 /** Prices are per million tokens. */
@@ -49,8 +51,12 @@ function reasonOf(spend: SeedSpend, row: BoundRow | undefined, tokens: ReportedT
     if (input > row.input_bound_tokens) {
       return `the provider billed ${grouped(input)} input tokens (${grouped(tokens.cache_write)} of them cache writes) where the request was bounded at ${grouped(row.input_bound_tokens)}`;
     }
+    const cached = row.cached_tokens ?? 0;
+    if (cached > tokens.cache_read) {
+      return `the provider read ${grouped(tokens.cache_read)} input tokens from its cache where it held ${grouped(cached)} (a cache miss)`;
+    }
     const p = spend.prices_usd_per_mtok;
-    if (tokens.cache_write > 0 && p.cache_write > inputPrice({ ...p, cache_write: 0 })) {
+    if (tokens.cache_write > 0 && p.cache_write > inputPrice({ ...p, cache_write: 0, tiers: [] })) {
       return `the provider billed ${grouped(tokens.cache_write)} cache-write tokens at $${p.cache_write}/M`;
     }
   }
@@ -64,9 +70,23 @@ export function overbillingOf(
   tokens: ReportedTokens | undefined,
   spentUsd: number,
   reportedUsd: number | null,
+  longWrites = false,
 ): SpendOverbilled | undefined {
   const overCap = spentUsd - spend.cap_usd;
-  const pastWorst = row === undefined || reportedUsd === null ? 0 : reportedUsd - row.worst_usd;
+  // What the request could really cost: its input and output bounds with no cache credited (a cache
+  // miss is a cost the provider may bill; it is over the bound only past that).
+  const bound =
+    row === undefined
+      ? 0
+      : Math.max(
+          row.worst_usd,
+          worstRequestUsd(spend, row.input_bound_tokens, row.output_limit_tokens, {
+            cachedTokens: 0,
+            reads: false,
+            longWrites,
+          }),
+        );
+  const pastWorst = row === undefined || reportedUsd === null ? 0 : reportedUsd - bound;
   // Output past the limit is billed past what was asked even when the input bound's slack covers its cost.
   const outputPast = row === undefined || tokens === undefined ? 0 : tokens.output - row.output_limit_tokens;
   const outputPastUsd = (Math.max(0, outputPast) * spend.prices_usd_per_mtok.output) / USD_PER_MTOK;

@@ -10,7 +10,7 @@
 import { isAbsolute } from "node:path";
 import { CAPABILITIES, EXTENSION_MODES, READ_ROOTS_MAX } from "./constants.ts";
 import { checkOutputSchema } from "./output-schema.ts";
-import type { SeedSpend } from "./spend.ts";
+import type { SeedSpend, SpendPrices } from "./spend.ts";
 import type {
   ChainArtifact,
   SeedBudget,
@@ -109,10 +109,26 @@ function spend(value: unknown, at: string): SeedSpend {
   const pricesAt = keyPath(at, "prices_usd_per_mtok");
   return {
     ...numbers(o, at, SPEND_TOKENS, count, ["cap_usd", positiveAmount]),
-    prices_usd_per_mtok: numbers(o.prices_usd_per_mtok, pricesAt, ["input", "output", "cache_read"], amount, [
-      "cache_write",
-      amount,
-    ]),
+    prices_usd_per_mtok: prices(o.prices_usd_per_mtok, pricesAt),
+    ...(o.long_cache_writes === undefined
+      ? {}
+      : { long_cache_writes: literal(o.long_cache_writes, keyPath(at, "long_cache_writes"), true) }),
+  };
+}
+
+/** Tiers a model's prices may have at most (Pi's registry has one or two). */
+const MAX_PRICE_TIERS = 16;
+
+/** The route's prices: four finite amounts, and the tiers by request size when the model has them. */
+function prices(value: unknown, at: string): SpendPrices {
+  const rates = numbers(value, at, ["input", "output", "cache_read"], amount, ["cache_write", amount]);
+  const tiers = plainObject(value, at).tiers;
+  if (tiers === undefined) return rates;
+  return {
+    ...rates,
+    tiers: list(tiers, keyPath(at, "tiers"), MAX_PRICE_TIERS, (tier, tierAt) =>
+      numbers(tier, tierAt, ["input", "output", "cache_read", "cache_write"], amount, ["input_tokens_above", count]),
+    ),
   };
 }
 

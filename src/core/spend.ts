@@ -4,29 +4,117 @@
  * model registry prices, US dollars per million tokens. Input tokens bound the real ones from above:
  * the provider's last report plus the growth since, estimated by src/core/token-estimate.ts.
  *
- *   p_in  = the highest of the input and cache prices (cache prices count from the first request)
+ * What a response cost (reportedUsd) is what the provider bills for its token classes, as Pi 1.x
+ * prices them: the rates of the tier the request's whole input falls in (`cost.tiers`, the highest
+ * `inputTokensAbove` below it), cache reads at the cache-read rate, five-minute cache writes at the
+ * cache-write rate, one-hour writes at twice the input rate.
+ *
+ *   p_new = the dearest price an uncached input token may be billed at (input, cache write, and a
+ *           one-hour write when the run asks for them), of every tier the request may fall in
+ *   C     = the prefix the provider holds in its cache (credited once it has shown a cache read;
+ *           src/child/spend.ts), billed at p_cr, the cache-read price
  *   M     = cap − spent
- *   a request of input I with an output limit L costs at most  worst(I, L) = I × p_in + L × p_out
+ *   a request of input I with an output limit L costs at most
+ *           worst(I, C, L) = C × p_cr + (I − C) × p_new + L × p_out
  *   A     = answer_output_tokens, the least output an answer request is given
  *   before a request of input I:
- *     L = (M − (2I + F) × p_in − A × p_out) ÷ (1.25 × p_in + p_out), at most output_reserve_tokens;
- *     L ≥ A                          → send it with output limit L: an answer request of input
- *                                      I + 1.25 L + F (its own output re-sent; F framing and the
- *                                      turn's spill receipts, TURN_RECEIPTS_TOKENS) still fits after
- *     else L' = (M − I × p_in) ÷ p_out, at most output_reserve_tokens;
+ *     L = (M − worst(I, C, 0) − answer(I + F) − A × p_out) ÷ (1.25 × p_new + p_out), at most
+ *         output_reserve_tokens, where the answer request after it (its own output re-sent; F
+ *         framing and the turn's spill receipts, TURN_RECEIPTS_TOKENS) still holds C cached:
+ *         answer(x) = worst(x, C, 0);
+ *     L ≥ A                          → send it with output limit L
+ *     else L' = (M − worst(I, C, 0)) ÷ p_out, at most output_reserve_tokens;
  *     L' ≥ A                         → send it with output limit L' and the notice to answer now
  *     otherwise                      → stop before it (child_cost_limit)
  *   after a response: the turn may keep tool results while the answer request (its input by the
  *   report plus what the turn added, A output) still fits the money left (turnRoomTokens).
+ *
+ * A provider that reports no cache read is never credited a cache, so it cannot pass the cap; one
+ * that drops a cache it held bills at most that one request's discount more (flagged by
+ * src/core/overbilling.ts), and is not credited again.
  */
 import { MESSAGE_FRAMING_TOKENS } from "./token-estimate.ts";
 
-/** US dollars per million tokens, as Pi's model registry states them (`cost` of a model). */
-export interface SpendPrices {
+/** US dollars per million tokens of each token class. */
+export interface PriceRates {
   input: number;
   output: number;
   cache_read: number;
   cache_write: number;
+}
+
+/** Rates that apply to a request whose whole input (input, cache reads and writes) is above a size. */
+export interface PriceTier extends PriceRates {
+  input_tokens_above: number;
+}
+
+/** A model's prices, as Pi's model registry states them (`cost` of a model, its `tiers` on Pi 1.x). */
+export interface SpendPrices extends PriceRates {
+  tiers?: PriceTier[];
+}
+
+/** Anthropic bills a one-hour cache write at twice the input price (Pi 1.x's calculateCost too). */
+export const LONG_CACHE_WRITE_INPUT_FACTOR = 2;
+
+const price = (value: unknown): number =>
+  typeof value === "number" && Number.isFinite(value) && value > 0 ? value : 0;
+
+const ratesOf = (c: Record<string, unknown>): PriceRates => ({
+  input: price(c.input),
+  output: price(c.output),
+  cache_read: price(c.cacheRead),
+  cache_write: price(c.cacheWrite),
+});
+
+/** Pi's `cost` of a model, read defensively (a model an extension registers may lack it, or its tiers). */
+export function pricesOf(cost: unknown): SpendPrices {
+  const c = typeof cost === "object" && cost !== null ? (cost as Record<string, unknown>) : {};
+  const tiers = Array.isArray(c.tiers)
+    ? c.tiers.flatMap((tier: unknown): PriceTier[] => {
+        if (typeof tier !== "object" || tier === null) return [];
+        const t = tier as Record<string, unknown>;
+        const above = t.inputTokensAbove;
+        if (typeof above !== "number" || !Number.isFinite(above) || above < 0) return [];
+        return [{ input_tokens_above: above, ...ratesOf(t) }];
+      })
+    : [];
+  return { ...ratesOf(c), ...(tiers.length > 0 ? { tiers } : {}) };
+}
+
+const baseRates = (r: PriceRates): PriceRates => ({
+  input: r.input,
+  output: r.output,
+  cache_read: r.cache_read,
+  cache_write: r.cache_write,
+});
+
+/** The rates Pi bills a request at: those of the tier with the highest threshold its input is above. */
+export function ratesFor(prices: SpendPrices, inputTokens: number): PriceRates {
+  let rates: PriceRates = prices;
+  let matched = -1;
+  for (const tier of prices.tiers ?? []) {
+    if (inputTokens > tier.input_tokens_above && tier.input_tokens_above > matched) {
+      rates = tier;
+      matched = tier.input_tokens_above;
+    }
+  }
+  return baseRates(rates);
+}
+
+/**
+ * The dearest rate of each class a request of at most `inputTokens` input may be billed at: the
+ * base rates and every tier it may fall in (a tier may price a class lower than the one below it).
+ */
+export function dearestRates(prices: SpendPrices, inputTokens: number): PriceRates {
+  const out = baseRates(prices);
+  for (const tier of prices.tiers ?? []) {
+    if (inputTokens <= tier.input_tokens_above) continue;
+    out.input = Math.max(out.input, tier.input);
+    out.output = Math.max(out.output, tier.output);
+    out.cache_read = Math.max(out.cache_read, tier.cache_read);
+    out.cache_write = Math.max(out.cache_write, tier.cache_write);
+  }
+  return out;
 }
 
 /** seed.json's spend block: what the guard enforces (present only when the task has a cap). */
@@ -41,6 +129,13 @@ export interface SeedSpend {
   first_request_tokens: number;
   /** Input beyond the prompt before any usage report (tool definitions, message framing: the budget's framing reserve). */
   framing_tokens: number;
+  /** The run asks for one-hour cache writes (PI_CACHE_RETENTION=long, which the child inherits): priced as such from the first request. */
+  long_cache_writes?: true;
+}
+
+/** The environment asks Pi for long cache retention (PI_CACHE_RETENTION=long, on every host): one-hour writes. */
+export function longCacheRetention(env: Record<string, string | undefined>): boolean {
+  return env.PI_CACHE_RETENTION === "long";
 }
 
 /** Tokens a provider reported for one response (Pi's usage, in our names). */
@@ -49,40 +144,86 @@ export interface ReportedTokens {
   output: number;
   cache_read: number;
   cache_write: number;
+  /** The part of cache_write written with a one-hour lifetime (Pi 1.x's usage.cacheWrite1h); none when absent. */
+  cache_write_long?: number;
 }
 
 const PER_TOKEN = 1_000_000;
 
 /** A route is priced when any of its prices is above zero. */
 export function isPriced(prices: SpendPrices): boolean {
-  return prices.input > 0 || prices.output > 0 || prices.cache_read > 0 || prices.cache_write > 0;
+  const any = (r: PriceRates) => r.input > 0 || r.output > 0 || r.cache_read > 0 || r.cache_write > 0;
+  return any(prices) || (prices.tiers ?? []).some(any);
 }
 
-/** What one response cost, from the provider's report. */
+/** What one response cost: its token classes at the rates of its tier, one-hour writes at twice the input rate. */
 export function reportedUsd(prices: SpendPrices, tokens: ReportedTokens): number {
+  const rates = ratesFor(prices, tokens.input + tokens.cache_read + tokens.cache_write);
+  const long = Math.min(tokens.cache_write, Math.max(0, tokens.cache_write_long ?? 0));
   return (
-    (tokens.input * prices.input +
-      tokens.output * prices.output +
-      tokens.cache_read * prices.cache_read +
-      tokens.cache_write * prices.cache_write) /
+    (tokens.input * rates.input +
+      tokens.output * rates.output +
+      tokens.cache_read * rates.cache_read +
+      (tokens.cache_write - long) * rates.cache_write +
+      long * rates.input * LONG_CACHE_WRITE_INPUT_FACTOR) /
     PER_TOKEN
   );
 }
 
-/** The input price a request is bounded with: the dearest of input, cache read and cache write, from the first request. */
-export function inputPrice(prices: SpendPrices): number {
-  return Math.max(prices.input, prices.cache_read, prices.cache_write);
+/** The dearest price of an input token the provider holds in no cache: input, a cache write, a one-hour write. */
+function newTokenPrice(rates: PriceRates, longWrites: boolean): number {
+  return Math.max(
+    rates.input,
+    rates.cache_read,
+    rates.cache_write,
+    longWrites ? rates.input * LONG_CACHE_WRITE_INPUT_FACTOR : 0,
+  );
+}
+
+/** What the guard credits to the provider's cache for one request (src/child/spend.ts keeps it). */
+export interface CacheCredit {
+  /** Input tokens of the request the provider holds in its cache: billed at its cache-read price. */
+  cachedTokens: number;
+  /** The provider has shown that it reads its cache: a request's input is cached for the one after it. */
+  reads: boolean;
+  /** Cache writes may be one-hour writes (the run asks for long cache retention). */
+  longWrites: boolean;
+}
+
+/** No cache: every input token at its dearest price. */
+export const NO_CACHE: CacheCredit = { cachedTokens: 0, reads: false, longWrites: false };
+
+/** The most `inputTokens` of input can cost, `cachedTokens` of them held in the provider's cache (micro-dollars). */
+function inputMicroUsd(prices: SpendPrices, inputTokens: number, cachedTokens: number, longWrites: boolean): number {
+  const rates = dearestRates(prices, inputTokens);
+  const cached = Math.min(Math.max(0, cachedTokens), Math.max(0, inputTokens));
+  return cached * rates.cache_read + (inputTokens - cached) * newTokenPrice(rates, longWrites);
+}
+
+/** The price of one uncached input token of a request of up to `inputTokens` input. */
+export function inputPrice(prices: SpendPrices, inputTokens = 0, longWrites = false): number {
+  return newTokenPrice(dearestRates(prices, inputTokens), longWrites);
 }
 
 /** The most a request of `inputTokens` input and an output limit of `outputTokens` can cost. */
-export function worstRequestUsd(spend: SeedSpend, inputTokens: number, outputTokens: number): number {
+export function worstRequestUsd(
+  spend: SeedSpend,
+  inputTokens: number,
+  outputTokens: number,
+  credit: CacheCredit = NO_CACHE,
+): number {
   const p = spend.prices_usd_per_mtok;
-  return (inputTokens * inputPrice(p) + outputTokens * p.output) / PER_TOKEN;
+  return (
+    (inputMicroUsd(p, inputTokens, credit.cachedTokens, credit.longWrites) +
+      outputTokens * dearestRates(p, inputTokens).output) /
+    PER_TOKEN
+  );
 }
 
 /** The least the first request costs: its provable prompt at the input price, nothing more. */
 export function firstRequestLeastUsd(spend: SeedSpend): number {
-  return (spend.first_request_tokens * spend.prices_usd_per_mtok.input) / PER_TOKEN;
+  const p = spend.prices_usd_per_mtok;
+  return (spend.first_request_tokens * ratesFor(p, spend.first_request_tokens).input) / PER_TOKEN;
 }
 
 /** Tokens admission allows for the guard's notice to answer now (about 220 bytes, counted at 1 byte per token). */
@@ -102,7 +243,10 @@ export const TURN_RECEIPTS_TOKENS = 2_048;
 /** The most the first request costs when it must be the answer (input before any report, the notice, the answer's output). */
 export function firstAnswerWorstUsd(spend: SeedSpend): number {
   const input = spend.first_request_tokens + spend.framing_tokens + NOTICE_ALLOWANCE_TOKENS;
-  return worstRequestUsd(spend, input, spend.answer_output_tokens);
+  return worstRequestUsd(spend, input, spend.answer_output_tokens, {
+    ...NO_CACHE,
+    longWrites: spend.long_cache_writes === true,
+  });
 }
 
 export type SpendDecision = "send" | "finalize" | "stop";
@@ -123,42 +267,79 @@ function tokensFor(usd: number, perMillion: number): number {
 }
 
 /** The rule in this file's header. */
-export function planRequest(spend: SeedSpend, spentUsd: number, inputTokens: number): RequestPlan {
+export function planRequest(
+  spend: SeedSpend,
+  spentUsd: number,
+  inputTokens: number,
+  credit: CacheCredit = NO_CACHE,
+): RequestPlan {
   const p = spend.prices_usd_per_mtok;
-  const pin = inputPrice(p);
   const left = spend.cap_usd - spentUsd;
   const answerOut = spend.answer_output_tokens;
   const growth = MESSAGE_FRAMING_TOKENS + TURN_RECEIPTS_TOKENS;
-  const toolRoom = left - ((2 * inputTokens + growth) * pin + answerOut * p.output) / PER_TOKEN;
-  const toolLimit = Math.min(spend.output_reserve_tokens, tokensFor(toolRoom, RESENT_OUTPUT_FACTOR * pin + p.output));
+  const self = worstRequestUsd(spend, inputTokens, 0, credit);
+  // The answer request after a tool turn, priced at the largest input it may have (every tier it may reach).
+  const answerRates = dearestRates(
+    p,
+    inputTokens + growth + Math.ceil(RESENT_OUTPUT_FACTOR * spend.output_reserve_tokens),
+  );
+  const answerNew = newTokenPrice(answerRates, credit.longWrites);
+  // After it the provider holds at least what it holds now (it reads it again, and may write more).
+  const answerCached = credit.reads ? Math.min(credit.cachedTokens, inputTokens) : 0;
+  const answerBase =
+    (answerCached * answerRates.cache_read +
+      (inputTokens - answerCached + growth) * answerNew +
+      answerOut * answerRates.output) /
+    PER_TOKEN;
+  const toolLimit = Math.min(
+    spend.output_reserve_tokens,
+    tokensFor(left - self - answerBase, RESENT_OUTPUT_FACTOR * answerNew + answerRates.output),
+  );
   if (toolLimit >= answerOut) {
     return {
       decision: "send",
       output_limit_tokens: toolLimit,
-      worst_usd: worstRequestUsd(spend, inputTokens, toolLimit),
+      worst_usd: worstRequestUsd(spend, inputTokens, toolLimit, credit),
     };
   }
   const answerLimit = Math.min(
     spend.output_reserve_tokens,
-    tokensFor(left - (inputTokens * pin) / PER_TOKEN, p.output),
+    tokensFor(left - self, dearestRates(p, inputTokens).output),
   );
   if (answerLimit >= answerOut) {
     return {
       decision: "finalize",
       output_limit_tokens: answerLimit,
-      worst_usd: worstRequestUsd(spend, inputTokens, answerLimit),
+      worst_usd: worstRequestUsd(spend, inputTokens, answerLimit, credit),
     };
   }
-  return { decision: "stop", output_limit_tokens: 0, worst_usd: worstRequestUsd(spend, inputTokens, answerOut) };
+  return {
+    decision: "stop",
+    output_limit_tokens: 0,
+    worst_usd: worstRequestUsd(spend, inputTokens, answerOut, credit),
+  };
 }
 
 /**
  * Tokens the turn in hand may still add to the context (tool results kept inline) so that the
- * answer request after it, of `answerInputTokens` input before them and the answer's output, fits
- * the money left, with TURN_RECEIPTS_TOKENS kept for receipts. Negative when it already does not.
+ * answer request after it, of `answerInputTokens` input before them (`cachedTokens` of them held in
+ * the provider's cache) and the answer's output, fits the money left, with TURN_RECEIPTS_TOKENS kept
+ * for receipts. Negative when it already does not.
  */
-export function turnRoomTokens(spend: SeedSpend, spentUsd: number, answerInputTokens: number): number {
-  const p = spend.prices_usd_per_mtok;
-  const left = spend.cap_usd - spentUsd - (spend.answer_output_tokens * p.output) / PER_TOKEN;
-  return tokensFor(left, inputPrice(p)) - answerInputTokens - TURN_RECEIPTS_TOKENS;
+export function turnRoomTokens(
+  spend: SeedSpend,
+  spentUsd: number,
+  answerInputTokens: number,
+  cachedTokens = 0,
+  longWrites = false,
+): number {
+  // Priced at the largest answer request the turn could make: its input plus one output reserve of results.
+  const rates = dearestRates(
+    spend.prices_usd_per_mtok,
+    answerInputTokens + spend.output_reserve_tokens + TURN_RECEIPTS_TOKENS,
+  );
+  const cached = Math.min(Math.max(0, cachedTokens), answerInputTokens);
+  const left =
+    spend.cap_usd - spentUsd - (spend.answer_output_tokens * rates.output + cached * rates.cache_read) / PER_TOKEN;
+  return tokensFor(left, newTokenPrice(rates, longWrites)) - (answerInputTokens - cached) - TURN_RECEIPTS_TOKENS;
 }

@@ -6,7 +6,7 @@ import { TASK_FILES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import { bundledRgProblem, resolveSearchTools } from "../core/search-tools.ts";
 import type { PackageSettings } from "../core/settings.ts";
-import type { SeedSpend } from "../core/spend.ts";
+import { longCacheRetention, type SeedSpend } from "../core/spend.ts";
 import type { SeedDocument } from "../core/types.ts";
 import type { HostCapabilities, HostProof } from "../host/index.ts";
 import { type HostAdmission, locateGuard, locatePiCli, requireHostAdmitted } from "../host/index.ts";
@@ -171,7 +171,12 @@ export function admitWith(
     childPrompt: previous === undefined ? childPrompt : `${previous.carried.toString("utf8")}${childPrompt}`,
   });
   // The spend cap, by the plan's provable estimate (args.maxCostUsd is already the resolved cap).
-  const spend = planSpend(args.maxCostUsd, route, budget.provable_forecast.total_tokens);
+  const spend = planSpend(
+    args.maxCostUsd,
+    route,
+    budget.provable_forecast.total_tokens,
+    longCacheRetention(process.env),
+  );
 
   const taskDir = identity.taskDir;
   const seed = buildSeed({

@@ -1,6 +1,6 @@
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { DelegateError } from "../core/errors.ts";
-import type { SpendPrices } from "../core/spend.ts";
+import { pricesOf, type SpendPrices } from "../core/spend.ts";
 import type { PinnedRoute } from "../core/types.ts";
 import { checkRouteCapacity } from "./budget.ts";
 import { providerKeyVariables } from "./env-policy.ts";
@@ -13,20 +13,6 @@ export interface ResolvedRoute extends PinnedRoute {
   prices: SpendPrices;
   /** The provider API Pi speaks to it (the model's `api`), for the spend cap's output limit. */
   api: string;
-}
-
-const price = (value: unknown): number =>
-  typeof value === "number" && Number.isFinite(value) && value > 0 ? value : 0;
-
-/** Pi's `cost` of a model, read defensively (a model an extension registers may lack it). */
-function pricesOf(cost: unknown): SpendPrices {
-  const c = typeof cost === "object" && cost !== null ? (cost as Record<string, unknown>) : {};
-  return {
-    input: price(c.input),
-    output: price(c.output),
-    cache_read: price(c.cacheRead),
-    cache_write: price(c.cacheWrite),
-  };
 }
 
 /**

@@ -93,6 +93,7 @@ export function planSpend(
   capUsd: number | undefined,
   route: { provider: string; model: string; prices: SpendPrices },
   provableTokens: number,
+  longCacheWrites = false,
 ): SeedSpend | undefined {
   if (capUsd === undefined) return undefined;
   requirePriced(capUsd, route);
@@ -103,6 +104,7 @@ export function planSpend(
     answer_output_tokens: SPEND_ANSWER_OUTPUT_TOKENS,
     first_request_tokens: provableTokens,
     framing_tokens: RESERVE_FRAMING_TOKENS,
+    ...(longCacheWrites ? { long_cache_writes: true as const } : {}),
   };
   const { first_request_usd, runway_usd } = spendEstimate(spend);
   if (first_request_usd + runway_usd > capUsd) {

@@ -3,8 +3,11 @@
  * (src/child/spend.ts, src/core/spend.ts, src/core/token-estimate.ts, src/launch/spend-plan.ts):
  * the unit test (test/unit/spend-simulation.test.ts) and the bench's figure 8 use it. Every turn
  * keeps or spills real text of one of six kinds, the provider counts it at a rate drawn for that
- * kind (dense kinds down to 1 byte per token), reports input honestly (sometimes split into cache
- * reads and writes), and bills output up to the request's limit (often all of it).
+ * kind (dense kinds down to 1 byte per token), reports input honestly, and bills output up to the
+ * request's limit (often all of it). Its cache is one of the three kinds providers have: none; an
+ * explicit one (Anthropic: the prefix the last request wrote is read, the rest written, five-minute
+ * or one-hour writes); an automatic one (OpenAI, Google: the last request's input is read, in
+ * whole blocks, nothing written). `dropAt` makes it drop its cache once, at that request.
  */
 import {
   afterSpendResponse,
@@ -104,6 +107,24 @@ function prngLike(seed: number): Random {
   };
 }
 
+/** How the simulated provider caches (the module's header). */
+export const SIM_CACHES = ["none", "explicit", "explicit-1h", "automatic"] as const;
+export type SimCache = (typeof SIM_CACHES)[number];
+
+/** The tokens the provider reports for a request of `sent` input tokens, after one of `previous` (0: none). */
+function cachedSplit(cache: SimCache, sent: number, previous: number, dropped: boolean) {
+  if (cache === "none" || previous === 0 || dropped) {
+    const write = cache === "explicit" || cache === "explicit-1h" ? sent : 0;
+    return { input: sent - write, cache_read: 0, cache_write: write };
+  }
+  if (cache === "automatic") {
+    const read = Math.floor(Math.min(previous, sent) / 128) * 128;
+    return { input: sent - read, cache_read: read, cache_write: 0 };
+  }
+  const read = Math.min(previous, sent);
+  return { input: 0, cache_read: read, cache_write: sent - read };
+}
+
 export interface SimulatedRun {
   capUsd: number;
   spentUsd: number;
@@ -112,6 +133,8 @@ export interface SimulatedRun {
   flagged: boolean;
   requests: number;
   kinds: string[];
+  /** The guard's rows, for a failure's message. */
+  rows: unknown[];
 }
 
 interface Piece {
@@ -123,12 +146,20 @@ interface Piece {
 const honestTokens = (text: string, rate: number) => Math.ceil(Buffer.byteLength(text, "utf8") / rate);
 
 /** One capped child: turns of 1-3 tool results of 0-40 KB until the guard asks for the answer or stops. */
-export function simulateRun(random: Random, prices: SpendPrices, capUsd: number, promptTokens: number): SimulatedRun {
-  const spend = planSpend(capUsd, { provider: "sim", model: "sim", prices }, promptTokens);
+export function simulateRun(
+  random: Random,
+  prices: SpendPrices,
+  capUsd: number,
+  promptTokens: number,
+  cache: SimCache,
+  dropAt = 0,
+): SimulatedRun {
+  const spend = planSpend(capUsd, { provider: "sim", model: "sim", prices }, promptTokens, cache === "explicit-1h");
   if (spend === undefined) throw new Error("no spend block");
   const state = newSpendState();
   const rates = new Map(KINDS.map((k) => [k.name, between(random, k.rate)]));
-  const cacheSplit = random() < 0.5 && prices.cache_write > 0;
+  state.cache.longWrites = spend.long_cache_writes === true;
+  let previousSent = 0;
   // The real first request: the prompt at 2-4 bytes per token, the tools within the framing reserve.
   const base = Math.ceil(promptTokens / (2 + random() * 2)) + Math.floor(random() * spend.framing_tokens);
   const transcript: Piece[] = [];
@@ -142,6 +173,7 @@ export function simulateRun(random: Random, prices: SpendPrices, capUsd: number,
 
     requests,
     kinds,
+    rows: state.rows,
   });
   for (let request = 1; request < 1_000; request++) {
     if (state.overbilled !== undefined) return run("stop", request);
@@ -152,10 +184,13 @@ export function simulateRun(random: Random, prices: SpendPrices, capUsd: number,
     const limit = state.rows.at(-1)?.output_limit_tokens ?? 0;
     const sent = base + transcript.reduce((sum, p) => sum + p.tokens, 0) + (decision === "finalize" ? notice : 0);
     const output = random() < 0.3 ? limit : Math.ceil(random() * limit);
-    const tokens = cacheSplit
-      ? { input: Math.ceil(sent * 0.3), output, cache_read: Math.floor(sent * 0.5), cache_write: 0 }
-      : { input: sent, output, cache_read: 0, cache_write: 0 };
-    if (cacheSplit) tokens.cache_write = sent - tokens.input - tokens.cache_read;
+    const split = cachedSplit(cache, sent, previousSent, request === dropAt);
+    const tokens = {
+      ...split,
+      output,
+      cache_write_long: cache === "explicit-1h" ? split.cache_write : 0,
+    };
+    previousSent = sent;
     // What the model wrote, re-sent as input from the next request on (prose, 4 bytes per output token at most).
     const prose = KINDS[0] as Kind;
     let said = "";

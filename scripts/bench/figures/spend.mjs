@@ -41,7 +41,7 @@ export async function spendFigure({ batches, runsPerBatch, log }) {
       const floor = m.firstAnswerWorstUsd(m.planSpend(1_000, { provider: "b", model: "b", prices }, PROMPT_TOKENS));
       // Caps from admission's floor to 40 times it.
       const cap = floor * (1 + random() * 39);
-      const run = m.sim.simulateRun(random, prices, cap, PROMPT_TOKENS);
+      const run = m.sim.simulateRun(random, prices, cap, PROMPT_TOKENS, "none");
       const ratio = run.spentUsd / cap;
       worst = Math.max(worst, ratio);
       overall = Math.max(overall, ratio);
