@@ -4,7 +4,8 @@
  * one-hour cache writes (PI_CACHE_RETENTION=long; Anthropic bills them at twice the input price,
  * Pi 0.73.1 prices them as five-minute ones) in the printed figure and in the capped spend; a tiered
  * price (Pi 1.x's `cost.tiers`) in both; and a capped run on a caching provider that goes on reading
- * where the same run without a cache is told to answer.
+ * where the same run without a cache is told to answer; and on each wire a structured answer and
+ * output billed past the answer request's limit.
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -20,7 +21,7 @@ import {
   WIRE_PROVIDERS,
   type WireName,
 } from "../helpers/pi-parent.ts";
-import { childRequestsOf, settledDelegate } from "../helpers/spend-route.ts";
+import { childRequestsOf, outputLimitOf, settledDelegate } from "../helpers/spend-route.ts";
 
 const server = useModelServer();
 const agent = useAgentDir(server);
@@ -209,6 +210,75 @@ describe.runIf(IS_EARENDIL_HOST)("a tiered price (Pi 1.x)", () => {
         const recorded = files.result().usage;
         if (recorded.status !== "observed") throw new Error("usage not observed");
         expect(recorded.cost_total).toBeCloseTo(bill, 9);
+      },
+    );
+  });
+});
+
+describe("each wire: a structured answer and a provider billing past the request", () => {
+  const SCHEMA = {
+    type: "object",
+    properties: { greeting: { type: "string" }, lines: { type: "integer" } },
+    required: ["greeting", "lines"],
+    additionalProperties: false,
+  };
+
+  it.each(WIRES)("%s: a structured answer is returned as the JSON document, verified", async (wire) => {
+    const marker = `STRUCTURED-${wire}`;
+    const citation = { path: "a.txt", start_line: 1, end_line: 1, excerpt: "hello" };
+    const answer = JSON.stringify({
+      output: { greeting: `hello over ${wire}`, lines: 1 },
+      basis: [
+        { field: "greeting", citations: [citation], reasoning: "the file says it", confidence: "high" },
+        { field: "lines", citations: [citation], reasoning: "one line", confidence: "high" },
+      ],
+    });
+    await settledDelegate(
+      server,
+      agent,
+      {
+        label: `structured-${wire}`,
+        child: () => undefined,
+        prepare: (cwd) => writeFileSync(join(cwd, "a.txt"), "hello\n"),
+        args: {
+          prompt: `${marker} ${script({ tool: "read", args: { path: "a.txt" } }, { text: answer })}`,
+          route: { provider: WIRE_PROVIDERS[wire].provider, model: WIRE_PROVIDERS[wire].model },
+          outputSchema: SCHEMA,
+        },
+      },
+      async ({ parent, taskId, files }) => {
+        expect(files.state()).toBe("completed");
+        const result = await bgResultVia(parent, { taskId });
+        expect(result.isError).toBe(false);
+        expect(result.text).toContain(`hello over ${wire}`);
+        expect(result.text).toMatch(/^Verified/m);
+      },
+    );
+  });
+
+  it.each(WIRES)("%s: output billed past the answer request's limit is flagged with its amount", async (wire) => {
+    const marker = `PASTLIMIT-${wire}`;
+    await settledDelegate(
+      server,
+      agent,
+      {
+        label: `pastlimit-${wire}`,
+        child: (request) => {
+          if (!request.messages.some((m) => m.text.includes(marker))) return undefined;
+          const limit = outputLimitOf(request) ?? 0;
+          return { text: `${marker} ANSWER`, usage: { prompt_tokens: 1_000, completion_tokens: limit + 50_000 } };
+        },
+        args: {
+          prompt: `${marker}: answer at once.`,
+          route: { provider: WIRE_PROVIDERS[wire].provider, model: WIRE_PRICED_MODEL },
+          maxCostUsd: 0.05,
+        },
+      },
+      async ({ files }) => {
+        const spend = files.budget().spend;
+        if (spend === null) throw new Error("runtime-budget.json has no spend block");
+        expect(spend.overbilled?.reason).toBe("the provider billed 50,000 output tokens past the request's limit");
+        expect(spend.overbilled?.past_bound_usd).toBeGreaterThanOrEqual(usd(P.output, 50_000) - 1e-9);
       },
     );
   });
