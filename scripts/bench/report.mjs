@@ -25,6 +25,7 @@ const NUMBER = {
   spend_cap_use: "9a",
   spend_overshoot_real: "9b",
   spend_overbilled_flagged: "9c",
+  spend_cap_use_cached: "9d",
   follow_up_spend: "10",
 };
 export const FIGURE_IDS = Object.keys(NUMBER);

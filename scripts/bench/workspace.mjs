@@ -22,6 +22,8 @@ export const MODEL = "bench-model";
 export const PRICED_MODEL = "bench-priced";
 /** The same with cache prices: cache reads at $1, cache writes at $100 per million tokens (10× input). */
 export const CACHE_PRICED_MODEL = "bench-cache-priced";
+/** Priced as Claude Sonnet: $3 per million input tokens, $15 output, cache reads $0.30, writes $3.75. */
+export const SONNET_PRICED_MODEL = "bench-sonnet-priced";
 /**
  * Large enough that a 100,000-message seed (about 20 MB) would pass admission (L + 32,768 ≤ window −
  * 28,672: docs/subsystems/launch.md, "The budget").
@@ -38,11 +40,16 @@ function writeAgentDir(dir, serverUrl) {
     cost: { input: 10, output: 10, cacheRead: 0, cacheWrite: 0 },
   };
   const cached = { ...priced, id: CACHE_PRICED_MODEL, cost: { input: 10, output: 10, cacheRead: 1, cacheWrite: 100 } };
+  const sonnet = {
+    ...priced,
+    id: SONNET_PRICED_MODEL,
+    cost: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
+  };
   return writeScriptedAgentDir(dir, {
     provider: PROVIDER,
     baseUrl: serverUrl,
     apiKey: "bench",
-    models: [model, priced, cached],
+    models: [model, priced, cached, sonnet],
   }).settings;
 }
 

@@ -33,13 +33,21 @@ const EXPECTED_TARGETS: Record<string, number> = {
   spend_overshoot_real: 1,
   // Issue 35: a provider billing past the request flagged in the record and every view in every run.
   spend_overbilled_flagged: 1,
+  // Issue 42: cap use at least 0.8 on a provider that caches (Anthropic's and OpenAI's/Google's kinds).
+  spend_cap_use_cached: 0.8,
   // Issue 25: the host probe before an unproven Pi's first delegate, at most 10 s on 2 cores.
   "self-proof": 10,
   // Issue 36: a follow-up's spend ÷ a fresh delegate answering the same question, at most 0.5.
   follow_up_spend: 0.5,
 };
 /** Figures whose goal is a floor (≥); every other target is a ceiling (≤). */
-const AT_LEAST = new Set(["usable_window", "usable_window_bytes_only", "spend_cap_use", "spend_overbilled_flagged"]);
+const AT_LEAST = new Set([
+  "usable_window",
+  "usable_window_bytes_only",
+  "spend_cap_use",
+  "spend_cap_use_cached",
+  "spend_overbilled_flagged",
+]);
 
 interface Figure {
   id: string;

@@ -8,6 +8,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { overbilledSentence } from "../../src/core/overbilling.ts";
+import { formatCostExact } from "../../src/core/units.ts";
 import { runCli } from "../helpers/cli.ts";
 import { bgResultVia, notifications } from "../helpers/drive.ts";
 import { plausiblePromptTokens } from "../helpers/model-wire.ts";
@@ -80,7 +81,8 @@ describe("a provider billing past a capped request", () => {
         expect(noticed(sent.at(-1) as ModelRequest)).toBe(true);
         expect(sent.filter(noticed)).toHaveLength(1);
 
-        const amount = `over the cap by $${(spent - 0.2).toFixed(4)}`;
+        // Printed as every view prints an amount (a half-cent digit rounds one way, not by float noise).
+        const amount = `over the cap by ${formatCostExact(spent - 0.2)}`;
         const sentence = `${amount}: the provider billed 50,000 output tokens past the request's limit`;
         const view = await bgResultVia(parent, { taskId });
         expect(view.text).toContain(ANSWER);

@@ -12,6 +12,10 @@
  *                 a token) and which bills the answer request's whole output limit
  *                 (scripts/bench/billing.mjs, "dense"): final spend ÷ cap (goal ≤ 1.0, every run);
  *                 the figure's samples are the runs' ratios, its detail the largest.
+ *   9d cap use with a cache: a $0.25 cap on a route priced as Claude Sonnet (cache reads at a tenth
+ *                of the input price, writes at 1.25 times), the same twenty files, a provider that
+ *                caches all the previous request was sent, as Anthropic does (reads and writes) and
+ *                as OpenAI and Google do (reads only): final spend ÷ cap (goal ≥ 0.8).
  * Figure 9c (a provider billing past the request) is spend-overbilled.mjs.
  */
 import { readFileSync } from "node:fs";
@@ -20,7 +24,7 @@ import { createJiti } from "jiti";
 import { childWork, parentPrompt } from "../scripted.mjs";
 import { notificationEvents, startSdkParent, textOf, toolEnds } from "../sdk-parent.mjs";
 import { figure } from "../stats.mjs";
-import { PRICED_MODEL, PROVIDER } from "../workspace.mjs";
+import { PRICED_MODEL, PROVIDER, SONNET_PRICED_MODEL } from "../workspace.mjs";
 
 const jiti = createJiti(import.meta.url);
 const FILE_BYTES = 20_000;
@@ -100,7 +104,46 @@ export async function runOne(parent, capUsd, label, { billing, model = PRICED_MO
   }
 }
 
-export async function spendRealFigures(ws, { useRuns, mixRuns, log }) {
+/** Figure 9d: cap use with each kind of provider cache (its samples: every run's spend ÷ cap). */
+async function cachedUse(ws, runs, log) {
+  const CAP = 0.25;
+  const samples = [];
+  const failed = [];
+  const byKind = {};
+  for (let i = 0; i < runs; i++) {
+    for (const kind of ["explicit-cache", "automatic-cache"]) {
+      const cwd = ws.project(`spend-${kind}-${i}`, proseFiles());
+      const parent = await startSdkParent(ws, { cwd });
+      try {
+        const d = await runOne(parent, CAP, `spend ${kind} ${i + 1}`, {
+          billing: { kind, previous: 0 },
+          model: SONNET_PRICED_MODEL,
+        });
+        if (d.state !== "completed" || d.cost_total === null) failed.push(`${kind}: ${d.code ?? d.state}`);
+        else {
+          samples.push(d.cost_total / CAP);
+          byKind[kind] = [...(byKind[kind] ?? []), d.cost_total / CAP];
+        }
+      } finally {
+        await parent.dispose();
+      }
+    }
+  }
+  log(`figure 9d: spend ÷ cap with a cache ${JSON.stringify(byKind)} (${failed.length} without an answer)`);
+  return figure({
+    id: "spend_cap_use_cached",
+    title: "Spend cap use with a caching provider: final spend ÷ $0.25 cap, Sonnet prices",
+    unit: "ratio",
+    samples,
+    target: 0.8,
+    op: ">=",
+    params: { prices_usd_per_mtok: { input: 3, output: 15, cache_read: 0.3, cache_write: 3.75 }, cap_usd: CAP },
+    detail: { runs, by_cache: byKind, without_answer: failed },
+    notes: ["real Pi parent and children; the provider reads back all the previous request was sent"],
+  });
+}
+
+export async function spendRealFigures(ws, { useRuns, mixRuns, cachedRuns, log }) {
   const { KINDS } = await jiti.import("../../../test/helpers/spend-simulation.ts");
   const { prng } = await jiti.import("../../../test/helpers/prng.ts");
   const random = prng(35);
@@ -145,7 +188,9 @@ export async function spendRealFigures(ws, { useRuns, mixRuns, log }) {
     `figure 9b: spend ÷ cap ${over.map((r) => r.toFixed(3)).join(", ")}; ended by ${endedBy.join(", ")} (${overFailed.length} without an answer, ${flagged.length} flagged); files read by kind ${JSON.stringify(Object.fromEntries(kindsRead))}`,
   );
   const params = { prices_usd_per_mtok: { input: 10, output: 10 }, files: FILES };
+  const cached = await cachedUse(ws, cachedRuns, log);
   return [
+    cached,
     figure({
       id: "spend_cap_use",
       title: "Spend cap use with real children: final spend ÷ $1.00 cap, twenty 20 KB files",

@@ -39,10 +39,16 @@ export interface ScriptedReply {
   delayMs?: number;
   /**
    * Report this usage instead of the plausible default (the bench's priced providers, honest or
-   * not); `cache_write_tokens` is reported as OpenRouter does (prompt_tokens_details, counted inside
-   * prompt_tokens).
+   * not); `cache_read_tokens` and `cache_write_tokens` are reported as OpenRouter does
+   * (prompt_tokens_details: cached_tokens counts reads and writes, cache_write_tokens the writes, both
+   * inside prompt_tokens).
    */
-  usage?: { prompt_tokens?: number; completion_tokens?: number; cache_write_tokens?: number };
+  usage?: {
+    prompt_tokens?: number;
+    completion_tokens?: number;
+    cache_read_tokens?: number;
+    cache_write_tokens?: number;
+  };
 }
 
 /** `rawBody` is the request's JSON as sent (what the default usage counts, 4 characters a token). */
@@ -110,11 +116,16 @@ function usage(rawBody: string, text: string, reported: ScriptedReply["usage"]) 
   const prompt = reported?.prompt_tokens ?? Math.max(1, Math.ceil(rawBody.length / 4));
   const completion = reported?.completion_tokens ?? Math.max(1, Math.ceil(text.length / 4));
   const cacheWrite = reported?.cache_write_tokens;
+  const cacheRead = reported?.cache_read_tokens;
+  const details = {
+    ...(cacheRead === undefined ? {} : { cached_tokens: cacheRead + (cacheWrite ?? 0) }),
+    ...(cacheWrite === undefined ? {} : { cache_write_tokens: cacheWrite }),
+  };
   return {
     prompt_tokens: prompt,
     completion_tokens: completion,
     total_tokens: prompt + completion,
-    ...(cacheWrite === undefined ? {} : { prompt_tokens_details: { cache_write_tokens: cacheWrite } }),
+    ...(Object.keys(details).length === 0 ? {} : { prompt_tokens_details: details }),
   };
 }
 
