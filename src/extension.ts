@@ -68,7 +68,8 @@ function pruneByRetention(ctx: ExtensionContext): void {
     if (retentionDays > 0 && retentionPruneDue(cwd, retentionDays))
       adjudicateStrandedRuns(cwd) // a run whose owner died ends first, so its tree can go (src/tasks/adjudicate.ts)
         .then(() => pruneTasks(cwd, { olderThanDays: retentionDays, spare }, { dryRun: false }))
-        .then(() => markRetentionPruned(cwd, retentionDays))
+        // Remembered only where there was history to read (a store with no tree stays as it was).
+        .then((outcome) => (outcome.decisions.length > 0 ? markRetentionPruned(cwd, retentionDays) : undefined))
         .catch(() => {});
   } catch {
     // settings or the tree could not be read: the next session start tries again
