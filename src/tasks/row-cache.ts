@@ -38,6 +38,9 @@ export class RowCache {
   readonly #kept = new Map<string, Kept>();
   /** How many rows were read (not taken from the cache) since it was made: what the bench and tests count. */
   reads = 0;
+  /** Whether the pass under way read a row or dropped one; see {@link RowCache.unchanged}. */
+  #changed = true;
+  #list: readonly TaskRow[] | undefined;
 
   /**
    * The row of `ref`: the kept one when its manifest is the same file as when it was read, else
@@ -50,15 +53,39 @@ export class RowCache {
     const kept = this.#kept.get(key);
     if (identity !== null && kept !== undefined && kept.identity === identity) return kept.row;
     this.#kept.delete(key);
+    this.#changed = true;
     this.reads++;
     const row = read();
     if (identity !== null && SETTLED.has(row.state)) this.#kept.set(key, { identity, row });
     return row;
   }
 
-  /** Forget trees no longer listed (pruned, removed). */
+  /**
+   * Forget trees no longer listed (pruned, removed). Call once per pass, after every row of it,
+   * with every ref listed.
+   */
   keepOnly(refs: readonly TaskRef[]): void {
     const listed = new Set(refs.map((ref) => `${ref.kind}:${ref.dir}`));
-    for (const key of this.#kept.keys()) if (!listed.has(key)) this.#kept.delete(key);
+    for (const key of this.#kept.keys()) {
+      if (listed.has(key)) continue;
+      this.#kept.delete(key);
+      this.#changed = true;
+    }
+    if (this.#kept.size !== refs.length) this.#changed = true;
+  }
+
+  /**
+   * The ordered list of the last pass when this pass took every row from the cache and dropped none
+   * (nothing changed, so the order did not either); undefined otherwise. Starts the next pass.
+   */
+  unchanged(): readonly TaskRow[] | undefined {
+    const list = this.#changed ? undefined : this.#list;
+    this.#changed = false;
+    return list;
+  }
+
+  /** Remember the ordered list of this pass. */
+  remember(list: readonly TaskRow[]): void {
+    this.#list = list;
   }
 }

@@ -64,8 +64,14 @@ export function listRows(cwd: string, options: RowOptions & { verify: boolean })
   const runRows = runs.map((ref) =>
     cache.row(ref, () => (!isForeign(ref.trust) ? TASK_KINDS.fusion.row(ref, context) : foreignRow(ref, ref.trust))),
   );
-  if (options.only === undefined) cache.keepOnly([...delegates, ...runs]);
-  return newestFirst([...rows, ...runRows]);
+  if (options.only !== undefined) return newestFirst([...rows, ...runRows]);
+  cache.keepOnly([...delegates, ...runs]);
+  // Every row kept and none gone: the order is the last pass's (an idle view sorts nothing).
+  const same = cache.unchanged();
+  if (same !== undefined) return [...same];
+  const list = newestFirst([...rows, ...runRows]);
+  cache.remember(list);
+  return list;
 }
 
 /** Each task read and verified once, one after another; a foreign one is marked, never verified. */

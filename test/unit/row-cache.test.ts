@@ -3,7 +3,7 @@
  * kept; a row that can still change is read each time; a manifest rewritten in place or a tree
  * replaced is read again, so a forged tree is never shown with the trusted row it replaced.
  */
-import { readFileSync, renameSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { TASK_FILES } from "../../src/core/constants.ts";
@@ -43,9 +43,18 @@ describe("the row cache of /delegates", () => {
     writeCompletedTask(cwd, { name: "one" });
     const cache = new RowCache();
     expect(listRows(cwd, { verify: false, cache })).toHaveLength(1);
-    writeCompletedTask(cwd, { name: "two" });
+    const two = writeCompletedTask(cwd, { name: "two" });
     expect(listRows(cwd, { verify: false, cache }).map((r) => r.name)).toContain("two");
     expect(cache.reads).toBe(2);
+    // Nothing changed: the same list, nothing read.
+    expect(
+      listRows(cwd, { verify: false, cache })
+        .map((r) => r.name)
+        .sort(),
+    ).toEqual(["one", "two"]);
+    expect(cache.reads).toBe(2);
+    rmSync(two.taskDir, { recursive: true });
+    expect(listRows(cwd, { verify: false, cache }).map((r) => r.name)).toEqual(["one"]);
   });
 
   it("never keeps a trusted row for a manifest forged in place (same size and modification time)", async () => {
