@@ -30,6 +30,7 @@ import { spendFigure } from "./figures/spend.mjs";
 import { spendOverbilledFigure } from "./figures/spend-overbilled.mjs";
 import { spendRealFigures } from "./figures/spend-real.mjs";
 import { verifyFigure } from "./figures/verify.mjs";
+import { viewsHistoryFigures } from "./figures/views-history.mjs";
 import { windowFigure } from "./figures/window.mjs";
 import { buildReport, table } from "./report.mjs";
 import { createViewCollector } from "./views.mjs";
@@ -49,6 +50,7 @@ const CONFIGS = {
     concurrency: { count: 8, reps: 5 },
     selfProof: { reps: 5 },
     followUp: { reps: 3 },
+    viewsHistory: { trees: 1_000, reps: 5 },
   },
   quick: {
     receipt: { small: 100, large: 2_000, largest: 10_000, reps: 1 },
@@ -62,6 +64,7 @@ const CONFIGS = {
     concurrency: { count: 2, reps: 1 },
     selfProof: { reps: 1 },
     followUp: { reps: 1 },
+    viewsHistory: { trees: 100, reps: 1 },
   },
 };
 const USAGE = "usage: npm run bench [-- --quick] [--out <file>] [--keep] [--host <version>] [--only <step,…>]";
@@ -124,6 +127,7 @@ async function main() {
     ["context", () => contextFigures(workspace, { collect, log })],
     ["self-proof", () => selfProofFigure({ ...config.selfProof, log })],
     ["follow-up", () => followUpFigure(workspace, { ...config.followUp, log })],
+    ["views-history", () => viewsHistoryFigures({ ...config.viewsHistory, log })],
   ];
   const unknown = (options.only ?? []).filter((name) => !steps.some(([step]) => step === name));
   if (unknown.length > 0) throw new Error(`--only: no step ${unknown.join(", ")}\n${USAGE}`);

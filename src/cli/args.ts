@@ -31,6 +31,7 @@ export const COMMANDS: Record<CommandName, CommandSpec> = {
     summary: "the project's delegate tasks and Fusion runs, newest first",
     options: [
       { name: "all", kind: "flag", help: "include every session's tasks, not only the newest session's" },
+      { name: "verify", kind: "flag", help: "verify every task's result, not only those of the rows printed" },
       JSON_OPTION,
     ],
   },
@@ -122,6 +123,8 @@ export interface ParsedCommand {
   id: string | undefined;
   json: boolean;
   all: boolean;
+  /** list: verify every tree, not only the rows printed. */
+  verify: boolean;
   waitSeconds: number | undefined;
   out: string | undefined;
   /** prove-host: the Pi CLI and the Node that runs it. */
@@ -202,6 +205,7 @@ export function parseArgs(argv: readonly string[]): Invocation {
     id: undefined,
     json: false,
     all: false,
+    verify: false,
     waitSeconds: undefined,
     out: undefined,
     pi: undefined,
@@ -227,6 +231,7 @@ export function parseArgs(argv: readonly string[]): Invocation {
         else if (name === "undelivered") parsed.undelivered = true;
         else if (name === "unlink") parsed.unlink = true;
         else if (name === "foreign") parsed.foreign = true;
+        else if (name === "verify") parsed.verify = true;
         else parsed.all = true;
         continue;
       }

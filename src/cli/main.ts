@@ -63,20 +63,31 @@ function newestSessionOnly(rows: readonly TaskRow[]): TaskRow[] {
 }
 
 /**
- * Every row read and verified once (src/tasks/seam.ts, `listRows`), then without `--all` only the
- * newest session's, saying how many more `--all` shows. A stranded Fusion run is adjudicated first.
+ * The rows to print (without `--all` only the newest session's, saying how many more `--all` shows),
+ * chosen from every row as recorded, then only those read and verified once each
+ * (src/tasks/seam.ts, `listRows`; docs/cli.md, "list"): a month of trees costs what one screen
+ * does. `--verify` verifies every tree, printed or not. A stranded Fusion run is adjudicated first.
  */
 async function list(io: CliIo, p: ParsedCommand): Promise<number> {
   await adjudicateStrandedRuns(io.cwd);
-  const every = await listRows(io.cwd, { verify: true });
-  const rows = p.all ? every : newestSessionOnly(every);
+  const every = p.verify ? await listRows(io.cwd, { verify: true }) : listRows(io.cwd, { verify: false });
+  const chosen = p.all ? every : newestSessionOnly(every);
+  const rows = p.verify ? chosen : await listRows(io.cwd, { verify: true, only: new Set(chosen.map((r) => r.id)) });
   if (every.length === 0 && !p.json && !findProjectRoot(io.cwd).found) {
     const here = io.here ?? io.cwd;
     say(io, "stdout", `No tasks: no ${DELEGATE_ROOT} or ${FUSION_ROOT} in ${visible(here)} or any directory above it.`);
     return EXIT.ok;
   }
-  if (p.json) printJson(io, { schema_version: LIST_SCHEMA, all: p.all, tasks: rows, spend_total: spendTotal(rows) });
-  else say(io, "stdout", renderList(rows, p.all, every.length - rows.length));
+  const verified = p.verify ? "all" : "shown";
+  if (p.json)
+    printJson(io, {
+      schema_version: LIST_SCHEMA,
+      all: p.all,
+      verified,
+      tasks: rows,
+      spend_total: spendTotal(rows),
+    });
+  else say(io, "stdout", renderList(rows, p.all, every.length - rows.length, verified));
   return EXIT.ok;
 }
 

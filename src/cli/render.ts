@@ -17,7 +17,18 @@ import type { DelegateFacts, FailureFact, FusionFacts, TaskFacts } from "./show.
 
 export const LIST_SCHEMA = "pi-bg-delegate.cli-list.v1";
 
-export function renderList(rows: readonly TaskRow[], all: boolean, hidden: number): string {
+/**
+ * What `list` verified (docs/cli.md, "list"): "shown", the rows printed only; "all", every tree
+ * (`--verify`).
+ */
+export type ListVerified = "shown" | "all";
+
+export function renderList(
+  rows: readonly TaskRow[],
+  all: boolean,
+  hidden: number,
+  verified: ListVerified = "shown",
+): string {
   if (rows.length === 0) return all ? "No delegate tasks or Fusion runs in this project." : "No tasks to show.";
   const body = table(
     ["ID", "KIND", "STATE", "ROUTE", "RUN", "COST", "CAP", "ANSWER", "NAME"],
@@ -33,7 +44,11 @@ export function renderList(rows: readonly TaskRow[], all: boolean, hidden: numbe
     ]),
   );
   const more = hidden > 0 ? `\n(${hidden} more in earlier sessions: --all shows them)` : "";
-  return `${body}\n${spendTotalText(rows)}${more}`;
+  const checked =
+    verified === "all" || hidden === 0
+      ? `Verified: ${verified === "all" ? "every task" : "the rows shown"}.`
+      : "Verified: the rows shown; --verify checks every task.";
+  return `${body}\n${checked}\n${spendTotalText(rows)}${more}`;
 }
 
 /** COST and CAP, with the digits it takes for a spend over its cap never to print equal to it. */

@@ -17,6 +17,7 @@ import { type CancelOutcome, cancelWork } from "./cancel.ts";
 import { delegateKind } from "./delegate-kind.ts";
 import { fusionKind } from "./fusion-kind.ts";
 import { foreignRow, type TaskRow, threadRows } from "./row.ts";
+import { RowCache } from "./row-cache.ts";
 
 export const TASK_KINDS = { delegate: delegateKind, fusion: fusionKind } as const;
 
@@ -29,6 +30,8 @@ export interface RowOptions {
   /** Only these ids (the footer asks for the tasks of its own process). */
   only?: ReadonlySet<string>;
   now?: number;
+  /** Ended rows kept between calls (src/tasks/row-cache.ts); `verify: false` only. */
+  cache?: RowCache;
 }
 
 function refsOf(cwd: string, only: ReadonlySet<string> | undefined): { delegates: TaskRef[]; runs: TaskRef[] } {
@@ -50,14 +53,25 @@ export function listRows(cwd: string, options: RowOptions & { verify: boolean })
   const { delegates, runs } = refsOf(cwd, options.only);
   const now = options.now ?? Date.now();
   if (options.verify) return checkedRows([...delegates, ...runs], now);
+  // Without a cache every row is read (a fresh cache keeps nothing yet).
+  const cache = options.cache ?? new RowCache();
   const rows = delegates.map((ref) =>
-    !isForeign(ref.trust) ? TASK_KINDS.delegate.row(ref, { now, costOf: new Map() }) : foreignRow(ref, ref.trust),
+    cache.row(ref, () =>
+      !isForeign(ref.trust) ? TASK_KINDS.delegate.row(ref, { now, costOf: new Map() }) : foreignRow(ref, ref.trust),
+    ),
   );
   const context = { now, costOf: new Map(rows.map((row) => [row.id, row.cost])) };
   const runRows = runs.map((ref) =>
-    !isForeign(ref.trust) ? TASK_KINDS.fusion.row(ref, context) : foreignRow(ref, ref.trust),
+    cache.row(ref, () => (!isForeign(ref.trust) ? TASK_KINDS.fusion.row(ref, context) : foreignRow(ref, ref.trust))),
   );
-  return newestFirst([...rows, ...runRows]);
+  if (options.only !== undefined) return newestFirst([...rows, ...runRows]);
+  cache.keepOnly([...delegates, ...runs]);
+  // Every row kept and none gone: the order is the last pass's (an idle view sorts nothing).
+  const same = cache.unchanged();
+  if (same !== undefined) return [...same];
+  const list = newestFirst([...rows, ...runRows]);
+  cache.remember(list);
+  return list;
 }
 
 /** Each task read and verified once, one after another; a foreign one is marked, never verified. */

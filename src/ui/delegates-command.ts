@@ -9,6 +9,7 @@ import { adjudicateStrandedRuns } from "../tasks/adjudicate.ts";
 import { keptLines, pruneTasks, pruneTotal } from "../tasks/prune.ts";
 import { getRegistry } from "../tasks/registry.ts";
 import type { TaskRow } from "../tasks/row.ts";
+import { RowCache } from "../tasks/row-cache.ts";
 import { cancelTask, listRows } from "../tasks/seam.ts";
 import { DelegatesTable, rowName, shortId } from "./delegates-table.ts";
 
@@ -49,16 +50,18 @@ function forPerson(error: unknown): string {
 }
 
 /**
- * Rows read at most once a second, however often the TUI renders. The first read throws when the
+ * Rows read at most once a second, however often the TUI renders; an ended row is read once and kept
+ * while its manifest stays the same file (src/tasks/row-cache.ts). The first read throws when the
  * store cannot be read (the command says so); a later failure keeps the rows last read.
  */
 function cachedRows(cwd: string): () => readonly TaskRow[] {
-  let rows: readonly TaskRow[] = listRows(cwd, { verify: false });
+  const cache = new RowCache();
+  let rows: readonly TaskRow[] = listRows(cwd, { verify: false, cache });
   let at = Date.now();
   return () => {
     if (Date.now() - at >= REFRESH_MS) {
       try {
-        rows = listRows(cwd, { verify: false });
+        rows = listRows(cwd, { verify: false, cache });
       } catch {
         // unreadable for now: the table keeps what it showed
       }

@@ -1,10 +1,12 @@
 /**
- * `pi-bg-delegate list` verifies each task once per call (docs/cli.md, "list"): the verifier of a
- * completed Fusion run is wrapped with a counter, the rest of the module is the real one.
+ * `pi-bg-delegate list` verifies each printed task once per call, and only the printed ones
+ * (docs/cli.md, "list"); `--verify` verifies every task. The verifiers of a completed Fusion run and
+ * of a delegate's result are wrapped with counters; the rest of each module is the real one.
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it, vi } from "vitest";
 
-const counted = vi.hoisted(() => ({ calls: 0 }));
+const counted = vi.hoisted(() => ({ calls: 0, delegates: 0 }));
 
 vi.mock("../../src/fusion/index.ts", async (importOriginal) => {
   const real = await importOriginal<typeof import("../../src/fusion/index.ts")>();
@@ -17,8 +19,20 @@ vi.mock("../../src/fusion/index.ts", async (importOriginal) => {
   };
 });
 
+vi.mock("../../src/verify/result-file.ts", async (importOriginal) => {
+  const real = await importOriginal<typeof import("../../src/verify/result-file.ts")>();
+  return {
+    ...real,
+    readVerifiedResult: (...args: Parameters<typeof real.readVerifiedResult>) => {
+      counted.delegates++;
+      return real.readVerifiedResult(...args);
+    },
+  };
+});
+
 const { main } = await import("../../src/cli/main.ts");
 const { buildCompletedRun } = await import("../helpers/fusion-fixtures.ts");
+const { writeCompletedTask } = await import("../helpers/task-tree.ts");
 const { makeTempDir } = await import("../helpers/temp.ts");
 
 describe("list", () => {
@@ -27,10 +41,37 @@ describe("list", () => {
     buildCompletedRun(cwd);
     buildCompletedRun(cwd);
     const io = { cwd, stdout: () => {}, stderr: () => {} };
-    for (const argv of [["list"], ["list", "--all"], ["list", "--json"]]) {
+    for (const argv of [["list"], ["list", "--all"], ["list", "--json"], ["list", "--verify"]]) {
       counted.calls = 0;
       expect(await main(argv, io)).toBe(0);
       expect(counted.calls, argv.join(" ")).toBe(2);
     }
+  });
+
+  it("verifies only the rows it prints, and says so; --verify verifies every task", async () => {
+    const cwd = await makeTempDir("cli-list-shown");
+    writeCompletedTask(cwd, { session: "older-session", name: "old one" });
+    await sleep(5);
+    writeCompletedTask(cwd, { session: "older-session", name: "old two" });
+    await sleep(5);
+    writeCompletedTask(cwd, { session: "newest-session", name: "new" });
+    const run = async (argv: string[]) => {
+      const out: string[] = [];
+      counted.delegates = 0;
+      expect(await main(argv, { cwd, stdout: (t: string) => out.push(t), stderr: () => {} })).toBe(0);
+      return { out: out.join(""), verified: counted.delegates };
+    };
+    const newest = await run(["list"]);
+    expect(newest.verified).toBe(1);
+    expect(newest.out).toContain("Verified: the rows shown; --verify checks every task.");
+    expect(newest.out).toContain("(2 more in earlier sessions");
+    expect((await run(["list", "--all"])).verified).toBe(3);
+    const every = await run(["list", "--verify"]);
+    expect(every.verified).toBe(3);
+    expect(every.out).toContain("Verified: every task.");
+    expect(every.out).not.toContain("old one");
+    const json = JSON.parse((await run(["list", "--json"])).out) as { verified: string; tasks: unknown[] };
+    expect(json).toMatchObject({ verified: "shown" });
+    expect(json.tasks).toHaveLength(1);
   });
 });

@@ -29,6 +29,7 @@ describe("pi-bg-delegate argument parsing", () => {
         id: "d12",
         json: false,
         all: false,
+        verify: false,
         waitSeconds: 1.5,
         out: "a.txt",
         olderThanDays: undefined,
@@ -45,6 +46,7 @@ describe("pi-bg-delegate argument parsing", () => {
     expect(parseArgs(["prune", "--keep", "0", "--undelivered"])).toMatchObject({ parsed: { undelivered: true } });
     expect(parseArgs(["prune", "--keep", "0", "--unlink"])).toMatchObject({ parsed: { unlink: true } });
     expect(parseArgs(["list", "--all", "--json"])).toMatchObject({ parsed: { all: true, json: true, id: undefined } });
+    expect(parseArgs(["list", "--verify"])).toMatchObject({ parsed: { verify: true, all: false } });
     expect(parseArgs([])).toEqual({ kind: "help", command: undefined });
     expect(parseArgs(["show", "--help"])).toEqual({ kind: "help", command: "show" });
     expect(parseArgs(["help", "verify"])).toEqual({ kind: "help", command: "verify" });
