@@ -34,15 +34,19 @@ function plain(text) {
   return text.replaceAll("`", "").replace(/\s+/g, " ").trim().toLowerCase();
 }
 
+/** A heading without its number ("11. Views at 1,000 trees" → "Views at 1,000 trees"). */
+const unnumbered = (heading) => heading.replace(/^\d+[a-z]?\.\s+/, "");
+
 /**
  * Whether a cited name names a heading: the same words, or the heading's first words when the
  * rest is a command's arguments or an aside in parentheses (`"prune"` names "`prune
- * [--older-than <days>] …`", "Non-interactive Pi" names "Non-interactive Pi (`pi -p` …)").
+ * [--older-than <days>] …`", "Non-interactive Pi" names "Non-interactive Pi (`pi -p` …)"), a
+ * numbered heading's number left off ("Views at 1,000 trees" names "11. Views at 1,000 trees (…)").
  */
 export function namesHeading(headings, cited) {
   const want = plain(cited);
   return headings.some((heading) => {
-    const have = plain(heading);
+    const have = plain(unnumbered(heading));
     return have === want || (have.startsWith(`${want} `) && /^[[<(-]/.test(have.slice(want.length + 1)));
   });
 }

@@ -13,6 +13,7 @@ const PAGE = [
   "```",
   "### `prune [--older-than <days>] [--json]`",
   "## The spend cap",
+  "### 11. Views at 1,000 trees (targets: idle)",
   "### Evidence",
   "### Evidence",
 ].join("\n");
@@ -24,6 +25,7 @@ describe("headings and anchors", () => {
       "Non-interactive Pi (`pi -p` and `--mode json`)",
       "`prune [--older-than <days>] [--json]`",
       "The spend cap",
+      "11. Views at 1,000 trees (targets: idle)",
       "Evidence",
       "Evidence",
     ]);
@@ -44,6 +46,7 @@ describe("headings and anchors", () => {
     expect(namesHeading(headings, "the  spend cap")).toBe(true);
     expect(namesHeading(headings, "prune")).toBe(true);
     expect(namesHeading(headings, "Non-interactive Pi")).toBe(true);
+    expect(namesHeading(headings, "Views at 1,000 trees")).toBe(true);
     expect(namesHeading(headings, "The spend")).toBe(false);
     expect(namesHeading(headings, "Finalization")).toBe(false);
   });
