@@ -10,8 +10,10 @@ import { FUSION_ARGUMENTS } from "./arguments/fusion-arguments.ts";
 import { RESULT_ARGUMENTS } from "./arguments/result-arguments.ts";
 import { CHILD_ENV } from "./core/constants.ts";
 import { loadSettings } from "./core/settings.ts";
+import { startFusion } from "./fusion-run/start.ts";
 import { admitHost, type HostAdmission } from "./host/index.ts";
 import { projectTrusted } from "./launch/launch.ts";
+import { launchDelegate } from "./launch/start.ts";
 import {
   drainAtShutdown,
   endingOnSignal,
@@ -26,6 +28,7 @@ import {
   waitForOwnWork,
 } from "./lifetime.ts";
 import { inlineAnswer } from "./retrieval/retrieve.ts";
+import { retrieveTask } from "./retrieval/retrieve-any.ts";
 import { adjudicateStranded, adjudicateStrandedRuns } from "./tasks/adjudicate.ts";
 import { SessionLink } from "./tasks/link.ts";
 import { pruneTasks } from "./tasks/prune.ts";
@@ -43,6 +46,8 @@ import {
   renderResultCall,
   renderRetrieval,
 } from "./ui/render.ts";
+import { alreadyStartedText } from "./views/already-started.ts";
+import { receiptText } from "./views/receipt.ts";
 
 /** This project's settings as this session may take them (a trusted project may widen; src/core/setting-trust.ts). */
 function settingsOf(ctx: ExtensionContext) {
@@ -110,12 +115,6 @@ export default function bgDelegateExtension(pi: ExtensionAPI): void {
     ...packageTool(BG_DELEGATE, DELEGATE_ARGUMENTS, async (args, toolCallId, ctx) => {
       const settings = settingsOf(ctx);
       const admission = await hostAdmission(ctx);
-      // Loaded on first use: a session that never delegates never loads launch (docs/INDEX.md, "Where the code is").
-      const [{ launchDelegate }, { alreadyStartedText }, { receiptText }] = await Promise.all([
-        import("./launch/start.ts"),
-        import("./views/already-started.ts"),
-        import("./views/receipt.ts"),
-      ]);
       const receipt = await launchDelegate(args, toolCallId, ctx, {
         piVersion: VERSION,
         admission,
@@ -141,7 +140,6 @@ export default function bgDelegateExtension(pi: ExtensionAPI): void {
         thinkingLevel: pi.getThinkingLevel(),
         settings: settingsOf(ctx),
       };
-      const { startFusion } = await import("./fusion-run/start.ts");
       const { text, details } = await startFusion(args, toolCallId, ctx, host);
       return { content: [{ type: "text", text }], details };
     }),
@@ -153,7 +151,6 @@ export default function bgDelegateExtension(pi: ExtensionAPI): void {
   pi.registerTool({
     ...packageTool(BG_RESULT, RESULT_ARGUMENTS, async (args, _toolCallId, ctx) => {
       const known = link?.knownTasks() ?? new Map(getRegistry().known);
-      const { retrieveTask } = await import("./retrieval/retrieve-any.ts");
       const { text, details } = await retrieveTask(ctx.cwd, args, known, adjudicateStranded);
       return { content: [{ type: "text", text }], details };
     }),
