@@ -236,7 +236,9 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     try {
       if (error instanceof UsageError) {
         const hint = error.command ? `pi-bg-delegate ${error.command} --help` : "pi-bg-delegate --help";
-        say(io, "stderr", `pi-bg-delegate: ${error.message}\nSee: ${hint}`);
+        // Every problem of the call, one line each (docs/cli.md, "Exit statuses").
+        const lines = error.problems.map((problem) => `pi-bg-delegate: ${problem}`);
+        say(io, "stderr", `${lines.join("\n")}\nSee: ${hint}`);
         return EXIT.usage;
       }
       say(io, "stderr", error instanceof DelegateError ? cliFailureText(error) : unexpectedFailureText(command, error));

@@ -31,6 +31,8 @@ describe("pi-bg-delegate argument parsing", () => {
         all: false,
         waitSeconds: 1.5,
         out: "a.txt",
+        pi: undefined,
+        node: undefined,
         olderThanDays: undefined,
         keep: undefined,
         dryRun: false,
@@ -108,12 +110,59 @@ describe("pi-bg-delegate argument parsing", () => {
     expect(usage(["prune", "--older-than", "36500.5"])).toBe('--older-than must be at most 36500 days, not "36500.5"');
   });
 
-  it("has help for every command, with the exit statuses", () => {
+  it("has help for every command, listing only the exit statuses that command can end with", () => {
+    const statuses = (text: string) =>
+      text
+        .slice(text.indexOf("Exit status:"))
+        .split("\n")
+        .slice(1)
+        .map((line) => Number(line.trim().split(" ")[0]));
+    const own: Record<(typeof COMMAND_NAMES)[number], number[]> = {
+      list: [EXIT.ok, EXIT.failure, EXIT.usage],
+      show: [EXIT.ok, EXIT.failure, EXIT.usage],
+      verify: [EXIT.ok, EXIT.failure, EXIT.usage, EXIT.running],
+      result: [EXIT.ok, EXIT.failure, EXIT.usage, EXIT.running],
+      cancel: [EXIT.ok, EXIT.failure, EXIT.usage, EXIT.refused],
+      prune: [EXIT.ok, EXIT.failure, EXIT.usage],
+      "prove-host": [EXIT.ok, EXIT.failure, EXIT.usage],
+    };
     for (const command of COMMAND_NAMES) {
       const text = helpText(command);
       expect(text.startsWith(`Usage: pi-bg-delegate ${command}`)).toBe(true);
-      expect(text).toContain(`  ${EXIT.running}  the task is still running`);
+      expect(statuses(text)).toEqual(own[command]);
+      // Every option of the command is listed, and no other command's.
+      expect(text).toContain("--help");
     }
+    expect(helpText("list")).not.toContain("cancel refused");
+    expect(helpText("prove-host")).not.toContain("still running");
+    expect(statuses(helpText(undefined))).toEqual([EXIT.ok, EXIT.failure, EXIT.usage, EXIT.running, EXIT.refused]);
+  });
+
+  it("reports every bad argument of one call together, not only the first", () => {
+    let caught: unknown;
+    try {
+      parseArgs(["result", "a", "b", "--wait", "soon", "--all", "-x", "--json=1"]);
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(UsageError);
+    const error = caught as UsageError;
+    expect(error.command).toBe("result");
+    expect(error.problems).toEqual([
+      '--wait must be a number of seconds ≥ 0, not "soon"',
+      "result has no option --all",
+      "result has no option -x",
+      "--json takes no value",
+      'result takes one task id, got "a" and "b"',
+    ]);
+    expect(error.message).toBe(error.problems.join("\n"));
+    expect(usage(["prune", "d1", "--keep", "x", "--older-than", "-1"]).split("\n")).toEqual([
+      '--keep must be a whole number ≥ 0, not "x"',
+      '--older-than must be a number of days ≥ 0, not "-1"',
+      'prune takes no task id ("d1")',
+    ]);
+    // --help anywhere after a known command wins over the problems.
+    expect(parseArgs(["result", "--bogus", "--help"])).toEqual({ kind: "help", command: "result" });
   });
 });
 
