@@ -169,6 +169,8 @@ async function result(io: CliIo, p: ParsedCommand): Promise<number> {
   // The verified answer's own bytes, unescaped: they are the answer (a terminal shows them as it would a file).
   if (out === undefined) {
     io.stdout(bytes);
+    // The output ends with a newline (docs/cli.md, "result"); --out writes the answer's exact bytes.
+    if (bytes.length === 0 || bytes[bytes.length - 1] !== 0x0a) io.stdout("\n");
     return EXIT.ok;
   }
   try {

@@ -108,7 +108,7 @@ describe("pi-bg-delegate on task trees made by real children", () => {
       const shown = await runCli(cwd, "show", completed);
       expect(shown.code, shown.stderr).toBe(0);
       expect(shown.stdout).toMatch(/attestations:\s+2, all on the pinned route/);
-      expect(shown.stdout).toMatch(/^finalized:?\s+no \(answered before any limit's runway\)$/m);
+      expect(shown.stdout).toMatch(/^finalized:?\s+no \(answered before any limit was near\)$/m);
       expect(shown.stdout).toContain("Evidence: fresh (1 file re-hashed, unchanged since read).");
       expect(shown.stdout).toContain("Citations: 0 of 1 match lines the delegate read; 1 in files it never opened");
       expect(shown.stdout).toMatch(/read\s+notes\.txt\s+1-1\s+0-12/);

@@ -3,10 +3,12 @@ import { dirname, join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../../scripts/hosts.mjs";
 import { COMMAND_NAMES, EXIT, helpText, parseArgs, UsageError } from "../../src/cli/args.ts";
+import { cliFailureText, forPerson } from "../../src/cli/failure.ts";
 import { facts, table } from "../../src/cli/format.ts";
 import { renderFacts, renderList } from "../../src/cli/render.ts";
 import { type DelegateFacts, SHOW_SCHEMA } from "../../src/cli/show.ts";
 import { ARGUMENT_BOUNDS } from "../../src/core/constants.ts";
+import { DelegateError } from "../../src/core/errors.ts";
 import { visible, visibleLines } from "../../src/core/terminal-text.ts";
 import { type TaskRow, threadedName, threadRows, unreadRow } from "../../src/tasks/row.ts";
 
@@ -390,8 +392,39 @@ describe("show: which limit made the delegate answer", () => {
       /^finalized:?\s+by turns: the delegate reached its last turn \(maxTurns\) and was told to answer from what it had$/,
     );
     expect(line({ ...base, finalized_by: "time" })).toContain("neared its timeout (timeoutSeconds)");
-    expect(line({ ...base, finalized_by: null })).toMatch(/^finalized:?\s+no \(answered before any limit's runway\)$/);
+    expect(line({ ...base, finalized_by: null })).toMatch(/^finalized:?\s+no \(answered before any limit was near\)$/);
     expect(line({ ...base, state: "failed", answer: null, finalized_by: null })).toMatch(/^finalized:?\s+-$/);
+  });
+
+  it("is written for a person: the cost once, the budget in words, no internal terms", () => {
+    const text = renderFacts({
+      ...base,
+      budget: { capacity_tokens: 100_000, growth_budget_tokens: 80_000, finalization_runway_tokens: 12_000 },
+      usage: {
+        status: "observed",
+        input: 10,
+        output: 5,
+        cache_read: 0,
+        cache_write: 0,
+        total_tokens: 15,
+        cost_total: 0.0123,
+      },
+      cost: { usd: 0.0123, at_least: false },
+    } as DelegateFacts);
+    expect(text.match(/\$0\.0123/g)).toHaveLength(1);
+    expect(text).not.toMatch(/capacity|growth|runway/i);
+    expect(text).toMatch(/^context:?\s+100000 tokens: 80000 to work in, 12000 kept to write the answer$/m);
+  });
+
+  it("a failure text on the command line carries no model-facing sentence", () => {
+    const text = cliFailureText(new DelegateError("task_unknown", "no task d9", { childProcessCreated: false }));
+    expect(text).not.toContain("Child process created");
+    expect(text.split("\n")).toEqual(["[task_unknown] no task d9", expect.stringMatching(/^Remediation: /)]);
+    expect(
+      forPerson(
+        "Fusion run f1 failed; no answer was committed (x). This view carries no answer text, partial output or usage, whatever delivery was requested.\nWorkflow: w",
+      ),
+    ).toBe("Fusion run f1 failed; no answer was committed (x).\nWorkflow: w");
   });
 
   it("prints a follow-up's whole chain with each link's state", () => {
