@@ -38,11 +38,22 @@ const NOTIFICATION = "background-task-notification";
 /** bg_delegate's default timeoutSeconds (src/core/constants.ts DELEGATE_DEFAULTS) plus slack for the parent's turns. */
 const REAL_CHILD_WAIT_MS = (1200 + 300) * 1000;
 const USAGE = [
-  "usage: npm run demo [-- --keep]                      offline: scripted model, sample project",
+  "usage: npm run demo [-- --tui] [--keep]              offline: scripted model, sample project",
   "       npm run demo -- --fusion [--tui] [--keep]      offline: bg_fusion with two scripted models",
   '       npm run demo -- --model <provider>/<id> ["<task>"] [--cwd <dir>] [--keep]',
   "                                                     a model configured in your pi agent dir",
   `       add --host <${hostNames().join("|")}> for the pi host (default ${hostNames()[0]})`,
+  "",
+  "  --tui      run it in Pi's interactive terminal UI (quit with ctrl+c twice)",
+  "  --fusion   run bg_fusion instead of bg_delegate",
+  "  --model    a model configured in your pi agent dir, as <provider>/<id>",
+  "  --cwd      the project to investigate (with --model; default: the sample project)",
+  "  --keep     keep the temp dir (agent dir and project copy)",
+  "  --host     the Pi the demo runs (a dev dependency of this package)",
+  "  --help     show this help",
+  "",
+  "Needs the dev dependencies (npm ci, not npm ci --omit=dev): the demo runs the Pi hosts this",
+  "package installs for its tests, never the pi on your PATH.",
 ].join("\n");
 
 function parseArgs(argv) {

@@ -1,8 +1,10 @@
 /**
  * The command line's grammar (docs/cli.md, "Commands"): one table of commands and their options, from
- * which both the parser and every `--help` text come. Pure: no file system, no process.
+ * which both the parser (node:util `parseArgs`) and every `--help` text come. Pure: no file system, no
+ * process.
  */
 
+import { parseArgs as parseTokens } from "node:util";
 import { ARGUMENT_BOUNDS } from "../core/constants.ts";
 
 export const COMMAND_NAMES = ["list", "show", "verify", "result", "cancel", "prune", "prove-host"] as const;
@@ -105,7 +107,7 @@ export const COMMANDS: Record<CommandName, CommandSpec> = {
   },
 };
 
-/** Exit statuses (docs/cli.md, "Exit statuses"). */
+/** Exit statuses (docs/cli.md, "Exit statuses"); each command's help lists only its own (EXIT_OF). */
 export const EXIT = {
   ok: 0,
   /** A typed failure: the task failed, a check failed, the id is unknown or ambiguous; prune could not remove a tree. */
@@ -140,13 +142,17 @@ export interface ParsedCommand {
 
 export type Invocation = { kind: "help"; command: CommandName | undefined } | { kind: "run"; parsed: ParsedCommand };
 
+/** A wrong command line: every problem of the call, one per line (docs/cli.md, "Exit statuses"). */
 export class UsageError extends Error {
+  readonly problems: readonly string[];
   constructor(
-    message: string,
+    problems: string | readonly string[],
     readonly command: CommandName | undefined,
   ) {
-    super(message);
+    const list = typeof problems === "string" ? [problems] : problems;
+    super(list.join("\n"));
     this.name = "UsageError";
+    this.problems = list;
   }
 }
 
@@ -168,39 +174,26 @@ export const NUMBER_OPTION_MAX: Record<Exclude<OptionKind, "flag" | "path">, num
   count: Number.MAX_SAFE_INTEGER,
 };
 
-/** A non-negative number of seconds or days (fractions allowed), or a whole count, within its bound. */
+/** A non-negative number of seconds or days (fractions allowed), or a whole count, within its bound; else the problem. */
 function numberOption(
-  command: CommandName,
   name: string,
   kind: Exclude<OptionKind, "flag" | "path">,
-  raw: string | undefined,
-): number {
-  if (raw === undefined || raw.startsWith("--")) throw new UsageError(`--${name} needs a value`, command);
+  raw: string,
+): { value: number } | { problem: string } {
   const whole = kind === "count";
   // Decimal digits only: Number() would also take "0x10", "1e3", " 5" or "Infinity".
   const value = DECIMAL.test(raw) ? Number(raw) : Number.NaN;
   if (!Number.isFinite(value) || (whole && !Number.isInteger(value))) {
     const what = whole ? "a whole number ≥ 0" : `a number of ${kind} ≥ 0`;
-    throw new UsageError(`--${name} must be ${what}, not "${raw}"`, command);
+    return { problem: `--${name} must be ${what}, not "${raw}"` };
   }
   const max = NUMBER_OPTION_MAX[kind];
-  if (value > max)
-    throw new UsageError(`--${name} must be at most ${max}${whole ? "" : ` ${kind}`}, not "${raw}"`, command);
-  return value;
+  if (value > max) return { problem: `--${name} must be at most ${max}${whole ? "" : ` ${kind}`}, not "${raw}"` };
+  return { value };
 }
 
-/** Parse argv (without node and the script). Throws UsageError with a one-line reason. */
-export function parseArgs(argv: readonly string[]): Invocation {
-  const [first, ...rest] = argv;
-  if (first === undefined || first === "--help" || first === "-h" || first === "help") {
-    const topic = first === "help" ? rest[0] : undefined;
-    if (topic !== undefined && !isCommand(topic)) throw new UsageError(`unknown command "${topic}"`, undefined);
-    return { kind: "help", command: topic };
-  }
-  if (!isCommand(first)) throw new UsageError(`unknown command "${first}"`, undefined);
-  const command = first;
-  const spec = COMMANDS[command];
-  const parsed: ParsedCommand = {
+function emptyCommand(command: CommandName): ParsedCommand {
+  return {
     command,
     id: undefined,
     json: false,
@@ -217,52 +210,112 @@ export function parseArgs(argv: readonly string[]): Invocation {
     unlink: false,
     foreign: false,
   };
-  for (let i = 0; i < rest.length; i++) {
-    const arg = rest[i]!;
-    if (arg === "--help" || arg === "-h") return { kind: "help", command };
-    if (arg.startsWith("--")) {
-      const [name, inline] = arg.slice(2).split(/=(.*)/s, 2) as [string, string | undefined];
-      const option = spec.options.find((o) => o.name === name);
-      if (!option) throw new UsageError(`${command} has no option --${name}`, command);
-      if (option.kind === "flag") {
-        if (inline !== undefined) throw new UsageError(`--${name} takes no value`, command);
-        if (name === "json") parsed.json = true;
-        else if (name === "dry-run") parsed.dryRun = true;
-        else if (name === "undelivered") parsed.undelivered = true;
-        else if (name === "unlink") parsed.unlink = true;
-        else if (name === "foreign") parsed.foreign = true;
-        else if (name === "verify") parsed.verify = true;
-        else parsed.all = true;
-        continue;
-      }
-      const raw = inline ?? rest[++i];
-      if (option.kind === "path") {
-        if (raw === undefined || raw === "") throw new UsageError(`--${name} needs a value`, command);
-        if (name === "pi") parsed.pi = raw;
-        else if (name === "node") parsed.node = raw;
-        else parsed.out = raw;
-      } else {
-        const value = numberOption(command, name, option.kind, raw);
-        if (name === "older-than") parsed.olderThanDays = value;
-        else if (name === "keep") parsed.keep = value;
-        else parsed.waitSeconds = value;
-      }
+}
+
+/** Where each option's value goes. */
+function assign(parsed: ParsedCommand, name: string, value: string | number | true): void {
+  const fields: Record<string, keyof ParsedCommand> = {
+    json: "json",
+    all: "all",
+    "dry-run": "dryRun",
+    undelivered: "undelivered",
+    unlink: "unlink",
+    foreign: "foreign",
+    verify: "verify",
+    wait: "waitSeconds",
+    out: "out",
+    pi: "pi",
+    node: "node",
+    "older-than": "olderThanDays",
+    keep: "keep",
+  };
+  const field = fields[name];
+  if (field !== undefined) (parsed as unknown as Record<string, unknown>)[field] = value;
+}
+
+/**
+ * Parse argv (without node and the script) with node:util `parseArgs` over the command's option
+ * table. Every problem of the call is collected and thrown together as one UsageError; `--help`
+ * anywhere after a known command wins.
+ */
+export function parseArgs(argv: readonly string[]): Invocation {
+  const [first, ...rest] = argv;
+  if (first === undefined || first === "--help" || first === "-h" || first === "help") {
+    const topic = first === "help" ? rest[0] : undefined;
+    if (topic !== undefined && !isCommand(topic)) throw new UsageError(`unknown command "${topic}"`, undefined);
+    return { kind: "help", command: topic };
+  }
+  if (!isCommand(first)) throw new UsageError(`unknown command "${first}"`, undefined);
+  const command = first;
+  const spec = COMMANDS[command];
+  const options = Object.fromEntries(
+    spec.options.map((o) => [o.name, { type: o.kind === "flag" ? ("boolean" as const) : ("string" as const) }]),
+  );
+  const { tokens } = parseTokens({
+    args: [...rest],
+    options: { ...options, help: { type: "boolean", short: "h" } },
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  });
+  const parsed = emptyCommand(command);
+  const problems: string[] = [];
+  const ids: string[] = [];
+  // Options named at all, valid or not: a problem that follows from another is not reported twice.
+  const named = new Set<string>();
+  let dashed = false;
+  for (const token of tokens) {
+    if (token.kind === "option-terminator") continue;
+    if (token.kind === "positional") {
+      // A task id never starts with "-": "-x" is an option this command does not have.
+      if (token.value.startsWith("-")) {
+        problems.push(`${command} has no option ${token.value}`);
+        dashed = true;
+      } else ids.push(token.value);
       continue;
     }
-    // A task id never starts with "-": "-x" is an option this command does not have.
-    if (arg.startsWith("-")) throw new UsageError(`${command} has no option ${arg}`, command);
-    if (!spec.id) throw new UsageError(`${command} takes no task id ("${arg}")`, command);
-    if (parsed.id !== undefined)
-      throw new UsageError(`${command} takes one task id, got "${parsed.id}" and "${arg}"`, command);
-    // Trimmed as bg_result trims its taskId.
-    const id = arg.trim();
-    if (id === "") throw new UsageError("the task id is blank", command);
-    parsed.id = id;
+    if (token.name === "help") return { kind: "help", command };
+    named.add(token.name);
+    const option = spec.options.find((o) => o.name === token.name);
+    if (!option) {
+      problems.push(`${command} has no option ${token.rawName}`);
+      // "-x" may have been meant as an id: its missing id is not a second problem.
+      if (!token.rawName.startsWith("--")) dashed = true;
+      continue;
+    }
+    if (option.kind === "flag") {
+      if (token.inlineValue) problems.push(`--${option.name} takes no value`);
+      else assign(parsed, option.name, true);
+      continue;
+    }
+    const raw = token.value;
+    if (raw === undefined || raw === "" || (option.kind !== "path" && raw.startsWith("--"))) {
+      problems.push(`--${option.name} needs a value`);
+      continue;
+    }
+    if (option.kind === "path") {
+      assign(parsed, option.name, raw);
+      continue;
+    }
+    const number = numberOption(option.name, option.kind, raw);
+    if ("problem" in number) problems.push(number.problem);
+    else assign(parsed, option.name, number.value);
   }
-  if (spec.id && parsed.id === undefined)
-    throw new UsageError(`${command} needs a task id (or a unique prefix)`, command);
-  if (command === "prune" && parsed.olderThanDays === undefined && parsed.keep === undefined && !parsed.foreign)
-    throw new UsageError("prune needs --older-than <days>, --keep <n>, both, or --foreign", command);
+  if (!spec.id) {
+    for (const id of ids) problems.push(`${command} takes no task id ("${id}")`);
+  } else if (ids.length > 1) {
+    problems.push(`${command} takes one task id, got ${ids.map((id) => `"${id}"`).join(" and ")}`);
+  } else if (ids.length === 0) {
+    if (!dashed) problems.push(`${command} needs a task id (or a unique prefix)`);
+  } else {
+    // Trimmed as bg_result trims its taskId.
+    const id = ids[0]!.trim();
+    if (id === "") problems.push("the task id is blank");
+    else parsed.id = id;
+  }
+  if (command === "prune" && !named.has("older-than") && !named.has("keep") && !parsed.foreign)
+    problems.push("prune needs --older-than <days>, --keep <n>, both, or --foreign");
+  if (problems.length > 0) throw new UsageError(problems, command);
   return { kind: "run", parsed };
 }
 
@@ -280,15 +333,15 @@ export function helpText(command: CommandName | undefined): string {
     return [
       `Usage: ${PROGRAM} <command> [options]`,
       "",
-      "Reads and checks this project's background delegate tasks and Fusion runs (run it in the project",
-      "directory). No Pi process is needed.",
+      "Reads and checks this project's background delegate tasks and Fusion runs (run it anywhere in the",
+      "project: it finds the project as git finds its root). No Pi process is needed.",
       "",
       "Commands:",
       ...COMMAND_NAMES.map((c) => `  ${c.padEnd(width)}  ${COMMANDS[c].summary}`),
       "",
       `Run "${PROGRAM} <command> --help" for a command's options.`,
       "",
-      exitStatusText(),
+      exitStatusText(undefined),
     ].join("\n");
   }
   const spec = COMMANDS[command];
@@ -307,17 +360,48 @@ export function helpText(command: CommandName | undefined): string {
     "Options:",
     ...rows.map(([name, help]) => `  ${name.padEnd(width)}  ${help}`),
     "",
-    exitStatusText(),
+    exitStatusText(command),
   ].join("\n");
 }
 
-function exitStatusText(): string {
-  return [
-    "Exit status:",
-    `  ${EXIT.ok}  success`,
-    `  ${EXIT.failure}  a typed failure (the [code] line on stderr says which); prune could not remove a tree; prove-host: a check failed`,
-    `  ${EXIT.usage}  the command line is wrong`,
-    `  ${EXIT.running}  the task is still running`,
-    `  ${EXIT.refused}  cancel refused (not running, or not owned by your Pi)`,
-  ].join("\n");
+type ExitStatus = (typeof EXIT)[keyof typeof EXIT];
+
+const TYPED_FAILURE = "a typed failure (the [code] line on stderr says which)";
+
+/** What each status means for each command; a command's help lists only the statuses it can end with. */
+const EXIT_OF: Record<CommandName, Partial<Record<ExitStatus, string>>> = {
+  list: { [EXIT.failure]: TYPED_FAILURE },
+  show: { [EXIT.failure]: `${TYPED_FAILURE}, or the task's result fails a check` },
+  verify: { [EXIT.failure]: `${TYPED_FAILURE}: a check failed`, [EXIT.running]: "the task is still running" },
+  result: {
+    [EXIT.failure]: `${TYPED_FAILURE}: the task failed or its answer does not verify`,
+    [EXIT.running]: "the task is still running (or --wait ran out)",
+  },
+  cancel: {
+    [EXIT.failure]: TYPED_FAILURE,
+    [EXIT.refused]: "cancel refused (not running, or not owned by your Pi)",
+  },
+  prune: { [EXIT.failure]: `${TYPED_FAILURE}, or a tree could not be removed` },
+  "prove-host": { [EXIT.failure]: "a check failed, or the Pi or Node could not be run" },
+};
+
+/** The exit statuses of one command, or (for the program's help) of every command. */
+function exitStatusText(command: CommandName | undefined): string {
+  const own: Partial<Record<ExitStatus, string>> =
+    command === undefined
+      ? {
+          [EXIT.failure]: `${TYPED_FAILURE}; prune could not remove a tree; prove-host: a check failed`,
+          [EXIT.running]: "the task is still running (result, verify)",
+          [EXIT.refused]: "cancel refused (not running, or not owned by your Pi)",
+        }
+      : EXIT_OF[command];
+  const rows: Array<[ExitStatus, string]> = [[EXIT.ok, "success"]];
+  const failure = own[EXIT.failure];
+  if (failure !== undefined) rows.push([EXIT.failure, failure]);
+  rows.push([EXIT.usage, "the command line is wrong (every problem is listed)"]);
+  for (const status of [EXIT.running, EXIT.refused] as const) {
+    const text = own[status];
+    if (text !== undefined) rows.push([status, text]);
+  }
+  return ["Exit status:", ...rows.map(([status, text]) => `  ${status}  ${text}`)].join("\n");
 }

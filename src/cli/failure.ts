@@ -16,10 +16,25 @@ export function cliRemediation(code: FailureCode): string {
   return CLI_REMEDIATION[code] ?? FAILURE_REMEDIATION[code];
 }
 
+/**
+ * Sentences of the tools' texts written for the model, not for a person at a shell (docs/cli.md,
+ * "Output"): whether a child process was created, and what a Fusion failure view does not carry.
+ */
+const MODEL_FACING = [/^Child process created: (?:yes|no)$/, / ?This view carries no answer text[^.]*\./];
+
+/** A tool text as a person reads it: the model-facing lines and sentences left out. */
+export function forPerson(text: string): string {
+  return text
+    .split("\n")
+    .filter((line) => !MODEL_FACING[0]!.test(line))
+    .map((line) => line.replace(MODEL_FACING[1]!, ""))
+    .join("\n");
+}
+
 /** The tools' failure text of a typed failure, with the command line's remediation. */
 export function cliFailureText(error: DelegateError): string {
   const remediation = error.facts.remediation ?? CLI_REMEDIATION[error.code];
-  return renderFailure(remediation === undefined ? error : error.withFacts({ remediation }));
+  return forPerson(renderFailure(remediation === undefined ? error : error.withFacts({ remediation })));
 }
 
 /** A failure of the command itself, not of a task: a write that failed, a stream that broke. */
@@ -43,5 +58,5 @@ export function unexpectedFailureText(command: string, error: unknown): string {
 export function endedRunFailure(view: FusionRetrieval<FusionFailureView>): { code: FailureCode; text: string } {
   const { failure, integrity } = view.details;
   const code = failure?.code ?? integrity?.code ?? "child_exited_without_commit";
-  return { code, text: `[${code}] ${view.text}` };
+  return { code, text: `[${code}] ${forPerson(view.text)}` };
 }

@@ -180,6 +180,8 @@ async function result(io: CliIo, p: ParsedCommand): Promise<number> {
   // The verified answer's own bytes, unescaped: they are the answer (a terminal shows them as it would a file).
   if (out === undefined) {
     io.stdout(bytes);
+    // The output ends with a newline (docs/cli.md, "result"); --out writes the answer's exact bytes.
+    if (bytes.length === 0 || bytes[bytes.length - 1] !== 0x0a) io.stdout("\n");
     return EXIT.ok;
   }
   try {
@@ -247,7 +249,9 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     try {
       if (error instanceof UsageError) {
         const hint = error.command ? `pi-bg-delegate ${error.command} --help` : "pi-bg-delegate --help";
-        say(io, "stderr", `pi-bg-delegate: ${error.message}\nSee: ${hint}`);
+        // Every problem of the call, one line each (docs/cli.md, "Exit statuses").
+        const lines = error.problems.map((problem) => `pi-bg-delegate: ${problem}`);
+        say(io, "stderr", `${lines.join("\n")}\nSee: ${hint}`);
         return EXIT.usage;
       }
       say(io, "stderr", error instanceof DelegateError ? cliFailureText(error) : unexpectedFailureText(command, error));

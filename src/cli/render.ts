@@ -62,7 +62,7 @@ function usageText(usage: UsageRecord | null): string {
   if (usage.status === "unavailable") return `unavailable (${usage.reason})`;
   return (
     `${usage.total_tokens} tokens (input ${usage.input}, output ${usage.output}, cache read ${usage.cache_read}, ` +
-    `cache write ${usage.cache_write}); cost ${formatCost(usage.cost_total)}`
+    `cache write ${usage.cache_write})`
   );
 }
 
@@ -129,10 +129,10 @@ function renderDelegate(f: DelegateFacts, now: number): string {
         (f.limits.max_cost_usd === undefined ? "" : `, spend cap ${formatCost(f.limits.max_cost_usd)}`),
     ],
     [
-      "budget",
+      "context",
       f.budget === null
         ? "-"
-        : `capacity ${f.budget.capacity_tokens}, growth ${f.budget.growth_budget_tokens}, runway ${f.budget.finalization_runway_tokens} tokens`,
+        : `${f.budget.capacity_tokens} tokens: ${f.budget.growth_budget_tokens} to work in, ${f.budget.finalization_runway_tokens} kept to write the answer`,
     ],
     ["progress", `${f.progress.turns} turns, ${f.progress.tool_calls} tool calls`],
     ["usage", usageText(f.usage)],
@@ -210,7 +210,7 @@ function answerCopyLines(f: DelegateFacts): [string, string][] {
 /** Whether a limit's runway made the child answer, and which (docs/subsystems/child-guard.md). */
 function finalizedText(f: DelegateFacts): string {
   if (f.answer === null) return "-";
-  if (f.finalized_by === null) return "no (answered before any limit's runway)";
+  if (f.finalized_by === null) return "no (answered before any limit was near)";
   return `by ${f.finalized_by}: the delegate ${FORCED_BY[f.finalized_by]} and was told to answer from what it had`;
 }
 

@@ -33,7 +33,7 @@ import { readVerifiedResult } from "../verify/result-file.ts";
 import { type CheckedFieldBasis, checkBasis, parseCommittedAnswer } from "../verify/structured-output.ts";
 import { textBasis } from "../verify/text-basis.ts";
 import { recordedSpend, type SpendFigure } from "../views/spend-figure.ts";
-import { cliRemediation } from "./failure.ts";
+import { cliRemediation, forPerson } from "./failure.ts";
 import {
   answerWarnings,
   type ParallelOutput,
@@ -320,7 +320,7 @@ async function fusionFacts(ref: TaskRef): Promise<FusionFacts> {
   if (manifest?.state === "running" && settled === null) state = "ended";
   if (settled?.kind === "ended") {
     const f = settled.view.details.failure ?? settled.view.details.integrity;
-    if (f) failure = failureOf(f.code, settled.view.text);
+    if (f) failure = failureOf(f.code, forPerson(settled.view.text));
   }
   const verified = settled?.kind === "completed" ? settled.verified : null;
   const structured = settled?.kind === "completed" ? settled.structured : null;

@@ -28,9 +28,16 @@ export function piAgentDir(env: NodeJS.ProcessEnv): string {
   return set.startsWith("~/") ? join(homedir(), set.slice(2)) : resolve(set);
 }
 
-function refuse(message: string): never {
-  throw new DelegateError("delegate_hook_contract_unsupported", message, { childProcessCreated: false });
+function refuse(message: string, remediation?: string): never {
+  throw new DelegateError("delegate_hook_contract_unsupported", message, {
+    childProcessCreated: false,
+    ...(remediation === undefined ? {} : { remediation }),
+  });
 }
+
+/** A `pi` that is a wrapper script (docs/cli.md, "prove-host"): the flag that names Pi's own CLI file. */
+export const WRAPPER_REMEDIATION =
+  "Name Pi's own CLI file: pi-bg-delegate prove-host --pi <Pi's package>/dist/cli.js (a wrapper script is not inside Pi's package; `npm root -g` shows where a global install is).";
 
 function execText(nodePath: string, args: string[]): Promise<{ ok: boolean; stdout: string; stderr: string }> {
   return new Promise((done) => {
@@ -85,7 +92,8 @@ export interface HostFacts {
 /** The version and session format of the host, asked of its own module by `nodePath` in a child process. */
 export async function hostFacts(nodePath: string, cliPath: string): Promise<HostFacts> {
   const root = packageRootOf(cliPath);
-  if (root === undefined) refuse(`${cliPath} is not inside a package (no package.json above it)`);
+  if (root === undefined)
+    refuse(`${cliPath} is not inside a package (no package.json above it): a wrapper script?`, WRAPPER_REMEDIATION);
   const index = pathToFileURL(join(root, "dist", "index.js")).href;
   const script = `import(${JSON.stringify(index)}).then((m) => process.stdout.write(JSON.stringify({ version: m.VERSION, sessionVersion: m.CURRENT_SESSION_VERSION })))`;
   const ran = await execText(nodePath, ["-e", script]);

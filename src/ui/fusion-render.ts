@@ -1,6 +1,7 @@
 import type { Theme } from "@mariozechner/pi-coding-agent";
 import { Text } from "@mariozechner/pi-tui";
 import { visible } from "../core/terminal-text.ts";
+import { plural } from "../core/units.ts";
 import type { FusionReceiptDetails } from "../fusion-run/receipt.ts";
 import { shortId } from "./delegates-table.ts";
 import { limitsText, receiptRenderer } from "./render.ts";
@@ -9,7 +10,7 @@ import { limitsText, receiptRenderer } from "./render.ts";
 export function renderFusionCall(input: unknown, theme: Theme): Text {
   const record = typeof input === "object" && input !== null ? (input as Record<string, unknown>) : {};
   const name = typeof record.name === "string" ? record.name : "";
-  const candidates = Array.isArray(record.candidates) ? ` · ${record.candidates.length} candidates` : "";
+  const candidates = Array.isArray(record.candidates) ? ` · ${plural(record.candidates.length, "candidate")}` : "";
   return new Text(
     `${theme.fg("toolTitle", theme.bold("bg_fusion"))} ${theme.fg("accent", visible(name))}${candidates}`,
     0,

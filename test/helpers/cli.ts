@@ -14,12 +14,18 @@ export interface CliRun {
   stderr: string;
 }
 
-function startCli(cwd: string, args: readonly string[]) {
-  return execa(HOST.nodePath, [CLI_BIN, ...args], { cwd, reject: false, stdin: "ignore" });
+function startCli(cwd: string, args: readonly string[], stripFinalNewline = true) {
+  return execa(HOST.nodePath, [CLI_BIN, ...args], { cwd, reject: false, stdin: "ignore", stripFinalNewline });
 }
 
 export async function runCli(cwd: string, ...args: string[]): Promise<CliRun> {
   const ended = await startCli(cwd, args);
+  return { code: ended.exitCode ?? -1, stdout: ended.stdout, stderr: ended.stderr };
+}
+
+/** The same, with stdout and stderr exactly as printed (their final newline kept). */
+export async function runCliRaw(cwd: string, ...args: string[]): Promise<CliRun> {
+  const ended = await startCli(cwd, args, false);
   return { code: ended.exitCode ?? -1, stdout: ended.stdout, stderr: ended.stderr };
 }
 

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { DelegateResultFile } from "../../src/core/types.ts";
 import { createRun } from "../../src/fusion/writer.ts";
-import { runCli, spawnCli } from "../helpers/cli.ts";
+import { runCli, runCliRaw, spawnCli } from "../helpers/cli.ts";
 import { delegateVia, installHoldingDriver, notifications, until } from "../helpers/drive.ts";
 import { buildCompletedRun, buildFailedRun, MERGED, WORKFLOW } from "../helpers/fusion-fixtures.ts";
 import {
@@ -108,7 +108,7 @@ describe("pi-bg-delegate on task trees made by real children", () => {
       const shown = await runCli(cwd, "show", completed);
       expect(shown.code, shown.stderr).toBe(0);
       expect(shown.stdout).toMatch(/attestations:\s+2, all on the pinned route/);
-      expect(shown.stdout).toMatch(/^finalized:?\s+no \(answered before any limit's runway\)$/m);
+      expect(shown.stdout).toMatch(/^finalized:?\s+no \(answered before any limit was near\)$/m);
       expect(shown.stdout).toContain("Evidence: fresh (1 file re-hashed, unchanged since read).");
       expect(shown.stdout).toContain("Citations: 0 of 1 match lines the delegate read; 1 in files it never opened");
       expect(shown.stdout).toMatch(/read\s+notes\.txt\s+1-1\s+0-12/);
@@ -218,6 +218,28 @@ describe("pi-bg-delegate on task trees made by real children", () => {
     expect(failedResult.stderr).toMatch(/^\[child_provider_error\]/);
     expect((await runCli(cwd, "result", running.runId, "--wait", "0")).code).toBe(3);
     expect((await runCli(cwd, "show", completed.runId)).stdout).toMatch(/workflow:\s+reason/);
+    // Output meant for a person ends with a newline (an answer without one gets one on stdout, not in
+    // --out) and carries none of the tools' model-facing sentences.
+    const bare = buildCompletedRun(cwd, "no final newline");
+    expect(await runCliRaw(cwd, "result", bare.runId)).toMatchObject({ code: 0, stdout: "no final newline\n" });
+    const outFile = join(cwd, "bare.txt");
+    expect((await runCliRaw(cwd, "result", bare.runId, "--out", outFile)).code).toBe(0);
+    expect(readFileSync(outFile, "utf8")).toBe("no final newline");
+    for (const args of [
+      ["list"],
+      ["show", completed.runId],
+      ["verify", completed.runId],
+      ["result", failed.runId],
+      ["show", failed.runId],
+      ["verify", failed.runId],
+      ["result", "d0000"],
+    ]) {
+      const run = await runCliRaw(cwd, ...args);
+      for (const stream of [run.stdout, run.stderr]) {
+        if (stream !== "") expect(stream.endsWith("\n"), `${args.join(" ")}: ${stream}`).toBe(true);
+        expect(stream).not.toMatch(/Child process created|This view carries no answer text/);
+      }
+    }
     // The CLI claims no usage: bg_result still reports it first (usage-claim.json is not written).
     expect(() => readFileSync(join(completed.runDir, "usage-claim.json"))).toThrow();
   });
@@ -273,6 +295,19 @@ describe("pi-bg-delegate on task trees made by real children", () => {
     const missing = await runCli(cwd, "result");
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain("result needs a task id");
+    // Every bad argument of one call, one line each, and each help lists only its own exit statuses.
+    const many = await runCliRaw(cwd, "result", "a", "b", "--wait", "soon", "--all");
+    expect(many.code).toBe(2);
+    expect(many.stderr).toBe(
+      [
+        'pi-bg-delegate: --wait must be a number of seconds ≥ 0, not "soon"',
+        "pi-bg-delegate: result has no option --all",
+        'pi-bg-delegate: result takes one task id, got "a" and "b"',
+        "See: pi-bg-delegate result --help",
+        "",
+      ].join("\n"),
+    );
+    expect((await runCli(cwd, "list", "--help")).stdout).not.toMatch(/^ {2}[34] /m);
     expect((await runCli(cwd, "frobnicate")).code).toBe(2);
   });
 });

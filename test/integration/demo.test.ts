@@ -11,6 +11,16 @@ function sectionOf(output: string, title: string): string {
   return next === -1 ? body : body.slice(0, next);
 }
 
+describe("npm run demo -- --help", () => {
+  it("lists every option the demo takes and says what it needs", async () => {
+    const { exitCode, output } = await runRepoScript(["scripts/demo.mjs", "--help"], 30_000);
+    expect(exitCode, output).toBe(0);
+    for (const option of ["--tui", "--fusion", "--model", "--cwd", "--keep", "--host", "--help"])
+      expect(output).toMatch(new RegExp(`^  ${option} `, "m"));
+    expect(output).toContain("Needs the dev dependencies (npm ci, not npm ci --omit=dev)");
+  }, 40_000);
+});
+
 describe("npm run demo (offline)", () => {
   it("delegates, is notified, prints the verified answer and the artifact tree, and cleans up", async () => {
     const { exitCode, output } = await runRepoScript(["scripts/demo.mjs", "--host", HOST.version], 110_000);

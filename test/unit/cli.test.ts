@@ -3,10 +3,12 @@ import { dirname, join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../../scripts/hosts.mjs";
 import { COMMAND_NAMES, EXIT, helpText, parseArgs, UsageError } from "../../src/cli/args.ts";
+import { cliFailureText, forPerson } from "../../src/cli/failure.ts";
 import { facts, table } from "../../src/cli/format.ts";
 import { renderFacts, renderList } from "../../src/cli/render.ts";
 import { type DelegateFacts, SHOW_SCHEMA } from "../../src/cli/show.ts";
 import { ARGUMENT_BOUNDS } from "../../src/core/constants.ts";
+import { DelegateError } from "../../src/core/errors.ts";
 import { visible, visibleLines } from "../../src/core/terminal-text.ts";
 import { type TaskRow, threadedName, threadRows, unreadRow } from "../../src/tasks/row.ts";
 
@@ -32,6 +34,8 @@ describe("pi-bg-delegate argument parsing", () => {
         verify: false,
         waitSeconds: 1.5,
         out: "a.txt",
+        pi: undefined,
+        node: undefined,
         olderThanDays: undefined,
         keep: undefined,
         dryRun: false,
@@ -110,12 +114,59 @@ describe("pi-bg-delegate argument parsing", () => {
     expect(usage(["prune", "--older-than", "36500.5"])).toBe('--older-than must be at most 36500 days, not "36500.5"');
   });
 
-  it("has help for every command, with the exit statuses", () => {
+  it("has help for every command, listing only the exit statuses that command can end with", () => {
+    const statuses = (text: string) =>
+      text
+        .slice(text.indexOf("Exit status:"))
+        .split("\n")
+        .slice(1)
+        .map((line) => Number(line.trim().split(" ")[0]));
+    const own: Record<(typeof COMMAND_NAMES)[number], number[]> = {
+      list: [EXIT.ok, EXIT.failure, EXIT.usage],
+      show: [EXIT.ok, EXIT.failure, EXIT.usage],
+      verify: [EXIT.ok, EXIT.failure, EXIT.usage, EXIT.running],
+      result: [EXIT.ok, EXIT.failure, EXIT.usage, EXIT.running],
+      cancel: [EXIT.ok, EXIT.failure, EXIT.usage, EXIT.refused],
+      prune: [EXIT.ok, EXIT.failure, EXIT.usage],
+      "prove-host": [EXIT.ok, EXIT.failure, EXIT.usage],
+    };
     for (const command of COMMAND_NAMES) {
       const text = helpText(command);
       expect(text.startsWith(`Usage: pi-bg-delegate ${command}`)).toBe(true);
-      expect(text).toContain(`  ${EXIT.running}  the task is still running`);
+      expect(statuses(text)).toEqual(own[command]);
+      // Every option of the command is listed, and no other command's.
+      expect(text).toContain("--help");
     }
+    expect(helpText("list")).not.toContain("cancel refused");
+    expect(helpText("prove-host")).not.toContain("still running");
+    expect(statuses(helpText(undefined))).toEqual([EXIT.ok, EXIT.failure, EXIT.usage, EXIT.running, EXIT.refused]);
+  });
+
+  it("reports every bad argument of one call together, not only the first", () => {
+    let caught: unknown;
+    try {
+      parseArgs(["result", "a", "b", "--wait", "soon", "--all", "-x", "--json=1"]);
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(UsageError);
+    const error = caught as UsageError;
+    expect(error.command).toBe("result");
+    expect(error.problems).toEqual([
+      '--wait must be a number of seconds ≥ 0, not "soon"',
+      "result has no option --all",
+      "result has no option -x",
+      "--json takes no value",
+      'result takes one task id, got "a" and "b"',
+    ]);
+    expect(error.message).toBe(error.problems.join("\n"));
+    expect(usage(["prune", "d1", "--keep", "x", "--older-than", "-1"]).split("\n")).toEqual([
+      '--keep must be a whole number ≥ 0, not "x"',
+      '--older-than must be a number of days ≥ 0, not "-1"',
+      'prune takes no task id ("d1")',
+    ]);
+    // --help anywhere after a known command wins over the problems.
+    expect(parseArgs(["result", "--bogus", "--help"])).toEqual({ kind: "help", command: "result" });
   });
 });
 
@@ -343,8 +394,39 @@ describe("show: which limit made the delegate answer", () => {
       /^finalized:?\s+by turns: the delegate reached its last turn \(maxTurns\) and was told to answer from what it had$/,
     );
     expect(line({ ...base, finalized_by: "time" })).toContain("neared its timeout (timeoutSeconds)");
-    expect(line({ ...base, finalized_by: null })).toMatch(/^finalized:?\s+no \(answered before any limit's runway\)$/);
+    expect(line({ ...base, finalized_by: null })).toMatch(/^finalized:?\s+no \(answered before any limit was near\)$/);
     expect(line({ ...base, state: "failed", answer: null, finalized_by: null })).toMatch(/^finalized:?\s+-$/);
+  });
+
+  it("is written for a person: the cost once, the budget in words, no internal terms", () => {
+    const text = renderFacts({
+      ...base,
+      budget: { capacity_tokens: 100_000, growth_budget_tokens: 80_000, finalization_runway_tokens: 12_000 },
+      usage: {
+        status: "observed",
+        input: 10,
+        output: 5,
+        cache_read: 0,
+        cache_write: 0,
+        total_tokens: 15,
+        cost_total: 0.0123,
+      },
+      cost: { usd: 0.0123, at_least: false },
+    } as DelegateFacts);
+    expect(text.match(/\$0\.0123/g)).toHaveLength(1);
+    expect(text).not.toMatch(/capacity|growth|runway/i);
+    expect(text).toMatch(/^context:?\s+100000 tokens: 80000 to work in, 12000 kept to write the answer$/m);
+  });
+
+  it("a failure text on the command line carries no model-facing sentence", () => {
+    const text = cliFailureText(new DelegateError("task_unknown", "no task d9", { childProcessCreated: false }));
+    expect(text).not.toContain("Child process created");
+    expect(text.split("\n")).toEqual(["[task_unknown] no task d9", expect.stringMatching(/^Remediation: /)]);
+    expect(
+      forPerson(
+        "Fusion run f1 failed; no answer was committed (x). This view carries no answer text, partial output or usage, whatever delivery was requested.\nWorkflow: w",
+      ),
+    ).toBe("Fusion run f1 failed; no answer was committed (x).\nWorkflow: w");
   });
 
   it("prints a follow-up's whole chain with each link's state", () => {

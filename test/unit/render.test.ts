@@ -609,6 +609,15 @@ describe("bg_fusion as a person sees it", () => {
       160,
     ).join("\n");
     expect(collapsed).toContain("bg_fusion cache question · 2 candidates");
+    // A call with one candidate (refused by its check) reads "1 candidate", not "1 candidates".
+    const one = renderTool(
+      "bg_fusion",
+      { name: "cache question", prompt: "q", candidates: [{}] },
+      { text: "refused", details: undefined, isError: true },
+      160,
+    ).join("\n");
+    expect(one).toContain("bg_fusion cache question · 1 candidate");
+    expect(one).not.toContain("1 candidates");
     expect(collapsed).toContain(
       `▸ fusion ${runId.slice(0, 9)}: anthropic/claude-sonnet-4-5, openai/gpt-5 → merge on anthropic/claude-sonnet-4-5`,
     );
