@@ -68,8 +68,7 @@ function pruneByRetention(ctx: ExtensionContext): void {
     if (retentionDays > 0 && retentionPruneDue(cwd, retentionDays))
       adjudicateStrandedRuns(cwd) // a run whose owner died ends first, so its tree can go (src/tasks/adjudicate.ts)
         .then(() => pruneTasks(cwd, { olderThanDays: retentionDays, spare }, { dryRun: false }))
-        // Remembered only where there was history to read (a store with no tree stays as it was).
-        .then((outcome) => (outcome.decisions.length > 0 ? markRetentionPruned(cwd, retentionDays) : undefined))
+        .then(() => markRetentionPruned(cwd, retentionDays))
         .catch(() => {});
   } catch {
     // settings or the tree could not be read: the next session start tries again
