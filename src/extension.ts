@@ -32,7 +32,6 @@ import { retrieveTask } from "./retrieval/retrieve-any.ts";
 import { adjudicateStranded, adjudicateStrandedRuns } from "./tasks/adjudicate.ts";
 import { SessionLink } from "./tasks/link.ts";
 import { pruneTasks } from "./tasks/prune.ts";
-import { markRetentionPruned, retentionPruneDue } from "./tasks/prune-schedule.ts";
 import { getRegistry } from "./tasks/registry.ts";
 import { packageTool } from "./tools/define.ts";
 import { BG_DELEGATE, BG_FUSION, BG_RESULT } from "./tools/texts.ts";
@@ -64,11 +63,9 @@ function pruneByRetention(ctx: ExtensionContext): void {
   try {
     const { retentionDays } = settingsOf(ctx);
     const spare = new Set(getRegistry().notified);
-    // At most once a day per project (src/tasks/prune-schedule.ts): a session start reads no history.
-    if (retentionDays > 0 && retentionPruneDue(cwd, retentionDays))
+    if (retentionDays > 0)
       adjudicateStrandedRuns(cwd) // a run whose owner died ends first, so its tree can go (src/tasks/adjudicate.ts)
         .then(() => pruneTasks(cwd, { olderThanDays: retentionDays, spare }, { dryRun: false }))
-        .then(() => markRetentionPruned(cwd, retentionDays))
         .catch(() => {});
   } catch {
     // settings or the tree could not be read: the next session start tries again

@@ -11,11 +11,11 @@
  *       `pastTokens` output tokens past the request's limit.
  *   { kind: "late-cache", fromRequest }   honest until request `fromRequest` (1-based); from then
  *       on it adds ten times the prompt again as cache writes (OpenRouter's prompt_tokens_details).
- *   { kind: "cache", previous: 0 }   honest, with OpenAI's and Google's cache: every request reads
- *       from the cache all the previous request was sent (prompt_tokens_details.cached_tokens) and
- *       writes nothing; `previous` keeps the previous request's size (one object per child).
- *       (Writes are left out: Pi 0.73.1 reads OpenRouter's cached_tokens as reads and writes, Pi 1.x
- *       as reads alone, so no one report means the same on both hosts.)
+ *   { kind: "explicit-cache" }   honest, with Anthropic's cache: every request reads from the cache
+ *       all the previous request was sent and writes the rest.
+ *   { kind: "automatic-cache" }   honest, with OpenAI's and Google's cache: every request reads from
+ *       the cache all the previous request was sent, and writes nothing.
+ *   A caching billing keeps the previous request's size in `previous` (one object per child).
  */
 
 const SPILL = "[delegate spill]";
@@ -69,10 +69,16 @@ export function billedUsage(billing, { request, rawBody, answering, number }) {
     return answering ? { prompt_tokens, completion_tokens: limit } : { prompt_tokens };
   }
   if (billing.kind === "ignore-limit") return answering ? { completion_tokens: limit + billing.pastTokens } : undefined;
-  if (billing.kind === "cache") {
+  if (billing.kind === "explicit-cache" || billing.kind === "automatic-cache") {
     const read = Math.min(billing.previous ?? 0, plain);
     billing.previous = plain;
-    return { prompt_tokens: plain, ...(answering ? { completion_tokens: limit } : {}), cache_read_tokens: read };
+    const write = billing.kind === "explicit-cache" ? plain - read : 0;
+    return {
+      prompt_tokens: plain,
+      ...(answering ? { completion_tokens: limit } : {}),
+      cache_read_tokens: read,
+      ...(write > 0 ? { cache_write_tokens: write } : {}),
+    };
   }
   if (billing.kind === "late-cache") {
     return number < billing.fromRequest ? undefined : { prompt_tokens: plain * 11, cache_write_tokens: plain * 10 };

@@ -44,7 +44,7 @@ const CONFIGS = {
     verify: { answerBytes: 4 * MiB, reps: 25 },
     window: { resultSizes: [4_000, 8_000, 20_000, 50_000, 60_000] },
     spend: { batches: 10, runsPerBatch: 200 },
-    spendReal: { useRuns: 3, mixRuns: 8, cachedRuns: 3 },
+    spendReal: { useRuns: 3, mixRuns: 8, cachedRuns: 2 },
     spendOverbilled: { runs: 6 },
     memory: { answerBytes: 1 * MiB, reps: 3 },
     concurrency: { count: 8, reps: 5 },

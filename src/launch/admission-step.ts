@@ -13,12 +13,9 @@ import { delegateRoot } from "../store/task-paths.ts";
 import { countRunning } from "../tasks/running.ts";
 import { type ExistingLaunch, findKeyedLaunch, type KeyedKind, keyFile, recordKeyedLaunch } from "./launch-keys.ts";
 
-/**
- * Refuse a launch that would take the project past maxRunning (`needed` children at once). The
- * locked step keeps what the count learned of ended trees (`remember`); a refusal writes nothing.
- */
-export function requireCapacity(cwd: string, maxRunning: number, needed = 1, remember = false): void {
-  const { count: running, remember: keep } = countRunning(cwd);
+/** Refuse a launch that would take the project past maxRunning (`needed` children at once). */
+export function requireCapacity(cwd: string, maxRunning: number, needed = 1): void {
+  const running = countRunning(cwd);
   if (running + needed > maxRunning) {
     const what = needed === 1 ? "" : `; ${needed} more were asked for`;
     throw new DelegateError(
@@ -27,7 +24,6 @@ export function requireCapacity(cwd: string, maxRunning: number, needed = 1, rem
       { childProcessCreated: false },
     );
   }
-  if (remember) keep();
 }
 
 export interface LaunchStep<T> {
@@ -73,7 +69,7 @@ export async function launchStep<T>(step: LaunchStep<T>): Promise<LaunchStepOutc
         if ("existing" in found) return { existing: found.existing };
         if ("ignored" in found) keyIgnored = found.ignored;
       }
-      requireCapacity(step.cwd, step.maxRunning, step.needed, true);
+      requireCapacity(step.cwd, step.maxRunning, step.needed);
       const key = step.key;
       const recordKey: RecordKey = (id, dir) => {
         if (key === undefined) return;

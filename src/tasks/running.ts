@@ -1,10 +1,10 @@
-import { basename, dirname } from "node:path";
+import { join } from "node:path";
+import { TASK_FILES } from "../core/constants.ts";
+import { fileExists } from "../core/fs.ts";
 import type { DelegateManifest } from "../core/types.ts";
 import type { RetrieveFusionOptions } from "../fusion/index.ts";
 import { isOwnerAlive, isRecordedProcessAlive, processStartTime } from "../process/identity.ts";
-import { readEndedIndex, treeName, writeEndedIndex } from "../store/ended-index.ts";
-import { listTaskRefs, readTrustedManifest } from "../store/lookup.ts";
-import { userAgentDir } from "../store/tree-trust.ts";
+import { listTaskRefs, readManifest } from "../store/lookup.ts";
 import { getRegistry } from "./registry.ts";
 
 /**
@@ -36,37 +36,18 @@ export const fusionLiveness: RetrieveFusionOptions = { isRunning: isOwnerAlive }
 
 /**
  * Running delegates of this project: proven-live owners or children in the tree (docs/subsystems/launch.md,
- * "Admission order", counting running delegates). Trees the ended index names are not read again
- * (src/store/ended-index.ts, "What the store remembers"); every other tree's own manifest is, and a
- * tree read as ended joins the index when the caller keeps what it learned (`remember`: a launch
- * that passed its check; a refused one writes nothing), so a launch reads only the trees that may
- * still run.
+ * "Admission order", counting running delegates).
  */
-export function countRunning(cwd: string): { count: number; remember: () => void } {
-  const agentDir = userAgentDir();
-  const ended = readEndedIndex(cwd, agentDir);
-  const seen = new Set<string>();
-  let learned = false;
+export function countRunning(cwd: string): number {
   let count = 0;
   for (const ref of listTaskRefs(cwd)) {
-    if (ref.kind !== "delegate") continue;
-    const name = treeName(basename(dirname(ref.dir)), ref.id);
-    seen.add(name);
-    if (ended.has(name)) continue;
+    // A foreign tree is never counted (docs/subsystems/launch.md, "The store is yours").
+    if (ref.kind !== "delegate" || !ref.trust.mine || !fileExists(join(ref.dir, TASK_FILES.manifest))) continue;
     try {
-      const { manifest, trust } = readTrustedManifest(ref.dir);
-      // A foreign tree is never counted (docs/subsystems/launch.md, "The store is yours"), nor indexed.
-      if (!trust.mine) continue;
-      if (manifest.state !== "running") {
-        ended.add(name);
-        learned = true;
-      } else if (isTaskRunning(manifest)) count++;
+      if (isTaskRunning(readManifest(ref.dir))) count++;
     } catch {
-      // an unreadable or missing manifest is not a running task
+      // an unreadable manifest is not a running task
     }
   }
-  // Trees pruned since leave the index; trees read as ended join it.
-  const kept = [...ended].filter((name) => seen.has(name));
-  const changed = learned || kept.length !== ended.size;
-  return { count, remember: () => (changed ? writeEndedIndex(cwd, agentDir, kept) : undefined) };
+  return count;
 }
