@@ -1,5 +1,5 @@
 /**
- * When the retention prune runs by itself (docs/configuration.md, "bgDelegate.retentionDays"): at
+ * When the retention prune runs by itself (docs/configuration.md, "When the retention prune runs"): at
  * most once a day per project, after the session is ready, never on the path of a launch or a
  * prompt. The last run is the file `.pi/delegate/prune-mark.json`, `{at, mac}`, signed with this
  * user's record MAC for this project (src/store/record-mac.ts, purpose "prune-mark"). A mark that

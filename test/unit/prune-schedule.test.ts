@@ -1,5 +1,5 @@
 /**
- * When the retention prune runs by itself (docs/configuration.md, "bgDelegate.retentionDays"): at
+ * When the retention prune runs by itself (docs/configuration.md, "When the retention prune runs"): at
  * most once a day per project, by this user's signed mark; a forged, copied, linked, damaged or
  * future-dated mark is no mark, so it can make a prune run sooner, never stop or widen one.
  */
