@@ -32,6 +32,7 @@ import { retrieveTask } from "./retrieval/retrieve-any.ts";
 import { adjudicateStranded, adjudicateStrandedRuns } from "./tasks/adjudicate.ts";
 import { SessionLink } from "./tasks/link.ts";
 import { pruneTasks } from "./tasks/prune.ts";
+import { markPrune, pruneDue } from "./tasks/prune-schedule.ts";
 import { getRegistry } from "./tasks/registry.ts";
 import { packageTool } from "./tools/define.ts";
 import { BG_DELEGATE, BG_FUSION, BG_RESULT } from "./tools/texts.ts";
@@ -54,7 +55,8 @@ function settingsOf(ctx: ExtensionContext) {
 }
 
 /**
- * The prune at session start: quiet, never thrown into Pi, nothing said to the model. It spares every
+ * The prune after session start, at most once a day per project: quiet, never thrown into Pi,
+ * nothing said to the model. It spares every
  * task and run whose notice this process has handed to a session (just now, or earlier): the turn a
  * notice starts calls bg_result, which must still find the tree.
  */
@@ -63,10 +65,14 @@ function pruneByRetention(ctx: ExtensionContext): void {
   try {
     const { retentionDays } = settingsOf(ctx);
     const spare = new Set(getRegistry().notified);
-    if (retentionDays > 0)
+    // At most once a day per project (src/tasks/prune-schedule.ts).
+    const now = Date.now();
+    if (retentionDays > 0 && pruneDue(cwd, getAgentDir(), now)) {
+      markPrune(cwd, getAgentDir(), now);
       adjudicateStrandedRuns(cwd) // a run whose owner died ends first, so its tree can go (src/tasks/adjudicate.ts)
         .then(() => pruneTasks(cwd, { olderThanDays: retentionDays, spare }, { dryRun: false }))
         .catch(() => {});
+    }
   } catch {
     // settings or the tree could not be read: the next session start tries again
   }

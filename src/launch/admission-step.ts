@@ -14,8 +14,9 @@ import { countRunning } from "../tasks/running.ts";
 import { type ExistingLaunch, findKeyedLaunch, type KeyedKind, keyFile, recordKeyedLaunch } from "./launch-keys.ts";
 
 /** Refuse a launch that would take the project past maxRunning (`needed` children at once). */
-export function requireCapacity(cwd: string, maxRunning: number, needed = 1): void {
-  const running = countRunning(cwd);
+export function requireCapacity(cwd: string, maxRunning: number, needed = 1, underLock = false): void {
+  // Under the lock, the count keeps the index of ended trees (src/store/ended-index.ts).
+  const running = countRunning(cwd, { record: underLock });
   if (running + needed > maxRunning) {
     const what = needed === 1 ? "" : `; ${needed} more were asked for`;
     throw new DelegateError(
@@ -69,7 +70,7 @@ export async function launchStep<T>(step: LaunchStep<T>): Promise<LaunchStepOutc
         if ("existing" in found) return { existing: found.existing };
         if ("ignored" in found) keyIgnored = found.ignored;
       }
-      requireCapacity(step.cwd, step.maxRunning, step.needed);
+      requireCapacity(step.cwd, step.maxRunning, step.needed, true);
       const key = step.key;
       const recordKey: RecordKey = (id, dir) => {
         if (key === undefined) return;

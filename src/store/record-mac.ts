@@ -15,7 +15,14 @@ import { hmacSha256Hex, SHA256_HEX } from "../core/hash.ts";
 import { readRecordKey, recordKey } from "../host/index.ts";
 
 /** What a MAC is for: one word per kind of record, so a MAC of one kind never passes as another. */
-export type RecordPurpose = "task-manifest" | "fusion-manifest" | "launch-lock" | "launch-key" | "answer-read";
+export type RecordPurpose =
+  | "task-manifest"
+  | "fusion-manifest"
+  | "launch-lock"
+  | "launch-key"
+  | "answer-read"
+  | "ended-index"
+  | "prune-mark";
 
 /** The project's real path (links resolved), or its resolved path when it cannot be resolved. */
 export function projectRealPath(cwd: string): string {

@@ -5,15 +5,31 @@
  * goes inert at session_shutdown so nothing ever calls a stale pi/ctx. It reads the session's
  * notification messages once, at its start; what it sends later it adds itself.
  */
+
+import { join } from "node:path";
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { NOTIFICATION_CUSTOM_TYPE } from "../core/constants.ts";
-import { listTaskRefs } from "../store/lookup.ts";
+import { FUSION_FILES, NOTIFICATION_CUSTOM_TYPE } from "../core/constants.ts";
+import { fileExists } from "../core/fs.ts";
+import { listTaskRefs, type TaskRef } from "../store/lookup.ts";
+import { delegateRoot, sessionSegment } from "../store/task-paths.ts";
 import { delegateNotice } from "./delegate-notice.ts";
 import { runNotice } from "./fusion-notice.ts";
 import type { TaskEvent } from "./live.ts";
 import { type AnswerText, type Notice, noticesInSession, writeAnswerRead } from "./notice.ts";
 import { getRegistry } from "./registry.ts";
 import { TASK_KINDS } from "./seam.ts";
+
+/**
+ * Whether a tree can still need this session's notice, told from its path alone, so a session start
+ * opens no tree of another session and no run whose notice was delivered (docs/subsystems/retrieval.md,
+ * "The completion notice"): a delegate task lives under its session's directory; a Fusion run's
+ * session is in its run record, so a run is skipped only once `notified.json` is in its directory
+ * (written when its notice reached its session; the directory is private to you).
+ */
+function mayConcern(ref: TaskRef, cwd: string, sessionId: string): boolean {
+  if (ref.kind === "delegate") return ref.dir.startsWith(`${join(delegateRoot(cwd), sessionSegment(sessionId))}/`);
+  return !fileExists(join(ref.dir, FUSION_FILES.notified));
+}
 
 /** How often work held by another process (or a run waiting for its children) is looked at again. */
 const RECHECK_MS = 1_000;
@@ -70,6 +86,7 @@ export class SessionLink {
     let waiting = false;
     for (const ref of listTaskRefs(this.ctx.cwd)) {
       if (registry.delegates.has(ref.id) || registry.runs.has(ref.id)) continue; // its end reaches us live
+      if (!mayConcern(ref, this.ctx.cwd, this.sessionId)) continue; // decided without opening its manifest
       if (!ref.trust.mine) continue; // a foreign tree is never adjudicated nor told (docs/subsystems/launch.md)
       try {
         const pending = await TASK_KINDS[ref.kind].notice(ref, session);

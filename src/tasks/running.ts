@@ -1,10 +1,19 @@
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { TASK_FILES } from "../core/constants.ts";
 import { fileExists } from "../core/fs.ts";
 import type { DelegateManifest } from "../core/types.ts";
 import type { RetrieveFusionOptions } from "../fusion/index.ts";
 import { isOwnerAlive, isRecordedProcessAlive, processStartTime } from "../process/identity.ts";
+import {
+  type EndedIndex,
+  readEndedIndex,
+  stillEnded,
+  type TreeStamp,
+  treeStamp,
+  writeEndedIndex,
+} from "../store/ended-index.ts";
 import { listTaskRefs, readManifest } from "../store/lookup.ts";
+import { userAgentDir } from "../store/tree-trust.ts";
 import { getRegistry } from "./registry.ts";
 
 /**
@@ -36,18 +45,40 @@ export const fusionLiveness: RetrieveFusionOptions = { isRunning: isOwnerAlive }
 
 /**
  * Running delegates of this project: proven-live owners or children in the tree (docs/subsystems/launch.md,
- * "Admission order", counting running delegates).
+ * "Admission order", counting running delegates). A tree the signed index of ended trees names, whose
+ * directory is unchanged since, is not opened (docs/subsystems/launch.md, "Counting running tasks");
+ * every other tree is read. With `record` (under the launch lock) the trees seen ended are written
+ * to the index for the next count.
  */
-export function countRunning(cwd: string): number {
+export function countRunning(cwd: string, options: { record?: boolean } = {}): number {
+  const agentDir = userAgentDir();
+  const index = readEndedIndex(cwd, agentDir);
+  const seen: EndedIndex = new Map();
   let count = 0;
+  let learned = false;
   for (const ref of listTaskRefs(cwd)) {
+    if (ref.kind !== "delegate") continue;
+    const key = `${basename(dirname(ref.dir))}/${ref.id}`;
+    if (stillEnded(index, key, ref.dir)) {
+      seen.set(key, index.get(key) as TreeStamp);
+      continue;
+    }
+    // Stamped before it is read: a change after this moment makes the stamp stale, never wrong.
+    const stamp = treeStamp(ref.dir);
     // A foreign tree is never counted (docs/subsystems/launch.md, "The store is yours").
-    if (ref.kind !== "delegate" || !ref.trust.mine || !fileExists(join(ref.dir, TASK_FILES.manifest))) continue;
+    if (!ref.trust.mine || !fileExists(join(ref.dir, TASK_FILES.manifest))) continue;
     try {
-      if (isTaskRunning(readManifest(ref.dir))) count++;
+      const manifest = readManifest(ref.dir);
+      if (isTaskRunning(manifest)) count++;
+      else if (manifest.state !== "running" && stamp !== null) {
+        seen.set(key, stamp);
+        learned = true;
+      }
     } catch {
       // an unreadable manifest is not a running task
     }
   }
+  // Rewritten when it learned a tree, or when it names trees that are gone or changed.
+  if (options.record === true && (learned || seen.size !== index.size)) writeEndedIndex(cwd, agentDir, seen);
   return count;
 }

@@ -10,7 +10,8 @@ import { writeJsonRecord } from "../../src/core/fs.ts";
 import { formatBytes } from "../../src/core/units.ts";
 import { createRun } from "../../src/fusion/writer.ts";
 import { processStartTime } from "../../src/process/identity.ts";
-import { signManifest } from "../../src/store/tree-trust.ts";
+import { signManifest, userAgentDir } from "../../src/store/tree-trust.ts";
+import { markPrune, pruneMarkPath } from "../../src/tasks/prune-schedule.ts";
 import { runCli } from "../helpers/cli.ts";
 import { bgResultVia, delegateVia, installHoldingDriver, notifications, until } from "../helpers/drive.ts";
 import { buildCompletedRun, WORKFLOW } from "../helpers/fusion-fixtures.ts";
@@ -171,9 +172,13 @@ describe("pruning ended task trees", () => {
       for (const id of [recent, quiet, running]) expect(existsSync(dirOf(id))).toBe(true);
       expect(existsSync(orphanDir)).toBe(true);
 
-      // bgDelegate.retentionDays: the next session start prunes what ended before it, keeps the rest.
+      // bgDelegate.retentionDays: a session start prunes what ended before it, keeps the rest — at
+      // most once a day per project (src/tasks/prune-schedule.ts): the last prune's mark, signed as
+      // yours, is dated 25 hours ago, so this start prunes.
       await agentDir.updateSettings({ bgDelegate: { maxRunning: 8, retentionDays: 10 } });
       backdate(dirOf(quiet), 20);
+      expect(existsSync(pruneMarkPath(cwd))).toBe(true); // the earlier starts pruned today
+      markPrune(cwd, userAgentDir(), Date.now() - 25 * 3_600_000);
       await parent.reload();
       await until(() => !existsSync(dirOf(quiet)), "the session-start prune");
       for (const id of [recent, running]) expect(existsSync(dirOf(id))).toBe(true);
