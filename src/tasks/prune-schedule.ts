@@ -8,9 +8,12 @@
  * can at worst make a prune run sooner, and a replayed old one of yours is old: neither deletes
  * anything the retention keeps, nor stops the prune for more than a day.
  */
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { readRegularFile, writeJsonRecord } from "../core/fs.ts";
+import { listTaskRefs } from "../store/lookup.ts";
 import { recordMacValid, signRecord } from "../store/record-mac.ts";
+import { requireStoreTrusted } from "../store/store-trust.ts";
 import { delegateRoot } from "../store/task-paths.ts";
 
 export const PRUNE_MARK_FILE = "prune-mark.json";
@@ -46,11 +49,16 @@ export function pruneDue(cwd: string, agentDir: string, now: number): boolean {
 
 /**
  * Record that a prune starts now (before it runs, so a second session starting meanwhile does not
- * prune too). Best effort: a store that cannot be written is pruned again at the next start.
+ * prune too). Best effort: a store that cannot be written is pruned again at the next start. Written
+ * only into a store that is the user's own and holds a tree (src/store/store-trust.ts: never through
+ * a linked `.pi/delegate`, never into a store with nothing to prune, which stays as it was).
  */
 export function markPrune(cwd: string, agentDir: string, now: number): void {
   const at = new Date(now).toISOString();
   try {
+    if (!existsSync(delegateRoot(cwd))) return;
+    requireStoreTrusted(cwd, ["delegate"]);
+    if (listTaskRefs(cwd).length === 0) return;
     writeJsonRecord(pruneMarkPath(cwd), { at, mac: signRecord(agentDir, cwd, "prune-mark", { at }) });
   } catch {
     // no delegate dir yet, or a read-only one

@@ -3,23 +3,39 @@
  * most once a day per project, by this user's signed mark; a forged, copied, linked, damaged or
  * future-dated mark is no mark, so it can make a prune run sooner, never stop or widen one.
  */
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { delegateRoot } from "../../src/store/task-paths.ts";
 import { userAgentDir } from "../../src/store/tree-trust.ts";
 import { lastPrune, markPrune, PRUNE_INTERVAL_MS, pruneDue, pruneMarkPath } from "../../src/tasks/prune-schedule.ts";
+import { writeCompletedTask } from "../helpers/task-tree.ts";
 import { makeTempDir } from "../helpers/temp.ts";
 
 const NOW = Date.parse("2026-06-01T12:00:00.000Z");
 
+/** A project whose store holds one ended tree (a mark is written only where there is history to prune). */
 async function project(name = "prune-schedule"): Promise<string> {
   const cwd = await makeTempDir(name, "each");
   mkdirSync(delegateRoot(cwd), { recursive: true });
+  writeCompletedTask(cwd);
   return cwd;
 }
 
 describe("the daily retention prune", () => {
+  it("writes no mark into a store with no tree, nor through a linked .pi/delegate", async () => {
+    const empty = await makeTempDir("prune-schedule-empty", "each");
+    mkdirSync(delegateRoot(empty), { recursive: true });
+    markPrune(empty, userAgentDir(), NOW);
+    expect(existsSync(pruneMarkPath(empty))).toBe(false);
+    const target = await project("prune-schedule-target");
+    const linked = await makeTempDir("prune-schedule-linked", "each");
+    mkdirSync(join(linked, ".pi"));
+    symlinkSync(delegateRoot(target), delegateRoot(linked));
+    markPrune(linked, userAgentDir(), NOW);
+    expect(existsSync(pruneMarkPath(target))).toBe(false);
+  });
+
   it("is due without a mark, not within a day of this user's mark, due again after a day", async () => {
     const cwd = await project();
     const agentDir = userAgentDir();
