@@ -70,10 +70,11 @@ describe("pi-bg-delegate on task trees made by real children", () => {
       expect(list.code, list.stderr).toBe(0);
       const lines = list.stdout.trimEnd().split("\n");
       expect(lines[0]).toMatch(/^ID\s+KIND\s+STATE\s+ROUTE\s+RUN\s+COST\s+CAP\s+ANSWER\s+NAME$/);
-      // Five tasks and the line with their total spend.
-      expect(lines).toHaveLength(7);
+      // Five tasks, what was verified, and the line with their total spend.
+      expect(lines).toHaveLength(8);
+      expect(lines.at(-2)).toBe("Verified: the rows shown.");
       expect(lines.at(-1)).toMatch(/^total spend: \$\d+\.\d+ over 5 delegate tasks/);
-      expect(new Set(lines.slice(1, -1).map((l) => l.indexOf("delegate"))).size).toBe(1); // aligned
+      expect(new Set(lines.slice(1, -2).map((l) => l.indexOf("delegate"))).size).toBe(1); // aligned
       // From a subdirectory the command reads the project above it, as git finds its root.
       const below = join(cwd, "sub", "dir");
       mkdirSync(below, { recursive: true });
