@@ -35,6 +35,10 @@ const EXPECTED_TARGETS: Record<string, number> = {
   spend_overbilled_flagged: 1,
   // Issue 42: cap use at least 0.8 on a provider that caches (Anthropic's and OpenAI's/Google's kinds).
   spend_cap_use_cached: 0.8,
+  // Issue 43: views at 1,000 trees: idle /delegates CPU-s per minute, list and show ÷ one tree.
+  "views-idle-delegates": 0.1,
+  "views-list": 1.2,
+  "views-show": 1.1,
   // Issue 25: the host probe before an unproven Pi's first delegate, at most 10 s on 2 cores.
   "self-proof": 10,
   // Issue 36: a follow-up's spend ÷ a fresh delegate answering the same question, at most 0.5.
