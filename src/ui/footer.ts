@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { truncateToWidth, visibleWidth } from "@mariozechner/pi-tui";
 import { visible } from "../core/terminal-text.ts";
 import { formatCost, formatDuration } from "../core/units.ts";
 import { readProgress } from "../store/progress.ts";
@@ -9,6 +10,7 @@ import { getRegistry } from "../tasks/registry.ts";
 import type { TaskRow } from "../tasks/row.ts";
 import { listRows } from "../tasks/seam.ts";
 import { type SpendFigure, spendCells } from "../views/spend-figure.ts";
+import { stageWords } from "./stage-words.ts";
 
 const STATUS_KEY = "bg-delegate";
 const REFRESH_MS = 1_000;
@@ -84,7 +86,7 @@ function runPart(run: LiveRun, now: number, theme: FooterTheme): string {
   const total = run.record.candidates.length;
   const verified = run.children.filter((c) => c.stage === "candidate" && c.verified === true).length;
   const id = theme.fg("accent", `fusion ${run.runId.slice(0, RUN_ID_CHARS)}`);
-  const what = `${run.stage}, ${verified}/${total} candidates verified`;
+  const what = `${stageWords(run.stage)}, ${verified}/${total} candidates verified`;
   // A capped run: what its ended children spent so far against the run's cap.
   const cap = capPart(run.usage.counts.cost_total, run.record.limits?.max_cost_usd, theme);
   return `${theme.fg("warning", "⧗")} ${id} ${theme.fg("muted", `(${visible(run.record.name)})`)}: ${what} ${theme.fg("dim", formatDuration((now - run.createdAt) / 1000))}${cap}`;
@@ -97,7 +99,12 @@ function runPart(run: LiveRun, now: number, theme: FooterTheme): string {
  * included — marked as separate from the session's own `$` (docs/subsystems/retrieval.md,
  * "`/delegates` and the footer").
  */
-export function footerText(cwd: string, now = Date.now(), theme: FooterTheme = PLAIN_THEME): string | undefined {
+export function footerText(
+  cwd: string,
+  now = Date.now(),
+  theme: FooterTheme = PLAIN_THEME,
+  width = Number.POSITIVE_INFINITY,
+): string | undefined {
   const tasks = getRegistry().runningIn(cwd);
   const runs = [...getRegistry().runs.values()].filter((run) => run.cwd === cwd);
   const ofRuns = new Set(runs.flatMap((run) => run.children.map((c) => c.taskId)));
@@ -125,7 +132,30 @@ export function footerText(cwd: string, now = Date.now(), theme: FooterTheme = P
         ? `at least ${formatCost(spent)}`
         : "not reported";
   const total = theme.fg("dim", `delegate spend: ${cost} (separate from the session's $)`);
-  return parts.length === 0 ? total : `${parts.join("  ")}  · ${total}`;
+  return fitFooter(parts, total, width, theme);
+}
+
+/** Between two entries of the footer (a task's own cells are joined by ` · `). */
+const ENTRY_SEPARATOR = " │ ";
+
+/**
+ * The footer's entries fitted to `width` columns (Pi's own width functions): every entry and the
+ * spend when they fit; else the newest entries that fit, then how many more are running and the
+ * spend; a line that still does not fit is cut with an ellipsis (docs/subsystems/retrieval.md,
+ * "`/delegates` and the footer").
+ */
+export function fitFooter(parts: readonly string[], total: string, width: number, theme: FooterTheme): string {
+  const sep = theme.fg("dim", ENTRY_SEPARATOR);
+  const all = [...parts, total].join(sep);
+  if (visibleWidth(all) <= width) return all;
+  // n entries shown: the rest as a count (all of them as "3 running" when none fits).
+  const more = (n: number) =>
+    theme.fg("warning", n === 0 ? `${parts.length} running` : `+${parts.length - n} more running`);
+  for (let n = parts.length - 1; n >= 0; n--) {
+    const line = [...parts.slice(0, n), more(n), total].join(sep);
+    if (visibleWidth(line) <= width) return line;
+  }
+  return truncateToWidth([more(0), total].join(sep), Math.max(1, width), "…");
 }
 
 /** Pi's theme where there is a terminal to colour; plain text otherwise (RPC, print mode). */
@@ -138,13 +168,23 @@ function themeOf(ctx: ExtensionContext): FooterTheme {
   }
 }
 
+/**
+ * The columns the footer's status may take: the terminal's width where Pi draws one (its footer puts
+ * extension statuses on one line); unbounded without a terminal (RPC and print mode keep every entry).
+ */
+function footerWidth(ctx: ExtensionContext): number {
+  if (!ctx.hasUI) return Number.POSITIVE_INFINITY;
+  const columns = process.stdout.columns;
+  return typeof columns === "number" && columns > 0 ? columns : Number.POSITIVE_INFINITY;
+}
+
 /** Keeps the footer status current while delegates run; returns a stop function. */
 export function startFooter(getCtx: () => ExtensionContext | undefined): () => void {
   let shown = false;
   const tick = () => {
     const ctx = getCtx();
     if (!ctx) return;
-    const text = footerText(ctx.cwd, Date.now(), themeOf(ctx));
+    const text = footerText(ctx.cwd, Date.now(), themeOf(ctx), footerWidth(ctx));
     if (text === undefined && !shown) return;
     shown = text !== undefined;
     ctx.ui.setStatus(STATUS_KEY, text);

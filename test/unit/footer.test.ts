@@ -63,7 +63,7 @@ describe("the footer's Fusion part", () => {
       ),
     );
     expect(footerText(cwd, now)).toBe(
-      "⧗ fusion f1a2b3c4d (cache question): evaluate, 2/3 candidates verified 45s  · delegate spend: $0.0000 (separate from the session's $)",
+      "⧗ fusion f1a2b3c4d (cache question): comparing the answers, 2/3 candidates verified 45s │ delegate spend: $0.0000 (separate from the session's $)",
     );
     // Another project's footer does not show it.
     expect(footerText(await makeTempDir("footer-other"), now)).toBeUndefined();
@@ -76,7 +76,7 @@ describe("the footer's Fusion part", () => {
     const run = liveRun(cwd, "evaluate", [candidate("candidate-1", true)], now - 5_000, limits);
     run.usage.counts.cost_total = 0.042;
     getRegistry().runs.set(RUN_ID, run);
-    expect(footerText(cwd, now)).toContain("evaluate, 1/3 candidates verified 5s · $0.0420 of $2.00 cap");
+    expect(footerText(cwd, now)).toContain("comparing the answers, 1/3 candidates verified 5s · $0.0420 of $2.00 cap");
   });
 
   it("colours its parts with Pi's theme", async () => {
@@ -85,8 +85,8 @@ describe("the footer's Fusion part", () => {
     getRegistry().runs.set(RUN_ID, liveRun(cwd, "candidate", [candidate("candidate-1", undefined)], now - 3_000));
     const tagged: FooterTheme = { fg: (color, text) => `<${color}>${text}</${color}>` };
     expect(footerText(cwd, now, tagged)).toBe(
-      "<warning>⧗</warning> <accent>fusion f1a2b3c4d</accent> <muted>(cache question)</muted>: candidate, 0/3 candidates verified <dim>3s</dim>" +
-        "  · <dim>delegate spend: $0.0000 (separate from the session's $)</dim>",
+      "<warning>⧗</warning> <accent>fusion f1a2b3c4d</accent> <muted>(cache question)</muted>: asking the candidates, 0/3 candidates verified <dim>3s</dim>" +
+        "<dim> │ </dim><dim>delegate spend: $0.0000 (separate from the session's $)</dim>",
     );
   });
 });
@@ -118,7 +118,7 @@ describe("the footer's delegate part", () => {
     const now = 4_000_000;
     const cwd = await runningDelegate(0.5, now - 12_000);
     expect(footerText(cwd, now)).toBe(
-      "⧗ map auth 12s · 3 turns · 1 tool call · $0.0123 of $0.5000 cap  · delegate spend: $0.0123 (separate from the session's $)",
+      "⧗ map auth 12s · 3 turns · 1 tool call · $0.0123 of $0.5000 cap │ delegate spend: $0.0123 (separate from the session's $)",
     );
   });
 
@@ -126,7 +126,7 @@ describe("the footer's delegate part", () => {
     const now = 4_000_000;
     const cwd = await runningDelegate(undefined, now - 12_000);
     const text = footerText(cwd, now);
-    expect(text).toContain("⧗ map auth 12s · 3 turns · 1 tool call  · delegate spend: $0.0123");
+    expect(text).toContain("⧗ map auth 12s · 3 turns · 1 tool call │ delegate spend: $0.0123");
     expect(text).not.toContain("cap");
   });
 });
