@@ -11,11 +11,12 @@ import { getRegistry } from "../tasks/registry.ts";
 import type { TaskRow } from "../tasks/row.ts";
 import { RowCache } from "../tasks/row-cache.ts";
 import { cancelTask, listRows } from "../tasks/seam.ts";
-import { DelegatesTable, rowName, shortId } from "./delegates-table.ts";
+import { DelegatesTable, rowName, rowsThatFit, shortId } from "./delegates-table.ts";
 
 const WIDGET_KEY = "bg-delegates";
 const REFRESH_MS = 1_000;
-const USAGE = "Usage: /delegates [list | cancel [id] | prune [--older-than <days>] [--dry-run] [--undelivered] | hide]";
+const USAGE =
+  "Usage: /delegates [list | all | cancel [id] | prune [--older-than <days>] [--dry-run] [--undelivered] | hide]";
 
 /**
  * Cancel a running delegate or Fusion run as the person asked, by the one cancel (src/tasks/cancel.ts):
@@ -71,10 +72,11 @@ function cachedRows(cwd: string): () => readonly TaskRow[] {
   };
 }
 
-function showTable(ctx: ExtensionCommandContext): void {
+/** `all`: every row; else the newest that fit the screen, the rest counted (src/ui/delegates-table.ts). */
+function showTable(ctx: ExtensionCommandContext, all = false): void {
   const rows = cachedRows(ctx.cwd);
   ctx.ui.setWidget(WIDGET_KEY, (tui: TUI, theme) => {
-    const table = new DelegatesTable(rows, theme);
+    const table = new DelegatesTable(rows, theme, () => (all ? undefined : rowsThatFit(tui.terminal.rows)));
     // Live while something runs: run time, cost and state move on their own.
     const timer = setInterval(() => {
       if (rows().some((r) => r.state === "running")) tui.requestRender();
@@ -134,11 +136,12 @@ export async function pruneDelegates(cwd: string, words: readonly string[], rete
 export function registerDelegatesCommand(pi: ExtensionAPI): void {
   pi.registerCommand("delegates", {
     description:
-      "Show this project's background delegates as a table; cancel one; prune ended ones: /delegates [cancel [id] | prune [--older-than <days>] [--dry-run] [--undelivered] | hide]",
+      "Show this project's background delegates as a table (the newest that fit; all: every one); cancel one; prune ended ones: /delegates [all | cancel [id] | prune [--older-than <days>] [--dry-run] [--undelivered] | hide]",
     handler: async (args: string, ctx: ExtensionCommandContext) => {
       const [verb = "list", id, ...more] = args.trim().split(/\s+/).filter(Boolean);
       try {
         if (verb === "list") showTable(ctx);
+        else if (verb === "all") showTable(ctx, true);
         else if (verb === "hide") ctx.ui.setWidget(WIDGET_KEY, undefined);
         else if (verb === "cancel") {
           const target = id ?? (await pickRunning(ctx));

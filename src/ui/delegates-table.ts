@@ -28,7 +28,8 @@ interface Column {
 
 const COLUMNS: readonly Column[] = [
   { title: "ID", cell: (r) => shortId(r.id) },
-  { title: "STATE", cell: (r) => r.state },
+  // The state and, for a task that did not complete, its failure code: a code is never a size.
+  { title: "STATE", cell: (r) => (r.code === null ? r.state : `${r.state}: ${r.code}`), max: 34 },
   { title: "ROUTE", cell: (r) => r.route ?? "", max: 28 },
   { title: "RUN TIME", cell: (r) => (r.run_seconds === null ? "" : formatDuration(r.run_seconds)), right: true },
   {
@@ -42,8 +43,8 @@ const COLUMNS: readonly Column[] = [
   },
   {
     title: "SIZE",
-    cell: (r) => (r.answer_bytes !== null ? formatBytes(r.answer_bytes) : (r.code ?? "")),
-    max: 22,
+    cell: (r) => (r.answer_bytes !== null ? formatBytes(r.answer_bytes) : ""),
+    right: true,
   },
   { title: "NAME", cell: rowName },
 ];
@@ -53,9 +54,21 @@ const NAME_MIN = 8;
 /** What gives way, in order, when the columns do not fit: [column title, narrowest it gets]. */
 const SHRINK: readonly (readonly [string, number])[] = [
   ["ROUTE", 12],
-  ["SIZE", 8],
+  ["STATE", 16],
   ["ROUTE", 8],
+  ["STATE", 9],
 ];
+
+/** Lines the table draws besides its rows: header, the count of rows not shown, spend, hint. */
+const FRAME_LINES = 4;
+
+/**
+ * How many rows fit in a screen of `screenRows` lines: the table takes at most half of it (the
+ * conversation and the editor keep the rest), never fewer than three rows.
+ */
+export function rowsThatFit(screenRows: number): number {
+  return Math.max(3, Math.floor(screenRows / 2) - FRAME_LINES);
+}
 
 /** One cell, escaped (what a tree says is never drawn raw), cut to `width` and padded. */
 function padCell(text: string, width: number, right = false): string {
@@ -66,7 +79,7 @@ function padCell(text: string, width: number, right = false): string {
 
 /**
  * Column widths for a terminal width: the name column takes the rest; when the rest is too narrow,
- * the route gives way first, then the size (a code or a byte count, cut with an ellipsis).
+ * the route gives way first, then the state's failure code (cut with an ellipsis).
  */
 function widths(rows: readonly TaskRow[], total: number): number[] {
   const natural = COLUMNS.map((c) =>
@@ -102,9 +115,11 @@ const STATE_COLOR = {
  * an ellipsis at narrow widths, and what a person can do next.
  */
 export class DelegatesTable implements Component {
+  /** `maxRows`: the most rows drawn (the newest; the rest counted), or every row when undefined. */
   constructor(
     private readonly rows: () => readonly TaskRow[],
     private readonly theme: Theme,
+    private readonly maxRows: () => number | undefined = () => undefined,
   ) {}
 
   invalidate(): void {}
@@ -115,9 +130,12 @@ export class DelegatesTable implements Component {
   }
 
   private renderTable(width: number): string[] {
-    const rows = this.rows();
+    const all = this.rows();
     const t = this.theme;
-    if (rows.length === 0) return [t.fg("muted", "No delegate tasks in this project.")];
+    if (all.length === 0) return [t.fg("muted", "No delegate tasks in this project.")];
+    // Rows come newest first (src/tasks/seam.ts): the newest that fit, the rest counted.
+    const limit = this.maxRows();
+    const rows = limit === undefined || all.length <= limit ? all : all.slice(0, limit);
     const w = widths(rows, width);
     const line = (cells: string[]) => cells.join(GAP);
     const out = [t.fg("muted", t.bold(line(COLUMNS.map((c, i) => padCell(c.title, w[i]!, c.right)))))];
@@ -126,7 +144,12 @@ export class DelegatesTable implements Component {
       cells[1] = t.fg(STATE_COLOR[row.state], cells[1]!);
       out.push(line(cells));
     }
-    out.push(t.fg("muted", truncateToWidth(spendTotalText(rows), width, "…")));
+    const hidden = all.length - rows.length;
+    if (hidden > 0) {
+      const more = `${hidden} older task${hidden === 1 ? "" : "s"} not shown · /delegates all shows every one`;
+      out.push(t.fg("muted", truncateToWidth(more, width, "…")));
+    }
+    out.push(t.fg("muted", truncateToWidth(spendTotalText(all), width, "…")));
     const running = rows.some((r) => r.state === "running");
     const hint = running
       ? "/delegates cancel <id> stops a running task · /delegates hide closes this table"

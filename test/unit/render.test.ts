@@ -27,7 +27,7 @@ import { type FusionCompletedView, UNMERGED_TEXT } from "../../src/fusion/types.
 import { type FusionReceiptDetails, fusionReceiptText } from "../../src/fusion-run/receipt.ts";
 import { buildManifest, newTaskIdentity } from "../../src/launch/task-documents.ts";
 import type { TaskRow } from "../../src/tasks/row.ts";
-import { DelegatesTable } from "../../src/ui/delegates-table.ts";
+import { DelegatesTable, rowsThatFit } from "../../src/ui/delegates-table.ts";
 import { checkEvidence } from "../../src/verify/evidence-check.ts";
 import type { TaskOutput } from "../../src/verify/structured-output.ts";
 import {
@@ -741,12 +741,40 @@ describe("/delegates table", () => {
       expect(lines[2]).toContain("787 B");
       // The total of the listed tasks (one cost not reported).
       expect(lines.at(-2)).toContain("total spend: $0.0084 over 3 delegate tasks (1 not reported)");
-      expect(lines[3]).toContain("child_timeout");
+      // The failure code is in STATE (cut at 80 columns), never in SIZE.
+      expect(lines[3]).toContain(width === 80 ? "failed: child_tim" : "failed: child_timeout");
+      const sizeAt = lines[0]!.indexOf("SIZE");
+      for (const line of lines.slice(1, 4)) expect(line.slice(sizeAt, nameAt)).not.toMatch(/[a-z]_/);
       if (width === 80) expect(lines[1]).toMatch(/…$/);
       else expect(lines[1]).toContain("cannot fit in eighty columns at all");
       expect(lines.at(-1)).toContain("/delegates cancel <id>");
     });
   }
+
+  it("40 rows in a short screen: the newest that fit, then a count of the rest and /delegates all", () => {
+    const many = Array.from({ length: 40 }, (_, i) =>
+      row({ id: `d${String(i).padStart(2, "0")}${"e".repeat(30)}`, name: `task ${i}` }),
+    );
+    const fit = rowsThatFit(24);
+    expect(fit).toBe(8);
+    const lines = plain(
+      new DelegatesTable(
+        () => many,
+        theme(),
+        () => fit,
+      ).render(80),
+    );
+    expect(lines).toHaveLength(1 + fit + 3);
+    expect(lines[1]).toContain("task 0");
+    expect(lines[fit]).toContain(`task ${fit - 1}`);
+    expect(lines.join("\n")).not.toContain(`task ${fit} `);
+    expect(lines[fit + 1]).toContain(`${40 - fit} older tasks not shown · /delegates all shows every one`);
+    // The total still counts every task.
+    expect(lines[fit + 2]).toContain("over 40 delegate tasks");
+    for (const line of lines) expect(visibleWidth(line)).toBeLessThanOrEqual(80);
+    // `/delegates all`: every row.
+    expect(plain(new DelegatesTable(() => many, theme()).render(80))).toHaveLength(1 + 40 + 2);
+  });
 
   it("a capped task shows its spend beside its cap", () => {
     const capped = [rows[0]!, row({ id: `d2${"b".repeat(31)}`, cap: 0.5 }), rows[2]!];
@@ -773,6 +801,7 @@ describe("/delegates table", () => {
     expect(lines[1]!.slice(nameAt)).toMatch(/^cache i…$/);
     expect(lines[2]).toContain("$0.0042/$12.50");
     expect(lines[2]!.slice(nameAt)).toMatch(/^map auth$/);
-    expect(lines[2]).toMatch(/spend_c…/);
+    expect(lines[2]).toMatch(/failed: spend[a-z_]*…/);
+    expect(lines[2]!.slice(lines[0]!.indexOf("SIZE"), nameAt)).not.toContain("spend");
   });
 });
