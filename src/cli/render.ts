@@ -48,7 +48,7 @@ export function renderList(
     verified === "all" || hidden === 0
       ? `Verified: ${verified === "all" ? "every task" : "the rows shown"}.`
       : "Verified: the rows shown; --verify checks every task.";
-  return `${body}\n${checked}\n${spendTotalText(rows)}${more}`;
+  return `${body}\n${checked}\n${spendTotalText(rows, hidden > 0 ? "in the newest session" : "in this project")}${more}`;
 }
 
 /** COST and CAP, with the digits it takes for a spend over its cap never to print equal to it. */

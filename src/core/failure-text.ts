@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { DelegateError, FAILURE_REMEDIATION, type TaskSpend } from "./errors.ts";
-import { formatCost, formatDuration } from "./units.ts";
+import { formatCost, formatDuration, formatSpend } from "./units.ts";
 import { utf8Prefix } from "./utf8.ts";
 
 /** The most of a failure's message the text carries (docs/failure-codes.md, "How a failure reads"). */
@@ -29,8 +29,7 @@ export function boundedList(items: readonly string[], max: number): string {
 /** "Spent: $0.0042, 3 turns, 12 tool calls, 42s" with only the known parts; null when nothing is known. */
 export function spentText(spent: TaskSpend): string | null {
   const parts: string[] = [];
-  if (spent.cost_total !== null)
-    parts.push(`${spent.cost_at_least === true ? "at least " : ""}${formatCost(spent.cost_total)}`);
+  if (spent.cost_total !== null) parts.push(formatSpend(spent.cost_total, spent.cost_at_least === true));
   const count = (n: number, one: string) => `${n} ${one}${n === 1 ? "" : "s"}`;
   if (spent.turns !== null) parts.push(count(spent.turns, "turn"));
   if (spent.tool_calls !== null) parts.push(count(spent.tool_calls, "tool call"));

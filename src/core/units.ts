@@ -32,7 +32,18 @@ function fixedDollars(dollars: number, digits: number): string {
 
 /** Dollars: four decimals under a dollar (delegate turns often cost fractions of a cent), two above. */
 export function formatCost(dollars: number): string {
-  return `$${dollars.toFixed(dollars < 1 ? 4 : 2)}`;
+  const text = `$${dollars.toFixed(dollars < 1 ? 4 : 2)}`;
+  // An amount that is not zero never reads as zero ("$0.000001", not "$0.0000").
+  return dollars > 0 && text === "$0.0000" ? formatCostExact(dollars) : text;
+}
+
+/** A floor of zero said as what is known: no request's cost was recorded (never "at least $0.0000"). */
+export const NO_REQUEST_FINISHED = "no request finished";
+
+/** A known spend: "$0.1207", a floor "at least $0.1207", or, for a floor of zero, {@link NO_REQUEST_FINISHED}. */
+export function formatSpend(usd: number, atLeast: boolean): string {
+  if (!atLeast) return formatCost(usd);
+  return usd === 0 ? NO_REQUEST_FINISHED : `at least ${formatCost(usd)}`;
 }
 
 /** Most decimals a cost is printed with. */

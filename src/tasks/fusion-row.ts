@@ -12,6 +12,7 @@ import {
   verifyCompletedRun,
 } from "../fusion/index.ts";
 import { readChildRecords, readResultRecord, readRunRecord } from "../fusion/run-record.ts";
+import { stageWords } from "../fusion/stage-words.ts";
 import type { TaskRef } from "../store/lookup.ts";
 import { recordedSpend } from "../views/spend-figure.ts";
 import { getRegistry } from "./registry.ts";
@@ -59,9 +60,9 @@ function factsRow(
   const running = live !== undefined || (manifest.state === "running" && fusionLiveness.isRunning(manifest));
   const stale = manifest.state === "running" && !running;
   let detail: string;
-  if (live) detail = `stage ${live.stage}, ${count}, ${live.children.filter((c) => c.running).length} running`;
+  if (live) detail = `${stageWords(live.stage)}, ${count}, ${live.children.filter((c) => c.running).length} running`;
   else if (manifest.state === "running") detail = `${count}, owned by pid ${manifest.owner.pid}`;
-  else detail = failure ? `ended at ${failure.stage}, ${count}` : `${answerKind(unmerged)}, ${count}`;
+  else detail = failure ? `stopped while ${stageWords(failure.stage)}, ${count}` : `${answerKind(unmerged)}, ${count}`;
   const endedAt = manifest.terminal?.ended_at ?? null;
   const row: TaskRow = {
     ...unreadRow(ref),
@@ -78,7 +79,8 @@ function factsRow(
     code: failure?.code ?? null,
     cap: record?.limits.max_cost_usd ?? null,
   };
-  return { row, children: childRecords.map((c) => c.task_id) };
+  const ids = live ? live.children.map((c) => c.taskId) : childRecords.map((c) => c.task_id);
+  return { row: { ...row, children: ids }, children: childRecords.map((c) => c.task_id) };
 }
 
 /**

@@ -43,6 +43,8 @@ export interface TaskRow {
   dir: string;
   /** A follow-up's previous task (docs/tools/bg_delegate.md, "Follow-ups"); null otherwise. */
   previous_id: string | null;
+  /** A Fusion run's children (their task ids, in the run's order), listed under it; empty for a delegate. */
+  children: readonly string[];
   /** How deep under its previous task the list shows it: 0 unless it follows a task in the same list. */
   depth: number;
   /** Why a "foreign" row is foreign; absent otherwise. */
@@ -84,21 +86,35 @@ export function unreadRow(ref: TaskRef): TaskRow {
     code: null,
     dir: ref.dir,
     previous_id: null,
+    children: [],
     depth: 0,
   };
 }
 
 /**
- * Rows (newest first) with each follow-up moved under the task it follows, oldest follow-up first,
- * and its depth set (docs/cli.md, "list"): a chain reads top to bottom. A follow-up whose previous
- * task is not in the list stays where it is, at depth 0.
+ * Rows (newest first) with each Fusion run's children moved under their run (in the run's order)
+ * and each follow-up under the task it follows (oldest follow-up first), depths set (docs/cli.md,
+ * "list"): a run and a chain read top to bottom. A row whose run or previous task is not in the
+ * list stays where it is, at depth 0.
  */
 export function threadRows(rows: readonly TaskRow[]): TaskRow[] {
-  const ids = new Set(rows.map((r) => r.id));
+  const byId = new Map(rows.map((r) => [r.id, r]));
   const under = new Map<string, TaskRow[]>();
+  const parentOf = new Map<string, string>();
+  const hang = (parent: string, row: TaskRow) => {
+    parentOf.set(row.id, parent);
+    under.set(parent, [...(under.get(parent) ?? []), row]);
+  };
+  for (const run of rows) {
+    for (const id of run.children) {
+      const child = byId.get(id);
+      if (child !== undefined && id !== run.id && !parentOf.has(id)) hang(run.id, child);
+    }
+  }
   for (const row of [...rows].reverse()) {
-    if (row.previous_id === null || !ids.has(row.previous_id) || row.previous_id === row.id) continue;
-    under.set(row.previous_id, [...(under.get(row.previous_id) ?? []), row]);
+    const previous = row.previous_id;
+    if (previous === null || !byId.has(previous) || previous === row.id || parentOf.has(row.id)) continue;
+    hang(previous, row);
   }
   const out: TaskRow[] = [];
   const seen = new Set<string>();
@@ -109,10 +125,7 @@ export function threadRows(rows: readonly TaskRow[]): TaskRow[] {
     // No deeper than a chain may be (FOLLOW_UP_CHAIN_MAX tasks): the rest is listed flat below.
     if (depth + 1 < FOLLOW_UP_CHAIN_MAX) for (const next of under.get(row.id) ?? []) place(next, depth + 1);
   };
-  for (const row of rows) {
-    const threaded = row.previous_id !== null && ids.has(row.previous_id) && row.previous_id !== row.id;
-    if (!threaded) place(row, 0);
-  }
+  for (const row of rows) if (!parentOf.has(row.id)) place(row, 0);
   // A cycle of previous ids (only a hand-edited tree has one), or a chain too long, is listed flat at the end.
   for (const row of rows) place(row, 0);
   return out;

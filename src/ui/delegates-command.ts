@@ -16,7 +16,7 @@ import { DelegatesTable, rowName, rowsThatFit, shortId } from "./delegates-table
 const WIDGET_KEY = "bg-delegates";
 const REFRESH_MS = 1_000;
 const USAGE =
-  "Usage: /delegates [list | all | cancel [id] | prune [--older-than <days>] [--dry-run] [--undelivered] | hide]";
+  "Usage: /delegates [list | more | cancel [id] | prune [--older-than <days>] [--dry-run] [--undelivered] | hide]";
 
 /**
  * Cancel a running delegate or Fusion run as the person asked, by the one cancel (src/tasks/cancel.ts):
@@ -72,11 +72,18 @@ function cachedRows(cwd: string): () => readonly TaskRow[] {
   };
 }
 
-/** `all`: every row; else the newest that fit the screen, the rest counted (src/ui/delegates-table.ts). */
-function showTable(ctx: ExtensionCommandContext, all = false): void {
+/** The page `/delegates` shows: 0 (the newest) after `/delegates`, one older after each `/delegates more`. */
+let shownPage = 0;
+
+/**
+ * The table as a widget: one page of the rows that fit the screen, newest first, the rest counted
+ * (a widget cannot scroll, so older rows are paged: src/ui/delegates-table.ts).
+ */
+function showTable(ctx: ExtensionCommandContext, page: number): void {
   const rows = cachedRows(ctx.cwd);
+  shownPage = page;
   ctx.ui.setWidget(WIDGET_KEY, (tui: TUI, theme) => {
-    const table = new DelegatesTable(rows, theme, () => (all ? undefined : rowsThatFit(tui.terminal.rows)));
+    const table = new DelegatesTable(rows, theme, () => rowsThatFit(tui.terminal.rows), page);
     // Live while something runs: run time, cost and state move on their own.
     const timer = setInterval(() => {
       if (rows().some((r) => r.state === "running")) tui.requestRender();
@@ -136,12 +143,12 @@ export async function pruneDelegates(cwd: string, words: readonly string[], rete
 export function registerDelegatesCommand(pi: ExtensionAPI): void {
   pi.registerCommand("delegates", {
     description:
-      "Show this project's background delegates as a table (the newest that fit; all: every one); cancel one; prune ended ones: /delegates [all | cancel [id] | prune [--older-than <days>] [--dry-run] [--undelivered] | hide]",
+      "Show this project's background delegates as a table (the newest that fit; more: older ones); cancel one; prune ended ones: /delegates [more | cancel [id] | prune [--older-than <days>] [--dry-run] [--undelivered] | hide]",
     handler: async (args: string, ctx: ExtensionCommandContext) => {
       const [verb = "list", id, ...more] = args.trim().split(/\s+/).filter(Boolean);
       try {
-        if (verb === "list") showTable(ctx);
-        else if (verb === "all") showTable(ctx, true);
+        if (verb === "list") showTable(ctx, 0);
+        else if (verb === "more") showTable(ctx, shownPage + 1);
         else if (verb === "hide") ctx.ui.setWidget(WIDGET_KEY, undefined);
         else if (verb === "cancel") {
           const target = id ?? (await pickRunning(ctx));

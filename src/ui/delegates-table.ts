@@ -29,14 +29,17 @@ interface Column {
 const COLUMNS: readonly Column[] = [
   { title: "ID", cell: (r) => shortId(r.id) },
   // The state and, for a task that did not complete, its failure code: a code is never a size.
-  { title: "STATE", cell: (r) => (r.code === null ? r.state : `${r.state}: ${r.code}`), max: 34 },
+  // A failed task's state names its code (a code is never a size); a cancelled one's code says nothing more.
+  { title: "STATE", cell: (r) => (r.code !== null && r.state === "failed" ? `failed: ${r.code}` : r.state), max: 34 },
   { title: "ROUTE", cell: (r) => r.route ?? "", max: 28 },
   { title: "RUN TIME", cell: (r) => (r.run_seconds === null ? "" : formatDuration(r.run_seconds)), right: true },
   {
     title: "COST",
     // A capped task's spend beside its cap.
     cell: (r) => {
-      const cells = spendCells({ usd: r.cost, at_least: r.cost_at_least }, r.cap, "?");
+      // Not known said in words: none yet while it runs, unknown once it ended without a figure.
+      const unknown = r.state === "running" ? "none yet" : "unknown";
+      const cells = spendCells({ usd: r.cost, at_least: r.cost_at_least }, r.cap, unknown);
       return cells.cap === null ? cells.spent : `${cells.spent}/${cells.cap}`;
     },
     right: true,
@@ -50,13 +53,19 @@ const COLUMNS: readonly Column[] = [
 ];
 
 const GAP = "  ";
-const NAME_MIN = 8;
-/** What gives way, in order, when the columns do not fit: [column title, narrowest it gets]. */
-const SHRINK: readonly (readonly [string, number])[] = [
-  ["ROUTE", 12],
-  ["STATE", 16],
-  ["ROUTE", 8],
-  ["STATE", 9],
+const NAME_MIN = 16;
+/** The fewest columns a name ever gets (cut with an ellipsis). */
+const NAME_FLOOR = 8;
+/**
+ * What gives way, in order, when the columns do not fit: [column title, narrowest it gets, the name
+ * width it makes room for]. The name keeps NAME_MIN columns before the state's code is cut short; only
+ * then is the name cut to NAME_FLOOR.
+ */
+const SHRINK: readonly (readonly [string, number, number])[] = [
+  ["ROUTE", 12, NAME_MIN],
+  ["STATE", 16, NAME_MIN],
+  ["ROUTE", 8, NAME_MIN],
+  ["STATE", 9, NAME_FLOOR],
 ];
 
 /** Lines the table draws besides its rows: header, the count of rows not shown, spend, hint. */
@@ -68,6 +77,17 @@ const FRAME_LINES = 4;
  */
 export function rowsThatFit(screenRows: number): number {
   return Math.max(3, Math.floor(screenRows / 2) - FRAME_LINES);
+}
+
+/**
+ * Which rows a page shows and how to see the others: "tasks 1–16 of 43, newest first · /delegates
+ * more shows older ones"; on the last page, how to get back to the newest.
+ */
+export function pageText(first: number, shown: number, total: number): string {
+  const span = `tasks ${first + 1}–${first + shown} of ${total}`;
+  return first + shown < total
+    ? `${span}, newest first · /delegates more shows older ones`
+    : `${span}, the oldest · /delegates shows the newest`;
 }
 
 /** One cell, escaped (what a tree says is never drawn raw), cut to `width` and padded. */
@@ -89,14 +109,17 @@ function widths(rows: readonly TaskRow[], total: number): number[] {
     ),
   );
   const nameIndex = COLUMNS.length - 1;
+  // The name keeps NAME_MIN columns (fewer when every name is shorter) before anything else gives way.
+  const nameMin = Math.min(NAME_MIN, natural[nameIndex]!);
   const fixed = () => natural.slice(0, nameIndex).reduce((a, b) => a + b, 0) + GAP.length * nameIndex;
-  for (const [title, min] of SHRINK) {
-    const spare = total - fixed() - NAME_MIN;
-    if (spare >= 0) break;
+  for (const [title, min, name] of SHRINK) {
+    const spare = total - fixed() - Math.min(name, nameMin);
+    if (spare >= 0) continue;
     const index = COLUMNS.findIndex((c) => c.title === title);
     natural[index] = Math.max(min, natural[index]! + spare);
   }
-  natural[nameIndex] = Math.max(NAME_MIN, total - fixed());
+  // When nothing else can give way, the name takes what is left, down to NAME_FLOOR columns.
+  natural[nameIndex] = Math.max(Math.min(NAME_FLOOR, nameMin), total - fixed());
   return natural;
 }
 
@@ -115,11 +138,15 @@ const STATE_COLOR = {
  * an ellipsis at narrow widths, and what a person can do next.
  */
 export class DelegatesTable implements Component {
-  /** `maxRows`: the most rows drawn (the newest; the rest counted), or every row when undefined. */
+  /**
+   * `maxRows`: the most rows drawn, or every row when undefined; `page`: which page of that many,
+   * newest first (0: the newest; past the last page, the newest again).
+   */
   constructor(
     private readonly rows: () => readonly TaskRow[],
     private readonly theme: Theme,
     private readonly maxRows: () => number | undefined = () => undefined,
+    private readonly page = 0,
   ) {}
 
   invalidate(): void {}
@@ -133,9 +160,11 @@ export class DelegatesTable implements Component {
     const all = this.rows();
     const t = this.theme;
     if (all.length === 0) return [t.fg("muted", "No delegate tasks in this project.")];
-    // Rows come newest first (src/tasks/seam.ts): the newest that fit, the rest counted.
+    // Rows come newest first (src/tasks/seam.ts): one page of those that fit, the rest counted.
     const limit = this.maxRows();
-    const rows = limit === undefined || all.length <= limit ? all : all.slice(0, limit);
+    const pages = limit === undefined ? 1 : Math.ceil(all.length / limit);
+    const first = limit === undefined ? 0 : (this.page % pages) * limit;
+    const rows = limit === undefined ? all : all.slice(first, first + limit);
     const w = widths(rows, width);
     const line = (cells: string[]) => cells.join(GAP);
     const out = [t.fg("muted", t.bold(line(COLUMNS.map((c, i) => padCell(c.title, w[i]!, c.right)))))];
@@ -144,12 +173,9 @@ export class DelegatesTable implements Component {
       cells[1] = t.fg(STATE_COLOR[row.state], cells[1]!);
       out.push(line(cells));
     }
-    const hidden = all.length - rows.length;
-    if (hidden > 0) {
-      const more = `${hidden} older task${hidden === 1 ? "" : "s"} not shown · /delegates all shows every one`;
-      out.push(t.fg("muted", truncateToWidth(more, width, "…")));
-    }
-    out.push(t.fg("muted", truncateToWidth(spendTotalText(all), width, "…")));
+    if (rows.length < all.length)
+      out.push(t.fg("muted", truncateToWidth(pageText(first, rows.length, all.length), width, "…")));
+    out.push(t.fg("muted", truncateToWidth(spendTotalText(all, "in this project"), width, "…")));
     const running = rows.some((r) => r.state === "running");
     const hint = running
       ? "/delegates cancel <id> stops a running task · /delegates hide closes this table"

@@ -2,15 +2,16 @@ import { join } from "node:path";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { truncateToWidth, visibleWidth } from "@mariozechner/pi-tui";
 import { visible } from "../core/terminal-text.ts";
-import { formatCost, formatDuration } from "../core/units.ts";
+import type { ChildProgress } from "../core/types.ts";
+import { formatDuration, formatSpend, plural } from "../core/units.ts";
+import { stageWords } from "../fusion/stage-words.ts";
 import { readProgress } from "../store/progress.ts";
 import { delegateRoot } from "../store/task-paths.ts";
-import type { LiveRun } from "../tasks/live.ts";
+import type { LiveRun, LiveTask } from "../tasks/live.ts";
 import { getRegistry } from "../tasks/registry.ts";
 import type { TaskRow } from "../tasks/row.ts";
 import { listRows } from "../tasks/seam.ts";
 import { type SpendFigure, spendCells } from "../views/spend-figure.ts";
-import { stageWords } from "./stage-words.ts";
 
 const STATUS_KEY = "bg-delegate";
 const REFRESH_MS = 1_000;
@@ -74,30 +75,75 @@ const RUN_ID_CHARS = 9;
 /** Spend against a spend cap while a capped task runs, e.g. ` · $0.0420 of $0.50 cap`; "" without a cap. */
 function capPart(spent: number | null, cap: number | undefined, theme: FooterTheme): string {
   if (cap === undefined) return "";
-  const cells = spendCells({ usd: spent, at_least: false }, cap, "?");
+  const cells = spendCells({ usd: spent, at_least: false }, cap, "none yet");
   return theme.fg("dim", ` · ${cells.spent} of ${cells.cap} cap`);
 }
 
+/** One running task or run as the footer draws it: in full, or short when the full ones do not fit. */
+export interface FooterEntry {
+  /** When it started (ms): entries are drawn oldest first, and the newest are kept when not all fit. */
+  at: number;
+  full: string;
+  /** Name and time, the name cut to `nameColumns` (Infinity: whole). */
+  short(nameColumns: number): string;
+}
+
+/** The most columns a name takes in a short entry (cut with an ellipsis). */
+const SHORT_NAME_COLUMNS = 24;
+
+function cutName(name: string, columns: number): string {
+  return Number.isFinite(columns) ? truncateToWidth(visible(name), columns, "…") : visible(name);
+}
+
 /**
- * One live Fusion run: its id, the stage it is in, and how many of its candidates have a verified
- * answer so far, e.g. `⧗ fusion f1a2b3c4d (cache question): evaluate, 2/3 candidates verified 45s`.
+ * One live Fusion run: its id, the stage it is in (in words), and how many of its candidates have a
+ * verified answer so far, e.g. `⧗ fusion f1a2b3c4d (cache question): comparing the answers, 2/3
+ * candidates verified 45s`; short: `⧗ cache question 2/3 verified 45s`.
  */
-function runPart(run: LiveRun, now: number, theme: FooterTheme): string {
+function runEntry(run: LiveRun, now: number, theme: FooterTheme): FooterEntry {
   const total = run.record.candidates.length;
   const verified = run.children.filter((c) => c.stage === "candidate" && c.verified === true).length;
   const id = theme.fg("accent", `fusion ${run.runId.slice(0, RUN_ID_CHARS)}`);
   const what = `${stageWords(run.stage)}, ${verified}/${total} candidates verified`;
+  const time = theme.fg("dim", formatDuration((now - run.createdAt) / 1000));
   // A capped run: what its ended children spent so far against the run's cap.
   const cap = capPart(run.usage.counts.cost_total, run.record.limits?.max_cost_usd, theme);
-  return `${theme.fg("warning", "⧗")} ${id} ${theme.fg("muted", `(${visible(run.record.name)})`)}: ${what} ${theme.fg("dim", formatDuration((now - run.createdAt) / 1000))}${cap}`;
+  const mark = theme.fg("warning", "⧗");
+  return {
+    at: run.createdAt,
+    full: `${mark} ${id} ${theme.fg("muted", `(${visible(run.record.name)})`)}: ${what} ${time}${cap}`,
+    short: (columns) =>
+      `${mark} ${theme.fg("accent", cutName(run.record.name, columns))} ${verified}/${total} verified ${time}`,
+  };
+}
+
+/** One running delegate: name, run time, turns, tool calls and (capped) spend; short: name and time. */
+function taskEntry(task: LiveTask, progress: ChildProgress, now: number, theme: FooterTheme): FooterEntry {
+  const calls = plural(progress.tool_calls, "tool call");
+  const turns = plural(progress.turns, "turn");
+  const time = formatDuration((now - task.startedAt) / 1000);
+  const mark = theme.fg("warning", "⧗");
+  return {
+    at: task.startedAt,
+    full:
+      `${mark} ${theme.fg("accent", visible(task.manifest.name))} ${time} · ${turns} · ${calls}` +
+      capPart(progress.cost_total, task.manifest.limits.max_cost_usd, theme),
+    short: (columns) => `${mark} ${theme.fg("accent", cutName(task.manifest.name, columns))} ${time}`,
+  };
+}
+
+/** What the delegates started here have spent, said as a person would: a sum, a floor, or nothing known yet. */
+export function spendTotalWords(spent: number, unknown: number, atLeast: boolean): string {
+  if (unknown > 0 && spent === 0) return "not reported";
+  return formatSpend(spent, atLeast || unknown > 0);
 }
 
 /**
  * The footer line: each running Fusion run (its stage and verified candidates; its children are not
  * listed one by one), each other running delegate's name, run time, turns and tool calls, then what
  * the delegates this Pi process started here have spent, running and ended — a run's children
- * included — marked as separate from the session's own `$` (docs/subsystems/retrieval.md,
- * "`/delegates` and the footer").
+ * included — marked as separate from the session's own `$`; fitted to `width` columns
+ * (docs/subsystems/retrieval.md, "`/delegates` and the footer").
  */
 export function footerText(
   cwd: string,
@@ -112,50 +158,63 @@ export function footerText(
   if (tasks.length === 0 && runs.length === 0 && ended.count === 0) return undefined;
   let spent = ended.sum;
   let unknown = ended.unknown;
-  const parts = runs.map((run) => runPart(run, now, theme));
+  const entries = runs.map((run) => runEntry(run, now, theme));
   for (const t of tasks) {
     const p = readProgress(t.taskDir);
     if (p.cost_total === null) unknown++;
     else spent += p.cost_total;
-    if (ofRuns.has(t.taskId)) continue;
-    const calls = `${p.tool_calls} tool call${p.tool_calls === 1 ? "" : "s"}`;
-    const turns = `${p.turns} turn${p.turns === 1 ? "" : "s"}`;
-    parts.push(
-      `${theme.fg("warning", "⧗")} ${theme.fg("accent", visible(t.manifest.name))} ${formatDuration((now - t.startedAt) / 1000)} · ${turns} · ${calls}` +
-        capPart(p.cost_total, t.manifest.limits.max_cost_usd, theme),
-    );
+    if (!ofRuns.has(t.taskId)) entries.push(taskEntry(t, p, now, theme));
   }
-  const cost =
-    unknown === 0 && !ended.atLeast
-      ? formatCost(spent)
-      : spent > 0 || unknown === 0
-        ? `at least ${formatCost(spent)}`
-        : "not reported";
-  const total = theme.fg("dim", `delegate spend: ${cost} (separate from the session's $)`);
-  return fitFooter(parts, total, width, theme);
+  const words = spendTotalWords(spent, unknown, ended.atLeast);
+  const total = {
+    full: theme.fg("dim", `delegate spend: ${words} (separate from the session's $)`),
+    short: theme.fg("dim", `delegates: ${words}`),
+  };
+  return fitFooter(entries, total, width, theme);
 }
 
 /** Between two entries of the footer (a task's own cells are joined by ` · `). */
 const ENTRY_SEPARATOR = " │ ";
 
+/** The spend at the end of the footer: in full, and short for a narrow terminal. */
+export interface FooterTotal {
+  full: string;
+  short: string;
+}
+
 /**
- * The footer's entries fitted to `width` columns (Pi's own width functions): every entry and the
- * spend when they fit; else the newest entries that fit, then how many more are running and the
- * spend; a line that still does not fit is cut with an ellipsis (docs/subsystems/retrieval.md,
- * "`/delegates` and the footer").
+ * The footer's entries fitted to `width` columns (Pi's own width functions), oldest first, each
+ * step giving way only when the one before does not fit: every entry and the spend in full; the
+ * spend short; every entry short (name and time), then with its name cut; the newest short entries
+ * that fit after a count of the rest; the count alone; cut with an ellipsis when even that does not
+ * fit
+ * (docs/subsystems/retrieval.md, "`/delegates` and the footer").
  */
-export function fitFooter(parts: readonly string[], total: string, width: number, theme: FooterTheme): string {
+export function fitFooter(
+  entries: readonly FooterEntry[],
+  total: FooterTotal,
+  width: number,
+  theme: FooterTheme,
+): string {
   const sep = theme.fg("dim", ENTRY_SEPARATOR);
-  const all = [...parts, total].join(sep);
-  if (visibleWidth(all) <= width) return all;
-  // n entries shown: the rest as a count (all of them as "3 running" when none fits).
-  const more = (n: number) =>
-    theme.fg("warning", n === 0 ? `${parts.length} running` : `+${parts.length - n} more running`);
-  for (let n = parts.length - 1; n >= 0; n--) {
-    const line = [...parts.slice(0, n), more(n), total].join(sep);
-    if (visibleWidth(line) <= width) return line;
+  const sorted = [...entries].sort((a, b) => a.at - b.at);
+  const fits = (cells: readonly string[], end: string) => {
+    const line = [...cells, end].join(sep);
+    return visibleWidth(line) <= width ? line : undefined;
+  };
+  const full = sorted.map((e) => e.full);
+  const whole = sorted.map((e) => e.short(Number.POSITIVE_INFINITY));
+  const short = sorted.map((e) => e.short(SHORT_NAME_COLUMNS));
+  const every =
+    fits(full, total.full) ?? fits(full, total.short) ?? fits(whole, total.short) ?? fits(short, total.short);
+  if (every !== undefined) return every;
+  for (let n = short.length - 1; n >= 1; n--) {
+    const count = theme.fg("warning", `+${short.length - n} more running`);
+    const line = fits([count, ...short.slice(short.length - n)], total.short);
+    if (line !== undefined) return line;
   }
-  return truncateToWidth([more(0), total].join(sep), Math.max(1, width), "…");
+  const count = sorted.length === 0 ? [] : [theme.fg("warning", `${sorted.length} running`)];
+  return fits(count, total.short) ?? truncateToWidth([...count, total.short].join(sep), Math.max(1, width), "…");
 }
 
 /** Pi's theme where there is a terminal to colour; plain text otherwise (RPC, print mode). */

@@ -11,6 +11,7 @@ import { type CompletedView, completedHeader, FORCED_BY, type RunningView } from
 import { type SpendFigure, spendCells } from "../views/spend-figure.ts";
 import { answerFileHead, answerPreview, type ExpectedAnswer } from "./answer-preview.ts";
 import { shortId } from "./delegates-table.ts";
+import { fusionFailureText } from "./fusion-failure.ts";
 import { structuredPreview } from "./structured-preview.ts";
 
 /** "$0.0420 of $0.50 cap" (`what` after the spend: " spent"), the spend alone without a cap; digits as spendCells. */
@@ -248,10 +249,7 @@ function renderFusion(
     answerBlock(box, v.delivery, at === -1 ? null : text.slice(at + marker.length), recorded, options, theme);
     return box;
   }
-  const code = v.failure?.code ?? v.integrity?.code ?? "unknown";
-  box.addChild(
-    new Text(`${theme.fg("error", "✗")} Fusion run ${theme.fg("accent", v.run_id)} ${v.state} (${code})`, 0, 0),
-  );
+  box.addChild(fusionFailureText(v, options.expanded, theme));
   return box;
 }
 

@@ -6,7 +6,7 @@
  * `/delegates`, `pi-bg-delegate list` and `show` print this figure (a completed delegate's is its
  * verified usage, the same number). Pure.
  */
-import { costPair, formatCost, formatCostExact } from "../core/units.ts";
+import { costPair, formatCost, formatCostExact, formatSpend, NO_REQUEST_FINISHED } from "../core/units.ts";
 
 export interface SpendFigure {
   /** Dollars; null when not known. */
@@ -35,10 +35,10 @@ export function sumSpend(figures: readonly SpendFigure[]): SpendFigure {
   return { usd, at_least: atLeast };
 }
 
-/** "$0.1207", "at least $0.1207", or `unknown` when the figure is not known. */
+/** "$0.1207", "at least $0.1207", "no request finished" (a floor of zero), or `unknown` when not known. */
 export function spendFigureText(figure: SpendFigure, unknown = "-"): string {
   if (figure.usd === null) return unknown;
-  return `${figure.at_least ? "at least " : ""}${formatCost(figure.usd)}`;
+  return formatSpend(figure.usd, figure.at_least);
 }
 
 /**
@@ -51,6 +51,7 @@ export function spendOfCapText(figure: SpendFigure, capUsd: number | null | unde
   if (capUsd === null || capUsd === undefined)
     return figure.usd === null ? "spend not reported" : `${floor}${formatCost(figure.usd)}`;
   if (figure.usd === null) return `spend not reported of cap ${formatCost(capUsd)}`;
+  if (figure.at_least && figure.usd === 0) return `${NO_REQUEST_FINISHED}, cap ${formatCost(capUsd)}`;
   const [spent, cap] = costPair(figure.usd, capUsd);
   const over = figure.usd > capUsd ? `, over the cap by ${formatCostExact(figure.usd - capUsd)}` : "";
   return `${floor}${spent} of cap ${cap}${over}`;
@@ -69,5 +70,6 @@ export function spendCells(
   if (capUsd === null || capUsd === undefined) return { spent: spendFigureText(figure, unknown), cap: null };
   if (figure.usd === null) return { spent: unknown, cap: formatCost(capUsd) };
   const [spent, cap] = costPair(figure.usd, capUsd);
+  if (figure.at_least && figure.usd === 0) return { spent: NO_REQUEST_FINISHED, cap };
   return { spent: `${figure.at_least ? "at least " : ""}${spent}`, cap };
 }

@@ -3,7 +3,7 @@
  * Fusion run's spend is its children's, which are listed as delegates — and how many of them have no
  * known cost. Pure, over any rows that say their kind and cost (src/tasks/row.ts TaskRow).
  */
-import { formatCost } from "../core/units.ts";
+import { formatCost, plural } from "../core/units.ts";
 
 export interface SpendTotal {
   usd: number;
@@ -24,9 +24,17 @@ export function spendTotal(rows: readonly CostRow[]): SpendTotal {
   return { usd, at_least: atLeast, tasks: delegates.length, unknown: delegates.length - known.length };
 }
 
-/** The total as one line: "total spend: $0.4210 over 3 delegate tasks (1 not reported)", "at least" when a cost is a floor. */
-export function spendTotalText(rows: readonly CostRow[]): string {
+/**
+ * The total as one line naming its scope (`scope`: "in this project", "in the newest session"):
+ * "total spend in this project: $0.4210 over 3 delegate tasks (1 not reported)", "at least" when a
+ * cost is a floor, and in words when no task's cost is known (never a floor of zero).
+ */
+export function spendTotalText(rows: readonly CostRow[], scope: string): string {
   const t = spendTotal(rows);
+  const head = `total spend ${scope}:`;
+  const tasks = plural(t.tasks, "delegate task");
+  if (t.tasks === 0) return `${head} no delegate tasks`;
+  if (t.unknown === t.tasks) return `${head} not reported (${tasks})`;
   const unknown = t.unknown === 0 ? "" : ` (${t.unknown} not reported)`;
-  return `total spend: ${t.at_least ? "at least " : ""}${formatCost(t.usd)} over ${t.tasks} delegate task${t.tasks === 1 ? "" : "s"}${unknown}`;
+  return `${head} ${t.at_least ? "at least " : ""}${formatCost(t.usd)} over ${tasks}${unknown}`;
 }

@@ -73,7 +73,7 @@ describe("pi-bg-delegate on task trees made by real children", () => {
       // Five tasks, what was verified, and the line with their total spend.
       expect(lines).toHaveLength(8);
       expect(lines.at(-2)).toBe("Verified: the rows shown.");
-      expect(lines.at(-1)).toMatch(/^total spend: \$\d+\.\d+ over 5 delegate tasks/);
+      expect(lines.at(-1)).toMatch(/^total spend in this project: \$\d+\.\d+ over 5 delegate tasks/);
       expect(new Set(lines.slice(1, -2).map((l) => l.indexOf("delegate"))).size).toBe(1); // aligned
       // From a subdirectory the command reads the project above it, as git finds its root.
       const below = join(cwd, "sub", "dir");

@@ -47,7 +47,7 @@ describe("a Fusion run's life with real parents and children", () => {
         state: "running",
         route: "fusion 2→fake/fake-model",
         name: "cache question",
-        detail: "stage candidate, 2 children, 2 running",
+        detail: "asking the candidates, 2 children, 2 running",
       });
       expect(
         listRows(cwd, { verify: false }).filter((r) => r.kind === "delegate" && r.state === "running"),

@@ -47,7 +47,7 @@ describe("task lifecycle with real parents and children", () => {
 
       // The footer shows the running delegate (name, elapsed, turns, tool calls); /delegates lists it.
       expect(footerText(cwd)).toMatch(
-        /^⧗ held task \d+s · 0 turns · 0 tool calls {2}· delegate spend: not reported \(separate from the session's \$\)$/,
+        /^⧗ held task \d+s · 0 turns · 0 tool calls │ delegate spend: not reported \(separate from the session's \$\)$/,
       );
       expect(listRows(cwd, { verify: false })).toMatchObject([
         { id, state: "running", route: "fake/fake-model", name: "held task" },
@@ -63,10 +63,12 @@ describe("task lifecycle with real parents and children", () => {
       expect(after.isError).toBe(true);
       expect(after.text).toMatch(/^\[child_cancelled\]/);
       // What the task spent stays in the failure view (Pi 1.6 records zero cost for the cancelled request,
-      // a floor while the child had not committed its usage: "at least $0.0000"), as the notice states it.
-      expect(after.text).toMatch(/^Spent: ((at least )?\$0\.0000, )?0 turns, 0 tool calls, \d+s$/m);
-      const floor = note.details.cost_at_least === true ? "at least " : "";
-      if (note.details.cost_total !== null) expect(after.text).toContain(`Spent: ${floor}$0.0000, `);
+      // a floor of zero while the child had not committed its usage: "no request finished", never
+      // "at least $0.0000"), as the notice states it.
+      expect(after.text).toMatch(/^Spent: (\$0\.0000, |no request finished, )?0 turns, 0 tool calls, \d+s$/m);
+      expect(after.text).not.toContain("at least $0.0000");
+      const zero = note.details.cost_at_least === true ? "no request finished" : "$0.0000";
+      if (note.details.cost_total !== null) expect(after.text).toContain(`Spent: ${zero}, `);
       // The person's cancel started no model turn: the only parent requests since are the two
       // bg_result calls this test made (each a tool call and its follow-up), and the notice reached
       // the model with the next prompt.
@@ -76,7 +78,7 @@ describe("task lifecycle with real parents and children", () => {
       expect(listRows(cwd, { verify: false })).toMatchObject([{ id, state: "cancelled", code: "child_cancelled" }]);
       // Nothing runs; the ended task's spend stays in view. Its child never finished a turn: Pi 0.73.1
       // records no usage for the cancelled request, Pi 1.6 records zero, a floor as the notice says.
-      const spend = note.details.cost_total === null ? "not reported" : `${floor}$0.0000`;
+      const spend = note.details.cost_total === null ? "not reported" : zero;
       expect(footerText(cwd)).toBe(`delegate spend: ${spend} (separate from the session's $)`);
       expect(await waitForNoProcesses(join(cwd, ".pi/delegate"))).toEqual([]);
     } finally {

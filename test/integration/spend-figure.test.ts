@@ -184,7 +184,7 @@ describe("one spend figure in every view", () => {
       expect(row).toMatchObject({ state: "cancelled", cost: notice.details.cost_total, cost_at_least: true });
       const text = await runCli(cwd, "list");
       expect(text.stdout).toMatch(new RegExp(`at least \\${billed}\\s+\\$0\\.2000`));
-      expect(text.stdout).toContain(`total spend: at least ${billed} over 1 delegate task`);
+      expect(text.stdout).toContain(`total spend in this project: at least ${billed} over 1 delegate task`);
       const show = await runCli(cwd, "show", cancelled, "--json");
       expect(show.code, show.stderr).toBe(0);
       expect(JSON.parse(show.stdout).cost).toEqual({ usd: notice.details.cost_total, at_least: true });

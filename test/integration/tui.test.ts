@@ -286,7 +286,7 @@ describe("Pi's interactive terminal", () => {
     });
     try {
       await tty.waitFor(
-        /⧗ fusion f[0-9a-f]{8} \(cache question\): candidate, 1\/2 candidates verified \d+s · delegate spend: /,
+        /⧗ fusion f[0-9a-f]{8} \(cache question\): asking the candidates, 1\/2 candidates verified \d+s │ delegate spend: /,
         "the run in the footer, one candidate verified",
       );
       // The run's children are not listed one by one beside it.

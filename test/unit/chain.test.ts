@@ -140,6 +140,7 @@ describe("list and prune over a cycle or a long chain", () => {
     ...unreadRow({ id, kind: "delegate", dir: `/x/${id}`, trust: { mine: true } }),
     id,
     previous_id: previous,
+    children: [],
     created_at: created,
   });
 

@@ -253,12 +253,13 @@ describe("list: the spend cap and the total", () => {
       code: null,
       dir: "/tmp/x",
       previous_id: null,
+      children: [],
       depth: 0,
     };
     const text = renderList([row, { ...row, id: `d${"b".repeat(32)}`, cap: null, cost: null }], true, 0);
     expect(text.split("\n")[0]).toMatch(/\bCOST\s+CAP\s+ANSWER\b/);
     expect(text).toMatch(/\$0\.1005\s+\$0\.2000/);
-    expect(text.split("\n").at(-1)).toBe("total spend: $0.1005 over 2 delegate tasks (1 not reported)");
+    expect(text.split("\n").at(-1)).toBe("total spend in this project: $0.1005 over 2 delegate tasks (1 not reported)");
     // A spend just over its cap never prints equal to it: COST and CAP take the digits that tell them apart.
     const over = renderList([{ ...row, cost: 0.20004, cost_at_least: true }], true, 0);
     expect(over).toMatch(/at least \$0\.20004\s+\$0\.20000/);
@@ -275,6 +276,7 @@ describe("list: the spend cap and the total", () => {
       name: `task ${id}`,
       created_at: at(minute),
       previous_id: previous,
+      children: [],
     });
     // Newest first, as listRows sorts them: d5 follows d1, d3 and d4 follow d2, d6 follows d4.
     const rows = [
@@ -320,12 +322,13 @@ describe("list: the spend cap and the total", () => {
       code: "child_cancelled" as const,
       dir: "/tmp/y",
       previous_id: null,
+      children: [],
       depth: 0,
     };
     const text = renderList([row, { ...row, id: `d${"d".repeat(32)}`, cost: 0.01, cost_at_least: false }], true, 0);
     expect(text).toMatch(/\bat least \$0\.1207\s+\$0\.2000/);
     expect(text).toMatch(/\s\$0\.0100\s+\$0\.2000/);
-    expect(text.split("\n").at(-1)).toBe("total spend: at least $0.1307 over 2 delegate tasks");
+    expect(text.split("\n").at(-1)).toBe("total spend in this project: at least $0.1307 over 2 delegate tasks");
   });
 });
 

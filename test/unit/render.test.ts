@@ -18,15 +18,15 @@ import type { TUI } from "@mariozechner/pi-tui";
 import { KeybindingsManager, setKeybindings, TUI_KEYBINDINGS, visibleWidth } from "@mariozechner/pi-tui";
 import { beforeAll, describe, expect, it } from "vitest";
 import { withDelegateDefaults } from "../../src/arguments/delegate-arguments.ts";
-import { DelegateError } from "../../src/core/errors.ts";
+import { DelegateError, FAILURE_REMEDIATION } from "../../src/core/errors.ts";
 import { renderFailure } from "../../src/core/failure-text.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
 import type { ChildProgress, DelegateManifest, UsageRecord } from "../../src/core/types.ts";
 import bgDelegateExtension from "../../src/extension.ts";
-import { type FusionCompletedView, UNMERGED_TEXT } from "../../src/fusion/types.ts";
+import { type FusionCompletedView, type FusionFailureView, UNMERGED_TEXT } from "../../src/fusion/types.ts";
 import { type FusionReceiptDetails, fusionReceiptText } from "../../src/fusion-run/receipt.ts";
 import { buildManifest, newTaskIdentity } from "../../src/launch/task-documents.ts";
-import type { TaskRow } from "../../src/tasks/row.ts";
+import { type TaskRow, threadRows } from "../../src/tasks/row.ts";
 import { DelegatesTable, rowsThatFit } from "../../src/ui/delegates-table.ts";
 import { checkEvidence } from "../../src/verify/evidence-check.ts";
 import type { TaskOutput } from "../../src/verify/structured-output.ts";
@@ -601,6 +601,53 @@ describe("bg_fusion as a person sees it", () => {
     expect(text).not.toContain("model text");
   });
 
+  it("a failed run reads as a delegate's failure: the reason and the code; expanded, what to do", () => {
+    const view: FusionFailureView = {
+      schema_version: "pi-background-tasks.fusion-result-view.v1",
+      run_id: runId,
+      state: "failed",
+      delivery: "none",
+      answer: { present: false, reason: "run_did_not_commit" },
+      summary_status: "verified",
+      artifact_dir: `${CWD}/.pi/fusion/${runId}`,
+      workflow: "fusion",
+      ended_at: "2026-12-01T10:00:14.000Z",
+      failure: {
+        code: "fusion_evaluation_invalid",
+        stage: "evaluate_repair",
+        slot: null,
+        attempt: 2,
+        child_created: true,
+      },
+      message: {
+        byte_length: 40,
+        sha256: "f".repeat(64),
+        text: "The evaluator's comparison was invalid twice.\nfield 'ranking' missing",
+      },
+      message_omitted: 0,
+      progress: null,
+      attempts: [],
+      attempts_omitted: 0,
+      evidence: [],
+      evidence_omitted: 0,
+      integrity: null,
+      spend: { usd: 0.0123, at_least: false, cap_usd: null },
+    };
+    const result = { text: "model text", details: view, isError: false };
+    const collapsed = renderTool("bg_result", { taskId: runId }, result, 160).join("\n");
+    expect(collapsed).toContain(
+      `✗ Fusion run ${runId} failed while re-asking the evaluator: The evaluator's comparison was invalid twice. (fusion_evaluation_invalid)`,
+    );
+    expect(collapsed).not.toContain("What to do");
+    expect(collapsed).not.toContain("evaluate_repair");
+    const expanded = renderTool("bg_result", { taskId: runId }, result, 160, true).join("\n");
+    expect(expanded).toContain("field 'ranking' missing");
+    expect(expanded).toContain(`What to do: ${FAILURE_REMEDIATION.fusion_evaluation_invalid}`.slice(0, 60));
+    expect(expanded).toContain("spent: $0.0123");
+    expect(expanded).toContain(`files: ${CWD}/.pi/fusion/${runId}`);
+    for (const width of WIDTHS) renderTool("bg_result", { taskId: runId }, result, width, true);
+  });
+
   it("the receipt names the run, the candidate routes and the merge route; expanded, each child's task", () => {
     const collapsed = renderTool(
       "bg_fusion",
@@ -681,6 +728,7 @@ describe("/delegates table", () => {
     code: null,
     dir: "/tmp/t",
     previous_id: null,
+    children: [],
     depth: 0,
     ...over,
   });
@@ -725,6 +773,44 @@ describe("/delegates table", () => {
     expect(lines[2]).toMatch(/ └ and what about X$/);
   });
 
+  it("lists a Fusion run's children under their run, in the run's order, and says unknown spend in words", () => {
+    const run = row({
+      id: `f1${"f".repeat(31)}`,
+      kind: "fusion",
+      name: "cache question",
+      children: [`d6${"6".repeat(31)}`, `d5${"5".repeat(31)}`],
+    });
+    const a = row({
+      id: `d5${"5".repeat(31)}`,
+      name: "candidate-2: cache question",
+      state: "running",
+      cost: null,
+      answer_bytes: null,
+    });
+    const b = row({
+      id: `d6${"6".repeat(31)}`,
+      name: "candidate-1: cache question",
+      state: "cancelled",
+      cost: null,
+      answer_bytes: null,
+      code: "child_cancelled",
+    });
+    const other = row({ id: `d7${"7".repeat(31)}`, name: "unrelated" });
+    // Newest first as listed: a child above its run (evaluators are made after candidates) and one below.
+    const lines = plain(new DelegatesTable(() => threadRows([a, other, run, b]), theme()).render(160));
+    const names = lines.slice(1, 5).map((line) => line.replace(/\s+$/, ""));
+    expect(names[0]).toMatch(/ unrelated$/);
+    expect(names[1]).toMatch(/ cache question$/);
+    expect(names[2]).toMatch(/ └ candidate-1: cache question$/);
+    expect(names[3]).toMatch(/ └ candidate-2: cache question$/);
+    // A cancelled row names no code; an unknown cost reads as words, never "?".
+    expect(names[2]).toMatch(/ cancelled /);
+    expect(names[2]).not.toContain("child_cancelled");
+    expect(names[2]).toContain(" unknown ");
+    expect(names[3]).toContain(" none yet ");
+    expect(lines.join("\n")).not.toMatch(/ \? /);
+  });
+
   for (const width of WIDTHS) {
     it(`is an aligned table with a header at ${width} columns; long names end in an ellipsis`, () => {
       const lines = plain(new DelegatesTable(() => rows, theme()).render(width));
@@ -740,9 +826,9 @@ describe("/delegates table", () => {
       expect(lines[2]).toContain("$0.0042");
       expect(lines[2]).toContain("787 B");
       // The total of the listed tasks (one cost not reported).
-      expect(lines.at(-2)).toContain("total spend: $0.0084 over 3 delegate tasks (1 not reported)");
+      expect(lines.at(-2)).toContain("total spend in this project: $0.0084 over 3 delegate tasks (1 not reported)");
       // The failure code is in STATE (cut at 80 columns), never in SIZE.
-      expect(lines[3]).toContain(width === 80 ? "failed: child_tim" : "failed: child_timeout");
+      expect(lines[3]).toContain(width === 80 ? "failed: child_t…" : "failed: child_timeout");
       const sizeAt = lines[0]!.indexOf("SIZE");
       for (const line of lines.slice(1, 4)) expect(line.slice(sizeAt, nameAt)).not.toMatch(/[a-z]_/);
       if (width === 80) expect(lines[1]).toMatch(/…$/);
@@ -751,28 +837,37 @@ describe("/delegates table", () => {
     });
   }
 
-  it("40 rows in a short screen: the newest that fit, then a count of the rest and /delegates all", () => {
+  it("40 rows in a short screen: the newest that fit, a count of the rest, and /delegates more pages to older ones", () => {
     const many = Array.from({ length: 40 }, (_, i) =>
       row({ id: `d${String(i).padStart(2, "0")}${"e".repeat(30)}`, name: `task ${i}` }),
     );
     const fit = rowsThatFit(24);
     expect(fit).toBe(8);
-    const lines = plain(
-      new DelegatesTable(
-        () => many,
-        theme(),
-        () => fit,
-      ).render(80),
-    );
+    const page = (n: number) =>
+      plain(
+        new DelegatesTable(
+          () => many,
+          theme(),
+          () => fit,
+          n,
+        ).render(80),
+      );
+    const lines = page(0);
     expect(lines).toHaveLength(1 + fit + 3);
     expect(lines[1]).toContain("task 0");
     expect(lines[fit]).toContain(`task ${fit - 1}`);
     expect(lines.join("\n")).not.toContain(`task ${fit} `);
-    expect(lines[fit + 1]).toContain(`${40 - fit} older tasks not shown · /delegates all shows every one`);
+    expect(lines[fit + 1]).toContain("tasks 1–8 of 40, newest first · /delegates more shows older ones");
     // The total still counts every task.
     expect(lines[fit + 2]).toContain("over 40 delegate tasks");
     for (const line of lines) expect(visibleWidth(line)).toBeLessThanOrEqual(80);
-    // `/delegates all`: every row.
+    // `/delegates more`: the next page; the last says how to get back; past it, the newest again.
+    expect(page(1)[1]).toContain(`task ${fit}`);
+    const last = page(4);
+    expect(last[1]).toContain("task 32");
+    expect(last[fit + 1]).toContain("tasks 33–40 of 40, the oldest · /delegates shows the newest");
+    expect(page(5)[1]).toContain("task 0");
+    // Rows that all fit: no page line.
     expect(plain(new DelegatesTable(() => many, theme()).render(80))).toHaveLength(1 + 40 + 2);
   });
 
@@ -798,7 +893,7 @@ describe("/delegates table", () => {
     const nameAt = lines[0]!.indexOf("NAME");
     for (const line of lines) expect(visibleWidth(line)).toBeLessThanOrEqual(80);
     expect(lines[1]).toContain("$0.0042/$0.5000");
-    expect(lines[1]!.slice(nameAt)).toMatch(/^cache i…$/);
+    expect(lines[1]!.slice(nameAt)).toMatch(/^cache i[a-z ]*…$/);
     expect(lines[2]).toContain("$0.0042/$12.50");
     expect(lines[2]!.slice(nameAt)).toMatch(/^map auth$/);
     expect(lines[2]).toMatch(/failed: spend[a-z_]*…/);

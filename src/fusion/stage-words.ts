@@ -1,4 +1,4 @@
-import type { FusionStage } from "../fusion/types.ts";
+import type { FusionStage } from "./types.ts";
 
 /**
  * The one mapping from a Fusion run's stage to the words a person reads (footer, `/delegates`, the
