@@ -249,6 +249,26 @@ export function firstAnswerWorstUsd(spend: SeedSpend): number {
   });
 }
 
+/**
+ * The least cap at which the first request may be a tool turn (read files, then answer) rather than
+ * the answer at once: the cap where the guard's rule below first says "send" for it. A cap under it
+ * buys an answer from the conversation alone (docs/subsystems/child-guard.md, "The spend cap").
+ */
+export function toolTurnCapUsd(spend: SeedSpend): number {
+  const input = spend.first_request_tokens + spend.framing_tokens;
+  const sends = (cap: number) => planRequest({ ...spend, cap_usd: cap }, 0, input).decision === "send";
+  let low = 0;
+  let high = Math.max(firstAnswerWorstUsd(spend), 1e-9);
+  for (let i = 0; i < 64 && !sends(high); i++) high *= 2;
+  // The cap is found to a millionth of a dollar (or of itself, for a very cheap route).
+  while (high - low > Math.max(1e-6, high * 1e-6)) {
+    const mid = (low + high) / 2;
+    if (sends(mid)) high = mid;
+    else low = mid;
+  }
+  return high;
+}
+
 export type SpendDecision = "send" | "finalize" | "stop";
 
 /** The guard's decision before one request, with the output limit it is sent with. */

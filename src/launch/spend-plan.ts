@@ -11,6 +11,7 @@ import {
   firstAnswerWorstUsd,
   firstRequestLeastUsd,
   isPriced,
+  toolTurnCapUsd,
   type SeedSpend,
   type SpendPrices,
 } from "../core/spend.ts";
@@ -77,11 +78,17 @@ export interface SpendEstimate {
    * figure it is the least cap that buys an answer.
    */
   runway_usd: number;
+  /** The least cap at which the first request may read files before the answer (src/core/spend.ts, toolTurnCapUsd). */
+  tool_turn_usd: number;
 }
 
 export function spendEstimate(spend: SeedSpend): SpendEstimate {
   const first = firstRequestLeastUsd(spend);
-  return { first_request_usd: first, runway_usd: firstAnswerWorstUsd(spend) - first };
+  return {
+    first_request_usd: first,
+    runway_usd: firstAnswerWorstUsd(spend) - first,
+    tool_turn_usd: toolTurnCapUsd(spend),
+  };
 }
 
 /**

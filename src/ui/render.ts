@@ -2,7 +2,7 @@ import type { AgentToolResult, ExtensionAPI, Theme } from "@mariozechner/pi-codi
 import { type Component, Container, Text } from "@mariozechner/pi-tui";
 import { type FinalizedBy, NOTIFICATION_CUSTOM_TYPE } from "../core/constants.ts";
 import { visible, visibleDeep, visibleLines } from "../core/terminal-text.ts";
-import { formatBytes, formatCost, formatDuration, plural } from "../core/units.ts";
+import { formatBytes, formatCost, formatCostExact, formatDuration, plural } from "../core/units.ts";
 import type { FusionView } from "../fusion/types.ts";
 import type { AlreadyStartedDetails } from "../views/already-started.ts";
 import type { NotificationDetails } from "../views/notification.ts";
@@ -118,6 +118,15 @@ export const renderReceipt = receiptRenderer<ReceiptDetails>((r, expanded, theme
     `${theme.fg("accent", "▸")} started ${theme.fg("accent", shortId(r.task_id))} on ${r.route.provider}/${r.route.model}${dot(theme)}${theme.fg("muted", limitsText(r.limits))}`,
   ];
   if (r.ambient_warning) lines.push(theme.fg("warning", `extensions load in this delegate: ${r.ambient_warning}`));
+  // A cap under what one tool turn needs buys an answer from the conversation alone: said before it runs.
+  if (r.spend && r.spend.tool_turn_usd !== undefined && r.spend.cap_usd < r.spend.tool_turn_usd) {
+    lines.push(
+      theme.fg(
+        "warning",
+        `its ${formatCost(r.spend.cap_usd)} cap leaves room for one request: it answers without reading files (a tool turn needs ${formatCostExact(r.spend.tool_turn_usd)})`,
+      ),
+    );
+  }
   if (expanded) {
     lines.push(theme.fg("muted", `task ${r.task_id}, files in ${r.artifact_dir}`));
     lines.push(theme.fg("muted", `conversation copy ${formatBytes(r.seed_bytes)}, sha256 ${r.seed_sha256}`));
@@ -306,6 +315,18 @@ const ANSWERED_AT: Record<FinalizedBy, string> = {
   cost: "answered at its spend cap",
 };
 
+/**
+ * Why a capped delegate answered with part of its cap unspent: the guard asks for the answer when a
+ * further tool turn and the answer after it could cost more than is left
+ * (docs/subsystems/child-guard.md, "The spend cap").
+ */
+function capWhy(d: NotificationDetails): string {
+  if (d.finalized_by !== "cost" || d.cost_total === null || d.max_cost_usd === null || d.max_cost_usd === undefined)
+    return "";
+  const left = d.max_cost_usd - d.cost_total;
+  return left > 0 ? ` (a further turn could cost more than the ${formatCostExact(left)} left)` : "";
+}
+
 /** The notification line: short id, name, how it ended, run time, spend, answer size, a limit that cut it short. */
 export function notificationLine(raw: NotificationDetails, theme: Theme): string {
   const d = visibleDeep(raw);
@@ -334,7 +355,7 @@ export function notificationLine(raw: NotificationDetails, theme: Theme): string
         : "";
   const early =
     d.state === "completed" && d.finalized_by
-      ? `${dot(theme)}${theme.fg("warning", ANSWERED_AT[d.finalized_by])}`
+      ? `${dot(theme)}${theme.fg("warning", ANSWERED_AT[d.finalized_by] + capWhy(d))}`
       : d.unmerged !== undefined
         ? `${dot(theme)}${theme.fg("warning", d.unmerged)}`
         : "";

@@ -1,6 +1,6 @@
 import { relative } from "node:path";
 import type { DelegateManifest, FollowUpLink, SeedDocument } from "../core/types.ts";
-import { formatCost, formatDuration } from "../core/units.ts";
+import { formatCost, formatCostExact, formatDuration } from "../core/units.ts";
 
 /** What the receipt needs of a launch plan (src/launch/launch.ts LaunchPlan has these and more). */
 export interface ReceiptSource {
@@ -11,7 +11,9 @@ export interface ReceiptSource {
     growth_budget_tokens: number;
   };
   /** The spend cap's admission figures (src/launch/spend-plan.ts), when the task has a cap. */
-  spend?: { seed: { cap_usd: number }; estimate: { first_request_usd: number; runway_usd: number } } | undefined;
+  spend?:
+    | { seed: { cap_usd: number }; estimate: { first_request_usd: number; runway_usd: number; tool_turn_usd: number } }
+    | undefined;
 }
 
 export interface ReceiptDetails {
@@ -35,7 +37,7 @@ export interface ReceiptDetails {
   environment: "allowlist" | "inherited";
   limits: DelegateManifest["limits"];
   /** The spend cap and what admission estimated (docs/subsystems/launch.md, "The spend cap"); null without a cap. */
-  spend: { cap_usd: number; first_request_usd: number; runway_usd: number } | null;
+  spend: { cap_usd: number; first_request_usd: number; runway_usd: number; tool_turn_usd: number } | null;
   auto_deliver: string;
   notify_on_completion: boolean;
   trigger_on_completion: boolean;
@@ -112,6 +114,7 @@ export function buildReceipt(plan: ReceiptSource, manifest: DelegateManifest, ch
             cap_usd: plan.spend.seed.cap_usd,
             first_request_usd: plan.spend.estimate.first_request_usd,
             runway_usd: plan.spend.estimate.runway_usd,
+            tool_turn_usd: plan.spend.estimate.tool_turn_usd,
           },
     auto_deliver: manifest.auto_deliver,
     notify_on_completion: manifest.notify_on_completion,
@@ -163,11 +166,7 @@ function receiptLines(r: ReceiptDetails, cwd: string, name: string, compact: boo
     `Delegate ${r.task_id} started: ${name}`,
     `Route ${r.route.provider}/${r.route.model} pinned (${r.route.origin}), thinking ${r.route.thinking_level}, ${r.extension_mode} mode.`,
     `Limits: ${r.limits.max_turns} turns, ${r.limits.max_tool_calls} tool calls, ${formatDuration(r.limits.timeout_seconds)}; autoDeliver ${r.auto_deliver}.`,
-    ...(r.spend === null
-      ? []
-      : [
-          `Spend cap ${formatCost(r.spend.cap_usd)}: first request ≥${formatCost(r.spend.first_request_usd)}, answer runway ${formatCost(r.spend.runway_usd)}.`,
-        ]),
+    ...(r.spend === null ? [] : [spendLine(r.spend, compact)]),
     // At the bound a follow-up's carried line takes the seed line's place (details keep the seed).
     ...(compact && r.follow_up !== null
       ? []
@@ -182,6 +181,21 @@ function receiptLines(r: ReceiptDetails, cwd: string, name: string, compact: boo
   ];
   if (r.ambient_warning) lines.push(`WARNING: ${r.ambient_warning}`);
   return lines;
+}
+
+/**
+ * The spend cap's line: what admission estimated and, when the cap is under what a tool turn needs,
+ * that the child answers from the conversation alone (at the bound, that alone).
+ */
+function spendLine(spend: NonNullable<ReceiptDetails["spend"]>, compact: boolean): string {
+  const cap = formatCost(spend.cap_usd);
+  const toolTurn = formatCostExact(spend.tool_turn_usd);
+  const oneRequest = spend.cap_usd < spend.tool_turn_usd;
+  if (compact && oneRequest) return `Spend cap ${cap}: answer only, no file reads (a tool turn needs ${toolTurn}).`;
+  const estimate = `Spend cap ${cap}: first request ≥${formatCost(spend.first_request_usd)}, answer runway ${formatCost(spend.runway_usd)}.`;
+  return oneRequest
+    ? `${estimate} Room for one request: it answers without reading files (a tool turn needs ${toolTurn}).`
+    : estimate;
 }
 
 /**

@@ -17,6 +17,7 @@ import {
   delegateVia,
   installParentDriver,
   isChildRequest,
+  lastToolResult,
   notifications,
   until,
 } from "../helpers/drive.ts";
@@ -278,6 +279,43 @@ describe("a $1.00 cap on a $10/M route buys the answer about $1 buys", () => {
       const view = await bgResultVia(parent, { taskId });
       expect(view.text).toContain(ANSWER);
     });
+  });
+});
+
+describe("a cap with room for one request", () => {
+  it("the receipt says so before it runs; the child answers without a tool call, within the cap", async () => {
+    const cwd = await makeTempDir("spend-one");
+    installParentDriver(server, childModel);
+    const parent = await startSdkParent({ agentDir: agent, cwd });
+    try {
+      const route = pricedRoute(PRICED_MODEL);
+      const args = { name: "room", prompt: "SPEND-OBEY: look around.", route, maxTurns: 40 };
+      // Admission's figures at a roomy cap tell where one request ends and a tool turn begins.
+      const roomy = await delegateVia(parent, { ...args, maxCostUsd: CAP });
+      const spend = lastToolResult(parent.messages(), "bg_delegate").details?.spend as {
+        first_request_usd: number;
+        runway_usd: number;
+        tool_turn_usd: number;
+      };
+      expect(lastToolResult(parent.messages(), "bg_delegate").text).not.toContain("Room for one request");
+      await settled(parent, cwd, roomy);
+      const answerOnly = spend.first_request_usd + spend.runway_usd;
+      expect(spend.tool_turn_usd).toBeGreaterThan(answerOnly);
+      const cap = Number(((answerOnly + spend.tool_turn_usd) / 2).toFixed(6));
+      const tight = await delegateVia(parent, { ...args, name: "tight", maxCostUsd: cap });
+      expect(lastToolResult(parent.messages(), "bg_delegate").text).toMatch(
+        /Room for one request: it answers without reading files \(a tool turn needs \$0\.\d+\)\./,
+      );
+      await settled(parent, cwd, tight);
+      const result = taskFiles(cwd, tight).result();
+      expect(result.finalized_by).toBe("cost");
+      expect(result.tool_calls).toBe(0);
+      expectWithinCap(taskFiles(cwd, tight).budget(), cap);
+      const view = await bgResultVia(parent, { taskId: tight });
+      expect(view.text).toContain(ANSWER);
+    } finally {
+      await parent.dispose();
+    }
   });
 });
 

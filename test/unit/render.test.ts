@@ -396,7 +396,22 @@ describe("the receipt as a person sees it", () => {
       expect(screen).toContain(`▸ started ${m.task_id.slice(0, 9)} on anthropic/claude-sonnet-4-5`);
       expect(screen.replace(/\s+/g, " ")).toContain("up to 24 turns, 120 tool calls, 20m00s"); // wrapped at 80
       expect(screen).not.toMatch(/parent_current|B\/token|pinned \(/);
+      expect(screen).not.toContain("leaves room for one request");
     }
+    // A cap under what a tool turn needs: the person is told before it runs.
+    const tight = {
+      ...receipt,
+      spend: { cap_usd: 0.04, first_request_usd: 0.0151, runway_usd: 0.0012, tool_turn_usd: 0.0643 },
+    };
+    const screen = renderTool(
+      "bg_delegate",
+      { name: "map auth" },
+      { text: receiptText(tight, CWD), details: tight, isError: false },
+      160,
+    ).join("\n");
+    expect(screen).toContain(
+      "its $0.0400 cap leaves room for one request: it answers without reading files (a tool turn needs $0.0643)",
+    );
   });
 });
 
@@ -533,8 +548,9 @@ describe("the completion notification as a person sees it", () => {
   it("an answer the spend cap cut short says so beside the spend; one no limit cut short does not", () => {
     const byCap = cappedScan("completed", { answer_bytes: 1200, answer_sha256: "c".repeat(64), finalized_by: "cost" });
     const screen = renderNotice(byCap, 160);
-    expect(screen).toContain(
-      "scan completed in 3s · $0.4821 of $0.5000 cap · answer 1.2 KiB · answered at its spend cap",
+    // A person is told why part of the cap is unspent (the line wraps at 160 columns).
+    expect(screen.replace(/\s+/g, " ")).toContain(
+      "scan completed in 3s · $0.4821 of $0.5000 cap · answer 1.2 KiB · answered at its spend cap (a further turn could cost more than the $0.0179 left)",
     );
     expect(screen).not.toMatch(/runway|maxCostUsd/);
     const byTurns = manifest("scan", { state: "completed", terminal: { ...byCap.terminal!, finalized_by: "turns" } });

@@ -16,6 +16,7 @@ import {
   reportedUsd,
   type SeedSpend,
   type SpendPrices,
+  toolTurnCapUsd,
   worstRequestUsd,
 } from "../../src/core/spend.ts";
 import { emptyClasses } from "../../src/core/token-estimate.ts";
@@ -129,6 +130,21 @@ describe("what a request may cost", () => {
     expect(planRequest(spend, spent, 100_000, { cachedTokens: 95_000, reads: true, longWrites: false }).decision).toBe(
       "send",
     );
+  });
+});
+
+describe("the least cap that buys a tool turn", () => {
+  it("is where the first request turns from the answer at once to a tool turn", () => {
+    for (const prices of [SONNET, TIERED]) {
+      const spend = spendOf(prices);
+      const least = toolTurnCapUsd(spend);
+      const input = spend.first_request_tokens + spend.framing_tokens;
+      const at = (cap: number) => planRequest({ ...spend, cap_usd: cap }, 0, input).decision;
+      expect(at(least)).toBe("send");
+      expect(at(least * (1 - 1e-5))).not.toBe("send");
+      // More than a single answer request costs: a tool turn pays for its output and the answer after it.
+      expect(least).toBeGreaterThan(worstRequestUsd(spend, input, spend.answer_output_tokens));
+    }
   });
 });
 

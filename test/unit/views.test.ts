@@ -153,7 +153,7 @@ describe("receipt text", () => {
       ambient_warning: AMBIENT_WARNING,
       environment: "inherited",
       limits: { max_turns: 1000, max_tool_calls: 10000, timeout_seconds: 86400, max_cost_usd: 10000 },
-      spend: { cap_usd: 10000, first_request_usd: 3141.5926, runway_usd: 2718.2818 },
+      spend: { cap_usd: 10000, first_request_usd: 3141.5926, runway_usd: 2718.2818, tool_turn_usd: 12345.6789 },
       auto_deliver: "when_small",
       notify_on_completion: true,
       trigger_on_completion: true,
@@ -168,7 +168,10 @@ describe("receipt text", () => {
     expect(Buffer.byteLength(text)).toBeLessThanOrEqual(RECEIPT_TEXT_MAX_BYTES);
     expect(text).toContain(TASK);
     expect(text).toContain("WARNING: ambient mode");
-    expect(text).toContain("Spend cap $10000.00: first request ≥$3141.59, answer runway $2718.28.");
+    // A cap under what a tool turn needs says so, even at the bound.
+    expect(text).toMatch(
+      /(Room for one request: it answers without reading files|answer only, no file reads) \(a tool turn needs \$12345\.68\)\./,
+    );
     expect(text).not.toContain(CWD);
     // A follow-up deep in its chain, having carried a 64 MiB session, still fits and says what it carried.
     const previous = `d${"f".repeat(32)}`;
@@ -188,6 +191,7 @@ describe("receipt text", () => {
     expect(Buffer.byteLength(followUp)).toBeLessThanOrEqual(RECEIPT_TEXT_MAX_BYTES);
     expect(followUp).toContain(`Follows ${previous.slice(0, 12)}…: carried 67108864 B, 1000000 tok.`);
     expect(followUp).toContain("WARNING: ambient mode");
+    expect(followUp).toContain("Spend cap $10000.00: answer only, no file reads (a tool turn needs $12345.68).");
     const plainFollowUp = receiptText(
       {
         ...receipt,
