@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { DelegateError, FAILURE_REMEDIATION, type TaskSpend } from "./errors.ts";
-import { formatCost, formatDuration, formatSpend } from "./units.ts";
+import { formatDuration, formatSpend } from "./units.ts";
 import { utf8Prefix } from "./utf8.ts";
 
 /** The most of a failure's message the text carries (docs/failure-codes.md, "How a failure reads"). */

@@ -11,9 +11,9 @@ import {
   firstAnswerWorstUsd,
   firstRequestLeastUsd,
   isPriced,
-  toolTurnCapUsd,
   type SeedSpend,
   type SpendPrices,
+  toolTurnCapUsd,
 } from "../core/spend.ts";
 import { formatCost } from "../core/units.ts";
 
