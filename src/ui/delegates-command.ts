@@ -157,7 +157,7 @@ export function registerDelegatesCommand(pi: ExtensionAPI): void {
           const { retentionDays } = loadSettings(getAgentDir(), ctx.cwd);
           const words = id === undefined ? [] : [id, ...more];
           ctx.ui.notify(visibleLines(await pruneDelegates(ctx.cwd, words, retentionDays)), "info");
-        } else ctx.ui.notify(USAGE, "warning");
+        } else ctx.ui.notify(`/delegates has no "${visible(verb)}". ${USAGE}`, "warning");
       } catch (error) {
         ctx.ui.notify(visibleLines(forPerson(error)), "error");
       }

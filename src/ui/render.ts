@@ -72,7 +72,8 @@ function renderError(result: AgentToolResult<unknown>, expanded: boolean, theme:
   const text = visibleLines(firstText(result));
   const [first = "", ...rest] = text.split("\n");
   const match = /^\[([a-z_]+)\] (.*)$/.exec(first);
-  const head = match ? `${match[2]} ${theme.fg("dim", `(${match[1]})`)}` : first;
+  const hint = match?.[1] === "task_unknown" ? theme.fg("muted", " · /delegates lists this project's tasks") : "";
+  const head = match ? `${match[2]} ${theme.fg("dim", `(${match[1]})`)}${hint}` : first;
   const body = expanded && rest.length > 0 ? `\n${theme.fg("muted", rest.join("\n"))}` : "";
   return new Text(`${theme.fg("error", "✗")} ${head}${body}`, 0, 0);
 }

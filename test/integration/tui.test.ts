@@ -118,6 +118,9 @@ describe("Pi's interactive terminal", () => {
         tty.type("/delegates cancel zzz\r");
         await tty.waitFor(/No task matches "zzz"\. \/delegates lists this project's tasks\./, "the plain error");
         expect(tty.history().join("\n")).not.toMatch(/Child process created|Fusion run/);
+        // A word /delegates does not know is named, with what it does know.
+        tty.type("/delegates foo\r");
+        await tty.waitFor(/\/delegates has no "foo"\. Usage: \/delegates \[list \| more/, "the unknown word named");
       } finally {
         await tty.close();
       }

@@ -366,6 +366,17 @@ describe("bg_result as a person sees it", () => {
     expect(collapsed).not.toContain("Child process created");
     const expanded = renderTool("bg_result", {}, { text: renderFailure(error), isError: true }, 80, true).join("\n");
     expect(expanded).toContain("Remediation:");
+    expect(collapsed).not.toContain("/delegates lists");
+  });
+
+  it("an unknown id points the person at /delegates, as the CLI points at list", () => {
+    const error = new DelegateError("task_unknown", 'no delegate task or Fusion run matches "zzz"', {
+      childProcessCreated: false,
+    });
+    const collapsed = renderTool("bg_result", {}, { text: renderFailure(error), isError: true }, 160).join("\n");
+    expect(collapsed).toContain(
+      '✗ no delegate task or Fusion run matches "zzz" (task_unknown) · /delegates lists this project\'s tasks',
+    );
   });
 });
 
