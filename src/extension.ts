@@ -35,6 +35,7 @@ import { pruneTasks } from "./tasks/prune.ts";
 import { markPrune, pruneDue } from "./tasks/prune-schedule.ts";
 import { getRegistry } from "./tasks/registry.ts";
 import { packageTool } from "./tools/define.ts";
+import { LAUNCH_OUTPUT, launchOutput, RESULT_OUTPUT, resultOutput } from "./tools/structured.ts";
 import { BG_DELEGATE, BG_FUSION, BG_RESULT } from "./tools/texts.ts";
 import { registerDelegatesCommand } from "./ui/delegates-command.ts";
 import { startFooter } from "./ui/footer.ts";
@@ -103,6 +104,10 @@ function waitsForOwnWork(ctx: ExtensionContext): boolean {
   }
 }
 
+/** What scripts get back (src/tools/structured.ts). */
+const LAUNCH_STRUCTURED = { schema: LAUNCH_OUTPUT, of: launchOutput };
+const RESULT_STRUCTURED = { schema: RESULT_OUTPUT, of: resultOutput };
+
 /** The package's one entry: registers bg_delegate, bg_result, their hooks, renderers and /delegates. */
 export default function bgDelegateExtension(pi: ExtensionAPI): void {
   // Inside a delegate child this package registers nothing parent-side (the guard is loaded with -e).
@@ -114,48 +119,63 @@ export default function bgDelegateExtension(pi: ExtensionAPI): void {
   let stopFooter: (() => void) | undefined;
 
   pi.registerTool({
-    ...packageTool(BG_DELEGATE, DELEGATE_ARGUMENTS, async (args, toolCallId, ctx) => {
-      const settings = settingsOf(ctx);
-      const admission = await hostAdmission(ctx);
-      const receipt = await launchDelegate(args, toolCallId, ctx, {
-        piVersion: VERSION,
-        admission,
-        thinkingLevel: pi.getThinkingLevel(),
-        settings,
-      });
-      const text =
-        receipt.kind === "bg_launch_already_started"
-          ? alreadyStartedText(receipt, ctx.cwd)
-          : receiptText(receipt, ctx.cwd);
-      return { content: [{ type: "text", text }], details: receipt };
-    }),
+    ...packageTool(
+      BG_DELEGATE,
+      DELEGATE_ARGUMENTS,
+      async (args, toolCallId, ctx) => {
+        const settings = settingsOf(ctx);
+        const admission = await hostAdmission(ctx);
+        const receipt = await launchDelegate(args, toolCallId, ctx, {
+          piVersion: VERSION,
+          admission,
+          thinkingLevel: pi.getThinkingLevel(),
+          settings,
+        });
+        const text =
+          receipt.kind === "bg_launch_already_started"
+            ? alreadyStartedText(receipt, ctx.cwd)
+            : receiptText(receipt, ctx.cwd);
+        return { content: [{ type: "text", text }], details: receipt };
+      },
+      LAUNCH_STRUCTURED,
+    ),
     renderCall: (args, theme) => renderDelegateCall(args, theme),
     renderResult: (result, options, theme, context) =>
       renderReceipt(result, { expanded: options.expanded, isError: context.isError }, theme),
   });
 
   pi.registerTool({
-    ...packageTool(BG_FUSION, FUSION_ARGUMENTS, async (args, toolCallId, ctx) => {
-      const host = {
-        piVersion: VERSION,
-        admission: await hostAdmission(ctx),
-        thinkingLevel: pi.getThinkingLevel(),
-        settings: settingsOf(ctx),
-      };
-      const { text, details } = await startFusion(args, toolCallId, ctx, host);
-      return { content: [{ type: "text", text }], details };
-    }),
+    ...packageTool(
+      BG_FUSION,
+      FUSION_ARGUMENTS,
+      async (args, toolCallId, ctx) => {
+        const host = {
+          piVersion: VERSION,
+          admission: await hostAdmission(ctx),
+          thinkingLevel: pi.getThinkingLevel(),
+          settings: settingsOf(ctx),
+        };
+        const { text, details } = await startFusion(args, toolCallId, ctx, host);
+        return { content: [{ type: "text", text }], details };
+      },
+      LAUNCH_STRUCTURED,
+    ),
     renderCall: (args, theme) => renderFusionCall(args, theme),
     renderResult: (result, options, theme, context) =>
       renderFusionReceipt(result, { expanded: options.expanded, isError: context.isError }, theme),
   });
 
   pi.registerTool({
-    ...packageTool(BG_RESULT, RESULT_ARGUMENTS, async (args, _toolCallId, ctx) => {
-      const known = link?.knownTasks() ?? new Map(getRegistry().known);
-      const { text, details } = await retrieveTask(ctx.cwd, args, known, adjudicateStranded);
-      return { content: [{ type: "text", text }], details };
-    }),
+    ...packageTool(
+      BG_RESULT,
+      RESULT_ARGUMENTS,
+      async (args, _toolCallId, ctx) => {
+        const known = link?.knownTasks() ?? new Map(getRegistry().known);
+        const { text, details } = await retrieveTask(ctx.cwd, args, known, adjudicateStranded);
+        return { content: [{ type: "text", text }], details };
+      },
+      RESULT_STRUCTURED,
+    ),
     renderCall: (args, theme) => renderResultCall(args, theme),
     renderResult: (result, options, theme, context) =>
       renderRetrieval(result, { expanded: options.expanded, isError: context.isError }, theme),

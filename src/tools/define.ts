@@ -6,6 +6,7 @@
  * model as the failure text (src/core/failure-text.ts).
  */
 import type { AgentToolResult, ExtensionContext, ToolDefinition } from "@mariozechner/pi-coding-agent";
+import type { TSchema } from "@sinclair/typebox";
 import type { ArgsSchema, FieldTable, ToolArguments } from "../arguments/fields.ts";
 import { strictArguments, toToolError } from "../core/failure-text.ts";
 import type { ToolTexts } from "./texts.ts";
@@ -23,22 +24,45 @@ function labelOf(name: string): string {
   return `Background ${word.charAt(0).toUpperCase()}${word.slice(1)}`;
 }
 
+/**
+ * A tool's structured result for scripts (src/tools/structured.ts): its schema, declared as Pi's
+ * `outputSchema`, and the projection of each successful result into it (`structuredContent`).
+ */
+export interface ToolOutput<TDetails> {
+  schema: TSchema;
+  of(details: TDetails, text: string): unknown;
+}
+
+/** The text of a result's first text block. */
+function textOf(result: AgentToolResult<unknown>): string {
+  const first = result.content.find((c) => c.type === "text");
+  return first?.type === "text" ? first.text : "";
+}
+
 export function packageTool<T extends FieldTable, A, TDetails>(
   texts: ToolTexts,
   args: ToolArguments<T, A>,
   run: ToolRun<A, TDetails>,
+  output?: ToolOutput<NoInfer<TDetails>>,
 ): ToolDefinition<ArgsSchema<T>, TDetails> {
-  return {
+  const definition: ToolDefinition<ArgsSchema<T>, TDetails> = {
     ...texts,
     label: labelOf(texts.name),
     parameters: args.parameters,
     prepareArguments: strictArguments(args.check),
     async execute(toolCallId, params, _signal, _onUpdate, ctx) {
+      let result: AgentToolResult<TDetails>;
       try {
-        return await run(args.complete(params), toolCallId, ctx);
+        result = await run(args.complete(params), toolCallId, ctx);
       } catch (error) {
         throw toToolError(error);
       }
+      if (output === undefined) return result;
+      // Pi 1.x keeps it for scripts; Pi 0.73.1 builds its message without it (nothing changes there).
+      const structured = { ...result, structuredContent: output.of(result.details, textOf(result)) };
+      return structured;
     },
   };
+  // Declared where the host reads it (Pi 1.x); an extra field Pi 0.73.1 does not read.
+  return output === undefined ? definition : Object.assign(definition, { outputSchema: output.schema });
 }

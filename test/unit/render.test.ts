@@ -27,6 +27,7 @@ import { type FusionCompletedView, type FusionFailureView, UNMERGED_TEXT } from 
 import { type FusionReceiptDetails, fusionReceiptText } from "../../src/fusion-run/receipt.ts";
 import { buildManifest, newTaskIdentity } from "../../src/launch/task-documents.ts";
 import { type TaskRow, threadRows } from "../../src/tasks/row.ts";
+import { resultOutput } from "../../src/tools/structured.ts";
 import { DelegatesTable, rowsThatFit } from "../../src/ui/delegates-table.ts";
 import { checkEvidence } from "../../src/verify/evidence-check.ts";
 import type { TaskOutput } from "../../src/verify/structured-output.ts";
@@ -377,6 +378,42 @@ describe("bg_result as a person sees it", () => {
     expect(collapsed).toContain(
       '✗ no delegate task or Fusion run matches "zzz" (task_unknown) · /delegates lists this project\'s tasks',
     );
+  });
+});
+
+describe("structured results for scripts", () => {
+  it("a verified inline answer is the answer text; an artifact delivery names its file; a running task its state", () => {
+    const { m, result } = completed();
+    const check = checkEvidence(ANSWER, result.evidence, "/tmp/t");
+    const inline = completedView(m, "/tmp/t", result, "inline", null, check, TEXT_OUTPUT);
+    expect(resultOutput(inline, completedText(inline, ANSWER))).toEqual({
+      id: m.task_id,
+      kind: "delegate",
+      state: "completed",
+      verified: true,
+      answer: ANSWER,
+      output: null,
+      answer_file: null,
+      answer_bytes: Buffer.byteLength(ANSWER),
+      spend_usd: 0.0042,
+      spend_at_least: false,
+      failure_code: null,
+    });
+    const copy = {
+      written: { path: "/tmp/t/answer.txt", byte_length: Buffer.byteLength(ANSWER), sha256: "a".repeat(64) },
+    };
+    const file = completedView(m, "/tmp/t", result, "artifact", copy, check, TEXT_OUTPUT);
+    expect(resultOutput(file, completedText(file, null))).toMatchObject({
+      answer: null,
+      answer_file: "/tmp/t/answer.txt",
+    });
+    const running = runningView(manifest("map auth"), "/tmp/t", { turns: 1, tool_calls: 0, cost_total: 0.001 }, null);
+    expect(resultOutput(running, "")).toMatchObject({
+      state: "running",
+      verified: false,
+      answer: null,
+      spend_usd: 0.001,
+    });
   });
 });
 

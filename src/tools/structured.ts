@@ -1,0 +1,150 @@
+/**
+ * What a script gets back from each tool (docs/tools/bg_result.md, "Structured results for
+ * scripts"): Pi ≥ 1.0's codemode resolves a nested call of a tool that declares `outputSchema` to its
+ * `structuredContent`, so a script reads ids, states and verified answers as objects, not prose. The
+ * text the model reads stays as it is. Pi 0.73.1 neither reads `outputSchema` nor keeps
+ * `structuredContent`: nothing changes there. One schema per shape, and one projection from the
+ * tool's own details into it.
+ */
+import { type Static, Type } from "@sinclair/typebox";
+import type { FusionView } from "../fusion/types.ts";
+import type { FusionReceiptDetails } from "../fusion-run/receipt.ts";
+import type { AlreadyStartedDetails } from "../views/already-started.ts";
+import type { ReceiptDetails } from "../views/receipt.ts";
+import { type CompletedView, completedHeader, type RunningView } from "../views/result.ts";
+
+const Route = Type.Object({ provider: Type.String(), model: Type.String() });
+
+/** bg_delegate's and bg_fusion's structured result: what was started (or found started) and how to retrieve it. */
+export const LAUNCH_OUTPUT = Type.Object(
+  {
+    id: Type.String({ description: "The task id (d…) or Fusion run id (f…): pass it to bg_result." }),
+    kind: Type.Union([Type.Literal("delegate"), Type.Literal("fusion")]),
+    name: Type.String(),
+    started: Type.Boolean({ description: "false when its launch key had already started it" }),
+    state: Type.String({ description: "running, or how the already-started one ended" }),
+    routes: Type.Array(Route, { description: "the pinned route; a Fusion run's candidates" }),
+    artifact_dir: Type.String(),
+  },
+  { additionalProperties: false },
+);
+export type LaunchOutput = Static<typeof LAUNCH_OUTPUT>;
+
+/** bg_result's structured result: the state and, once verified, the answer or where it is. */
+export const RESULT_OUTPUT = Type.Object(
+  {
+    id: Type.String(),
+    kind: Type.Union([Type.Literal("delegate"), Type.Literal("fusion")]),
+    state: Type.String({ description: "running, completed, failed or cancelled" }),
+    verified: Type.Boolean({ description: "true only for a completed answer that passed every check" }),
+    answer: Type.Union([Type.String(), Type.Null()], {
+      description: "the verified answer text when delivered inline; null otherwise",
+    }),
+    output: Type.Union([Type.Unknown(), Type.Null()], {
+      description: "a structured answer's JSON (outputSchema) when delivered inline; null otherwise",
+    }),
+    answer_file: Type.Union([Type.String(), Type.Null()], {
+      description: "the file holding the verified answer when it was not delivered inline",
+    }),
+    answer_bytes: Type.Union([Type.Number(), Type.Null()]),
+    spend_usd: Type.Union([Type.Number(), Type.Null()], { description: "what it spent; null when not known" }),
+    spend_at_least: Type.Boolean({ description: "the spend is a floor (a request may be missing)" }),
+    failure_code: Type.Union([Type.String(), Type.Null()]),
+  },
+  { additionalProperties: false },
+);
+export type ResultOutput = Static<typeof RESULT_OUTPUT>;
+
+export function launchOutput(details: ReceiptDetails | FusionReceiptDetails | AlreadyStartedDetails): LaunchOutput {
+  if (details.kind === "bg_launch_already_started") {
+    return {
+      id: details.task_id,
+      kind: details.task_kind,
+      name: details.name,
+      started: false,
+      state: details.state,
+      routes: [],
+      artifact_dir: details.artifact_dir,
+    };
+  }
+  if (details.kind === "bg_fusion_receipt") {
+    return {
+      id: details.run_id,
+      kind: "fusion",
+      name: details.name,
+      started: true,
+      state: "running",
+      routes: details.candidates.map((c) => ({ provider: c.provider, model: c.model })),
+      artifact_dir: details.artifact_dir,
+    };
+  }
+  return {
+    id: details.task_id,
+    kind: "delegate",
+    name: details.name,
+    started: true,
+    state: "running",
+    routes: [{ provider: details.route.provider, model: details.route.model }],
+    artifact_dir: details.artifact_dir,
+  };
+}
+
+const NOTHING = {
+  verified: false,
+  answer: null,
+  output: null,
+  answer_file: null,
+  answer_bytes: null,
+  spend_usd: null,
+  spend_at_least: false,
+  failure_code: null,
+} as const;
+
+/** The inline part of a text that is a header, a blank line and the answer; null when it is not. */
+function inlinePart(text: string, header: string): string | null {
+  return text.startsWith(`${header}\n\n`) ? text.slice(header.length + 2) : null;
+}
+
+function fusionOutput(v: FusionView, text: string): ResultOutput {
+  const base = { ...NOTHING, id: v.run_id, kind: "fusion" as const, state: v.state };
+  if (v.state === "running") return base;
+  const spend = v.spend === undefined ? {} : { spend_usd: v.spend.usd, spend_at_least: v.spend.at_least };
+  if (v.state !== "completed") return { ...base, ...spend, failure_code: v.failure?.code ?? v.integrity?.code ?? null };
+  const inline = v.delivery === "inline";
+  const marker = "\nDelivery: inline\n\n";
+  const at = text.indexOf(marker);
+  const json = v.output !== undefined;
+  return {
+    ...base,
+    ...spend,
+    verified: true,
+    answer: inline && !json && at !== -1 ? text.slice(at + marker.length) : null,
+    output: inline && json ? (v.output?.content ?? null) : null,
+    answer_file: inline ? null : v.answer.path,
+    answer_bytes: v.answer.byte_length,
+  };
+}
+
+function delegateOutput(v: RunningView | CompletedView, text: string): ResultOutput {
+  const base = { ...NOTHING, id: v.task_id, kind: "delegate" as const, state: v.state };
+  if (v.state === "running") {
+    return { ...base, spend_usd: v.progress.cost_total };
+  }
+  const inline = v.delivery === "inline";
+  const json = v.output.type === "json";
+  const usage = v.usage.status === "observed" ? v.usage.cost_total : null;
+  return {
+    ...base,
+    verified: true,
+    answer: inline && !json ? inlinePart(text, completedHeader(v)) : null,
+    output: inline && json ? (v.output.content ?? null) : null,
+    answer_file: inline ? null : (v.answer.text_path ?? v.answer.result_path),
+    answer_bytes: v.answer.byte_length,
+    spend_usd: usage,
+  };
+}
+
+/** bg_result's details and text (a running, completed or Fusion view) as the structured result. */
+export function resultOutput(details: RunningView | CompletedView | FusionView, text: string): ResultOutput {
+  return "run_id" in details ? fusionOutput(details, text) : delegateOutput(details, text);
+}
