@@ -24,6 +24,15 @@ describe("globMatcher (fd's glob rules for the guard's find)", () => {
     ["readme.md", "docs/README.md", true],
     ["README.md", "docs/readme.md", false],
     ["a+b(c).txt", "a+b(c).txt", true],
+    // Three cases the hand-written matcher got wrong: nested alternatives, `]` first in a class, an escape.
+    ["{a,{b,c}}.ts", "b.ts", true],
+    ["{a,{b,c}}.ts", "c}.ts", false],
+    ["[]a].ts", "].ts", true],
+    ["a\\*b", "a*b", true],
+    ["a\\*b", "axb", false],
+    // Dotfiles match like any file; a class negates with ^ too.
+    ["*.ts", ".hidden.ts", true],
+    ["[^ab].txt", "c.txt", true],
   ];
   it.each(cases)("%s against %s → %s", (pattern, path, expected) => {
     expect(globMatcher(pattern)(path)).toBe(expected);
