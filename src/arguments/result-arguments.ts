@@ -1,4 +1,4 @@
-import { ARGUMENT_BOUNDS, DELIVERY_MODES } from "../core/constants.ts";
+import { ARGUMENT_BOUNDS, DELIVERY_MODES, INLINE_LIMIT_TEXT } from "../core/constants.ts";
 import { type ArgsOf, type FieldTable, toolArguments } from "./fields.ts";
 
 /** bg_result's public arguments (docs/tools/bg_result.md, "Arguments"), descriptions in our words. */
@@ -14,8 +14,7 @@ export const RESULT_FIELDS = {
     kind: "enum",
     required: false,
     values: DELIVERY_MODES,
-    description:
-      '"inline" returns the verified answer text; "artifact" returns its facts and a file reference. Default: inline up to 48 KiB, otherwise artifact. Answers are never truncated.',
+    description: `"inline" returns the verified answer text; "artifact" returns its facts and a file reference. Default: inline up to ${INLINE_LIMIT_TEXT}, otherwise artifact. Answers are never truncated.`,
   },
 } as const satisfies FieldTable;
 

@@ -4,7 +4,13 @@
  * delegate's limits are its own, a Fusion run's apply to each child (the time and the cap to the
  * whole run).
  */
-import { ARGUMENT_BOUNDS, AUTO_DELIVER_MODES, DELEGATE_DEFAULTS, FUSION_DEFAULTS } from "../core/constants.ts";
+import {
+  ARGUMENT_BOUNDS,
+  AUTO_DELIVER_MODES,
+  DELEGATE_DEFAULTS,
+  FUSION_DEFAULTS,
+  INLINE_LIMIT_TEXT,
+} from "../core/constants.ts";
 import type { OutputSchema } from "../core/output-schema.ts";
 import type { FieldSpec, FieldTable } from "./fields.ts";
 
@@ -59,7 +65,7 @@ export function runOptionFields(tool: "delegate" | "fusion") {
   const d = fusion ? FUSION_DEFAULTS : DELEGATE_DEFAULTS;
   const who = fusion ? "each child" : "the delegate";
   const answer = fusion ? "verified merged answer" : "verified answer";
-  const small = fusion ? "up to 48 KiB" : "answers up to 48 KiB";
+  const small = fusion ? `up to ${INLINE_LIMIT_TEXT}` : `answers up to ${INLINE_LIMIT_TEXT}`;
   return {
     maxTurns: {
       kind: "integer",

@@ -5,6 +5,8 @@ export const MiB = 1024 * KiB;
 
 // Delivery and capture (docs/tools/bg_result.md, "Delivery"; docs/tools/bg_delegate.md, "Limits")
 export const INLINE_ANSWER_MAX_BYTES = 48 * KiB;
+/** The inline limit as the tools' texts say it ("48 KiB"), from the constant. */
+export const INLINE_LIMIT_TEXT = `${INLINE_ANSWER_MAX_BYTES / KiB} KiB`;
 export const ANSWER_CAPTURE_MAX_BYTES = 4 * MiB;
 export const ANSWER_BLOCK_BYTES = 256 * KiB;
 export const SPILL_THRESHOLD_BYTES = 64 * KiB;

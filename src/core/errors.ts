@@ -3,6 +3,8 @@
  * Every code here is produced by a real path; remediation text lives beside the code so no list is
  * written twice (docs are generated from this table).
  */
+import { INLINE_LIMIT_TEXT } from "./constants.ts";
+
 export const FAILURE_REMEDIATION = {
   invalid_arguments: "Fix the named argument and call the tool again.",
   output_schema_unsupported:
@@ -310,7 +312,7 @@ export const FAILURE_WHEN = {
   },
   result_too_large_for_inline: {
     stages: ["retrieval"],
-    when: 'bg_result was called with delivery "inline" for an answer whose delivered text (for a structured answer, its indented JSON and basis lines) is larger than 48 KiB.',
+    when: `bg_result was called with delivery "inline" for an answer whose delivered text (for a structured answer, its indented JSON and basis lines) is larger than ${INLINE_LIMIT_TEXT}.`,
   },
   task_unknown: { stages: ["retrieval"], when: "No task in this project matches the id or prefix." },
   task_ambiguous: {

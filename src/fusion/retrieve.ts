@@ -13,7 +13,7 @@
  * The failure-code mapping of every read and check is listed in read.ts.
  */
 import { basename, join, resolve } from "node:path";
-import { type DeliveryMode, FUSION_FILES, SCHEMA } from "../core/constants.ts";
+import { type DeliveryMode, FUSION_FILES, INLINE_LIMIT_TEXT, SCHEMA } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import type { UsageRecord } from "../core/types.ts";
 import { SchemaViolation } from "../core/validate.ts";
@@ -187,7 +187,8 @@ function completedRetrieval(
   } else if (details.delivery === "inline") {
     lines.push("Delivery: inline", "", answer);
   } else {
-    const why = details.delivery_reason === "requested_artifact" ? "requested" : "over the 48 KiB inline cap";
+    const why =
+      details.delivery_reason === "requested_artifact" ? "requested" : `over the ${INLINE_LIMIT_TEXT} inline cap`;
     lines.push(
       `Delivery: artifact (${why}). The complete verified answer is ${mergedPath} ` +
         `(${merged.byte_length} bytes, sha256 ${merged.sha256}). It was not truncated.`,

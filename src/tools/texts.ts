@@ -4,6 +4,8 @@
  * pages of docs/tools/ are generated from the registered definitions, so they quote these words.
  */
 
+import { INLINE_LIMIT_TEXT } from "../core/constants.ts";
+
 export type ToolName = "bg_delegate" | "bg_fusion" | "bg_result";
 
 export interface ToolTexts {
@@ -15,8 +17,7 @@ export interface ToolTexts {
 
 export const BG_RESULT: ToolTexts = {
   name: "bg_result",
-  description:
-    "Get the result of a bg_delegate task or a background Fusion run. Never waits: a running task returns a typed not-ready view. A finished task's answer is verified (identity, seed, route, hashes, base64, UTF-8) before any of it is returned, inline up to 48 KiB or as a file reference; it is never truncated.",
+  description: `Get the result of a bg_delegate task or a background Fusion run. Never waits: a running task returns a typed not-ready view. A finished task's answer is verified (identity, seed, route, hashes, base64, UTF-8) before any of it is returned, inline up to ${INLINE_LIMIT_TEXT} or as a file reference; it is never truncated.`,
   promptSnippet: "bg_result: fetch the verified answer of a finished bg_delegate task (never blocks)",
 };
 
