@@ -34,6 +34,7 @@ import { SessionLink } from "./tasks/link.ts";
 import { pruneTasks } from "./tasks/prune.ts";
 import { markPrune, pruneDue } from "./tasks/prune-schedule.ts";
 import { getRegistry } from "./tasks/registry.ts";
+import { usageForBooks } from "./tools/books.ts";
 import { packageTool } from "./tools/define.ts";
 import { LAUNCH_OUTPUT, launchOutput, RESULT_OUTPUT, resultOutput } from "./tools/structured.ts";
 import { BG_DELEGATE, BG_FUSION, BG_RESULT } from "./tools/texts.ts";
@@ -172,7 +173,9 @@ export default function bgDelegateExtension(pi: ExtensionAPI): void {
       async (args, _toolCallId, ctx) => {
         const known = link?.knownTasks() ?? new Map(getRegistry().known);
         const { text, details } = await retrieveTask(ctx.cwd, args, known, adjudicateStranded);
-        return { content: [{ type: "text", text }], details };
+        // What it spent, into Pi's own totals once (src/tools/books.ts); Pi 0.73.1 does not keep it.
+        const usage = usageForBooks(details);
+        return { content: [{ type: "text", text }], details, ...(usage === undefined ? {} : { usage }) };
       },
       RESULT_STRUCTURED,
     ),

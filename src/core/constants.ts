@@ -161,6 +161,7 @@ export const SCHEMA = {
   fusionDetails: "pi-bg-delegate.fusion-details.v2",
   fusionFailureSummary: "pi-bg-delegate.fusion-failure-summary.v1",
   fusionUsageClaim: "pi-bg-delegate.fusion-usage-claim.v1",
+  delegateUsageClaim: "pi-bg-delegate.delegate-usage-claim.v1",
   fusionRun: "pi-bg-delegate.fusion-run.v1",
   fusionChild: "pi-bg-delegate.fusion-child.v1",
   fusionEvaluation: "pi-bg-delegate.fusion-evaluation.v1",
@@ -206,6 +207,8 @@ export const TASK_FILES = {
   invalidAnswer: "answer-invalid.txt",
   /** A final answer cut at the model's output limit, kept as a partial (child_model_output_limit). */
   partialAnswer: "answer-partial.txt",
+  /** Created once by the bg_result that put the task's usage in Pi's books (src/store/usage-claim.ts). */
+  usageClaim: "usage-claim.json",
 } as const;
 
 /**

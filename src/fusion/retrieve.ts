@@ -17,6 +17,7 @@ import { type DeliveryMode, FUSION_FILES, INLINE_LIMIT_TEXT, SCHEMA } from "../c
 import { DelegateError } from "../core/errors.ts";
 import type { UsageRecord } from "../core/types.ts";
 import { SchemaViolation } from "../core/validate.ts";
+import { claimUsage } from "../store/usage-claim.ts";
 import { type DeliveryDecision, decideDelivery } from "../verify/delivery.ts";
 import { basisLines, structuredText } from "../views/output.ts";
 import { readFusionManifest } from "./adopt.ts";
@@ -33,7 +34,6 @@ import {
   type FusionViewSpend,
   UNMERGED_TEXT,
 } from "./types.ts";
-import { claimUsage } from "./usage-claim.ts";
 import { type VerifiedCompletedRun, verifyCompletedRun } from "./verify-completed.ts";
 import { failureView, unavailableView } from "./verify-failure.ts";
 
@@ -128,7 +128,7 @@ function completedRetrieval(
     throw error instanceof DelegateError ? error.withFacts({ childProcessCreated: true }) : error;
   }
   const resultRef = manifest.artifacts.find((ref) => ref.path === FUSION_FILES.result);
-  const claim = claimUsage(runDir, manifest.run_id, resultRef?.sha256 ?? "");
+  const claim = claimUsage(runDir, { run_id: manifest.run_id, result_sha256: resultRef?.sha256 ?? "" });
   const usage = result.details.usage;
   const unmerged = result.details.unmerged;
   const spend = completedSpend(runDir, manifest, usage);

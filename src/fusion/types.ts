@@ -6,6 +6,7 @@
 import type { SCHEMA } from "../core/constants.ts";
 import type { FailureCode } from "../core/errors.ts";
 import type { BoundArtifact, DeliveryReason, PinnedRoute, UsageCounts, UsageRecord } from "../core/types.ts";
+import type { UsageClaimStatus } from "../store/usage-claim.ts";
 import type { CheckedFieldBasis } from "../verify/structured-output.ts";
 import type { FieldAgreement } from "./structured-merged.ts";
 
@@ -193,7 +194,7 @@ export interface FusionRunningView {
   artifacts_bound: number;
 }
 
-export type FusionUsageStatus = "attached" | "already_reported" | "claim_failed";
+export type FusionUsageStatus = UsageClaimStatus;
 
 /**
  * The run's one spend figure as its trusted manifest records it (docs/subsystems/fusion.md, "The

@@ -3,7 +3,8 @@ import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { truncateToWidth, visibleWidth } from "@mariozechner/pi-tui";
 import { visible } from "../core/terminal-text.ts";
 import type { ChildProgress } from "../core/types.ts";
-import { formatDuration, formatSpend, plural } from "../core/units.ts";
+import { formatCost, formatDuration, formatSpend, plural } from "../core/units.ts";
+import { fieldOf } from "../core/validate.ts";
 import { stageWords } from "../fusion/stage-words.ts";
 import { readProgress } from "../store/progress.ts";
 import { delegateRoot } from "../store/task-paths.ts";
@@ -142,7 +143,7 @@ export function spendTotalWords(spent: number, unknown: number, atLeast: boolean
  * The footer line: each running Fusion run (its stage and verified candidates; its children are not
  * listed one by one), each other running delegate's name, run time, turns and tool calls, then what
  * the delegates this Pi process started here have spent, running and ended — a run's children
- * included — marked as separate from the session's own `$`; fitted to `width` columns
+ * included — with how much of it Pi's own `$` counts; fitted to `width` columns
  * (docs/subsystems/retrieval.md, "`/delegates` and the footer").
  */
 export function footerText(
@@ -150,6 +151,7 @@ export function footerText(
   now = Date.now(),
   theme: FooterTheme = PLAIN_THEME,
   width = Number.POSITIVE_INFINITY,
+  inBooksUsd = 0,
 ): string | undefined {
   const tasks = getRegistry().runningIn(cwd);
   const runs = [...getRegistry().runs.values()].filter((run) => run.cwd === cwd);
@@ -166,8 +168,11 @@ export function footerText(
     if (!ofRuns.has(t.taskId)) entries.push(taskEntry(t, p, now, theme));
   }
   const words = spendTotalWords(spent, unknown, ended.atLeast);
+  // What of it Pi's own `$` counts: the usage bg_result results carried (src/tools/books.ts).
+  const books =
+    inBooksUsd > 0 ? ` · ${formatCost(inBooksUsd)} counted in the session's $` : " (not in the session's $)";
   const total = {
-    full: theme.fg("dim", `delegate spend: ${words} (separate from the session's $)`),
+    full: theme.fg("dim", `delegate spend: ${words}${books}`),
     short: theme.fg("dim", `delegates: ${words}`),
   };
   return fitFooter(entries, total, width, theme);
@@ -237,13 +242,39 @@ function footerWidth(ctx: ExtensionContext): number {
   return typeof columns === "number" && columns > 0 ? columns : Number.POSITIVE_INFINITY;
 }
 
+/**
+ * Dollars the session's own totals hold from this package: the usage its bg_result results carried
+ * (src/tools/books.ts), summed over the session's entries as Pi's footer sums them. Read again only
+ * when the session has new entries.
+ */
+let booksSeen: { entries: number; usd: number } | undefined;
+function countedInBooks(ctx: ExtensionContext): number {
+  let entries: readonly unknown[];
+  try {
+    entries = ctx.sessionManager.getEntries();
+  } catch {
+    return 0;
+  }
+  if (booksSeen?.entries === entries.length) return booksSeen.usd;
+  let usd = 0;
+  for (const entry of entries) {
+    const message = fieldOf(entry, "message");
+    if (fieldOf(entry, "type") !== "message" || fieldOf(message, "role") !== "toolResult") continue;
+    if (fieldOf(message, "toolName") !== "bg_result") continue;
+    const total = fieldOf(fieldOf(fieldOf(message, "usage"), "cost"), "total");
+    if (typeof total === "number" && Number.isFinite(total)) usd += total;
+  }
+  booksSeen = { entries: entries.length, usd };
+  return usd;
+}
+
 /** Keeps the footer status current while delegates run; returns a stop function. */
 export function startFooter(getCtx: () => ExtensionContext | undefined): () => void {
   let shown = false;
   const tick = () => {
     const ctx = getCtx();
     if (!ctx) return;
-    const text = footerText(ctx.cwd, Date.now(), themeOf(ctx), footerWidth(ctx));
+    const text = footerText(ctx.cwd, Date.now(), themeOf(ctx), footerWidth(ctx), countedInBooks(ctx));
     if (text === undefined && !shown) return;
     shown = text !== undefined;
     ctx.ui.setStatus(STATUS_KEY, text);

@@ -47,7 +47,7 @@ describe("task lifecycle with real parents and children", () => {
 
       // The footer shows the running delegate (name, elapsed, turns, tool calls); /delegates lists it.
       expect(footerText(cwd)).toMatch(
-        /^⧗ held task \d+s · 0 turns · 0 tool calls │ delegate spend: not reported \(separate from the session's \$\)$/,
+        /^⧗ held task \d+s · 0 turns · 0 tool calls │ delegate spend: not reported \(not in the session's \$\)$/,
       );
       expect(listRows(cwd, { verify: false })).toMatchObject([
         { id, state: "running", route: "fake/fake-model", name: "held task" },
@@ -79,7 +79,7 @@ describe("task lifecycle with real parents and children", () => {
       // Nothing runs; the ended task's spend stays in view. Its child never finished a turn: Pi 0.73.1
       // records no usage for the cancelled request, Pi 1.6 records zero, a floor as the notice says.
       const spend = note.details.cost_total === null ? "not reported" : zero;
-      expect(footerText(cwd)).toBe(`delegate spend: ${spend} (separate from the session's $)`);
+      expect(footerText(cwd)).toBe(`delegate spend: ${spend} (not in the session's $)`);
       expect(await waitForNoProcesses(join(cwd, ".pi/delegate"))).toEqual([]);
     } finally {
       held.release();

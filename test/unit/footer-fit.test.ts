@@ -4,7 +4,7 @@ import { stageWords } from "../../src/fusion/stage-words.ts";
 import { FUSION_STAGES } from "../../src/fusion/types.ts";
 import { type FooterEntry, type FooterTheme, fitFooter, PLAIN_THEME, spendTotalWords } from "../../src/ui/footer.ts";
 
-const TOTAL = { full: "delegate spend: $0.0123 (separate from the session's $)", short: "delegates: $0.0123" };
+const TOTAL = { full: "delegate spend: $0.0123 (not in the session's $)", short: "delegates: $0.0123" };
 
 /** A running task's entry as the footer makes it: in full, and short (name and time). */
 function entry(name: string, at = 0): FooterEntry {

@@ -7,7 +7,7 @@ import { writeManifest } from "../../src/store/lookup.ts";
 import type { LiveRun, LiveTask, RunChild } from "../../src/tasks/live.ts";
 import { getRegistry } from "../../src/tasks/registry.ts";
 import { emptyRunUsage } from "../../src/tasks/run-usage.ts";
-import { type FooterTheme, footerText } from "../../src/ui/footer.ts";
+import { type FooterTheme, footerText, PLAIN_THEME } from "../../src/ui/footer.ts";
 import { writeCompletedTask } from "../helpers/task-tree.ts";
 import { makeTempDir } from "../helpers/temp.ts";
 
@@ -63,7 +63,7 @@ describe("the footer's Fusion part", () => {
       ),
     );
     expect(footerText(cwd, now)).toBe(
-      "⧗ fusion f1a2b3c4d (cache question): comparing the answers, 2/3 candidates verified 45s │ delegate spend: $0.0000 (separate from the session's $)",
+      "⧗ fusion f1a2b3c4d (cache question): comparing the answers, 2/3 candidates verified 45s │ delegate spend: $0.0000 (not in the session's $)",
     );
     // Another project's footer does not show it.
     expect(footerText(await makeTempDir("footer-other"), now)).toBeUndefined();
@@ -86,7 +86,7 @@ describe("the footer's Fusion part", () => {
     const tagged: FooterTheme = { fg: (color, text) => `<${color}>${text}</${color}>` };
     expect(footerText(cwd, now, tagged)).toBe(
       "<warning>⧗</warning> <accent>fusion f1a2b3c4d</accent> <muted>(cache question)</muted>: asking the candidates, 0/3 candidates verified <dim>3s</dim>" +
-        "<dim> │ </dim><dim>delegate spend: $0.0000 (separate from the session's $)</dim>",
+        "<dim> │ </dim><dim>delegate spend: $0.0000 (not in the session's $)</dim>",
     );
   });
 });
@@ -118,7 +118,7 @@ describe("the footer's delegate part", () => {
     const now = 4_000_000;
     const cwd = await runningDelegate(0.5, now - 12_000);
     expect(footerText(cwd, now)).toBe(
-      "⧗ map auth 12s · 3 turns · 1 tool call · $0.0123 of $0.5000 cap │ delegate spend: $0.0123 (separate from the session's $)",
+      "⧗ map auth 12s · 3 turns · 1 tool call · $0.0123 of $0.5000 cap │ delegate spend: $0.0123 (not in the session's $)",
     );
   });
 
@@ -150,7 +150,11 @@ describe("the footer's total of ended delegates", () => {
     writeManifest(task.taskDir, cancelled); // signed, as the parent's adjudication writes it
     getRegistry().known.set(task.manifest.task_id, task.taskDir);
     try {
-      expect(footerText(cwd)).toBe("delegate spend: at least $0.0603 (separate from the session's $)");
+      expect(footerText(cwd)).toBe("delegate spend: at least $0.0603 (not in the session's $)");
+      // What Pi's own $ counts of it (the usage bg_result results carried) is said beside it.
+      expect(footerText(cwd, Date.now(), PLAIN_THEME, Number.POSITIVE_INFINITY, 0.0603)).toBe(
+        "delegate spend: at least $0.0603 · $0.0603 counted in the session's $",
+      );
     } finally {
       getRegistry().known.delete(task.manifest.task_id);
     }
