@@ -12,7 +12,7 @@ import type { LiveRun, LiveTask } from "../tasks/live.ts";
 import { getRegistry } from "../tasks/registry.ts";
 import type { TaskRow } from "../tasks/row.ts";
 import { listRows } from "../tasks/seam.ts";
-import { type SpendFigure, spendCells } from "../views/spend-figure.ts";
+import { addSpend, type SpendFigure, spendCells } from "../views/spend-figure.ts";
 
 const STATUS_KEY = "bg-delegate";
 const REFRESH_MS = 1_000;
@@ -39,7 +39,8 @@ function readEndedSpend(cwd: string, ids: readonly string[]): void {
   }
 }
 
-function spentByEnded(cwd: string): { sum: number; unknown: number; count: number; atLeast: boolean } {
+/** The figures of the ended delegates this process started in `cwd` (each read once; not yet recorded ones left out). */
+function endedFigures(cwd: string): SpendFigure[] {
   const registry = getRegistry();
   const root = join(delegateRoot(cwd), "");
   const ended = [...registry.known].filter(([id, dir]) => !registry.delegates.has(id) && dir.startsWith(root));
@@ -47,20 +48,10 @@ function spentByEnded(cwd: string): { sum: number; unknown: number; count: numbe
     cwd,
     ended.map(([id]) => id),
   );
-  let sum = 0;
-  let unknown = 0;
-  let count = 0;
-  let atLeast = false;
-  for (const [id] of ended) {
+  return ended.flatMap(([id]) => {
     const figure = endedSpend.get(id);
-    if (figure === undefined) continue;
-    count++;
-    if (figure.usd === null) unknown++;
-    else sum += figure.usd;
-    // A figure that may leave out a request in flight (src/views/spend-figure.ts) makes the sum a floor.
-    if (figure.at_least) atLeast = true;
-  }
-  return { sum, unknown, count, atLeast };
+    return figure === undefined ? [] : [figure];
+  });
 }
 
 /** The part of Pi's theme the footer uses (Pi's Theme satisfies it); PLAIN_THEME colours nothing. */
@@ -156,18 +147,17 @@ export function footerText(
   const tasks = getRegistry().runningIn(cwd);
   const runs = [...getRegistry().runs.values()].filter((run) => run.cwd === cwd);
   const ofRuns = new Set(runs.flatMap((run) => run.children.map((c) => c.taskId)));
-  const ended = spentByEnded(cwd);
-  if (tasks.length === 0 && runs.length === 0 && ended.count === 0) return undefined;
-  let spent = ended.sum;
-  let unknown = ended.unknown;
+  const figures = endedFigures(cwd);
+  if (tasks.length === 0 && runs.length === 0 && figures.length === 0) return undefined;
   const entries = runs.map((run) => runEntry(run, now, theme));
   for (const t of tasks) {
     const p = readProgress(t.taskDir);
-    if (p.cost_total === null) unknown++;
-    else spent += p.cost_total;
+    // A running task's figure so far (a floor only once it ended: src/views/spend-figure.ts).
+    figures.push({ usd: p.cost_total, at_least: false });
     if (!ofRuns.has(t.taskId)) entries.push(taskEntry(t, p, now, theme));
   }
-  const words = spendTotalWords(spent, unknown, ended.atLeast);
+  const sum = addSpend(figures);
+  const words = spendTotalWords(sum.usd, sum.unknown, sum.floors);
   // What of it Pi's own `$` counts: the usage bg_result results carried (src/tools/books.ts).
   const books =
     inBooksUsd > 0 ? ` · ${formatCost(inBooksUsd)} counted in the session's $` : " (not in the session's $)";

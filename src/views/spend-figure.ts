@@ -20,19 +20,40 @@ export function recordedSpend(terminal: { cost_total?: number; cost_at_least?: t
   return { usd: terminal?.cost_total ?? null, at_least: terminal?.cost_at_least === true };
 }
 
+/** What a set of spend figures adds up to: the known dollars, whether any is a floor, how many are unknown. */
+export interface SpendSum {
+  usd: number;
+  /** Some figure is a floor (a request may be missing from it): so is the sum. */
+  floors: boolean;
+  /** Figures not known: counted, never guessed. */
+  unknown: number;
+  count: number;
+}
+
+/**
+ * The one sum of spend figures every view uses (a Fusion run's children, `list` and `/delegates`'
+ * total, the footer): the known dollars, rounded to 1e-12 so a binary floating-point sum reads as
+ * what was spent; the floors and the unknown kept apart, for each view to say.
+ */
+export function addSpend(figures: readonly SpendFigure[]): SpendSum {
+  let usd = 0;
+  let floors = false;
+  let unknown = 0;
+  for (const f of figures) {
+    if (f.at_least) floors = true;
+    if (f.usd === null) unknown++;
+    else usd = Math.round((usd + f.usd) * 1e12) / 1e12;
+  }
+  return { usd, floors, unknown, count: figures.length };
+}
+
 /**
  * A Fusion run's figure from its children's: their sum, a floor when any child's is one or is not
  * known (counted as nothing: never a guess); nothing spent without children.
  */
 export function sumSpend(figures: readonly SpendFigure[]): SpendFigure {
-  let usd = 0;
-  let atLeast = false;
-  for (const f of figures) {
-    if (f.usd === null || f.at_least) atLeast = true;
-    // Dollars summed in binary floating point: rounded to 1e-12 so the sum reads as what was spent.
-    if (f.usd !== null) usd = Math.round((usd + f.usd) * 1e12) / 1e12;
-  }
-  return { usd, at_least: atLeast };
+  const sum = addSpend(figures);
+  return { usd: sum.usd, at_least: sum.floors || sum.unknown > 0 };
 }
 
 /** "$0.1207", "at least $0.1207", "no request finished" (a floor of zero), or `unknown` when not known. */

@@ -4,6 +4,7 @@
  * known cost. Pure, over any rows that say their kind and cost (src/tasks/row.ts TaskRow).
  */
 import { formatCost, plural } from "../core/units.ts";
+import { addSpend } from "./spend-figure.ts";
 
 export interface SpendTotal {
   usd: number;
@@ -17,11 +18,9 @@ type CostRow = { kind: string; cost: number | null; cost_at_least?: boolean };
 
 export function spendTotal(rows: readonly CostRow[]): SpendTotal {
   const delegates = rows.filter((r) => r.kind === "delegate");
-  const known = delegates.flatMap((r) => (r.cost === null ? [] : [r.cost]));
-  // Dollars summed in binary floating point: rounded to 1e-12 so the sum reads as what was spent.
-  const usd = Math.round(known.reduce((a, b) => a + b, 0) * 1e12) / 1e12;
-  const atLeast = delegates.some((r) => r.cost !== null && r.cost_at_least === true);
-  return { usd, at_least: atLeast, tasks: delegates.length, unknown: delegates.length - known.length };
+  // A floor counts only where a cost is known: an unknown cost is counted as unknown, not as a floor.
+  const sum = addSpend(delegates.map((r) => ({ usd: r.cost, at_least: r.cost !== null && r.cost_at_least === true })));
+  return { usd: sum.usd, at_least: sum.floors, tasks: sum.count, unknown: sum.unknown };
 }
 
 /**

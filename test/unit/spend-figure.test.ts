@@ -7,7 +7,15 @@ import { describe, expect, it } from "vitest";
 import { SchemaViolation } from "../../src/core/validate.ts";
 import { parseManifest } from "../../src/fusion/schema.ts";
 import { listRows } from "../../src/tasks/seam.ts";
-import { recordedSpend, spendCells, spendFigureText, spendOfCapText, sumSpend } from "../../src/views/spend-figure.ts";
+import {
+  addSpend,
+  recordedSpend,
+  spendCells,
+  spendFigureText,
+  spendOfCapText,
+  sumSpend,
+} from "../../src/views/spend-figure.ts";
+import { spendTotal } from "../../src/views/spend-total.ts";
 import { failureInput, newProject, startRun, writeRunRecord } from "../helpers/fusion-fixtures.ts";
 
 describe("a Fusion run's figure from its children's", () => {
@@ -40,6 +48,28 @@ describe("a Fusion run's figure from its children's", () => {
     expect(recordedSpend(null)).toEqual({ usd: null, at_least: false });
     expect(recordedSpend({ cost_total: 0.12 })).toEqual({ usd: 0.12, at_least: false });
     expect(recordedSpend({ cost_total: 0.12, cost_at_least: true })).toEqual({ usd: 0.12, at_least: true });
+  });
+});
+
+describe("the one sum every view uses", () => {
+  it("adds the known dollars and keeps floors and unknown figures apart, for each view to say", () => {
+    const figures = [
+      { usd: 0.1, at_least: false },
+      { usd: 0.2, at_least: true },
+      { usd: null, at_least: false },
+    ];
+    expect(addSpend(figures)).toEqual({ usd: 0.3, floors: true, unknown: 1, count: 3 });
+    // A Fusion run: an unknown child makes its figure a floor.
+    expect(
+      sumSpend([
+        { usd: 0.1, at_least: false },
+        { usd: null, at_least: false },
+      ]),
+    ).toEqual({ usd: 0.1, at_least: true });
+    // The table's total: the unknown are counted, not a floor.
+    const row = (cost: number | null, floor = false) => ({ kind: "delegate", cost, cost_at_least: floor });
+    expect(spendTotal([row(0.1), row(null)])).toEqual({ usd: 0.1, at_least: false, tasks: 2, unknown: 1 });
+    expect(spendTotal([row(0.1), row(0.2, true)])).toEqual({ usd: 0.3, at_least: true, tasks: 2, unknown: 0 });
   });
 });
 
