@@ -134,7 +134,25 @@ export function renderToolContract({ definition, source }) {
     "```",
     "",
     "</details>",
+    ...outputRows(definition.outputSchema),
   ].join("\n");
+}
+
+/**
+ * What a codemode script's nested call resolves to (docs/tools/bg_result.md, "Structured results
+ * for scripts"): the fields of the tool's outputSchema; nothing for a tool without one.
+ */
+function outputRows(outputSchema) {
+  if (outputSchema === undefined) return [];
+  const schema = normalizeSchema(outputSchema);
+  return [
+    "",
+    "Structured result (`outputSchema`; what a codemode script's call resolves to):",
+    "",
+    "| Field | Required | Type | Description | Constraints |",
+    "| --- | --- | --- | --- | --- |",
+    ...fieldRows(schema, ""),
+  ];
 }
 
 /** 1048576 → "1,048,576": fixed grouping, independent of the machine's locale. */

@@ -19,12 +19,12 @@ const Route = Type.Object({ provider: Type.String(), model: Type.String() });
 export const LAUNCH_OUTPUT = Type.Object(
   {
     id: Type.String({ description: "The task id (d…) or Fusion run id (f…): pass it to bg_result." }),
-    kind: Type.Union([Type.Literal("delegate"), Type.Literal("fusion")]),
-    name: Type.String(),
+    kind: Type.Union([Type.Literal("delegate"), Type.Literal("fusion")], { description: "delegate or fusion" }),
+    name: Type.String({ description: "the name it was launched with" }),
     started: Type.Boolean({ description: "false when its launch key had already started it" }),
     state: Type.String({ description: "running, or how the already-started one ended" }),
     routes: Type.Array(Route, { description: "the pinned route; a Fusion run's candidates" }),
-    artifact_dir: Type.String(),
+    artifact_dir: Type.String({ description: "the task's or run's directory" }),
   },
   { additionalProperties: false },
 );
@@ -33,8 +33,8 @@ export type LaunchOutput = Static<typeof LAUNCH_OUTPUT>;
 /** bg_result's structured result: the state and, once verified, the answer or where it is. */
 export const RESULT_OUTPUT = Type.Object(
   {
-    id: Type.String(),
-    kind: Type.Union([Type.Literal("delegate"), Type.Literal("fusion")]),
+    id: Type.String({ description: "the task or run id asked for" }),
+    kind: Type.Union([Type.Literal("delegate"), Type.Literal("fusion")], { description: "delegate or fusion" }),
     state: Type.String({ description: "running, completed, failed or cancelled" }),
     verified: Type.Boolean({ description: "true only for a completed answer that passed every check" }),
     answer: Type.Union([Type.String(), Type.Null()], {
@@ -46,10 +46,12 @@ export const RESULT_OUTPUT = Type.Object(
     answer_file: Type.Union([Type.String(), Type.Null()], {
       description: "the file holding the verified answer when it was not delivered inline",
     }),
-    answer_bytes: Type.Union([Type.Number(), Type.Null()]),
+    answer_bytes: Type.Union([Type.Number(), Type.Null()], { description: "the verified answer's size in bytes" }),
     spend_usd: Type.Union([Type.Number(), Type.Null()], { description: "what it spent; null when not known" }),
     spend_at_least: Type.Boolean({ description: "the spend is a floor (a request may be missing)" }),
-    failure_code: Type.Union([Type.String(), Type.Null()]),
+    failure_code: Type.Union([Type.String(), Type.Null()], {
+      description: "a failed or cancelled Fusion run's code (a failed delegate rejects the call instead)",
+    }),
   },
   { additionalProperties: false },
 );
