@@ -3,8 +3,8 @@ import { HOST_ENV, HOST_VERSIONS, testInclude } from "./scripts/hosts.mjs";
 
 /**
  * scripts/test.mjs runs this config once per host. Which tests a host runs is testInclude's
- * (scripts/hosts.mjs): all on the first (unit tests are host-free), the real-pi tests on the
- * newest 1.x, SUBSET_TESTS on every other 1.x.
+ * (scripts/hosts.mjs): all on the first (unit and process tests are host-free: they run once
+ * there), the real-pi tests on the newest 1.x, SUBSET_TESTS on every other 1.x.
  */
 const host = process.env[HOST_ENV] || HOST_VERSIONS[0];
 const report = process.env.PI_BG_DELEGATE_TEST_REPORT;
