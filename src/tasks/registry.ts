@@ -65,7 +65,7 @@ export class TaskRegistry {
       reason: undefined,
       deadline,
       watch: this.watchCancelRequest(join(taskDir, TASK_FILES.cancelRequest), taskId),
-      done: child.exited.then(() => this.settleDelegate(taskId)),
+      done: child.exited.then(() => this.recordEnd(taskId)),
     };
     this.delegates.set(taskId, task);
     this.known.set(taskId, taskDir);
@@ -151,7 +151,8 @@ export class TaskRegistry {
     return watch;
   }
 
-  private settleDelegate(taskId: string): TaskEnd {
+  /** A child exited: its end is recorded (finalizeTask, src/tasks/finalize.ts) and told to the listeners. */
+  private recordEnd(taskId: string): TaskEnd {
     const task = this.delegates.get(taskId)!;
     clearTimeout(task.deadline);
     clearInterval(task.watch);
