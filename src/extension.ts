@@ -17,6 +17,7 @@ import { launchDelegate } from "./launch/start.ts";
 import {
   drainAtShutdown,
   endingOnSignal,
+  leftRunningLines,
   listenForEndSignals,
   nonInteractiveMode,
   onEndSignal,
@@ -238,9 +239,12 @@ export default function bgDelegateExtension(pi: ExtensionAPI): void {
     stopFooter = undefined;
     // /reload, /new, /resume and /fork keep children running for the next instance; quitting ends them.
     if (event.reason === "quit") {
+      // bgDelegate.onExit "finish" (docs/configuration.md, "Quitting Pi"): what was launched so is let
+      // go, not cancelled — except in print/json mode, whose own setting (nonInteractive) rules.
+      const left = mode === undefined ? getRegistry().leaveRunning() : [];
       const cancelled = runningOwnWork();
       getRegistry().cancelAll();
-      reportAtExit(cancelled, mode !== undefined);
+      reportAtExit(cancelled, mode !== undefined, leftRunningLines(left));
     }
   });
 }

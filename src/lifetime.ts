@@ -9,8 +9,11 @@
 import { writeSync } from "node:fs";
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { FailureCode } from "./core/errors.ts";
+import { formatCost } from "./core/units.ts";
 import { fieldOf } from "./core/validate.ts";
 import { isPiCliPath } from "./host/index.ts";
+import { readProgress } from "./store/progress.ts";
+import type { LiveTask } from "./tasks/live.ts";
 import { getRegistry } from "./tasks/registry.ts";
 
 export type NonInteractiveMode = "print" | "json";
@@ -130,14 +133,16 @@ export function runningOwnWork(why = QUIT): OwnOutcome[] {
   const children = new Set(runs.flatMap((r) => r.children.map((c) => c.taskId)));
   const delegates = [...getRegistry().delegates.values()].filter((t) => !children.has(t.taskId));
   return [
-    ...delegates.map((t) => ({
-      id: t.taskId,
-      name: t.manifest.name,
-      kind: "delegate" as const,
-      state: "cancelled" as const,
-      code: "child_cancelled" as const,
-      why,
-    })),
+    ...delegates
+      .filter((t) => !t.leftRunning)
+      .map((t) => ({
+        id: t.taskId,
+        name: t.manifest.name,
+        kind: "delegate" as const,
+        state: "cancelled" as const,
+        code: "child_cancelled" as const,
+        why: `${why}; ${spentSoFar(t)}`,
+      })),
     ...runs.map((r) => ({
       id: r.runId,
       name: r.record.name,
@@ -147,6 +152,23 @@ export function runningOwnWork(why = QUIT): OwnOutcome[] {
       why,
     })),
   ];
+}
+
+/** What a running delegate has spent so far, as its progress says it. */
+function spentSoFar(task: LiveTask): string {
+  const cost = readProgress(task.taskDir).cost_total;
+  return cost === null ? "no spend reported yet" : `spent ${formatCost(cost)} so far`;
+}
+
+/**
+ * The lines a quit under bgDelegate.onExit "finish" leaves (docs/configuration.md, "Quitting Pi"):
+ * each delegate let go, what it spent so far, and where its end will be told.
+ */
+export function leftRunningLines(tasks: readonly LiveTask[]): string[] {
+  return tasks.map(
+    (t) =>
+      `pi-bg-delegate: delegate ${t.taskId} "${t.manifest.name}" left running (bgDelegate.onExit finish); ${spentSoFar(t)}. The next Pi session of this conversation tells its end; pi-bg-delegate show ${t.taskId} reads it meanwhile.`,
+  );
 }
 
 function line(o: OwnOutcome): string {
@@ -159,10 +181,14 @@ function line(o: OwnOutcome): string {
  * while they ran and, in print/json mode, every one that failed. Written at exit, after Pi's TUI has
  * given the terminal back, so a person sees it. Non-interactive: the exit status is non-zero then.
  */
-export function reportAtExit(cancelled: readonly OwnOutcome[], nonInteractive: boolean): void {
+export function reportAtExit(
+  cancelled: readonly OwnOutcome[],
+  nonInteractive: boolean,
+  left: readonly string[] = [],
+): void {
   const { outcomes, named } = ledger();
   const ended = nonInteractive ? [...outcomes.values()].filter((o) => o.state !== "completed") : [];
-  const lines = [...ended, ...cancelled].filter((o) => !named.has(o.id)).map(line);
+  const lines = [...[...ended, ...cancelled].filter((o) => !named.has(o.id)).map(line), ...left];
   if (lines.length === 0) return;
   if (nonInteractive) process.exitCode = process.exitCode || 1;
   process.once("exit", () => {

@@ -12,7 +12,7 @@
 import { fileURLToPath } from "node:url";
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { getAgentDir, VERSION } from "@mariozechner/pi-coding-agent";
-import { PARENT_WATCH_INTERVAL_MS } from "../core/constants.ts";
+import { CHILD_ENV, PARENT_WATCH_INTERVAL_MS } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import { type Handover, readHandover } from "../core/handover-env.ts";
 import { buildReach, closedRefusal } from "../core/read-reach.ts";
@@ -25,7 +25,7 @@ import { finish } from "./finish.ts";
 import { checkDeliveredPrompt, verifyTask } from "./handover.ts";
 import { checkResolvedModel, checkToolSources } from "./host-checks.ts";
 import { boundOutput } from "./output-bound.ts";
-import { watchParent } from "./parent-watch.ts";
+import { watchOwnDeadline, watchParent } from "./parent-watch.ts";
 import { reachCallRefusal, unfollowWalks, withheldWalk } from "./reach-check.ts";
 import { createReadArtifactTool } from "./read-artifact.ts";
 import { writeProgress, writeReady } from "./records.ts";
@@ -100,11 +100,28 @@ function onSignal(state: GuardState, signal: NodeJS.Signals): void {
 /** Arm a delegate child: the parent watch, the signals, and the tools the guard serves itself. */
 function armChild(pi: ExtensionAPI, state: GuardState, handover: Handover): SearchTools | undefined {
   const parentPid = process.ppid;
-  watchParent(parentPid, PARENT_WATCH_INTERVAL_MS, () => {
-    latch(state, "child_cancelled", `the parent process ${parentPid} is gone`);
-    finish(state);
-    process.exit(1);
-  });
+  if (process.env[CHILD_ENV.outlive] === "1") {
+    // bgDelegate.onExit "finish": no parent ends it; its own timeoutSeconds does.
+    watchOwnDeadline(
+      () => (state.seed === undefined ? undefined : state.startedAt + state.seed.limits.timeout_seconds * 1000),
+      PARENT_WATCH_INTERVAL_MS,
+      () => {
+        latch(
+          state,
+          "child_timeout",
+          `its ${state.seed?.limits.timeout_seconds}-second timeout passed with no parent to end it`,
+        );
+        finish(state);
+        process.exit(1);
+      },
+    );
+  } else {
+    watchParent(parentPid, PARENT_WATCH_INTERVAL_MS, () => {
+      latch(state, "child_cancelled", `the parent process ${parentPid} is gone`);
+      finish(state);
+      process.exit(1);
+    });
+  }
   onSignal(state, "SIGTERM");
   onSignal(state, "SIGHUP");
   // Before any tool runs: no rg config may make a walk follow links (docs/subsystems/child-guard.md).

@@ -254,6 +254,8 @@ export const CHILD_ENV = {
   nonce: "PI_BG_DELEGATE_LAUNCH_NONCE",
   seedSha256: "PI_BG_DELEGATE_SEED_SHA256",
   marker: "PI_BG_DELEGATE_CHILD",
+  /** "1": the child outlives its parent (bgDelegate.onExit "finish") and keeps its own deadline. */
+  outlive: "PI_BG_DELEGATE_OUTLIVE_PARENT",
 } as const;
 export const PI_CLI_ENV = "PI_BG_DELEGATE_PI_CLI";
 export const MAX_RUNNING_ENV = "PI_BG_DELEGATE_MAX_RUNNING";
@@ -261,6 +263,10 @@ export const RETENTION_DAYS_ENV = "PI_BG_DELEGATE_RETENTION_DAYS";
 export const MAX_COST_USD_ENV = "PI_BG_DELEGATE_MAX_COST_USD";
 export const SELF_PROOF_ENV = "PI_BG_DELEGATE_SELF_PROOF";
 export const NON_INTERACTIVE_ENV = "PI_BG_DELEGATE_NON_INTERACTIVE";
+export const ON_EXIT_ENV = "PI_BG_DELEGATE_ON_EXIT";
+/** bgDelegate.onExit: what quitting Pi does to running delegates (docs/configuration.md, "Quitting Pi"). */
+export const ON_EXIT_CHOICES = ["cancel", "finish"] as const;
+export type OnExitChoice = (typeof ON_EXIT_CHOICES)[number];
 /** Directories a delegate may read beyond the project, path-delimiter separated (docs/configuration.md). */
 export const READ_ROOTS_ENV = "PI_BG_DELEGATE_READ_ROOTS";
 /** At most this many granted read roots (a longer list is skipped as malformed). */

@@ -12,6 +12,7 @@ import {
   MAX_COST_USD_ENV,
   MAX_RUNNING_ENV,
   NON_INTERACTIVE_ENV,
+  ON_EXIT_ENV,
   PI_CLI_ENV,
   READ_ROOTS_ENV,
   RETENTION_DAYS_ENV,
@@ -26,7 +27,7 @@ import {
  * - `anyone`: the project's value wins over yours (it widens nothing).
  * - `inside`: only you; any project, trusted or not, may only name directories inside yours.
  */
-export type SettingRule = "yours" | "lower" | "off" | "longer" | "anyone" | "inside";
+export type SettingRule = "yours" | "lower" | "off" | "longer" | "anyone" | "inside" | "cancel";
 
 export interface SettingPolicy {
   /** The key under `bgDelegate` in settings.json. */
@@ -60,6 +61,12 @@ export const SETTING_POLICIES: readonly SettingPolicy[] = [
     env: READ_ROOTS_ENV,
     rule: "inside",
     because: "a project may only name directories inside yours",
+  },
+  {
+    key: "onExit",
+    env: ON_EXIT_ENV,
+    rule: "cancel",
+    because: "a project may only have delegates cancelled when Pi quits",
   },
   {
     key: "nonInteractive",
@@ -100,6 +107,11 @@ export const SETTING_RULE_TEXT: Record<SettingRule, { who: string; combine: stri
     who: "you (environment, user settings); any project, trusted or not, only directories inside yours",
     combine:
       "environment, else your user settings; a project's list wins when each of its directories really lies inside one of yours, and is otherwise ignored",
+  },
+  cancel: {
+    who: "you; a trusted project; any project only `cancel`",
+    combine:
+      "yours (environment, else user settings, else `cancel`), turned to `cancel` by any project; a trusted project's `finish` wins over your user settings, not over the environment",
   },
   anyone: {
     who: "you; any project",

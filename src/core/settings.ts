@@ -8,6 +8,9 @@ import {
   MAX_COST_USD_ENV,
   NON_INTERACTIVE_CHOICES,
   type NonInteractiveChoice,
+  ON_EXIT_CHOICES,
+  ON_EXIT_ENV,
+  type OnExitChoice,
   READ_ROOTS_MAX,
   SETTINGS_KEY,
 } from "./constants.ts";
@@ -27,6 +30,8 @@ export interface PackageSettings {
   selfProof: boolean;
   /** `pi -p` and `--mode json`: wait for this process's delegates and their turns (default), or cancel them. */
   nonInteractive: NonInteractiveChoice;
+  /** Quitting Pi: cancel its running delegates (default), or let them finish and be told next session. */
+  onExit: OnExitChoice;
   /**
    * bgDelegate.fusion.candidates: bg_fusion's default routes; `problem` when the setting exists but is
    * not 2-4 routes {provider, model} (docs/configuration.md, "Fusion candidates").
@@ -111,6 +116,11 @@ function flag(value: unknown): boolean | undefined {
   if (["1", "true", "on", "yes"].includes(text)) return true;
   if (["0", "false", "off", "no"].includes(text)) return false;
   return undefined;
+}
+
+function exitChoice(value: unknown): OnExitChoice | undefined {
+  const text = typeof value === "string" ? value.trim().toLowerCase() : undefined;
+  return (ON_EXIT_CHOICES as readonly (string | undefined)[]).includes(text) ? (text as OnExitChoice) : undefined;
 }
 
 function choice(value: unknown): NonInteractiveChoice | undefined {
@@ -198,6 +208,22 @@ export function loadSettings(
     () => false,
     "wait",
   );
+  // A value that is neither choice is said, never silently read as the default (a typo of "finish"
+  // would otherwise cancel what the person meant to keep).
+  for (const [where, raw] of [
+    [ON_EXIT_ENV, envOf("onExit")],
+    [`${SETTINGS_KEY}.onExit (user)`, user.onExit],
+    [`${SETTINGS_KEY}.onExit in .pi/settings.json`, project.onExit],
+  ] as const) {
+    if (raw !== undefined && exitChoice(raw) === undefined)
+      ignored.push(`${where} ${JSON.stringify(raw)} ignored: it is not "cancel" or "finish"`);
+  }
+  const onExit = take(
+    "onExit",
+    sources(envOf("onExit"), user.onExit, project.onExit, exitChoice),
+    (p) => p === "cancel",
+    "cancel",
+  );
   const fusionCandidates = take(
     "fusion.candidates",
     { env: undefined, user: candidatesOf(user), project: candidatesOf(project) },
@@ -225,6 +251,7 @@ export function loadSettings(
     retentionDays: retentionDays ?? DEFAULT_RETENTION_DAYS,
     selfProof: selfProof ?? true,
     nonInteractive: nonInteractive ?? "wait",
+    onExit: onExit ?? "cancel",
     fusionCandidates,
     maxCostUsd,
     readRoots: readRoots ?? [],

@@ -112,7 +112,8 @@ export async function launchChild(
     // startChild's locked step checks capacity before the commit (src/launch/admission-step.ts); called
     // inside the run's own step it runs at once (the lock is re-entrant), so a run's candidates commit
     // inside that step.
-    started = await startChild(plan());
+    // A run's children never outlive its Pi: the run's own stages (compare, merge) run there.
+    started = await startChild({ ...plan(), outlive: false });
   } catch (error) {
     return { end: Promise.resolve(failed(error)) };
   }

@@ -1,5 +1,5 @@
 import { delimiter, dirname } from "node:path";
-import { CHILD_TOOLS, type ExtensionMode } from "../core/constants.ts";
+import { CHILD_ENV, CHILD_TOOLS, type ExtensionMode } from "../core/constants.ts";
 import { type Handover, handoverEnv } from "../core/handover-env.ts";
 import { bundledRgPath } from "../core/search-tools.ts";
 import { type HostCapabilities, offFlagArgs } from "../host/index.ts";
@@ -81,6 +81,8 @@ export interface ChildEnvInput extends Handover {
   provider: string;
   /** Pi's agent dir (its models.json may name the provider's key variable). */
   agentDir: string;
+  /** The child outlives its parent (bgDelegate.onExit "finish"). */
+  outlive?: boolean;
 }
 
 function withBundledRg(pathEnv: string): string {
@@ -115,6 +117,7 @@ export function buildChildEnv(base: NodeJS.ProcessEnv, input: ChildEnvInput): Re
     env[key] = value;
   }
   Object.assign(env, handoverEnv(input));
+  if (input.outlive === true) env[CHILD_ENV.outlive] = "1";
   env.PI_OFFLINE = "1";
   env.PATH = withBundledRg(env.PATH ?? "");
   return env;

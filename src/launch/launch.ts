@@ -56,6 +56,11 @@ export interface LaunchPlan {
   project: { maxRunning: number; retentionDays: number };
   /** A follow-up's carried session (the previous session without its header line); undefined otherwise. */
   carried: Buffer | undefined;
+  /**
+   * bgDelegate.onExit "finish": the child outlives this Pi and keeps its own deadline
+   * (docs/configuration.md, "Quitting Pi"); never for a Fusion run's children, whose run needs its Pi.
+   */
+  outlive: boolean;
 }
 
 /** The parent's project trust on hosts that have it (Pi 1.x `isProjectTrusted`); 0.73.1 has none. */
@@ -245,6 +250,7 @@ export function admitWith(
     manifest,
     project: { maxRunning: snap.host.settings.maxRunning, retentionDays: snap.host.settings.retentionDays },
     carried: previous?.carried,
+    outlive: snap.host.settings.onExit === "finish",
   };
 }
 
@@ -271,5 +277,6 @@ export function childEnvFor(plan: LaunchPlan, tree: TaskTree): Record<string, st
     extensionMode: plan.args.extensionMode,
     provider: plan.seed.route.provider,
     agentDir: getAgentDir(),
+    outlive: plan.outlive,
   });
 }

@@ -171,6 +171,6 @@ async function spawnCommitted(plan: LaunchPlan, tree: TaskTree): Promise<Started
   } catch {
     // the registry still owns the child; finalizeTask records the end
   }
-  const task = getRegistry().track(tree.taskDir, manifest, child);
+  const task = getRegistry().track(tree.taskDir, manifest, child, plan.outlive);
   return { receipt: buildReceipt(plan, manifest, child.pid), task };
 }

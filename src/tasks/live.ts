@@ -34,6 +34,10 @@ export interface LiveTask {
   watch: NodeJS.Timeout;
   /** Resolves once the child is gone and the task is adjudicated. */
   done: Promise<TaskEnd>;
+  /** Launched under bgDelegate.onExit "finish": quitting Pi leaves it running (src/tasks/registry.ts, leaveRunning). */
+  outlive: boolean;
+  /** Let go when Pi quit: neither killed nor recorded by this process. */
+  leftRunning: boolean;
 }
 
 export interface RunChild {

@@ -50,7 +50,7 @@ export class TaskRegistry {
   }
 
   /** Hold a started delegate: its deadline, its cancel watch, and its adjudication once it exits. */
-  track(taskDir: string, manifest: DelegateManifest, child: SpawnedChild): LiveTask {
+  track(taskDir: string, manifest: DelegateManifest, child: SpawnedChild, outlive = false): LiveTask {
     this.installExitHook();
     const taskId = manifest.task_id;
     const deadline = setTimeout(() => this.end(taskId, "timeout"), manifest.limits.timeout_seconds * 1000);
@@ -66,6 +66,8 @@ export class TaskRegistry {
       deadline,
       watch: this.watchCancelRequest(join(taskDir, TASK_FILES.cancelRequest), taskId),
       done: child.exited.then(() => this.recordEnd(taskId)),
+      outlive,
+      leftRunning: false,
     };
     this.delegates.set(taskId, task);
     this.known.set(taskId, taskDir);
@@ -116,6 +118,22 @@ export class TaskRegistry {
   }
 
   /**
+   * Quitting under bgDelegate.onExit "finish": the delegates launched so are let go — no kill, no
+   * record — and returned; their children keep their own deadline and commit as usual, and a later
+   * session of theirs adjudicates and tells them (src/tasks/link.ts, deliverPending). A Fusion run's
+   * children are never among them.
+   */
+  leaveRunning(): LiveTask[] {
+    const left = [...this.delegates.values()].filter((task) => task.outlive);
+    for (const task of left) {
+      clearTimeout(task.deadline);
+      clearInterval(task.watch);
+      task.leftRunning = true;
+    }
+    return left;
+  }
+
+  /**
    * Host exit: nothing may outlive it. Every child is killed and recorded, then every live run is
    * committed as cancelled with its children's figures (the writer is synchronous, so this also works
    * from process 'exit').
@@ -123,6 +141,7 @@ export class TaskRegistry {
   cancelAll(): void {
     for (const run of this.runs.values()) run.reason ??= "cancelled";
     for (const task of this.delegates.values()) {
+      if (task.leftRunning === true) continue; // let go at quit (leaveRunning): its child finishes on its own
       task.reason ??= "cancelled";
       killGroup(task.pid, "SIGKILL");
       try {

@@ -155,6 +155,25 @@ describe("only you widen trust (docs/configuration.md, Who may set what)", () =>
     expect(loadSettings(agentDir, cwd, { PI_BG_DELEGATE_NON_INTERACTIVE: "wait" }).nonInteractive).toBe("wait");
   });
 
+  it("onExit: only you (or a trusted project) choose finish; any project may choose cancel; a typo is said", async () => {
+    const yoursFinish = await dirsWith({ onExit: "finish" }, { onExit: "cancel" });
+    expect(loadSettings(yoursFinish.agentDir, yoursFinish.cwd, {})).toMatchObject({ onExit: "cancel", ignored: [] });
+    const projectFinish = await dirsWith({}, { onExit: "finish" });
+    const untrusted = loadSettings(projectFinish.agentDir, projectFinish.cwd, {});
+    expect(untrusted.onExit).toBe("cancel");
+    expect(untrusted.ignored).toEqual([
+      'bgDelegate.onExit "finish" in .pi/settings.json ignored: a project may only have delegates cancelled when Pi quits (yours: "cancel")',
+    ]);
+    expect(loadSettings(projectFinish.agentDir, projectFinish.cwd, {}, { projectTrusted: true }).onExit).toBe("finish");
+    expect(loadSettings(projectFinish.agentDir, projectFinish.cwd, { PI_BG_DELEGATE_ON_EXIT: "finish" }).onExit).toBe(
+      "finish",
+    );
+    const typo = await dirsWith({ onExit: "finsh" }, {});
+    const read = loadSettings(typo.agentDir, typo.cwd, {});
+    expect(read.onExit).toBe("cancel");
+    expect(read.ignored).toEqual(['bgDelegate.onExit (user) "finsh" ignored: it is not "cancel" or "finish"']);
+  });
+
   it("a project value equal to yours is not named", async () => {
     const { agentDir, cwd } = await dirsWith({ maxRunning: 2, selfProof: true }, { maxRunning: 2, selfProof: true });
     expect(loadSettings(agentDir, cwd, {}).ignored).toEqual([]);
