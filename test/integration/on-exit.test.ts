@@ -111,6 +111,42 @@ describe("quitting Pi", () => {
     expect(await waitForNoProcesses(agentDir.dir, { includeEnv: true })).toEqual([]);
   });
 
+  it('with "finish", a child left running still keeps its timeoutSeconds: it ends itself as child_timeout', async () => {
+    const agentDir = await createAgentDir({ serverUrl: server.url, settings: { bgDelegate: { onExit: "finish" } } });
+    const cwd = await makeTempDir("on-exit-timeout");
+    const sessions = join(cwd, "sessions");
+    const held = gate(); // never released before the child's own deadline
+    drive(held);
+    const first = await startRpcParent({ agentDir, cwd, session: { dir: sessions } });
+    let taskId = "";
+    try {
+      await first.promptAndWait(call("bg_delegate", { name: "bounded", prompt: "Take your time.", timeoutSeconds: 8 }));
+      taskId = /d[0-9a-f]{32}/.exec(lastToolResult(await first.messages(), "bg_delegate").text)?.[0] ?? "";
+      await until(() => server.requests.some(isChildRequest), "the child's first request");
+    } finally {
+      await first.stop();
+    }
+    const [dir] = taskDirs(cwd);
+    const { child } = JSON.parse(readFileSync(join(dir as string, TASK_FILES.manifest), "utf8"));
+    await until(() => !alive(child.pid), "the child's own deadline", 30_000);
+    held.release();
+    const [file] = readdirSync(sessions).filter((name) => name.endsWith(".jsonl"));
+    const again = await startRpcParent({ agentDir, cwd, session: { file: join(sessions, file as string) } });
+    try {
+      for (const deadline = Date.now() + 45_000; notifications(await again.messages()).length === 0; ) {
+        if (Date.now() > deadline) throw new Error("timed out waiting for the notice");
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      const manifest = JSON.parse(readFileSync(join(dir as string, TASK_FILES.manifest), "utf8"));
+      expect(manifest.state).toBe("failed");
+      expect(manifest.terminal.code).toBe("child_timeout");
+      expect(JSON.stringify(notifications(await again.messages()))).toContain(taskId);
+    } finally {
+      await again.stop();
+    }
+    expect(await waitForNoProcesses(agentDir.dir, { includeEnv: true })).toEqual([]);
+  });
+
   it("by default: quitting cancels the delegate and says so with what it spent", async () => {
     const agentDir = await createAgentDir({ serverUrl: server.url });
     const cwd = await makeTempDir("on-exit-cancel");
