@@ -87,7 +87,9 @@ describe("the fixture itself", () => {
       ["bg_delegate", "bg_delegate.md"],
       ["bg_result", "bg_result.md"],
     ] as const) {
-      const page = await readFile(join(REPO_ROOT, "docs", "tools", file), "utf8");
+      // The arguments' table: the page up to the structured result's table (the tool's outputSchema).
+      const whole = await readFile(join(REPO_ROOT, "docs", "tools", file), "utf8");
+      const page = whole.slice(0, whole.indexOf("Structured result (`outputSchema`"));
       const rows = [...page.matchAll(/^\| `([A-Za-z.]+)` \| (yes|no) \| `(\w+)` \|/gm)].map((m) => ({
         field: m[1] as string,
         required: m[2] === "yes",

@@ -194,12 +194,13 @@ describe("bg_result against real children", () => {
       expect(r.text).toContain(`pi-bg-delegate result ${id} --out <file>`);
       expect(r.text).toContain(sha256Hex(LINE.repeat(600)));
       expect(r.text).not.toContain(LINE.trim());
-      // Nothing was left behind: no temp file, no partial copy. The one record bg_result adds is
-      // answer-read.json (written whole, as root can write into a 0500 dir; prune reads it).
+      // Nothing was left behind: no temp file, no partial copy. The records bg_result adds are
+      // answer-read.json and usage-claim.json (each written whole or not at all, as root can write
+      // into a 0500 dir; prune reads the first, Pi's books the second: src/store/usage-claim.ts).
       expect(
         readdirSync(dir())
           .sort()
-          .filter((name) => name !== "answer-read.json"),
+          .filter((name) => name !== "answer-read.json" && name !== "usage-claim.json"),
       ).toEqual(before);
     } finally {
       if (id !== "") chmodSync(dir(), 0o700);
