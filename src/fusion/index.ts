@@ -4,6 +4,7 @@ export { loadFusionManifest, readFusionManifest } from "./adopt.ts";
 export { fusionRunDir, isFusionRunId, newFusionRunId } from "./layout.ts";
 export { checkFusionManifest, readManifestDocument } from "./read.ts";
 export {
+  fusionInlineAnswer,
   fusionOutput,
   type RetrieveFusionArgs,
   type RetrieveFusionOptions,

@@ -37,6 +37,16 @@ import {
 import { type VerifiedCompletedRun, verifyCompletedRun } from "./verify-completed.ts";
 import { failureView, unavailableView } from "./verify-failure.ts";
 
+/** The line before an inline answer in a completed run's text. */
+const INLINE_MARK = "Delivery: inline";
+
+/** The inline answer a completed run's text carries after {@link INLINE_MARK}; null when it carries none. */
+export function fusionInlineAnswer(text: string): string | null {
+  const marker = `\n${INLINE_MARK}\n\n`;
+  const at = text.indexOf(marker);
+  return at === -1 ? null : text.slice(at + marker.length);
+}
+
 export interface RetrieveFusionArgs {
   delivery?: DeliveryMode;
 }
@@ -183,9 +193,9 @@ function completedRetrieval(
           ...agreementLines(structured),
         ];
   if (details.delivery === "inline" && structured !== null) {
-    lines.push("Delivery: inline", "", structuredMergedInline(structured));
+    lines.push(INLINE_MARK, "", structuredMergedInline(structured));
   } else if (details.delivery === "inline") {
-    lines.push("Delivery: inline", "", answer);
+    lines.push(INLINE_MARK, "", answer);
   } else {
     const why =
       details.delivery_reason === "requested_artifact" ? "requested" : `over the ${INLINE_LIMIT_TEXT} inline cap`;

@@ -7,11 +7,12 @@
  * tool's own details into it.
  */
 import { type Static, Type } from "@sinclair/typebox";
+import { fusionInlineAnswer } from "../fusion/index.ts";
 import type { FusionView } from "../fusion/types.ts";
 import type { FusionReceiptDetails } from "../fusion-run/receipt.ts";
 import type { AlreadyStartedDetails } from "../views/already-started.ts";
 import type { ReceiptDetails } from "../views/receipt.ts";
-import { type CompletedView, completedHeader, type RunningView } from "../views/result.ts";
+import { type CompletedView, inlineAnswerOf, type RunningView } from "../views/result.ts";
 
 const Route = Type.Object({ provider: Type.String(), model: Type.String() });
 
@@ -102,25 +103,18 @@ const NOTHING = {
   failure_code: null,
 } as const;
 
-/** The inline part of a text that is a header, a blank line and the answer; null when it is not. */
-function inlinePart(text: string, header: string): string | null {
-  return text.startsWith(`${header}\n\n`) ? text.slice(header.length + 2) : null;
-}
-
 function fusionOutput(v: FusionView, text: string): ResultOutput {
   const base = { ...NOTHING, id: v.run_id, kind: "fusion" as const, state: v.state };
   if (v.state === "running") return base;
   const spend = v.spend === undefined ? {} : { spend_usd: v.spend.usd, spend_at_least: v.spend.at_least };
   if (v.state !== "completed") return { ...base, ...spend, failure_code: v.failure?.code ?? v.integrity?.code ?? null };
   const inline = v.delivery === "inline";
-  const marker = "\nDelivery: inline\n\n";
-  const at = text.indexOf(marker);
   const json = v.output !== undefined;
   return {
     ...base,
     ...spend,
     verified: true,
-    answer: inline && !json && at !== -1 ? text.slice(at + marker.length) : null,
+    answer: inline && !json ? fusionInlineAnswer(text) : null,
     output: inline && json ? (v.output?.content ?? null) : null,
     answer_file: inline ? null : v.answer.path,
     answer_bytes: v.answer.byte_length,
@@ -138,7 +132,7 @@ function delegateOutput(v: RunningView | CompletedView, text: string): ResultOut
   return {
     ...base,
     verified: true,
-    answer: inline && !json ? inlinePart(text, completedHeader(v)) : null,
+    answer: inline && !json ? inlineAnswerOf(text, v) : null,
     output: inline && json ? (v.output.content ?? null) : null,
     answer_file: inline ? null : (v.answer.text_path ?? v.answer.result_path),
     answer_bytes: v.answer.byte_length,

@@ -3,11 +3,12 @@ import { type Component, Container, Text } from "@mariozechner/pi-tui";
 import { type FinalizedBy, NOTIFICATION_CUSTOM_TYPE } from "../core/constants.ts";
 import { visible, visibleDeep, visibleLines } from "../core/terminal-text.ts";
 import { formatBytes, formatCost, formatCostExact, formatDuration, plural } from "../core/units.ts";
+import { fusionInlineAnswer } from "../fusion/index.ts";
 import type { FusionView } from "../fusion/types.ts";
 import type { AlreadyStartedDetails } from "../views/already-started.ts";
 import type { NotificationDetails } from "../views/notification.ts";
 import { chainText, type ReceiptDetails } from "../views/receipt.ts";
-import { type CompletedView, completedHeader, FORCED_BY, type RunningView } from "../views/result.ts";
+import { type CompletedView, FORCED_BY, inlineAnswerOf, type RunningView } from "../views/result.ts";
 import { type SpendFigure, spendCells } from "../views/spend-figure.ts";
 import { answerFileHead, answerPreview, type ExpectedAnswer } from "./answer-preview.ts";
 import { shortId } from "./delegates-table.ts";
@@ -181,11 +182,6 @@ function completedLine(v: CompletedView, theme: Theme): string {
   return notes.length === 0 ? head : `${head}\n${theme.fg("warning", `note: ${notes.join("; ")}`)}`;
 }
 
-/** The answer part of bg_result's text for an inline delivery (the text is header, blank line, answer). */
-function inlineAnswer(text: string, header: string): string | null {
-  return text.startsWith(`${header}\n\n`) ? text.slice(header.length + 2) : null;
-}
-
 function answerBlock(
   box: Container,
   delivery: "inline" | "artifact",
@@ -253,10 +249,9 @@ function renderFusion(
       return box;
     }
     const text = firstText(result);
-    const marker = "\nDelivery: inline\n\n";
-    const at = text.indexOf(marker);
+
     const recorded = (result.details as typeof v).answer;
-    answerBlock(box, v.delivery, at === -1 ? null : text.slice(at + marker.length), recorded, options, theme);
+    answerBlock(box, v.delivery, fusionInlineAnswer(text), recorded, options, theme);
     return box;
   }
   box.addChild(fusionFailureText(v, options.expanded, theme));
@@ -292,7 +287,7 @@ export function renderRetrieval(result: AgentToolResult<unknown>, options: Rende
     view.delivery,
     // The answer as the text holds it, cut after the header as bg_result wrote it (unescaped, so the
     // two match); answerPreview escapes what it shows.
-    inlineAnswer(firstText(result), completedHeader(result.details as CompletedView)),
+    inlineAnswerOf(firstText(result), result.details as CompletedView),
     { ...view.answer, path: (result.details as CompletedView).answer.text_path },
     options,
     theme,

@@ -328,6 +328,12 @@ export function completedHeader(view: CompletedView): string {
   return lines.join("\n");
 }
 
+/** The answer part of a completed view's text for an inline delivery ({@link completedText}: header, blank line, answer). */
+export function inlineAnswerOf(text: string, view: CompletedView): string | null {
+  const header = completedHeader(view);
+  return text.startsWith(`${header}\n\n`) ? text.slice(header.length + 2) : null;
+}
+
 export function completedText(view: CompletedView, answer: string | null): string {
   const header = completedHeader(view);
   const output = view.output;
