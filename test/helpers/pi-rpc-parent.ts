@@ -61,7 +61,7 @@ export interface RpcParent {
   messages(): Promise<RpcMessage[]>;
   lastAssistantText(): Promise<string>;
   stderr(): string;
-  /** Graceful stop: SIGTERM (pi emits session_shutdown and exits), SIGKILL after 1 s. Idempotent. */
+  /** Graceful stop: SIGTERM (pi emits session_shutdown and exits), SIGKILL only if pi stands still 5 s. Idempotent. */
   stop(): Promise<void>;
   /** Simulate a crash: SIGKILL now, no session_shutdown. Resolves when the process is gone. */
   kill(): Promise<void>;
@@ -84,6 +84,37 @@ function processOf(client: RpcClient): ChildProcess | null {
   const handle = (client as unknown as { process?: ChildProcess | null }).process;
   if (handle === undefined) throw new Error("RpcClient no longer exposes its process; update pi-rpc-parent.ts");
   return handle;
+}
+
+/** How long a pi that uses no CPU may take to exit after SIGTERM before it is killed. */
+const STOP_GRACE_MS = 5_000;
+
+/** Wait for `exited` while the process keeps using CPU (or for STOP_GRACE_MS of standing still); then SIGKILL. */
+async function exitedWithin(child: ChildProcess, exited: Promise<void> | undefined): Promise<void> {
+  const gone = exited ?? new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const pid = child.pid;
+  const timeout = () =>
+    new Promise<void>((_, reject) => setTimeout(() => reject(new Error("still running")), STOP_GRACE_MS).unref());
+  try {
+    if (pid === undefined) await Promise.race([gone, timeout()]);
+    else await whileProgressing(pid, () => Promise.race([gone, timeout()]));
+  } catch {
+    child.kill("SIGKILL");
+    await gone;
+  }
+}
+
+/** Release the client after its process exited (what RpcClient.stop() does, without its 1 s timer). */
+function detach(client: RpcClient): void {
+  const inner = client as unknown as {
+    stopReadingStdout?: (() => void) | null;
+    process?: ChildProcess | null;
+    pendingRequests?: Map<string, unknown>;
+  };
+  inner.stopReadingStdout?.();
+  inner.stopReadingStdout = null;
+  inner.process = null;
+  inner.pendingRequests?.clear();
 }
 
 export async function startRpcParent(options: RpcParentOptions): Promise<RpcParent> {
@@ -135,8 +166,14 @@ export async function startRpcParent(options: RpcParentOptions): Promise<RpcPare
       stopped = true;
       live.delete(parent);
       const child = processOf(client);
-      // client.stop() on a process that already exited would wait out its 1 s kill timer.
-      if (child && child.exitCode === null && child.signalCode === null) await client.stop();
+      if (!child || child.exitCode !== null || child.signalCode !== null) return;
+      // Pi's RpcClient.stop() sends SIGKILL 1 s after SIGTERM; a loaded machine takes most of that to
+      // shut down (up to ~1 s measured), and a SIGKILL would skip session_shutdown and the quit lines
+      // tests read. So SIGTERM first and wait while pi keeps working; the client's stop then finds the
+      // process gone (or, if pi stood still for STOP_GRACE_MS, kills it).
+      child.kill("SIGTERM");
+      await exitedWithin(child, exited);
+      detach(client);
     },
     async kill() {
       const child = processOf(client);
