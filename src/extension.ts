@@ -11,7 +11,7 @@ import { RESULT_ARGUMENTS } from "./arguments/result-arguments.ts";
 import { CHILD_ENV } from "./core/constants.ts";
 import { loadSettings } from "./core/settings.ts";
 import { startFusion } from "./fusion-run/start.ts";
-import { admitHost, type HostAdmission } from "./host/index.ts";
+import { admitHost, type HostAdmission, keepsReturnedToolErrors } from "./host/index.ts";
 import { projectTrusted } from "./launch/launch.ts";
 import { launchDelegate } from "./launch/start.ts";
 import {
@@ -35,7 +35,7 @@ import { SessionLink } from "./tasks/link.ts";
 import { pruneTasks } from "./tasks/prune.ts";
 import { markPrune, pruneDue } from "./tasks/prune-schedule.ts";
 import { getRegistry } from "./tasks/registry.ts";
-import { usageForBooks } from "./tools/books.ts";
+import { failureForBooks, usageForBooks } from "./tools/books.ts";
 import { packageTool } from "./tools/define.ts";
 import { LAUNCH_OUTPUT, launchOutput, RESULT_OUTPUT, resultOutput } from "./tools/structured.ts";
 import { BG_DELEGATE, BG_FUSION, BG_RESULT } from "./tools/texts.ts";
@@ -179,6 +179,8 @@ export default function bgDelegateExtension(pi: ExtensionAPI): void {
         return { content: [{ type: "text", text }], details, ...(usage === undefined ? {} : { usage }) };
       },
       RESULT_STRUCTURED,
+      // A task that ended without an answer: its spend into Pi's totals once, where the host keeps it.
+      keepsReturnedToolErrors(VERSION) ? failureForBooks : undefined,
     ),
     renderCall: (args, theme) => renderResultCall(args, theme),
     renderResult: (result, options, theme, context) =>

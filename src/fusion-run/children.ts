@@ -14,6 +14,7 @@ import { CHILDREN_DIR, type FusionChildRecord, type FusionRunRecord } from "../f
 import { admitWith, type LaunchPlan, type ParentSnapshot } from "../launch/launch.ts";
 import type { ResolvedRoute } from "../launch/route.ts";
 import { type StartedChild, startChild } from "../launch/start.ts";
+import { claimUsage } from "../store/usage-claim.ts";
 import type { LiveRun, LiveTask, TaskEnd } from "../tasks/live.ts";
 import { getRegistry } from "../tasks/registry.ts";
 import { addUsage } from "../tasks/run-usage.ts";
@@ -118,6 +119,9 @@ export async function launchChild(
     return { end: Promise.resolve(failed(error)) };
   }
   const { task } = started;
+  // The run's own retrieval counts this child's spend in Pi's books (src/tools/books.ts); a bg_result of
+  // the child itself finds it claimed and never counts it again.
+  claimUsage(task.taskDir, { task_id: task.taskId, counted_in_run: run.runId });
   run.children.push({
     ...seat,
     route: { provider: seat.route.provider, model: seat.route.model },

@@ -42,3 +42,4 @@ export {
 } from "./proven.ts";
 export { piBuildSha256, readSelfProof, selfProofDir, selfProofPath, writeSelfProof } from "./record.ts";
 export { readRecordKey, recordKey, recordKeyPath, whyNotMine } from "./record-key.ts";
+export { keepsReturnedToolErrors } from "./tool-results.ts";

@@ -59,6 +59,7 @@ function terminalFailure(taskDir: string, manifest: DelegateManifest, progress: 
     ],
     outputPath: join(taskDir, TASK_FILES.output),
     spent: taskSpend(manifest, progress),
+    endedTask: { dir: taskDir, task_id: manifest.task_id },
   });
 }
 

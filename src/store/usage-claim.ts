@@ -20,10 +20,18 @@ export interface UsageClaimOutcome {
 }
 
 /**
- * Whose usage a claim is for, and what was verified when it was claimed: a delegate task by its id
- * and verified answer's hash, a Fusion run by its id and committed result's hash.
+ * Whose usage a claim is for, and what was known when it was claimed: a completed delegate task by
+ * its id and verified answer's hash, one that ended without an answer by its id and the state or
+ * code it ended with, a Fusion run's child by its id and the run that counts it (claimed when the run
+ * starts it, so the child's own retrieval never counts it again); a Fusion run by its id and committed
+ * result's hash, or the state it ended in.
  */
-export type UsageClaimOwner = { task_id: string; answer_sha256: string } | { run_id: string; result_sha256: string };
+export type UsageClaimOwner =
+  | { task_id: string; answer_sha256: string }
+  | { task_id: string; ended: string }
+  | { task_id: string; counted_in_run: string }
+  | { run_id: string; result_sha256: string }
+  | { run_id: string; ended: string };
 
 export function claimUsage(dir: string, owner: UsageClaimOwner, now = new Date()): UsageClaimOutcome {
   const claim = canonicalJsonLine({

@@ -9,6 +9,7 @@ import type { AgentToolResult, ExtensionContext, ToolDefinition } from "@marioze
 import type { TSchema } from "@sinclair/typebox";
 import type { ArgsSchema, FieldTable, ToolArguments } from "../arguments/fields.ts";
 import { strictArguments, toToolError } from "../core/failure-text.ts";
+import type { PiUsage } from "./books.ts";
 import type { ToolTexts } from "./texts.ts";
 
 /** What a tool does with its checked, completed arguments. */
@@ -39,11 +40,22 @@ function textOf(result: AgentToolResult<unknown>): string {
   return first?.type === "text" ? first.text : "";
 }
 
+/**
+ * What a failure spent, for Pi's books (src/tools/books.ts failureForBooks): the usage a failed result
+ * carries, or undefined to throw the failure as usual. Given only on a host that keeps a returned
+ * failure (src/host keepsReturnedToolErrors).
+ */
+export type FailureUsage = (error: unknown) => PiUsage | undefined;
+
+/** A failure returned rather than thrown, as Pi 1.x's agent loop reads it: failed, with what it spent. */
+type BookedFailure<TDetails> = AgentToolResult<TDetails> & { isError: true; usage: PiUsage };
+
 export function packageTool<T extends FieldTable, A, TDetails>(
   texts: ToolTexts,
   args: ToolArguments<T, A>,
   run: ToolRun<A, TDetails>,
   output?: ToolOutput<NoInfer<TDetails>>,
+  failureUsage?: FailureUsage,
 ): ToolDefinition<ArgsSchema<T>, TDetails> {
   const definition: ToolDefinition<ArgsSchema<T>, TDetails> = {
     ...texts,
@@ -55,7 +67,17 @@ export function packageTool<T extends FieldTable, A, TDetails>(
       try {
         result = await run(args.complete(params), toolCallId, ctx);
       } catch (error) {
-        throw toToolError(error);
+        const failure = toToolError(error);
+        const usage = failureUsage?.(error);
+        if (usage === undefined) throw failure;
+        // The same text and empty details as Pi's own result for a thrown error, plus the usage.
+        const booked: BookedFailure<TDetails> = {
+          content: [{ type: "text", text: failure.message }],
+          details: {} as TDetails,
+          isError: true,
+          usage,
+        };
+        return booked;
       }
       if (output === undefined) return result;
       // Pi 1.x keeps it for scripts; Pi 0.73.1 builds its message without it (nothing changes there).

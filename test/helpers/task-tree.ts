@@ -7,8 +7,10 @@
  *   const task = writeCompletedTask(await makeTempDir("proj"), { answer: "42\n" });
  *   settleDelegate(task.taskDir); // completed, verified
  */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { withDelegateDefaults } from "../../src/arguments/delegate-arguments.ts";
-import { SCHEMA } from "../../src/core/constants.ts";
+import { SCHEMA, TASK_FILES } from "../../src/core/constants.ts";
 import type { DelegateManifest, EvidenceRow, PinnedRoute } from "../../src/core/types.ts";
 import { planBudget, toSeedBudget } from "../../src/launch/budget.ts";
 import { projectConversation } from "../../src/launch/projection.ts";
@@ -58,6 +60,8 @@ export interface CompletedTaskOptions {
   result?: ResultFixtureOverrides;
   /** The launch's key (its hash is recorded in the manifest, as launch records it). */
   key?: string;
+  /** Write no result: the child reported this spend in progress.json and the task was cancelled. */
+  cancelledAfterUsd?: number;
 }
 
 export interface CompletedTask {
@@ -128,6 +132,14 @@ export function writeCompletedTask(cwd: string, options: CompletedTaskOptions = 
       host: TREE_HOST,
     }),
   });
+  if (options.cancelledAfterUsd !== undefined) {
+    // The child reported its spend, then was cancelled before it committed anything.
+    const progress = { turns: 1, tool_calls: 0, cost_total: options.cancelledAfterUsd };
+    writeFileSync(join(identity.taskDir, TASK_FILES.progress), `${JSON.stringify(progress)}\n`);
+    const end = finalizeTask(identity.taskDir, tree.manifest, "cancelled");
+    if (end.manifest.state !== "cancelled") throw new Error(`the fixture did not cancel: ${end.manifest.state}`);
+    return { cwd, taskDir: identity.taskDir, manifest: end.manifest, answer: "" };
+  }
   const ids = { task_id: identity.taskId, launch_nonce: identity.launchNonce, seed_sha256: tree.seedSha256 };
   const fixture = treeResult(answer, ids, { evidence: options.evidence ?? [], ...options.result });
   writeResultFile(identity.taskDir, fixture);

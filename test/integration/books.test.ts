@@ -9,7 +9,7 @@ import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { call, isChildRequest, lastToolResult, toolResults } from "../helpers/drive.ts";
-import { buildCompletedRun, USAGE } from "../helpers/fusion-fixtures.ts";
+import { buildCompletedRun, buildFailedRun, USAGE } from "../helpers/fusion-fixtures.ts";
 import {
   createAgentDir,
   HOST,
@@ -97,6 +97,55 @@ describe(`Pi ${HOST.version}'s own totals and delegate spend`, () => {
       await again.promptAndWait(call("bg_result", { taskId: task.manifest.task_id }));
       await again.promptAndWait(call("bg_result", { taskId: run.runId }));
       expect(lastToolResult(await again.messages(), "bg_result").isError).toBe(false);
+      expect(await toolCost(again)).toBeCloseTo(before, 12);
+    } finally {
+      await again.stop();
+    }
+  });
+
+  it("a cancelled delegate's and a failed Fusion run's spend are counted once, and the failure still reads as one", async () => {
+    const agentDir = await createAgentDir({ serverUrl: server.url });
+    const cwd = await makeTempDir("books-failed");
+    mkdirSync(join(cwd, ".pi"));
+    writeFileSync(join(cwd, ".pi", "settings.json"), JSON.stringify({ bgDelegate: { retentionDays: 0 } }));
+    const task = writeCompletedTask(cwd, { session: "earlier-session", name: "cut short", cancelledAfterUsd: 0.0125 });
+    expect(task.manifest.state).toBe("cancelled");
+    const run = buildFailedRun(cwd, "failed", { spend: { usd: 0.0375, at_least: false } });
+    const runSpend = run.manifest().terminal?.cost_total ?? Number.NaN;
+    expect(runSpend).toBe(0.0375);
+    const sessions = join(cwd, "sessions");
+    driveParent();
+
+    const first = await startRpcParent({ agentDir, cwd, session: { dir: sessions } });
+    try {
+      await first.promptAndWait(call("bg_result", { taskId: task.manifest.task_id }));
+      const failure = lastToolResult(await first.messages(), "bg_result");
+      // A failure either way: the code and what it spent, as the thrown failure reads.
+      expect(failure.isError).toBe(true);
+      expect(failure.text).toContain("child_cancelled");
+      expect(failure.text).toContain("$0.0125");
+      expect(await toolCost(first)).toBeCloseTo(COUNTS_TOOL_USAGE ? 0.0125 : 0, 12);
+      await first.promptAndWait(`BOTH ${task.manifest.task_id}`);
+      const results = toolResults(await first.messages(), "bg_result");
+      expect(results).toHaveLength(3);
+      expect(results.every((r) => r.isError)).toBe(true);
+      expect(await toolCost(first)).toBeCloseTo(COUNTS_TOOL_USAGE ? 0.0125 : 0, 12);
+      // The failed run's spend, once.
+      await first.promptAndWait(call("bg_result", { taskId: run.runId }));
+      await first.promptAndWait(`BOTH ${run.runId}`);
+      expect(await toolCost(first)).toBeCloseTo(COUNTS_TOOL_USAGE ? 0.0125 + runSpend : 0, 12);
+    } finally {
+      await first.stop();
+    }
+
+    const [file] = readdirSync(sessions).filter((name) => name.endsWith(".jsonl"));
+    const again = await startRpcParent({ agentDir, cwd, session: { file: join(sessions, file as string) } });
+    try {
+      const before = await toolCost(again);
+      expect(before).toBeCloseTo(COUNTS_TOOL_USAGE ? 0.0125 + runSpend : 0, 12);
+      await again.promptAndWait(call("bg_result", { taskId: task.manifest.task_id }));
+      expect(lastToolResult(await again.messages(), "bg_result").isError).toBe(true);
+      await again.promptAndWait(call("bg_result", { taskId: run.runId }));
       expect(await toolCost(again)).toBeCloseTo(before, 12);
     } finally {
       await again.stop();

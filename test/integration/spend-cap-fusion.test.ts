@@ -4,7 +4,7 @@
  * the run completes with a verified merged answer, and its children's spend sums within the cap.
  */
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { RuntimeBudgetFile } from "../../src/child/records.ts";
 import { TASK_FILES } from "../../src/core/constants.ts";
@@ -20,6 +20,7 @@ import {
 } from "../helpers/fusion-run-driver.ts";
 import {
   createAgentDir,
+  HOST,
   makeTempDir,
   startSdkParent,
   useModelServer,
@@ -91,6 +92,24 @@ describe("bg_fusion under a spend cap", () => {
       expect(notice.details.cost_total).toBeCloseTo(spent, 9);
       expect(notice.content).toContain(`Spent ${figure}.`);
       expect(result.text).toContain(`Spent: ${figure}\n`);
+
+      // Pi's books (docs/subsystems/retrieval.md, "One spend in Pi's books"): the run's retrieval carries
+      // its usage (Pi 1.x keeps it); a bg_result of one of its children carries none — the run counts it.
+      const usageOf = (m: unknown) => (m as { usage?: { cost: { total: number } } }).usage;
+      const lastRetrieval = () =>
+        parent
+          .messages()
+          .filter((m) => (m as { toolName?: string }).toolName === "bg_result")
+          .at(-1);
+      const runResult = lastRetrieval();
+      if (HOST.version.startsWith("0.")) expect(usageOf(runResult)).toBeUndefined();
+      else expect(usageOf(runResult)?.cost.total).toBeGreaterThan(0);
+      const childId = basename(delegateTaskDirs(cwd)[0] as string);
+      await promptWhenIdle(parent, call("bg_result", { taskId: childId }));
+      const childResult = lastRetrieval();
+      expect(childResult).not.toBe(runResult);
+      expect(lastToolResult(parent.messages(), "bg_result").text).toContain(childId);
+      expect(usageOf(childResult)).toBeUndefined();
     } finally {
       await parent.dispose();
     }
