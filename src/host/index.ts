@@ -14,6 +14,14 @@ export {
 export { isBuiltinSource, type ToolSource } from "./builtin-source.ts";
 export { type HostCapabilities, REQUIRED_CHILD_FLAGS, readHostCapabilities } from "./capabilities.ts";
 export { hostLine, routeLabel } from "./label.ts";
+export {
+  cutMayLookComplete,
+  keepsReturnedToolErrors,
+  type PiLine,
+  reportsProviderModel,
+  sessionContextRules,
+  unboundedOutputWhy,
+} from "./lines.ts";
 export { isPiCliPath, locateGuard, locatePiCli } from "./locate.ts";
 export { type ProbeOptions, type ProbeReport, probeOffFlags, runHostProbe } from "./probe/run-probe.ts";
 export {
@@ -42,4 +50,3 @@ export {
 } from "./proven.ts";
 export { piBuildSha256, readSelfProof, selfProofDir, selfProofPath, writeSelfProof } from "./record.ts";
 export { readRecordKey, recordKey, recordKeyPath, whyNotMine } from "./record-key.ts";
-export { keepsReturnedToolErrors } from "./tool-results.ts";

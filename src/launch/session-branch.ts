@@ -3,9 +3,9 @@
  * gives them, built in one walk from the leaf to the root (docs/subsystems/launch.md, "The
  * projection"). Pi 0.73.1's own function builds the path with `Array.prototype.unshift`, which is
  * quadratic in the branch length (seconds at 100,000 messages); 1.6.0's is linear but walks the path
- * twice. Both hosts' rules are written out here, one per proven version, and
- * test/integration/seed-branch.test.ts compares the result with each host's own function on random
- * session trees.
+ * twice. Both lines' rules are written out here (which a proven version follows is src/host's
+ * sessionContextRules), and test/integration/seed-branch.test.ts compares the result with each
+ * host's own function on random session trees.
  *
  * Only the entry shapes whose handling is written out below are taken. For anything else (an entry
  * type this file does not know, a context edit, a message without content, a parent cycle)
@@ -14,21 +14,12 @@
  */
 
 import { isRecord } from "../core/validate.ts";
-import type { ProvenPiVersion } from "../host/index.ts";
+import { type PiLine, sessionContextRules } from "../host/index.ts";
 
 type Rec = Record<string, unknown>;
 
 /** How a host turns a branch into messages: Pi 0.73.1's, or Pi 1.x's (system messages, context edits). */
-type ContextRules = "pi-0.73" | "pi-1.x";
-
-const RULES: Readonly<Record<ProvenPiVersion, ContextRules>> = {
-  "0.73.1": "pi-0.73",
-  "1.3.0": "pi-1.x",
-  "1.4.0": "pi-1.x",
-  "1.5.0": "pi-1.x",
-  "1.5.2": "pi-1.x",
-  "1.6.0": "pi-1.x",
-};
+type ContextRules = PiLine;
 
 /** Entry types that never put a message on the branch, per rule set (besides the three that may). */
 const SILENT_TYPES: Readonly<Record<ContextRules, ReadonlySet<string>>> = {
@@ -138,7 +129,7 @@ export function branchMessages(
   piVersion: string,
   byId: EntryLookup = indexOf(entries),
 ): unknown[] | undefined {
-  const rules = Object.hasOwn(RULES, piVersion) ? RULES[piVersion as ProvenPiVersion] : undefined;
+  const rules = sessionContextRules(piVersion);
   if (rules === undefined) return undefined;
   const path = branchPath(entries, leafId, byId);
   if (path === undefined || !provenShapes(path, rules)) return undefined;

@@ -16,6 +16,7 @@ import {
   toolTurnCapUsd,
 } from "../core/spend.ts";
 import { formatCost } from "../core/units.ts";
+import { unboundedOutputWhy } from "../host/index.ts";
 
 /** The cap of a launch: the argument, else the setting; a malformed setting is refused, never ignored. */
 export function resolveSpendCap(
@@ -43,27 +44,18 @@ export function requirePriced(capUsd: number, route: { provider: string; model: 
   );
 }
 
-/**
- * Provider APIs whose request payload, in a line of Pi, names no output limit at all
- * (src/child/output-bound.ts finds none to lower): under a cap no request's cost could be bounded.
- * Pi 0.73.1 builds openai-codex-responses requests without max_output_tokens; 1.x adds it.
- */
-const UNBOUNDED_OUTPUT: readonly { api: string; piMajor: number; why: string }[] = [
-  { api: "openai-codex-responses", piMajor: 0, why: "builds its requests without max_output_tokens" },
-];
-
 /** Every request under a cap carries an output limit its API honours, or the cap is refused: route_output_unbounded. */
 export function requireOutputLimit(
   capUsd: number,
   route: { provider: string; model: string; api: string },
   piVersion: string,
 ): void {
-  const major = Number.parseInt(piVersion, 10);
-  const unbounded = UNBOUNDED_OUTPUT.find((u) => u.api === route.api && u.piMajor === major);
-  if (unbounded === undefined) return;
+  // This line of Pi builds the API's requests with no output limit (src/host unboundedOutputWhy).
+  const why = unboundedOutputWhy(piVersion, route.api);
+  if (why === undefined) return;
   throw new DelegateError(
     "route_output_unbounded",
-    `a spend cap of ${formatCost(capUsd)} needs an output limit on every request, and Pi ${piVersion}'s ${route.api} API (${route.provider}/${route.model}) ${unbounded.why}: no response could be bounded`,
+    `a spend cap of ${formatCost(capUsd)} needs an output limit on every request, and Pi ${piVersion}'s ${route.api} API (${route.provider}/${route.model}) ${why}: no response could be bounded`,
     { childProcessCreated: false },
   );
 }
