@@ -58,6 +58,11 @@ export interface RpcParent {
   prompt(text: string): Promise<void>;
   /** Send a prompt and resolve with the agent_end of the run it starts. */
   promptAndWait(text: string, timeoutMs?: number): Promise<RpcEvent>;
+  /**
+   * promptAndWait once pi is idle: a completion notice may start a turn of its own at any moment
+   * (pi then refuses a prompt as "already processing"), so wait for it to end and try again.
+   */
+  promptWhenIdleAndWait(text: string, timeoutMs?: number): Promise<RpcEvent>;
   messages(): Promise<RpcMessage[]>;
   lastAssistantText(): Promise<string>;
   stderr(): string;
@@ -155,6 +160,20 @@ export async function startRpcParent(options: RpcParentOptions): Promise<RpcPare
       const from = log.events.length;
       await client.prompt(text);
       return log.waitFor((e) => e.type === "agent_end", { from, timeoutMs });
+    },
+    async promptWhenIdleAndWait(text, timeoutMs = 45_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        while ((await client.getState()).isStreaming) {
+          if (Date.now() > deadline) throw new Error(`pi stayed busy for ${timeoutMs} ms`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        try {
+          return await parent.promptAndWait(text, timeoutMs);
+        } catch (error) {
+          if (Date.now() > deadline || !String(error).includes("already processing")) throw error;
+        }
+      }
     },
     messages: () => client.getMessages(),
     async lastAssistantText() {

@@ -187,7 +187,7 @@ describe("pi-bg-delegate on task trees made by real children", () => {
       forever.release();
       await parent.dispose();
     }
-  });
+  }, 150_000); // many CLI processes and real children: ~40 s on a loaded 2-core machine
 
   it("reads Fusion runs made by the production writer: completed, failed, running, tampered", async () => {
     const cwd = await makeTempDir("cli-fusion");

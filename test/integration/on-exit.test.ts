@@ -97,7 +97,7 @@ describe("quitting Pi", () => {
       }
       // The notice starts a turn of its own: ask until a bg_result of ours has run.
       for (let tries = 0; toolResults(await again.messages(), "bg_result").length === 0 && tries < 3; tries++) {
-        await again.promptAndWait(call("bg_result", { taskId }));
+        await again.promptWhenIdleAndWait(call("bg_result", { taskId }));
       }
       const result = lastToolResult(await again.messages(), "bg_result");
       expect(result.isError, result.text).toBe(false);
@@ -109,7 +109,7 @@ describe("quitting Pi", () => {
       await again.stop();
     }
     expect(await waitForNoProcesses(agentDir.dir, { includeEnv: true })).toEqual([]);
-  });
+  }, 120_000); // two Pi starts and a child outliving the first: long on a loaded 2-core machine
 
   it('with "finish", a child left running still keeps its timeoutSeconds: it ends itself as child_timeout', async () => {
     const agentDir = await createAgentDir({ serverUrl: server.url, settings: { bgDelegate: { onExit: "finish" } } });
@@ -145,7 +145,7 @@ describe("quitting Pi", () => {
       await again.stop();
     }
     expect(await waitForNoProcesses(agentDir.dir, { includeEnv: true })).toEqual([]);
-  });
+  }, 120_000); // the child's own 8 s deadline between two Pi starts
 
   it("by default: quitting cancels the delegate and says so with what it spent", async () => {
     const agentDir = await createAgentDir({ serverUrl: server.url });
