@@ -23,6 +23,7 @@ import { concurrencyFigure } from "./figures/concurrency.mjs";
 import { contextFigures } from "./figures/context.mjs";
 import { endToEndFigure } from "./figures/end-to-end.mjs";
 import { followUpFigure } from "./figures/follow-up.mjs";
+import { historyLaunchFigures } from "./figures/history-launch.mjs";
 import { memoryFigure } from "./figures/memory.mjs";
 import { receiptFigures } from "./figures/receipt.mjs";
 import { selfProofFigure } from "./figures/self-proof.mjs";
@@ -51,6 +52,7 @@ const CONFIGS = {
     selfProof: { reps: 5 },
     followUp: { reps: 3 },
     viewsHistory: { trees: 1_000, reps: 5 },
+    historyLaunch: { trees: 1_000, reps: 5 },
   },
   quick: {
     receipt: { small: 100, large: 2_000, largest: 10_000, reps: 1 },
@@ -65,6 +67,7 @@ const CONFIGS = {
     selfProof: { reps: 1 },
     followUp: { reps: 1 },
     viewsHistory: { trees: 100, reps: 1 },
+    historyLaunch: { trees: 100, reps: 1 },
   },
 };
 const USAGE = "usage: npm run bench [-- --quick] [--out <file>] [--keep] [--host <version>] [--only <step,…>]";
@@ -128,6 +131,7 @@ async function main() {
     ["self-proof", () => selfProofFigure({ ...config.selfProof, log })],
     ["follow-up", () => followUpFigure(workspace, { ...config.followUp, log })],
     ["views-history", () => viewsHistoryFigures({ ...config.viewsHistory, log })],
+    ["history-launch", () => historyLaunchFigures(workspace, { ...config.historyLaunch, log })],
   ];
   const unknown = (options.only ?? []).filter((name) => !steps.some(([step]) => step === name));
   if (unknown.length > 0) throw new Error(`--only: no step ${unknown.join(", ")}\n${USAGE}`);

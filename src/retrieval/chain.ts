@@ -15,7 +15,9 @@ import { DelegateError } from "../core/errors.ts";
 import { sessionDigest } from "../core/fs.ts";
 import { sha256Hex } from "../core/hash.ts";
 import type { DelegateManifest, EvidenceRow, ManifestFollowUp, SpillReceipt } from "../core/types.ts";
-import { listTaskRefs, readManifest } from "../store/lookup.ts";
+import { dirStamp } from "../store/ended-index.ts";
+import { listDelegateSessions, listSessionRefs, readManifest } from "../store/lookup.ts";
+import { delegateRoot } from "../store/task-paths.ts";
 import { readTaskFile } from "../verify/result-file.ts";
 import { checkResultShape, checkTerminalShape } from "../verify/result-shape.ts";
 
@@ -222,11 +224,22 @@ function linkStateOf(manifest: DelegateManifest, root: string): LinkState | null
   return inStore(root, link) ? readRecorded(resolve(link.previous_task_dir), link).state : "changed";
 }
 
-/** The manifests of the project's delegate tasks by the id they follow. */
-function followUpsByPrevious(cwd: string): Map<string, DelegateManifest[]> {
+/** Slack for a session directory's change time against a task's recorded creation (clock granularity). */
+const CHANGED_SLACK_MS = 1_000;
+
+/**
+ * The manifests of the project's delegate tasks by the id they follow, read only from the sessions
+ * whose directory changed after `since` (ms): a follow-up made later was made in such a session (its
+ * tree's creation changed its session directory, and a change time only moves forward), so the
+ * cost is the sessions touched since the task was made, not the project's history.
+ */
+function followUpsByPrevious(cwd: string, since: number): Map<string, DelegateManifest[]> {
   const by = new Map<string, DelegateManifest[]>();
-  for (const ref of listTaskRefs(cwd)) {
-    if (ref.kind !== "delegate") continue;
+  const root = delegateRoot(cwd);
+  const sessions = listDelegateSessions(cwd).filter(
+    (session) => (dirStamp(join(root, session))?.ctimeMs ?? Number.POSITIVE_INFINITY) >= since - CHANGED_SLACK_MS,
+  );
+  for (const ref of sessions.flatMap((session) => listSessionRefs(cwd, join(root, session)))) {
     const manifest = readPrevious(ref.dir);
     const previous = manifest?.follow_up?.previous_task_id;
     if (manifest !== null && previous !== undefined) by.set(previous, [...(by.get(previous) ?? []), manifest]);
@@ -259,7 +272,8 @@ export function wholeChain(manifest: DelegateManifest, dir: string): ChainEntry[
     );
   });
   const later: ChainEntry[] = [];
-  const by = followUpsByPrevious(manifest.cwd);
+  const since = Date.parse(manifest.created_at);
+  const by = followUpsByPrevious(manifest.cwd, Number.isFinite(since) ? since : Number.NEGATIVE_INFINITY);
   const seen = new Set([manifest.task_id, ...earlier.map((e) => e.id)]);
   // Depth first, each branch in the order made (a stack, not recursion): each task once, and no
   // deeper than a chain may be.

@@ -1,16 +1,18 @@
 /**
- * The index of ended trees (docs/subsystems/launch.md, "Counting running tasks"): which delegate
- * trees of the project this user saw ended, so counting the running ones opens only the others.
- * An ended tree never changes again, so the set only grows; the trees stay the record.
+ * The index of settled sessions (docs/subsystems/launch.md, "Counting running tasks"): which session
+ * directories of the project this user has read whole, and which of their trees were still open
+ * then, so counting the running delegates opens only those and the sessions that changed — not the
+ * project's history. An ended tree never changes again; the trees stay the record.
  *
- * The file `.pi/delegate/ended-index.json` names each tree by `<session>/<task>` with the
- * directory's inode and change time as they were when it was seen ended, signed with this user's
- * record MAC for this project (src/store/record-mac.ts, purpose "ended-index"). A tree is skipped
- * only when its directory still has that inode and change time: a tree moved or renamed into an
- * indexed place, or a file replaced inside it, changes its directory's change time, which no one
- * can set back. Anything wrong with the file (missing, a link, not a regular file, too large,
- * truncated, not signed with this user's key for this project) makes it an empty index: every
- * tree is read, as if there were no index, and the next count under the launch lock writes a new one.
+ * The file `.pi/delegate/ended-index.json` names each session directory it read whole with the
+ * directory's device, inode and change time as they were just before it was read, and the trees of
+ * those sessions that were open (running, or unreadable: read again each time), signed with this
+ * user's record MAC for this project (src/store/record-mac.ts, purpose "ended-index"). A session is
+ * taken as read only while its directory still has that stamp: a tree made, moved, renamed or removed
+ * in it changes its directory's change time, which no one can set back. Anything wrong with the file
+ * (missing, a link, not a regular file, too large, truncated, another version, not signed with this
+ * user's key for this project) makes it an empty index: every tree is read, as if there were none,
+ * and the next count under the launch lock writes a new one.
  */
 import { lstatSync } from "node:fs";
 import { join } from "node:path";
@@ -20,24 +22,33 @@ import { recordMacValid, signRecord } from "./record-mac.ts";
 import { delegateRoot } from "./task-paths.ts";
 
 export const ENDED_INDEX_FILE = "ended-index.json";
-const INDEX_VERSION = 1;
-/** Far more than a year of daily delegating; a larger file is not ours. */
-const MAX_INDEX_BYTES = 16 * 1024 * 1024;
+const INDEX_VERSION = 2;
+/** Far more sessions than years of daily delegating; a larger file is not ours. */
+const MAX_INDEX_BYTES = 4 * 1024 * 1024;
 
-/** A tree's directory as it was when it was seen ended. */
-export interface TreeStamp {
+/** A directory as it was when it was read. */
+export interface DirStamp {
   dev: number;
   ino: number;
   ctimeMs: number;
 }
 
-/** `<session>/<task>` → the stamp of its directory when it was seen ended. */
-export type EndedIndex = Map<string, TreeStamp>;
+export interface EndedIndex {
+  /** Session directory name → its stamp when every tree in it was read. */
+  sessions: Map<string, DirStamp>;
+  /** `<session>/<task>` of the trees of those sessions that were open then: read on every count. */
+  open: Set<string>;
+}
 
-/** The file's signed fields: one `[key, dev, ino, ctimeMs]` row per tree, sorted by key. */
+/** The file's signed fields: sessions as `[name, dev, ino, ctimeMs]` sorted by name, open keys sorted. */
 interface IndexFields {
   version: number;
-  trees: [string, number, number, number][];
+  sessions: [string, number, number, number][];
+  open: string[];
+}
+
+export function emptyIndex(): EndedIndex {
+  return { sessions: new Map(), open: new Set() };
 }
 
 export function endedIndexPath(cwd: string): string {
@@ -45,7 +56,7 @@ export function endedIndexPath(cwd: string): string {
 }
 
 /** The stamp of the directory at `dir` now, without following a link; null when it is not a directory. */
-export function treeStamp(dir: string): TreeStamp | null {
+export function dirStamp(dir: string): DirStamp | null {
   try {
     const stat = lstatSync(dir);
     return stat.isDirectory() ? { dev: stat.dev, ino: stat.ino, ctimeMs: stat.ctimeMs } : null;
@@ -54,15 +65,11 @@ export function treeStamp(dir: string): TreeStamp | null {
   }
 }
 
-/** Whether the tree at `dir` is the one the index saw ended under `key`. */
-export function stillEnded(index: EndedIndex, key: string, dir: string): boolean {
-  const seen = index.get(key);
-  if (seen === undefined) return false;
-  const now = treeStamp(dir);
-  return now !== null && now.dev === seen.dev && now.ino === seen.ino && now.ctimeMs === seen.ctimeMs;
+export function sameStamp(a: DirStamp | undefined | null, b: DirStamp | undefined | null): boolean {
+  return a != null && b != null && a.dev === b.dev && a.ino === b.ino && a.ctimeMs === b.ctimeMs;
 }
 
-function isRow(row: unknown): row is [string, number, number, number] {
+function isSessionRow(row: unknown): row is [string, number, number, number] {
   return (
     Array.isArray(row) &&
     row.length === 4 &&
@@ -71,39 +78,54 @@ function isRow(row: unknown): row is [string, number, number, number] {
   );
 }
 
+function fieldsOf(index: EndedIndex): IndexFields {
+  const byName = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+  return {
+    version: INDEX_VERSION,
+    sessions: [...index.sessions.entries()]
+      .sort(([a], [b]) => byName(a, b))
+      .map(([name, s]): [string, number, number, number] => [name, s.dev, s.ino, s.ctimeMs]),
+    open: [...index.open].sort(byName),
+  };
+}
+
+/** Whether two indexes would be written the same. */
+export function sameIndex(a: EndedIndex, b: EndedIndex): boolean {
+  return JSON.stringify(fieldsOf(a)) === JSON.stringify(fieldsOf(b));
+}
+
 /**
  * The index as `document` holds it, pure but for the key: empty unless it is this version's shape
  * with every row well formed and a valid MAC of this user for this project.
  */
 export function parseEndedIndex(document: unknown, agentDir: string, cwd: string): EndedIndex {
-  const index: EndedIndex = new Map();
+  const index = emptyIndex();
   if (typeof document !== "object" || document === null || Array.isArray(document)) return index;
-  const { version, trees, mac } = document as Record<string, unknown>;
-  if (version !== INDEX_VERSION || !Array.isArray(trees) || !trees.every(isRow)) return index;
-  const fields: IndexFields = { version, trees };
+  const { version, sessions, open, mac } = document as Record<string, unknown>;
+  if (version !== INDEX_VERSION || !Array.isArray(sessions) || !sessions.every(isSessionRow)) return index;
+  if (!Array.isArray(open) || !open.every((k) => typeof k === "string")) return index;
+  const fields: IndexFields = { version, sessions, open };
   if (!recordMacValid(agentDir, cwd, "ended-index", fields, mac)) return index;
-  for (const [key, dev, ino, ctimeMs] of trees) index.set(key, { dev, ino, ctimeMs });
+  for (const [name, dev, ino, ctimeMs] of sessions) index.sessions.set(name, { dev, ino, ctimeMs });
+  for (const key of open) index.open.add(key);
   return index;
 }
 
-/** The project's index of ended trees; empty when it is missing or cannot be trusted (see above). */
+/** The project's index; empty when it is missing or cannot be trusted (see above). */
 export function readEndedIndex(cwd: string, agentDir: string): EndedIndex {
-  if (readRecordKey(agentDir) === undefined) return new Map();
+  if (readRecordKey(agentDir) === undefined) return emptyIndex();
   const read = readRegularFile(endedIndexPath(cwd), MAX_INDEX_BYTES);
-  if (!read.ok) return new Map();
+  if (!read.ok) return emptyIndex();
   try {
     return parseEndedIndex(JSON.parse(read.bytes.toString("utf8")), agentDir, cwd);
   } catch {
-    return new Map();
+    return emptyIndex();
   }
 }
 
 /** The signed document of an index (what writeEndedIndex writes). */
 export function endedIndexDocument(index: EndedIndex, agentDir: string, cwd: string): IndexFields & { mac: string } {
-  const trees = [...index.entries()]
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([key, s]): [string, number, number, number] => [key, s.dev, s.ino, s.ctimeMs]);
-  const fields: IndexFields = { version: INDEX_VERSION, trees };
+  const fields = fieldsOf(index);
   return { ...fields, mac: signRecord(agentDir, cwd, "ended-index", fields) };
 }
 

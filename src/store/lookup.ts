@@ -1,4 +1,4 @@
-import { readdirSync } from "node:fs";
+import { lstatSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { DELEGATE_ROOT, FUSION_ROOT, TASK_FILES, TASK_RECORD_MAX_BYTES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
@@ -71,19 +71,43 @@ export function taskRefAt(kind: TaskRef["kind"], id: string, dir: string): TaskR
  * a `.pi`, `.pi/delegate` or `.pi/fusion` that is a link is store_untrusted. Throws
  * artifact_read_failed when a directory of the store cannot be read (see subdirs).
  */
+/**
+ * The session directories of the project's delegate store (<cwd>/.pi/delegate/<session>), real
+ * directories only; a linked `.pi` or `.pi/delegate` is store_untrusted (as for listTaskRefs).
+ */
+export function listDelegateSessions(cwd: string): string[] {
+  requireRootNotLinked(cwd, "delegate");
+  return subdirs(join(cwd, DELEGATE_ROOT));
+}
+
+/** The task directories of one session directory (real directories only). */
+export function listSessionTrees(sessionDir: string): string[] {
+  return subdirs(sessionDir);
+}
+
 export function listTaskRefs(cwd: string): TaskRef[] {
   const refs: TaskRef[] = [];
-  requireRootNotLinked(cwd, "delegate");
   const delegateRoot = join(cwd, DELEGATE_ROOT);
-  for (const session of subdirs(delegateRoot)) {
-    for (const id of subdirs(join(delegateRoot, session))) {
-      refs.push(taskRefAt("delegate", id, join(delegateRoot, session, id)));
-    }
-  }
+  for (const session of listDelegateSessions(cwd)) refs.push(...sessionRefs(join(delegateRoot, session)));
+  refs.push(...listFusionRefs(cwd));
+  return refs;
+}
+
+/** The delegate trees of one session directory (a linked `.pi` or `.pi/delegate` is store_untrusted). */
+export function listSessionRefs(cwd: string, sessionDir: string): TaskRef[] {
+  requireRootNotLinked(cwd, "delegate");
+  return sessionRefs(sessionDir);
+}
+
+function sessionRefs(sessionDir: string): TaskRef[] {
+  return subdirs(sessionDir).map((id) => taskRefAt("delegate", id, join(sessionDir, id)));
+}
+
+/** Every Fusion run dir (<cwd>/.pi/fusion/<run>); a linked `.pi` or `.pi/fusion` is store_untrusted. */
+export function listFusionRefs(cwd: string): TaskRef[] {
   requireRootNotLinked(cwd, "fusion");
   const fusionRoot = join(cwd, FUSION_ROOT);
-  for (const id of subdirs(fusionRoot)) refs.push(taskRefAt("fusion", id, join(fusionRoot, id)));
-  return refs;
+  return subdirs(fusionRoot).map((id) => taskRefAt("fusion", id, join(fusionRoot, id)));
 }
 
 /**
@@ -98,11 +122,39 @@ export function requireMineRef(ref: TaskRef): TaskRef {
   });
 }
 
+/** Whether `path` is a directory itself (a link is not followed); false when it cannot be examined. */
+function isRealDirectory(path: string): boolean {
+  try {
+    return lstatSync(path, { throwIfNoEntry: false })?.isDirectory() === true;
+  } catch {
+    return false;
+  }
+}
+
+/** A whole delegate task id ("d" + 32 hex): it names its tree without listing the store. */
+const WHOLE_TASK_ID = /^d[0-9a-f]{32}$/;
+
+/**
+ * The one tree of a whole delegate task id, found by looking in each session directory for it (not by
+ * listing every tree: the cost is the number of sessions, not of trees); undefined when the query is
+ * not a whole id, or is not exactly one tree (then the listing decides, as for a prefix).
+ */
+function exactDelegateRef(cwd: string, query: string): TaskRef | undefined {
+  if (!WHOLE_TASK_ID.test(query)) return undefined;
+  const root = join(cwd, DELEGATE_ROOT);
+  const found = listDelegateSessions(cwd)
+    .map((session) => join(root, session, query))
+    .filter(isRealDirectory);
+  return found.length === 1 ? taskRefAt("delegate", query, found[0] as string) : undefined;
+}
+
 /**
  * Resolve an exact id or a unique prefix. `known` holds ids the registry or this session has seen,
  * so a task whose directory was removed reads result_unavailable rather than task_unknown.
  */
 export function resolveTaskRef(cwd: string, query: string, known: ReadonlyMap<string, string>): TaskRef {
+  const direct = exactDelegateRef(cwd, query);
+  if (direct !== undefined) return direct;
   const refs = listTaskRefs(cwd);
   const exact = refs.filter((r) => r.id === query);
   if (exact.length === 1) return exact[0]!;

@@ -17,7 +17,7 @@ import {
 import { readChildRecords } from "../fusion/run-record.ts";
 import { FUSION_STAGES } from "../fusion/types.ts";
 import { isSameProcessAlive } from "../process/identity.ts";
-import { listTaskRefs, readManifest } from "../store/lookup.ts";
+import { listFusionRefs, readManifest } from "../store/lookup.ts";
 import { treeTrust } from "../store/tree-trust.ts";
 import type { Settlement } from "./kind.ts";
 import { getRegistry } from "./registry.ts";
@@ -97,6 +97,5 @@ export async function adjudicateStranded(cwd: string, runDir: string): Promise<v
 /** {@link adjudicateStranded} for every Fusion run of the project. */
 export async function adjudicateStrandedRuns(cwd: string): Promise<void> {
   // A foreign run is never adjudicated (written): docs/subsystems/launch.md, "The store is yours".
-  for (const ref of listTaskRefs(cwd))
-    if (ref.kind === "fusion" && ref.trust.mine) await adjudicateStranded(cwd, ref.dir);
+  for (const ref of listFusionRefs(cwd)) if (ref.trust.mine) await adjudicateStranded(cwd, ref.dir);
 }

@@ -10,8 +10,8 @@ import { join } from "node:path";
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { FUSION_FILES, NOTIFICATION_CUSTOM_TYPE } from "../core/constants.ts";
 import { fileExists } from "../core/fs.ts";
-import { listTaskRefs, type TaskRef } from "../store/lookup.ts";
-import { delegateRoot, sessionSegment } from "../store/task-paths.ts";
+import { listFusionRefs, listSessionRefs, type TaskRef } from "../store/lookup.ts";
+import { delegateRoot, sessionDirFor, sessionSegment } from "../store/task-paths.ts";
 import { delegateNotice } from "./delegate-notice.ts";
 import { runNotice } from "./fusion-notice.ts";
 import type { TaskEvent } from "./live.ts";
@@ -84,7 +84,10 @@ export class SessionLink {
       answerText: this.answerText,
     };
     let waiting = false;
-    for (const ref of listTaskRefs(this.ctx.cwd)) {
+    // This session's delegate trees and the project's Fusion runs: never the other sessions' history.
+    const cwd = this.ctx.cwd;
+    const refs = [...listSessionRefs(cwd, sessionDirFor(cwd, this.sessionId)), ...listFusionRefs(cwd)];
+    for (const ref of refs) {
       if (registry.delegates.has(ref.id) || registry.runs.has(ref.id)) continue; // its end reaches us live
       if (!mayConcern(ref, this.ctx.cwd, this.sessionId)) continue; // decided without opening its manifest
       if (!ref.trust.mine) continue; // a foreign tree is never adjudicated nor told (docs/subsystems/launch.md)

@@ -1,18 +1,20 @@
-import { basename, dirname, join } from "node:path";
+import { join } from "node:path";
 import { TASK_FILES } from "../core/constants.ts";
 import { fileExists } from "../core/fs.ts";
 import type { DelegateManifest } from "../core/types.ts";
 import type { RetrieveFusionOptions } from "../fusion/index.ts";
 import { isOwnerAlive, isRecordedProcessAlive, processStartTime } from "../process/identity.ts";
 import {
+  dirStamp,
   type EndedIndex,
+  emptyIndex,
   readEndedIndex,
-  stillEnded,
-  type TreeStamp,
-  treeStamp,
+  sameIndex,
+  sameStamp,
   writeEndedIndex,
 } from "../store/ended-index.ts";
-import { listTaskRefs, readManifest } from "../store/lookup.ts";
+import { listDelegateSessions, listSessionTrees, readTrustedManifest } from "../store/lookup.ts";
+import { delegateRoot } from "../store/task-paths.ts";
 import { userAgentDir } from "../store/tree-trust.ts";
 import { getRegistry } from "./registry.ts";
 
@@ -43,42 +45,53 @@ export function isTaskRunning(manifest: DelegateManifest): boolean {
 /** A Fusion run recorded as running is running while its owner process is alive (the same process). */
 export const fusionLiveness: RetrieveFusionOptions = { isRunning: isOwnerAlive };
 
+/** What a tree is to the count: running (counted), ended (settled), or open (read again next time). */
+function treeState(dir: string): "running" | "ended" | "open" {
+  if (!fileExists(join(dir, TASK_FILES.manifest))) return "open";
+  try {
+    const { manifest, trust } = readTrustedManifest(dir);
+    // A foreign tree is never counted, and never becomes yours (docs/subsystems/launch.md, "The store is yours").
+    if (!trust.mine) return "ended";
+    if (isTaskRunning(manifest)) return "running";
+    return manifest.state === "running" ? "open" : "ended";
+  } catch {
+    return "open"; // an unreadable manifest is not a running task now, and is read again next time
+  }
+}
+
 /**
  * Running delegates of this project: proven-live owners or children in the tree (docs/subsystems/launch.md,
- * "Admission order", counting running delegates). A tree the signed index of ended trees names, whose
- * directory is unchanged since, is not opened (docs/subsystems/launch.md, "Counting running tasks");
- * every other tree is read. With `record` (under the launch lock) the trees seen ended are written
- * to the index for the next count.
+ * "Admission order", counting running delegates). A session directory the signed index records as
+ * read whole, unchanged since, is not listed: only its trees that were open then are read
+ * (docs/subsystems/launch.md, "Counting running tasks"); every other session's trees are read. With
+ * `record` (under the launch lock) what it read is written to the index for the next count.
  */
 export function countRunning(cwd: string, options: { record?: boolean } = {}): number {
   const agentDir = userAgentDir();
   const index = readEndedIndex(cwd, agentDir);
-  const seen: EndedIndex = new Map();
+  const next = emptyIndex();
   let count = 0;
-  let learned = false;
-  for (const ref of listTaskRefs(cwd)) {
-    if (ref.kind !== "delegate") continue;
-    const key = `${basename(dirname(ref.dir))}/${ref.id}`;
-    if (stillEnded(index, key, ref.dir)) {
-      seen.set(key, index.get(key) as TreeStamp);
-      continue;
-    }
+  for (const session of listDelegateSessions(cwd)) {
+    const sessionDir = join(delegateRoot(cwd), session);
     // Stamped before it is read: a change after this moment makes the stamp stale, never wrong.
-    const stamp = treeStamp(ref.dir);
-    // A foreign tree is never counted (docs/subsystems/launch.md, "The store is yours").
-    if (!ref.trust.mine || !fileExists(join(ref.dir, TASK_FILES.manifest))) continue;
-    try {
-      const manifest = readManifest(ref.dir);
-      if (isTaskRunning(manifest)) count++;
-      else if (manifest.state !== "running" && stamp !== null) {
-        seen.set(key, stamp);
-        learned = true;
-      }
-    } catch {
-      // an unreadable manifest is not a running task
+    const stamp = dirStamp(sessionDir);
+    if (stamp === null) continue;
+    const settled = sameStamp(index.sessions.get(session), stamp);
+    const ids = settled ? openIn(index, session) : listSessionTrees(sessionDir);
+    for (const id of ids) {
+      const state = treeState(join(sessionDir, id));
+      if (state === "ended") continue;
+      if (state === "running") count++;
+      next.open.add(`${session}/${id}`);
     }
+    next.sessions.set(session, stamp);
   }
-  // Rewritten when it learned a tree, or when it names trees that are gone or changed.
-  if (options.record === true && (learned || seen.size !== index.size)) writeEndedIndex(cwd, agentDir, seen);
+  if (options.record === true && !sameIndex(index, next)) writeEndedIndex(cwd, agentDir, next);
   return count;
+}
+
+/** The open trees the index records for one session. */
+function openIn(index: EndedIndex, session: string): string[] {
+  const prefix = `${session}/`;
+  return [...index.open].filter((key) => key.startsWith(prefix)).map((key) => key.slice(prefix.length));
 }

@@ -1,14 +1,15 @@
 /**
- * The index of ended trees through real Pi parents and children (docs/subsystems/launch.md,
- * "Counting running tasks"): an index forged by another user's key, naming a running task as ended
- * with its true directory stamps, or a truncated one, admits no launch past maxRunning; a cloned
+ * The index of settled sessions through real Pi parents and children (docs/subsystems/launch.md,
+ * "Counting running tasks"): an index forged by another user's key, recording the session of a
+ * running task as read with nothing open (its true directory stamp), or a truncated one, admits no
+ * launch past maxRunning; a cloned
  * project's copied index and copied running tree block no launch there; and a launch never prunes.
  */
 import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { recordKey } from "../../src/host/index.ts";
-import { type EndedIndex, endedIndexDocument, endedIndexPath, treeStamp } from "../../src/store/ended-index.ts";
+import { dirStamp, type EndedIndex, endedIndexDocument, endedIndexPath } from "../../src/store/ended-index.ts";
 import { signManifest } from "../../src/store/tree-trust.ts";
 import { pruneMarkPath } from "../../src/tasks/prune-schedule.ts";
 import { call, installHoldingDriver, lastToolResult, promptWhenIdle, taskIdOf, until } from "../helpers/drive.ts";
@@ -39,20 +40,20 @@ async function launch(parent: SdkParent, name: string, prompt: string) {
   return { refused: receipt.isError, text: receipt.text, id };
 }
 
-/** An index naming `dirs` as ended with their true stamps, signed with a stranger's key for `cwd`. */
+/** An index recording the sessions of `dirs` as read whole with no open tree, signed with a stranger's key for `cwd`. */
 async function forgedIndex(cwd: string, dirs: readonly string[]): Promise<string> {
   const stranger = await makeTempDir("ended-index-stranger");
   recordKey(stranger);
-  const index: EndedIndex = new Map();
+  const index: EndedIndex = { sessions: new Map(), open: new Set() };
   for (const dir of dirs) {
-    const stamp = treeStamp(dir);
-    if (stamp === null) throw new Error(`${dir} is gone`);
-    index.set(dir.split("/").slice(-2).join("/"), stamp);
+    const stamp = dirStamp(dirname(dir));
+    if (stamp === null) throw new Error(`${dirname(dir)} is gone`);
+    index.sessions.set(dirname(dir).split("/").pop() as string, stamp);
   }
   return `${JSON.stringify(endedIndexDocument(index, stranger, cwd))}\n`;
 }
 
-describe("the index of ended trees, with real parents and children", () => {
+describe("the index of settled sessions, with real parents and children", () => {
   it("a forged or truncated index admits nothing past maxRunning; a clone's copied index and tree block nothing; a launch never prunes", async () => {
     const agentDir = await createAgentDir({ serverUrl: server.url });
     await agentDir.updateSettings({ bgDelegate: { maxRunning: 2 } });
@@ -73,8 +74,10 @@ describe("the index of ended trees, with real parents and children", () => {
       const a = await launch(parent, "held a", "HOLD-FOREVER a");
       expect(a.refused, a.text).toBe(false);
       const aDir = dirOf(cwd, a.id as string);
-      const index = readJson(endedIndexPath(cwd)) as { trees: [string][] };
-      expect(index.trees.map((t) => t[0]).sort()).toEqual(ended.map((d) => d.split("/").slice(-2).join("/")).sort());
+      // The session was read whole with both trees ended: nothing of it is open.
+      const index = readJson(endedIndexPath(cwd)) as { sessions: [string][]; open: string[] };
+      expect(index.sessions.map((row) => row[0])).toEqual([dirname(aDir).split("/").pop()]);
+      expect(index.open).toEqual([]);
 
       // A launch never prunes: an ended tree past the retention, no prune mark, and it stays.
       const oldPath = join(ended[0] as string, "manifest.json");
@@ -84,8 +87,8 @@ describe("the index of ended trees, with real parents and children", () => {
       writeFileSync(oldPath, `${JSON.stringify(signManifest("delegate", ended[0] as string, old))}\n`);
       rmSync(pruneMarkPath(cwd), { force: true });
 
-      // The index forged by a stranger names the running task as ended (true stamps): B is admitted,
-      // C refused — A and B run.
+      // The index forged by a stranger records the session as read with nothing open (true stamps):
+      // B is admitted, C refused — A and B run.
       writeFileSync(endedIndexPath(cwd), await forgedIndex(cwd, [...ended, aDir]));
       const b = await launch(parent, "held b", "HOLD-FOREVER b");
       expect(b.refused, b.text).toBe(false);

@@ -120,6 +120,47 @@ describe("a follow-up chain", () => {
   });
 });
 
+describe("show's follow-ups", () => {
+  it("are found in any session changed since the task was made, and no older session is read", async () => {
+    const cwd = makeTempDirSync("chain-sessions");
+    // A session last changed before the shown task was made: its tree cannot follow it.
+    const old = writeCompletedTask(cwd, { session: "old-session" });
+    await new Promise((r) => setTimeout(r, 1_200));
+    const first = writeCompletedTask(cwd, { session: "first-session" });
+    const later = writeCompletedTask(cwd, { session: "later-session" });
+    linkBySession(later, first);
+    expect(wholeChain(readManifest(first.taskDir), first.taskDir)?.map((e) => e.id)).toEqual([
+      first.manifest.task_id,
+      later.manifest.task_id,
+    ]);
+    // Probe: the old session's tree rewritten in place (its session directory unchanged) to claim it
+    // follows the task. Were every session read, it would be listed; the old session is not opened.
+    linkBySession(old, first);
+    expect(wholeChain(readManifest(first.taskDir), first.taskDir)?.map((e) => e.id)).not.toContain(
+      old.manifest.task_id,
+    );
+  });
+});
+
+/** Record in `from`'s manifest that it follows `to` (the fields show reads), in place. */
+function linkBySession(from: CompletedTask, to: CompletedTask): void {
+  const manifest = readManifest(from.taskDir);
+  writeManifest(from.taskDir, {
+    ...manifest,
+    follow_up: {
+      previous_task_id: to.manifest.task_id,
+      previous_result_sha256: sha256Hex(readFileSync(join(to.taskDir, TASK_FILES.result))),
+      previous_session_sha256: "0".repeat(64),
+      previous_end: "completed",
+      chain_position: 2,
+      carried_session_bytes: 0,
+      reseed: false,
+      previous_task_dir: to.taskDir,
+      carried_tokens: null,
+    },
+  });
+}
+
 describe("a chain at its maximum length", () => {
   it("is read whole, and a follow-up of its last task is refused with follow_up_chain_invalid", () => {
     const cwd = makeTempDirSync("chain-long");
