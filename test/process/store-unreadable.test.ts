@@ -6,7 +6,8 @@
  *
  * Mode 000 binds every user but root; as root the commands run as uid 65534 on a project handed to
  * that user, with a copy of the command that user can read (test/helpers/cli-copy.ts). The
- * in-process listing (listTaskRefs, which every command and bg_result use) needs a non-root run.
+ * in-process listing (listTaskRefs, which every command and bg_result use) needs a non-root run. A
+ * whole delegate id is looked for in each session (it never needs the Fusion root); a prefix lists all.
  */
 import { chmodSync, chownSync, mkdirSync, readdirSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -64,7 +65,16 @@ describe("an unreadable store is never read as an empty one", () => {
   for (const which of ["delegate root", "session dir", "fusion root"] as const) {
     it(`list, result and prune fail typed and exit 1 when the ${which} cannot be read`, async () => {
       const { cwd, id, dir } = await project(which);
-      for (const args of [["list"], ["list", "--json"], ["result", id], ["prune", "--older-than", "0"]]) {
+      // A whole delegate id is looked for in each session directory (src/store/lookup.ts): it needs
+      // the delegate store, never the Fusion root; a prefix needs the whole listing.
+      const results =
+        which === "fusion root"
+          ? [["result", id.slice(0, 12)]]
+          : [
+              ["result", id],
+              ["result", id.slice(0, 12)],
+            ];
+      for (const args of [["list"], ["list", "--json"], ...results, ["prune", "--older-than", "0"]]) {
         const run = await cli(cwd, args);
         expect(run.exitCode, `${args.join(" ")}: ${run.stderr}`).toBe(1);
         expect(run.stderr).toContain(`[artifact_read_failed] cannot read ${dir}: EACCES`);
