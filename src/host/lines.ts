@@ -10,14 +10,20 @@ import { isProvenPiVersion } from "./proven.ts";
 /** A line of Pi: 0.73 (@mariozechner) or 1.x (@earendil-works, 1.3.0–1.6.0 measured). */
 export type PiLine = "pi-0.73" | "pi-1.x";
 
-function lineOf(piVersion: string): PiLine {
-  return Number.parseInt(piVersion, 10) >= 1 ? "pi-1.x" : "pi-0.73";
+/**
+ * The line a version belongs to by its major number; undefined for a major no line was measured on
+ * (a self-proven 2.x): every question below then takes the answer that trusts the host least.
+ */
+function lineOf(piVersion: string): PiLine | undefined {
+  const major = Number.parseInt(piVersion, 10);
+  return major === 0 ? "pi-0.73" : major === 1 ? "pi-1.x" : undefined;
 }
 
 /**
  * Whether the agent loop keeps a tool's returned `isError: true` and `usage` (docs/subsystems/
  * retrieval.md, "One spend in Pi's books"). Pi 1.x reads both from what `execute` returns; Pi 0.73.1
- * builds every returned result as a success and drops `usage`, so there a failure must be thrown.
+ * builds every returned result as a success and drops `usage`, so there a failure must be thrown —
+ * as on a line nobody measured (a thrown failure is a failure on every host).
  */
 export function keepsReturnedToolErrors(piVersion: string): boolean {
   return lineOf(piVersion) === "pi-1.x";
@@ -46,12 +52,12 @@ export function cutMayLookComplete(piVersion: string, api: string | undefined): 
 /**
  * Whether the host passes the model the provider said answered (`responseModel`) whenever it differs
  * from the model asked for, so that on a started message its absence means the provider named the
- * asked model: chat completions' chunk `model` on every line; message_start's `model` on Pi 1.x's
+ * asked model: chat completions' chunk `model` on both lines; message_start's `model` on Pi 1.x's
  * anthropic-messages. Any other API and line: never passed (Responses' `model`, Google's
- * `modelVersion`, Anthropic on Pi 0.73.1).
+ * `modelVersion`, Anthropic on Pi 0.73.1), nor on a line nobody measured.
  */
 export function reportsProviderModel(piVersion: string, api: string | undefined): boolean {
-  if (api === "openai-completions") return true;
+  if (api === "openai-completions") return lineOf(piVersion) !== undefined;
   return api === "anthropic-messages" && lineOf(piVersion) === "pi-1.x";
 }
 

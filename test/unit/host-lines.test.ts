@@ -41,4 +41,11 @@ describe("the lines of Pi", () => {
     expect(sessionContextRules("1.99.0")).toBeUndefined();
     expect(sessionContextRules("0.72.0")).toBeUndefined();
   });
+
+  it("a line nobody measured (a self-proven 2.x) gets the answers that trust the host least", () => {
+    expect(keepsReturnedToolErrors("2.0.0")).toBe(false); // failures are thrown: a failure on every host
+    expect(reportsProviderModel("2.0.0", "anthropic-messages")).toBe(false);
+    expect(reportsProviderModel("2.0.0", "openai-completions")).toBe(false);
+    expect(sessionContextRules("2.0.0")).toBeUndefined();
+  });
 });
