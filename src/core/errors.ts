@@ -108,10 +108,11 @@ export interface FailureFacts {
   /** What to do, where it is more specific than the code's own remediation (the command line's wording). */
   remediation?: string;
   /**
-   * The ended task this failure reports (its tree and id): bg_result books what it spent in Pi's own
-   * totals once (src/tools/books.ts). Absent when the failure is not a task's recorded end.
+   * The ended task this failure reports (its tree, id, and the dollars its signed manifest records;
+   * null when none): bg_result books them in Pi's own totals once (src/tools/books.ts). Absent when
+   * the failure is not a task's recorded end.
    */
-  endedTask?: { dir: string; task_id: string };
+  endedTask?: { dir: string; task_id: string; cost_total: number | null };
 }
 
 /** A task's spend as far as it is known; null where it is not. */

@@ -59,7 +59,8 @@ function terminalFailure(taskDir: string, manifest: DelegateManifest, progress: 
     ],
     outputPath: join(taskDir, TASK_FILES.output),
     spent: taskSpend(manifest, progress),
-    endedTask: { dir: taskDir, task_id: manifest.task_id },
+    // Only the signed manifest's figure goes to Pi's books, never progress.json's (the tree's to write).
+    endedTask: { dir: taskDir, task_id: manifest.task_id, cost_total: t?.cost_total ?? null },
   });
 }
 

@@ -66,12 +66,6 @@ export function taskRefAt(kind: TaskRef["kind"], id: string, dir: string): TaskR
 }
 
 /**
- * Every delegate task dir (<cwd>/.pi/delegate/<session>/<task>) and Fusion run dir (<cwd>/.pi/fusion/<run>),
- * each with its trust. Only real directories are listed (a link in the store is never followed);
- * a `.pi`, `.pi/delegate` or `.pi/fusion` that is a link is store_untrusted. Throws
- * artifact_read_failed when a directory of the store cannot be read (see subdirs).
- */
-/**
  * The session directories of the project's delegate store (<cwd>/.pi/delegate/<session>), real
  * directories only; a linked `.pi` or `.pi/delegate` is store_untrusted (as for listTaskRefs).
  */
@@ -85,6 +79,12 @@ export function listSessionTrees(sessionDir: string): string[] {
   return subdirs(sessionDir);
 }
 
+/**
+ * Every delegate task dir (<cwd>/.pi/delegate/<session>/<task>) and Fusion run dir (<cwd>/.pi/fusion/<run>),
+ * each with its trust. Only real directories are listed (a link in the store is never followed);
+ * a `.pi`, `.pi/delegate` or `.pi/fusion` that is a link is store_untrusted. Throws
+ * artifact_read_failed when a directory of the store cannot be read (see subdirs).
+ */
 export function listTaskRefs(cwd: string): TaskRef[] {
   const refs: TaskRef[] = [];
   const delegateRoot = join(cwd, DELEGATE_ROOT);

@@ -73,14 +73,15 @@ export function usageForBooks(details: RunningView | CompletedView | FusionView)
 
 /**
  * The usage a failed bg_result carries on a host that keeps a returned failure (src/host,
- * keepsReturnedToolErrors): the recorded dollars of the ended task the failure reports, on the first
+ * keepsReturnedToolErrors): the dollars the signed manifest of the ended task the failure reports
+ * records (never a figure the tree's other files hold), on the first
  * retrieval that claims them; nothing for any other failure (a tree that cannot be read, a result that
  * fails its checks: nothing of it is trusted) or a spend of zero or unknown.
  */
 export function failureForBooks(error: unknown): PiUsage | undefined {
   if (!(error instanceof DelegateError)) return undefined;
-  const { endedTask, spent } = error.facts;
-  const usd = spent?.cost_total ?? null;
+  const { endedTask } = error.facts;
+  const usd = endedTask?.cost_total ?? null;
   if (endedTask === undefined || usd === null || usd <= 0) return undefined;
   const claim = claimUsage(endedTask.dir, { task_id: endedTask.task_id, ended: error.code });
   return claim.status === "attached" ? dollarsOnly(usd) : undefined;

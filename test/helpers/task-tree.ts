@@ -60,8 +60,8 @@ export interface CompletedTaskOptions {
   result?: ResultFixtureOverrides;
   /** The launch's key (its hash is recorded in the manifest, as launch records it). */
   key?: string;
-  /** Write no result: the child reported this spend in progress.json and the task was cancelled. */
-  cancelledAfterUsd?: number;
+  /** Write no result: the child reported this spend in progress.json (null: none) and the task was cancelled. */
+  cancelledAfterUsd?: number | null;
 }
 
 export interface CompletedTask {
@@ -134,9 +134,12 @@ export function writeCompletedTask(cwd: string, options: CompletedTaskOptions = 
   });
   if (options.cancelledAfterUsd !== undefined) {
     // The child reported its spend, then was cancelled before it committed anything.
-    const progress = { turns: 1, tool_calls: 0, cost_total: options.cancelledAfterUsd };
+    const spent = options.cancelledAfterUsd;
+    const progress = { turns: 1, tool_calls: 0, ...(spent === null ? {} : { cost_total: spent }) };
     writeFileSync(join(identity.taskDir, TASK_FILES.progress), `${JSON.stringify(progress)}\n`);
-    const end = finalizeTask(identity.taskDir, tree.manifest, "cancelled");
+    // Its child was started (a pid no process has now) and killed by the cancel.
+    const started = { ...tree.manifest, child: { pid: 4_194_000, pgid: 4_194_000 } };
+    const end = finalizeTask(identity.taskDir, started, "cancelled");
     if (end.manifest.state !== "cancelled") throw new Error(`the fixture did not cancel: ${end.manifest.state}`);
     return { cwd, taskDir: identity.taskDir, manifest: end.manifest, answer: "" };
   }

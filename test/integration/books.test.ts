@@ -110,6 +110,13 @@ describe(`Pi ${HOST.version}'s own totals and delegate spend`, () => {
     writeFileSync(join(cwd, ".pi", "settings.json"), JSON.stringify({ bgDelegate: { retentionDays: 0 } }));
     const task = writeCompletedTask(cwd, { session: "earlier-session", name: "cut short", cancelledAfterUsd: 0.0125 });
     expect(task.manifest.state).toBe("cancelled");
+    // Cancelled before any spend was recorded; then a stranger's progress.json claims $5 in its tree.
+    const forged = writeCompletedTask(cwd, { session: "earlier-session", name: "forged", cancelledAfterUsd: null });
+    expect(forged.manifest.terminal?.cost_total).toBeUndefined();
+    writeFileSync(
+      join(forged.taskDir, "progress.json"),
+      `${JSON.stringify({ turns: 9, tool_calls: 9, cost_total: 5 })}\n`,
+    );
     const run = buildFailedRun(cwd, "failed", { spend: { usd: 0.0375, at_least: false } });
     const runSpend = run.manifest().terminal?.cost_total ?? Number.NaN;
     expect(runSpend).toBe(0.0375);
@@ -129,6 +136,10 @@ describe(`Pi ${HOST.version}'s own totals and delegate spend`, () => {
       const results = toolResults(await first.messages(), "bg_result");
       expect(results).toHaveLength(3);
       expect(results.every((r) => r.isError)).toBe(true);
+      expect(await toolCost(first)).toBeCloseTo(COUNTS_TOOL_USAGE ? 0.0125 : 0, 12);
+      // Only a signed manifest's figure is booked: the forged progress.json adds nothing.
+      await first.promptAndWait(call("bg_result", { taskId: forged.manifest.task_id }));
+      expect(lastToolResult(await first.messages(), "bg_result").isError).toBe(true);
       expect(await toolCost(first)).toBeCloseTo(COUNTS_TOOL_USAGE ? 0.0125 : 0, 12);
       // The failed run's spend, once.
       await first.promptAndWait(call("bg_result", { taskId: run.runId }));
