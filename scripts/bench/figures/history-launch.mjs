@@ -7,14 +7,12 @@
  * - bg_result: the newest and the oldest tree of the history ÷ the one tree's, interleaved.
  * The trees are scripts/bench/history-trees.mjs's, each verified before anything is measured.
  */
-import { readFileSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { rmSync } from "node:fs";
 import { verifyHistoryTrees, writeHistoryTrees } from "../history-trees.mjs";
-import { isAlive } from "../pids.mjs";
 import { childWork, parentPrompt } from "../scripted.mjs";
 import { startSdkParent, textOf, toolEnds } from "../sdk-parent.mjs";
 import { figure, msSummary } from "../stats.mjs";
-import { waitUntil } from "../workspace.mjs";
+import { cancelAndWait } from "./receipt.mjs";
 
 /** One tool call through the parent's model, timed in the parent; throws on a refusal. */
 async function timedCall(parent, name, args) {
@@ -34,13 +32,7 @@ async function launchAndCancel(parent, label) {
     prompt: work.prompt,
     notifyOnCompletion: false,
   });
-  await parent.prompt(`/delegates cancel ${details.task_id}`);
-  const manifestPath = join(details.artifact_dir, "manifest.json");
-  await waitUntil(
-    () => JSON.parse(readFileSync(manifestPath, "utf8")).state !== "running" && !isAlive(details.child_pid),
-    `delegate ${details.task_id} to end after cancel`,
-    30_000,
-  );
+  await cancelAndWait(parent, details);
   rmSync(details.artifact_dir, { recursive: true, force: true });
   return ms;
 }

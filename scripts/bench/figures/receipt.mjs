@@ -47,7 +47,8 @@ async function launchOnce(parent, label) {
   return { latencyMs: end.at - start.at, text, details: end.result.details };
 }
 
-async function cancelAndWait(parent, details) {
+/** Cancel the delegate through /delegates and wait until it is recorded ended and its child is gone. */
+export async function cancelAndWait(parent, details) {
   await parent.prompt(`/delegates cancel ${details.task_id}`);
   const manifestPath = join(details.artifact_dir, "manifest.json");
   await waitUntil(
