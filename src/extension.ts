@@ -1,212 +1,147 @@
-import {
-  CURRENT_SESSION_VERSION,
-  type ExtensionAPI,
-  type ExtensionContext,
-  getAgentDir,
-  VERSION,
-} from "@mariozechner/pi-coding-agent";
+/**
+ * The package's one entry: registers bg_delegate, bg_fusion, bg_result, their renderers, /delegates
+ * and the hooks, and loads what they do on first use (docs/subsystems/launch.md, "Loading on first
+ * use"): a Pi session that never delegates loads only this file and the tools' declarations.
+ */
+import { lstatSync } from "node:fs";
+import { join } from "node:path";
+import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { VERSION } from "@mariozechner/pi-coding-agent";
 import { DELEGATE_ARGUMENTS } from "./arguments/delegate-arguments.ts";
 import { FUSION_ARGUMENTS } from "./arguments/fusion-arguments.ts";
 import { RESULT_ARGUMENTS } from "./arguments/result-arguments.ts";
-import { CHILD_ENV } from "./core/constants.ts";
-import { loadSettings } from "./core/settings.ts";
-import { startFusion } from "./fusion-run/start.ts";
-import { admitHost, type HostAdmission, keepsReturnedToolErrors } from "./host/index.ts";
-import { projectTrusted } from "./launch/launch.ts";
-import { launchDelegate } from "./launch/start.ts";
 import {
-  drainAtShutdown,
-  endingOnSignal,
-  leftRunningLines,
-  listenForEndSignals,
-  nonInteractiveMode,
-  onEndSignal,
-  ownWorkRunning,
-  registerJsonEcho,
-  reportAtExit,
-  runningOwnWork,
-  trackOwnWork,
-  waitForOwnWork,
-} from "./lifetime.ts";
-import { inlineAnswer } from "./retrieval/retrieve.ts";
-import { retrieveTask } from "./retrieval/retrieve-any.ts";
-import { adjudicateStranded, adjudicateStrandedRuns } from "./tasks/adjudicate.ts";
-import { SessionLink } from "./tasks/link.ts";
-import { pruneTasks } from "./tasks/prune.ts";
-import { markPrune, pruneDue } from "./tasks/prune-schedule.ts";
-import { getRegistry } from "./tasks/registry.ts";
-import { failureForBooks, usageForBooks } from "./tools/books.ts";
+  CHILD_ENV,
+  DELEGATE_ROOT,
+  FUSION_ROOT,
+  NOTIFICATION_CUSTOM_TYPE,
+  REGISTRY_GLOBAL_KEY,
+} from "./core/constants.ts";
+import { isProvenPiVersion } from "./host/proven.ts";
+import { registerJsonEcho } from "./json-echo.ts";
+import type { SessionState } from "./runtime.ts";
 import { packageTool } from "./tools/define.ts";
-import { LAUNCH_OUTPUT, launchOutput, RESULT_OUTPUT, resultOutput } from "./tools/structured.ts";
+import { LAUNCH_OUTPUT, RESULT_OUTPUT } from "./tools/output-schemas.ts";
 import { BG_DELEGATE, BG_FUSION, BG_RESULT } from "./tools/texts.ts";
-import { registerDelegatesCommand } from "./ui/delegates-command.ts";
-import { startFooter } from "./ui/footer.ts";
-import { renderFusionCall, renderFusionReceipt } from "./ui/fusion-render.ts";
-import {
-  registerNotificationRenderer,
-  renderDelegateCall,
-  renderReceipt,
-  renderResultCall,
-  renderRetrieval,
-} from "./ui/render.ts";
-import { alreadyStartedText } from "./views/already-started.ts";
-import { receiptText } from "./views/receipt.ts";
+import { loadRenderers, registerDelegatesCommand, registerNotificationRenderer, toolRenderers } from "./ui/lazy.ts";
 
-/** This project's settings as this session may take them (a trusted project may widen; src/core/setting-trust.ts). */
-function settingsOf(ctx: ExtensionContext) {
-  return loadSettings(getAgentDir(), ctx.cwd, process.env, { projectTrusted: projectTrusted(ctx) });
-}
+type Runtime = typeof import("./runtime.ts");
 
-/**
- * The prune after session start, at most once a day per project: quiet, never thrown into Pi,
- * nothing said to the model. It spares every
- * task and run whose notice this process has handed to a session (just now, or earlier): the turn a
- * notice starts calls bg_result, which must still find the tree.
- */
-function pruneByRetention(ctx: ExtensionContext): void {
-  const cwd = ctx.cwd;
-  try {
-    const { retentionDays } = settingsOf(ctx);
-    const spare = new Set(getRegistry().notified);
-    // At most once a day per project (src/tasks/prune-schedule.ts).
-    const now = Date.now();
-    if (retentionDays > 0 && pruneDue(cwd, getAgentDir(), now)) {
-      markPrune(cwd, getAgentDir(), now);
-      adjudicateStrandedRuns(cwd) // a run whose owner died ends first, so its tree can go (src/tasks/adjudicate.ts)
-        .then(() => pruneTasks(cwd, { olderThanDays: retentionDays, spare }, { dryRun: false }))
-        .catch(() => {});
-    }
-  } catch {
-    // settings or the tree could not be read: the next session start tries again
-  }
-}
+let runtime: Runtime | undefined;
+let loadingRuntime: Promise<Runtime> | undefined;
 
-/**
- * Whether this Pi may run delegates (src/host/admission.ts): asked at session start in the
- * background and awaited by bg_delegate and bg_fusion; decided once per process (the probe of an
- * unproven version runs once, its record makes later processes instant).
- */
-function hostAdmission(ctx: ExtensionContext): Promise<HostAdmission> {
-  const settings = settingsOf(ctx);
-  return admitHost({
-    version: VERSION,
-    agentDir: getAgentDir(),
-    configuredPiCli: settings.piCli,
-    selfProof: settings.selfProof,
-    sessionVersion: CURRENT_SESSION_VERSION,
+/** The package's code (src/runtime.ts), loaded once; with it, in a session with a screen, the renderers. */
+function loadRuntime(ctx: ExtensionContext): Promise<Runtime> {
+  if (ctx.hasUI) void loadRenderers().catch(() => {});
+  loadingRuntime ??= import("./runtime.ts").then((loaded) => {
+    runtime = loaded;
+    return loaded;
   });
+  return loadingRuntime;
 }
 
-function waitsForOwnWork(ctx: ExtensionContext): boolean {
-  if (nonInteractiveMode(ctx) === undefined) return false;
+/** Something is at `path` (a link, a file, a directory): not followed, not trusted, only seen. */
+function present(path: string): boolean {
   try {
-    return settingsOf(ctx).nonInteractive === "wait";
+    return lstatSync(path, { throwIfNoEntry: false }) !== undefined;
   } catch {
-    return true;
+    return true; // cannot be looked at: let the store's own checks say why
   }
 }
 
-/** What scripts get back (src/tools/structured.ts). */
-const LAUNCH_STRUCTURED = { schema: LAUNCH_OUTPUT, of: launchOutput };
-const RESULT_STRUCTURED = { schema: RESULT_OUTPUT, of: resultOutput };
+/**
+ * Whether a session start has work for the package: this process already ran some (its registry
+ * exists, e.g. before /new or /reload), the project holds a delegate store (notices may be pending,
+ * trees due for the retention prune), or this Pi is unproven (its self-proof starts early).
+ */
+function startHasWork(cwd: string): boolean {
+  return (
+    runtime !== undefined ||
+    Symbol.for(REGISTRY_GLOBAL_KEY) in globalThis ||
+    present(join(cwd, DELEGATE_ROOT)) ||
+    present(join(cwd, FUSION_ROOT)) ||
+    !isProvenPiVersion(VERSION)
+  );
+}
 
-/** The package's one entry: registers bg_delegate, bg_result, their hooks, renderers and /delegates. */
+const OUR_TOOLS: ReadonlySet<string> = new Set([BG_DELEGATE.name, BG_FUSION.name, BG_RESULT.name]);
+
+/** Whether the session's history shows a call of ours or a notice: its drawing needs the renderers. */
+function showsDelegates(ctx: ExtensionContext): boolean {
+  for (const entry of ctx.sessionManager.getEntries() as readonly unknown[]) {
+    const e = entry as { type?: unknown; customType?: unknown; message?: { role?: unknown; toolName?: unknown } };
+    if (e.type === "custom_message" && e.customType === NOTIFICATION_CUSTOM_TYPE) return true;
+    if (e.type === "message" && e.message?.role === "toolResult" && OUR_TOOLS.has(String(e.message.toolName)))
+      return true;
+  }
+  return false;
+}
+
+/** What scripts get back (src/tools/structured.ts), projected by the loaded code. */
+const LAUNCH_STRUCTURED = { schema: LAUNCH_OUTPUT, of: (d: unknown) => loaded().launchOutput(d as never) };
+const RESULT_STRUCTURED = {
+  schema: RESULT_OUTPUT,
+  of: (d: unknown, text: string) => loaded().resultOutput(d as never, text),
+};
+
+/** The loaded code, once a tool ran (a tool's run loads it before its result is projected). */
+function loaded(): Runtime {
+  if (runtime === undefined) throw new Error("pi-bg-delegate: the package's code is not loaded");
+  return runtime;
+}
+
 export default function bgDelegateExtension(pi: ExtensionAPI): void {
   // Inside a delegate child this package registers nothing parent-side (the guard is loaded with -e).
   if (process.env[CHILD_ENV.marker] === "1") return;
 
-  trackOwnWork();
+  const state: SessionState = { pi, ctx: undefined };
   let echoJson = false;
-  let link: SessionLink | undefined;
-  let stopFooter: (() => void) | undefined;
 
   pi.registerTool({
     ...packageTool(
       BG_DELEGATE,
       DELEGATE_ARGUMENTS,
-      async (args, toolCallId, ctx) => {
-        const settings = settingsOf(ctx);
-        const admission = await hostAdmission(ctx);
-        const receipt = await launchDelegate(args, toolCallId, ctx, {
-          piVersion: VERSION,
-          admission,
-          thinkingLevel: pi.getThinkingLevel(),
-          settings,
-        });
-        const text =
-          receipt.kind === "bg_launch_already_started"
-            ? alreadyStartedText(receipt, ctx.cwd)
-            : receiptText(receipt, ctx.cwd);
-        return { content: [{ type: "text", text }], details: receipt };
-      },
+      async (args, toolCallId, ctx) => (await loadRuntime(ctx)).delegate(state, args, toolCallId, ctx),
       LAUNCH_STRUCTURED,
     ),
-    renderCall: (args, theme) => renderDelegateCall(args, theme),
-    renderResult: (result, options, theme, context) =>
-      renderReceipt(result, { expanded: options.expanded, isError: context.isError }, theme),
+    ...toolRenderers(BG_DELEGATE.name, "renderDelegateCall", "renderReceipt"),
   });
 
   pi.registerTool({
     ...packageTool(
       BG_FUSION,
       FUSION_ARGUMENTS,
-      async (args, toolCallId, ctx) => {
-        const host = {
-          piVersion: VERSION,
-          admission: await hostAdmission(ctx),
-          thinkingLevel: pi.getThinkingLevel(),
-          settings: settingsOf(ctx),
-        };
-        const { text, details } = await startFusion(args, toolCallId, ctx, host);
-        return { content: [{ type: "text", text }], details };
-      },
+      async (args, toolCallId, ctx) => (await loadRuntime(ctx)).fusion(state, args, toolCallId, ctx),
       LAUNCH_STRUCTURED,
     ),
-    renderCall: (args, theme) => renderFusionCall(args, theme),
-    renderResult: (result, options, theme, context) =>
-      renderFusionReceipt(result, { expanded: options.expanded, isError: context.isError }, theme),
+    ...toolRenderers(BG_FUSION.name, "renderFusionCall", "renderFusionReceipt"),
   });
 
   pi.registerTool({
     ...packageTool(
       BG_RESULT,
       RESULT_ARGUMENTS,
-      async (args, _toolCallId, ctx) => {
-        const known = link?.knownTasks() ?? new Map(getRegistry().known);
-        const { text, details } = await retrieveTask(ctx.cwd, args, known, adjudicateStranded);
-        // What it spent, into Pi's own totals once (src/tools/books.ts); Pi 0.73.1 does not keep it.
-        const usage = usageForBooks(details);
-        return { content: [{ type: "text", text }], details, ...(usage === undefined ? {} : { usage }) };
-      },
+      async (args, _toolCallId, ctx) => (await loadRuntime(ctx)).result(state, args, ctx),
       RESULT_STRUCTURED,
       // A task that ended without an answer: its spend into Pi's totals once, where the host keeps it.
-      keepsReturnedToolErrors(VERSION) ? failureForBooks : undefined,
+      (error) => runtime?.bookedFailure(error),
     ),
-    renderCall: (args, theme) => renderResultCall(args, theme),
-    renderResult: (result, options, theme, context) =>
-      renderRetrieval(result, { expanded: options.expanded, isError: context.isError }, theme),
+    ...toolRenderers(BG_RESULT.name, "renderResultCall", "renderRetrieval"),
   });
 
   registerNotificationRenderer(pi);
   registerDelegatesCommand(pi);
 
-  // A signal that ends a non-interactive Pi: no notice is sent after it (no turn may start).
-  onEndSignal(() => link?.close());
-
-  pi.on("session_start", (_event, ctx) => {
-    if (nonInteractiveMode(ctx) !== undefined) listenForEndSignals();
-    link?.close();
-    link = new SessionLink(pi, ctx, inlineAnswer);
-    const current = link;
-    stopFooter?.();
-    stopFooter = startFooter(() => current.context);
-    // After startup settles: tasks that ended while no session of ours was live get their notice now;
-    // then ended trees past the retention are pruned (docs/configuration.md, "Retention").
-    setImmediate(async () => {
-      // An unproven Pi starts its self-proof now, so the first bg_delegate does not wait for all of it.
-      void hostAdmission(ctx);
-      await current.deliverPending().catch(() => {});
-      pruneByRetention(ctx);
+  pi.on("session_start", async (_event, ctx) => {
+    state.ctx = ctx;
+    // Pi draws the session's history after session_start: a call or notice of ours needs its renderer.
+    if (ctx.hasUI && showsDelegates(ctx)) await loadRenderers().catch(() => {});
+    if (!startHasWork(ctx.cwd)) return;
+    // After startup settles, off the start's path (src/runtime.ts startSession).
+    setImmediate(() => {
+      loadRuntime(ctx)
+        .then((loaded) => loaded.startSession(state, ctx))
+        .catch(() => {});
     });
   });
 
@@ -217,36 +152,18 @@ export default function bgDelegateExtension(pi: ExtensionAPI): void {
     handler: (event: unknown, ctx: ExtensionContext) => Promise<undefined>,
   ) => void;
   onBoundary("agent_before_settle", async (_event, ctx) => {
-    if (waitsForOwnWork(ctx)) await waitForOwnWork();
+    if (runtime !== undefined) await runtime.beforeSettle(ctx);
     return undefined;
   });
   registerJsonEcho(pi, () => echoJson);
 
   pi.on("session_shutdown", async (event, ctx) => {
-    const mode = nonInteractiveMode(ctx);
-    // Pi 0.73.1 has no agent_before_settle: its print mode ends the run first, so the wait happens
-    // here, with the session still live (its turns run; their output is written as Pi would have).
-    const draining = event.reason === "quit" && mode !== undefined && !endingOnSignal();
-    if (draining && waitsForOwnWork(ctx) && ownWorkRunning() > 0) {
-      echoJson = mode === "json";
-      try {
-        await drainAtShutdown(ctx, mode);
-      } finally {
-        echoJson = false;
-      }
-    }
-    link?.close();
-    link = undefined;
-    stopFooter?.();
-    stopFooter = undefined;
-    // /reload, /new, /resume and /fork keep children running for the next instance; quitting ends them.
-    if (event.reason === "quit") {
-      // bgDelegate.onExit "finish" (docs/configuration.md, "Quitting Pi"): what was launched so is let
-      // go, not cancelled — except in print/json mode, whose own setting (nonInteractive) rules.
-      const left = mode === undefined ? getRegistry().leaveRunning() : [];
-      const cancelled = runningOwnWork();
-      getRegistry().cancelAll();
-      reportAtExit(cancelled, mode !== undefined, leftRunningLines(left));
-    }
+    state.ctx = undefined;
+    // Nothing of the package ran in this process: nothing to wait for, end or report.
+    if (runtime === undefined && !(Symbol.for(REGISTRY_GLOBAL_KEY) in globalThis)) return;
+    const loadedRuntime = await loadRuntime(ctx);
+    await loadedRuntime.endSession(state, event.reason, ctx, (on) => {
+      echoJson = on;
+    });
   });
 }

@@ -7,11 +7,12 @@
  * is non-zero.
  */
 import { writeSync } from "node:fs";
-import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
+import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { FailureCode } from "./core/errors.ts";
 import { formatCost } from "./core/units.ts";
 import { fieldOf } from "./core/validate.ts";
 import { isPiCliPath } from "./host/index.ts";
+import { writeStdout } from "./json-echo.ts";
 import { readProgress } from "./store/progress.ts";
 import type { LiveTask } from "./tasks/live.ts";
 import { getRegistry } from "./tasks/registry.ts";
@@ -264,23 +265,6 @@ function writeStderr(text: string): void {
   }
 }
 
-/**
- * Standard output itself (descriptor 1): while print mode runs, Pi points process.stdout at stderr
- * so that nothing but its answer reaches stdout; the answer written here is that answer.
- */
-function writeStdout(text: string): void {
-  const bytes = Buffer.from(text, "utf8");
-  let offset = 0;
-  while (offset < bytes.length) {
-    try {
-      offset += writeSync(1, bytes, offset, bytes.length - offset);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "EAGAIN") continue;
-      return; // stdout is closed: nobody reads the answer
-    }
-  }
-}
-
 type Ctx = Pick<ExtensionContext, "isIdle" | "hasPendingMessages" | "sessionManager">;
 
 async function settled(ctx: Ctx): Promise<void> {
@@ -326,26 +310,5 @@ export async function drainAtShutdown(ctx: Ctx, mode: NonInteractiveMode): Promi
     last.text !== ""
   ) {
     writeStdout(`${last.text}\n`);
-  }
-}
-
-/** Events echoed on stdout in json mode while drainAtShutdown runs (Pi has stopped writing them). */
-const ECHOED_EVENTS = [
-  "agent_start",
-  "agent_end",
-  "turn_start",
-  "turn_end",
-  "message_start",
-  "message_end",
-  "tool_execution_start",
-  "tool_execution_end",
-] as const;
-
-export function registerJsonEcho(pi: Pick<ExtensionAPI, "on">, active: () => boolean): void {
-  const on = pi.on.bind(pi) as unknown as (event: string, handler: (event: unknown) => void) => void;
-  for (const name of ECHOED_EVENTS) {
-    on(name, (event) => {
-      if (active()) writeStdout(`${JSON.stringify(event)}\n`);
-    });
   }
 }

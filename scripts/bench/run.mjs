@@ -27,6 +27,7 @@ import { historyLaunchFigures } from "./figures/history-launch.mjs";
 import { memoryFigure } from "./figures/memory.mjs";
 import { receiptFigures } from "./figures/receipt.mjs";
 import { selfProofFigure } from "./figures/self-proof.mjs";
+import { startFigures } from "./figures/start.mjs";
 import { spendFigure } from "./figures/spend.mjs";
 import { spendOverbilledFigure } from "./figures/spend-overbilled.mjs";
 import { spendRealFigures } from "./figures/spend-real.mjs";
@@ -53,6 +54,7 @@ const CONFIGS = {
     followUp: { reps: 3 },
     viewsHistory: { trees: 1_000, reps: 5 },
     historyLaunch: { trees: 1_000, reps: 5 },
+    start: { trees: 1_000, reps: 7 },
   },
   quick: {
     receipt: { small: 100, large: 2_000, largest: 10_000, reps: 1 },
@@ -68,6 +70,7 @@ const CONFIGS = {
     followUp: { reps: 1 },
     viewsHistory: { trees: 100, reps: 1 },
     historyLaunch: { trees: 100, reps: 1 },
+    start: { trees: 100, reps: 1 },
   },
 };
 const USAGE = "usage: npm run bench [-- --quick] [--out <file>] [--keep] [--host <version>] [--only <step,…>]";
@@ -132,6 +135,7 @@ async function main() {
     ["follow-up", () => followUpFigure(workspace, { ...config.followUp, log })],
     ["views-history", () => viewsHistoryFigures({ ...config.viewsHistory, log })],
     ["history-launch", () => historyLaunchFigures(workspace, { ...config.historyLaunch, log })],
+    ["start", () => startFigures(workspace, { ...config.start, log })],
   ];
   const unknown = (options.only ?? []).filter((name) => !steps.some(([step]) => step === name));
   if (unknown.length > 0) throw new Error(`--only: no step ${unknown.join(", ")}\n${USAGE}`);

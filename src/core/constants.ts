@@ -221,6 +221,8 @@ export const FOLLOW_UP_CHAIN_MAX = 64;
 /** Roots under the project cwd. */
 export const DELEGATE_ROOT = ".pi/delegate";
 export const FUSION_ROOT = ".pi/fusion";
+/** The key (Symbol.for) of the one task registry of a Pi process, on globalThis (src/tasks/registry.ts). */
+export const REGISTRY_GLOBAL_KEY = "pi-bg-delegate.tasks.v1";
 
 /** Fixed files of a Fusion run directory (src/fusion/); every other artifact is named by the runner. */
 export const FUSION_FILES = {

@@ -13,6 +13,7 @@ export {
 } from "./admission.ts";
 export { isBuiltinSource, type ToolSource } from "./builtin-source.ts";
 export { type HostCapabilities, REQUIRED_CHILD_FLAGS, readHostCapabilities } from "./capabilities.ts";
+export { hostProofOf, requireChildHost, type SelfProofLookup } from "./child-proof.ts";
 export { hostLine, routeLabel } from "./label.ts";
 export {
   cutMayLookComplete,
@@ -38,14 +39,12 @@ export { type NamedHostProof, nodeMismatch, piAgentDir, proveNamedHost } from ".
 export {
   HOST_REFUSAL_MAX_BYTES,
   type HostProof,
-  hostProofOf,
   hostRefusalText,
   installProvenCommand,
   isProvenPiVersion,
   newestProvenVersion,
   PROVEN_PI_VERSIONS,
   type ProvenPiVersion,
-  requireChildHost,
   unprovenVersionText,
 } from "./proven.ts";
 export { piBuildSha256, readSelfProof, selfProofDir, selfProofPath, writeSelfProof } from "./record.ts";

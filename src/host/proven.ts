@@ -6,9 +6,7 @@
  *   Pi's agent dir (src/host/record.ts).
  * The parent refuses to launch, and the guard inside every child refuses to run, on any other.
  */
-import { DelegateError } from "../core/errors.ts";
 import { utf8Prefix } from "../core/utf8.ts";
-import { readSelfProof } from "./record.ts";
 
 export const PROVEN_PI_VERSIONS = ["0.73.1", "1.3.0", "1.4.0", "1.5.0", "1.5.2", "1.6.0"] as const;
 
@@ -76,27 +74,4 @@ export function hostRefusalText(version: string, why: string, proven = false): s
 /** Why a version is refused: why self-proof did not admit it, the proven versions, what to install. */
 export function unprovenVersionText(version: string, why = "it has not proven itself on this machine"): string {
   return hostRefusalText(version, why);
-}
-
-/** Where the guard looks for a self-proof: Pi's agent dir and the CLI entry file it runs from. */
-export interface SelfProofLookup {
-  agentDir: string;
-  cliPath: string | undefined;
-}
-
-/** proven, self-proven (a valid record for this version and CLI file), or undefined. */
-export function hostProofOf(version: string, lookup: SelfProofLookup | undefined): HostProof | undefined {
-  if (isProvenPiVersion(version)) return "proven";
-  if (lookup?.cliPath === undefined) return undefined;
-  return readSelfProof(lookup.agentDir, version.trim(), lookup.cliPath) !== undefined ? "self-proven" : undefined;
-}
-
-/**
- * The guard's version check at load: delegate_hook_contract_unsupported on a version that is neither
- * proven nor self-proven with a record for exactly the CLI file this child runs.
- */
-export function requireChildHost(version: string, lookup: SelfProofLookup): HostProof {
-  const proof = hostProofOf(version, lookup);
-  if (proof !== undefined) return proof;
-  throw new DelegateError("delegate_hook_contract_unsupported", `in the child, ${unprovenVersionText(version)}`);
 }

@@ -3,60 +3,16 @@
  * scripts"): Pi ≥ 1.0's codemode resolves a nested call of a tool that declares `outputSchema` to its
  * `structuredContent`, so a script reads ids, states and verified answers as objects, not prose. The
  * text the model reads stays as it is. Pi 0.73.1 neither reads `outputSchema` nor keeps
- * `structuredContent`: nothing changes there. One schema per shape, and one projection from the
- * tool's own details into it.
+ * `structuredContent`: nothing changes there. One projection from the tool's own details into each
+ * shape (src/tools/output-schemas.ts).
  */
-import { type Static, Type } from "@sinclair/typebox";
 import { fusionInlineAnswer } from "../fusion/index.ts";
 import type { FusionView } from "../fusion/types.ts";
 import type { FusionReceiptDetails } from "../fusion-run/receipt.ts";
 import type { AlreadyStartedDetails } from "../views/already-started.ts";
 import type { ReceiptDetails } from "../views/receipt.ts";
 import { type CompletedView, inlineAnswerOf, type RunningView } from "../views/result.ts";
-
-const Route = Type.Object({ provider: Type.String(), model: Type.String() });
-
-/** bg_delegate's and bg_fusion's structured result: what was started (or found started) and how to retrieve it. */
-export const LAUNCH_OUTPUT = Type.Object(
-  {
-    id: Type.String({ description: "The task id (d…) or Fusion run id (f…): pass it to bg_result." }),
-    kind: Type.Union([Type.Literal("delegate"), Type.Literal("fusion")], { description: "delegate or fusion" }),
-    name: Type.String({ description: "the name it was launched with" }),
-    started: Type.Boolean({ description: "false when its launch key had already started it" }),
-    state: Type.String({ description: "running, or how the already-started one ended" }),
-    routes: Type.Array(Route, { description: "the pinned route; a Fusion run's candidates" }),
-    artifact_dir: Type.String({ description: "the task's or run's directory" }),
-  },
-  { additionalProperties: false },
-);
-export type LaunchOutput = Static<typeof LAUNCH_OUTPUT>;
-
-/** bg_result's structured result: the state and, once verified, the answer or where it is. */
-export const RESULT_OUTPUT = Type.Object(
-  {
-    id: Type.String({ description: "the task or run id asked for" }),
-    kind: Type.Union([Type.Literal("delegate"), Type.Literal("fusion")], { description: "delegate or fusion" }),
-    state: Type.String({ description: "running, completed, failed or cancelled" }),
-    verified: Type.Boolean({ description: "true only for a completed answer that passed every check" }),
-    answer: Type.Union([Type.String(), Type.Null()], {
-      description: "the verified answer text when delivered inline; null otherwise",
-    }),
-    output: Type.Union([Type.Unknown(), Type.Null()], {
-      description: "a structured answer's JSON (outputSchema) when delivered inline; null otherwise",
-    }),
-    answer_file: Type.Union([Type.String(), Type.Null()], {
-      description: "the file holding the verified answer when it was not delivered inline",
-    }),
-    answer_bytes: Type.Union([Type.Number(), Type.Null()], { description: "the verified answer's size in bytes" }),
-    spend_usd: Type.Union([Type.Number(), Type.Null()], { description: "what it spent; null when not known" }),
-    spend_at_least: Type.Boolean({ description: "the spend is a floor (a request may be missing)" }),
-    failure_code: Type.Union([Type.String(), Type.Null()], {
-      description: "a failed or cancelled Fusion run's code (a failed delegate rejects the call instead)",
-    }),
-  },
-  { additionalProperties: false },
-);
-export type ResultOutput = Static<typeof RESULT_OUTPUT>;
+import type { LaunchOutput, ResultOutput } from "./output-schemas.ts";
 
 export function launchOutput(details: ReceiptDetails | FusionReceiptDetails | AlreadyStartedDetails): LaunchOutput {
   if (details.kind === "bg_launch_already_started") {

@@ -1,4 +1,4 @@
-import { type ExtensionAPI, type ExtensionCommandContext, getAgentDir } from "@mariozechner/pi-coding-agent";
+import { type ExtensionCommandContext, getAgentDir } from "@mariozechner/pi-coding-agent";
 import type { TUI } from "@mariozechner/pi-tui";
 import { DelegateError } from "../core/errors.ts";
 import { loadSettings } from "../core/settings.ts";
@@ -140,27 +140,22 @@ export async function pruneDelegates(cwd: string, words: readonly string[], rete
   ].join("\n");
 }
 
-export function registerDelegatesCommand(pi: ExtensionAPI): void {
-  pi.registerCommand("delegates", {
-    description:
-      "Show this project's background delegates as a table (the newest that fit; more: older ones); cancel one; prune ended ones: /delegates [more | cancel [id] | prune [--older-than <days>] [--dry-run] [--undelivered] | hide]",
-    handler: async (args: string, ctx: ExtensionCommandContext) => {
-      const [verb = "list", id, ...more] = args.trim().split(/\s+/).filter(Boolean);
-      try {
-        if (verb === "list") showTable(ctx, 0);
-        else if (verb === "more") showTable(ctx, shownPage + 1);
-        else if (verb === "hide") ctx.ui.setWidget(WIDGET_KEY, undefined);
-        else if (verb === "cancel") {
-          const target = id ?? (await pickRunning(ctx));
-          if (target !== undefined) ctx.ui.notify(visibleLines(cancelDelegate(ctx.cwd, target)), "info");
-        } else if (verb === "prune") {
-          const { retentionDays } = loadSettings(getAgentDir(), ctx.cwd);
-          const words = id === undefined ? [] : [id, ...more];
-          ctx.ui.notify(visibleLines(await pruneDelegates(ctx.cwd, words, retentionDays)), "info");
-        } else ctx.ui.notify(`/delegates has no "${visible(verb)}". ${USAGE}`, "warning");
-      } catch (error) {
-        ctx.ui.notify(visibleLines(forPerson(error)), "error");
-      }
-    },
-  });
+/** What /delegates does with its arguments (registered by src/ui/lazy.ts, loaded on its first use). */
+export async function runDelegatesCommand(args: string, ctx: ExtensionCommandContext): Promise<void> {
+  const [verb = "list", id, ...more] = args.trim().split(/\s+/).filter(Boolean);
+  try {
+    if (verb === "list") showTable(ctx, 0);
+    else if (verb === "more") showTable(ctx, shownPage + 1);
+    else if (verb === "hide") ctx.ui.setWidget(WIDGET_KEY, undefined);
+    else if (verb === "cancel") {
+      const target = id ?? (await pickRunning(ctx));
+      if (target !== undefined) ctx.ui.notify(visibleLines(cancelDelegate(ctx.cwd, target)), "info");
+    } else if (verb === "prune") {
+      const { retentionDays } = loadSettings(getAgentDir(), ctx.cwd);
+      const words = id === undefined ? [] : [id, ...more];
+      ctx.ui.notify(visibleLines(await pruneDelegates(ctx.cwd, words, retentionDays)), "info");
+    } else ctx.ui.notify(`/delegates has no "${visible(verb)}". ${USAGE}`, "warning");
+  } catch (error) {
+    ctx.ui.notify(visibleLines(forPerson(error)), "error");
+  }
 }

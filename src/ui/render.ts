@@ -1,6 +1,6 @@
-import type { AgentToolResult, ExtensionAPI, Theme } from "@mariozechner/pi-coding-agent";
+import type { AgentToolResult, Theme } from "@mariozechner/pi-coding-agent";
 import { type Component, Container, Text } from "@mariozechner/pi-tui";
-import { type FinalizedBy, NOTIFICATION_CUSTOM_TYPE } from "../core/constants.ts";
+import type { FinalizedBy } from "../core/constants.ts";
 import { visible, visibleDeep, visibleLines } from "../core/terminal-text.ts";
 import { formatBytes, formatCost, formatCostExact, formatDuration, plural } from "../core/units.ts";
 import { fusionInlineAnswer } from "../fusion/index.ts";
@@ -362,28 +362,31 @@ export function notificationLine(raw: NotificationDetails, theme: Theme): string
   return `${icon} ${d.kind === "fusion" ? "fusion" : "delegate"} ${id} ${theme.fg("accent", visible(d.name))} ${d.state}${time}${dot(theme)}${cost}${size}${early}${next}`;
 }
 
-export function registerNotificationRenderer(pi: ExtensionAPI): void {
-  pi.registerMessageRenderer<NotificationDetails>(NOTIFICATION_CUSTOM_TYPE, (message, options, theme) => {
-    const d = visibleDeep(message.details);
-    // The notice's text as the model reads it; what of it a person sees is escaped where it is shown.
-    const content = typeof message.content === "string" ? message.content : "";
-    if (!d) return new Text(visibleLines(content), 1, 0);
-    const box = new Container();
-    box.addChild(new Text(notificationLine(d, theme), 1, 0));
-    if (d.auto_delivered === "answer" && d.output !== undefined) {
-      box.addChild(structuredPreview(d.output, options.expanded, theme));
-    } else if (d.auto_delivered === "answer") {
-      const at = content.indexOf("\n\n");
-      if (at !== -1) {
-        const preview = new Container();
-        preview.addChild(answerPreview(content.slice(at + 2), options.expanded, theme));
-        box.addChild(preview);
-      }
+/** A completion notice as a person sees it (registered by src/ui/lazy.ts). */
+export function notificationComponent(
+  message: { content: unknown; details?: unknown },
+  options: { expanded: boolean },
+  theme: Theme,
+): Component {
+  const d = visibleDeep(message.details as NotificationDetails | undefined);
+  // The notice's text as the model reads it; what of it a person sees is escaped where it is shown.
+  const content = typeof message.content === "string" ? message.content : "";
+  if (!d) return new Text(visibleLines(content), 1, 0);
+  const box = new Container();
+  box.addChild(new Text(notificationLine(d, theme), 1, 0));
+  if (d.auto_delivered === "answer" && d.output !== undefined) {
+    box.addChild(structuredPreview(d.output, options.expanded, theme));
+  } else if (d.auto_delivered === "answer") {
+    const at = content.indexOf("\n\n");
+    if (at !== -1) {
+      const preview = new Container();
+      preview.addChild(answerPreview(content.slice(at + 2), options.expanded, theme));
+      box.addChild(preview);
     }
-    if (options.expanded) {
-      if (d.message !== null) box.addChild(new Text(theme.fg("muted", d.message), 1, 0));
-      box.addChild(new Text(theme.fg("dim", `files: ${d.artifact_dir}`), 1, 0));
-    }
-    return box;
-  });
+  }
+  if (options.expanded) {
+    if (d.message !== null) box.addChild(new Text(theme.fg("muted", d.message), 1, 0));
+    box.addChild(new Text(theme.fg("dim", `files: ${d.artifact_dir}`), 1, 0));
+  }
+  return box;
 }

@@ -23,6 +23,7 @@ import { renderFailure } from "../../src/core/failure-text.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
 import type { ChildProgress, DelegateManifest, UsageRecord } from "../../src/core/types.ts";
 import bgDelegateExtension from "../../src/extension.ts";
+import { loadRenderers } from "../../src/ui/lazy.ts";
 import { type FusionCompletedView, type FusionFailureView, UNMERGED_TEXT } from "../../src/fusion/types.ts";
 import { type FusionReceiptDetails, fusionReceiptText } from "../../src/fusion-run/receipt.ts";
 import { buildManifest, newTaskIdentity } from "../../src/launch/task-documents.ts";
@@ -121,7 +122,7 @@ const USAGE: UsageRecord = {
 
 let tools: Captured["tools"];
 let renderers: Captured["renderers"];
-beforeAll(() => {
+beforeAll(async () => {
   initTheme("dark", false);
   // Pi's interactive mode installs its keybindings (expand tool output: ctrl+o by default); do the same.
   setKeybindings(
@@ -131,6 +132,8 @@ beforeAll(() => {
     }),
   );
   ({ tools, renderers } = loadExtension());
+  // The renderers load on first need (src/ui/lazy.ts): a session start that shows a delegate, a run.
+  await loadRenderers();
 });
 
 function renderTool(

@@ -1,0 +1,157 @@
+/**
+ * What a Pi start pays for the package (issue 43 items 1 and 3; docs/benchmarks.md, "Pi start"),
+ * side by side in one run, each sample a real `pi -p` of the bench's host answering one prompt from
+ * the scripted model, runs interleaved:
+ * - module import: the extension's import as Pi itself reports it (`PI_TIMING=1`, "<path> module
+ *   import") ÷ a one-tool extension's (one TypeBox parameter, one execute), in an empty project —
+ *   on Pi 1.x; Pi 0.73.1 reports no import per extension, so there the figure is left out;
+ * - `pi -p` with the package ÷ with the one-tool extension, whole wall time, in an empty project;
+ * - `pi -p` with the package in a project of `trees` stored trees ÷ in an empty project (a session
+ *   start there loads the package's code and looks for pending notices; the daily prune ran before).
+ */
+import { spawn } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { verifyHistoryTrees, writeHistoryTrees } from "../history-trees.mjs";
+import { figure, msSummary } from "../stats.mjs";
+import { MODEL, PI_CLI, PROVIDER, REPO_ROOT } from "../workspace.mjs";
+
+const PACKAGE_ENTRY = join(REPO_ROOT, "src", "extension.ts");
+
+const ONE_TOOL = `import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+import { Type } from "@sinclair/typebox";
+
+export default function oneTool(pi: ExtensionAPI): void {
+  pi.registerTool({
+    name: "one_tool",
+    label: "One tool",
+    description: "Echo a word.",
+    parameters: Type.Object({ word: Type.String({ description: "the word" }) }),
+    async execute(_id, params) {
+      return { content: [{ type: "text", text: params.word }], details: {} };
+    },
+  });
+}
+`;
+
+/** One `pi -p` answering "hi" with `extension` loaded; its wall time and the import Pi reports. */
+function piPrint(cwd, extension) {
+  const argv = [
+    PI_CLI,
+    "--no-extensions",
+    "-e",
+    extension,
+    "--no-skills",
+    "--no-prompt-templates",
+    "--no-themes",
+    "--no-context-files",
+    "--no-session",
+    "--provider",
+    PROVIDER,
+    "--model",
+    MODEL,
+    "--thinking",
+    "off",
+    "-p",
+    "hi",
+  ];
+  const started = performance.now();
+  const child = spawn(process.execPath, argv, {
+    cwd,
+    env: { ...process.env, PI_TIMING: "1" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (d) => {
+    stdout += d;
+  });
+  child.stderr.on("data", (d) => {
+    stderr += d;
+  });
+  return new Promise((resolve, reject) => {
+    child.once("error", reject);
+    child.once("exit", (code) => {
+      const wallMs = performance.now() - started;
+      const line = stderr.split("\n").find((l) => l.includes(`${extension} module import:`));
+      const importMs = line === undefined ? Number.NaN : Number(/module import: (\d+)ms/.exec(line)?.[1]);
+      if (code !== 0 || !stdout.includes("noted")) {
+        reject(new Error(`pi -p with ${extension} failed (exit ${code}):\n${stdout}\n${stderr.slice(-2000)}`));
+        return;
+      }
+      resolve({ wallMs, importMs });
+    });
+  });
+}
+
+export async function startFigures(ws, { reps, trees, log }) {
+  const oneTool = join(ws.root, "one-tool-extension", "index.ts");
+  mkdirSync(join(ws.root, "one-tool-extension"));
+  writeFileSync(oneTool, ONE_TOOL);
+  const empty = ws.project("start-empty");
+  const history = ws.project("start-history");
+  log(`start: writing ${trees} trees`);
+  await writeHistoryTrees(history, { count: trees });
+  log(`start: ${await verifyHistoryTrees(history)} trees verified`);
+  // Warm-up: Pi's and jiti's caches, and the history project's once-a-day prune (src/runtime.ts).
+  for (const [cwd, ext] of [
+    [empty, oneTool],
+    [empty, PACKAGE_ENTRY],
+    [history, PACKAGE_ENTRY],
+  ])
+    await piPrint(cwd, ext);
+  const samples = { import: [], print: [], history: [] };
+  const ms = { importPackage: [], importOne: [], printPackage: [], printOne: [], printHistory: [] };
+  log(`start: ${reps} interleaved rounds of pi -p (one-tool, package, package at ${trees} trees)`);
+  for (let rep = 0; rep < reps; rep++) {
+    const one = await piPrint(empty, oneTool);
+    const pkg = await piPrint(empty, PACKAGE_ENTRY);
+    const hist = await piPrint(history, PACKAGE_ENTRY);
+    ms.importOne.push(one.importMs);
+    ms.importPackage.push(pkg.importMs);
+    ms.printOne.push(one.wallMs);
+    ms.printPackage.push(pkg.wallMs);
+    ms.printHistory.push(hist.wallMs);
+    samples.import.push(pkg.importMs / Math.max(1, one.importMs));
+    samples.print.push(pkg.wallMs / one.wallMs);
+    samples.history.push(hist.wallMs / pkg.wallMs);
+  }
+  const params = { reps, trees };
+  const reported = samples.import.every(Number.isFinite);
+  if (!reported) log("start: this Pi reports no module import per extension (PI_TIMING); no import figure");
+  return [
+    ...(reported
+      ? [
+          figure({
+            id: "start-import",
+            title: "the extension's module import (PI_TIMING) ÷ a one-tool extension's",
+            unit: "×",
+            samples: samples.import,
+            target: 2,
+            params,
+            detail: { package_ms: msSummary(ms.importPackage), one_tool_ms: msSummary(ms.importOne) },
+            notes: ["Pi's own figure, whole milliseconds; a one-tool import under 1 ms counts as 1 ms"],
+          }),
+        ]
+      : []),
+    figure({
+      id: "start-print",
+      title: "pi -p with the package ÷ with a one-tool extension (empty project)",
+      unit: "×",
+      samples: samples.print,
+      target: 1.1,
+      params,
+      detail: { package_ms: msSummary(ms.printPackage), one_tool_ms: msSummary(ms.printOne) },
+    }),
+    figure({
+      id: "start-history",
+      title: `pi -p with the package at ${trees} trees ÷ in an empty project`,
+      unit: "×",
+      samples: samples.history,
+      target: 1.1,
+      params,
+      detail: { history_ms: msSummary(ms.printHistory), empty_ms: msSummary(ms.printPackage) },
+    }),
+  ];
+}
