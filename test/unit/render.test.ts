@@ -23,13 +23,13 @@ import { renderFailure } from "../../src/core/failure-text.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
 import type { ChildProgress, DelegateManifest, UsageRecord } from "../../src/core/types.ts";
 import bgDelegateExtension from "../../src/extension.ts";
-import { loadRenderers } from "../../src/ui/lazy.ts";
 import { type FusionCompletedView, type FusionFailureView, UNMERGED_TEXT } from "../../src/fusion/types.ts";
 import { type FusionReceiptDetails, fusionReceiptText } from "../../src/fusion-run/receipt.ts";
 import { buildManifest, newTaskIdentity } from "../../src/launch/task-documents.ts";
 import { type TaskRow, threadRows } from "../../src/tasks/row.ts";
 import { resultOutput } from "../../src/tools/structured.ts";
 import { DelegatesTable, rowsThatFit } from "../../src/ui/delegates-table.ts";
+import { loadRenderers } from "../../src/ui/lazy.ts";
 import { checkEvidence } from "../../src/verify/evidence-check.ts";
 import type { TaskOutput } from "../../src/verify/structured-output.ts";
 import {
