@@ -6,7 +6,6 @@
 import { lstatSync } from "node:fs";
 import { join } from "node:path";
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { VERSION } from "@mariozechner/pi-coding-agent";
 import { DELEGATE_ARGUMENTS } from "./arguments/delegate-arguments.ts";
 import { FUSION_ARGUMENTS } from "./arguments/fusion-arguments.ts";
 import { RESULT_ARGUMENTS } from "./arguments/result-arguments.ts";
@@ -17,7 +16,6 @@ import {
   NOTIFICATION_CUSTOM_TYPE,
   REGISTRY_GLOBAL_KEY,
 } from "./core/constants.ts";
-import { isProvenPiVersion } from "./host/proven.ts";
 import { registerJsonEcho } from "./json-echo.ts";
 import type { SessionState } from "./runtime.ts";
 import { packageTool } from "./tools/define.ts";
@@ -51,17 +49,29 @@ function present(path: string): boolean {
 
 /**
  * Whether a session start has work for the package: this process already ran some (its registry
- * exists, e.g. before /new or /reload), the project holds a delegate store (notices may be pending,
- * trees due for the retention prune), or this Pi is unproven (its self-proof starts early).
+ * exists, e.g. before /new or /reload), or the project holds a delegate store (notices may be
+ * pending, trees due for the retention prune).
  */
 function startHasWork(cwd: string): boolean {
   return (
     runtime !== undefined ||
     Symbol.for(REGISTRY_GLOBAL_KEY) in globalThis ||
     present(join(cwd, DELEGATE_ROOT)) ||
-    present(join(cwd, FUSION_ROOT)) ||
-    !isProvenPiVersion(VERSION)
+    present(join(cwd, FUSION_ROOT))
   );
+}
+
+/**
+ * Whether this Pi is not a proven version, whose self-proof then starts after the session start so
+ * the first bg_delegate does not wait for all of it. Asked off the start's path: Pi's own module is
+ * not imported by the entry (its import through the extension loader costs a start time).
+ */
+async function unprovenPi(): Promise<boolean> {
+  const [{ VERSION }, { isProvenPiVersion }] = await Promise.all([
+    import("@mariozechner/pi-coding-agent"),
+    import("./host/proven.ts"),
+  ]);
+  return !isProvenPiVersion(VERSION);
 }
 
 const OUR_TOOLS: ReadonlySet<string> = new Set([BG_DELEGATE.name, BG_FUSION.name, BG_RESULT.name]);
@@ -136,12 +146,15 @@ export default function bgDelegateExtension(pi: ExtensionAPI): void {
     state.ctx = ctx;
     // Pi draws the session's history after session_start: a call or notice of ours needs its renderer.
     if (ctx.hasUI && showsDelegates(ctx)) await loadRenderers().catch(() => {});
-    if (!startHasWork(ctx.cwd)) return;
+    const hasWork = startHasWork(ctx.cwd);
     // After startup settles, off the start's path (src/runtime.ts startSession).
-    setImmediate(() => {
-      loadRuntime(ctx)
-        .then((loaded) => loaded.startSession(state, ctx))
-        .catch(() => {});
+    setImmediate(async () => {
+      try {
+        if (!hasWork && !(await unprovenPi())) return;
+        await (await loadRuntime(ctx)).startSession(state, ctx);
+      } catch {
+        // the first tool call loads the package's code and says what failed
+      }
     });
   });
 

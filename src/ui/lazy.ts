@@ -6,7 +6,7 @@
  * never drawn before its renderer loaded, since a notice only comes from code that loaded it.
  */
 import type { AgentToolResult, ExtensionAPI, Theme } from "@mariozechner/pi-coding-agent";
-import { type Component, Text } from "@mariozechner/pi-tui";
+import type { Component } from "@mariozechner/pi-tui";
 import { NOTIFICATION_CUSTOM_TYPE } from "../core/constants.ts";
 
 type Renderers = typeof import("./render.ts") & typeof import("./fusion-render.ts");
@@ -23,10 +23,21 @@ export function loadRenderers(): Promise<Renderers> {
   return loading;
 }
 
+/**
+ * One line of text, cut to the width (the package's names are ASCII). Pi's own Text is not imported
+ * here: importing Pi's modules through the extension loader costs every start time.
+ */
+function line(styled: (text: string) => string, text: string): Component {
+  return {
+    render: (width: number) => (width <= 0 || text === "" ? [] : [styled(text.slice(0, width))]),
+    invalidate: () => {},
+  };
+}
+
 /** Pi's own drawing of a call whose tool has no renderer: its name. */
 function callFallback(name: string, theme: Theme): Component {
   void loadRenderers().catch(() => {});
-  return new Text(theme.fg("toolTitle", theme.bold(name)), 0, 0);
+  return line((text) => theme.fg("toolTitle", theme.bold(text)), name);
 }
 
 interface RenderOptions {
@@ -51,7 +62,7 @@ export function toolRenderers(name: string, call: CallRenderer, result: ResultRe
       const drawn: RenderOptions = { expanded: options.expanded, isError: context.isError };
       if (loaded === undefined) {
         void loadRenderers().catch(() => {});
-        return new Text("", 0, 0);
+        return line((text) => text, "");
       }
       return loaded[result](output as never, drawn, theme);
     },

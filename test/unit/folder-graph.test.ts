@@ -128,8 +128,8 @@ describe("src/ file graph", () => {
   it("reaches src/host/ only through its door, host/index.ts", () => {
     const inHost = (path: string) => path.startsWith(`host${sep}`);
     const door = join("host", "index.ts");
-    // The entry, which loads at every Pi start, reads only the list of proven versions, without the
-    // host's code behind the door (docs/subsystems/launch.md, "Loading on first use").
+    // The entry, which loads at every Pi start, reads only the list of proven versions, after the
+    // start and without the host's code behind the door (docs/subsystems/launch.md, "Loading on first use").
     const entryReadsVersions = `extension.ts -> ${join("host", "proven.ts")}`;
     const fromOutside = [...next]
       .filter(([file]) => !inHost(file))
