@@ -65,6 +65,19 @@ export function dirStamp(dir: string): DirStamp | null {
   }
 }
 
+/**
+ * File systems keep change times coarser than changes come (a clock tick of a few milliseconds, a
+ * second or two on some): a directory changed this recently when it was stamped may change again
+ * within the same tick without its stamp showing it, so it is read again next time, never taken as
+ * settled ("racy" stamps, as git calls them).
+ */
+export const RACY_STAMP_MS = 2_000;
+
+/** Whether `stamp`, taken at `now`, is too recent to be taken as settled later. */
+export function racyStamp(stamp: DirStamp, now: number): boolean {
+  return now - stamp.ctimeMs < RACY_STAMP_MS;
+}
+
 export function sameStamp(a: DirStamp | undefined | null, b: DirStamp | undefined | null): boolean {
   return a != null && b != null && a.dev === b.dev && a.ino === b.ino && a.ctimeMs === b.ctimeMs;
 }

@@ -4,10 +4,18 @@
  * verified as this user's (src/store/tree-trust.ts), is kept and not read again while its manifest
  * file is the very same file: same device, inode, size, modification and change time. Anything
  * else (running, stale, unreadable, a manifest rewritten or a tree replaced) is read again.
+ *
+ * A view that refreshes (`/delegates`) also skips the pass itself while nothing can have changed:
+ * every row of the last pass was kept, and no tree was made, moved or removed since — the store's
+ * directories (`.pi`, both roots, each session directory) are the very same, which any such change
+ * alters and nobody can set back. A manifest rewritten in place inside a tree does not show there:
+ * the package never rewrites an ended one, so that is a stranger's edit, and a full pass finds it
+ * within `recheckMs` (`verify` and `bg_result` find it at once).
  */
-import { lstatSync } from "node:fs";
+import { lstatSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { FUSION_FILES, TASK_FILES } from "../core/constants.ts";
+import { DELEGATE_ROOT, FUSION_FILES, FUSION_ROOT, TASK_FILES } from "../core/constants.ts";
+import { dirStamp, racyStamp } from "../store/ended-index.ts";
 import type { TaskRef } from "../store/lookup.ts";
 import type { TaskRow } from "./row.ts";
 
@@ -34,8 +42,92 @@ export function manifestIdentity(ref: Pick<TaskRef, "kind" | "dir">): string | n
   }
 }
 
+/** How often an idle `/delegates` still reads the whole store (each tree's manifest examined). */
+export const VIEW_RECHECK_MS = 30_000;
+
+/** A directory's stamp as text ("-" when absent, "?" when not a directory); undefined when racy. */
+function dirText(path: string, now: number): string | undefined {
+  let absent = false;
+  try {
+    absent = lstatSync(path, { throwIfNoEntry: false }) === undefined;
+  } catch {
+    return "?";
+  }
+  if (absent) return "-";
+  const stamp = dirStamp(path);
+  if (stamp === null) return "?";
+  return racyStamp(stamp, now) ? undefined : `${stamp.dev}:${stamp.ino}:${stamp.ctimeMs}`;
+}
+
+/**
+ * What the store's directories are now: `.pi`, the delegate and Fusion roots, and each session
+ * directory (a tree made, moved or removed changes its parent directory here); undefined when one of
+ * them changed too recently to tell a later change by its stamp (src/store/ended-index.ts, racyStamp).
+ */
+export function storeStamp(cwd: string, now = Date.now()): string | undefined {
+  const root = join(cwd, DELEGATE_ROOT);
+  let sessions: string[] = [];
+  try {
+    sessions = readdirSync(root).sort();
+  } catch {
+    // no delegate store, or one that cannot be read: the full pass says why
+  }
+  const paths = [join(cwd, ".pi"), root, join(cwd, FUSION_ROOT), ...sessions.map((s) => join(root, s))];
+  const parts: string[] = [];
+  for (const path of paths) {
+    const text = dirText(path, now);
+    if (text === undefined) return undefined;
+    parts.push(text);
+  }
+  return `${sessions.join("/")}|${parts.join("|")}`;
+}
+
+export interface RowCacheOptions {
+  /**
+   * Skip a pass while nothing can have changed, but read the whole store at least this often
+   * (VIEW_RECHECK_MS for `/delegates`); 0, the default, reads the store on every pass.
+   */
+  recheckMs?: number;
+  now?: () => number;
+}
+
 export class RowCache {
   readonly #kept = new Map<string, Kept>();
+  readonly #recheckMs: number;
+  readonly #now: () => number;
+  /** The store as the last full pass saw it at its start, when every row of that pass was kept. */
+  #quietStamp: string | undefined;
+  #checkedAt = Number.NEGATIVE_INFINITY;
+
+  constructor(options: RowCacheOptions = {}) {
+    this.#recheckMs = options.recheckMs ?? 0;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** The time as this cache tells it. */
+  now(): number {
+    return this.#now();
+  }
+
+  /** Whether this cache may skip passes (then listRows takes the store's stamp first). */
+  get skipsPasses(): boolean {
+    return this.#recheckMs > 0;
+  }
+
+  /**
+   * The last pass's list when this pass may be skipped: every row of it was kept, the store is as
+   * it was (`stamp`), and the whole store was read less than `recheckMs` ago; undefined otherwise.
+   */
+  quiet(stamp: string): readonly TaskRow[] | undefined {
+    if (this.#quietStamp === undefined || this.#quietStamp !== stamp || this.#list === undefined) return undefined;
+    return this.#now() - this.#checkedAt < this.#recheckMs ? this.#list : undefined;
+  }
+
+  /** A full pass ended: the store as it was at its start, and how many rows it listed. */
+  passed(stamp: string, rows: number): void {
+    this.#checkedAt = this.#now();
+    this.#quietStamp = this.#kept.size === rows ? stamp : undefined;
+  }
   /** How many rows were read (not taken from the cache) since it was made: what the bench and tests count. */
   reads = 0;
   /** Whether the pass under way read a row or dropped one; see {@link RowCache.unchanged}. */

@@ -8,6 +8,7 @@ import {
   dirStamp,
   type EndedIndex,
   emptyIndex,
+  racyStamp,
   readEndedIndex,
   sameIndex,
   sameStamp,
@@ -66,7 +67,7 @@ function treeState(dir: string): "running" | "ended" | "open" {
  * (docs/subsystems/launch.md, "Counting running tasks"); every other session's trees are read. With
  * `record` (under the launch lock) what it read is written to the index for the next count.
  */
-export function countRunning(cwd: string, options: { record?: boolean } = {}): number {
+export function countRunning(cwd: string, options: { record?: boolean; now?: number } = {}): number {
   const agentDir = userAgentDir();
   const index = readEndedIndex(cwd, agentDir);
   const next = emptyIndex();
@@ -84,7 +85,8 @@ export function countRunning(cwd: string, options: { record?: boolean } = {}): n
       if (state === "running") count++;
       next.open.add(`${session}/${id}`);
     }
-    next.sessions.set(session, stamp);
+    // A directory changed just before its stamp may change again unseen: read whole next time too.
+    if (!racyStamp(stamp, options.now ?? Date.now())) next.sessions.set(session, stamp);
   }
   if (options.record === true && !sameIndex(index, next)) writeEndedIndex(cwd, agentDir, next);
   return count;

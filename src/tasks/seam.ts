@@ -17,7 +17,7 @@ import { type CancelOutcome, cancelWork } from "./cancel.ts";
 import { delegateKind } from "./delegate-kind.ts";
 import { fusionKind } from "./fusion-kind.ts";
 import { foreignRow, type TaskRow, threadRows } from "./row.ts";
-import { RowCache } from "./row-cache.ts";
+import { RowCache, storeStamp } from "./row-cache.ts";
 
 export const TASK_KINDS = { delegate: delegateKind, fusion: fusionKind } as const;
 
@@ -50,11 +50,16 @@ function newestFirst(rows: TaskRow[]): TaskRow[] {
 export function listRows(cwd: string, options: RowOptions & { verify: false }): TaskRow[];
 export function listRows(cwd: string, options: RowOptions & { verify: true }): Promise<TaskRow[]>;
 export function listRows(cwd: string, options: RowOptions & { verify: boolean }): TaskRow[] | Promise<TaskRow[]> {
+  // A refreshing view skips the pass while nothing can have changed (src/tasks/row-cache.ts).
+  const cache = options.cache ?? new RowCache();
+  const stamp =
+    !options.verify && options.only === undefined && cache.skipsPasses ? storeStamp(cwd, cache.now()) : undefined;
+  const quiet = stamp === undefined ? undefined : cache.quiet(stamp);
+  if (quiet !== undefined) return [...quiet];
   const { delegates, runs } = refsOf(cwd, options.only);
   const now = options.now ?? Date.now();
   if (options.verify) return checkedRows([...delegates, ...runs], now);
   // Without a cache every row is read (a fresh cache keeps nothing yet).
-  const cache = options.cache ?? new RowCache();
   const rows = delegates.map((ref) =>
     cache.row(ref, () =>
       !isForeign(ref.trust) ? TASK_KINDS.delegate.row(ref, { now, costOf: new Map() }) : foreignRow(ref, ref.trust),
@@ -66,6 +71,7 @@ export function listRows(cwd: string, options: RowOptions & { verify: boolean })
   );
   if (options.only !== undefined) return newestFirst([...rows, ...runRows]);
   cache.keepOnly([...delegates, ...runs]);
+  if (stamp !== undefined) cache.passed(stamp, delegates.length + runs.length);
   // Every row kept and none gone: the order is the last pass's (an idle view sorts nothing).
   const same = cache.unchanged();
   if (same !== undefined) return [...same];

@@ -9,7 +9,7 @@ import { adjudicateStrandedRuns } from "../tasks/adjudicate.ts";
 import { keptLines, pruneTasks, pruneTotal } from "../tasks/prune.ts";
 import { getRegistry } from "../tasks/registry.ts";
 import type { TaskRow } from "../tasks/row.ts";
-import { RowCache } from "../tasks/row-cache.ts";
+import { RowCache, VIEW_RECHECK_MS } from "../tasks/row-cache.ts";
 import { cancelTask, listRows } from "../tasks/seam.ts";
 import { DelegatesTable, rowName, rowsThatFit, shortId } from "./delegates-table.ts";
 
@@ -52,11 +52,13 @@ function forPerson(error: unknown): string {
 
 /**
  * Rows read at most once a second, however often the TUI renders; an ended row is read once and kept
- * while its manifest stays the same file (src/tasks/row-cache.ts). The first read throws when the
+ * while its manifest stays the same file, and a second in which no tree was made, moved or removed
+ * and every row is ended reads no tree (the whole store at least every VIEW_RECHECK_MS;
+ * src/tasks/row-cache.ts). The first read throws when the
  * store cannot be read (the command says so); a later failure keeps the rows last read.
  */
 function cachedRows(cwd: string): () => readonly TaskRow[] {
-  const cache = new RowCache();
+  const cache = new RowCache({ recheckMs: VIEW_RECHECK_MS });
   let rows: readonly TaskRow[] = listRows(cwd, { verify: false, cache });
   let at = Date.now();
   return () => {

@@ -9,7 +9,13 @@ import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { recordKey } from "../../src/host/index.ts";
-import { dirStamp, type EndedIndex, endedIndexDocument, endedIndexPath } from "../../src/store/ended-index.ts";
+import {
+  dirStamp,
+  type EndedIndex,
+  endedIndexDocument,
+  endedIndexPath,
+  RACY_STAMP_MS,
+} from "../../src/store/ended-index.ts";
 import { signManifest } from "../../src/store/tree-trust.ts";
 import { pruneMarkPath } from "../../src/tasks/prune-schedule.ts";
 import { call, installHoldingDriver, lastToolResult, promptWhenIdle, taskIdOf, until } from "../helpers/drive.ts";
@@ -71,6 +77,12 @@ describe("the index of settled sessions, with real parents and children", () => 
         await until(() => readJson(join(dir, "manifest.json")).state === "completed", `${name} to end`);
         ended.push(dir);
       }
+      // A session changed within RACY_STAMP_MS of its stamp is read whole again, never recorded.
+      const session = dirname(ended[1] as string);
+      await until(
+        () => Date.now() - (dirStamp(session)?.ctimeMs ?? Date.now()) > RACY_STAMP_MS,
+        "the session to settle",
+      );
       const a = await launch(parent, "held a", "HOLD-FOREVER a");
       expect(a.refused, a.text).toBe(false);
       const aDir = dirOf(cwd, a.id as string);

@@ -16,6 +16,7 @@ import {
   type EndedIndex,
   endedIndexDocument,
   endedIndexPath,
+  RACY_STAMP_MS,
   readEndedIndex,
 } from "../../src/store/ended-index.ts";
 import { readManifest } from "../../src/store/lookup.ts";
@@ -23,6 +24,14 @@ import { signManifest, userAgentDir } from "../../src/store/tree-trust.ts";
 import { countRunning } from "../../src/tasks/running.ts";
 import { writeCompletedTask } from "../helpers/task-tree.ts";
 import { makeTempDir } from "../helpers/temp.ts";
+
+/**
+ * A count under the lock made a while after the trees were written: a session changed within
+ * RACY_STAMP_MS of its stamp is never recorded as settled (see the racy test below).
+ */
+function later() {
+  return { record: true, now: Date.now() + 2 * RACY_STAMP_MS };
+}
 
 /** A project with three ended trees and one running task whose owner (this test's parent process) is alive. */
 async function project(name = "ended-index") {
@@ -63,7 +72,7 @@ describe("the index of settled sessions", () => {
     const { cwd, ended, running, manifestPath } = await project();
     expect(countRunning(cwd)).toBe(1);
     expect(readEndedIndex(cwd, userAgentDir()).sessions.size).toBe(0); // only a count under the lock writes it
-    expect(countRunning(cwd, { record: true })).toBe(1);
+    expect(countRunning(cwd, later())).toBe(1);
     const index = readEndedIndex(cwd, userAgentDir());
     expect([...index.sessions.keys()]).toEqual(["tree-test-session"]);
     expect([...index.open]).toEqual([keyOf(running.taskDir)]);
@@ -77,12 +86,12 @@ describe("the index of settled sessions", () => {
 
   it("a missing, truncated or damaged index is rebuilt by the next count under the lock", async () => {
     const { cwd, running } = await project();
-    countRunning(cwd, { record: true });
+    countRunning(cwd, later());
     const whole = readFileSync(endedIndexPath(cwd), "utf8");
     for (const damaged of [whole.slice(0, whole.length / 2), "", "[]\n", whole.replace('"version":2', '"version":3')]) {
       writeFileSync(endedIndexPath(cwd), damaged);
       expect(readEndedIndex(cwd, userAgentDir()).sessions.size).toBe(0);
-      expect(countRunning(cwd, { record: true })).toBe(1);
+      expect(countRunning(cwd, later())).toBe(1);
       expect([...readEndedIndex(cwd, userAgentDir()).open]).toEqual([keyOf(running.taskDir)]);
     }
   });
@@ -110,7 +119,7 @@ describe("the index of settled sessions", () => {
 
   it("a cloned project's index is not its own, so nothing is skipped", async () => {
     const { cwd } = await project();
-    countRunning(cwd, { record: true });
+    countRunning(cwd, later());
     const clone = await makeTempDir("ended-index-clone", "each");
     cpSync(cwd, clone, { recursive: true, preserveTimestamps: true });
     expect(readEndedIndex(clone, userAgentDir()).sessions.size).toBe(0); // signed for the original's path
@@ -122,7 +131,7 @@ describe("the index of settled sessions", () => {
     const body = signedIndex(cwd, [running.taskDir]);
     writeFileSync(elsewhere, body);
     symlinkSync(elsewhere, endedIndexPath(cwd));
-    expect(countRunning(cwd, { record: true })).toBe(1);
+    expect(countRunning(cwd, later())).toBe(1);
     expect(readFileSync(elsewhere, "utf8")).toBe(body);
     expect(readEndedIndex(cwd, userAgentDir()).open.size).toBe(1);
   });
@@ -130,7 +139,7 @@ describe("the index of settled sessions", () => {
   it("a running tree moved into a settled session, or made there, is read and counted", async () => {
     const { cwd, ended } = await project();
     const other = runningTask(cwd, "other-session");
-    expect(countRunning(cwd, { record: true })).toBe(2);
+    expect(countRunning(cwd, later())).toBe(2);
     // Running in the other session, then moved into the settled one in an ended tree's place.
     const victim = ended[1]!.taskDir;
     rmSync(victim, { recursive: true });
@@ -138,7 +147,7 @@ describe("the index of settled sessions", () => {
     expect(readManifest(victim).state).toBe("running");
     expect(countRunning(cwd)).toBe(2);
     // One made in a settled session (as another Pi's launch would) is found too.
-    countRunning(cwd, { record: true });
+    countRunning(cwd, later());
     runningTask(cwd, "tree-test-session");
     expect(countRunning(cwd)).toBe(3);
   });
@@ -146,17 +155,28 @@ describe("the index of settled sessions", () => {
   it("a removed tree changes its session, which is read again and re-recorded; a removed session leaves the index", async () => {
     const { cwd, ended, running } = await project();
     runningTask(cwd, "gone-session");
-    countRunning(cwd, { record: true });
+    countRunning(cwd, later());
     expect(readEndedIndex(cwd, userAgentDir()).sessions.size).toBe(2);
     rmSync(ended[2]!.taskDir, { recursive: true });
     rmSync(join(dirname(running.taskDir), "..", "gone-session"), { recursive: true });
-    expect(countRunning(cwd, { record: true })).toBe(1);
+    expect(countRunning(cwd, later())).toBe(1);
     const index = readEndedIndex(cwd, userAgentDir());
     expect([...index.sessions.keys()]).toEqual(["tree-test-session"]);
     expect(index.sessions.get("tree-test-session")).toEqual(dirStamp(dirname(running.taskDir)));
     // A session directory made empty is recorded too, and costs nothing to count.
     mkdirSync(join(dirname(running.taskDir), "..", "empty-session"));
-    expect(countRunning(cwd, { record: true })).toBe(1);
+    expect(countRunning(cwd, later())).toBe(1);
     expect(readEndedIndex(cwd, userAgentDir()).sessions.size).toBe(2);
+  });
+  it("a session changed just before its stamp is not recorded as settled: the next count reads it whole", async () => {
+    const { cwd } = await project("ended-index-racy");
+    // Counted right after the trees were made: each session changed within RACY_STAMP_MS.
+    expect(countRunning(cwd, { record: true })).toBe(1);
+    expect(readEndedIndex(cwd, userAgentDir()).sessions.size).toBe(0);
+    // A tree made in the same clock tick would not change the stamp; read whole, it is counted.
+    runningTask(cwd, "tree-test-session-2");
+    expect(countRunning(cwd, { record: true })).toBe(2);
+    expect(countRunning(cwd, later())).toBe(2);
+    expect(readEndedIndex(cwd, userAgentDir()).sessions.size).toBeGreaterThan(0);
   });
 });

@@ -87,3 +87,57 @@ describe("the row cache of /delegates", () => {
     expect(rows[0]?.name).not.toContain("planted");
   });
 });
+
+describe("the row cache of a refreshing view (/delegates)", () => {
+  const clock = () => {
+    let now = Date.now() + 10_000; // the trees were made well before (not racy: src/store/ended-index.ts)
+    return { now: () => now, pass: (ms: number) => (now += ms) };
+  };
+
+  it("reads no tree while every row is ended and no tree was made, moved or removed", async () => {
+    const cwd = await makeTempDir("row-cache-quiet");
+    const task = writeCompletedTask(cwd, { name: "genuine" });
+    writeCompletedTask(cwd, { name: "other" });
+    const time = clock();
+    const cache = new RowCache({ recheckMs: 30_000, now: time.now });
+    const first = listRows(cwd, { verify: false, cache });
+    expect(cache.reads).toBe(2);
+    // A stranger's edit in place inside a tree: no directory of the store changes.
+    const path = join(task.taskDir, TASK_FILES.manifest);
+    writeFileSync(path, readFileSync(path, "utf8").replace('"genuine"', '"GENUINE"'));
+    time.pass(29_000);
+    expect(listRows(cwd, { verify: false, cache })).toEqual(first);
+    expect(cache.reads).toBe(2);
+    // The whole store is read again within recheckMs: the edit shows as foreign.
+    time.pass(1_000);
+    const rows = listRows(cwd, { verify: false, cache });
+    expect(rows.find((r) => r.id === task.manifest.task_id)?.state).toBe("foreign");
+  });
+
+  it("reads the store again at once when a tree is made or removed, or a row can still change", async () => {
+    const cwd = await makeTempDir("row-cache-quiet-changes");
+    writeCompletedTask(cwd, { name: "one" });
+    const time = clock();
+    const cache = new RowCache({ recheckMs: 30_000, now: time.now });
+    expect(listRows(cwd, { verify: false, cache })).toHaveLength(1);
+    const two = writeCompletedTask(cwd, { name: "two" });
+    expect(listRows(cwd, { verify: false, cache }).map((r) => r.name)).toContain("two");
+    rmSync(two.taskDir, { recursive: true });
+    expect(listRows(cwd, { verify: false, cache }).map((r) => r.name)).toEqual(["one"]);
+    writeCompletedTask(cwd, { name: "not adjudicated", adjudicate: false });
+    listRows(cwd, { verify: false, cache });
+    const reads = cache.reads;
+    listRows(cwd, { verify: false, cache });
+    // The running one is read on every pass.
+    expect(cache.reads).toBe(reads + 1);
+  });
+  it("reads the whole store on every pass while its directories changed too recently to be told apart", async () => {
+    const cwd = await makeTempDir("row-cache-racy");
+    const task = writeCompletedTask(cwd, { name: "genuine" });
+    const cache = new RowCache({ recheckMs: 30_000 });
+    expect(listRows(cwd, { verify: false, cache })[0]?.state).toBe("completed");
+    const path = join(task.taskDir, TASK_FILES.manifest);
+    writeFileSync(path, readFileSync(path, "utf8").replace('"genuine"', '"GENUINE"'));
+    expect(listRows(cwd, { verify: false, cache })[0]?.state).toBe("foreign");
+  });
+});
