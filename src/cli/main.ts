@@ -14,9 +14,11 @@ import { safeJson, visible, visibleLines } from "../core/terminal-text.ts";
 import { formatBytes } from "../core/units.ts";
 import { diskFull, isDiskFull } from "../core/write-failure.ts";
 import { requireMineRef, resolveTaskRef } from "../store/lookup.ts";
+import { userAgentDir } from "../store/tree-trust.ts";
 import { adjudicateStrandedRuns } from "../tasks/adjudicate.ts";
 import { pruneTasks } from "../tasks/prune.ts";
 import type { TaskRow } from "../tasks/row.ts";
+import { loadRowCache, saveRowCache } from "../tasks/row-cache-file.ts";
 import { listRows } from "../tasks/seam.ts";
 import { spendTotal } from "../views/spend-total.ts";
 import { EXIT, type ParsedCommand, parseArgs, UsageError } from "./args.ts";
@@ -65,13 +67,19 @@ function newestSessionOnly(rows: readonly TaskRow[]): TaskRow[] {
 
 /**
  * The rows to print (without `--all` only the newest session's, saying how many more `--all` shows),
- * chosen from every row as recorded, then only those read and verified once each
+ * chosen from every row as recorded (an ended row kept from the last run while its manifest is the
+ * same file: src/tasks/row-cache-file.ts), then only those read and verified once each
  * (src/tasks/seam.ts, `listRows`; docs/cli.md, "list"): a month of trees costs what one screen
  * does. `--verify` verifies every tree, printed or not. A stranded Fusion run is adjudicated first.
  */
 async function list(io: CliIo, p: ParsedCommand): Promise<number> {
   await adjudicateStrandedRuns(io.cwd);
-  const every = p.verify ? await listRows(io.cwd, { verify: true }) : listRows(io.cwd, { verify: false });
+  // The ended rows kept from the last run: each tree examined, only new or changed ones read.
+  const agentDir = userAgentDir();
+  const cache = p.verify ? undefined : loadRowCache(io.cwd, agentDir, { settledSessions: true });
+  const every =
+    cache === undefined ? await listRows(io.cwd, { verify: true }) : listRows(io.cwd, { verify: false, cache });
+  if (cache !== undefined) saveRowCache(io.cwd, agentDir, cache);
   const chosen = p.all ? every : newestSessionOnly(every);
   const rows = p.verify ? chosen : await listRows(io.cwd, { verify: true, only: new Set(chosen.map((r) => r.id)) });
   if (every.length === 0 && !p.json && !findProjectRoot(io.cwd).found) {

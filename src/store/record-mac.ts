@@ -22,6 +22,7 @@ export type RecordPurpose =
   | "launch-key"
   | "answer-read"
   | "ended-index"
+  | "row-cache"
   | "prune-mark";
 
 /** The project's real path (links resolved), or its resolved path when it cannot be resolved. */

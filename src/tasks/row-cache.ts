@@ -15,7 +15,7 @@
 import { lstatSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { DELEGATE_ROOT, FUSION_FILES, FUSION_ROOT, TASK_FILES } from "../core/constants.ts";
-import { dirStamp, racyStamp } from "../store/ended-index.ts";
+import { dirStamp, RACY_STAMP_MS, racyStamp } from "../store/ended-index.ts";
 import type { TaskRef } from "../store/lookup.ts";
 import type { TaskRow } from "./row.ts";
 
@@ -30,20 +30,32 @@ interface Kept {
   row: TaskRow;
 }
 
-/** The manifest's file identity, or null when it cannot be examined (then nothing is kept). */
-export function manifestIdentity(ref: Pick<TaskRef, "kind" | "dir">): string | null {
+/**
+ * The manifest's file identity, or null when it cannot be examined or changed too recently to tell a
+ * later change by it (src/store/ended-index.ts, racyStamp): then nothing is kept.
+ */
+export function manifestIdentity(ref: Pick<TaskRef, "kind" | "dir">, now = Date.now()): string | null {
   const name = ref.kind === "delegate" ? TASK_FILES.manifest : FUSION_FILES.manifest;
   try {
     const s = lstatSync(join(ref.dir, name), { bigint: true });
-    if (!s.isFile()) return null;
+    if (!s.isFile() || now - Number(s.ctimeMs) < RACY_STAMP_MS) return null;
     return `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
   } catch {
     return null;
   }
 }
 
+/** One kept row as a row cache file holds it: the tree's key, its manifest's identity, the row. */
+export type KeptEntry = readonly [key: string, identity: string, row: TaskRow];
+
 /** How often an idle `/delegates` still reads the whole store (each tree's manifest examined). */
 export const VIEW_RECHECK_MS = 30_000;
+
+/** A session directory's stamp as text; undefined when it is not a directory or racy. */
+export function sessionStamp(dir: string, now: number): string | undefined {
+  const stamp = dirStamp(dir);
+  return stamp === null || racyStamp(stamp, now) ? undefined : `${stamp.dev}:${stamp.ino}:${stamp.ctimeMs}`;
+}
 
 /** A directory's stamp as text ("-" when absent, "?" when not a directory); undefined when racy. */
 function dirText(path: string, now: number): string | undefined {
@@ -88,12 +100,21 @@ export interface RowCacheOptions {
    * (VIEW_RECHECK_MS for `/delegates`); 0, the default, reads the store on every pass.
    */
   recheckMs?: number;
+  /**
+   * Take a session directory read whole, every tree of it kept, as read while its stamp is the same
+   * (no tree examined; `pi-bg-delegate list`, whose printed rows are verified anyway). A manifest
+   * rewritten in place inside such a session is then not seen: never for `/delegates`.
+   */
+  settledSessions?: boolean;
   now?: () => number;
 }
 
 export class RowCache {
   readonly #kept = new Map<string, Kept>();
+  /** Session directories read whole with every tree kept: their stamp then, and their trees' keys. */
+  readonly #sessions = new Map<string, { stamp: string; keys: string[] }>();
   readonly #recheckMs: number;
+  readonly #skipsSessions: boolean;
   readonly #now: () => number;
   /** The store as the last full pass saw it at its start, when every row of that pass was kept. */
   #quietStamp: string | undefined;
@@ -101,12 +122,28 @@ export class RowCache {
 
   constructor(options: RowCacheOptions = {}) {
     this.#recheckMs = options.recheckMs ?? 0;
+    this.#skipsSessions = options.settledSessions ?? false;
     this.#now = options.now ?? Date.now;
   }
 
   /** The time as this cache tells it. */
   now(): number {
     return this.#now();
+  }
+
+  /** The rows kept now, for a row cache file (src/tasks/row-cache-file.ts). */
+  entries(): KeptEntry[] {
+    return [...this.#kept].map(([key, kept]) => [key, kept.identity, kept.row] as const);
+  }
+
+  /** Keep rows a row cache file held; each is used only while its manifest is that very file. */
+  keepFrom(entries: readonly KeptEntry[]): void {
+    for (const [key, identity, row] of entries) this.#kept.set(key, { identity, row });
+  }
+
+  /** Whether this cache takes settled sessions as read (see RowCacheOptions.settledSessions). */
+  get skipsSessions(): boolean {
+    return this.#skipsSessions;
   }
 
   /** Whether this cache may skip passes (then listRows takes the store's stamp first). */
@@ -130,6 +167,8 @@ export class RowCache {
   }
   /** How many rows were read (not taken from the cache) since it was made: what the bench and tests count. */
   reads = 0;
+  /** Whether a row was kept or dropped since the cache was made (a row cache file then needs writing). */
+  keptChanged = false;
   /** Whether the pass under way read a row or dropped one; see {@link RowCache.unchanged}. */
   #changed = true;
   #list: readonly TaskRow[] | undefined;
@@ -141,14 +180,17 @@ export class RowCache {
    */
   row(ref: TaskRef, read: () => TaskRow): TaskRow {
     const key = `${ref.kind}:${ref.dir}`;
-    const identity = manifestIdentity(ref);
+    const identity = manifestIdentity(ref, this.#now());
     const kept = this.#kept.get(key);
     if (identity !== null && kept !== undefined && kept.identity === identity) return kept.row;
-    this.#kept.delete(key);
+    if (this.#kept.delete(key)) this.keptChanged = true;
     this.#changed = true;
     this.reads++;
     const row = read();
-    if (identity !== null && SETTLED.has(row.state)) this.#kept.set(key, { identity, row });
+    if (identity !== null && SETTLED.has(row.state)) {
+      this.#kept.set(key, { identity, row });
+      this.keptChanged = true;
+    }
     return row;
   }
 
@@ -156,14 +198,58 @@ export class RowCache {
    * Forget trees no longer listed (pruned, removed). Call once per pass, after every row of it,
    * with every ref listed.
    */
-  keepOnly(refs: readonly TaskRef[]): void {
-    const listed = new Set(refs.map((ref) => `${ref.kind}:${ref.dir}`));
+  keepOnly(keys: readonly string[]): void {
+    const listed = new Set(keys);
     for (const key of this.#kept.keys()) {
       if (listed.has(key)) continue;
       this.#kept.delete(key);
       this.#changed = true;
+      this.keptChanged = true;
     }
-    if (this.#kept.size !== refs.length) this.#changed = true;
+    if (this.#kept.size !== keys.length) this.#changed = true;
+  }
+
+  /**
+   * The kept rows of a session directory recorded as read whole with every tree kept, while its
+   * stamp is `stamp` (no tree made, moved or removed in it since); undefined otherwise.
+   */
+  sessionRows(dir: string, stamp: string): { keys: string[]; rows: TaskRow[] } | undefined {
+    const settled = this.#sessions.get(dir);
+    if (settled === undefined || settled.stamp !== stamp) return undefined;
+    const rows: TaskRow[] = [];
+    for (const key of settled.keys) {
+      const kept = this.#kept.get(key);
+      if (kept === undefined) return undefined;
+      rows.push(kept.row);
+    }
+    return { keys: settled.keys, rows };
+  }
+
+  /** Record a session directory read whole at `stamp`, when every tree of it (`keys`) is kept. */
+  settleSession(dir: string, stamp: string, keys: readonly string[]): void {
+    const all = keys.every((key) => this.#kept.has(key));
+    const before = this.#sessions.get(dir);
+    if (all && before?.stamp === stamp && before.keys.length === keys.length) return;
+    if (all) this.#sessions.set(dir, { stamp, keys: [...keys] });
+    else if (!this.#sessions.delete(dir)) return;
+    this.keptChanged = true;
+  }
+
+  /** The sessions recorded as read whole (each with every tree kept), for a row cache file. */
+  settledSessions(): [dir: string, stamp: string][] {
+    return [...this.#sessions]
+      .filter(([, s]) => s.keys.every((key) => this.#kept.has(key)))
+      .map(([dir, s]) => [dir, s.stamp]);
+  }
+
+  /** Record sessions a row cache file held as read whole: each with the kept trees under it. */
+  settledFrom(sessions: readonly (readonly [string, string])[]): void {
+    const byDir = new Map<string, string[]>();
+    for (const key of this.#kept.keys()) {
+      const dir = key.startsWith("delegate:") ? key.slice("delegate:".length, key.lastIndexOf("/")) : undefined;
+      if (dir !== undefined) byDir.set(dir, [...(byDir.get(dir) ?? []), key]);
+    }
+    for (const [dir, stamp] of sessions) this.#sessions.set(dir, { stamp, keys: byDir.get(dir) ?? [] });
   }
 
   /**

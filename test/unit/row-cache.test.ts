@@ -12,12 +12,18 @@ import { listRows } from "../../src/tasks/seam.ts";
 import { writeCompletedTask } from "../helpers/task-tree.ts";
 import { makeTempDir } from "../helpers/temp.ts";
 
+/** A clock well after the trees were made: their manifests not racy (src/store/ended-index.ts). */
+function settledClock(): () => number {
+  const now = Date.now() + 10_000;
+  return () => now;
+}
+
 describe("the row cache of /delegates", () => {
   it("reads an ended row once and keeps it", async () => {
     const cwd = await makeTempDir("row-cache-ended");
     writeCompletedTask(cwd, { name: "first" });
     writeCompletedTask(cwd, { name: "second" });
-    const cache = new RowCache();
+    const cache = new RowCache({ now: settledClock() });
     const first = listRows(cwd, { verify: false, cache });
     expect(first.map((r) => r.state)).toEqual(["completed", "completed"]);
     expect(cache.reads).toBe(2);
@@ -26,11 +32,20 @@ describe("the row cache of /delegates", () => {
     expect(again).toEqual(first);
   });
 
+  it("does not keep a row whose manifest was written too recently to tell a rewrite by its stamp", async () => {
+    const cwd = await makeTempDir("row-cache-racy-manifest");
+    writeCompletedTask(cwd, { name: "just ended" });
+    const cache = new RowCache();
+    listRows(cwd, { verify: false, cache });
+    listRows(cwd, { verify: false, cache });
+    expect(cache.reads).toBe(2);
+  });
+
   it("reads a row that can still change every time", async () => {
     const cwd = await makeTempDir("row-cache-running");
     writeCompletedTask(cwd, { name: "ended" });
     writeCompletedTask(cwd, { name: "not adjudicated", adjudicate: false });
-    const cache = new RowCache();
+    const cache = new RowCache({ now: settledClock() });
     listRows(cwd, { verify: false, cache });
     listRows(cwd, { verify: false, cache });
     listRows(cwd, { verify: false, cache });
@@ -41,7 +56,7 @@ describe("the row cache of /delegates", () => {
   it("reads a new task, and forgets a removed one", async () => {
     const cwd = await makeTempDir("row-cache-new");
     writeCompletedTask(cwd, { name: "one" });
-    const cache = new RowCache();
+    const cache = new RowCache({ now: settledClock() });
     expect(listRows(cwd, { verify: false, cache })).toHaveLength(1);
     const two = writeCompletedTask(cwd, { name: "two" });
     expect(listRows(cwd, { verify: false, cache }).map((r) => r.name)).toContain("two");
