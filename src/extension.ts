@@ -14,9 +14,10 @@ import {
   DELEGATE_ROOT,
   FUSION_ROOT,
   NOTIFICATION_CUSTOM_TYPE,
-  REGISTRY_GLOBAL_KEY,
+  PRUNE_INTERVAL_MS,
 } from "./core/constants.ts";
 import { registerJsonEcho } from "./json-echo.ts";
+import { processState } from "./process-state.ts";
 import type { SessionState } from "./runtime.ts";
 import { packageTool } from "./tools/define.ts";
 import { LAUNCH_OUTPUT, RESULT_OUTPUT } from "./tools/output-schemas.ts";
@@ -47,18 +48,46 @@ function present(path: string): boolean {
   }
 }
 
+const OUR_TOOLS: ReadonlySet<string> = new Set([BG_DELEGATE.name, BG_FUSION.name, BG_RESULT.name]);
+const LAUNCHING_TOOLS: ReadonlySet<string> = new Set([BG_DELEGATE.name, BG_FUSION.name]);
+
+interface EntryView {
+  type?: unknown;
+  customType?: unknown;
+  message?: { role?: unknown; toolName?: unknown };
+}
+
+/** Whether the session's history holds a result of one of `tools`, or (`notices`) a notice. */
+function sessionShows(ctx: ExtensionContext, tools: ReadonlySet<string>, notices: boolean): boolean {
+  for (const entry of ctx.sessionManager.getEntries() as readonly EntryView[]) {
+    if (notices && entry.type === "custom_message" && entry.customType === NOTIFICATION_CUSTOM_TYPE) return true;
+    if (entry.type === "message" && entry.message?.role === "toolResult" && tools.has(String(entry.message.toolName)))
+      return true;
+  }
+  return false;
+}
+
+/** Whether the session's history shows a call of ours or a notice: its drawing needs the renderers. */
+function showsDelegates(ctx: ExtensionContext): boolean {
+  return sessionShows(ctx, OUR_TOOLS, true);
+}
+
+/** Whether the session launched a delegate or a Fusion run: a notice of it may be pending. */
+function launchedFrom(ctx: ExtensionContext): boolean {
+  return sessionShows(ctx, LAUNCHING_TOOLS, false);
+}
+
 /**
- * Whether a session start has work for the package: this process already ran some (its registry
- * exists, e.g. before /new or /reload), or the project holds a delegate store (notices may be
- * pending, trees due for the retention prune).
+ * Whether a session start has work for the package: this process launched some (its footer, notices
+ * and quit), or the project holds a delegate store and either the session launched from it (a notice
+ * may be pending: a resumed session) or the retention prune was not looked at today by this process.
  */
-function startHasWork(cwd: string): boolean {
-  return (
-    runtime !== undefined ||
-    Symbol.for(REGISTRY_GLOBAL_KEY) in globalThis ||
-    present(join(cwd, DELEGATE_ROOT)) ||
-    present(join(cwd, FUSION_ROOT))
-  );
+function startHasWork(ctx: ExtensionContext): boolean {
+  const state = processState();
+  if (state.launched) return true;
+  if (!present(join(ctx.cwd, DELEGATE_ROOT)) && !present(join(ctx.cwd, FUSION_ROOT))) return false;
+  const lookedAt = state.pruneLookedAt.get(ctx.cwd) ?? Number.NEGATIVE_INFINITY;
+  return Date.now() - lookedAt >= PRUNE_INTERVAL_MS || launchedFrom(ctx);
 }
 
 /**
@@ -67,24 +96,15 @@ function startHasWork(cwd: string): boolean {
  * not imported by the entry (its import through the extension loader costs a start time).
  */
 async function unprovenPi(): Promise<boolean> {
-  const [{ VERSION }, { isProvenPiVersion }] = await Promise.all([
-    import("@mariozechner/pi-coding-agent"),
-    import("./host/proven.ts"),
-  ]);
-  return !isProvenPiVersion(VERSION);
-}
-
-const OUR_TOOLS: ReadonlySet<string> = new Set([BG_DELEGATE.name, BG_FUSION.name, BG_RESULT.name]);
-
-/** Whether the session's history shows a call of ours or a notice: its drawing needs the renderers. */
-function showsDelegates(ctx: ExtensionContext): boolean {
-  for (const entry of ctx.sessionManager.getEntries() as readonly unknown[]) {
-    const e = entry as { type?: unknown; customType?: unknown; message?: { role?: unknown; toolName?: unknown } };
-    if (e.type === "custom_message" && e.customType === NOTIFICATION_CUSTOM_TYPE) return true;
-    if (e.type === "message" && e.message?.role === "toolResult" && OUR_TOOLS.has(String(e.message.toolName)))
-      return true;
+  const state = processState();
+  if (state.proven === undefined) {
+    const [{ VERSION }, { isProvenPiVersion }] = await Promise.all([
+      import("@mariozechner/pi-coding-agent"),
+      import("./host/proven.ts"),
+    ]);
+    state.proven = isProvenPiVersion(VERSION);
   }
-  return false;
+  return !state.proven;
 }
 
 /** What scripts get back (src/tools/structured.ts), projected by the loaded code. */
@@ -146,7 +166,7 @@ export default function bgDelegateExtension(pi: ExtensionAPI): void {
     state.ctx = ctx;
     // Pi draws the session's history after session_start: a call or notice of ours needs its renderer.
     if (ctx.hasUI && showsDelegates(ctx)) await loadRenderers().catch(() => {});
-    const hasWork = startHasWork(ctx.cwd);
+    const hasWork = startHasWork(ctx);
     // After startup settles, off the start's path (src/runtime.ts startSession).
     setImmediate(async () => {
       try {
@@ -173,7 +193,7 @@ export default function bgDelegateExtension(pi: ExtensionAPI): void {
   pi.on("session_shutdown", async (event, ctx) => {
     state.ctx = undefined;
     // Nothing of the package ran in this process: nothing to wait for, end or report.
-    if (runtime === undefined && !(Symbol.for(REGISTRY_GLOBAL_KEY) in globalThis)) return;
+    if (runtime === undefined && !processState().launched) return;
     const loadedRuntime = await loadRuntime(ctx);
     await loadedRuntime.endSession(state, event.reason, ctx, (on) => {
       echoJson = on;

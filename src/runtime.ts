@@ -31,6 +31,7 @@ import {
   trackOwnWork,
   waitForOwnWork,
 } from "./lifetime.ts";
+import { processState } from "./process-state.ts";
 import { inlineAnswer } from "./retrieval/retrieve.ts";
 import { retrieveTask } from "./retrieval/retrieve-any.ts";
 import { adjudicateStranded, adjudicateStrandedRuns } from "./tasks/adjudicate.ts";
@@ -65,6 +66,7 @@ function settingsOf(ctx: ExtensionContext) {
  */
 function pruneByRetention(ctx: ExtensionContext): void {
   const cwd = ctx.cwd;
+  processState().pruneLookedAt.set(cwd, Date.now());
   try {
     const { retentionDays } = settingsOf(ctx);
     const spare = new Set(getRegistry().notified);
@@ -168,6 +170,7 @@ export async function delegate(
   toolCallId: string,
   ctx: ExtensionContext,
 ): Promise<{ content: { type: "text"; text: string }[]; details: unknown }> {
+  processState().launched = true;
   bind(state);
   const settings = settingsOf(ctx);
   const admission = await hostAdmission(ctx);
@@ -183,6 +186,7 @@ export async function delegate(
 }
 
 export async function fusion(state: SessionState, args: FusionArguments, toolCallId: string, ctx: ExtensionContext) {
+  processState().launched = true;
   bind(state);
   const host = {
     piVersion: VERSION,

@@ -221,8 +221,10 @@ export const FOLLOW_UP_CHAIN_MAX = 64;
 /** Roots under the project cwd. */
 export const DELEGATE_ROOT = ".pi/delegate";
 export const FUSION_ROOT = ".pi/fusion";
-/** The key (Symbol.for) of the one task registry of a Pi process, on globalThis (src/tasks/registry.ts). */
-export const REGISTRY_GLOBAL_KEY = "pi-bg-delegate.tasks.v1";
+/** The key (Symbol.for) of what a Pi process did with the package, on globalThis (src/process-state.ts). */
+export const PROCESS_STATE_KEY = "pi-bg-delegate.process.v1";
+/** The least time between two prunes a session start runs in one project (docs/configuration.md, "Retention"). */
+export const PRUNE_INTERVAL_MS = 24 * 60 * 60 * 1000;
 
 /** Fixed files of a Fusion run directory (src/fusion/); every other artifact is named by the runner. */
 export const FUSION_FILES = {

@@ -10,15 +10,17 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { PRUNE_INTERVAL_MS } from "../core/constants.ts";
 import { readRegularFile, writeJsonRecord } from "../core/fs.ts";
+
+export { PRUNE_INTERVAL_MS };
+
 import { listTaskRefs } from "../store/lookup.ts";
 import { recordMacValid, signRecord } from "../store/record-mac.ts";
 import { requireStoreTrusted } from "../store/store-trust.ts";
 import { delegateRoot } from "../store/task-paths.ts";
 
 export const PRUNE_MARK_FILE = "prune-mark.json";
-/** The least time between two prunes a session start runs in one project. */
-export const PRUNE_INTERVAL_MS = 24 * 60 * 60 * 1000;
 /** A mark dated this far past the clock is in the future (clocks of two machines sharing a disk). */
 const FUTURE_SLACK_MS = 60_000;
 const MAX_MARK_BYTES = 1_024;

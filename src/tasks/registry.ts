@@ -8,7 +8,7 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { FUSION_FILES, REGISTRY_GLOBAL_KEY, TASK_FILES } from "../core/constants.ts";
+import { FUSION_FILES, TASK_FILES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import type { DelegateManifest } from "../core/types.ts";
 import { writeFailure } from "../core/write-failure.ts";
@@ -230,7 +230,7 @@ function stopTimers(run: LiveRun): void {
   clearInterval(run.watch);
 }
 
-const REGISTRY_KEY = Symbol.for(REGISTRY_GLOBAL_KEY);
+const REGISTRY_KEY = Symbol.for("pi-bg-delegate.tasks.v1");
 
 export function getRegistry(): TaskRegistry {
   const holder = globalThis as typeof globalThis & { [REGISTRY_KEY]?: TaskRegistry };

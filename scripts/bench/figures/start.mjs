@@ -8,11 +8,14 @@
  * - `pi -p` with the package ÷ with the one-tool extension, whole wall time, in an empty project;
  * - `pi -p` with the package in a project of `trees` stored trees ÷ in an empty project (a session
  *   start there loads the package's code and looks for pending notices; the daily prune ran before).
+ * - `/new` at `trees` trees ÷ in an empty project: an RPC Pi with the package in each project, its
+ *   `new_session` command timed from the request to Pi's response, interleaved.
  */
 import { spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
+import { createInterface } from "node:readline";
 import { verifyHistoryTrees, writeHistoryTrees } from "../history-trees.mjs";
 import { figure, msSummary } from "../stats.mjs";
 import { MODEL, PI_CLI, PROVIDER, REPO_ROOT } from "../workspace.mjs";
@@ -85,6 +88,68 @@ function piPrint(cwd, extension) {
   });
 }
 
+/** An RPC Pi with `extension` loaded in `cwd`; `command` resolves with Pi's response and its latency. */
+function rpcPi(ws, cwd, extension) {
+  const child = spawn(
+    process.execPath,
+    [
+      PI_CLI,
+      "--mode",
+      "rpc",
+      "--no-extensions",
+      "-e",
+      extension,
+      "--no-skills",
+      "--no-prompt-templates",
+      "--no-themes",
+      "--no-context-files",
+      "--provider",
+      PROVIDER,
+      "--model",
+      MODEL,
+    ],
+    { cwd, env: process.env, stdio: ["pipe", "pipe", "ignore"] },
+  );
+  ws.onClose(() => child.kill("SIGKILL"));
+  const waiting = new Map();
+  let next = 0;
+  createInterface({ input: child.stdout }).on("line", (line) => {
+    let message;
+    try {
+      message = JSON.parse(line);
+    } catch {
+      return;
+    }
+    if (message.type === "response" && waiting.has(message.id)) {
+      waiting.get(message.id)(message);
+      waiting.delete(message.id);
+    }
+  });
+  return {
+    command(type) {
+      const id = `bench-${++next}`;
+      const started = performance.now();
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`pi --mode rpc: no response to ${type}`)), 60_000);
+        waiting.set(id, (message) => {
+          clearTimeout(timer);
+          if (message.success === false) reject(new Error(`${type} failed: ${message.error}`));
+          else resolve(performance.now() - started);
+        });
+        child.stdin.write(`${JSON.stringify({ id, type })}\n`);
+      });
+    },
+    stop() {
+      child.stdin.end();
+      return new Promise((resolve) => {
+        if (child.exitCode !== null) resolve();
+        else child.once("exit", () => resolve());
+        setTimeout(() => child.kill("SIGKILL"), 5_000).unref();
+      });
+    },
+  };
+}
+
 export async function startFigures(ws, { reps, trees, log }) {
   const oneTool = join(ws.root, "one-tool-extension", "index.ts");
   mkdirSync(join(ws.root, "one-tool-extension"));
@@ -116,6 +181,27 @@ export async function startFigures(ws, { reps, trees, log }) {
     samples.import.push(pkg.importMs / Math.max(1, one.importMs));
     samples.print.push(pkg.wallMs / one.wallMs);
     samples.history.push(hist.wallMs / pkg.wallMs);
+  }
+  log(`start: ${reps} interleaved /new (RPC new_session), package in an empty project and at ${trees} trees`);
+  const rpcEmpty = rpcPi(ws, empty, PACKAGE_ENTRY);
+  const rpcHistory = rpcPi(ws, history, PACKAGE_ENTRY);
+  try {
+    await rpcEmpty.command("get_state");
+    await rpcHistory.command("get_state");
+    await rpcEmpty.command("new_session"); // warm-up: the package's code loads in the history project
+    await rpcHistory.command("new_session");
+    samples.newSession = [];
+    ms.newEmpty = [];
+    ms.newHistory = [];
+    for (let rep = 0; rep < reps; rep++) {
+      const e = await rpcEmpty.command("new_session");
+      const h = await rpcHistory.command("new_session");
+      ms.newEmpty.push(e);
+      ms.newHistory.push(h);
+      samples.newSession.push(h / e);
+    }
+  } finally {
+    await Promise.all([rpcEmpty.stop(), rpcHistory.stop()]);
   }
   const params = { reps, trees };
   const reported = samples.import.every(Number.isFinite);
@@ -152,6 +238,15 @@ export async function startFigures(ws, { reps, trees, log }) {
       target: 1.1,
       params,
       detail: { history_ms: msSummary(ms.printHistory), empty_ms: msSummary(ms.printPackage) },
+    }),
+    figure({
+      id: "start-new-session",
+      title: `/new (RPC new_session) with the package at ${trees} trees ÷ in an empty project`,
+      unit: "×",
+      samples: samples.newSession,
+      target: 1.1,
+      params,
+      detail: { history_ms: msSummary(ms.newHistory), empty_ms: msSummary(ms.newEmpty) },
     }),
   ];
 }
