@@ -78,16 +78,23 @@ function launchedFrom(ctx: ExtensionContext): boolean {
 }
 
 /**
- * Whether a session start has work for the package: this process launched some (its footer, notices
- * and quit), or the project holds a delegate store and either the session launched from it (a notice
- * may be pending: a resumed session) or the retention prune was not looked at today by this process.
+ * What a session start has for the package to do: "launched" when this process launched work (its
+ * footer, notices and quit); in a project holding a delegate store, "pending" when the session
+ * launched from it (a notice may be pending: a resumed session) and "prune" when this process has
+ * not looked today whether the retention prune is due; else nothing.
  */
-function startHasWork(ctx: ExtensionContext): boolean {
+function startWork(ctx: ExtensionContext): "launched" | "pending" | "prune" | undefined {
   const state = processState();
-  if (state.launched) return true;
-  if (!present(join(ctx.cwd, DELEGATE_ROOT)) && !present(join(ctx.cwd, FUSION_ROOT))) return false;
+  if (state.launched) return "launched";
+  if (!present(join(ctx.cwd, DELEGATE_ROOT)) && !present(join(ctx.cwd, FUSION_ROOT))) return undefined;
+  if (launchedFrom(ctx)) return "pending";
   const lookedAt = state.pruneLookedAt.get(ctx.cwd) ?? Number.NEGATIVE_INFINITY;
-  return Date.now() - lookedAt >= PRUNE_INTERVAL_MS || launchedFrom(ctx);
+  return Date.now() - lookedAt >= PRUNE_INTERVAL_MS ? "prune" : undefined;
+}
+
+/** Pi's own module, imported off the start's path (its import through the extension loader costs time). */
+function piModule() {
+  return import("@mariozechner/pi-coding-agent");
 }
 
 /**
@@ -98,13 +105,22 @@ function startHasWork(ctx: ExtensionContext): boolean {
 async function unprovenPi(): Promise<boolean> {
   const state = processState();
   if (state.proven === undefined) {
-    const [{ VERSION }, { isProvenPiVersion }] = await Promise.all([
-      import("@mariozechner/pi-coding-agent"),
-      import("./host/proven.ts"),
-    ]);
+    const [{ VERSION }, { isProvenPiVersion }] = await Promise.all([piModule(), import("./host/proven.ts")]);
     state.proven = isProvenPiVersion(VERSION);
   }
   return !state.proven;
+}
+
+/**
+ * Whether this user looked at the project's prune within the interval, from another Pi process
+ * (src/prune-look.ts): then this start has nothing to do for it.
+ */
+async function pruneLookedElsewhere(cwd: string): Promise<boolean> {
+  const [{ getAgentDir }, { lookedRecently }] = await Promise.all([piModule(), import("./prune-look.ts")]);
+  const now = Date.now();
+  if (!lookedRecently(getAgentDir(), cwd, now)) return false;
+  processState().pruneLookedAt.set(cwd, now);
+  return true;
 }
 
 /** What scripts get back (src/tools/structured.ts), projected by the loaded code. */
@@ -166,11 +182,12 @@ export default function bgDelegateExtension(pi: ExtensionAPI): void {
     state.ctx = ctx;
     // Pi draws the session's history after session_start: a call or notice of ours needs its renderer.
     if (ctx.hasUI && showsDelegates(ctx)) await loadRenderers().catch(() => {});
-    const hasWork = startHasWork(ctx);
+    const work = startWork(ctx);
     // After startup settles, off the start's path (src/runtime.ts startSession).
     setImmediate(async () => {
       try {
-        if (!hasWork && !(await unprovenPi())) return;
+        const unproven = await unprovenPi();
+        if (!unproven && (work === undefined || (work === "prune" && (await pruneLookedElsewhere(ctx.cwd))))) return;
         await (await loadRuntime(ctx)).startSession(state, ctx);
       } catch {
         // the first tool call loads the package's code and says what failed

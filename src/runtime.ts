@@ -32,12 +32,13 @@ import {
   waitForOwnWork,
 } from "./lifetime.ts";
 import { processState } from "./process-state.ts";
+import { recordLook } from "./prune-look.ts";
 import { inlineAnswer } from "./retrieval/retrieve.ts";
 import { retrieveTask } from "./retrieval/retrieve-any.ts";
 import { adjudicateStranded, adjudicateStrandedRuns } from "./tasks/adjudicate.ts";
 import { SessionLink } from "./tasks/link.ts";
 import { pruneTasks } from "./tasks/prune.ts";
-import { markPrune, pruneDue } from "./tasks/prune-schedule.ts";
+import { lastPrune, markPrune, pruneDue } from "./tasks/prune-schedule.ts";
 import { getRegistry } from "./tasks/registry.ts";
 import type { PiUsage } from "./tools/books.ts";
 import { failureForBooks, usageForBooks } from "./tools/books.ts";
@@ -66,17 +67,27 @@ function settingsOf(ctx: ExtensionContext) {
  */
 function pruneByRetention(ctx: ExtensionContext): void {
   const cwd = ctx.cwd;
-  processState().pruneLookedAt.set(cwd, Date.now());
+  const agentDir = getAgentDir();
+  const now = Date.now();
+  // What this look learnt, for the next session starts (src/prune-look.ts): the prune is not due
+  // before a day after the last one, so the look is dated then (now, when it prunes now).
+  const looked = (at: number) => {
+    processState().pruneLookedAt.set(cwd, at);
+    recordLook(agentDir, cwd, at);
+  };
   try {
     const { retentionDays } = settingsOf(ctx);
     const spare = new Set(getRegistry().notified);
     // At most once a day per project (src/tasks/prune-schedule.ts).
-    const now = Date.now();
-    if (retentionDays > 0 && pruneDue(cwd, getAgentDir(), now)) {
-      markPrune(cwd, getAgentDir(), now);
+    if (retentionDays > 0 && pruneDue(cwd, agentDir, now)) {
+      markPrune(cwd, agentDir, now);
+      looked(now);
       adjudicateStrandedRuns(cwd) // a run whose owner died ends first, so its tree can go (src/tasks/adjudicate.ts)
         .then(() => pruneTasks(cwd, { olderThanDays: retentionDays, spare }, { dryRun: false }))
         .catch(() => {});
+    } else {
+      const last = lastPrune(cwd, agentDir, now);
+      if (last !== null) looked(last);
     }
   } catch {
     // settings or the tree could not be read: the next session start tries again
