@@ -23,6 +23,10 @@ export async function writeHistoryTrees(cwd, { count, sessions = 10 }) {
     });
     dirs.push(task.taskDir);
   }
+  // A month of trees is old: wait until no session directory is "racy" (changed within 2 s, too
+  // recently for its stamp to tell a later change: src/store/ended-index.ts RACY_STAMP_MS), so the
+  // figures measure a history, not trees still being written.
+  await new Promise((resolve) => setTimeout(resolve, 2_500));
   return dirs;
 }
 

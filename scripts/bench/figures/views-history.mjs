@@ -53,8 +53,7 @@ export async function viewsHistoryFigures({ trees, reps, log }) {
     const today = (cwd) => writeCompletedTask(cwd, { session: "today", name: "today's task" }).taskDir;
     const oneDir = today(small);
     log(`views-history: writing ${trees} trees`);
-    await writeHistoryTrees(big, { count: trees });
-    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    await writeHistoryTrees(big, { count: trees }); // returns once the history is 2.5 s old
     const bigDirs = [today(big)];
     const verified = await verifyHistoryTrees(big);
     log(`views-history: ${verified} trees verified`);
