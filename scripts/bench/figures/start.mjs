@@ -10,6 +10,8 @@
  *   start there loads the package's code and looks for pending notices; the daily prune ran before).
  * - `/new` at `trees` trees ÷ in an empty project: an RPC Pi with the package in each project, its
  *   `new_session` command timed from the request to Pi's response, interleaved.
+ * - `/reload` at `trees` trees ÷ in an empty project: an SDK parent in each project (Pi's own
+ *   `AgentSession.reload()`: shutdown, the extensions loaded again, session start), interleaved.
  */
 import { spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -17,6 +19,7 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { createInterface } from "node:readline";
 import { verifyHistoryTrees, writeHistoryTrees } from "../history-trees.mjs";
+import { startSdkParent } from "../sdk-parent.mjs";
 import { figure, msSummary } from "../stats.mjs";
 import { MODEL, PI_CLI, PROVIDER, REPO_ROOT } from "../workspace.mjs";
 
@@ -203,6 +206,32 @@ export async function startFigures(ws, { reps, trees, log }) {
   } finally {
     await Promise.all([rpcEmpty.stop(), rpcHistory.stop()]);
   }
+  log(`start: ${reps} interleaved /reload (SDK AgentSession.reload), in an empty project and at ${trees} trees`);
+  const sdkEmpty = await startSdkParent(ws, { cwd: empty });
+  const sdkHistory = await startSdkParent(ws, { cwd: history });
+  const reload = async (parent) => {
+    const started = performance.now();
+    await parent.session.reload();
+    return performance.now() - started;
+  };
+  samples.reload = [];
+  ms.reloadEmpty = [];
+  ms.reloadHistory = [];
+  try {
+    await reload(sdkEmpty); // warm-up
+    await reload(sdkHistory);
+    for (let rep = 0; rep < reps; rep++) {
+      const e = await reload(sdkEmpty);
+      const h = await reload(sdkHistory);
+      ms.reloadEmpty.push(e);
+      ms.reloadHistory.push(h);
+      samples.reload.push(h / e);
+    }
+    if (sdkEmpty.extensionErrors.length + sdkHistory.extensionErrors.length > 0)
+      throw new Error(`the package failed on reload: ${[...sdkEmpty.extensionErrors, ...sdkHistory.extensionErrors]}`);
+  } finally {
+    await Promise.all([sdkEmpty.dispose(), sdkHistory.dispose()]);
+  }
   const params = { reps, trees };
   const reported = samples.import.every(Number.isFinite);
   if (!reported) log("start: this Pi reports no module import per extension (PI_TIMING); no import figure");
@@ -247,6 +276,15 @@ export async function startFigures(ws, { reps, trees, log }) {
       target: 1.1,
       params,
       detail: { history_ms: msSummary(ms.newHistory), empty_ms: msSummary(ms.newEmpty) },
+    }),
+    figure({
+      id: "start-reload",
+      title: `/reload (SDK AgentSession.reload) with the package at ${trees} trees ÷ in an empty project`,
+      unit: "×",
+      samples: samples.reload,
+      target: 1.1,
+      params,
+      detail: { history_ms: msSummary(ms.reloadHistory), empty_ms: msSummary(ms.reloadEmpty) },
     }),
   ];
 }
