@@ -41,9 +41,9 @@ export default function oneTool(pi: ExtensionAPI): void {
 }
 `;
 
-/** One `pi -p` answering "hi" with `extension` loaded; its wall time and the import Pi reports. */
-function piPrint(cwd, extension) {
-  const argv = [
+/** Pi's CLI with only `extension` loaded (no skills, templates, themes or context files), on the scripted model. */
+function piArgv(extension) {
+  return [
     PI_CLI,
     "--no-extensions",
     "-e",
@@ -52,16 +52,16 @@ function piPrint(cwd, extension) {
     "--no-prompt-templates",
     "--no-themes",
     "--no-context-files",
-    "--no-session",
     "--provider",
     PROVIDER,
     "--model",
     MODEL,
-    "--thinking",
-    "off",
-    "-p",
-    "hi",
   ];
+}
+
+/** One `pi -p` answering "hi" with `extension` loaded; its wall time and the import Pi reports. */
+function piPrint(cwd, extension) {
+  const argv = [...piArgv(extension), "--no-session", "--thinking", "off", "-p", "hi"];
   const started = performance.now();
   const child = spawn(process.execPath, argv, {
     cwd,
@@ -93,26 +93,11 @@ function piPrint(cwd, extension) {
 
 /** An RPC Pi with `extension` loaded in `cwd`; `command` resolves with Pi's response and its latency. */
 function rpcPi(ws, cwd, extension) {
-  const child = spawn(
-    process.execPath,
-    [
-      PI_CLI,
-      "--mode",
-      "rpc",
-      "--no-extensions",
-      "-e",
-      extension,
-      "--no-skills",
-      "--no-prompt-templates",
-      "--no-themes",
-      "--no-context-files",
-      "--provider",
-      PROVIDER,
-      "--model",
-      MODEL,
-    ],
-    { cwd, env: process.env, stdio: ["pipe", "pipe", "ignore"] },
-  );
+  const child = spawn(process.execPath, [...piArgv(extension), "--mode", "rpc"], {
+    cwd,
+    env: process.env,
+    stdio: ["pipe", "pipe", "ignore"],
+  });
   ws.onClose(() => child.kill("SIGKILL"));
   const waiting = new Map();
   let next = 0;
