@@ -123,18 +123,25 @@ async function pruneLookedElsewhere(cwd: string): Promise<boolean> {
   return true;
 }
 
-/** What scripts get back (src/tools/structured.ts), projected by the loaded code. */
-const LAUNCH_STRUCTURED = { schema: LAUNCH_OUTPUT, of: (d: unknown) => loaded().launchOutput(d as never) };
-const RESULT_STRUCTURED = {
-  schema: RESULT_OUTPUT,
-  of: (d: unknown, text: string) => loaded().resultOutput(d as never, text),
-};
-
 /** The loaded code, once a tool ran (a tool's run loads it before its result is projected). */
 function loaded(): Runtime {
   if (runtime === undefined) throw new Error("pi-bg-delegate: the package's code is not loaded");
   return runtime;
 }
+
+/** What each tool's run returns as details (src/runtime.ts). */
+type LaunchDetails = Awaited<ReturnType<Runtime["delegate"]>>["details"];
+type FusionDetails = Awaited<ReturnType<Runtime["fusion"]>>["details"];
+type ResultDetails = Awaited<ReturnType<Runtime["result"]>>["details"];
+
+/** What scripts get back (src/tools/structured.ts), projected by the loaded code. */
+function launchStructured<TDetails extends LaunchDetails | FusionDetails>() {
+  return { schema: LAUNCH_OUTPUT, of: (details: TDetails) => loaded().launchOutput(details) };
+}
+const RESULT_STRUCTURED = {
+  schema: RESULT_OUTPUT,
+  of: (details: ResultDetails, text: string) => loaded().resultOutput(details, text),
+};
 
 export default function bgDelegateExtension(pi: ExtensionAPI): void {
   // Inside a delegate child this package registers nothing parent-side (the guard is loaded with -e).
@@ -148,9 +155,11 @@ export default function bgDelegateExtension(pi: ExtensionAPI): void {
       BG_DELEGATE,
       DELEGATE_ARGUMENTS,
       async (args, toolCallId, ctx) => (await loadRuntime(ctx)).delegate(state, args, toolCallId, ctx),
-      LAUNCH_STRUCTURED,
+      launchStructured<LaunchDetails>(),
     ),
-    ...toolRenderers(BG_DELEGATE.name, "renderDelegateCall", "renderReceipt"),
+    ...toolRenderers<LaunchDetails>(BG_DELEGATE.name, "renderDelegateCall", (r, output, options, theme) =>
+      r.renderReceipt(output, options, theme),
+    ),
   });
 
   pi.registerTool({
@@ -158,9 +167,11 @@ export default function bgDelegateExtension(pi: ExtensionAPI): void {
       BG_FUSION,
       FUSION_ARGUMENTS,
       async (args, toolCallId, ctx) => (await loadRuntime(ctx)).fusion(state, args, toolCallId, ctx),
-      LAUNCH_STRUCTURED,
+      launchStructured<FusionDetails>(),
     ),
-    ...toolRenderers(BG_FUSION.name, "renderFusionCall", "renderFusionReceipt"),
+    ...toolRenderers<FusionDetails>(BG_FUSION.name, "renderFusionCall", (r, output, options, theme) =>
+      r.renderFusionReceipt(output, options, theme),
+    ),
   });
 
   pi.registerTool({
@@ -172,7 +183,9 @@ export default function bgDelegateExtension(pi: ExtensionAPI): void {
       // A task that ended without an answer: its spend into Pi's totals once, where the host keeps it.
       (error) => runtime?.bookedFailure(error),
     ),
-    ...toolRenderers(BG_RESULT.name, "renderResultCall", "renderRetrieval"),
+    ...toolRenderers<ResultDetails>(BG_RESULT.name, "renderResultCall", (r, output, options, theme) =>
+      r.renderRetrieval(output, options, theme),
+    ),
   });
 
   registerNotificationRenderer(pi);

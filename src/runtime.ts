@@ -43,8 +43,8 @@ import { getRegistry } from "./tasks/registry.ts";
 import type { PiUsage } from "./tools/books.ts";
 import { failureForBooks, usageForBooks } from "./tools/books.ts";
 import { startFooter } from "./ui/footer.ts";
-import { alreadyStartedText } from "./views/already-started.ts";
-import { receiptText } from "./views/receipt.ts";
+import { type AlreadyStartedDetails, alreadyStartedText } from "./views/already-started.ts";
+import { type ReceiptDetails, receiptText } from "./views/receipt.ts";
 
 export { launchOutput, resultOutput } from "./tools/structured.ts";
 
@@ -180,7 +180,7 @@ export async function delegate(
   args: DelegateArguments,
   toolCallId: string,
   ctx: ExtensionContext,
-): Promise<{ content: { type: "text"; text: string }[]; details: unknown }> {
+): Promise<{ content: { type: "text"; text: string }[]; details: ReceiptDetails | AlreadyStartedDetails }> {
   processState().launched = true;
   bind(state);
   const settings = settingsOf(ctx);

@@ -45,16 +45,23 @@ interface RenderOptions {
   isError: boolean;
 }
 
-type ResultRenderer = "renderReceipt" | "renderFusionReceipt" | "renderRetrieval";
+/** How a tool's result is drawn by the loaded renderers. */
+type DrawResult<TDetails> = (
+  renderers: Renderers,
+  output: AgentToolResult<TDetails>,
+  options: RenderOptions,
+  theme: Theme,
+) => Component;
+
 type CallRenderer = "renderDelegateCall" | "renderFusionCall" | "renderResultCall";
 
 /** A tool's renderCall and renderResult, drawn by the loaded renderers. */
-export function toolRenderers(name: string, call: CallRenderer, result: ResultRenderer) {
+export function toolRenderers<TDetails>(name: string, call: CallRenderer, result: DrawResult<TDetails>) {
   return {
     renderCall: (args: unknown, theme: Theme): Component =>
       loaded === undefined ? callFallback(name, theme) : loaded[call](args, theme),
     renderResult: (
-      output: AgentToolResult<unknown>,
+      output: AgentToolResult<TDetails>,
       options: { expanded: boolean },
       theme: Theme,
       context: { isError: boolean },
@@ -64,7 +71,7 @@ export function toolRenderers(name: string, call: CallRenderer, result: ResultRe
         void loadRenderers().catch(() => {});
         return line((text) => text, "");
       }
-      return loaded[result](output as never, drawn, theme);
+      return result(loaded, output, drawn, theme);
     },
   };
 }
