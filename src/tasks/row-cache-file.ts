@@ -16,6 +16,7 @@ import { readRegularFile, writeFileAtomic } from "../core/fs.ts";
 import { sha256Hex } from "../core/hash.ts";
 import { readRecordKey } from "../host/index.ts";
 import { recordMacValid, signRecord } from "../store/record-mac.ts";
+import { requireStoreTrusted } from "../store/store-trust.ts";
 import { delegateRoot } from "../store/task-paths.ts";
 import type { TaskRow } from "./row.ts";
 import { type KeptEntry, RowCache, type RowCacheOptions } from "./row-cache.ts";
@@ -104,6 +105,8 @@ export function saveRowCache(cwd: string, agentDir: string, cache: RowCache): vo
   const fields: Header = { version: FILE_VERSION, rows_sha256: sha256Hex(rowsLine) };
   const header = JSON.stringify({ ...fields, mac: signRecord(agentDir, cwd, "row-cache", fields) });
   try {
+    // Only into a store that is this user's own, never through a link (as the prune mark).
+    requireStoreTrusted(cwd, ["delegate"]);
     writeFileAtomic(rowCachePath(cwd), Buffer.concat([Buffer.from(`${header}\n`, "utf8"), rowsLine]));
   } catch {
     // read-only or full: nothing is lost but time
