@@ -1,5 +1,5 @@
 /**
- * The package's one entry: registers bg_delegate, bg_fusion, bg_result, their renderers, /delegates
+ * The package's one entry: registers bg_delegate, bg_fusion, bg_result, bg_steer, their renderers, /delegates
  * and the hooks, and loads what they do on first use (docs/subsystems/launch.md, "Loading on first
  * use"): a Pi session that never delegates loads only this file and the tools' declarations.
  */
@@ -9,6 +9,7 @@ import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-age
 import { DELEGATE_ARGUMENTS } from "./arguments/delegate-arguments.ts";
 import { FUSION_ARGUMENTS } from "./arguments/fusion-arguments.ts";
 import { RESULT_ARGUMENTS } from "./arguments/result-arguments.ts";
+import { STEER_ARGUMENTS } from "./arguments/steer-arguments.ts";
 import {
   CHILD_ENV,
   DELEGATE_ROOT,
@@ -20,8 +21,8 @@ import { registerJsonEcho } from "./json-echo.ts";
 import { processState } from "./process-state.ts";
 import type { SessionState } from "./runtime.ts";
 import { packageTool } from "./tools/define.ts";
-import { LAUNCH_OUTPUT, RESULT_OUTPUT } from "./tools/output-schemas.ts";
-import { BG_DELEGATE, BG_FUSION, BG_RESULT } from "./tools/texts.ts";
+import { LAUNCH_OUTPUT, RESULT_OUTPUT, STEER_OUTPUT } from "./tools/output-schemas.ts";
+import { BG_DELEGATE, BG_FUSION, BG_RESULT, BG_STEER } from "./tools/texts.ts";
 import { loadRenderers, registerDelegatesCommand, registerNotificationRenderer, toolRenderers } from "./ui/lazy.ts";
 
 type Runtime = typeof import("./runtime.ts");
@@ -48,7 +49,7 @@ function present(path: string): boolean {
   }
 }
 
-const OUR_TOOLS: ReadonlySet<string> = new Set([BG_DELEGATE.name, BG_FUSION.name, BG_RESULT.name]);
+const OUR_TOOLS: ReadonlySet<string> = new Set([BG_DELEGATE.name, BG_FUSION.name, BG_RESULT.name, BG_STEER.name]);
 const LAUNCHING_TOOLS: ReadonlySet<string> = new Set([BG_DELEGATE.name, BG_FUSION.name]);
 
 interface EntryView {
@@ -133,6 +134,7 @@ function loaded(): Runtime {
 type LaunchDetails = Awaited<ReturnType<Runtime["delegate"]>>["details"];
 type FusionDetails = Awaited<ReturnType<Runtime["fusion"]>>["details"];
 type ResultDetails = Awaited<ReturnType<Runtime["result"]>>["details"];
+type SteerDetails = Awaited<ReturnType<Runtime["steer"]>>["details"];
 
 /** What scripts get back (src/tools/structured.ts), projected by the loaded code. */
 function launchStructured<TDetails extends LaunchDetails | FusionDetails>() {
@@ -185,6 +187,18 @@ export default function bgDelegateExtension(pi: ExtensionAPI): void {
     ),
     ...toolRenderers<ResultDetails>(BG_RESULT.name, "renderResultCall", (r, output, options, theme) =>
       r.renderRetrieval(output, options, theme),
+    ),
+  });
+
+  pi.registerTool({
+    ...packageTool(
+      BG_STEER,
+      STEER_ARGUMENTS,
+      async (args, _toolCallId, ctx) => (await loadRuntime(ctx)).steer(state, args, ctx),
+      { schema: STEER_OUTPUT, of: (details: SteerDetails) => loaded().steerOutput(details) },
+    ),
+    ...toolRenderers<SteerDetails>(BG_STEER.name, "renderSteerCall", (r, output, options, theme) =>
+      r.renderSteerResult(output, options, theme),
     ),
   });
 

@@ -13,6 +13,7 @@ import {
 import type { DelegateArguments } from "./arguments/delegate-arguments.ts";
 import type { FusionArguments } from "./arguments/fusion-arguments.ts";
 import type { ResultArguments } from "./arguments/result-arguments.ts";
+import type { SteerArguments } from "./arguments/steer-arguments.ts";
 import { loadSettings } from "./core/settings.ts";
 import { startFusion } from "./fusion-run/start.ts";
 import { admitHost, type HostAdmission, keepsReturnedToolErrors } from "./host/index.ts";
@@ -40,13 +41,15 @@ import { SessionLink } from "./tasks/link.ts";
 import { pruneTasks } from "./tasks/prune.ts";
 import { lastPrune, markPrune, pruneDue } from "./tasks/prune-schedule.ts";
 import { getRegistry } from "./tasks/registry.ts";
+import { steerTask } from "./tasks/steer.ts";
 import type { PiUsage } from "./tools/books.ts";
 import { failureForBooks, usageForBooks } from "./tools/books.ts";
 import { startFooter } from "./ui/footer.ts";
 import { type AlreadyStartedDetails, alreadyStartedText } from "./views/already-started.ts";
 import { type ReceiptDetails, receiptText } from "./views/receipt.ts";
+import { steerText } from "./views/steer.ts";
 
-export { launchOutput, resultOutput } from "./tools/structured.ts";
+export { launchOutput, resultOutput, steerOutput } from "./tools/structured.ts";
 
 /** One extension instance (one load of src/extension.ts) and the session it serves now, if any. */
 export interface SessionState {
@@ -215,6 +218,13 @@ export async function result(state: SessionState, args: ResultArguments, ctx: Ex
   // What it spent, into Pi's own totals once (src/tools/books.ts); Pi 0.73.1 does not keep it.
   const usage = usageForBooks(details);
   return { content: [{ type: "text" as const, text }], details, ...(usage === undefined ? {} : { usage }) };
+}
+
+/** bg_steer: a message for a running delegate of this process, queued for its next request (src/tasks/steer.ts). */
+export async function steer(state: SessionState, args: SteerArguments, ctx: ExtensionContext) {
+  const known = bind(state)?.link.knownTasks() ?? new Map(getRegistry().known);
+  const details = steerTask(ctx.cwd, args.taskId, args.message, known);
+  return { content: [{ type: "text" as const, text: steerText(details) }], details };
 }
 
 /**

@@ -190,7 +190,7 @@ export async function loadHostProbeChecks(root) {
   return Object.entries(checks).map(([id, means]) => ({ id, means: String(means) }));
 }
 
-const STAGES = ["admission", "launch", "run", "verify", "retrieval"];
+const STAGES = ["admission", "launch", "run", "verify", "retrieval", "steer"];
 
 /**
  * FAILURE_REMEDIATION and FAILURE_WHEN of src/core/errors.ts, checked to cover exactly the same codes.

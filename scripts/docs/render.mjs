@@ -230,6 +230,7 @@ const STAGE_SURFACE = {
   run: "The task ends as failed; the completion notice and `bg_result` show the code and the output log, and no answer is returned.",
   verify: "The completion notice and `bg_result` show the code; no answer bytes are returned.",
   retrieval: "The `bg_result` call fails with this code; the task itself is unchanged.",
+  steer: "The `bg_steer` call fails with this code; nothing is written and the delegate runs on unchanged.",
 };
 const STAGE_LABEL = {
   admission: "Before launch",
@@ -237,6 +238,7 @@ const STAGE_LABEL = {
   run: "In the child",
   verify: "On verification",
   retrieval: "On retrieval",
+  steer: "On steering",
 };
 
 /** A cancel ends the task in state `cancelled`, every other code of the run in `failed` (src/tasks/finalize.ts). */

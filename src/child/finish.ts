@@ -12,6 +12,7 @@ import type { DelegateResultFile, SeedDocument } from "../core/types.ts";
 import { answerText, decideOutcome, type FinalMessage } from "./outcome.ts";
 import { commitResult, commitTerminal, type RuntimeBudgetFile, writeRuntimeBudget } from "./records.ts";
 import { evidenceRows, type GuardState, type RunwayState, receiptsInOrder } from "./state.ts";
+import { resultSteering } from "./steering.ts";
 import { usageRecord } from "./usage.ts";
 
 function now(): string {
@@ -95,6 +96,12 @@ function sessionFacts(taskDir: string, seed: SeedDocument): Pick<DelegateResultF
   };
 }
 
+/** What steering the run saw and delivered (docs/tools/bg_steer.md); nothing when it saw none. */
+function steeringFacts(state: GuardState): Pick<DelegateResultFile, "steering"> {
+  const steering = resultSteering(state);
+  return steering === undefined ? {} : { steering };
+}
+
 /**
  * A final answer cut at the model's output limit is kept as a partial, for a person to read (never
  * returned as an answer): answer-partial.txt, at most the answer capture limit. Returns the words
@@ -150,6 +157,7 @@ export function finish(state: GuardState): void {
         finalized_by: state.runway.finalizedBy,
         ...(state.spend.overbilled === undefined ? {} : { overbilled: state.spend.overbilled }),
         ...sessionFacts(taskDir, seed),
+        ...steeringFacts(state),
       });
     } else if (outcome.kind === "failure") {
       const partial =

@@ -35,6 +35,7 @@ import { afterResponse } from "./response.ts";
 import { readArtifactBound } from "./runway.ts";
 import { outputLimitInFlight, turnGrowthRoom } from "./spend.ts";
 import { type GuardState, latch, latchError, newState } from "./state.ts";
+import { lastSteeringLook, steeredMessages } from "./steering.ts";
 import { decideToolCall, handleToolResult, specialPathRefusal } from "./tool-hooks.ts";
 
 const GUARD_PATH = fileURLToPath(import.meta.url);
@@ -268,12 +269,16 @@ export default function delegateGuard(pi: ExtensionAPI): void {
 
   pi.on("context", (event, ctx) => {
     state.requests++;
-    const decision = beforeRequest(state, event.messages);
+    // Steering first: its messages count in this request's runway and spend like any other (src/child/steering.ts).
+    const messages =
+      handover === undefined ? event.messages : steeredMessages(state, handover.taskDir, getAgentDir(), event.messages);
+    const decision = beforeRequest(state, messages);
     if (decision.stop) {
       stopRun(ctx);
       return undefined;
     }
-    return decision.messages ? { messages: decision.messages } : undefined;
+    const sent = decision.messages ?? messages;
+    return sent === event.messages ? undefined : { messages: sent };
   });
 
   // Under a spend cap, each request carries the output limit its worst cost counted (src/child/output-bound.ts).
@@ -308,6 +313,8 @@ export default function delegateGuard(pi: ExtensionAPI): void {
     await drain();
     // A structured answer that does not conform gets its one repair turn before anything is committed.
     await repairIfNeeded(state, { send: (text) => pi.sendUserMessage(text), drain });
+    // The last look at the steering: what arrived after the last request is recorded as seen, not delivered.
+    lastSteeringLook(state, handover.taskDir, getAgentDir());
     finish(state);
   });
 }

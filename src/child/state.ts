@@ -16,6 +16,7 @@ import type { RuntimeBudgetFile } from "./records.ts";
 import type { RunwayBudget } from "./runway.ts";
 import { newSpendState, type SpendState } from "./spend.ts";
 import type { SpilledRead } from "./spilled-read.ts";
+import { newSteeringState, type SteeringState } from "./steering.ts";
 import { emptyUsage, type UsageTally } from "./usage.ts";
 
 export interface RunwayState {
@@ -102,6 +103,8 @@ export interface GuardState {
   finished: boolean;
   /** The repair turn of a structured answer (child/repair.ts). */
   repair: RepairState;
+  /** The steering delivered so far and the last vouched head seen (child/steering.ts). */
+  steering: SteeringState;
 }
 
 export function newState(): GuardState {
@@ -123,6 +126,7 @@ export function newState(): GuardState {
     spilledReads: new Map(),
     last: undefined,
     repair: newRepairState(),
+    steering: newSteeringState(),
     runway: {
       budget: { growthBudgetTokens: 0, triggerTokens: 0 },
       retainedBytes: 0,

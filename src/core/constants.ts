@@ -162,6 +162,8 @@ export const SCHEMA = {
   fusionFailureSummary: "pi-bg-delegate.fusion-failure-summary.v1",
   fusionUsageClaim: "pi-bg-delegate.fusion-usage-claim.v1",
   delegateUsageClaim: "pi-bg-delegate.delegate-usage-claim.v1",
+  steering: "pi-bg-delegate.steering.v1",
+  steeringSeen: "pi-bg-delegate.steering-seen.v1",
   fusionRun: "pi-bg-delegate.fusion-run.v1",
   fusionChild: "pi-bg-delegate.fusion-child.v1",
   fusionEvaluation: "pi-bg-delegate.fusion-evaluation.v1",
@@ -209,7 +211,17 @@ export const TASK_FILES = {
   partialAnswer: "answer-partial.txt",
   /** Created once by the bg_result that put the task's usage in Pi's books (src/store/usage-claim.ts). */
   usageClaim: "usage-claim.json",
+  /** The parent's hash-chained steering messages (docs/tools/bg_steer.md, "The steering record"). */
+  steering: "steering.json",
+  /** The guard's account of the steering it delivered so far (a display aid; result.json binds it). */
+  steeringSeen: "steering-seen.json",
 } as const;
+
+// Steering a running delegate (docs/tools/bg_steer.md, "Limits")
+/** The largest steering message, in bytes of UTF-8. */
+export const STEER_MESSAGE_MAX_BYTES = 4 * KiB;
+/** The most steering messages one delegate takes. */
+export const STEER_MAX_PER_TASK = 8;
 
 /**
  * The most tasks one chain of follow-ups holds, the first task included (docs/tools/bg_delegate.md,

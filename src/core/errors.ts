@@ -81,6 +81,16 @@ export const FAILURE_REMEDIATION = {
     "The previous task's session file changed after it ended; launch a new delegate instead of a follow-up.",
   follow_up_chain_invalid:
     "Launch a new delegate (not a follow-up) with what it needs in the prompt; `pi-bg-delegate show <id>` prints the chain as far as it holds.",
+  steer_task_ended:
+    "The delegate has ended and can no longer be steered; to ask it more or redirect it, call bg_delegate with previousTaskId set to its id (a follow-up resumes its session).",
+  steer_fusion_refused:
+    "A Fusion run cannot be steered (its candidates must answer the same question); cancel it and run bg_fusion again with the new direction in the prompt.",
+  steer_not_owner:
+    "Steer a delegate from the Pi process that launched it (it holds the task's record); from here, cancel it and launch again, or wait and ask a follow-up.",
+  steer_limit_reached:
+    "The delegate took its 8 steering messages; cancel it and launch again with the new direction in the prompt, or wait for its answer and ask a follow-up.",
+  steering_record_invalid:
+    "The task's steering record is not the one you wrote, or the child's delivered steering is not of it (edited, replaced or forged); do not trust the answer, and launch the delegate again.",
   fusion_candidates_unset:
     'Pass candidates (2-4 routes {provider, model}) to bg_fusion, or set bgDelegate.fusion.candidates in settings.json, e.g. "fusion": {"candidates": [{"provider": "anthropic", "model": "claude-sonnet-4-5"}, {"provider": "openai", "model": "gpt-5"}]}.',
   fusion_candidates_insufficient:
@@ -147,7 +157,7 @@ export function fail(code: FailureCode, message: string, facts?: FailureFacts): 
 }
 
 /** Where in a task's life a code can arise; docs/failure-codes.md derives "what you see" from it. */
-export type FailureStage = "admission" | "launch" | "run" | "verify" | "retrieval";
+export type FailureStage = "admission" | "launch" | "run" | "verify" | "retrieval" | "steer";
 
 /**
  * When each code is produced, beside FAILURE_REMEDIATION so the failure table in
@@ -348,6 +358,26 @@ export const FAILURE_WHEN = {
   follow_up_chain_invalid: {
     stages: ["admission", "retrieval"],
     when: "Walking a follow-up's chain back to its first task met a task already in it (a cycle), a link whose tree is not the task it names or lies outside the project's store, a place in the chain that does not follow from the one before, or more than 64 tasks; bg_result, show and a new follow-up of it are refused, naming the task.",
+  },
+  steer_task_ended: {
+    stages: ["steer"],
+    when: "bg_steer named a delegate that has ended (its child committed or the task was recorded as ended); the message names previousTaskId.",
+  },
+  steer_fusion_refused: {
+    stages: ["steer"],
+    when: "bg_steer named a Fusion run, or a delegate that is one of a Fusion run's candidates or stages.",
+  },
+  steer_not_owner: {
+    stages: ["steer"],
+    when: "bg_steer named a running delegate this Pi process does not run (another Pi process launched it, or it was let go when its Pi quit).",
+  },
+  steer_limit_reached: {
+    stages: ["steer"],
+    when: "bg_steer named a delegate that already took 8 steering messages.",
+  },
+  steering_record_invalid: {
+    stages: ["run", "verify"],
+    when: "steering.json is missing, not a regular file, edited, re-chained or not the record manifest.json vouches for (its count and last hash), or result.json's delivered steering is not of it.",
   },
   fusion_candidates_unset: {
     stages: ["admission"],

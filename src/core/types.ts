@@ -23,6 +23,7 @@ import type { OutputSchema } from "./output-schema.ts";
 import type { SpendOverbilled } from "./overbilling.ts";
 import type { SearchTools } from "./search-tools.ts";
 import type { SeedSpend } from "./spend.ts";
+import type { ManifestSteering, ResultSteering } from "./steering.ts";
 
 /** The evidence shapes live in evidence-types.ts; importers of this file keep finding them here. */
 export type {
@@ -186,6 +187,11 @@ export interface DelegateResultFile {
   session_sha256?: string;
   /** A follow-up's link to the task it continues, as its seed recorded it; absent for a first task. */
   previous?: ChainLink;
+  /**
+   * The steering the guard saw vouched for and what of it it delivered (docs/tools/bg_steer.md);
+   * absent when it never saw any.
+   */
+  steering?: ResultSteering;
 }
 
 /** child-terminal.json: written by the guard instead of result.json on any failure. */
@@ -286,6 +292,11 @@ export interface DelegateManifest {
    * (docs/tools/bg_delegate.md, "Never launched twice"); absent for a launch without a key.
    */
   key_sha256?: string;
+  /**
+   * The steering messages this process wrote to steering.json (how many, the last one's hash): the
+   * signed vouch for that record (docs/tools/bg_steer.md); absent when the task was never steered.
+   */
+  steering?: ManifestSteering;
   /**
    * This user's MAC of the other fields for this project (docs/subsystems/launch.md, "The store is
    * yours"); absent in trees written before it was recorded, and in shipped ones.

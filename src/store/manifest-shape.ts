@@ -10,6 +10,7 @@
 import { AUTO_DELIVER_MODES, CAPABILITIES, EXTENSION_MODES, FINALIZED_BY, SCHEMA } from "../core/constants.ts";
 import { FAILURE_CODES } from "../core/errors.ts";
 import { checkOutputSchema } from "../core/output-schema.ts";
+import { parseManifestSteering } from "../core/steering.ts";
 import type {
   BoundArtifact,
   DelegateManifest,
@@ -75,6 +76,7 @@ const MANIFEST_KEYS = [
   "settings_ignored",
   "follow_up",
   "key_sha256",
+  "steering",
   "mac",
 ] as const;
 
@@ -210,7 +212,7 @@ function followUp(value: unknown, at: string): ManifestFollowUp {
 /** manifest.json's parsed JSON as a DelegateManifest; throws SchemaViolation naming the first field that fails. */
 export function parseDelegateManifest(value: unknown): DelegateManifest {
   const o = closedObject(value, "", MANIFEST_KEYS, {
-    optional: ["host", "output_schema", "settings_ignored", "follow_up", "key_sha256", "mac"],
+    optional: ["host", "output_schema", "settings_ignored", "follow_up", "key_sha256", "steering", "mac"],
   });
   const text = (key: (typeof MANIFEST_KEYS)[number]): string => anyString(o[key], key);
   const recordedHost = optional(o, "", "host", host);
@@ -218,6 +220,7 @@ export function parseDelegateManifest(value: unknown): DelegateManifest {
   const ignored = optional(o, "", "settings_ignored", (v, at) => list(v, at, MAX_IGNORED_SETTINGS, anyString));
   const link = optional(o, "", "follow_up", followUp);
   const keySha256 = optional(o, "", "key_sha256", sha256);
+  const steering = optional(o, "", "steering", parseManifestSteering);
   const mac = optional(o, "", "mac", sha256);
   return {
     schema_version: literal(o.schema_version, "schema_version", SCHEMA.manifest),
@@ -250,6 +253,7 @@ export function parseDelegateManifest(value: unknown): DelegateManifest {
     ...(ignored === undefined ? {} : { settings_ignored: ignored }),
     ...(link === undefined ? {} : { follow_up: link }),
     ...(keySha256 === undefined ? {} : { key_sha256: keySha256 }),
+    ...(steering === undefined ? {} : { steering }),
     ...(mac === undefined ? {} : { mac }),
   };
 }

@@ -1,13 +1,14 @@
 /**
- * The two small records of a task tree that are display aids, each read through one typed reader
+ * The small records of a task tree that are display aids, each read through one typed reader
  * (src/core/fs.ts, readRegularFile: a regular file within its bound, never blocking) and checked
  * with the one validator (src/core/validate.ts): the guard's progress.json and the parent's
- * budget-plan.json. A record that is absent, unreadable, not JSON or not of its shape reads as
+ * budget-plan.json, and the guard's steering-seen.json. A record that is absent, unreadable, not JSON or not of its shape reads as
  * nothing known; neither ever fails a call.
  */
 import { join } from "node:path";
-import { TASK_FILES, TASK_RECORD_MAX_BYTES } from "../core/constants.ts";
+import { SCHEMA, TASK_FILES, TASK_RECORD_MAX_BYTES } from "../core/constants.ts";
 import { readRegularFile } from "../core/fs.ts";
+import { parseResultSteering, type SteeringDelivery } from "../core/steering.ts";
 import type { BudgetFigures, ChildProgress } from "../core/types.ts";
 import { amount, count, keyPath, plainObject, SchemaViolation } from "../core/validate.ts";
 
@@ -75,4 +76,21 @@ export function readProgress(taskDir: string): ChildProgress {
  */
 export function readBudgetFigures(taskDir: string): BudgetFigures | null {
   return shaped(readRecord(taskDir, TASK_FILES.budgetPlan), parseBudgetFigures, null);
+}
+
+/**
+ * What the guard says it delivered of a task's steering so far (steering-seen.json, a display aid:
+ * result.json binds what counts). Nothing when absent, unreadable, of another launch or not of its shape.
+ */
+export function readSteeringSeen(taskDir: string, taskId: string, launchNonce: string): SteeringDelivery[] {
+  const value = readRecord(taskDir, TASK_FILES.steeringSeen);
+  return shaped(
+    value,
+    (v) => {
+      const { schema_version, task_id, launch_nonce, ...body } = plainObject(v, "");
+      if (schema_version !== SCHEMA.steeringSeen || task_id !== taskId || launch_nonce !== launchNonce) return [];
+      return parseResultSteering(body, "").delivered;
+    },
+    [],
+  );
 }

@@ -48,3 +48,23 @@ export const RESULT_OUTPUT = Type.Object(
   { additionalProperties: false },
 );
 export type ResultOutput = Static<typeof RESULT_OUTPUT>;
+
+/** bg_steer's structured result: where the message is, and where the earlier ones are. */
+export const STEER_OUTPUT = Type.Object(
+  {
+    id: Type.String({ description: "the steered delegate's task id" }),
+    n: Type.Number({ description: "this message's number (1 for the first message to this delegate)" }),
+    state: Type.Literal("queued", { description: "queued: the delegate reads it before its next model request" }),
+    delivered: Type.Array(
+      Type.Object(
+        { n: Type.Number(), request: Type.Number({ description: "the model request it was read before" }) },
+        { additionalProperties: false },
+      ),
+      { description: "earlier messages the delegate has read, as it reports" },
+    ),
+    queued: Type.Array(Type.Number(), { description: "the numbers of the messages not read yet, this one included" }),
+    remaining: Type.Number({ description: "how many more messages this delegate takes" }),
+  },
+  { additionalProperties: false },
+);
+export type SteerOutput = Static<typeof STEER_OUTPUT>;

@@ -12,7 +12,8 @@ import type { FusionReceiptDetails } from "../fusion-run/receipt.ts";
 import type { AlreadyStartedDetails } from "../views/already-started.ts";
 import type { ReceiptDetails } from "../views/receipt.ts";
 import { type CompletedView, inlineAnswerOf, type RunningView } from "../views/result.ts";
-import type { LaunchOutput, ResultOutput } from "./output-schemas.ts";
+import type { SteerReceipt } from "../views/steer.ts";
+import type { LaunchOutput, ResultOutput, SteerOutput } from "./output-schemas.ts";
 
 export function launchOutput(details: ReceiptDetails | FusionReceiptDetails | AlreadyStartedDetails): LaunchOutput {
   if (details.kind === "bg_launch_already_started") {
@@ -99,4 +100,15 @@ function delegateOutput(v: RunningView | CompletedView, text: string): ResultOut
 /** bg_result's details and text (a running, completed or Fusion view) as the structured result. */
 export function resultOutput(details: RunningView | CompletedView | FusionView, text: string): ResultOutput {
   return "run_id" in details ? fusionOutput(details, text) : delegateOutput(details, text);
+}
+
+export function steerOutput(details: SteerReceipt): SteerOutput {
+  return {
+    id: details.task_id,
+    n: details.n,
+    state: details.state,
+    delivered: details.delivered.map((d) => ({ n: d.n, request: d.request })),
+    queued: [...details.queued],
+    remaining: details.max - details.n,
+  };
 }

@@ -1,12 +1,12 @@
 /**
- * What the model reads of the package's three tools, in one place: each tool's name, description,
+ * What the model reads of the package's four tools, in one place: each tool's name, description,
  * prompt snippet and guidelines (its label is made from the name, src/tools/define.ts). The tool
  * pages of docs/tools/ are generated from the registered definitions, so they quote these words.
  */
 
-import { INLINE_LIMIT_TEXT } from "../core/constants.ts";
+import { INLINE_LIMIT_TEXT, STEER_MAX_PER_TASK } from "../core/constants.ts";
 
-export type ToolName = "bg_delegate" | "bg_fusion" | "bg_result";
+export type ToolName = "bg_delegate" | "bg_fusion" | "bg_result" | "bg_steer";
 
 export interface ToolTexts {
   name: ToolName;
@@ -44,5 +44,14 @@ export const BG_FUSION: ToolTexts = {
     "Use bg_fusion when a read-only question benefits from independent answers of several models (a review, a diagnosis, a design question); use bg_delegate for a single investigation.",
     "After bg_fusion, do not poll bg_result: wait for the completion notification, then call bg_result once with the run id.",
     "Give bg_fusion a key for a run you may ask for again after compaction: the same key returns the run already started.",
+  ],
+};
+
+export const BG_STEER: ToolTexts = {
+  name: "bg_steer",
+  description: `Send a message to a running bg_delegate task: the delegate reads it as a user message before its next model request and takes it into account, without starting over. Returns at once ("queued"). A message that arrives after the delegate's last request is reported as not delivered in its completion notice and bg_result. At most ${STEER_MAX_PER_TASK} messages per delegate; ended tasks and Fusion runs cannot be steered.`,
+  promptSnippet: "bg_steer: redirect a running bg_delegate task with a message it reads before its next request",
+  promptGuidelines: [
+    "Use bg_steer when you learn something a running delegate needs (a scope change, a fact, a correction) instead of cancelling it and launching again; to ask an ended delegate more, use bg_delegate with previousTaskId.",
   ],
 };

@@ -9,17 +9,21 @@ import type { AgentToolResult, ExtensionAPI, Theme } from "@mariozechner/pi-codi
 import type { Component } from "@mariozechner/pi-tui";
 import { NOTIFICATION_CUSTOM_TYPE } from "../core/constants.ts";
 
-type Renderers = typeof import("./render.ts") & typeof import("./fusion-render.ts");
+type Renderers = typeof import("./render.ts") &
+  typeof import("./fusion-render.ts") &
+  typeof import("./steer-render.ts");
 
 let loaded: Renderers | undefined;
 let loading: Promise<Renderers> | undefined;
 
 /** Load the renderers (once); resolves when every renderer draws in full. */
 export function loadRenderers(): Promise<Renderers> {
-  loading ??= Promise.all([import("./render.ts"), import("./fusion-render.ts")]).then(([render, fusion]) => {
-    loaded = { ...render, ...fusion };
-    return loaded;
-  });
+  loading ??= Promise.all([import("./render.ts"), import("./fusion-render.ts"), import("./steer-render.ts")]).then(
+    ([render, fusion, steer]) => {
+      loaded = { ...render, ...fusion, ...steer };
+      return loaded;
+    },
+  );
   return loading;
 }
 
@@ -53,7 +57,7 @@ type DrawResult<TDetails> = (
   theme: Theme,
 ) => Component;
 
-type CallRenderer = "renderDelegateCall" | "renderFusionCall" | "renderResultCall";
+type CallRenderer = "renderDelegateCall" | "renderFusionCall" | "renderResultCall" | "renderSteerCall";
 
 /** A tool's renderCall and renderResult, drawn by the loaded renderers. */
 export function toolRenderers<TDetails>(name: string, call: CallRenderer, result: DrawResult<TDetails>) {

@@ -69,7 +69,7 @@ export function renderResultCall(raw: unknown, theme: Theme): Text {
 }
 
 /** A tool error, for a person: its first line plainly; expanded, the whole failure text. */
-function renderError(result: AgentToolResult<unknown>, expanded: boolean, theme: Theme): Text {
+export function renderError(result: AgentToolResult<unknown>, expanded: boolean, theme: Theme): Text {
   const text = visibleLines(firstText(result));
   const [first = "", ...rest] = text.split("\n");
   const match = /^\[([a-z_]+)\] (.*)$/.exec(first);

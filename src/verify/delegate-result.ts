@@ -7,6 +7,7 @@
 import { SCHEMA, TASK_FILES } from "../core/constants.ts";
 import { DelegateError, type FailureCode } from "../core/errors.ts";
 import { sha256Hex, sha256Stream } from "../core/hash.ts";
+import type { ManifestSteering, SteeringView } from "../core/steering.ts";
 import type { AnswerBlock, DelegateResultFile, PinnedRoute } from "../core/types.ts";
 import { decodeUtf8Strict, isWellFormedUtf8 } from "../core/utf8.ts";
 import { type DecodedBlocks, layoutIsCanonical, parseCanonicalWithPlainBlocks } from "./result-layout.ts";
@@ -30,6 +31,11 @@ export interface ExpectedResultIdentity {
    * rewritten after adjudication, however self-consistent, is not the answer.
    */
   adjudicated?: { answerBytes: number | null; answerSha256: string | null };
+  /**
+   * The steering the signed manifest vouches for (null: none was written). When given, steering.json
+   * must hold it and result.json's delivered steering must be of it (step 12).
+   */
+  steering?: ManifestSteering | null;
 }
 
 /**
@@ -40,6 +46,8 @@ export interface VerifiedAnswer {
   readonly result: DelegateResultFile;
   readonly answerBytes: Buffer;
   readonly text: string;
+  /** What steering reached the child and what did not (step 12); absent when the task was never steered. */
+  readonly steering?: SteeringView;
 }
 
 /** A typed failure whose message names result.json (shared with the directory steps, src/verify/result-file.ts). */
@@ -70,6 +78,7 @@ export const VERIFICATION_STEPS = [
   "well-formed UTF-8, not blank",
   "seed.json still holds the launched seed (its byte length and SHA-256)",
   "the answer is the one recorded when the task was adjudicated (manifest.json)",
+  "the steering delivered is the steering this user wrote (steering.json, as manifest.json vouches)",
 ] as const;
 
 /** Told each step number ({@link VERIFICATION_STEPS}) once that step has passed. */

@@ -4,12 +4,28 @@
  * those bytes, then seed.json compared with the launched seed (step 10) and the answer with the one
  * the parent recorded when it adjudicated the task (step 11). Each file is opened once.
  */
-import { closeSync, readSync } from "node:fs";
+import { closeSync, existsSync, readSync } from "node:fs";
 import { join } from "node:path";
-import { CHILD_FILE_MAX_BYTES, MiB, TASK_FILES } from "../core/constants.ts";
+import {
+  CHILD_FILE_MAX_BYTES,
+  MiB,
+  STEER_MAX_PER_TASK,
+  STEER_MESSAGE_MAX_BYTES,
+  TASK_FILES,
+} from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import { openRegularFile, readRegularFile, refusalText } from "../core/fs.ts";
 import { sha256Stream } from "../core/hash.ts";
+import {
+  chainProblem,
+  checkSteering,
+  type ManifestSteering,
+  parseSteeringRecord,
+  type SteeringEntry,
+  type SteeringRecord,
+  type SteeringView,
+  vouchedEntries,
+} from "../core/steering.ts";
 import {
   type ExpectedResultIdentity,
   failResult,
@@ -94,7 +110,75 @@ function step11Adjudicated(
   }
 }
 
-/** result.json of a task dir, verified (steps 0–11); null when the child committed none. */
+/** The verified answer with the steering view of step 12. */
+function withSteering(verified: VerifiedAnswer, steering: SteeringView): VerifiedAnswer {
+  return {
+    result: verified.result,
+    answerBytes: verified.answerBytes,
+    steering,
+    get text() {
+      return verified.text;
+    },
+  };
+}
+
+/** The most bytes steering.json may hold: eight entries of at most 4 KiB of message each, and their frame. */
+const STEERING_FILE_MAX_BYTES = STEER_MAX_PER_TASK * (STEER_MESSAGE_MAX_BYTES * 7 + 1024) + 1024;
+
+/**
+ * steering.json's entries that the signed manifest vouches for, chain checked; [] when none was
+ * vouched for and none is there. Anything else is steering_record_invalid (a missing, replaced,
+ * edited or forged record), or artifact_read_failed when it cannot be read.
+ */
+export function readVouchedSteering(
+  taskDir: string,
+  identity: { taskId: string; launchNonce: string },
+  vouched: ManifestSteering | null,
+): SteeringEntry[] {
+  const path = join(taskDir, TASK_FILES.steering);
+  const invalid = (problem: string): never => {
+    throw new DelegateError("steering_record_invalid", `${TASK_FILES.steering} ${problem}`, { artifacts: [path] });
+  };
+  const read = readRegularFile(path, STEERING_FILE_MAX_BYTES);
+  if (!read.ok) {
+    if (read.reason === "missing") return vouched === null ? [] : invalid("is gone, but manifest.json vouches for it");
+    if (read.reason === "unreadable") {
+      throw new DelegateError("artifact_read_failed", `${path} ${refusalText(read)}`, { artifacts: [path] });
+    }
+    return invalid(refusalText(read, STEERING_FILE_MAX_BYTES));
+  }
+  let record: SteeringRecord;
+  try {
+    record = parseSteeringRecord(JSON.parse(read.bytes.toString("utf8")));
+  } catch (error) {
+    return invalid(`is not a steering record: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const broken = chainProblem(record, identity.taskId, identity.launchNonce);
+  if (broken !== undefined) invalid(`is not intact: ${broken}`);
+  const entries = vouchedEntries(record, vouched ?? undefined);
+  return typeof entries === "string" ? invalid(`is not the one this user wrote: ${entries}`) : entries;
+}
+
+/** Step 12: the steering result.json says it delivered is the steering this user wrote. */
+function step12Steering(
+  taskDir: string,
+  verified: VerifiedAnswer,
+  expected: ExpectedResultIdentity,
+): SteeringView | undefined {
+  const vouched = expected.steering ?? null;
+  const committed = verified.result.steering;
+  if (vouched === null && committed === undefined && !existsSync(join(taskDir, TASK_FILES.steering))) return undefined;
+  const entries = readVouchedSteering(taskDir, expected, vouched);
+  const view = checkSteering(entries, committed);
+  if (typeof view === "string") {
+    throw new DelegateError("steering_record_invalid", view, {
+      artifacts: [join(taskDir, TASK_FILES.steering), join(taskDir, TASK_FILES.result)],
+    });
+  }
+  return entries.length === 0 ? undefined : view;
+}
+
+/** result.json of a task dir, verified (steps 0–12); null when the child committed none. */
 export function readVerifiedResult(
   taskDir: string,
   expected: ExpectedResultIdentity,
@@ -127,6 +211,11 @@ export function readVerifiedResult(
       throw naming(error, [path, join(taskDir, TASK_FILES.manifest)]);
     }
     passed?.(11);
+  }
+  if (expected.steering !== undefined) {
+    const steering = step12Steering(taskDir, verified, expected);
+    passed?.(12);
+    if (steering !== undefined) return withSteering(verified, steering);
   }
   return verified;
 }

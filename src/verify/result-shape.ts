@@ -14,6 +14,7 @@ import {
   TASK_FILES,
 } from "../core/constants.ts";
 import { DelegateError, isFailureCode } from "../core/errors.ts";
+import { parseResultSteering } from "../core/steering.ts";
 import { type ChildTerminalFile, type DelegateResultFile, MODEL_SOURCES } from "../core/types.ts";
 import {
   amount,
@@ -206,8 +207,11 @@ const resultFile = shape(
       },
       previous_session_sha256: sha256,
     }),
+    steering: (v, at) => {
+      parseResultSteering(v, at);
+    },
   },
-  ["overbilled", "session_sha256", "previous"],
+  ["overbilled", "session_sha256", "previous", "steering"],
 );
 
 const terminalFile = shape(
