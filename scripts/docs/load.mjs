@@ -106,6 +106,7 @@ const ARGUMENT_TABLES = {
   },
   bg_result: { module: "src/arguments/result-arguments.ts", fields: "RESULT_FIELDS", defaults: undefined },
   bg_fusion: { module: "src/arguments/fusion-arguments.ts", fields: "FUSION_FIELDS", defaults: "FUSION_DEFAULTS" },
+  bg_steer: { module: "src/arguments/steer-arguments.ts", fields: "STEER_FIELDS", defaults: undefined },
 };
 
 function sameFields(table, schema, path) {

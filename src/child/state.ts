@@ -9,6 +9,7 @@ import type { DelegateError, FailureCode } from "../core/errors.ts";
 import type { Handover } from "../core/handover-env.ts";
 import type { ReadReach } from "../core/read-reach.ts";
 import type { SpendPrices } from "../core/spend.ts";
+import type { SteeringDelivery, SteeringEntry } from "../core/steering.ts";
 import type { EvidenceRow, RouteAttestation, SeedDocument, SpillReceipt } from "../core/types.ts";
 import type { HostProof } from "../host/index.ts";
 import type { Failure, FinalMessage } from "./outcome.ts";
@@ -16,7 +17,6 @@ import type { RuntimeBudgetFile } from "./records.ts";
 import type { RunwayBudget } from "./runway.ts";
 import { newSpendState, type SpendState } from "./spend.ts";
 import type { SpilledRead } from "./spilled-read.ts";
-import { newSteeringState, type SteeringState } from "./steering.ts";
 import { emptyUsage, type UsageTally } from "./usage.ts";
 
 export interface RunwayState {
@@ -58,6 +58,17 @@ export interface RepairState {
 
 export function newRepairState(): RepairState {
   return { text: undefined, requestsBefore: 0, over: false };
+}
+
+/** What the guard delivered, where, and the last vouched head it saw. */
+export interface SteeringState {
+  delivered: { entry: SteeringEntry; delivery: SteeringDelivery; position: number }[];
+  /** The entries the manifest vouched for when last looked at (count and the last one's hash). */
+  seen: { entries: number; head_sha256: string } | undefined;
+}
+
+export function newSteeringState(): SteeringState {
+  return { delivered: [], seen: undefined };
 }
 
 export interface GuardState {

@@ -27,17 +27,6 @@ import { type GuardState, latchError } from "./state.ts";
 
 type Messages = ContextEvent["messages"];
 
-/** What the guard delivered, where, and the last vouched head it saw. */
-export interface SteeringState {
-  delivered: { entry: SteeringEntry; delivery: SteeringDelivery; position: number }[];
-  /** The entries the manifest vouched for when last looked at (count and the last one's hash). */
-  seen: { entries: number; head_sha256: string } | undefined;
-}
-
-export function newSteeringState(): SteeringState {
-  return { delivered: [], seen: undefined };
-}
-
 /** The steering the signed manifest vouches for now; null when it vouches for none. Throws steering_record_invalid. */
 function vouched(taskDir: string, taskId: string, launchNonce: string, agentDir: string): ManifestSteering | null {
   const path = join(taskDir, TASK_FILES.manifest);

@@ -335,6 +335,11 @@ export interface DelegateManifest {
     overbilled?: string;
     /** SHA-256 of the child's session file when the parent adjudicated the task; absent when there was none. */
     session_sha256?: string;
+    /**
+     * How many of the vouched steering messages reached the child (its verified result's, or for a
+     * failure what it reported); absent when the task was never steered.
+     */
+    steering_delivered?: number;
   } | null;
 }
 

@@ -94,6 +94,7 @@ function withCarried(verified: VerifiedAnswer, carried: readonly EvidenceRow[]):
   return {
     result,
     answerBytes: verified.answerBytes,
+    ...(verified.steering === undefined ? {} : { steering: verified.steering }),
     get text() {
       return verified.text;
     },
@@ -215,6 +216,16 @@ export function retrieveDelegate(taskDir: string, delivery: DeliveryMode | undef
   const mode = decideDelivery(delivered, delivery, join(taskDir, TASK_FILES.result)).delivery;
   const copy = mode === "artifact" ? writeAnswerCopy(taskDir, verified) : null;
   const output: TaskOutput = mode === "inline" ? full : { ...full, content: null };
-  const view = completedView(manifest, taskDir, verified.result, mode, copy, check, output, settled.chain);
+  const view = completedView(
+    manifest,
+    taskDir,
+    verified.result,
+    mode,
+    copy,
+    check,
+    output,
+    settled.chain,
+    verified.steering,
+  );
   return { text: completedText(view, mode === "inline" ? verified.text : null), details: view };
 }

@@ -91,6 +91,7 @@ const TERMINAL_KEYS = [
   "finalized_by",
   "overbilled",
   "session_sha256",
+  "steering_delivered",
 ] as const;
 
 /** An optional key's checked value, or undefined when the key is absent. */
@@ -166,6 +167,7 @@ function terminal(value: unknown, at: string): NonNullable<DelegateManifest["ter
   const finalizedBy = optional(o, at, "finalized_by", (v, p) => oneOf(v, p, FINALIZED_BY));
   const overbilled = optional(o, at, "overbilled", anyString);
   const sessionSha256 = optional(o, at, "session_sha256", anyString);
+  const steeringDelivered = optional(o, at, "steering_delivered", count);
   return {
     ended_at: anyString(o.ended_at, keyPath(at, "ended_at")),
     ...(code === undefined ? {} : { code }),
@@ -177,6 +179,7 @@ function terminal(value: unknown, at: string): NonNullable<DelegateManifest["ter
     ...(finalizedBy === undefined ? {} : { finalized_by: finalizedBy }),
     ...(overbilled === undefined ? {} : { overbilled }),
     ...(sessionSha256 === undefined ? {} : { session_sha256: sessionSha256 }),
+    ...(steeringDelivered === undefined ? {} : { steering_delivered: steeringDelivered }),
   };
 }
 

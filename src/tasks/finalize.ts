@@ -7,7 +7,7 @@ import { overbilledSentence } from "../core/overbilling.ts";
 import type { ChildProgress, DelegateManifest, TaskState, UsageRecord } from "../core/types.ts";
 import { filesystemFull, writeSettlingRecord } from "../core/write-failure.ts";
 import type { TaskRecords } from "../store/lookup.ts";
-import { readBudgetFigures, readProgress } from "../store/progress.ts";
+import { readBudgetFigures, readProgress, readSteeringSeen } from "../store/progress.ts";
 import { readSpendRecord, type SpendRecord } from "../store/spend-record.ts";
 import { signManifest } from "../store/tree-trust.ts";
 import { classifyChildOutcome } from "../verify/classify.ts";
@@ -36,6 +36,23 @@ function spentBy(usage: UsageRecord | undefined, progress: ChildProgress): numbe
 function sessionRecord(taskDir: string): { session_sha256?: string } {
   const session = sessionDigest(join(taskDir, TASK_FILES.sessionFile), CHILD_FILE_MAX_BYTES);
   return session === null ? {} : { session_sha256: session.sha256 };
+}
+
+/**
+ * How many of the vouched steering messages reached the child (docs/tools/bg_steer.md): the verified
+ * result's count, or for a task without one what its guard reported; nothing for an unsteered task.
+ */
+function steeringRecord(
+  taskDir: string,
+  manifest: DelegateManifest,
+  verified: VerifiedAnswer | null,
+): { steering_delivered?: number } {
+  if (manifest.steering === undefined) return {};
+  const delivered =
+    verified !== null
+      ? (verified.steering?.delivered.length ?? 0)
+      : readSteeringSeen(taskDir, manifest.task_id, manifest.launch_nonce).length;
+  return { steering_delivered: delivered };
 }
 
 /** The files a child writes as it runs and ends (their times are its own record of its run). */
@@ -149,6 +166,7 @@ export function finalizeTask(
       ...(verified?.result.finalized_by_runway ? { finalized_by: verified.result.finalized_by ?? "context" } : {}),
       ...(overbilled === null ? {} : { overbilled: overbilledSentence(overbilled) }),
       ...sessionRecord(taskDir),
+      ...steeringRecord(taskDir, manifest, verified),
     },
   };
   // Signed (docs/subsystems/launch.md, "The store is yours"); on a full disk the manifest is rewritten

@@ -89,10 +89,17 @@ function noticeText(m: DelegateManifest, auto: AutoDelivery, name: string, say: 
     t?.overbilled === undefined || say === 0 ? "" : ` The provider billed past what was asked: ${t.overbilled}.`;
   const forced =
     !sayLimit || t?.finalized_by === undefined ? "" : ` It ${FORCED_BY[t.finalized_by]} and was told to answer.`;
+  const undelivered = (m.steering?.count ?? 0) - (t?.steering_delivered ?? 0);
+  // Never dropped to fit: a message the delegate never read must not go unsaid (docs/tools/bg_steer.md).
+  const steering =
+    m.steering === undefined || t === null || undelivered <= 0
+      ? ""
+      : ` ${undelivered} steering ${undelivered === 1 ? "message was" : "messages were"} not delivered (sent after its last request).`;
   const body =
     (m.state === "completed" && t?.answer_sha256
       ? `: verified answer ${t.answer_bytes} bytes, sha256 ${t.answer_sha256}.${forced}`
       : `: [${t?.code ?? "unknown"}] no answer was committed.`) +
+    steering +
     spend +
     overbilled;
   if (auto?.kind === "answer")

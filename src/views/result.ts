@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { CITATION_FLAGGED_SHOWN, type FinalizedBy, SCHEMA, STALE_FILES_SHOWN, TASK_FILES } from "../core/constants.ts";
 import { overbilledSentence } from "../core/overbilling.ts";
+import type { SteeringView } from "../core/steering.ts";
 import type {
   AnswerCopy,
   ChildProgress,
@@ -78,6 +79,11 @@ export interface CompletedView {
   follow_up: FollowUpView | null;
   /** What the route attestations attest of the model (routeModel). */
   route_model: RouteModel;
+  /**
+   * The steering verified at this call (docs/tools/bg_steer.md): what reached the delegate and before
+   * which request, and what did not; absent when it was never steered (and in older sessions' details).
+   */
+  steering?: SteeringView;
 }
 
 /**
@@ -188,6 +194,7 @@ export function completedView(
   evidenceCheck: EvidenceCheck,
   output: TaskOutput,
   followUp: FollowUpView | null = null,
+  steering?: SteeringView,
 ): CompletedView {
   return {
     schema_version: SCHEMA.delegateView,
@@ -199,6 +206,7 @@ export function completedView(
     artifact_dir: taskDir,
     route: result.route,
     route_model: routeModel(result.route_attestations),
+    ...(steering === undefined ? {} : { steering }),
     answer: {
       byte_length: result.answer.byte_length,
       sha256: result.answer.sha256,
@@ -309,11 +317,40 @@ export const FORCED_BY: Record<FinalizedBy, string> = {
 };
 
 /** The facts header printed above an inline answer or instead of it. */
+/** The most characters of one steering message a view repeats (the whole message is in steering.json). */
+const STEERING_SHOWN_CHARS = 200;
+
+function shownMessage(message: string): string {
+  const flat = message.replace(/\s+/g, " ").trim();
+  return flat.length > STEERING_SHOWN_CHARS ? `${flat.slice(0, STEERING_SHOWN_CHARS - 1)}…` : flat;
+}
+
+/** How the answer was steered (docs/tools/bg_steer.md, "What bg_result says"): delivered, then not delivered. */
+export function steeringLines(steering: SteeringView | undefined): string[] {
+  if (steering === undefined) return [];
+  const lines: string[] = [];
+  const { delivered, undelivered } = steering;
+  if (delivered.length > 0) {
+    lines.push(
+      `Steered: ${plural(delivered.length, "steering message")} reached the delegate, so the answer takes ${delivered.length === 1 ? "it" : "them"} into account:`,
+      ...delivered.map((d) => `  ${d.n}. before request ${d.request}: "${shownMessage(d.message)}"`),
+    );
+  }
+  if (undelivered.length > 0) {
+    lines.push(
+      `Not delivered: ${plural(undelivered.length, "steering message")} arrived after the delegate's last model request; the answer does not take ${undelivered.length === 1 ? "it" : "them"} into account:`,
+      ...undelivered.map((u) => `  ${u.n}. "${shownMessage(u.message)}"`),
+    );
+  }
+  return lines;
+}
+
 export function completedHeader(view: CompletedView): string {
   const lines = [
     `Verified answer of ${view.task_id} (${view.name}): ${view.answer.byte_length} bytes, sha256 ${view.answer.sha256}.`,
     `Route ${view.route.provider}/${view.route.model}${routeModelText(view.route_model)}; ${view.turns} turns, ${view.tool_calls} tool calls; ${usageText(view.usage, view.max_cost_usd)}; ${plural(view.evidence.length, "evidence row")} (inspect calls seen).`,
     ...(view.follow_up === null ? [] : [followUpLine(view.follow_up)]),
+    ...steeringLines(view.steering),
     ...evidenceLines(view.evidence_check),
   ];
   if (view.flags.no_tool_calls && view.follow_up === null)
