@@ -151,7 +151,8 @@ export function vouchedEntries(
   record: SteeringRecord,
   vouched: ManifestSteering | undefined,
 ): SteeringEntry[] | string {
-  if (vouched === undefined) return record.entries.length === 0 ? [] : "the manifest records no steering";
+  // An entry past what is vouched for (its vouch was never written) is never delivered nor shown.
+  if (vouched === undefined) return [];
   if (record.entries.length < vouched.count) {
     return `it holds ${record.entries.length} entries; the manifest records ${vouched.count}`;
   }
