@@ -119,11 +119,11 @@ describe("pi-bg-delegate on task trees made by real children", () => {
       };
       expect(facts.evidence_check.freshness).toMatchObject({ state: "stale", changed: ["notes.txt"] });
 
-      // verify: every step ok on the good task (found, manifest, 0–11); the tampered one fails at
+      // verify: every step ok on the good task (found, manifest, 0–12); the tampered one fails at
       // step 8 with its code.
       const good = await runCli(cwd, "verify", completed);
       expect(good.code).toBe(0);
-      expect(good.stdout.match(/^ {2}ok {4}/gm)).toHaveLength(14);
+      expect(good.stdout.match(/^ {2}ok {4}/gm)).toHaveLength(15);
       expect(good.stdout).toMatch(/ok {4}10\. seed\.json still holds the launched seed/);
       expect(good.stdout).toMatch(/ok {4}11\. the answer is the one recorded when the task was adjudicated/);
       const bad = await runCli(cwd, "verify", tampered);

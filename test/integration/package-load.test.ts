@@ -27,7 +27,7 @@ import {
 } from "../helpers/pi-parent.ts";
 
 type Schema = { [key: string]: unknown };
-const TOOLS = ["bg_delegate", "bg_result", "bg_fusion"] as const;
+const TOOLS = ["bg_delegate", "bg_result", "bg_fusion", "bg_steer"] as const;
 const contracts = JSON.parse(await readFile(join(REPO_ROOT, "test/fixtures/tool-contracts.json"), "utf8")) as Record<
   (typeof TOOLS)[number],
   Schema
@@ -126,7 +126,7 @@ describe("a real pi process loads the package through package.json", () => {
     }
   });
 
-  it("`pi -e <package dir>` offers all three tools with the documented parameters; our argument check runs first", async () => {
+  it("`pi -e <package dir>` offers all four tools with the documented parameters; our argument check runs first", async () => {
     server.setHandler((request) => {
       const last = request.messages.at(-1);
       if (last?.role === "user" && last.text === "call both badly") {
@@ -175,7 +175,7 @@ describe("a real pi process loads the package through package.json", () => {
   });
 });
 
-/** One prompt; the model's first request must offer all three tools with the documented contract. */
+/** One prompt; the model's first request must offer all four tools with the documented contract. */
 async function expectOfferedOnFirstRequest(parent: RpcParent): Promise<void> {
   await parent.promptAndWait("hello");
   const first = server.requests[0];
@@ -184,7 +184,7 @@ async function expectOfferedOnFirstRequest(parent: RpcParent): Promise<void> {
 }
 
 describe("installed with the host's own `pi install`", () => {
-  it("`pi install <local path>` into a fresh agent dir: all three tools load and offer the documented contract", async () => {
+  it("`pi install <local path>` into a fresh agent dir: all four tools load and offer the documented contract", async () => {
     const fresh = await createAgentDir({ serverUrl: server.url });
     const install = await execa(HOST.nodePath, [PI_CLI_PATH, "install", REPO_ROOT], {
       cwd,
