@@ -13,13 +13,7 @@ import type { ContextEvent } from "@mariozechner/pi-coding-agent";
 import { SCHEMA, TASK_FILES, TASK_RECORD_MAX_BYTES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import { readRegularFile, refusalText, writeJsonRecord } from "../core/fs.ts";
-import {
-  type ManifestSteering,
-  type ResultSteering,
-  type SteeringDelivery,
-  type SteeringEntry,
-  steeringText,
-} from "../core/steering.ts";
+import { type ManifestSteering, type ResultSteering, type SteeringEntry, steeringText } from "../core/steering.ts";
 import { parseDelegateManifest } from "../store/manifest-shape.ts";
 import { documentTrust } from "../store/tree-trust.ts";
 import { readVouchedSteering } from "../verify/result-file.ts";

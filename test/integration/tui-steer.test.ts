@@ -53,7 +53,8 @@ describe("bg_steer in Pi's interactive terminal", () => {
       }
       const started = last?.role === "tool" ? /Delegate (d[0-9a-f]{32}) started/.exec(last.text) : null;
       if (started) taskId = started[1]!;
-      const notice = last?.role === "user" ? /Background delegate (d[0-9a-f]{32}) \(find the bug\) completed/.exec(last.text) : null;
+      const notice =
+        last?.role === "user" ? /Background delegate (d[0-9a-f]{32}) \(find the bug\) completed/.exec(last.text) : null;
       if (notice) return { toolCalls: [{ name: "bg_result", args: { taskId: notice[1] } }] };
       return { text: last?.role === "tool" ? "Noted." : "Nothing else to do." };
     });
@@ -78,7 +79,9 @@ describe("bg_steer in Pi's interactive terminal", () => {
       expect(shown).toMatch(/^ ✓ steering 1 queued for d[0-9a-f]{8} find the bug · 7 more allowed$/m);
       held.release();
       await tty.waitFor(/steered by\s+1 message before it answered/, "the steered answer");
-      expect(tty.history().join("\n")).toMatch(/✓ find the bug · answer \d+ B, verified · \d+s · 2 turns · 1 tool call/);
+      expect(tty.history().join("\n")).toMatch(
+        /✓ find the bug · answer \d+ B, verified · \d+s · 2 turns · 1 tool call/,
+      );
       const all = tty.history().join("\n");
       expect(all).not.toMatch(/If it makes no further request|previousTaskId|sha256/);
       for (const line of tty.history()) expect(line.length).toBeLessThanOrEqual(80);
