@@ -7,6 +7,7 @@
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { execa } from "execa";
 import { describe, expect, it } from "vitest";
 import { STEER_MAX_PER_TASK } from "../../src/core/constants.ts";
 import type { DelegateResultFile } from "../../src/core/types.ts";
@@ -26,11 +27,15 @@ import { delegateTaskDirs, heldRun } from "../helpers/fusion-run-driver.ts";
 import type { ModelRequest } from "../helpers/model-server.ts";
 import {
   createAgentDir,
+  HOST,
   makeTempDir,
+  PI_CLI_PATH,
+  REPO_ROOT,
   type SdkParent,
   startRpcParent,
   startSdkParent,
   useModelServer,
+  waitForNoProcesses,
 } from "../helpers/pi-parent.ts";
 
 const server = useModelServer();
@@ -122,6 +127,55 @@ describe("bg_steer", () => {
       first.release();
       await parent.dispose();
     }
+  });
+
+  it("works in pi -p: the run steers its delegate, waits for it and prints the answer built on the steered result", async () => {
+    const { agentDir, cwd } = await startParent("steer-print");
+    const steered = gate();
+    server.setHandler(async (req) => {
+      if (isChildRequest(req)) {
+        if (steeredIn(req)) return { text: STEERED };
+        if (req.messages.some((m) => m.role === "tool")) return { text: UNSTEERED };
+        await steered.wait;
+        return { toolCalls: [{ name: "ls", args: { path: "." } }] };
+      }
+      const last = req.messages.at(-1);
+      if (last?.role === "user" && last.text === "go") {
+        return { toolCalls: [{ name: "bg_delegate", args: { name: "print", prompt: "Find the bug." } }] };
+      }
+      const started = last?.role === "tool" ? /Delegate (d[0-9a-f]{32}) started/.exec(last.text) : null;
+      if (started) return { toolCalls: [{ name: "bg_steer", args: { taskId: started[1], message: STEER_TEXT } }] };
+      if (last?.role === "tool" && last.text.startsWith("Steering message 1")) {
+        steered.release();
+        return { text: "Steered it; waiting for the notification." };
+      }
+      const notice = last?.role === "user" ? /Background delegate (d[0-9a-f]{32})/.exec(last.text) : null;
+      if (notice) return { toolCalls: [{ name: "bg_result", args: { taskId: notice[1] } }] };
+      if (last?.role === "tool" && last.text.includes("Verified answer")) {
+        return {
+          text: `FINAL: ${last.text.includes(STEERED) && last.text.includes("Steered: 1") ? STEERED : "not steered"}`,
+        };
+      }
+      return { text: "noted" };
+    });
+    try {
+      const run = await execa(
+        process.execPath,
+        [PI_CLI_PATH, "-e", REPO_ROOT, "--no-session", "--provider", "fake", "--model", "fake-model", "-p", "go"],
+        {
+          cwd,
+          env: { PI_CODING_AGENT_DIR: agentDir.dir, PI_OFFLINE: "1", PI_TELEMETRY: "0", PATH: HOST.pathEnv() },
+          stdin: "ignore",
+          reject: false,
+          timeout: 90_000,
+        },
+      );
+      expect(run.exitCode, run.stderr).toBe(0);
+      expect(run.stdout.trim().split("\n").at(-1)).toBe(`FINAL: ${STEERED}`);
+    } finally {
+      steered.release();
+    }
+    expect(await waitForNoProcesses(agentDir.dir, { includeEnv: true })).toEqual([]);
   });
 
   it("reports a message that arrived after the last request as not delivered; refuses past the limit and after the end", async () => {
