@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync
 import { join } from "node:path";
 import type { ContextEvent } from "@mariozechner/pi-coding-agent";
 import { describe, expect, it } from "vitest";
+import { beforeRequest } from "../../src/child/request-gate.ts";
 import { type GuardState, newState } from "../../src/child/state.ts";
 import { lastSteeringLook, lookAtSteering, resultSteering, steeredMessages } from "../../src/child/steering.ts";
 import { SCHEMA, TASK_FILES } from "../../src/core/constants.ts";
@@ -466,5 +467,32 @@ describe("readVouchedSteering", () => {
     rmSync(steeringPath(t));
     mkdirSync(steeringPath(t));
     expect(codeOf(() => readVouchedSteering(t.taskDir, ids(t), vouch))).toBe("steering_record_invalid");
+  });
+});
+
+describe("steering in the request's accounting", () => {
+  /** The counted growth of one request of `messages`, as the request gate records it (src/child/request-gate.ts). */
+  function countedGrowth(t: Task, messages: Messages, steer: boolean): number {
+    t.state.seed = {
+      ...t.state.seed,
+      limits: { max_turns: 10, max_tool_calls: 10, timeout_seconds: 600 },
+      budget: { admission_estimate_tokens: 0 },
+    } as unknown as SeedDocument;
+    t.state.prompt = "m0";
+    t.state.startedAt = Date.now();
+    t.state.runway.budget = { growthBudgetTokens: 1_000_000, triggerTokens: 8_192 };
+    if (steer) t.steer("Look only at the v2 API.");
+    t.state.requests = 1;
+    const decision = beforeRequest(t.state, steeredMessages(t.state, t.taskDir, t.agentDir, messages));
+    expect(decision.stop).toBe(false);
+    return t.state.runway.requests.at(-1)!.counted_growth_bytes;
+  }
+
+  it("a delivered message counts in the runway (and so under a spend cap) like any message of the request", () => {
+    const plain = countedGrowth(task(), conversation(3), false);
+    const steered = countedGrowth(task(), conversation(3), true);
+    expect(steered).toBeGreaterThan(
+      plain + Buffer.byteLength(steeringText({ n: 1, message: "Look only at the v2 API." })) - 1,
+    );
   });
 });
