@@ -2,7 +2,7 @@
  * The typed failure a call ends with, for tests that assert its code, message or facts: anything
  * other than a DelegateError is rethrown, and a call that does not fail fails the test.
  */
-import { DelegateError } from "../../src/core/errors.ts";
+import { DelegateError, type FailureCode } from "../../src/core/errors.ts";
 
 /** The DelegateError `fn` throws. */
 export function thrownBy(fn: () => unknown): DelegateError {
@@ -24,4 +24,15 @@ export async function rejectionOf(promise: Promise<unknown>): Promise<DelegateEr
     throw error;
   }
   throw new Error("expected a DelegateError, but the call resolved");
+}
+
+/** The code of the DelegateError `fn` throws, or null when it returns (anything else is rethrown). */
+export function codeOf(fn: () => unknown): FailureCode | null {
+  try {
+    fn();
+    return null;
+  } catch (error) {
+    if (error instanceof DelegateError) return error.code;
+    throw error;
+  }
 }

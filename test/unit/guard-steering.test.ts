@@ -13,7 +13,6 @@ import { beforeRequest } from "../../src/child/request-gate.ts";
 import { type GuardState, newState } from "../../src/child/state.ts";
 import { lastSteeringLook, lookAtSteering, resultSteering, steeredMessages } from "../../src/child/steering.ts";
 import { SCHEMA, TASK_FILES } from "../../src/core/constants.ts";
-import { DelegateError, type FailureCode } from "../../src/core/errors.ts";
 import { writeJsonRecord } from "../../src/core/fs.ts";
 import {
   appendSteering,
@@ -28,6 +27,7 @@ import { writeManifest } from "../../src/store/lookup.ts";
 import { readSteeringSeen } from "../../src/store/progress.ts";
 import { signManifest, userAgentDir } from "../../src/store/tree-trust.ts";
 import { readVouchedSteering } from "../../src/verify/result-file.ts";
+import { codeOf } from "../helpers/failures.ts";
 import { runningManifest, TREE_ROUTE } from "../helpers/task-tree.ts";
 import { makeTempDirSync } from "../helpers/temp.ts";
 
@@ -115,16 +115,6 @@ function task(): Task {
 const manifestPath = (t: Task) => join(t.taskDir, TASK_FILES.manifest);
 const steeringPath = (t: Task) => join(t.taskDir, TASK_FILES.steering);
 const seenPath = (t: Task) => join(t.taskDir, TASK_FILES.steeringSeen);
-
-function codeOf(run: () => unknown): FailureCode | null {
-  try {
-    run();
-    return null;
-  } catch (error) {
-    if (error instanceof DelegateError) return error.code;
-    throw error;
-  }
-}
 
 describe("the guard's delivery of steering", () => {
   it("no steering.json: the messages go out unchanged (the same array), nothing is seen or written", () => {

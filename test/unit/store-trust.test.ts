@@ -7,7 +7,6 @@ import { chmodSync, cpSync, existsSync, lstatSync, mkdirSync, readFileSync, syml
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { TASK_FILES } from "../../src/core/constants.ts";
-import { DelegateError } from "../../src/core/errors.ts";
 import { markPrivateRoot, writeJsonRecord } from "../../src/core/fs.ts";
 import { admitPrevious } from "../../src/launch/follow-up.ts";
 import { answerReadValid, signedAnswerRead } from "../../src/store/answer-read.ts";
@@ -16,20 +15,11 @@ import { requireStoreTrusted, untrustedWhy } from "../../src/store/store-trust.t
 import { documentTrust, signManifest, treeTrust } from "../../src/store/tree-trust.ts";
 import { decidePrune, type PruneCandidate } from "../../src/tasks/prune-policy.ts";
 import { cancelTask } from "../../src/tasks/seam.ts";
+import { codeOf } from "../helpers/failures.ts";
 import { writeCompletedTask } from "../helpers/task-tree.ts";
 import { makeTempDir } from "../helpers/temp.ts";
 
 const UID = process.getuid?.();
-
-function codeOf(run: () => void): string | null {
-  try {
-    run();
-    return null;
-  } catch (error) {
-    if (error instanceof DelegateError) return error.code;
-    throw error;
-  }
-}
 
 describe("what a store path must be", () => {
   it("a real directory or file of yours, not writable by group or others", async () => {
