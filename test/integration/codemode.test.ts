@@ -1,8 +1,9 @@
 /**
  * Structured results for scripts (docs/tools/bg_result.md, "Structured results for scripts"): on a Pi
  * with codemode, a `pi -p` parent's script launches three delegates, waits for their notices and
- * reads the three verified answers as objects — in codemode's modes `on` and `only`. Real parents,
- * real children, the scripted model.
+ * reads the three verified answers as objects — in codemode's modes `on` and `only`; a script steers
+ * the delegate it launched and reads bg_steer's result as an object. Real parents, real children, the
+ * scripted model.
  */
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -155,6 +156,85 @@ describe.runIf(HAS_CODEMODE)(`a codemode script on pi ${HOST.version} reads the 
         expect(result.answer_bytes).toBe(Buffer.byteLength(result.answer ?? ""));
       }
       expect(run.stdout.trim().split("\n").at(-1)).toBe(`FINAL ${NAMES.map(answerOf).join(" | ")}`);
+      expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
+    });
+  }
+});
+
+/** The steering script: one delegate launched, then steered, from one script; both results as objects. */
+const STEER_LAUNCH = `
+const receipt = await tools.bg_delegate({ name: "steered", prompt: "Find the bug. CODEMODE-STEER" });
+const steer = await tools.bg_steer({ taskId: receipt.id, message: "The bug is in the v2 API." });
+return JSON.stringify({ STEER: { receipt, steer } });
+`;
+const STEERED_ANSWER = "STEERED BY SCRIPT 2718";
+
+interface Steer {
+  id: string;
+  n: number;
+  state: string;
+  delivered: { n: number; request: number }[];
+  queued: number[];
+  remaining: number;
+}
+
+describe.runIf(HAS_CODEMODE)(`a codemode script on pi ${HOST.version} steers a running delegate`, () => {
+  for (const mode of ["on", "only"] as const) {
+    it(`mode ${mode}: bg_steer's result is an object; the answer read back took the message into account`, async () => {
+      const agent = await createAgentDir({ serverUrl: server.url, settings: { codemode: { mode } } });
+      const cwd = await makeTempDir(`codemode-steer-${mode}`);
+      let released: () => void = () => {};
+      const scriptDone = new Promise<void>((resolve) => {
+        released = resolve;
+      });
+      const seen: { steer?: { receipt: Launched; steer: Steer }; results?: Result[] } = {};
+      server.setHandler(async (req) => {
+        if (isChildRequest(req)) {
+          if (req.messages.some((m) => m.role === "user" && m.text.includes("[Steering message 1"))) {
+            return { text: STEERED_ANSWER };
+          }
+          await scriptDone; // the child is not answered before the script has steered it
+          return { toolCalls: [{ name: "ls", args: { path: "." } }] };
+        }
+        const last = req.messages.at(-1);
+        if (last?.role === "user" && last.text === "go") {
+          return { toolCalls: [{ name: "codemode", args: { code: STEER_LAUNCH } }] };
+        }
+        if (last?.role === "tool") {
+          const results = scriptValue<Result[]>(last.text, "RESULTS");
+          if (results !== undefined) {
+            seen.results = results;
+            return { text: `FINAL ${results.map((r) => r.answer?.trim()).join(" | ")}` };
+          }
+          const steered = scriptValue<{ receipt: Launched; steer: Steer }>(last.text, "STEER");
+          if (steered !== undefined) seen.steer = steered;
+          released();
+          return { text: "Steered; waiting." };
+        }
+        const noticed = req.messages.some(
+          (m) => m.role === "user" && /Background delegate d[0-9a-f]{32} \(steered\) completed/.test(m.text),
+        );
+        if (noticed && seen.steer !== undefined && seen.results === undefined) {
+          return { toolCalls: [{ name: "codemode", args: { code: retrieve([seen.steer.receipt.id]) } }] };
+        }
+        return { text: "noted" };
+      });
+      try {
+        const run = await runPi(agent, cwd);
+        expect(run.exitCode, run.stderr).toBe(0);
+        expect(seen.steer?.steer).toEqual({
+          id: seen.steer?.receipt.id,
+          n: 1,
+          state: "queued",
+          delivered: [],
+          queued: [1],
+          remaining: 7,
+        });
+        expect(seen.results?.[0]).toMatchObject({ state: "completed", verified: true });
+        expect(run.stdout.trim().split("\n").at(-1)).toBe(`FINAL ${STEERED_ANSWER}`);
+      } finally {
+        released();
+      }
       expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
     });
   }
