@@ -47,7 +47,14 @@ export function taskSpend(manifest: DelegateManifest, childProgress: ChildProgre
 /** The failure of an ended task, as the code recorded in its manifest, with the paths that exist and what it spent. */
 function terminalFailure(taskDir: string, manifest: DelegateManifest, progress: ChildProgress): DelegateError {
   const t = manifest.terminal;
-  return new DelegateError(t?.code ?? "child_exited_without_commit", t?.message ?? "the task ended without an answer", {
+  // A steering message it never read is said here too (docs/tools/bg_steer.md): never lost quietly.
+  const missed = (manifest.steering?.count ?? 0) - (t?.steering_delivered ?? 0);
+  const steering =
+    manifest.steering === undefined || missed <= 0
+      ? ""
+      : ` (${missed} steering ${missed === 1 ? "message was" : "messages were"} not delivered before it ended)`;
+  const message = `${t?.message ?? "the task ended without an answer"}${steering}`;
+  return new DelegateError(t?.code ?? "child_exited_without_commit", message, {
     childProcessCreated: manifest.child !== null,
     // answer-invalid.txt exists only when a structured answer failed (child_output_invalid),
     // answer-partial.txt only when the final answer was cut at its output limit (child_model_output_limit).

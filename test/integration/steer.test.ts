@@ -226,6 +226,34 @@ describe("bg_steer", () => {
     }
   });
 
+  it("a delegate that failed before it read a message: the notice and bg_result's failure say so", async () => {
+    const { agentDir, cwd } = await startParent("steer-failed");
+    const held = gate();
+    installParentDriver(server, async (req) => {
+      if (!req.messages.some((m) => m.text.includes("FAIL-STEER"))) return undefined;
+      await held.wait;
+      return { error: 400, message: "bad request" };
+    });
+    const parent = await startSdkParent({ agentDir, cwd });
+    try {
+      const id = await delegateVia(parent, { name: "fails", prompt: "Look. FAIL-STEER" });
+      await until(() => childRequests("FAIL-STEER").length === 1, "the child's request");
+      expect((await steerVia(parent, { taskId: id, message: "Never read." })).isError).toBe(false);
+      held.release();
+      const notice = await noticeOf(parent, id);
+      expect(notice.content).toMatch(/failed: \[child_provider_error\]/);
+      expect(notice.content).toContain("1 steering message was not delivered");
+      await parent.waitForIdle();
+      const failed = await bgResultVia(parent, { taskId: id });
+      expect(failed.isError).toBe(true);
+      expect(failed.text).toMatch(/^\[child_provider_error\]/);
+      expect(failed.text).toContain("1 steering message was not delivered before it ended");
+    } finally {
+      held.release();
+      await parent.dispose();
+    }
+  });
+
   it("refuses a Fusion run and its children", async () => {
     const run = await heldRun(server, "steer-fusion");
     const parent = await startSdkParent({ agentDir: run.agentDir, cwd: run.cwd });
