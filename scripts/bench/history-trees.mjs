@@ -2,7 +2,7 @@
  * The bench's store of history (docs/benchmarks.md, "Views at 1,000 trees"): `count` completed
  * delegate trees in one project, written by the package's own builders as a launch and its
  * adjudication write them (test/helpers/task-tree.ts: seed, manifest, a committed result.json,
- * finalizeTask), each with its own id, path and binding hashes and signed as this user for this
+ * adjudicateTask), each with its own id, path and binding hashes and signed as this user for this
  * project. Every tree is checked with the package's verifier before anything is measured; a tree
  * that does not verify stops the figure. Not copies of real children's trees: fixture trees with
  * real signatures and real hashes.

@@ -241,7 +241,7 @@ const STAGE_LABEL = {
   steer: "On steering",
 };
 
-/** A cancel ends the task in state `cancelled`, every other code of the run in `failed` (src/tasks/finalize.ts). */
+/** A cancel ends the task in state `cancelled`, every other code of the run in `failed` (src/tasks/adjudicate-task.ts). */
 const CANCELLED_CODE = "child_cancelled";
 
 function stageSurface(stage, code) {

@@ -29,7 +29,7 @@ import type { CliIo } from "./io.ts";
 import { findProjectRoot } from "./project-root.ts";
 import { proveHost } from "./prove-host.ts";
 import { pruneJson, renderPrune } from "./prune.ts";
-import { settleStranded } from "./refs.ts";
+import { adjudicateStrandedRun } from "./refs.ts";
 import { LIST_SCHEMA, renderFacts, renderList } from "./render.ts";
 import { waitForAnswer } from "./result.ts";
 import { SHOW_SCHEMA, taskFacts } from "./show.ts";
@@ -115,7 +115,7 @@ async function show(io: CliIo, p: ParsedCommand): Promise<number> {
     );
     return EXIT.failure;
   }
-  await settleStranded(ref);
+  await adjudicateStrandedRun(ref);
   const facts = await taskFacts(ref);
   if (p.json) printJson(io, facts);
   else say(io, "stdout", renderFacts(facts));

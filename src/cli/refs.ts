@@ -20,6 +20,6 @@ export function projectPath(ref: TaskRef, path: string): string {
  * Before a command reads a Fusion run: adjudicate it if its owner is gone and its children have
  * ended (src/tasks/adjudicate.ts), so a stranded run reads as the cancelled run it is.
  */
-export async function settleStranded(ref: TaskRef): Promise<void> {
+export async function adjudicateStrandedRun(ref: TaskRef): Promise<void> {
   if (ref.kind === "fusion") await adjudicateStranded(projectDirOf(ref), ref.dir);
 }

@@ -1,19 +1,19 @@
 /**
  * `result <id> [--wait <s>]` (docs/cli.md, "result"): the verified answer bytes, through bg_result's
- * own settle functions. Waiting only reads: it polls the task's files and never signals, cancels or
+ * own adjudicate functions. Waiting only reads: it polls the task's files and never signals, cancels or
  * edits a running task. Answer bytes leave only after they passed every check.
  */
 
 import { resolve } from "node:path";
 import type { FailureCode } from "../core/errors.ts";
-import { fusionOutput, type SettledFusion, settleFusion } from "../fusion/index.ts";
-import { settleDelegate, taskOutput } from "../retrieval/retrieve.ts";
+import { type AdjudicatedFusion, adjudicateFusion, fusionOutput } from "../fusion/index.ts";
+import { adjudicateDelegate, taskOutput } from "../retrieval/retrieve.ts";
 import type { TaskRef } from "../store/lookup.ts";
 import { fusionLiveness } from "../tasks/running.ts";
 import { checkFreshness } from "../verify/freshness.ts";
 import { endedRunFailure } from "./failure.ts";
 import { answerWarnings, type ParallelResult, parallelOutput, parallelRun, type RunFacts } from "./parallel-result.ts";
-import { settleStranded } from "./refs.ts";
+import { adjudicateStrandedRun } from "./refs.ts";
 
 /** How often a running task's files are looked at again while waiting. */
 export const WAIT_POLL_MS = 250;
@@ -28,7 +28,7 @@ export type Answer =
   | { kind: "ended"; code: FailureCode; text: string };
 
 /** The merger's route of a completed Fusion run (its last merge attempt), else `fusion:<workflow>`. */
-function fusionProcessor(settled: Extract<SettledFusion, { kind: "completed" }>): string {
+function fusionProcessor(settled: Extract<AdjudicatedFusion, { kind: "completed" }>): string {
   const { manifest, result } = settled.verified;
   const merge = result.details.attempts.filter((a) => a.stage === "merge").at(-1);
   return merge === undefined ? `fusion:${manifest.workflow}` : `${merge.route.provider}/${merge.route.model}`;
@@ -52,7 +52,7 @@ function shaped(run: RunFacts, output: Parameters<typeof parallelOutput>[0], cwd
  */
 export async function readAnswer(ref: TaskRef): Promise<Answer> {
   if (ref.kind === "delegate") {
-    const settled = settleDelegate(ref.dir);
+    const settled = adjudicateDelegate(ref.dir);
     if (settled.kind === "running") return settled;
     const { verified, manifest } = settled;
     const freshness = checkFreshness(verified.result.evidence, manifest.cwd);
@@ -69,8 +69,8 @@ export async function readAnswer(ref: TaskRef): Promise<Answer> {
     };
     return { kind: "answer", bytes: verified.answerBytes, result: shaped(run, output, manifest.cwd) };
   }
-  await settleStranded(ref);
-  const settled = await settleFusion(ref.dir, fusionLiveness);
+  await adjudicateStrandedRun(ref);
+  const settled = await adjudicateFusion(ref.dir, fusionLiveness);
   if (settled.kind === "running") return settled;
   if (settled.kind === "completed") {
     // merged.md passed its hash and UTF-8 checks; well-formed UTF-8 re-encodes to the same bytes.

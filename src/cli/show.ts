@@ -11,19 +11,19 @@ import { DelegateError, type FailureCode } from "../core/errors.ts";
 import { fileExists } from "../core/fs.ts";
 import type { DelegateManifest, DelegateResultFile, EvidenceCheck, EvidenceRow, UsageRecord } from "../core/types.ts";
 import {
+  type AdjudicatedFusion,
+  adjudicateFusion,
   type FieldAgreement,
   type FusionUnmerged,
   fusionOutput,
   readFusionManifest,
-  type SettledFusion,
   type StructuredMerged,
-  settleFusion,
 } from "../fusion/index.ts";
 import { readRunRecord } from "../fusion/run-record.ts";
 import { type ChainEntry, chainOf, wholeChain } from "../retrieval/chain.ts";
 import { readTaskRecords, type TaskRecords, type TaskRef } from "../store/lookup.ts";
 import { readSpendRecord, type SpendRecord } from "../store/spend-record.ts";
-import { expectedIdentity } from "../tasks/finalize.ts";
+import { expectedIdentity } from "../tasks/adjudicate-task.ts";
 import type { RowState } from "../tasks/row.ts";
 import { fusionLiveness, isTaskRunning } from "../tasks/running.ts";
 import { readChildTerminal } from "../verify/classify.ts";
@@ -309,10 +309,10 @@ function answerCopyFact(dir: string, answerBytes: Buffer | null): DelegateFacts[
 async function fusionFacts(ref: TaskRef): Promise<FusionFacts> {
   const reading = await readFusionManifest(ref.dir);
   const manifest = reading.trusted ? reading.manifest : null;
-  let settled: SettledFusion | null = null;
+  let settled: AdjudicatedFusion | null = null;
   let failure: FailureFact | null = null;
   try {
-    settled = await settleFusion(ref.dir, fusionLiveness);
+    settled = await adjudicateFusion(ref.dir, fusionLiveness);
   } catch (error) {
     failure = asFailure(error);
   }

@@ -1,18 +1,18 @@
 /**
- * `verify <id>` (docs/cli.md, "verify"): bg_result's own verification (settleDelegate, settleFusion),
+ * `verify <id>` (docs/cli.md, "verify"): bg_result's own verification (adjudicateDelegate, adjudicateFusion),
  * reported step by step. A stale "running" task is adjudicated from its files first, as bg_result does.
  */
 import { join } from "node:path";
 import { TASK_FILES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
-import { readFusionManifest, settleFusion } from "../fusion/index.ts";
-import { settleDelegate } from "../retrieval/retrieve.ts";
+import { adjudicateFusion, readFusionManifest } from "../fusion/index.ts";
+import { adjudicateDelegate } from "../retrieval/retrieve.ts";
 import { readManifest, type TaskRef } from "../store/lookup.ts";
 import { fusionLiveness } from "../tasks/running.ts";
 import { VERIFICATION_STEPS } from "../verify/delegate-result.ts";
 import { cliFailureText, cliRemediation, endedRunFailure } from "./failure.ts";
 import { facts } from "./format.ts";
-import { projectPath, settleStranded } from "./refs.ts";
+import { adjudicateStrandedRun, projectPath } from "./refs.ts";
 import type { FailureFact } from "./show.ts";
 
 export const VERIFY_SCHEMA = "pi-bg-delegate.cli-verify.v1";
@@ -82,7 +82,7 @@ function verifyDelegate(ref: TaskRef): Verification {
   steps.push({ step: `${TASK_FILES.manifest} read: recorded state ${recorded}`, ok: true });
   let last = -1;
   try {
-    const settled = settleDelegate(ref.dir, (n) => {
+    const settled = adjudicateDelegate(ref.dir, (n) => {
       last = n;
       steps.push({ step: stepName(n), ok: true });
     });
@@ -112,7 +112,7 @@ async function verifyFusion(ref: TaskRef): Promise<Verification> {
   const steps: VerifyStep[] = [{ step: `run found: ${projectPath(ref, ref.dir)}`, ok: true }];
   const report = (outcome: VerifyReport["outcome"], error: DelegateError | null, text?: string) =>
     build(ref, steps, outcome, error, text);
-  await settleStranded(ref);
+  await adjudicateStrandedRun(ref);
   const reading = await readFusionManifest(ref.dir).catch((error: unknown) => typed(error));
   const trusted = !(reading instanceof DelegateError) && reading.trusted;
   steps.push({ step: "manifest.json: canonical, closed schema, this run's directory", ok: trusted });
@@ -120,7 +120,7 @@ async function verifyFusion(ref: TaskRef): Promise<Verification> {
   if (!reading.trusted) return report("failed", typed(reading.error));
   const recorded = reading.manifest.state;
   try {
-    const settled = await settleFusion(ref.dir, fusionLiveness);
+    const settled = await adjudicateFusion(ref.dir, fusionLiveness);
     if (settled.kind === "running") {
       steps.push({ step: "the run is still running: nothing to verify yet", ok: true });
       return report("running", null);

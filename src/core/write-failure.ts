@@ -74,7 +74,7 @@ const IN_PLACE_FLAGS = constants.O_WRONLY | (constants.O_NOFOLLOW ?? 0);
  * does not leave the task `running`. When neither works, the failure is typed (disk_full naming the
  * path, or `otherwise`).
  */
-export function writeSettlingRecord(path: string, value: unknown, what: string, otherwise?: FailureCode): void {
+export function writeAdjudicationRecord(path: string, value: unknown, what: string, otherwise?: FailureCode): void {
   try {
     writeSettlingBytes(path, Buffer.from(canonicalJsonLine(value), "utf8"));
   } catch (error) {
@@ -83,7 +83,7 @@ export function writeSettlingRecord(path: string, value: unknown, what: string, 
 }
 
 /**
- * The settling write of {@link writeSettlingRecord} for bytes already encoded (a Fusion run's
+ * The settling write of {@link writeAdjudicationRecord} for bytes already encoded (a Fusion run's
  * terminal manifest, src/fusion/writer-contract.ts): `write` (the durable atomic replace), and on a
  * full disk the in-place overwrite. Throws the write's own error when neither works.
  */

@@ -270,7 +270,7 @@ function commit(run: LiveRun, merged: string, unmerged?: FusionUnmerged): void {
     },
     spend: liveRunSpend(run),
   });
-  getRegistry().settleRun(endOf(run, manifest));
+  getRegistry().recordRunEnd(endOf(run, manifest));
 }
 
 /** Two or more candidates answered and the cap left no room for a review child: their answers, unmerged. */
@@ -292,7 +292,7 @@ function finish(run: LiveRun, error: unknown): void {
   const registry = getRegistry();
   if (run.handle.state() !== "running") {
     // Committed already (host exit): nothing left to say.
-    registry.settleRun(endOf(run, run.handle.manifest()));
+    registry.recordRunEnd(endOf(run, run.handle.manifest()));
     return;
   }
   let manifest: FusionManifest | null = null;
@@ -330,7 +330,7 @@ function finish(run: LiveRun, error: unknown): void {
   }
   // Nothing durable could be recorded: the run still ends, its capacity is freed and its notice says
   // why (docs/subsystems/fusion.md, "The writer").
-  registry.settleRun(endOf(run, manifest ?? unrecordedEnd(run, commitError)));
+  registry.recordRunEnd(endOf(run, manifest ?? unrecordedEnd(run, commitError)));
 }
 
 /**

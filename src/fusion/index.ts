@@ -4,13 +4,13 @@ export { loadFusionManifest, readFusionManifest } from "./adopt.ts";
 export { fusionRunDir, isFusionRunId, newFusionRunId } from "./layout.ts";
 export { checkFusionManifest, readManifestDocument } from "./read.ts";
 export {
+  type AdjudicatedFusion,
+  adjudicateFusion,
   fusionInlineAnswer,
   fusionOutput,
   type RetrieveFusionArgs,
   type RetrieveFusionOptions,
   retrieveFusion,
-  type SettledFusion,
-  settleFusion,
   structuredMergedInline,
 } from "./retrieve.ts";
 export { type FieldAgreement, parseStructuredMerged, type StructuredMerged } from "./structured-merged.ts";

@@ -236,7 +236,7 @@ function strandedRun(runDir: string, manifest: FusionManifest): DelegateError {
 }
 
 /** A Fusion run as bg_result sees it, before delivery and before usage is claimed. */
-export type SettledFusion =
+export type AdjudicatedFusion =
   | { kind: "running"; manifest: FusionManifest }
   | {
       kind: "completed";
@@ -250,7 +250,7 @@ export type SettledFusion =
  * The state and verification half of bg_result for a Fusion run, shared with the command line
  * (docs/cli.md). Reads only; claims no usage. Throws the typed failures listed at the top of this file.
  */
-export async function settleFusion(runDir: string, opts: RetrieveFusionOptions): Promise<SettledFusion> {
+export async function adjudicateFusion(runDir: string, opts: RetrieveFusionOptions): Promise<AdjudicatedFusion> {
   const reading = await readFusionManifest(runDir);
   if (!reading.trusted) {
     if (reading.claimedState === "failed" || reading.claimedState === "cancelled") {
@@ -291,7 +291,7 @@ export function structuredMergedInline(doc: StructuredMerged): string {
 
 /** A completed run's output in Parallel's shape (the command line's `result --json`). */
 export function fusionOutput(
-  settled: Extract<SettledFusion, { kind: "completed" }>,
+  settled: Extract<AdjudicatedFusion, { kind: "completed" }>,
 ): NonNullable<FusionCompletedView["output"]> | { type: "text"; content: string; basis: [] } {
   const s = settled.structured;
   if (s === null) return { type: "text", content: settled.verified.answer, basis: [] };
@@ -303,7 +303,7 @@ export async function retrieveFusion(
   args: RetrieveFusionArgs,
   opts: RetrieveFusionOptions,
 ): Promise<FusionRetrieval> {
-  const settled = await settleFusion(runDir, opts);
+  const settled = await adjudicateFusion(runDir, opts);
   switch (settled.kind) {
     case "running":
       return fusionRunningView(runDir, settled.manifest);

@@ -1,6 +1,6 @@
 /**
  * The previous task of a follow-up (docs/tools/bg_delegate.md, "Follow-ups"): found in this project,
- * verified exactly as bg_result verifies it (src/retrieval/retrieve.ts, settleDelegate), and its
+ * verified exactly as bg_result verifies it (src/retrieval/retrieve.ts, adjudicateDelegate), and its
  * session file checked against the hash its result.json and its manifest recorded. Every refusal
  * is typed and comes before anything exists: no directory, no process.
  */
@@ -13,7 +13,7 @@ import { sha256Hex } from "../core/hash.ts";
 import type { ChainArtifact, DelegateManifest, FollowUpLink, ManifestFollowUp, SpillReceipt } from "../core/types.ts";
 import { isRecord } from "../core/validate.ts";
 import { type ChainTree, chainOf, committedSpills } from "../retrieval/chain.ts";
-import { settleDelegate } from "../retrieval/retrieve.ts";
+import { adjudicateDelegate } from "../retrieval/retrieve.ts";
 import { readManifest, resolveTaskRef } from "../store/lookup.ts";
 import { isForeign } from "../store/tree-trust.ts";
 import { readChildTerminal } from "../verify/classify.ts";
@@ -60,10 +60,10 @@ const refuse = (code: FailureCode, message: string): DelegateError =>
   new DelegateError(code, message, { childProcessCreated: false });
 
 /** bg_result's verdict on the task: completed (verified), or the end that stopped it. */
-function settle(taskId: string, taskDir: string): { end: PreviousTask["end"]; manifest: DelegateManifest } {
-  let settled: ReturnType<typeof settleDelegate>;
+function adjudicatePrevious(taskId: string, taskDir: string): { end: PreviousTask["end"]; manifest: DelegateManifest } {
+  let settled: ReturnType<typeof adjudicateDelegate>;
   try {
-    settled = settleDelegate(taskDir);
+    settled = adjudicateDelegate(taskDir);
   } catch (error) {
     if (!(error instanceof DelegateError)) throw error;
     const manifest = readManifest(taskDir);
@@ -210,7 +210,7 @@ export function admitPrevious(cwd: string, query: string): PreviousTask {
   if (resolve(recorded.cwd) !== resolve(cwd)) {
     throw refuse("previous_task_foreign", `previous task ${ref.id} belongs to ${recorded.cwd}, not to ${cwd}`);
   }
-  const { end, manifest } = settle(ref.id, ref.dir);
+  const { end, manifest } = adjudicatePrevious(ref.id, ref.dir);
   const { chainPosition, earlier } = admitChainPlace(ref.id, ref.dir, manifest);
   const adjudicated = manifest.terminal?.session_sha256;
   let resultSha256: string | null = null;

@@ -31,7 +31,7 @@ import { readRecordKey, whyNotMine } from "../host/index.ts";
 import { readManifest } from "../store/lookup.ts";
 import { taskDirFor } from "../store/task-paths.ts";
 import { type TreeKind, treeTrust } from "../store/tree-trust.ts";
-import { expectedIdentity } from "../tasks/finalize.ts";
+import { expectedIdentity } from "../tasks/adjudicate-task.ts";
 import { fusionLiveness, isTaskRunning } from "../tasks/running.ts";
 import { readVerifiedResult } from "../verify/result-file.ts";
 

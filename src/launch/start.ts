@@ -93,7 +93,7 @@ async function startKeyed(
       try {
         recordKey(taskId, tree.taskDir);
       } catch (error) {
-        throw settleUnstarted(plan, tree, error);
+        throw adjudicateUnstarted(plan, tree, error);
       }
       registry.starting.add(taskId);
       return { tree, id: taskId, dir: tree.taskDir };
@@ -113,7 +113,7 @@ async function startKeyed(
  * disk), so it never counts as running (docs/subsystems/launch.md, "A failure after the commit").
  * Returns the failure to throw.
  */
-function settleUnstarted(plan: LaunchPlan, tree: TaskTree, error: unknown): DelegateError {
+function adjudicateUnstarted(plan: LaunchPlan, tree: TaskTree, error: unknown): DelegateError {
   const failure =
     error instanceof DelegateError
       ? error
@@ -157,7 +157,7 @@ async function spawnCommitted(plan: LaunchPlan, tree: TaskTree): Promise<Started
       error instanceof DelegateError
         ? error
         : new DelegateError("child_spawn_failed", String(error), { childProcessCreated: false }, { cause: error });
-    throw settleUnstarted(plan, tree, failure).withFacts({ outputPath });
+    throw adjudicateUnstarted(plan, tree, failure).withFacts({ outputPath });
   }
   // The child's identity, so a later reader never takes a reused pid for it (docs/subsystems/launch.md,
   // "One launch at a time"): its pid, its process group (it leads its own: spawned detached) and
@@ -169,7 +169,7 @@ async function spawnCommitted(plan: LaunchPlan, tree: TaskTree): Promise<Started
   try {
     writeManifest(tree.taskDir, manifest);
   } catch {
-    // the registry still owns the child; finalizeTask records the end
+    // the registry still owns the child; adjudicateTask records the end
   }
   const task = getRegistry().track(tree.taskDir, manifest, child, plan.outlive);
   return { receipt: buildReceipt(plan, manifest, child.pid), task };

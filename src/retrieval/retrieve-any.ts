@@ -16,7 +16,7 @@ export type Retrieval = DelegateRetrieval | FusionRetrieval;
  * Adjudicates a Fusion run whose owner is gone before it is read: the extension passes
  * src/tasks/adjudicate.ts `adjudicateStranded`; a test may pass its own, to watch or skip it.
  */
-export type SettleStrandedRun = (cwd: string, runDir: string) => Promise<void>;
+export type AdjudicateStrandedRun = (cwd: string, runDir: string) => Promise<void>;
 
 /**
  * bg_result's dispatch: resolve the id in the project's tree, then the delegate or Fusion path. A
@@ -26,7 +26,7 @@ export async function retrieveTask(
   cwd: string,
   args: ResultArguments,
   known: ReadonlyMap<string, string>,
-  settleStranded: SettleStrandedRun,
+  adjudicateStrandedRun: AdjudicateStrandedRun,
 ): Promise<Retrieval> {
   // A foreign tree's answer is never returned (docs/tools/bg_result.md, "Before an answer is returned"): it is
   // refused by the one read of its manifest (src/store/lookup.ts readTaskRecords, src/fusion/read.ts).
@@ -35,7 +35,7 @@ export async function retrieveTask(
   try {
     if (ref.kind === "delegate") retrieval = retrieveDelegate(ref.dir, args.delivery);
     else {
-      await settleStranded(cwd, ref.dir);
+      await adjudicateStrandedRun(cwd, ref.dir);
       retrieval = await retrieveFusion(ref.dir, args, fusionLiveness);
     }
   } catch (error) {

@@ -6,7 +6,7 @@ import type { StructuredAnswer } from "../core/structured-answer.ts";
 import type { BudgetFigures, ChildProgress, DelegateManifest, EvidenceFreshness, EvidenceRow } from "../core/types.ts";
 import { secondsBetween } from "../core/units.ts";
 import { readTaskRecords } from "../store/lookup.ts";
-import { expectedIdentity, finalizeTask } from "../tasks/finalize.ts";
+import { adjudicateTask, expectedIdentity } from "../tasks/adjudicate-task.ts";
 import type { InlineAnswer } from "../tasks/notice.ts";
 import { isTaskRunning } from "../tasks/running.ts";
 import type { StepObserver, VerifiedAnswer } from "../verify/delegate-result.ts";
@@ -75,7 +75,7 @@ function terminalFailure(taskDir: string, manifest: DelegateManifest, progress: 
  * A delegate task as bg_result sees it: still running (with the progress and budget figures read in
  * the same pass), or completed with its answer just verified.
  */
-export type SettledDelegate =
+export type AdjudicatedDelegate =
   | { kind: "running"; manifest: DelegateManifest; progress: ChildProgress; budget: BudgetFigures | null }
   | {
       kind: "completed";
@@ -118,7 +118,7 @@ function withCarried(verified: VerifiedAnswer, carried: readonly EvidenceRow[]):
  * records in one pass first (src/store/lookup.ts, readTaskRecords), then result.json and seed.json
  * by the verifier (docs/subsystems/retrieval.md, "One pass per call").
  */
-export function settleDelegate(taskDir: string, passed?: StepObserver): SettledDelegate {
+export function adjudicateDelegate(taskDir: string, passed?: StepObserver): AdjudicatedDelegate {
   const records = readTaskRecords(taskDir);
   const { progress, budget } = records;
   let { manifest } = records;
@@ -126,7 +126,7 @@ export function settleDelegate(taskDir: string, passed?: StepObserver): SettledD
   // A stale "running" task is adjudicated now; its verdict (verified from result.json) is used as is.
   let justVerified: VerifiedAnswer | null = null;
   if (manifest.state === "running") {
-    ({ manifest, verified: justVerified } = finalizeTask(taskDir, manifest, undefined, records));
+    ({ manifest, verified: justVerified } = adjudicateTask(taskDir, manifest, undefined, records));
   }
   if (manifest.state !== "completed") throw terminalFailure(taskDir, manifest, progress);
 
@@ -170,7 +170,7 @@ export function settleDelegate(taskDir: string, passed?: StepObserver): SettledD
  * by `freshness` (the evidence check of this call).
  */
 export function taskOutput(
-  settled: Extract<SettledDelegate, { kind: "completed" }>,
+  settled: Extract<AdjudicatedDelegate, { kind: "completed" }>,
   inline: boolean,
   freshness: EvidenceFreshness,
 ): TaskOutput {
@@ -205,9 +205,9 @@ export function inlineAnswer(manifest: DelegateManifest, verified: VerifiedAnswe
   return { text: structuredText(structured.output, output), output };
 }
 
-/** bg_result for a delegate task: {@link settleDelegate}, then the running view or the delivery. */
+/** bg_result for a delegate task: {@link adjudicateDelegate}, then the running view or the delivery. */
 export function retrieveDelegate(taskDir: string, delivery: DeliveryMode | undefined): DelegateRetrieval {
-  const settled = settleDelegate(taskDir);
+  const settled = adjudicateDelegate(taskDir);
   if (settled.kind === "running") {
     const view = runningView(settled.manifest, taskDir, settled.progress, settled.budget);
     return { text: runningText(view), details: view };

@@ -19,7 +19,7 @@ import { FUSION_STAGES } from "../fusion/types.ts";
 import { isSameProcessAlive } from "../process/identity.ts";
 import { listFusionRefs, readManifest } from "../store/lookup.ts";
 import { treeTrust } from "../store/tree-trust.ts";
-import type { Settlement } from "./kind.ts";
+import type { Adjudication } from "./kind.ts";
 import { getRegistry } from "./registry.ts";
 import { runSpend } from "./run-spend.ts";
 import { isTaskRunning } from "./running.ts";
@@ -33,7 +33,7 @@ function childManifest(cwd: string, taskDir: string): DelegateManifest | null {
 }
 
 /** Adjudicate a run recorded as running: still owned, still waiting for its children, or now committed. */
-export function adjudicateRun(cwd: string, runDir: string, manifest: FusionManifest): Settlement<FusionManifest> {
+export function adjudicateRun(cwd: string, runDir: string, manifest: FusionManifest): Adjudication<FusionManifest> {
   if (getRegistry().runs.has(manifest.run_id)) return { kind: "running" };
   if (manifest.owner.pid !== process.pid && isSameProcessAlive(manifest.owner.pid, manifest.owner.start_time)) {
     return { kind: "running" };

@@ -1,7 +1,7 @@
 /**
  * The delegate task as a kind of background work (src/tasks/kind.ts): its manifest
  * (src/store/lookup.ts), whether it still runs (src/tasks/running.ts), its adjudication
- * (src/tasks/finalize.ts), its rows (src/tasks/delegate-row.ts), its cancel request and its completion
+ * (src/tasks/adjudicate-task.ts), its rows (src/tasks/delegate-row.ts), its cancel request and its completion
  * notice (src/tasks/delegate-notice.ts).
  */
 import { join } from "node:path";
@@ -11,9 +11,9 @@ import type { DelegateManifest } from "../core/types.ts";
 import { readManifest } from "../store/lookup.ts";
 import { delegateRoot, sessionSegment } from "../store/task-paths.ts";
 import { readVerifiedResult } from "../verify/result-file.ts";
+import { adjudicateTask, expectedIdentity } from "./adjudicate-task.ts";
 import { delegateNotice, markNotified } from "./delegate-notice.ts";
 import { checkedDelegateRow, delegateRow } from "./delegate-row.ts";
-import { expectedIdentity, finalizeTask } from "./finalize.ts";
 import type { TaskKind } from "./kind.ts";
 import type { TaskEnd } from "./live.ts";
 import { isChildAlive, isTaskRunning } from "./running.ts";
@@ -22,8 +22,8 @@ export const delegateKind: TaskKind<DelegateManifest, TaskEnd> = {
   kind: "delegate",
   read: async (dir) => readManifest(dir),
   isRunning: isTaskRunning,
-  settle: (_cwd, dir, manifest) =>
-    isTaskRunning(manifest) ? { kind: "running" } : { kind: "settled", end: finalizeTask(dir, manifest) },
+  adjudicate: (_cwd, dir, manifest) =>
+    isTaskRunning(manifest) ? { kind: "running" } : { kind: "settled", end: adjudicateTask(dir, manifest) },
   row: delegateRow,
   checkedRow: checkedDelegateRow,
   cancelRecord: (dir) => {
@@ -45,7 +45,7 @@ export const delegateKind: TaskKind<DelegateManifest, TaskEnd> = {
     // Never started, and marked delivered: its bg_delegate call reported the failure (src/launch/start.ts).
     if (manifest.child === null && fileExists(join(ref.dir, TASK_FILES.notified))) return { kind: "none" };
     if (manifest.state === "running") {
-      const verdict = delegateKind.settle(session.cwd, ref.dir, manifest);
+      const verdict = delegateKind.adjudicate(session.cwd, ref.dir, manifest);
       if (verdict.kind !== "settled") return { kind: "waiting" };
       const { end } = verdict;
       return { kind: "notice", notice: delegateNotice(ref.dir, end.manifest, () => end.verified, session.answerText) };

@@ -9,7 +9,7 @@ import { readManifest, type TaskRef } from "../store/lookup.ts";
 import { readProgress } from "../store/progress.ts";
 import { readVerifiedResult } from "../verify/result-file.ts";
 import { recordedSpend } from "../views/spend-figure.ts";
-import { expectedIdentity } from "./finalize.ts";
+import { expectedIdentity } from "./adjudicate-task.ts";
 import { codeOf, costOf, type RowContext, type TaskRow, unreadRow } from "./row.ts";
 import { isTaskRunning } from "./running.ts";
 

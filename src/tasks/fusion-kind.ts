@@ -17,7 +17,7 @@ export const fusionKind: TaskKind<FusionManifest, FusionManifest> = {
   kind: "fusion",
   read: loadFusionManifest,
   isRunning: fusionLiveness.isRunning,
-  settle: adjudicateRun,
+  adjudicate: adjudicateRun,
   row: fusionRow,
   checkedRow: checkedFusionRow,
   cancelRecord: (dir) => {
@@ -37,7 +37,7 @@ export const fusionKind: TaskKind<FusionManifest, FusionManifest> = {
     const record = readRunRecord(ref.dir, manifest);
     if (record === null || record.parent_session_id !== session.sessionId) return { kind: "none" };
     if (manifest.state === "running") {
-      const verdict = fusionKind.settle(session.cwd, ref.dir, manifest);
+      const verdict = fusionKind.adjudicate(session.cwd, ref.dir, manifest);
       if (verdict.kind !== "settled") return { kind: "waiting" };
       manifest = verdict.end;
     }

@@ -10,7 +10,7 @@ import type { NoticeSession, PendingNotice } from "./notice.ts";
 import type { RowContext, TaskRow } from "./row.ts";
 
 /** Where one recorded as running stands once it was looked at. */
-export type Settlement<S> =
+export type Adjudication<S> =
   /** Its owner still runs it (this process or another live one). */
   | { kind: "running" }
   /** Its owner is gone, but it cannot end yet (a run's children still run). */
@@ -25,7 +25,7 @@ export interface TaskKind<M, S> {
   /** Whether one recorded as running is still running (held here, or its owner lives). */
   isRunning(manifest: M): boolean;
   /** Settle one recorded as running: adjudicated now when nothing runs it any more. */
-  settle(cwd: string, dir: string, manifest: M): Settlement<S>;
+  adjudicate(cwd: string, dir: string, manifest: M): Adjudication<S>;
   /** Its row as recorded (src/tasks/row.ts): for `/delegates` and the footer, every second. */
   row(ref: TaskRef, context: RowContext): TaskRow;
   /** Its row as checked now: an answer size and a cost only from files that pass bg_result's checks. */

@@ -13,7 +13,7 @@ import { DelegateError } from "../core/errors.ts";
 import type { DelegateManifest } from "../core/types.ts";
 import { writeFailure } from "../core/write-failure.ts";
 import { killGroup, type SpawnedChild } from "../process/spawn.ts";
-import { finalizeTask } from "./finalize.ts";
+import { adjudicateTask } from "./adjudicate-task.ts";
 import { commitEnded } from "./fusion-end.ts";
 import type { EndReason, LiveRun, LiveTask, RunEnd, TaskEnd, TaskEvent } from "./live.ts";
 
@@ -101,7 +101,7 @@ export class TaskRegistry {
   }
 
   /** A run's pipeline committed: forget the run and tell every subscriber. */
-  settleRun(end: RunEnd): void {
+  recordRunEnd(end: RunEnd): void {
     this.forgetRun(end.runId);
     this.tell({ kind: "fusion", end });
   }
@@ -146,7 +146,7 @@ export class TaskRegistry {
       killGroup(task.pid, "SIGKILL");
       try {
         // The exit handler will not run once the host is gone: adjudicate now.
-        finalizeTask(task.taskDir, task.manifest, task.reason);
+        adjudicateTask(task.taskDir, task.manifest, task.reason);
       } catch {
         // a missing dir cannot be recorded; the child is dead either way
       }
@@ -170,14 +170,14 @@ export class TaskRegistry {
     return watch;
   }
 
-  /** A child exited: its end is recorded (finalizeTask, src/tasks/finalize.ts) and told to the listeners. */
+  /** A child exited: its end is recorded (adjudicateTask, src/tasks/adjudicate-task.ts) and told to the listeners. */
   private recordEnd(taskId: string): TaskEnd {
     const task = this.delegates.get(taskId)!;
     clearTimeout(task.deadline);
     clearInterval(task.watch);
     let end: TaskEnd;
     try {
-      end = finalizeTask(task.taskDir, task.manifest, task.reason);
+      end = adjudicateTask(task.taskDir, task.manifest, task.reason);
     } catch (error) {
       // Nothing durable could be recorded; say so live: result_unavailable only when the tree is
       // gone, else the write's own typed failure (disk_full on a full disk; src/core/write-failure.ts).

@@ -1,6 +1,6 @@
 /**
  * A Fusion run's one spend figure (docs/subsystems/fusion.md, "The run's spend"): the sum of its
- * children's own figures, each as its delegate adjudication recorded it (src/tasks/finalize.ts), read
+ * children's own figures, each as its delegate adjudication recorded it (src/tasks/adjudicate-task.ts), read
  * from the children the run recorded. It is a floor ("at least") when any child's is — a child ended
  * with a request in flight — or when a child's figure is not known (not yet adjudicated, its
  * provider reported nothing, its files unreadable): that child counts as nothing, never as a guess.

@@ -11,7 +11,7 @@
  *
  *   const fifos = useFifoReleaser();
  *   fifos.make(join(taskDir, "result.json"));   // mkfifo, after removing what was there
- *   const { ms, error } = timed(() => settleDelegate(taskDir));
+ *   const { ms, error } = timed(() => adjudicateDelegate(taskDir));
  *   expect(ms).toBeLessThan(2000);
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";

@@ -107,7 +107,7 @@ export async function settled(
 }
 
 /** One settled delegate of settledDelegate: its parent (disposed after the body), project and task. */
-export interface SettledDelegate {
+export interface AdjudicatedDelegate {
   parent: SdkParent;
   cwd: string;
   taskId: string;
@@ -128,7 +128,7 @@ export async function settledDelegate(
     args: Record<string, unknown>;
     prepare?: (cwd: string) => void;
   },
-  body: (delegate: SettledDelegate) => Promise<void>,
+  body: (delegate: AdjudicatedDelegate) => Promise<void>,
 ): Promise<void> {
   const cwd = await makeTempDir(run.label);
   run.prepare?.(cwd);

@@ -2,10 +2,10 @@
  * A delegate task tree without a child process, for unit tests of what reads a tree (bg_result's
  * settle, the command line, prune): the production builders write it (buildSeed, buildManifest,
  * writeTaskTree), a result.json fixture carrying its identity is committed as the guard would, and
- * the parent's own adjudication (finalizeTask) records the verdict in manifest.json.
+ * the parent's own adjudication (adjudicateTask) records the verdict in manifest.json.
  *
  *   const task = writeCompletedTask(await makeTempDir("proj"), { answer: "42\n" });
- *   settleDelegate(task.taskDir); // completed, verified
+ *   adjudicateDelegate(task.taskDir); // completed, verified
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -17,7 +17,7 @@ import { projectConversation } from "../../src/launch/projection.ts";
 import { CHILD_SYSTEM_PROMPT } from "../../src/launch/prompt.ts";
 import { buildManifest, buildSeed, newTaskIdentity } from "../../src/launch/task-documents.ts";
 import { writeTaskTree } from "../../src/store/artifacts.ts";
-import { finalizeTask } from "../../src/tasks/finalize.ts";
+import { adjudicateTask } from "../../src/tasks/adjudicate-task.ts";
 import { makeResultFile, type ResultFixture, type ResultFixtureOverrides, writeResultFile } from "./result-fixtures.ts";
 
 export const TREE_ROUTE: PinnedRoute = { provider: "scripted", model: "scripted-model" };
@@ -139,7 +139,7 @@ export function writeCompletedTask(cwd: string, options: CompletedTaskOptions = 
     writeFileSync(join(identity.taskDir, TASK_FILES.progress), `${JSON.stringify(progress)}\n`);
     // Its child was started (a pid no process has now) and killed by the cancel.
     const started = { ...tree.manifest, child: { pid: 4_194_000, pgid: 4_194_000 } };
-    const end = finalizeTask(identity.taskDir, started, "cancelled");
+    const end = adjudicateTask(identity.taskDir, started, "cancelled");
     if (end.manifest.state !== "cancelled") throw new Error(`the fixture did not cancel: ${end.manifest.state}`);
     return { cwd, taskDir: identity.taskDir, manifest: end.manifest, answer: "" };
   }
@@ -147,7 +147,7 @@ export function writeCompletedTask(cwd: string, options: CompletedTaskOptions = 
   const fixture = treeResult(answer, ids, { evidence: options.evidence ?? [], ...options.result });
   writeResultFile(identity.taskDir, fixture);
   if (options.adjudicate === false) return { cwd, taskDir: identity.taskDir, manifest: tree.manifest, answer };
-  const end = finalizeTask(identity.taskDir, tree.manifest);
+  const end = adjudicateTask(identity.taskDir, tree.manifest);
   if (end.manifest.state !== "completed") throw new Error(`the fixture did not verify: ${end.error?.message}`);
   return { cwd, taskDir: identity.taskDir, manifest: end.manifest, answer };
 }

@@ -14,12 +14,12 @@ import { bgResultVia, notifications } from "../helpers/drive.ts";
 import { plausiblePromptTokens } from "../helpers/model-wire.ts";
 import { type ModelRequest, useModelServer } from "../helpers/pi-parent.ts";
 import {
+  type AdjudicatedDelegate,
   CACHE_PRICED_MODEL,
   childRequestsOf,
   noticed,
   outputLimitOf,
   pricedRoute,
-  type SettledDelegate,
   settledDelegate,
   TEN_DOLLAR_MODEL,
   usePricedAgentDir,
@@ -133,7 +133,7 @@ describe("a provider billing past a capped request", () => {
  * with child_cost_limit, runtime-budget.json records the overbilling, and the terminal message, the
  * notice, bg_result and `show` state it with the amount. Returns the record.
  */
-async function expectStoppedAndFlagged({ parent, cwd, taskId, files }: SettledDelegate, marker: string) {
+async function expectStoppedAndFlagged({ parent, cwd, taskId, files }: AdjudicatedDelegate, marker: string) {
   const terminal = files.terminal();
   expect(terminal.code).toBe("child_cost_limit");
   const over = files.budget().spend?.overbilled;

@@ -15,11 +15,11 @@ import { DelegateError } from "../../src/core/errors.ts";
 import { openRegularFile, readRegularFile } from "../../src/core/fs.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
 import type { EvidenceRow } from "../../src/core/types.ts";
-import { readFusionManifest, settleFusion } from "../../src/fusion/index.ts";
-import { retrieveDelegate, settleDelegate } from "../../src/retrieval/retrieve.ts";
+import { adjudicateFusion, readFusionManifest } from "../../src/fusion/index.ts";
+import { adjudicateDelegate, retrieveDelegate } from "../../src/retrieval/retrieve.ts";
 import { readManifest, type TaskRef, taskRefAt } from "../../src/store/lookup.ts";
 import { readBudgetFigures, readProgress } from "../../src/store/progress.ts";
-import { finalizeTask } from "../../src/tasks/finalize.ts";
+import { adjudicateTask } from "../../src/tasks/adjudicate-task.ts";
 import { fusionLiveness } from "../../src/tasks/running.ts";
 import { cancelTask, listRows } from "../../src/tasks/seam.ts";
 import { checkFreshness } from "../../src/verify/freshness.ts";
@@ -136,7 +136,7 @@ describe("the child's refusal of special paths (src/child/tool-hooks.ts)", () =>
 async function settlesWithFifoAt(file: string, code: string) {
   const task = await completed();
   fifos.make(join(task.taskDir, file));
-  const settle = timed(() => settleDelegate(task.taskDir));
+  const settle = timed(() => adjudicateDelegate(task.taskDir));
   expect(settle.ms).toBeLessThan(BOUND_MS);
   expect(codeOf(settle.error)).toBe(code);
   return task;
@@ -165,7 +165,7 @@ describe("a FIFO in a delegate task tree", () => {
 
     const fresh = await completed({ adjudicate: false });
     fifos.make(join(fresh.taskDir, TASK_FILES.seed));
-    const end = timed(() => finalizeTask(fresh.taskDir, fresh.manifest));
+    const end = timed(() => adjudicateTask(fresh.taskDir, fresh.manifest));
     expect(end.ms).toBeLessThan(BOUND_MS);
     expect(end.value?.manifest.terminal?.code).toBe("seed_hash_mismatch");
   });
@@ -174,7 +174,7 @@ describe("a FIFO in a delegate task tree", () => {
     const task = await completed({ adjudicate: false });
     rmSync(join(task.taskDir, TASK_FILES.result));
     fifos.make(join(task.taskDir, TASK_FILES.terminal));
-    const end = timed(() => finalizeTask(task.taskDir, task.manifest));
+    const end = timed(() => adjudicateTask(task.taskDir, task.manifest));
     expect(end.ms).toBeLessThan(BOUND_MS);
     expect(end.value?.manifest.terminal?.code).toBe("artifact_read_failed");
   });
@@ -222,7 +222,7 @@ describe("a FIFO in a delegate task tree", () => {
     copyFileSync(path, join(outside, "result-copy.json"));
     rmSync(path);
     symlinkSync(join(outside, "result-copy.json"), path);
-    expect(codeOf(timed(() => settleDelegate(other.taskDir)).error)).toBe("artifact_read_failed");
+    expect(codeOf(timed(() => adjudicateDelegate(other.taskDir)).error)).toBe("artifact_read_failed");
   });
 });
 
@@ -253,7 +253,7 @@ describe("a FIFO in a Fusion run directory", () => {
     const read = await timedAsync(() => readFusionManifest(runDir));
     expect(read.ms).toBeLessThan(BOUND_MS);
     expect(codeOf(read.error)).toBe("artifact_read_failed");
-    const settled = await timedAsync(() => settleFusion(runDir, fusionLiveness));
+    const settled = await timedAsync(() => adjudicateFusion(runDir, fusionLiveness));
     expect(settled.ms).toBeLessThan(BOUND_MS);
     expect(codeOf(settled.error)).toBe("artifact_read_failed");
     const rows = timed(() => listRows(cwd, { verify: false }));
@@ -268,7 +268,7 @@ describe("a FIFO in a Fusion run directory", () => {
     const cwd = await makeTempDir("never-block-fusion", "each");
     const { runDir } = buildCompletedRun(cwd);
     fifos.make(join(runDir, FUSION_FILES.merged));
-    const settled = await timedAsync(() => settleFusion(runDir, fusionLiveness));
+    const settled = await timedAsync(() => adjudicateFusion(runDir, fusionLiveness));
     expect(settled.ms).toBeLessThan(BOUND_MS);
     expect(codeOf(settled.error)).toBe("artifact_read_failed");
   });

@@ -15,7 +15,7 @@ import { renderVerify, verifyTask } from "../../src/cli/verify.ts";
 import { TASK_FILES } from "../../src/core/constants.ts";
 import { DelegateError } from "../../src/core/errors.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
-import { retrieveDelegate, settleDelegate } from "../../src/retrieval/retrieve.ts";
+import { adjudicateDelegate, retrieveDelegate } from "../../src/retrieval/retrieve.ts";
 import { type TaskRef, taskRefAt } from "../../src/store/lookup.ts";
 import { listRows } from "../../src/tasks/seam.ts";
 import { answerFileHead } from "../../src/ui/answer-preview.ts";
@@ -55,7 +55,7 @@ async function project(): Promise<string> {
 describe("a result.json rewritten after the parent adjudicated it", () => {
   it("the untouched tree verifies (the checks below are not a verifier that refuses everything)", async () => {
     const task = writeCompletedTask(await project());
-    const settled = settleDelegate(task.taskDir);
+    const settled = adjudicateDelegate(task.taskDir);
     expect(settled.kind).toBe("completed");
     const { report } = await verifyTask(refOf(task));
     expect(report.outcome).toBe("verified");
@@ -68,7 +68,7 @@ describe("a result.json rewritten after the parent adjudicated it", () => {
     const task = writeCompletedTask(await project());
     forgeResult(task);
 
-    expect(codeOf(() => settleDelegate(task.taskDir))).toBe("answer_hash_mismatch");
+    expect(codeOf(() => adjudicateDelegate(task.taskDir))).toBe("answer_hash_mismatch");
     expect(codeOf(() => retrieveDelegate(task.taskDir, undefined))).toBe("answer_hash_mismatch");
     expect(codeOf(() => retrieveDelegate(task.taskDir, "artifact"))).toBe("answer_hash_mismatch");
     await expect(readAnswer(refOf(task))).rejects.toMatchObject({ code: "answer_hash_mismatch" });
@@ -108,7 +108,7 @@ describe("a result.json rewritten after the parent adjudicated it", () => {
   it("a result.json whose answer is the recorded one still verifies (re-blocked bytes are not content)", async () => {
     const task = writeCompletedTask(await project(), { answer: "same answer\n" });
     forgeResult(task, "same answer\n");
-    expect(settleDelegate(task.taskDir).kind).toBe("completed");
+    expect(adjudicateDelegate(task.taskDir).kind).toBe("completed");
   });
 });
 
@@ -120,7 +120,7 @@ describe("seed.json changed after launch", () => {
     const at = bytes.indexOf("Find where");
     bytes.write("X", at, "utf8");
     writeFileSync(path, bytes);
-    expect(codeOf(() => settleDelegate(task.taskDir))).toBe("seed_hash_mismatch");
+    expect(codeOf(() => adjudicateDelegate(task.taskDir))).toBe("seed_hash_mismatch");
     const { report } = await verifyTask(refOf(task));
     expect(report.failure?.code).toBe("seed_hash_mismatch");
     expect(report.steps.filter((s) => !s.ok).map((s) => s.step)).toEqual([expect.stringMatching(/^10\. .*seed\.json/)]);
@@ -132,10 +132,10 @@ describe("seed.json changed after launch", () => {
   it("a deleted seed and a grown seed are seed_hash_mismatch", async () => {
     const deleted = writeCompletedTask(await project());
     rmSync(join(deleted.taskDir, TASK_FILES.seed));
-    expect(codeOf(() => settleDelegate(deleted.taskDir))).toBe("seed_hash_mismatch");
+    expect(codeOf(() => adjudicateDelegate(deleted.taskDir))).toBe("seed_hash_mismatch");
     const grown = writeCompletedTask(await project());
     appendFileSync(join(grown.taskDir, TASK_FILES.seed), " ");
-    expect(codeOf(() => settleDelegate(grown.taskDir))).toBe("seed_hash_mismatch");
+    expect(codeOf(() => adjudicateDelegate(grown.taskDir))).toBe("seed_hash_mismatch");
     const verify = await runCli(grown.cwd, "verify", grown.manifest.task_id);
     expect(verify.code).toBe(1);
     expect(verify.stderr).toMatch(/^\[seed_hash_mismatch\]/);

@@ -1,6 +1,6 @@
 /**
  * The walk of a follow-up chain (docs/subsystems/retrieval.md, "Verification order"): bounded by
- * FOLLOW_UP_CHAIN_MAX and cycle-safe in every walker — bg_result's chainOf (and so settleDelegate),
+ * FOLLOW_UP_CHAIN_MAX and cycle-safe in every walker — bg_result's chainOf (and so adjudicateDelegate),
  * show's wholeChain, list's threadRows and prune's linked-tree keep. Trees are written by the
  * production writers (test/helpers/task-tree.ts), linked as a follow-up's manifest records its link.
  */
@@ -13,7 +13,7 @@ import { sha256Hex } from "../../src/core/hash.ts";
 import type { EvidenceRow } from "../../src/core/types.ts";
 import { admitPrevious } from "../../src/launch/follow-up.ts";
 import { chainOf, wholeChain } from "../../src/retrieval/chain.ts";
-import { settleDelegate } from "../../src/retrieval/retrieve.ts";
+import { adjudicateDelegate } from "../../src/retrieval/retrieve.ts";
 import { readManifest, writeManifest } from "../../src/store/lookup.ts";
 import { decidePrune, type PruneCandidate } from "../../src/tasks/prune-policy.ts";
 import { type TaskRow, threadRows, unreadRow } from "../../src/tasks/row.ts";
@@ -87,7 +87,7 @@ describe("a follow-up chain", () => {
       const error = chainFailure(() => chainOf(readManifest(t.taskDir), t.taskDir));
       expect(error.code).toBe("follow_up_chain_invalid");
       expect(error.message).toContain(t.manifest.task_id);
-      expect(chainFailure(() => settleDelegate(t.taskDir)).code).toBe("follow_up_chain_invalid");
+      expect(chainFailure(() => adjudicateDelegate(t.taskDir)).code).toBe("follow_up_chain_invalid");
     }
     // Places that do follow one another, and still a cycle.
     link(a, b, 3);

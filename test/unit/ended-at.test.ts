@@ -1,5 +1,5 @@
 /**
- * `ended_at` is the child's end as it recorded it (src/tasks/finalize.ts): a task adjudicated long
+ * `ended_at` is the child's end as it recorded it (src/tasks/adjudicate-task.ts): a task adjudicated long
  * after its child ended (its Pi was gone; bg_result or `list` adjudicates it later) keeps the child's
  * run time, not the time it was looked at. A parent that ends the child itself (cancel, timeout)
  * records the kill, which is now.
@@ -8,7 +8,7 @@ import { readdirSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { TASK_FILES } from "../../src/core/constants.ts";
-import { finalizeTask } from "../../src/tasks/finalize.ts";
+import { adjudicateTask } from "../../src/tasks/adjudicate-task.ts";
 import { writeCompletedTask } from "../helpers/task-tree.ts";
 import { makeTempDir } from "../helpers/temp.ts";
 
@@ -29,7 +29,7 @@ describe("ended_at", () => {
     const committed = new Date(launched + 6_000);
     utimesSync(join(task.taskDir, TASK_FILES.result), committed, committed);
 
-    const end = finalizeTask(task.taskDir, manifest);
+    const end = adjudicateTask(task.taskDir, manifest);
     expect(end.manifest.state).toBe("completed");
     expect(end.manifest.terminal?.ended_at).toBe(committed.toISOString());
     // The adjudication itself is now.
@@ -42,7 +42,7 @@ describe("ended_at", () => {
     const long = new Date(Date.parse(task.manifest.created_at) - 60_000);
     const manifest = { ...task.manifest, created_at: new Date(long.getTime() - 1_000).toISOString() };
     touchAll(task.taskDir, long);
-    const end = finalizeTask(task.taskDir, manifest, "cancelled");
+    const end = adjudicateTask(task.taskDir, manifest, "cancelled");
     expect(Date.parse(end.manifest.terminal?.ended_at ?? "")).toBeGreaterThan(long.getTime() + 30_000);
   });
 
@@ -50,7 +50,7 @@ describe("ended_at", () => {
     const cwd = await makeTempDir("ended-at-floor");
     const task = writeCompletedTask(cwd, { adjudicate: false });
     touchAll(task.taskDir, new Date(Date.parse(task.manifest.created_at) - 3_600_000));
-    const end = finalizeTask(task.taskDir, task.manifest);
+    const end = adjudicateTask(task.taskDir, task.manifest);
     expect(end.manifest.terminal?.ended_at).toBe(task.manifest.created_at);
   });
 });

@@ -135,7 +135,7 @@ describe("the footer's total of ended delegates", () => {
   it("is a floor ('at least') when an ended task's recorded figure is one", async () => {
     const cwd = await makeTempDir("footer-at-least");
     const task = writeCompletedTask(cwd);
-    // As a cancel with a request in flight records it (src/tasks/finalize.ts).
+    // As a cancel with a request in flight records it (src/tasks/adjudicate-task.ts).
     const cancelled: DelegateManifest = {
       ...task.manifest,
       state: "cancelled",

@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { FUSION_FILES } from "../../src/core/constants.ts";
 import { FAILURE_REMEDIATION } from "../../src/core/errors.ts";
 import { renderFailure } from "../../src/core/failure-text.ts";
-import { settleFusion } from "../../src/fusion/retrieve.ts";
+import { adjudicateFusion } from "../../src/fusion/retrieve.ts";
 import { createRun } from "../../src/fusion/writer.ts";
 import { newTaskIdentity } from "../../src/launch/task-documents.ts";
 import { processStartTime } from "../../src/process/identity.ts";
@@ -29,7 +29,7 @@ function manifestOf(runDir: string): { state: string; terminal: { failure: { cod
   return JSON.parse(readFileSync(join(runDir, FUSION_FILES.manifest), "utf8"));
 }
 
-const failureOf = (runDir: string) => rejectionOf(settleFusion(runDir, fusionLiveness));
+const failureOf = (runDir: string) => rejectionOf(adjudicateFusion(runDir, fusionLiveness));
 
 describe("a Fusion run whose owning Pi died", () => {
   it("bg_result's failure text is true for a run: its children were created, no output log of its own", async () => {
@@ -69,7 +69,7 @@ describe("a Fusion run whose owning Pi died", () => {
     const once = readFileSync(join(stranded.runDir, FUSION_FILES.manifest));
     await adjudicateStranded(cwd, stranded.runDir);
     expect(readFileSync(join(stranded.runDir, FUSION_FILES.manifest))).toEqual(once);
-    const view = await settleFusion(stranded.runDir, fusionLiveness);
+    const view = await adjudicateFusion(stranded.runDir, fusionLiveness);
     expect(view.kind).toBe("ended");
     if (view.kind === "ended") {
       expect(view.view.details.attempts.map((a) => [a.slot, a.status, a.code])).toEqual([

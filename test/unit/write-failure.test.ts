@@ -13,7 +13,7 @@ import {
   filesystemFull,
   isDiskFull,
   writeFailure,
-  writeSettlingRecord,
+  writeAdjudicationRecord,
 } from "../../src/core/write-failure.ts";
 import { makeTempDirSync } from "../helpers/temp.ts";
 
@@ -86,12 +86,12 @@ describe("a failed write's typed failure", () => {
   it("a settling record with room is the atomic replace; a write that is refused otherwise is typed", () => {
     const dir = makeTempDirSync("write-failure-settle", "each");
     const path = join(dir, "manifest.json");
-    writeSettlingRecord(path, { state: "running" }, "w");
-    writeSettlingRecord(path, { state: "failed" }, "w");
+    writeAdjudicationRecord(path, { state: "running" }, "w");
+    writeAdjudicationRecord(path, { state: "failed" }, "w");
     expect(JSON.parse(readFileSync(path, "utf8"))).toEqual({ state: "failed" });
     const refused = (() => {
       try {
-        writeSettlingRecord(join(dir, "missing", "manifest.json"), {}, "the task's end could not be recorded");
+        writeAdjudicationRecord(join(dir, "missing", "manifest.json"), {}, "the task's end could not be recorded");
       } catch (error) {
         return error;
       }

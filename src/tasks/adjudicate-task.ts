@@ -1,3 +1,9 @@
+/**
+ * How a delegate task ended, decided once from its files and recorded in its signed manifest
+ * (docs/subsystems/retrieval.md, "How a task ends"). Adjudicate is the package's one verb for it:
+ * this file's adjudicateTask for a delegate whose child is gone, src/tasks/adjudicate.ts for a Fusion
+ * run and for work whose owner died, retrieval's adjudicateDelegate for bg_result's read of it.
+ */
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import { CHILD_FILE_MAX_BYTES, SCHEMA, TASK_FILES } from "../core/constants.ts";
@@ -5,7 +11,7 @@ import { DelegateError } from "../core/errors.ts";
 import { fileExists, sessionDigest, writeJsonRecord } from "../core/fs.ts";
 import { overbilledSentence } from "../core/overbilling.ts";
 import type { ChildProgress, DelegateManifest, TaskState, UsageRecord } from "../core/types.ts";
-import { filesystemFull, writeSettlingRecord } from "../core/write-failure.ts";
+import { filesystemFull, writeAdjudicationRecord } from "../core/write-failure.ts";
 import type { TaskRecords } from "../store/lookup.ts";
 import { readBudgetFigures, readProgress, readSteeringSeen } from "../store/progress.ts";
 import { readSpendRecord, type SpendRecord } from "../store/spend-record.ts";
@@ -103,7 +109,7 @@ function mayLeaveOutRequest(spend: SpendRecord | null, uncommitted: boolean): bo
  * `records` are the task's progress.json and budget-plan.json when the caller already read them
  * (bg_result's one pass); otherwise they are read here, once each.
  */
-export function finalizeTask(
+export function adjudicateTask(
   taskDir: string,
   manifest: DelegateManifest,
   parentReason?: EndReason,
@@ -171,7 +177,7 @@ export function finalizeTask(
   };
   // Signed (docs/subsystems/launch.md, "The store is yours"); on a full disk the manifest is rewritten
   // in place, or the failure is disk_full (never a bare errno).
-  writeSettlingRecord(
+  writeAdjudicationRecord(
     join(taskDir, TASK_FILES.manifest),
     signManifest("delegate", taskDir, next),
     "the task's end could not be recorded",
