@@ -4,16 +4,20 @@
  */
 
 /**
- * Lines of a file the child was shown, with the bytes they cover ([byte_start, byte_end), the last
- * line's newline included) and those bytes' SHA-256: a `read` row's range, or one of a grep's.
+ * Lines of a file with the bytes they cover ([byte_start, byte_end), the last line's newline
+ * included) and those bytes' SHA-256: what a child was shown, what a spilled read holds.
  */
-export interface SeenRange {
+export interface FileLines {
   file: string;
   line_start: number;
   line_end: number;
   byte_start: number;
   byte_end: number;
   sha256: string;
+}
+
+/** Lines of a file the child was shown: a `read` row's range, or one of a grep's. */
+export interface SeenRange extends FileLines {
   /**
    * Where the bytes shown are kept in the task tree, when they are (a spilled `read`): the spill
    * artifact, the byte range of it that holds these lines (the last line's newline left out) and

@@ -3,6 +3,7 @@
  * file (what a later task of the chain may read), and the links that tie a follow-up to the task it
  * continues, as seed.json, manifest.json and result.json record them. Re-exported by types.ts.
  */
+import type { FileLines } from "./evidence-types.ts";
 
 export interface SpillReceipt {
   schema_version: string;
@@ -23,14 +24,7 @@ export interface SpillReceipt {
 }
 
 /** The file lines a spilled read holds: [byte_start, byte_end) of `file`, and those bytes' SHA-256. */
-export interface SpilledReadRange {
-  file: string;
-  line_start: number;
-  line_end: number;
-  byte_start: number;
-  byte_end: number;
-  sha256: string;
-}
+export type SpilledReadRange = FileLines;
 
 /**
  * A spill file of an earlier task of a verified follow-up chain that this task's child may read

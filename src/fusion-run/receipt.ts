@@ -1,9 +1,10 @@
 import { relative } from "node:path";
 import { formatCost, formatDuration } from "../core/units.ts";
 import type { FusionRunRecord } from "../fusion/run-record.ts";
+import type { LaunchReceiptCommon } from "../views/receipt.ts";
 import type { FusionSpendShare } from "./spend-share.ts";
 
-export interface FusionReceiptDetails {
+export interface FusionReceiptDetails extends LaunchReceiptCommon {
   kind: "bg_fusion_receipt";
   run_id: string;
   name: string;
@@ -15,17 +16,6 @@ export interface FusionReceiptDetails {
   limits: FusionRunRecord["limits"];
   /** The run's spend cap and how it is shared (src/fusion-run/spend-share.ts); null without a cap. */
   spend: FusionSpendShare | null;
-  auto_deliver: string;
-  notify_on_completion: boolean;
-  trigger_on_completion: boolean;
-  retrieve_with: { tool: "bg_result"; taskId: string };
-  /** Project settings ignored because only you may widen them (docs/configuration.md, "Who may set what"). */
-  settings_ignored: string[];
-  /**
-   * Why this keyed run did not reuse the record its key had (docs/tools/bg_delegate.md, "Never
-   * launched twice"): not trusted, or its run failed before any child started; null otherwise.
-   */
-  key_record_ignored: string | null;
 }
 
 /** Within a delegate receipt's budget (docs/tools/bg_fusion.md, "The receipt"). */

@@ -16,7 +16,22 @@ export interface ReceiptSource {
     | undefined;
 }
 
-export interface ReceiptDetails {
+/** What a delegate's and a Fusion run's receipts both say of how the work is delivered and launched. */
+export interface LaunchReceiptCommon {
+  auto_deliver: string;
+  notify_on_completion: boolean;
+  trigger_on_completion: boolean;
+  retrieve_with: { tool: "bg_result"; taskId: string };
+  /** Project settings ignored because only you may widen them (docs/configuration.md, "Who may set what"). */
+  settings_ignored: string[];
+  /**
+   * Why this keyed launch did not reuse the record its key had (docs/tools/bg_delegate.md, "Never
+   * launched twice"): not trusted, or its launch (its run) failed before its child started; null otherwise.
+   */
+  key_record_ignored: string | null;
+}
+
+export interface ReceiptDetails extends LaunchReceiptCommon {
   kind: "bg_delegate_receipt";
   task_id: string;
   name: string;
@@ -38,17 +53,6 @@ export interface ReceiptDetails {
   limits: DelegateManifest["limits"];
   /** The spend cap and what admission estimated (docs/subsystems/launch.md, "The spend cap"); null without a cap. */
   spend: { cap_usd: number; first_request_usd: number; runway_usd: number; tool_turn_usd: number } | null;
-  auto_deliver: string;
-  notify_on_completion: boolean;
-  trigger_on_completion: boolean;
-  retrieve_with: { tool: "bg_result"; taskId: string };
-  /** Project settings ignored because only you may widen them (docs/configuration.md, "Who may set what"). */
-  settings_ignored: string[];
-  /**
-   * Why this keyed launch did not reuse the record its key had (docs/tools/bg_delegate.md, "Never
-   * launched twice"): not trusted, or its launch failed before its child started; null otherwise.
-   */
-  key_record_ignored: string | null;
   /**
    * A follow-up's link and what it carried (docs/tools/bg_delegate.md, "Follow-ups"): the session's
    * bytes and the provider's reported tokens of the previous child's last request; null for a first task.
