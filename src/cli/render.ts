@@ -105,6 +105,18 @@ function chainLines(f: DelegateFacts): [string, string][] {
   return [["chain", text]];
 }
 
+/** "2 sent: 1 read before request 3; 2 not read yet" (or "not delivered" once the task ended). */
+function steeringLines(f: DelegateFacts): [string, string][] {
+  const s = f.steering;
+  if (s === null) return [];
+  const read = s.delivered.map((d) => `${d.n} read before request ${d.request}`);
+  const rest =
+    s.not_delivered.length === 0
+      ? []
+      : [`${s.not_delivered.join(", ")} ${f.state === "running" ? "not read yet" : "not delivered"}`];
+  return [["steering", `${s.sent} sent: ${[...read, ...rest].join("; ")}`]];
+}
+
 function renderDelegate(f: DelegateFacts, now: number): string {
   const pairs: [string, string][] = [
     ["task", `${f.id} (delegate)`],
@@ -144,6 +156,7 @@ function renderDelegate(f: DelegateFacts, now: number): string {
     ["answer", f.answer === null ? "-" : `${formatBytes(f.answer.byte_length)}, sha256 ${f.answer.sha256} (verified)`],
     ...answerCopyLines(f),
     ["finalized", finalizedText(f)],
+    ...steeringLines(f),
     ...failureLines(f.failure),
     ...chainLines(f),
   ];

@@ -9,6 +9,7 @@ import { join, resolve } from "node:path";
 import { type FinalizedBy, FUSION_FILES, TASK_FILES } from "../core/constants.ts";
 import { DelegateError, type FailureCode } from "../core/errors.ts";
 import { fileExists } from "../core/fs.ts";
+import type { SteeringView } from "../core/steering.ts";
 import type { DelegateManifest, DelegateResultFile, EvidenceCheck, EvidenceRow, UsageRecord } from "../core/types.ts";
 import {
   type AdjudicatedFusion,
@@ -22,6 +23,7 @@ import {
 import { readRunRecord } from "../fusion/run-record.ts";
 import { type ChainEntry, chainOf, wholeChain } from "../retrieval/chain.ts";
 import { readTaskRecords, type TaskRecords, type TaskRef } from "../store/lookup.ts";
+import { readSteeringSeen } from "../store/progress.ts";
 import { readSpendRecord, type SpendRecord } from "../store/spend-record.ts";
 import { expectedIdentity } from "../tasks/adjudicate-task.ts";
 import type { RowState } from "../tasks/row.ts";
@@ -84,6 +86,12 @@ export interface DelegateFacts {
   evidence_check: EvidenceCheck | null;
   /** A structured answer's basis, each citation checked as bg_result checks it; null for a text answer or no answer. */
   basis: CheckedFieldBasis[] | null;
+  /**
+   * Its steering (docs/tools/bg_steer.md): the messages sent, those read and before which request
+   * (verified for a completed task, as the guard reports otherwise), the numbers of the rest; null
+   * when it was never steered.
+   */
+  steering: { sent: number; delivered: { n: number; request: number }[]; not_delivered: number[] } | null;
   failure: FailureFact | null;
   /**
    * answer.txt, the plain copy, beside the verified answer: `verified` when it holds exactly the
@@ -156,6 +164,24 @@ function existingArtifacts(dir: string, names: Record<string, string>): Record<s
   return out;
 }
 
+/** A task's steering as `show` states it: verified when its result was, else as its guard reported it. */
+function steeringFact(
+  dir: string,
+  manifest: DelegateManifest,
+  verified: SteeringView | undefined,
+): DelegateFacts["steering"] {
+  const sent = manifest.steering?.count ?? 0;
+  if (sent === 0) return null;
+  const delivered =
+    verified?.delivered ?? readSteeringSeen(dir, manifest.task_id, manifest.launch_nonce).filter((d) => d.n <= sent);
+  const read = new Set(delivered.map((d) => d.n));
+  return {
+    sent,
+    delivered: delivered.map((d) => ({ n: d.n, request: d.request })),
+    not_delivered: Array.from({ length: sent }, (_, i) => i + 1).filter((n) => !read.has(n)),
+  };
+}
+
 function delegateFacts(dir: string): DelegateFacts {
   const { manifest, progress, budget } = readTaskRecords(dir);
   const running = isTaskRunning(manifest);
@@ -163,6 +189,7 @@ function delegateFacts(dir: string): DelegateFacts {
   let result: DelegateResultFile | null = null;
   let answer = "";
   let answerBytes: Buffer | null = null;
+  let steered: SteeringView | undefined;
   let failure: FailureFact | null = null;
   let usage: UsageRecord | null = null;
   const expected = expectedIdentity(manifest);
@@ -172,6 +199,7 @@ function delegateFacts(dir: string): DelegateFacts {
       result = verified?.result ?? null;
       answer = verified?.text ?? "";
       answerBytes = verified?.answerBytes ?? null;
+      steered = verified?.steering;
       if (result === null) failure = failureOf("result_unavailable", "the task completed but its result.json is gone");
     } catch (error) {
       failure = asFailure(error);
@@ -268,6 +296,7 @@ function delegateFacts(dir: string): DelegateFacts {
     evidence,
     evidence_check: evidenceCheck,
     basis,
+    steering: steeringFact(dir, manifest, steered),
     failure,
     answer_copy: answerCopy,
     settings_ignored: manifest.settings_ignored ?? [],

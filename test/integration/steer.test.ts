@@ -11,6 +11,7 @@ import { execa } from "execa";
 import { describe, expect, it } from "vitest";
 import { STEER_MAX_PER_TASK } from "../../src/core/constants.ts";
 import type { DelegateResultFile } from "../../src/core/types.ts";
+import { runCli } from "../helpers/cli.ts";
 import {
   bgResultVia,
   call,
@@ -113,6 +114,9 @@ describe("bg_steer", () => {
       expect(answer.text).toContain("Steered: 1 steering message reached the delegate");
       expect(answer.text).toContain(`1. before request 2: "${STEER_TEXT}"`);
       expect(answer.text).not.toContain("Not delivered");
+      const shown = await runCli(cwd, "show", id);
+      expect(shown.code, shown.stderr).toBe(0);
+      expect(shown.stdout).toMatch(/^steering:?\s+1 sent: 1 read before request 2$/m);
 
       // An edited message of the record (a stranger's hand, or a bug) is never taken for the steering that was read.
       const path = join(dir, "steering.json");
@@ -214,6 +218,8 @@ describe("bg_steer", () => {
       expect(answer.text).toContain(`Not delivered: ${STEER_MAX_PER_TASK} steering messages arrived after`);
       expect(answer.text).toContain('1. "Late message 1."');
       expect(answer.text).not.toContain("Steered:");
+      const shown = await runCli(cwd, "show", id);
+      expect(shown.stdout).toMatch(/^steering:?\s+8 sent: 1, 2, 3, 4, 5, 6, 7, 8 not delivered$/m);
 
       const ended = await steerVia(parent, { taskId: id, message: "Too late." });
       expect(ended.isError).toBe(true);

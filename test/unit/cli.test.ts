@@ -357,6 +357,7 @@ describe("show: which limit made the delegate answer", () => {
     evidence: [],
     evidence_check: null,
     basis: null,
+    steering: null,
     failure: null,
     answer_copy: null,
     artifacts: {},
@@ -390,6 +391,21 @@ describe("show: which limit made the delegate answer", () => {
     expect(lines(base)).toEqual([]);
     expect(lines({ ...base, settings_ignored: [ignored] })).toEqual([
       expect.stringMatching(/^ignored:?\s+bgDelegate\.maxRunning 9 /),
+    ]);
+  });
+
+  it("states a steered task's messages: read before which request, and the rest (not read yet while it runs)", () => {
+    const steeringLine = (f: DelegateFacts) =>
+      renderFacts(f)
+        .split("\n")
+        .filter((l) => l.startsWith("steering"));
+    expect(steeringLine(base)).toEqual([]);
+    const steering = { sent: 3, delivered: [{ n: 1, request: 3 }], not_delivered: [2, 3] };
+    expect(steeringLine({ ...base, steering })).toEqual([
+      expect.stringMatching(/^steering:?\s+3 sent: 1 read before request 3; 2, 3 not delivered$/),
+    ]);
+    expect(steeringLine({ ...base, state: "running", steering })).toEqual([
+      expect.stringMatching(/^steering:?\s+3 sent: 1 read before request 3; 2, 3 not read yet$/),
     ]);
   });
 
