@@ -42,6 +42,7 @@ import { FUSION_FILES, SCHEMA, TASK_FILES } from "../../src/core/constants.ts";
 import { DelegateError, isFailureCode } from "../../src/core/errors.ts";
 import { writeFileAtomic } from "../../src/core/fs.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
+import { appendSteering, emptySteering, type SteeringRecord } from "../../src/core/steering.ts";
 import type { EvidenceRow } from "../../src/core/types.ts";
 import { type Retrieval, retrieveTask } from "../../src/retrieval/retrieve-any.ts";
 import { signManifest } from "../../src/store/tree-trust.ts";
@@ -113,7 +114,7 @@ const DELEGATE_ANSWER = "The cache is invalidated in src/cache.ts:42.\n";
 const MUTATIONS = ["rewrite", "truncate", "flip", "fifo", "symlink", "directory", "mode000", "sparse"] as const;
 type Mutation = (typeof MUTATIONS)[number];
 
-type Kind = "delegate" | "delegate-stale" | "fusion" | "fusion-failed";
+type Kind = "delegate" | "delegate-stale" | "delegate-steered" | "fusion" | "fusion-failed";
 
 interface FileSpec {
   kind: Kind;
@@ -172,6 +173,16 @@ function forgeSeed(bytes: Buffer, marker: string): Buffer {
   return Buffer.from(canonicalJsonLine(doc), "utf8");
 }
 
+/** A steering record whose message is another text, its chain recomputed (so only its vouch can tell). */
+function forgeSteering(bytes: Buffer, marker: string): Buffer {
+  const doc = JSON.parse(bytes.toString("utf8")) as SteeringRecord;
+  const forged = doc.entries.reduce(
+    (record, e, i) => appendSteering(record, i === 0 ? marker : e.message, e.at),
+    emptySteering(doc.task_id, doc.launch_nonce),
+  );
+  return Buffer.from(canonicalJsonLine(forged), "utf8");
+}
+
 /** A delegate result.json carrying another answer: every block, its length and hash and the aggregate recomputed. */
 function forgeDelegateResult(bytes: Buffer, marker: string): Buffer {
   const doc = JSON.parse(bytes.toString("utf8")) as { answer: unknown };
@@ -223,6 +234,9 @@ const FILES: FileSpec[] = [
   // A task whose child failed (child-terminal.json) and that no one adjudicated yet: its owner is gone,
   // so every reader adjudicates it from its files first.
   { kind: "delegate-stale", path: TASK_FILES.terminal, forge: jsonField("message"), refuses: ALL },
+  // A completed task steered once (docs/tools/bg_steer.md): its answer is verified only with the
+  // steering record its manifest vouches for and its result.json says it read.
+  { kind: "delegate-steered", path: TASK_FILES.steering, forge: forgeSteering, refuses: ALL },
   // A completed bg_fusion run (run.json, a child record, candidate outputs) whose usage was reported.
   { kind: "fusion", path: FUSION_FILES.manifest, forge: jsonField("workflow"), refuses: ALL },
   { kind: "fusion", path: FUSION_FILES.result, forge: forgeFusionResult, bind: "manifest", answer: true, refuses: ALL },
@@ -262,7 +276,24 @@ function json(path: string, value: unknown): void {
   writeFileAtomic(path, canonicalJsonLine(value));
 }
 
-async function delegateTemplate(stale: boolean): Promise<Template> {
+/** The template's task as steered once before its second request: steering.json, the manifest's vouch, result.json's record. */
+function steer(dir: string, taskId: string, launchNonce: string): void {
+  const record = appendSteering(emptySteering(taskId, launchNonce), "Only look at src/cache.ts.", now());
+  const entry = record.entries[0]!;
+  json(join(dir, TASK_FILES.steering), record);
+  const manifestPath = join(dir, TASK_FILES.manifest);
+  const manifest = JSON.parse(readFileSync(manifestPath, "utf8")) as Record<string, unknown>;
+  json(manifestPath, { ...manifest, steering: { count: 1, head_sha256: entry.sha256 } });
+  const resultPath = join(dir, TASK_FILES.result);
+  const result = JSON.parse(readFileSync(resultPath, "utf8")) as Record<string, unknown>;
+  const delivered = [{ n: 1, sha256: entry.sha256, request: 2, at: entry.at }];
+  writeFileAtomic(
+    resultPath,
+    encodeResultFile({ ...result, steering: { entries: 1, head_sha256: entry.sha256, delivered } }),
+  );
+}
+
+async function delegateTemplate(stale: boolean, steered = false): Promise<Template> {
   const cwd = await makeTempDir("adv-template");
   writeFileSync(join(cwd, PROJECT_FILE), PROJECT_TEXT);
   const task = writeCompletedTask(cwd, {
@@ -294,8 +325,10 @@ async function delegateTemplate(stale: boolean): Promise<Template> {
     json(file(TASK_FILES.cancelRequest), { task_id, requested_at: now(), by_pid: OWNER.pid });
     writeFileSync(file(TASK_FILES.output), "child output\n");
     writeFileSync(file(`${TASK_FILES.spillDir}/0001-grep.txt`), "spilled grep output\n");
+    if (steered) steer(dir, task_id, launch_nonce);
   }
-  return { kind: stale ? "delegate-stale" : "delegate", id: task_id, dir, rel: relative(cwd, dir) };
+  const kind = stale ? "delegate-stale" : steered ? "delegate-steered" : "delegate";
+  return { kind, id: task_id, dir, rel: relative(cwd, dir) };
 }
 
 async function fusionTemplate(): Promise<Template> {
@@ -342,7 +375,7 @@ function place(template: Template, cwd: string): string {
   cpSync(template.dir, dir, { recursive: true });
   const path = join(dir, TASK_FILES.manifest);
   const manifest = JSON.parse(readFileSync(path, "utf8")) as { cwd: string; child_session_dir: string };
-  const delegate = template.kind === "delegate" || template.kind === "delegate-stale";
+  const delegate = template.kind.startsWith("delegate");
   if (delegate) {
     manifest.cwd = cwd;
     manifest.child_session_dir = join(dir, TASK_FILES.sessionDir);
@@ -572,7 +605,7 @@ beforeAll(async () => {
         ? await fusionTemplate()
         : spec.kind === "fusion-failed"
           ? await failedFusionTemplate()
-          : await delegateTemplate(spec.kind === "delegate-stale"),
+          : await delegateTemplate(spec.kind === "delegate-stale", spec.kind === "delegate-steered"),
     );
   }
   outside = await makeTempDir("adv-outside");
