@@ -177,13 +177,17 @@ function completedLine(v: CompletedView, theme: Theme): string {
       `${plural(flaggedFields, "field")} of the JSON answer ${flaggedFields === 1 ? "rests" : "rest"} on citations not verified`,
     );
   if (v.flags.no_tool_calls) notes.push("it read no files: the answer rests on the conversation alone");
-  const steered = v.steering?.delivered.length ?? 0;
   const missed = v.steering?.undelivered.length ?? 0;
-  if (steered > 0) notes.push(`steered by ${plural(steered, "message")} before it answered`);
   if (missed > 0) notes.push(`${plural(missed, "steering message")} arrived too late to be read`);
   if (v.flags.finalized_by_runway)
     notes.push(`it ${FORCED_BY[v.flags.finalized_by ?? "context"]} and answered from what it had read`);
-  return notes.length === 0 ? head : `${head}\n${theme.fg("warning", `note: ${notes.join("; ")}`)}`;
+  // Steering the delegate read is how it was asked, not a warning: its own muted line.
+  const steered = v.steering?.delivered.length ?? 0;
+  const steering =
+    steered === 0 ? "" : `\n${theme.fg("muted", `steered by ${plural(steered, "message")} before it answered`)}`;
+  return notes.length === 0
+    ? `${head}${steering}`
+    : `${head}${steering}\n${theme.fg("warning", `note: ${notes.join("; ")}`)}`;
 }
 
 function answerBlock(
