@@ -3,16 +3,20 @@
  * src/core/units.ts, the one unit style of the package; what a task tree says is escaped by
  * src/core/terminal-text.ts, the one escape of the package.
  */
+import { displayWidth } from "../core/display-width.ts";
 import { visible } from "../core/terminal-text.ts";
 
-/** Columns padded to their widest cell, two spaces apart; the last column is not padded. */
+/**
+ * Columns padded to their widest cell, two spaces apart; the last column is not padded. Widths are
+ * terminal columns as /delegates measures them (src/core/display-width.ts): a wide character takes two.
+ */
 export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
   const all = [header, ...rows].map((row) => row.map(visible));
-  const widths = header.map((_, col) => Math.max(...all.map((row) => [...(row[col] ?? "")].length)));
+  const widths = header.map((_, col) => Math.max(...all.map((row) => displayWidth(row[col] ?? ""))));
   return all
     .map((row) =>
       row
-        .map((cell, col) => (col === row.length - 1 ? cell : cell + " ".repeat(widths[col]! - [...cell].length)))
+        .map((cell, col) => (col === row.length - 1 ? cell : cell + " ".repeat(widths[col]! - displayWidth(cell))))
         .join("  ")
         .trimEnd(),
     )
