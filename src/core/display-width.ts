@@ -11,7 +11,8 @@ import { eastAsianWidth } from "get-east-asian-width";
 const INVISIBLE = /^[\p{Default_Ignorable_Code_Point}\p{Control}\p{Mark}\p{Surrogate}]+$/u;
 const LEADING_INVISIBLE = /^[\p{Default_Ignorable_Code_Point}\p{Control}\p{Format}\p{Mark}\p{Surrogate}]+/u;
 /** An emoji as Unicode lists it (a property of strings: the `v` flag, built at run time for TypeScript's target). */
-const EMOJI = /^\p{RGI_Emoji}$/v;
+const UNICODE_SETS: string = "v";
+const EMOJI = new RegExp("^\\p{RGI_Emoji}$", UNICODE_SETS);
 const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 
 const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
