@@ -12,8 +12,8 @@ import {
   errnoOf,
   filesystemFull,
   isDiskFull,
-  writeFailure,
   writeAdjudicationRecord,
+  writeFailure,
 } from "../../src/core/write-failure.ts";
 import { makeTempDirSync } from "../helpers/temp.ts";
 
