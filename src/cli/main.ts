@@ -32,7 +32,8 @@ import { pruneJson, renderPrune } from "./prune.ts";
 import { adjudicateStrandedRun } from "./refs.ts";
 import { LIST_SCHEMA, renderFacts, renderList } from "./render.ts";
 import { waitForAnswer } from "./result.ts";
-import { SHOW_SCHEMA, taskFacts } from "./show.ts";
+import { taskFacts } from "./show.ts";
+import { SHOW_SCHEMA } from "./show-facts.ts";
 import { renderVerify, verifyTask } from "./verify.ts";
 
 export type { CliIo } from "./io.ts";

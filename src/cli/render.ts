@@ -13,7 +13,7 @@ import { evidenceLines, FORCED_BY, spendText } from "../views/result.ts";
 import { spendCells, spendFigureText, spendOfCapText } from "../views/spend-figure.ts";
 import { spendTotalText } from "../views/spend-total.ts";
 import { facts, table } from "./format.ts";
-import type { DelegateFacts, FailureFact, FusionFacts, TaskFacts } from "./show.ts";
+import type { DelegateFacts, FailureFact, FusionFacts, TaskFacts } from "./show-facts.ts";
 
 export const LIST_SCHEMA = "pi-bg-delegate.cli-list.v1";
 

@@ -13,7 +13,7 @@ import { VERIFICATION_STEPS } from "../verify/delegate-result.ts";
 import { cliFailureText, cliRemediation, endedRunFailure } from "./failure.ts";
 import { facts } from "./format.ts";
 import { adjudicateStrandedRun, projectPath } from "./refs.ts";
-import type { FailureFact } from "./show.ts";
+import type { FailureFact } from "./show-facts.ts";
 
 export const VERIFY_SCHEMA = "pi-bg-delegate.cli-verify.v1";
 

@@ -9,7 +9,8 @@ import { copyFileSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "nod
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { specialPathRefusal } from "../../src/child/tool-hooks.ts";
-import { type DelegateFacts, taskFacts } from "../../src/cli/show.ts";
+import { taskFacts } from "../../src/cli/show.ts";
+import type { DelegateFacts } from "../../src/cli/show-facts.ts";
 import { FUSION_FILES, TASK_FILES } from "../../src/core/constants.ts";
 import { DelegateError } from "../../src/core/errors.ts";
 import { openRegularFile, readRegularFile } from "../../src/core/fs.ts";

@@ -7,7 +7,7 @@ import { cliFailureText, forPerson } from "../../src/cli/failure.ts";
 import { facts, table } from "../../src/cli/format.ts";
 import { helpText } from "../../src/cli/help.ts";
 import { renderFacts, renderList } from "../../src/cli/render.ts";
-import { type DelegateFacts, SHOW_SCHEMA } from "../../src/cli/show.ts";
+import { type DelegateFacts, SHOW_SCHEMA } from "../../src/cli/show-facts.ts";
 import { ARGUMENT_BOUNDS } from "../../src/core/constants.ts";
 import { DelegateError } from "../../src/core/errors.ts";
 import { visible, visibleLines } from "../../src/core/terminal-text.ts";
