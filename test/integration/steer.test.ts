@@ -25,7 +25,7 @@ import {
   until,
 } from "../helpers/drive.ts";
 import { delegateTaskDirs, heldRun } from "../helpers/fusion-run-driver.ts";
-import type { ModelRequest } from "../helpers/model-server.ts";
+import type { FakeReply, ModelRequest } from "../helpers/model-server.ts";
 import {
   createAgentDir,
   HOST,
@@ -36,6 +36,7 @@ import {
   startRpcParent,
   startSdkParent,
   useModelServer,
+  WIRE_PROVIDERS,
   waitForNoProcesses,
 } from "../helpers/pi-parent.ts";
 
@@ -63,6 +64,33 @@ async function steerVia(parent: SdkParent, args: Record<string, unknown>) {
   return lastToolResult(parent.messages(), "bg_steer");
 }
 
+/**
+ * The child of the task whose prompt carries `marker`: its first request waits at the returned gate,
+ * then calls ls; a request carrying the steering answers STEERED, one without it UNSTEERED.
+ */
+function steerableChild(marker: string): ReturnType<typeof gate> {
+  const first = gate();
+  installParentDriver(server, async (req) => {
+    if (!req.messages.some((m) => m.text.includes(marker))) return undefined;
+    if (steeredIn(req)) return { text: STEERED };
+    if (req.messages.some((m) => m.role === "tool")) return { text: UNSTEERED };
+    await first.wait;
+    return { toolCalls: [{ name: "ls", args: { path: "." } }] };
+  });
+  return first;
+}
+
+/** The child of the task whose prompt carries `marker`: its one request waits at the returned gate, then gets `reply`. */
+function heldChild(marker: string, reply: FakeReply): ReturnType<typeof gate> {
+  const held = gate();
+  installParentDriver(server, async (req) => {
+    if (!req.messages.some((m) => m.text.includes(marker))) return undefined;
+    await held.wait;
+    return reply;
+  });
+  return held;
+}
+
 async function startParent(label: string) {
   const agentDir = await createAgentDir({ serverUrl: server.url });
   const cwd = await makeTempDir(label);
@@ -72,14 +100,7 @@ async function startParent(label: string) {
 describe("bg_steer", () => {
   it("redirects a running delegate: its next request carries the message, its answer changes, bg_result says so; a tampered record is refused", async () => {
     const { agentDir, cwd } = await startParent("steer");
-    const first = gate();
-    installParentDriver(server, async (req) => {
-      if (!req.messages.some((m) => m.text.includes("STEER-ME"))) return undefined;
-      if (steeredIn(req)) return { text: STEERED };
-      if (req.messages.some((m) => m.role === "tool")) return { text: UNSTEERED };
-      await first.wait;
-      return { toolCalls: [{ name: "ls", args: { path: "." } }] };
-    });
+    const first = steerableChild("STEER-ME");
     const parent = await startSdkParent({ agentDir, cwd });
     try {
       const id = await delegateVia(parent, { name: "find the bug", prompt: "Find the bug. STEER-ME" });
@@ -133,6 +154,36 @@ describe("bg_steer", () => {
     }
   });
 
+  for (const wire of Object.values(WIRE_PROVIDERS)) {
+    it(`reaches a child on the ${wire.api} wire: its next request carries the message after the tool result`, async () => {
+      const { agentDir, cwd } = await startParent(`steer-${wire.api}`);
+      const marker = `STEER-WIRE-${wire.api}`;
+      const first = steerableChild(marker);
+      const parent = await startSdkParent({ agentDir, cwd });
+      try {
+        const route = { provider: wire.provider, model: wire.model };
+        const id = await delegateVia(parent, { name: "wire", prompt: `Find the bug. ${marker}`, route });
+        await until(() => childRequests(marker).length === 1, "the child's first request");
+        expect((await steerVia(parent, { taskId: id, message: STEER_TEXT })).isError).toBe(false);
+        first.release();
+        await noticeOf(parent, id);
+        await parent.waitForIdle();
+        const requests = childRequests(marker);
+        expect(requests.map((r) => r.protocol)).toEqual([wire.api, wire.api]);
+        const last = requests[1]!.messages.at(-1)!;
+        expect(last.role).toBe("user");
+        expect(last.text).toContain(STEER_TEXT);
+        const answer = await bgResultVia(parent, { taskId: id });
+        expect(answer.isError, answer.text).toBe(false);
+        expect(answer.text).toContain(STEERED);
+        expect(answer.text).toContain("1. before request 2:");
+      } finally {
+        first.release();
+        await parent.dispose();
+      }
+    });
+  }
+
   it("works in pi -p: the run steers its delegate, waits for it and prints the answer built on the steered result", async () => {
     const { agentDir, cwd } = await startParent("steer-print");
     const steered = gate();
@@ -184,12 +235,7 @@ describe("bg_steer", () => {
 
   it("reports a message that arrived after the last request as not delivered; refuses past the limit and after the end", async () => {
     const { agentDir, cwd } = await startParent("steer-late");
-    const held = gate();
-    installParentDriver(server, async (req) => {
-      if (!req.messages.some((m) => m.text.includes("LATE-STEER"))) return undefined;
-      await held.wait;
-      return { text: UNSTEERED };
-    });
+    const held = heldChild("LATE-STEER", { text: UNSTEERED });
     const parent = await startSdkParent({ agentDir, cwd });
     try {
       const id = await delegateVia(parent, { name: "late", prompt: "Answer at once. LATE-STEER" });
@@ -234,12 +280,7 @@ describe("bg_steer", () => {
 
   it("a delegate that failed before it read a message: the notice and bg_result's failure say so", async () => {
     const { agentDir, cwd } = await startParent("steer-failed");
-    const held = gate();
-    installParentDriver(server, async (req) => {
-      if (!req.messages.some((m) => m.text.includes("FAIL-STEER"))) return undefined;
-      await held.wait;
-      return { error: 400, message: "bad request" };
-    });
+    const held = heldChild("FAIL-STEER", { error: 400, message: "bad request" });
     const parent = await startSdkParent({ agentDir, cwd });
     try {
       const id = await delegateVia(parent, { name: "fails", prompt: "Look. FAIL-STEER" });
@@ -282,12 +323,7 @@ describe("bg_steer", () => {
 
   it("refuses a delegate another Pi process runs", async () => {
     const { agentDir, cwd } = await startParent("steer-owner");
-    const held = gate();
-    installParentDriver(server, async (req) => {
-      if (!req.messages.some((m) => m.text.includes("OTHER-OWNER"))) return undefined;
-      await held.wait;
-      return { text: UNSTEERED };
-    });
+    const held = heldChild("OTHER-OWNER", { text: UNSTEERED });
     const owner = await startRpcParent({ agentDir, cwd });
     const parent = await startSdkParent({ agentDir, cwd });
     try {
