@@ -14,6 +14,7 @@ import type { DelegateArguments } from "./arguments/delegate-arguments.ts";
 import type { FusionArguments } from "./arguments/fusion-arguments.ts";
 import type { ResultArguments } from "./arguments/result-arguments.ts";
 import type { SteerArguments } from "./arguments/steer-arguments.ts";
+import { looksLikeGroupId } from "./core/group.ts";
 import { loadSettings } from "./core/settings.ts";
 import { startFusion } from "./fusion-run/start.ts";
 import { admitHost, type HostAdmission, keepsReturnedToolErrors } from "./host/index.ts";
@@ -34,8 +35,10 @@ import {
 } from "./lifetime.ts";
 import { processState } from "./process-state.ts";
 import { recordLook } from "./prune-look.ts";
+import type { GroupView } from "./retrieval/group-view.ts";
 import { inlineAnswer } from "./retrieval/retrieve.ts";
-import { retrieveTask } from "./retrieval/retrieve-any.ts";
+import { type Retrieval, retrieveTask } from "./retrieval/retrieve-any.ts";
+import { findGroup, retrieveGroup } from "./retrieval/retrieve-group.ts";
 import { adjudicateStranded, adjudicateStrandedRuns } from "./tasks/adjudicate.ts";
 import { SessionLink } from "./tasks/link.ts";
 import { pruneTasks } from "./tasks/prune.ts";
@@ -43,7 +46,7 @@ import { lastPrune, markPrune, pruneDue } from "./tasks/prune-schedule.ts";
 import { getRegistry } from "./tasks/registry.ts";
 import { steerTask } from "./tasks/steer.ts";
 import type { PiUsage } from "./tools/books.ts";
-import { failureForBooks, usageForBooks } from "./tools/books.ts";
+import { failureForBooks, sumUsage, usageForBooks } from "./tools/books.ts";
 import { startFooter } from "./ui/footer.ts";
 import { type AlreadyStartedDetails, alreadyStartedText } from "./views/already-started.ts";
 import { type ReceiptDetails, receiptText } from "./views/receipt.ts";
@@ -214,9 +217,25 @@ export async function fusion(state: SessionState, args: FusionArguments, toolCal
 
 export async function result(state: SessionState, args: ResultArguments, ctx: ExtensionContext) {
   const known = bind(state)?.link.knownTasks() ?? new Map(getRegistry().known);
+  // A group id names every member this session launched in it (docs/tools/bg_delegate.md, "Groups").
+  const group = looksLikeGroupId(args.taskId)
+    ? await findGroup(ctx.cwd, ctx.sessionManager.getSessionId(), args.taskId)
+    : null;
+  if (group !== null) {
+    const r = await retrieveGroup(ctx.cwd, group, args, known, adjudicateStranded);
+    // Each member's spend into Pi's own totals once, as its own bg_result would put it.
+    const usage = sumUsage([...r.retrievals.map((m) => usageForBooks(m.details)), ...r.failures.map(failureForBooks)]);
+    return withUsage(r.text, r.details, usage);
+  }
   const { text, details } = await retrieveTask(ctx.cwd, args, known, adjudicateStranded);
   // What it spent, into Pi's own totals once (src/tools/books.ts); Pi 0.73.1 does not keep it.
-  const usage = usageForBooks(details);
+  return withUsage(text, details, usageForBooks(details));
+}
+
+/** What bg_result's details are: one task's or run's view, or a group's. */
+type ResultDetails = Retrieval["details"] | GroupView;
+
+function withUsage(text: string, details: ResultDetails, usage: PiUsage | undefined) {
   return { content: [{ type: "text" as const, text }], details, ...(usage === undefined ? {} : { usage }) };
 }
 

@@ -2,7 +2,7 @@ import { ARGUMENT_BOUNDS, FUSION_CANDIDATES } from "../core/constants.ts";
 import type { PinnedRoute } from "../core/types.ts";
 import { DELEGATE_FIELDS, withRunDefaults } from "./delegate-arguments.ts";
 import { type ArgsOf, type FieldTable, toolArguments } from "./fields.ts";
-import { type AsGiven, launchKeyField, outputSchemaField, runOptionFields } from "./run-options.ts";
+import { type AsGiven, groupField, launchKeyField, outputSchemaField, runOptionFields } from "./run-options.ts";
 
 const ROUTE_FIELDS = DELEGATE_FIELDS.route.fields;
 
@@ -41,6 +41,7 @@ export const FUSION_FIELDS = {
   outputSchema: outputSchemaField("fusion"),
   ...runOptionFields("fusion"),
   key: launchKeyField("fusion"),
+  group: groupField("fusion"),
 } as const satisfies FieldTable;
 
 type Checked = ArgsOf<typeof FUSION_FIELDS>;
@@ -57,6 +58,7 @@ function withFusionDefaults(a: Checked): FusionArguments {
     merge: a.merge,
     outputSchema: a.outputSchema,
     key: a.key,
+    group: a.group,
     ...withRunDefaults(a),
   };
 }

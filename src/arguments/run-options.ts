@@ -11,6 +11,7 @@ import {
   FUSION_DEFAULTS,
   INLINE_LIMIT_TEXT,
 } from "../core/constants.ts";
+import { GROUP_NAME_MAX_CHARS } from "../core/group.ts";
 import type { OutputSchema } from "../core/output-schema.ts";
 import type { FieldSpec, FieldTable } from "./fields.ts";
 
@@ -25,6 +26,8 @@ export interface AsGiven {
   outputSchema: OutputSchema | undefined;
   /** The launch key (docs/tools/bg_delegate.md, "Never launched twice"); undefined without one. */
   key: string | undefined;
+  /** The group's name (docs/tools/bg_delegate.md, "Groups"); undefined for work of its own. */
+  group: string | undefined;
 }
 
 const COST_TEXT = {
@@ -51,6 +54,19 @@ export function launchKeyField(tool: "delegate" | "fusion") {
     printable: true,
     trim: true,
     description: `A name for this piece of work, unique in the project (e.g. "audit-auth-2026-12"). Use one for work you may ask for again after compaction: a second launch with the same key while the first ${work} runs, or after it ended within the retention window, starts nothing and returns the first ${work}'s receipt marked already started, with its state. A launch that failed before its child started does not hold the key.`,
+  } as const satisfies FieldSpec;
+}
+
+/** group, worded for each tool (docs/tools/bg_delegate.md, "Groups"). */
+export function groupField(tool: "delegate" | "fusion") {
+  const work = tool === "fusion" ? "run" : "task";
+  return {
+    kind: "string",
+    required: false,
+    maxChars: GROUP_NAME_MAX_CHARS,
+    printable: true,
+    trim: true,
+    description: `Launch this ${work} as a member of a group (a name of your choice, e.g. "auth-audit"): the delegates and Fusion runs this session launches with the same group name share a group id, given in the receipt. The group gets one completion notice when its last member ends, listing each member's state, answer size and spend, and its members get none of their own; bg_result with the group id returns every ended member's verified answer. Use it to fan out several pieces of work and be woken once.`,
   } as const satisfies FieldSpec;
 }
 

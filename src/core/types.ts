@@ -19,6 +19,7 @@ export type {
   SpillReceipt,
 } from "./follow-up-types.ts";
 
+import type { TaskGroup } from "./group.ts";
 import type { OutputSchema } from "./output-schema.ts";
 import type { SpendOverbilled } from "./overbilling.ts";
 import type { SearchTools } from "./search-tools.ts";
@@ -297,6 +298,8 @@ export interface DelegateManifest {
    * signed vouch for that record (docs/tools/bg_steer.md); absent when the task was never steered.
    */
   steering?: ManifestSteering;
+  /** The group it was launched in (docs/tools/bg_delegate.md, "Groups"); absent for a task of its own. */
+  group?: TaskGroup;
   /**
    * This user's MAC of the other fields for this project (docs/subsystems/launch.md, "The store is
    * yours"); absent in trees written before it was recorded, and in shipped ones.

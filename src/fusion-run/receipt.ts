@@ -1,7 +1,7 @@
 import { relative } from "node:path";
 import { formatCost, formatDuration } from "../core/units.ts";
 import type { FusionRunRecord } from "../fusion/run-record.ts";
-import type { LaunchReceiptCommon } from "../views/receipt.ts";
+import { groupNoticeLine, type LaunchReceiptCommon } from "../views/receipt.ts";
 import type { FusionSpendShare } from "./spend-share.ts";
 
 export interface FusionReceiptDetails extends LaunchReceiptCommon {
@@ -37,7 +37,7 @@ function lines(r: FusionReceiptDetails, cwd: string, name: string, routes: strin
         ]),
     `Seed projection sha256 ${r.seed_projection_sha256}.`,
     `Artifacts: ${relative(cwd, r.artifact_dir)}`,
-    notify,
+    groupNoticeLine(r) ?? notify,
   ];
 }
 

@@ -10,6 +10,7 @@ import type { FusionArguments } from "../arguments/fusion-arguments.ts";
 import { canonicalJsonLine } from "../core/canonical.ts";
 import { FUSION_WORKFLOW, SCHEMA } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
+import { groupRecord } from "../core/group.ts";
 import { sha256Hex } from "../core/hash.ts";
 import type { PinnedRoute } from "../core/types.ts";
 import { writeFailure } from "../core/write-failure.ts";
@@ -197,6 +198,7 @@ export async function startFusion(
     retrieve_with: { tool: "bg_result", taskId: handle.runId },
     settings_ignored: host.settings.ignored,
     key_record_ignored: step.keyIgnored,
+    group: record.group ?? null,
   };
   if (args.key !== undefined) recordKeyReceipt(cwd, args.key, handle.runId, details);
   return { text: fusionReceiptText(details, cwd), details };
@@ -258,5 +260,6 @@ function runRecord(
     trigger_on_completion: args.triggerOnCompletion,
     ...schemaOf(args),
     ...(args.key === undefined ? {} : { key_sha256: sha256Hex(args.key) }),
+    ...groupRecord(snap.sessionId, args.group),
   };
 }

@@ -7,6 +7,7 @@
 import { join } from "node:path";
 import { ARGUMENT_BOUNDS, AUTO_DELIVER_MODES, FUSION_FILES, SCHEMA } from "../core/constants.ts";
 import { readRegularFile } from "../core/fs.ts";
+import { parseTaskGroup, type TaskGroup } from "../core/group.ts";
 import { sha256Hex } from "../core/hash.ts";
 import { checkOutputSchema, type OutputSchema } from "../core/output-schema.ts";
 import type { PinnedRoute } from "../core/types.ts";
@@ -40,6 +41,8 @@ export interface FusionRunRecord {
    * (docs/tools/bg_fusion.md, "Admission"); absent for a run launched without a key.
    */
   key_sha256?: string;
+  /** The group it was launched in (docs/tools/bg_delegate.md, "Groups"); absent for a run of its own. */
+  group?: TaskGroup;
 }
 
 export interface FusionChildRecord {
@@ -79,17 +82,19 @@ export function parseRunRecord(value: unknown): FusionRunRecord {
       "trigger_on_completion",
       "output_schema",
       "key_sha256",
+      "group",
     ],
-    { optional: ["output_schema", "key_sha256"] },
+    { optional: ["output_schema", "key_sha256", "group"] },
   );
   const limits = closedObject(o.limits, "limits", ["max_turns", "max_tool_calls", "timeout_seconds", "max_cost_usd"], {
     optional: ["max_cost_usd"],
   });
+  const parentSession = str(o.parent_session_id, "parent_session_id", TEXT);
   return {
     schema_version: literal(o.schema_version, "schema_version", SCHEMA.fusionRun),
     run_id: str(o.run_id, "run_id", TEXT),
     name: str(o.name, "name", TEXT),
-    parent_session_id: str(o.parent_session_id, "parent_session_id", TEXT),
+    parent_session_id: parentSession,
     prompt_sha256: sha256(o.prompt_sha256, "prompt_sha256"),
     seed_projection_sha256: sha256(o.seed_projection_sha256, "seed_projection_sha256"),
     candidates: list(o.candidates, "candidates", 4, route),
@@ -107,6 +112,7 @@ export function parseRunRecord(value: unknown): FusionRunRecord {
     trigger_on_completion: bool(o.trigger_on_completion, "trigger_on_completion"),
     ...(o.output_schema === undefined ? {} : { output_schema: checkOutputSchema(o.output_schema, "output_schema") }),
     ...(o.key_sha256 === undefined ? {} : { key_sha256: sha256(o.key_sha256, "key_sha256") }),
+    ...(o.group === undefined ? {} : { group: parseTaskGroup(o.group, "group", parentSession) }),
   };
 }
 

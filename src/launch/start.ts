@@ -95,7 +95,7 @@ async function startKeyed(
       } catch (error) {
         throw adjudicateUnstarted(plan, tree, error);
       }
-      registry.starting.add(taskId);
+      registry.starting.set(taskId, plan.manifest.group?.id);
       return { tree, id: taskId, dir: tree.taskDir };
     },
   });

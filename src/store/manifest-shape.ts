@@ -9,6 +9,7 @@
  */
 import { AUTO_DELIVER_MODES, CAPABILITIES, EXTENSION_MODES, FINALIZED_BY, SCHEMA } from "../core/constants.ts";
 import { FAILURE_CODES } from "../core/errors.ts";
+import { parseTaskGroup } from "../core/group.ts";
 import { checkOutputSchema } from "../core/output-schema.ts";
 import { parseManifestSteering } from "../core/steering.ts";
 import type {
@@ -77,6 +78,7 @@ const MANIFEST_KEYS = [
   "follow_up",
   "key_sha256",
   "steering",
+  "group",
   "mac",
 ] as const;
 
@@ -215,7 +217,7 @@ function followUp(value: unknown, at: string): ManifestFollowUp {
 /** manifest.json's parsed JSON as a DelegateManifest; throws SchemaViolation naming the first field that fails. */
 export function parseDelegateManifest(value: unknown): DelegateManifest {
   const o = closedObject(value, "", MANIFEST_KEYS, {
-    optional: ["host", "output_schema", "settings_ignored", "follow_up", "key_sha256", "steering", "mac"],
+    optional: ["host", "output_schema", "settings_ignored", "follow_up", "key_sha256", "steering", "group", "mac"],
   });
   const text = (key: (typeof MANIFEST_KEYS)[number]): string => anyString(o[key], key);
   const recordedHost = optional(o, "", "host", host);
@@ -225,6 +227,8 @@ export function parseDelegateManifest(value: unknown): DelegateManifest {
   const keySha256 = optional(o, "", "key_sha256", sha256);
   const steering = optional(o, "", "steering", parseManifestSteering);
   const mac = optional(o, "", "mac", sha256);
+  const parentSession = text("parent_session_id");
+  const group = optional(o, "", "group", (v, at) => parseTaskGroup(v, at, parentSession));
   return {
     schema_version: literal(o.schema_version, "schema_version", SCHEMA.manifest),
     kind: literal(o.kind, "kind", "delegate"),
@@ -257,6 +261,7 @@ export function parseDelegateManifest(value: unknown): DelegateManifest {
     ...(link === undefined ? {} : { follow_up: link }),
     ...(keySha256 === undefined ? {} : { key_sha256: keySha256 }),
     ...(steering === undefined ? {} : { steering }),
+    ...(group === undefined ? {} : { group }),
     ...(mac === undefined ? {} : { mac }),
   };
 }

@@ -46,7 +46,7 @@ export const delegateKind: TaskKind<DelegateManifest, TaskEnd> = {
     if (manifest.child === null && fileExists(join(ref.dir, TASK_FILES.notified))) return { kind: "none" };
     if (manifest.state === "running") {
       const verdict = delegateKind.adjudicate(session.cwd, ref.dir, manifest);
-      if (verdict.kind !== "settled") return { kind: "waiting" };
+      if (verdict.kind !== "settled") return { kind: "waiting", group: manifest.group?.id };
       const { end } = verdict;
       return { kind: "notice", notice: delegateNotice(ref.dir, end.manifest, () => end.verified, session.answerText) };
     }

@@ -32,6 +32,7 @@ export function delegateNotice(
     sessionId: manifest.parent_session_id,
     wanted: manifest.notify_on_completion,
     trigger: manifest.trigger_on_completion,
+    group: manifest.group,
     compose: async () => {
       let auto = null;
       if (manifest.state === "completed" && manifest.auto_deliver !== "never") {

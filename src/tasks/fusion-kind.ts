@@ -38,7 +38,7 @@ export const fusionKind: TaskKind<FusionManifest, FusionManifest> = {
     if (record === null || record.parent_session_id !== session.sessionId) return { kind: "none" };
     if (manifest.state === "running") {
       const verdict = fusionKind.adjudicate(session.cwd, ref.dir, manifest);
-      if (verdict.kind !== "settled") return { kind: "waiting" };
+      if (verdict.kind !== "settled") return { kind: "waiting", group: record.group?.id };
       manifest = verdict.end;
     }
     const end = { runId: ref.id, runDir: ref.dir, record, manifest };

@@ -158,6 +158,7 @@ export function runNotice(end: RunEnd, cwd: string): Notice {
     sessionId: record.parent_session_id,
     wanted: record.notify_on_completion,
     trigger: record.trigger_on_completion,
+    group: record.group,
     compose: async () => {
       const verified = await verifiedEnd(end);
       const auto = await autoDelivery(end, verified);

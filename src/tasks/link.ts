@@ -14,6 +14,7 @@ import { listFusionRefs, listSessionRefs, type TaskRef } from "../store/lookup.t
 import { delegateRoot, sessionDirFor, sessionSegment } from "../store/task-paths.ts";
 import { delegateNotice } from "./delegate-notice.ts";
 import { runNotice } from "./fusion-notice.ts";
+import { type GroupNotice, groupNotice } from "./group-notice.ts";
 import type { TaskEvent } from "./live.ts";
 import { type AnswerText, type Notice, noticesInSession, writeAnswerRead } from "./notice.ts";
 import { getRegistry } from "./registry.ts";
@@ -41,6 +42,10 @@ export class SessionLink {
   private readonly held: Map<string, string | undefined>;
   private readonly unsubscribe: () => void;
   private recheck: NodeJS.Timeout | undefined;
+  /** Members' notices held until no member of their group runs (docs/tools/bg_delegate.md, "Groups"): group id → id → notice. */
+  private readonly groups = new Map<string, Map<string, Notice>>();
+  /** Groups with a member still running in another process, as the last look at the disk found. */
+  private waitingGroups = new Set<string>();
 
   constructor(
     private readonly pi: ExtensionAPI,
@@ -84,6 +89,7 @@ export class SessionLink {
       answerText: this.answerText,
     };
     let waiting = false;
+    const waitingGroups = new Set<string>();
     // This session's delegate trees and the project's Fusion runs: never the other sessions' history.
     const cwd = this.ctx.cwd;
     const refs = [...listSessionRefs(cwd, sessionDirFor(cwd, this.sessionId)), ...listFusionRefs(cwd)];
@@ -93,12 +99,17 @@ export class SessionLink {
       if (!ref.trust.mine) continue; // a foreign tree is never adjudicated nor told (docs/subsystems/launch.md)
       try {
         const pending = await TASK_KINDS[ref.kind].notice(ref, session);
-        if (pending.kind === "waiting") waiting = true;
-        else if (pending.kind === "notice") await this.send(pending.notice);
+        if (pending.kind === "waiting") {
+          waiting = true;
+          if (pending.group !== undefined) waitingGroups.add(pending.group);
+        } else if (pending.kind === "notice") await this.offer(pending.notice, false);
       } catch {
         // a task whose files cannot be read is reported by bg_result, not here
       }
     }
+    // Every member on disk was looked at: a group whose members all ended gets its one notice now.
+    this.waitingGroups = waitingGroups;
+    for (const group of [...this.groups.keys()]) await this.flushGroup(group);
     clearTimeout(this.recheck);
     if (waiting && !this.closed) {
       this.recheck = setTimeout(() => void this.deliverPending().catch(() => {}), RECHECK_MS);
@@ -107,43 +118,76 @@ export class SessionLink {
   }
 
   private async onEnd(event: TaskEvent): Promise<void> {
-    if (event.kind === "fusion") return this.send(runNotice(event.end, this.ctx.cwd));
+    if (event.kind === "fusion") return this.offer(runNotice(event.end, this.ctx.cwd), true);
     const { manifest, verified } = event.end;
     const dir = getRegistry().known.get(manifest.task_id);
-    if (dir !== undefined) await this.send(delegateNotice(dir, manifest, () => verified, this.answerText));
+    if (dir !== undefined)
+      await this.offer(
+        delegateNotice(dir, manifest, () => verified, this.answerText),
+        true,
+      );
+  }
+
+  /**
+   * A notice of work of its own is sent; a member's is held for its group's one notice, sent now
+   * (`flush`) when no member of the group runs any more (docs/tools/bg_delegate.md, "Groups").
+   */
+  private async offer(notice: Notice, flush: boolean): Promise<void> {
+    if (notice.group === undefined) return this.send(notice);
+    if (this.closed || notice.sessionId !== this.sessionId) return;
+    const members = this.groups.get(notice.group.id) ?? new Map<string, Notice>();
+    members.set(notice.id, notice);
+    this.groups.set(notice.group.id, members);
+    if (flush) await this.flushGroup(notice.group.id);
+  }
+
+  /** The group's one notice, once none of its members runs here or (as last looked) elsewhere. */
+  private async flushGroup(groupId: string): Promise<void> {
+    const registry = getRegistry();
+    if (this.closed || registry.runsGroup(groupId) || this.waitingGroups.has(groupId)) return;
+    const held = this.groups.get(groupId);
+    this.groups.delete(groupId);
+    const members = [...(held?.values() ?? [])].filter((m) => !registry.notified.has(m.id));
+    const group = members[0]?.group;
+    if (group === undefined || !members.some((m) => m.wanted)) return;
+    await this.send(groupNotice(group, members));
   }
 
   /** Send one notice to this session if it is this session's, wanted, and not sent by this host yet. */
-  private async send(notice: Notice): Promise<void> {
+  private async send(notice: Notice | GroupNotice): Promise<void> {
     if (this.closed || notice.sessionId !== this.sessionId || !notice.wanted) return;
     const registry = getRegistry();
-    if (registry.notified.has(notice.id)) return;
-    registry.notified.add(notice.id);
-    let message: Awaited<ReturnType<Notice["compose"]>>;
+    const told = "members" in notice ? notice.members : [notice];
+    if (told.some((m) => registry.notified.has(m.id))) return;
+    for (const m of told) registry.notified.add(m.id);
+    // Nothing was said (a member cannot be composed, or the runtime went stale): the next session start tries again.
+    const untell = () => {
+      for (const m of told) registry.notified.delete(m.id);
+    };
+    let message: Awaited<ReturnType<Notice["compose"] | GroupNotice["compose"]>>;
     try {
       message = await notice.compose();
     } catch {
-      registry.notified.delete(notice.id); // nothing was said: the next session start tries again
+      untell();
       return;
     }
     const { content, details } = message;
-    if (this.closed) {
-      registry.notified.delete(notice.id); // the next session start delivers it
-      return;
-    }
+    if (this.closed) return untell();
     try {
       this.pi.sendMessage(
         { customType: NOTIFICATION_CUSTOM_TYPE, content, display: true, details },
         // A cancel the person issued is news to the model, not a reason to run it now.
-        { deliverAs: "followUp", triggerTurn: notice.trigger && !registry.quiet.has(notice.id) },
+        { deliverAs: "followUp", triggerTurn: notice.trigger && !told.every((m) => registry.quiet.has(m.id)) },
       );
-      this.held.set(notice.id, notice.dir);
-      notice.markNotified();
-      // The answer rode in the notice: the agent has read it (a prune may take the tree).
-      if (details.auto_delivered === "answer") writeAnswerRead(notice.dir, notice.id);
+      const each = details.kind === "group" ? details.members : [details];
+      for (const m of told) {
+        this.held.set(m.id, m.dir);
+        m.markNotified();
+        // The answer rode in the notice: the agent has read it (a prune may take the tree).
+        if (each.find((d) => d.taskId === m.id)?.auto_delivered === "answer") writeAnswerRead(m.dir, m.id);
+      }
     } catch {
-      // The runtime went stale between our check and the call: the next session start delivers it.
-      registry.notified.delete(notice.id);
+      untell();
     }
   }
 }

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { ANSWER_READ_FILE, NOTIFICATION_CUSTOM_TYPE } from "../core/constants.ts";
 import { writeFileAtomic } from "../core/fs.ts";
+import type { TaskGroup } from "../core/group.ts";
 import type { DelegateManifest } from "../core/types.ts";
 import { answerReadValid, signedAnswerRead } from "../store/answer-read.ts";
 import type { VerifiedAnswer } from "../verify/delegate-result.ts";
@@ -23,6 +24,8 @@ export interface Notice {
   wanted: boolean;
   /** triggerOnCompletion (a cancel the person issued never starts a turn). */
   trigger: boolean;
+  /** Its group (its end is told in the group's one notice); undefined for work of its own. */
+  group: TaskGroup | undefined;
   compose(): Promise<{ content: string; details: NotificationDetails }>;
   /** Record in its directory that the notice reached its session, so a prune may remove it (docs/cli.md, "prune"). */
   markNotified(): void;
@@ -54,7 +57,11 @@ export interface NoticeSession {
 }
 
 /** Of one task or run on disk: its notice, nothing to say, or look again (its owner still runs it, or its children). */
-export type PendingNotice = { kind: "notice"; notice: Notice } | { kind: "none" } | { kind: "waiting" };
+export type PendingNotice =
+  | { kind: "notice"; notice: Notice }
+  | { kind: "none" }
+  /** Still running elsewhere: look again; its group (if any) waits for it. */
+  | { kind: "waiting"; group: string | undefined };
 
 /**
  * Record on disk (`notified.json`, unbound: no manifest lists it) that a notice reached its session,
@@ -101,8 +108,14 @@ export function noticesInSession(ctx: ExtensionContext): Map<string, string | un
   for (const entry of ctx.sessionManager.getEntries()) {
     if (entry.type !== "custom_message" || entry.customType !== NOTIFICATION_CUSTOM_TYPE) continue;
     const d: unknown = entry.details;
-    if (typeof d !== "object" || d === null || !("taskId" in d) || typeof d.taskId !== "string") continue;
-    held.set(d.taskId, "artifact_dir" in d && typeof d.artifact_dir === "string" ? d.artifact_dir : undefined);
+    // A group's notice told each of its members (docs/tools/bg_delegate.md, "Groups").
+    const told = typeof d === "object" && d !== null && "members" in d && Array.isArray(d.members) ? d.members : [d];
+    for (const member of told) holdNotice(held, member);
   }
   return held;
+}
+
+function holdNotice(held: Map<string, string | undefined>, d: unknown): void {
+  if (typeof d !== "object" || d === null || !("taskId" in d) || typeof d.taskId !== "string") return;
+  held.set(d.taskId, "artifact_dir" in d && typeof d.artifact_dir === "string" ? d.artifact_dir : undefined);
 }

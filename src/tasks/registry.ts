@@ -31,10 +31,11 @@ export class TaskRegistry {
   /** Fusion runs whose pipeline this host runs. */
   readonly runs = new Map<string, LiveRun>();
   /**
-   * Delegates this host committed and is starting (between the locked commit and track): running by
-   * every count (src/tasks/running.ts), so a second launch in this process cannot pass the cap meanwhile.
+   * Delegates this host committed and is starting (between the locked commit and track), id → its
+   * group's id: running by every count (src/tasks/running.ts), so a second launch in this process
+   * cannot pass the cap meanwhile, nor its group's notice go before it.
    */
-  readonly starting = new Set<string>();
+  readonly starting = new Map<string, string | undefined>();
   /** Every delegate this host has seen: id → dir (result_unavailable when the dir later vanishes). */
   readonly known = new Map<string, string>();
   /** Ids whose notice this host already handed to a session. */
@@ -111,6 +112,14 @@ export class TaskRegistry {
     const run = this.runs.get(runId);
     if (run) stopTimers(run);
     this.runs.delete(runId);
+  }
+
+  /** Whether this host still runs (or is starting) a member of group `groupId` (docs/tools/bg_delegate.md, "Groups"). */
+  runsGroup(groupId: string): boolean {
+    for (const group of this.starting.values()) if (group === groupId) return true;
+    for (const task of this.delegates.values()) if (task.manifest.group?.id === groupId) return true;
+    for (const run of this.runs.values()) if (run.record.group?.id === groupId) return true;
+    return false;
   }
 
   runningIn(cwd: string): LiveTask[] {

@@ -86,3 +86,24 @@ export function failureForBooks(error: unknown): PiUsage | undefined {
   const claim = claimUsage(endedTask.dir, { task_id: endedTask.task_id, ended: error.code });
   return claim.status === "attached" ? dollarsOnly(usd) : undefined;
 }
+
+/** Several retrievals' usage as one tool result carries it (a group's members); undefined when none carries any. */
+export function sumUsage(usages: readonly (PiUsage | undefined)[]): PiUsage | undefined {
+  const present = usages.filter((u): u is PiUsage => u !== undefined);
+  if (present.length === 0) return undefined;
+  const add = (pick: (u: PiUsage) => number) => present.reduce((n, u) => n + pick(u), 0);
+  return {
+    input: add((u) => u.input),
+    output: add((u) => u.output),
+    cacheRead: add((u) => u.cacheRead),
+    cacheWrite: add((u) => u.cacheWrite),
+    totalTokens: add((u) => u.totalTokens),
+    cost: {
+      input: add((u) => u.cost.input),
+      output: add((u) => u.cost.output),
+      cacheRead: add((u) => u.cost.cacheRead),
+      cacheWrite: add((u) => u.cost.cacheWrite),
+      total: Math.round(add((u) => u.cost.total) * 1e12) / 1e12,
+    },
+  };
+}

@@ -9,11 +9,12 @@
 import { fusionInlineAnswer } from "../fusion/index.ts";
 import type { FusionView } from "../fusion/types.ts";
 import type { FusionReceiptDetails } from "../fusion-run/receipt.ts";
+import type { GroupView } from "../retrieval/group-view.ts";
 import type { AlreadyStartedDetails } from "../views/already-started.ts";
 import type { ReceiptDetails } from "../views/receipt.ts";
 import { type CompletedView, inlineAnswerOf, type RunningView } from "../views/result.ts";
 import type { SteerReceipt } from "../views/steer.ts";
-import type { LaunchOutput, ResultOutput, SteerOutput } from "./output-schemas.ts";
+import type { LaunchOutput, MemberOutput, ResultOutput, SteerOutput } from "./output-schemas.ts";
 
 export function launchOutput(details: ReceiptDetails | FusionReceiptDetails | AlreadyStartedDetails): LaunchOutput {
   if (details.kind === "bg_launch_already_started") {
@@ -25,6 +26,7 @@ export function launchOutput(details: ReceiptDetails | FusionReceiptDetails | Al
       state: details.state,
       routes: [],
       artifact_dir: details.artifact_dir,
+      group: receiptGroup(details.first_receipt),
     };
   }
   if (details.kind === "bg_fusion_receipt") {
@@ -36,6 +38,7 @@ export function launchOutput(details: ReceiptDetails | FusionReceiptDetails | Al
       state: "running",
       routes: details.candidates.map((c) => ({ provider: c.provider, model: c.model })),
       artifact_dir: details.artifact_dir,
+      group: details.group,
     };
   }
   return {
@@ -46,7 +49,16 @@ export function launchOutput(details: ReceiptDetails | FusionReceiptDetails | Al
     state: "running",
     routes: [{ provider: details.route.provider, model: details.route.model }],
     artifact_dir: details.artifact_dir,
+    group: details.group,
   };
+}
+
+/** The group an already-started launch's first receipt named; null when it named none (or is not there). */
+function receiptGroup(receipt: unknown): LaunchOutput["group"] {
+  if (typeof receipt !== "object" || receipt === null || !("group" in receipt)) return null;
+  const g: unknown = receipt.group;
+  if (typeof g !== "object" || g === null || !("id" in g) || !("name" in g)) return null;
+  return typeof g.id === "string" && typeof g.name === "string" ? { id: g.id, name: g.name } : null;
 }
 
 const NOTHING = {
@@ -97,9 +109,43 @@ function delegateOutput(v: RunningView | CompletedView, text: string): ResultOut
   };
 }
 
-/** bg_result's details and text (a running, completed or Fusion view) as the structured result. */
-export function resultOutput(details: RunningView | CompletedView | FusionView, text: string): ResultOutput {
+/** bg_result's details and text (a running, completed, Fusion or group view) as the structured result. */
+export function resultOutput(
+  details: RunningView | CompletedView | FusionView | GroupView,
+  text: string,
+): ResultOutput {
+  if ("group_id" in details) return groupOutput(details);
   return "run_id" in details ? fusionOutput(details, text) : delegateOutput(details, text);
+}
+
+/** A group: its spend once, each member as its own bg_result would be (a failed one with its code). */
+function groupOutput(v: GroupView): ResultOutput {
+  const members = v.members.map((m): MemberOutput => {
+    if (m.details === null) {
+      const spend = { spend_usd: m.spend.usd, spend_at_least: m.spend.at_least };
+      return {
+        ...NOTHING,
+        ...spend,
+        id: m.id,
+        kind: m.kind,
+        name: m.name,
+        state: m.state,
+        failure_code: m.failure?.code ?? null,
+      };
+    }
+    const { kind: _kind, members: _members, ...own } = resultOutput(m.details, m.text);
+    return { ...own, kind: m.kind, name: m.name };
+  });
+  return {
+    ...NOTHING,
+    id: v.group_id,
+    kind: "group",
+    state: v.state,
+    verified: members.every((m) => m.verified),
+    spend_usd: v.spend.usd,
+    spend_at_least: v.spend.at_least,
+    members,
+  };
 }
 
 export function steerOutput(details: SteerReceipt): SteerOutput {

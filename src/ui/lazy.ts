@@ -11,19 +11,23 @@ import { NOTIFICATION_CUSTOM_TYPE } from "../core/constants.ts";
 
 type Renderers = typeof import("./render.ts") &
   typeof import("./fusion-render.ts") &
-  typeof import("./steer-render.ts");
+  typeof import("./steer-render.ts") &
+  typeof import("./notice-render.ts");
 
 let loaded: Renderers | undefined;
 let loading: Promise<Renderers> | undefined;
 
 /** Load the renderers (once); resolves when every renderer draws in full. */
 export function loadRenderers(): Promise<Renderers> {
-  loading ??= Promise.all([import("./render.ts"), import("./fusion-render.ts"), import("./steer-render.ts")]).then(
-    ([render, fusion, steer]) => {
-      loaded = { ...render, ...fusion, ...steer };
-      return loaded;
-    },
-  );
+  loading ??= Promise.all([
+    import("./render.ts"),
+    import("./fusion-render.ts"),
+    import("./steer-render.ts"),
+    import("./notice-render.ts"),
+  ]).then(([render, fusion, steer, notice]) => {
+    loaded = { ...render, ...fusion, ...steer, ...notice };
+    return loaded;
+  });
   return loading;
 }
 

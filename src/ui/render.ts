@@ -1,22 +1,21 @@
 import type { AgentToolResult, Theme } from "@mariozechner/pi-coding-agent";
 import { type Component, Container, Text } from "@mariozechner/pi-tui";
-import type { FinalizedBy } from "../core/constants.ts";
 import { visible, visibleDeep, visibleLines } from "../core/terminal-text.ts";
 import { formatBytes, formatCost, formatCostExact, formatDuration, plural } from "../core/units.ts";
 import { fusionInlineAnswer } from "../fusion/index.ts";
 import type { FusionView } from "../fusion/types.ts";
 import type { AlreadyStartedDetails } from "../views/already-started.ts";
-import type { NotificationDetails } from "../views/notification.ts";
 import { chainText, type ReceiptDetails } from "../views/receipt.ts";
 import { type CompletedView, FORCED_BY, inlineAnswerOf, type RunningView } from "../views/result.ts";
 import { type SpendFigure, spendCells } from "../views/spend-figure.ts";
 import { answerFileHead, answerPreview, type ExpectedAnswer } from "./answer-preview.ts";
 import { shortId } from "./delegates-table.ts";
 import { fusionFailureText } from "./fusion-failure.ts";
+import { groupResultComponent, isGroupView } from "./group-render.ts";
 import { structuredPreview } from "./structured-preview.ts";
 
 /** "$0.0420 of $0.50 cap" (`what` after the spend: " spent"), the spend alone without a cap; digits as spendCells. */
-function ofCap(figure: SpendFigure, capUsd: number | null | undefined, what = ""): string {
+export function ofCap(figure: SpendFigure, capUsd: number | null | undefined, what = ""): string {
   const cells = spendCells(figure, capUsd);
   return cells.cap === null ? `${cells.spent}${what}` : `${cells.spent}${what} of ${cells.cap} cap`;
 }
@@ -40,7 +39,7 @@ function field(args: unknown, key: string): unknown {
   return typeof args === "object" && args !== null ? (args as Record<string, unknown>)[key] : undefined;
 }
 
-const dot = (theme: Theme) => theme.fg("muted", " · ");
+export const dot = (theme: Theme) => theme.fg("muted", " · ");
 
 export function renderDelegateCall(raw: unknown, theme: Theme): Text {
   const input = visibleDeep(raw);
@@ -269,6 +268,7 @@ function renderFusion(
 export function renderRetrieval(result: AgentToolResult<unknown>, options: RenderOptions, theme: Theme): Component {
   const d = visibleDeep(result.details);
   if (options.isError) return renderError(result, options.expanded, theme);
+  if (isGroupView(result.details)) return groupResultComponent(result.details, options, theme);
   if (isFusion(d)) return renderFusion(result, d, options, theme);
   if (typeof d !== "object" || d === null || !("state" in d)) return renderFallback(result, options, theme);
   const view = d as RunningView | CompletedView;
@@ -308,93 +308,4 @@ export function renderFallback(result: AgentToolResult<unknown>, options: Render
   if (options.isError) return renderError(result, options.expanded, theme);
   const text = visibleLines(firstText(result));
   return new Text(theme.fg("muted", options.expanded ? text : (text.split("\n")[0] ?? "")), 0, 0);
-}
-
-/** For a person: the limit that told a delegate to answer early, as the notification line names it. */
-const ANSWERED_AT: Record<FinalizedBy, string> = {
-  context: "answered low on context",
-  turns: "answered at its turn limit",
-  tool_calls: "answered at its tool-call limit",
-  time: "answered near its timeout",
-  cost: "answered at its spend cap",
-};
-
-/**
- * Why a capped delegate answered with part of its cap unspent: the guard asks for the answer when a
- * further tool turn and the answer after it could cost more than is left
- * (docs/subsystems/child-guard.md, "The spend cap").
- */
-function capWhy(d: NotificationDetails): string {
-  if (d.finalized_by !== "cost" || d.cost_total === null || d.max_cost_usd === null || d.max_cost_usd === undefined)
-    return "";
-  const left = d.max_cost_usd - d.cost_total;
-  return left > 0 ? ` (a further turn could cost more than the ${formatCostExact(left)} left)` : "";
-}
-
-/** The notification line: short id, name, how it ended, run time, spend, answer size, a limit that cut it short. */
-export function notificationLine(raw: NotificationDetails, theme: Theme): string {
-  const d = visibleDeep(raw);
-  const id = theme.fg("accent", shortId(d.taskId));
-  const time =
-    d.run_seconds === null ? "" : ` ${d.state === "completed" ? "in" : "after"} ${formatDuration(d.run_seconds)}`;
-  const cap = d.max_cost_usd === null || d.max_cost_usd === undefined ? "" : ` of ${formatCost(d.max_cost_usd)} cap`;
-  const figure = { usd: d.cost_total, at_least: d.cost_at_least === true };
-  const cost =
-    d.cost_total === null
-      ? `cost not reported${cap}`
-      : d.state === "completed"
-        ? ofCap(figure, d.max_cost_usd)
-        : ofCap(figure, d.max_cost_usd, " spent");
-  const icon =
-    d.state === "completed"
-      ? theme.fg("success", "●")
-      : d.state === "cancelled"
-        ? theme.fg("muted", "■")
-        : theme.fg("error", "✗");
-  const size =
-    d.state === "completed" && d.answer_bytes !== null
-      ? `${dot(theme)}answer ${formatBytes(d.answer_bytes)}`
-      : d.code !== null && d.state !== "cancelled"
-        ? `${dot(theme)}${visible(d.code)}`
-        : "";
-  const early =
-    d.state === "completed" && d.finalized_by
-      ? `${dot(theme)}${theme.fg("warning", ANSWERED_AT[d.finalized_by] + capWhy(d))}`
-      : d.unmerged !== undefined
-        ? `${dot(theme)}${theme.fg("warning", d.unmerged)}`
-        : "";
-  const next =
-    d.state === "completed" && d.auto_delivered === null
-      ? `${dot(theme)}${theme.fg("muted", "the agent reads it with bg_result")}`
-      : "";
-  return `${icon} ${d.kind === "fusion" ? "fusion" : "delegate"} ${id} ${theme.fg("accent", visible(d.name))} ${d.state}${time}${dot(theme)}${cost}${size}${early}${next}`;
-}
-
-/** A completion notice as a person sees it (registered by src/ui/lazy.ts). */
-export function notificationComponent(
-  message: { content: unknown; details?: unknown },
-  options: { expanded: boolean },
-  theme: Theme,
-): Component {
-  const d = visibleDeep(message.details as NotificationDetails | undefined);
-  // The notice's text as the model reads it; what of it a person sees is escaped where it is shown.
-  const content = typeof message.content === "string" ? message.content : "";
-  if (!d) return new Text(visibleLines(content), 1, 0);
-  const box = new Container();
-  box.addChild(new Text(notificationLine(d, theme), 1, 0));
-  if (d.auto_delivered === "answer" && d.output !== undefined) {
-    box.addChild(structuredPreview(d.output, options.expanded, theme));
-  } else if (d.auto_delivered === "answer") {
-    const at = content.indexOf("\n\n");
-    if (at !== -1) {
-      const preview = new Container();
-      preview.addChild(answerPreview(content.slice(at + 2), options.expanded, theme));
-      box.addChild(preview);
-    }
-  }
-  if (options.expanded) {
-    if (d.message !== null) box.addChild(new Text(theme.fg("muted", d.message), 1, 0));
-    box.addChild(new Text(theme.fg("dim", `files: ${d.artifact_dir}`), 1, 0));
-  }
-  return box;
 }

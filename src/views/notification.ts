@@ -40,6 +40,8 @@ export interface NotificationDetails {
    * basis), so the person sees it field by field; absent otherwise.
    */
   output?: JsonOutput;
+  /** Steering messages the delegate never read (docs/tools/bg_steer.md); absent when there were none. */
+  steering_undelivered?: number;
 }
 
 /** What autoDeliver adds to the notification (the verified answer or its file reference). */
@@ -69,6 +71,12 @@ export function attachedOutput(auto: AutoDelivery): { output?: JsonOutput } {
 /** The notification's own text budget for the model; an autoDelivered answer comes on top. */
 export const NOTIFICATION_TEXT_MAX_BYTES = 500;
 
+/** How many steering messages an ended delegate never read (0 while it runs or when it was never steered). */
+function undeliveredSteering(m: DelegateManifest): number {
+  if (m.steering === undefined || m.terminal === null) return 0;
+  return Math.max(0, m.steering.count - (m.terminal.steering_delivered ?? 0));
+}
+
 /** How much of the notice's optional sentences it keeps: both, the overbilling one alone, or neither. */
 type Say = 2 | 1 | 0;
 
@@ -89,7 +97,7 @@ function noticeText(m: DelegateManifest, auto: AutoDelivery, name: string, say: 
     t?.overbilled === undefined || say === 0 ? "" : ` The provider billed past what was asked: ${t.overbilled}.`;
   const forced =
     !sayLimit || t?.finalized_by === undefined ? "" : ` It ${FORCED_BY[t.finalized_by]} and was told to answer.`;
-  const undelivered = (m.steering?.count ?? 0) - (t?.steering_delivered ?? 0);
+  const undelivered = undeliveredSteering(m);
   // Never dropped to fit: a message the delegate never read must not go unsaid (docs/tools/bg_steer.md).
   const steering =
     m.steering === undefined || t === null || undelivered <= 0
@@ -156,5 +164,6 @@ export function notificationDetails(m: DelegateManifest, taskDir: string, auto: 
     finalized_by: m.terminal?.finalized_by ?? null,
     overbilled: m.terminal?.overbilled ?? null,
     ...attachedOutput(auto),
+    ...(undeliveredSteering(m) > 0 ? { steering_undelivered: undeliveredSteering(m) } : {}),
   };
 }

@@ -1,4 +1,5 @@
 import { relative } from "node:path";
+import type { TaskGroup } from "../core/group.ts";
 import type { DelegateManifest, FollowUpLink, SeedDocument } from "../core/types.ts";
 import { formatCost, formatCostExact, formatDuration } from "../core/units.ts";
 
@@ -29,6 +30,22 @@ export interface LaunchReceiptCommon {
    * launched twice"): not trusted, or its launch (its run) failed before its child started; null otherwise.
    */
   key_record_ignored: string | null;
+  /** The group it is a member of (docs/tools/bg_delegate.md, "Groups"); null for work of its own. */
+  group: TaskGroup | null;
+}
+
+/** How many characters of a group's name the model-facing texts show (the id is what it passes on). */
+const GROUP_NAME_SHOWN = 24;
+
+/**
+ * A member's notice line (docs/tools/bg_delegate.md, "Groups"): its group's one notice replaces its
+ * own; null for work of its own.
+ */
+export function groupNoticeLine(r: LaunchReceiptCommon): string | null {
+  if (r.group === null) return null;
+  const chars = [...r.group.name];
+  const name = chars.length <= GROUP_NAME_SHOWN ? r.group.name : `${chars.slice(0, GROUP_NAME_SHOWN - 1).join("")}…`;
+  return `Group "${name}" ${r.group.id}: one notification when its last member ends${r.trigger_on_completion ? " (it starts a turn)" : ""}, none per member; then call bg_result {"taskId":"${r.group.id}"} once for every answer. Do not poll.`;
 }
 
 export interface ReceiptDetails extends LaunchReceiptCommon {
@@ -126,6 +143,7 @@ export function buildReceipt(plan: ReceiptSource, manifest: DelegateManifest, ch
     retrieve_with: { tool: "bg_result", taskId: seed.task_id },
     settings_ignored: manifest.settings_ignored ?? [],
     key_record_ignored: null,
+    group: manifest.group ?? null,
     follow_up:
       manifest.follow_up === undefined
         ? null
@@ -181,7 +199,7 @@ function receiptLines(r: ReceiptDetails, cwd: string, name: string, compact: boo
         ]),
     `Artifacts: ${relative(cwd, r.artifact_dir)}`,
     ...(r.follow_up === null ? [] : [carriedLine(r.follow_up, compact)]),
-    notify,
+    groupNoticeLine(r) ?? notify,
   ];
   if (r.ambient_warning) lines.push(`WARNING: ${r.ambient_warning}`);
   return lines;

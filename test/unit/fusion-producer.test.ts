@@ -154,6 +154,7 @@ describe("the directives and the merged answer", () => {
       retrieve_with: { tool: "bg_result", taskId: `f${"0".repeat(32)}` },
       settings_ignored: [],
       key_record_ignored: null,
+      group: null,
     };
     const text = fusionReceiptText(details, "/p");
     expect(Buffer.byteLength(text)).toBeLessThanOrEqual(700);

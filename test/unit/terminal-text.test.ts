@@ -10,7 +10,8 @@ import { actedOn, safeJson, visible, visibleDeep, visibleLines } from "../../src
 import type { TaskRow } from "../../src/tasks/row.ts";
 import { unreadRow } from "../../src/tasks/row.ts";
 import { DelegatesTable } from "../../src/ui/delegates-table.ts";
-import { notificationLine, renderDelegateCall } from "../../src/ui/render.ts";
+import { notificationLine } from "../../src/ui/notice-render.ts";
+import { renderDelegateCall } from "../../src/ui/render.ts";
 import type { NotificationDetails } from "../../src/views/notification.ts";
 
 const HOSTILE =

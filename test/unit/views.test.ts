@@ -162,6 +162,7 @@ describe("receipt text", () => {
         "bgDelegate.maxRunning 9 in .pi/settings.json ignored: a project may only lower it (yours: 1)",
       ],
       key_record_ignored: null,
+      group: null,
       follow_up: null,
     };
     const text = receiptText(receipt, CWD);
