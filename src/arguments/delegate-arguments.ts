@@ -2,7 +2,14 @@ import { ARGUMENT_BOUNDS, CAPABILITIES, DELEGATE_DEFAULTS, EXTENSION_MODES } fro
 import { DelegateError } from "../core/errors.ts";
 import type { PinnedRoute } from "../core/types.ts";
 import { type ArgsOf, type FieldTable, toolArguments } from "./fields.ts";
-import { type AsGiven, groupField, launchKeyField, outputSchemaField, runOptionFields } from "./run-options.ts";
+import {
+  type AsGiven,
+  GROUP_CAP_FIELD,
+  groupField,
+  launchKeyField,
+  outputSchemaField,
+  runOptionFields,
+} from "./run-options.ts";
 
 /** bg_delegate's public arguments (docs/tools/bg_delegate.md, "Arguments"), descriptions in our words. */
 export const DELEGATE_FIELDS = {
@@ -63,6 +70,7 @@ export const DELEGATE_FIELDS = {
   ...runOptionFields("delegate"),
   key: launchKeyField("delegate"),
   group: groupField("delegate"),
+  groupMaxCostUsd: GROUP_CAP_FIELD,
 } as const satisfies FieldTable;
 
 type Checked = ArgsOf<typeof DELEGATE_FIELDS>;
@@ -111,6 +119,7 @@ export function withDelegateDefaults(a: Checked): DelegateArguments {
     outputSchema: a.outputSchema,
     key: a.key,
     group: a.group,
+    groupMaxCostUsd: a.groupMaxCostUsd,
     capability: a.capability ?? d.capability,
     extensionMode: a.extensionMode ?? d.extensionMode,
     previousTaskId: a.previousTaskId,

@@ -2,7 +2,14 @@ import { ARGUMENT_BOUNDS, FUSION_CANDIDATES } from "../core/constants.ts";
 import type { PinnedRoute } from "../core/types.ts";
 import { DELEGATE_FIELDS, withRunDefaults } from "./delegate-arguments.ts";
 import { type ArgsOf, type FieldTable, toolArguments } from "./fields.ts";
-import { type AsGiven, groupField, launchKeyField, outputSchemaField, runOptionFields } from "./run-options.ts";
+import {
+  type AsGiven,
+  GROUP_CAP_FIELD,
+  groupField,
+  launchKeyField,
+  outputSchemaField,
+  runOptionFields,
+} from "./run-options.ts";
 
 const ROUTE_FIELDS = DELEGATE_FIELDS.route.fields;
 
@@ -42,6 +49,7 @@ export const FUSION_FIELDS = {
   ...runOptionFields("fusion"),
   key: launchKeyField("fusion"),
   group: groupField("fusion"),
+  groupMaxCostUsd: GROUP_CAP_FIELD,
 } as const satisfies FieldTable;
 
 type Checked = ArgsOf<typeof FUSION_FIELDS>;
@@ -59,6 +67,7 @@ function withFusionDefaults(a: Checked): FusionArguments {
     outputSchema: a.outputSchema,
     key: a.key,
     group: a.group,
+    groupMaxCostUsd: a.groupMaxCostUsd,
     ...withRunDefaults(a),
   };
 }

@@ -28,6 +28,8 @@ export interface AsGiven {
   key: string | undefined;
   /** The group's name (docs/tools/bg_delegate.md, "Groups"); undefined for work of its own. */
   group: string | undefined;
+  /** The group's spend cap, as given (a later member takes its group's); undefined without one. */
+  groupMaxCostUsd: number | undefined;
 }
 
 const COST_TEXT = {
@@ -69,6 +71,15 @@ export function groupField(tool: "delegate" | "fusion") {
     description: `Launch this ${work} as a member of a group (a name of your choice, e.g. "auth-audit"): the delegates and Fusion runs this session launches with the same group name share a group id, given in the receipt. The group gets one completion notice when its last member ends, listing each member's state, answer size and spend, and its members get none of their own; bg_result with the group id returns every ended member's verified answer. Use it to fan out several pieces of work and be woken once.`,
   } as const satisfies FieldSpec;
 }
+
+/** groupMaxCostUsd (docs/tools/bg_delegate.md, "Groups"). */
+export const GROUP_CAP_FIELD = {
+  kind: "usd",
+  required: false,
+  max: ARGUMENT_BOUNDS.maxCostUsd,
+  description:
+    "Only with group: a spend cap in US dollars for the whole group, fixed by its first member (a later member may repeat it or leave it out). Each member then needs its own maxCostUsd (or the setting's), and a member is launched only while its cap fits what the group has left: the caps of the members still running and what the ended ones spent.",
+} as const satisfies FieldSpec;
 
 /** outputSchema, worded for each tool (docs/tools/bg_delegate.md, "Structured answers"). */
 export function outputSchemaField(tool: "delegate" | "fusion") {

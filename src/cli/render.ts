@@ -1,5 +1,6 @@
 /** The terminal text of `list` and `show` (docs/cli.md, "Output"). Pure: rows and facts in, text out. */
 
+import type { TaskGroup } from "../core/group.ts";
 import { overbilledSentence } from "../core/overbilling.ts";
 import { visible } from "../core/terminal-text.ts";
 import type { EvidenceRow, UsageRecord } from "../core/types.ts";
@@ -30,8 +31,10 @@ export function renderList(
   verified: ListVerified = "shown",
 ): string {
   if (rows.length === 0) return all ? "No delegate tasks or Fusion runs in this project." : "No tasks to show.";
+  // A GROUP column only when a listed row is in a group (as /delegates draws it).
+  const grouped = rows.some((r) => r.group !== null);
   const body = table(
-    ["ID", "KIND", "STATE", "ROUTE", "RUN", "COST", "CAP", "ANSWER", "NAME"],
+    ["ID", "KIND", "STATE", "ROUTE", "RUN", "COST", "CAP", "ANSWER", ...(grouped ? ["GROUP"] : []), "NAME"],
     rows.map((r) => [
       r.id,
       r.kind,
@@ -40,6 +43,7 @@ export function renderList(
       r.run_seconds === null ? "-" : formatDuration(r.run_seconds),
       ...costColumns(r),
       r.answer_bytes !== null ? formatBytes(r.answer_bytes) : r.code !== null ? `[${r.code}]` : "-",
+      ...(grouped ? [r.group?.name ?? "-"] : []),
       threadedName(r),
     ]),
   );
@@ -117,10 +121,16 @@ function steeringLines(f: DelegateFacts): [string, string][] {
   return [["steering", `${s.sent} sent: ${[...read, ...rest].join("; ")}`]];
 }
 
+/** A member's group: its name and its id (bg_result takes the id); nothing for work of its own. */
+function groupLines(group: TaskGroup | null): [string, string][] {
+  return group === null ? [] : [["group", `${group.name} (${group.id})`]];
+}
+
 function renderDelegate(f: DelegateFacts, now: number): string {
   const pairs: [string, string][] = [
     ["task", `${f.id} (delegate)`],
     ["name", f.name],
+    ...groupLines(f.group),
     ["state", stateText(f.state, f.failure, "ended (not yet adjudicated; `result` or `verify` adjudicates it)")],
     ["created", f.created_at],
     ["ended", f.ended_at ?? "-"],
@@ -247,6 +257,7 @@ function renderFusion(f: FusionFacts, now: number): string {
   const pairs: [string, string][] = [
     ["run", `${f.id} (fusion)`],
     ["workflow", f.workflow ?? "-"],
+    ...groupLines(f.group),
     [
       "state",
       stateText(f.state, f.failure, "ended (its owner is gone; recorded as cancelled once its children have ended)"),

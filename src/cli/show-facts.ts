@@ -4,6 +4,7 @@
  */
 import type { FinalizedBy } from "../core/constants.ts";
 import type { FailureCode } from "../core/errors.ts";
+import type { TaskGroup } from "../core/group.ts";
 import type { DelegateManifest, EvidenceCheck, EvidenceRow, UsageRecord } from "../core/types.ts";
 import type { FieldAgreement, FusionUnmerged } from "../fusion/index.ts";
 import type { ChainEntry } from "../retrieval/chain.ts";
@@ -26,6 +27,8 @@ export interface DelegateFacts {
   kind: "delegate";
   id: string;
   name: string;
+  /** The group its manifest names (docs/cli.md, "show"); null for a task of its own. */
+  group: TaskGroup | null;
   state: RowState;
   created_at: string;
   ended_at: string | null;
@@ -86,6 +89,8 @@ export interface FusionFacts {
   id: string;
   state: RowState;
   workflow: string | null;
+  /** The group its run.json names (docs/cli.md, "show"); null for a run of its own or one without a readable run.json. */
+  group: TaskGroup | null;
   created_at: string | null;
   ended_at: string | null;
   /** The run's usage as result.json records it: summed counts, or "unavailable" with the reason. */

@@ -160,6 +160,7 @@ function delegateFacts(dir: string): DelegateFacts {
     kind: "delegate",
     id: manifest.task_id,
     name: manifest.name,
+    group: manifest.group ?? null,
     state,
     created_at: manifest.created_at,
     ended_at: manifest.terminal?.ended_at ?? null,
@@ -251,6 +252,7 @@ async function fusionFacts(ref: TaskRef): Promise<FusionFacts> {
   const output = settled?.kind === "completed" ? parallelOutput(fusionOutput(settled), cwd) : null;
   const merge = verified?.result.details.attempts.filter((a) => a.stage === "merge").at(-1);
   const recorded = manifest === null ? null : recordedSpend(manifest.terminal);
+  const record = manifest === null ? null : readRunRecord(ref.dir, manifest);
   const cost =
     recorded === null || manifest?.terminal === null
       ? null
@@ -263,11 +265,12 @@ async function fusionFacts(ref: TaskRef): Promise<FusionFacts> {
     id: ref.id,
     state,
     workflow: manifest?.workflow ?? null,
+    group: record?.group ?? null,
     created_at: manifest?.created_at ?? null,
     ended_at: manifest?.terminal?.ended_at ?? null,
     usage,
     cost,
-    cap_usd: manifest === null ? null : (readRunRecord(ref.dir, manifest)?.limits.max_cost_usd ?? null),
+    cap_usd: record?.limits.max_cost_usd ?? null,
     answer: verified ? { byte_length: verified.merged.byte_length, sha256: verified.merged.sha256 } : null,
     unmerged: verified?.result.details.unmerged ?? null,
     basis: structured?.basis ?? null,

@@ -29,6 +29,10 @@ export const FAILURE_REMEDIATION = {
     "Pick a route whose model has prices in Pi's model registry (models.json `cost`), or launch without maxCostUsd (and without bgDelegate.maxCostUsd).",
   spend_cap_below_first_request:
     "Raise maxCostUsd to at least the figure the message names, pick a cheaper route, or start a shorter branch.",
+  group_cap_exceeded:
+    "Give this member a maxCostUsd within what the group's cap has left (the message names it), wait for a member to end, or launch it outside the group.",
+  group_cap_conflict:
+    "Launch it with the group's own cap (or none: a member takes its group's cap), or use another group name.",
   route_output_unbounded:
     "Pick a route whose provider API carries an output limit in this Pi (or a Pi version whose payload has one), or launch without maxCostUsd (and without bgDelegate.maxCostUsd).",
   delegate_concurrency_limit:
@@ -215,6 +219,14 @@ export const FAILURE_WHEN = {
   spend_cap_below_first_request: {
     stages: ["admission"],
     when: "The spend cap is below what the first request could cost as the answer (the projected prompt's provable token estimate, the framing reserve and the notice at the dearest input or cache price, plus the answer's least output); the message names both figures.",
+  },
+  group_cap_exceeded: {
+    stages: ["admission"],
+    when: "A launch into a group with a spend cap (groupMaxCostUsd) has no spend cap of its own, or its cap does not fit what the group's cap has left: the caps of its running members and what its ended members spent (their cap when unknown), checked again under the project's launch lock.",
+  },
+  group_cap_conflict: {
+    stages: ["admission"],
+    when: "groupMaxCostUsd was given without group, or differs from the cap the group's first member fixed, or was given for a group whose members were launched without one.",
   },
   route_output_unbounded: {
     stages: ["admission"],

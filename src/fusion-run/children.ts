@@ -72,6 +72,7 @@ export function childArguments(run: ChildBasis, seat: ChildSeat, directive: stri
     maxCostUsd: seat.capUsd,
     key: undefined, // the run's key is the run's (src/fusion-run/start.ts)
     group: undefined, // the run is the group's member, not its children
+    groupMaxCostUsd: undefined,
   };
 }
 

@@ -10,13 +10,14 @@ import type { FusionArguments } from "../arguments/fusion-arguments.ts";
 import { canonicalJsonLine } from "../core/canonical.ts";
 import { FUSION_WORKFLOW, SCHEMA } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
-import { groupRecord } from "../core/group.ts";
+import { groupFor, groupRecord } from "../core/group.ts";
 import { sha256Hex } from "../core/hash.ts";
 import type { PinnedRoute } from "../core/types.ts";
 import { writeFailure } from "../core/write-failure.ts";
 import { createRun } from "../fusion/index.ts";
 import { type FusionRunRecord, RUN_RECORD_PATH } from "../fusion/run-record.ts";
 import { launchStep, requireCapacity } from "../launch/admission-step.ts";
+import { requireGroupRoom, resolveGroupCap } from "../launch/group-cap.ts";
 import { type HostFacts, type ParentSnapshot, snapshotParent } from "../launch/launch.ts";
 import {
   alreadyStartedDetails,
@@ -93,6 +94,11 @@ export async function startFusion(
       requireOutputLimit(capUsd, route, host.piVersion);
     }
   }
+  // A member of a capped group takes its group's cap, and must fit what it has left (again at the commit).
+  const sessionId = ctx.sessionManager.getSessionId();
+  const grouped = { ...args, groupMaxCostUsd: resolveGroupCap(cwd, sessionId, args) };
+  const group = groupFor(sessionId, grouped.group, grouped.groupMaxCostUsd);
+  requireGroupRoom(cwd, sessionId, group, capUsd);
   const share = capUsd === undefined ? undefined : shareRunCap(capUsd, candidates.length);
   const snap = snapshotParent(ctx, toolCallId, host);
   const seats: ChildSeat[] = candidates.map((route, i) => ({
@@ -131,8 +137,9 @@ export async function startFusion(
         ? undefined
         : { key: args.key, kind: "fusion", retentionDays: host.settings.retentionDays },
     commit: (recordKey) => {
+      requireGroupRoom(cwd, sessionId, group, capUsd);
       const handle = createRun({ cwd, workflow: FUSION_WORKFLOW });
-      const record = runRecord(handle.runId, name, args, snap, candidates, merge, limits);
+      const record = runRecord(handle.runId, name, grouped, snap, candidates, merge, limits);
       const run: LiveRun = {
         runId: handle.runId,
         runDir: handle.runDir,
@@ -260,6 +267,6 @@ function runRecord(
     trigger_on_completion: args.triggerOnCompletion,
     ...schemaOf(args),
     ...(args.key === undefined ? {} : { key_sha256: sha256Hex(args.key) }),
-    ...groupRecord(snap.sessionId, args.group),
+    ...groupRecord(groupFor(snap.sessionId, args.group, args.groupMaxCostUsd)),
   };
 }

@@ -4,6 +4,7 @@ import type { DelegateArguments } from "../arguments/delegate-arguments.ts";
 import { canonicalJsonWithPart } from "../core/canonical.ts";
 import { TASK_FILES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
+import { groupFor } from "../core/group.ts";
 import { bundledRgProblem, resolveSearchTools } from "../core/search-tools.ts";
 import type { PackageSettings } from "../core/settings.ts";
 import { longCacheRetention, type SeedSpend } from "../core/spend.ts";
@@ -16,6 +17,7 @@ import { requireCapacity } from "./admission-step.ts";
 import { buildChildArgv, buildChildEnv, hostFlags } from "./argv.ts";
 import { type BudgetPlan, planBudget, toSeedBudget } from "./budget.ts";
 import { admitPrevious, followUpLink, followUpPrompt, manifestLink, type PreviousTask } from "./follow-up.ts";
+import { requireGroupRoom, resolveGroupCap } from "./group-cap.ts";
 import { buildLedger } from "./ledger.ts";
 import { projectConversation, projectionJson } from "./projection.ts";
 import { buildChildPrompt, CHILD_SYSTEM_PROMPT } from "./prompt.ts";
@@ -140,6 +142,10 @@ export function admit(args: DelegateArguments, toolCallId: string, ctx: Extensio
   // Early, for a refusal before any work; the locked step checks again at the commit.
   requireCapacity(ctx.cwd, host.settings.maxRunning);
   const capped = { ...args, maxCostUsd: resolveSpendCap(args.maxCostUsd, host.settings) };
+  // A member of a capped group takes its group's cap, and must fit what it has left (checked again at the commit).
+  const sessionId = ctx.sessionManager.getSessionId();
+  capped.groupMaxCostUsd = resolveGroupCap(ctx.cwd, sessionId, args);
+  requireGroupRoom(ctx.cwd, sessionId, groupFor(sessionId, args.group, capped.groupMaxCostUsd), capped.maxCostUsd);
   const resolved = resolveRoute(args.route ?? previous?.manifest.route, ctx, host.thinkingLevel);
   const route: ResolvedRoute =
     previous !== undefined && args.route === undefined ? { ...resolved, origin: "previous_task" } : resolved;

@@ -17,6 +17,7 @@ import { getRegistry } from "../tasks/registry.ts";
 import type { AlreadyStartedDetails } from "../views/already-started.ts";
 import { buildReceipt, type ReceiptDetails } from "../views/receipt.ts";
 import { launchStep } from "./admission-step.ts";
+import { requireGroupRoom } from "./group-cap.ts";
 import { admit, childEnvFor, commitPlan, type HostFacts, type LaunchPlan } from "./launch.ts";
 import { alreadyStartedDetails, type ExistingLaunch, findKeyedLaunch, recordKeyReceipt } from "./launch-keys.ts";
 
@@ -89,6 +90,8 @@ async function startKeyed(
         ? undefined
         : { key: plan.args.key, kind: "delegate", retentionDays: plan.project.retentionDays },
     commit: (recordKey) => {
+      // Under the lock: a capped group's room (docs/tools/bg_delegate.md, "Groups"), before anything exists.
+      requireGroupRoom(cwd, plan.manifest.parent_session_id, plan.manifest.group, plan.manifest.limits.max_cost_usd);
       const tree = commitPlan(plan);
       try {
         recordKey(taskId, tree.taskDir);

@@ -8,7 +8,7 @@ import {
   SPILL_THRESHOLD_BYTES,
   TASK_FILES,
 } from "../core/constants.ts";
-import { groupRecord } from "../core/group.ts";
+import { groupFor, groupRecord } from "../core/group.ts";
 import { sha256Hex } from "../core/hash.ts";
 import type { SeedSpend } from "../core/spend.ts";
 import type {
@@ -165,6 +165,6 @@ export function buildManifest(input: ManifestInput): LaunchManifest {
       : { settings_ignored: input.settingsIgnored }),
     ...(input.followUp === undefined ? {} : { follow_up: input.followUp }),
     ...(args.key === undefined ? {} : { key_sha256: sha256Hex(args.key) }),
-    ...groupRecord(identity.parentSessionId, args.group),
+    ...groupRecord(groupFor(identity.parentSessionId, args.group, args.groupMaxCostUsd)),
   };
 }

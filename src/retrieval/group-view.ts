@@ -9,7 +9,7 @@ import type { TaskGroup } from "../core/group.ts";
 import { plural } from "../core/units.ts";
 import type { FusionView } from "../fusion/types.ts";
 import type { CompletedView, RunningView } from "../views/result.ts";
-import { addSpend, type SpendFigure, spendFigureText } from "../views/spend-figure.ts";
+import { addSpend, type SpendFigure, spendOfCapText } from "../views/spend-figure.ts";
 
 /** One member as the group's result holds it. */
 export interface GroupMemberView {
@@ -36,6 +36,8 @@ export interface GroupView {
   members: GroupMemberView[];
   /** The members' spend summed (src/views/spend-figure.ts addSpend); a floor when a member's is one or unknown. */
   spend: SpendFigure;
+  /** The group's spend cap (groupMaxCostUsd); null without one. */
+  max_cost_usd: number | null;
 }
 
 export function groupView(group: TaskGroup, members: GroupMemberView[]): GroupView {
@@ -47,6 +49,7 @@ export function groupView(group: TaskGroup, members: GroupMemberView[]): GroupVi
     state: members.some((m) => m.state === "running") ? "running" : "ended",
     members,
     spend: { usd: sum.unknown === sum.count ? null : sum.usd, at_least: sum.floors || sum.unknown > 0 },
+    max_cost_usd: group.max_cost_usd ?? null,
   };
 }
 
@@ -58,7 +61,8 @@ function counts(members: readonly GroupMemberView[]): string {
 
 /** The model's text: the head, then each member's own result under a line naming it. */
 export function groupResultText(v: GroupView): string {
-  const spend = v.spend.usd === null ? "" : ` Group spend ${spendFigureText(v.spend)}.`;
+  const spend =
+    v.spend.usd === null && v.max_cost_usd === null ? "" : ` Group spend ${spendOfCapText(v.spend, v.max_cost_usd)}.`;
   const running = v.members.filter((m) => m.state === "running").map((m) => m.id);
   const wait =
     running.length === 0

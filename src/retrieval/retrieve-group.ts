@@ -5,56 +5,14 @@
  * and as file references beyond it. A member's own id keeps working.
  */
 import type { ResultArguments } from "../arguments/result-arguments.ts";
-import { FUSION_FILES, INLINE_ANSWER_MAX_BYTES } from "../core/constants.ts";
+import { INLINE_ANSWER_MAX_BYTES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import type { TaskGroup } from "../core/group.ts";
-import { loadFusionManifest } from "../fusion/index.ts";
-import { readRunRecord } from "../fusion/run-record.ts";
-import { listFusionRefs, listSessionRefs, readManifest, type TaskRef } from "../store/lookup.ts";
-import { sessionDirFor } from "../store/task-paths.ts";
+import { readManifest } from "../store/lookup.ts";
+import { type GroupMember, groupMembers } from "../tasks/group-members.ts";
 import { recordedSpend, type SpendFigure } from "../views/spend-figure.ts";
 import { type GroupMemberView, type GroupView, groupResultText, groupView } from "./group-view.ts";
 import { type AdjudicateStrandedRun, type Retrieval, retrieveTask } from "./retrieve-any.ts";
-
-/** A member found on disk: what is needed to choose its delivery before it is retrieved. */
-interface Member {
-  ref: TaskRef;
-  group: TaskGroup;
-  name: string;
-  createdAt: string;
-  /** Its answer's size as its signed record states it; null while it runs or when it has none. */
-  answerBytes: number | null;
-}
-
-async function memberOf(ref: TaskRef, sessionId: string): Promise<Member | null> {
-  if (!ref.trust.mine) return null; // a foreign tree is never read as a member (docs/subsystems/launch.md, "The store is yours")
-  try {
-    if (ref.kind === "delegate") {
-      const m = readManifest(ref.dir);
-      if (m.group === undefined || m.parent_session_id !== sessionId) return null;
-      return {
-        ref,
-        group: m.group,
-        name: m.name,
-        createdAt: m.created_at,
-        answerBytes: m.terminal?.answer_bytes ?? null,
-      };
-    }
-    const manifest = await loadFusionManifest(ref.dir);
-    const record = readRunRecord(ref.dir, manifest);
-    if (record?.group === undefined || record.parent_session_id !== sessionId) return null;
-    const merged = manifest.artifacts.find((a) => a.path === FUSION_FILES.merged);
-    return {
-      ref,
-      group: record.group,
-      name: record.name,
-      createdAt: manifest.created_at,
-      answerBytes: merged?.byte_length ?? null,
-    };
-  } catch {
-    return null; // a tree that cannot be read is not counted in (its own id reports why)
-  }
-}
 
 /**
  * The group `query` names (its id or a unique prefix) among this session's work, with its members
@@ -64,19 +22,13 @@ export async function findGroup(
   cwd: string,
   sessionId: string,
   query: string,
-): Promise<{ group: TaskGroup; members: Member[] } | null> {
-  const refs = [...listSessionRefs(cwd, sessionDirFor(cwd, sessionId)), ...listFusionRefs(cwd)];
-  const members: Member[] = [];
-  for (const ref of refs) {
-    const member = await memberOf(ref, sessionId);
-    if (member?.group.id.startsWith(query)) members.push(member);
-  }
+): Promise<{ group: TaskGroup; members: GroupMember[] } | null> {
+  const members = groupMembers(cwd, sessionId, (id) => id.startsWith(query));
   const groups = [...new Set(members.map((m) => m.group.id))];
   if (groups.length === 0) return null;
   if (groups.length > 1) {
     throw new DelegateError("task_ambiguous", `${groups.length} groups match "${query}": ${groups.join(", ")}`);
   }
-  members.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
   return { group: members[0]!.group, members };
 }
 
@@ -90,7 +42,7 @@ function spendOf(retrieval: Retrieval): SpendFigure {
 /** Each member retrieved on its own, the inline answers' sum kept within the inline limit. */
 export async function retrieveGroup(
   cwd: string,
-  found: { group: TaskGroup; members: Member[] },
+  found: { group: TaskGroup; members: GroupMember[] },
   args: ResultArguments,
   known: ReadonlyMap<string, string>,
   adjudicateStrandedRun: AdjudicateStrandedRun,

@@ -29,6 +29,7 @@ function factsRow(ref: TaskRef, manifest: DelegateManifest, now: number): TaskRo
     run_seconds: stale ? null : secondsBetween(manifest.created_at, running ? null : endedAt, now),
     cap: manifest.limits.max_cost_usd ?? null,
     previous_id: manifest.follow_up?.previous_task_id ?? null,
+    group: manifest.group ?? null,
   };
 }
 

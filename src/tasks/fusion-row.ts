@@ -78,6 +78,7 @@ function factsRow(
     run_seconds: stale ? null : secondsBetween(manifest.created_at, running ? null : endedAt, now),
     code: failure?.code ?? null,
     cap: record?.limits.max_cost_usd ?? null,
+    group: record?.group ?? null,
   };
   const ids = live ? live.children.map((c) => c.taskId) : childRecords.map((c) => c.task_id);
   return { row: { ...row, children: ids }, children: childRecords.map((c) => c.task_id) };

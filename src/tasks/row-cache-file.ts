@@ -8,7 +8,9 @@
  * whole with their stamps (src/tasks/row-cache.ts, settledSessions). A row is used only
  * while its manifest is that very file; anything wrong with the file (missing, a link, not a regular
  * file, too large, truncated, another version, not signed with this user's key for this project)
- * makes an empty cache, and every tree is read as before.
+ * makes an empty cache, and every tree is read as before. The version names the rows' shape: a file
+ * of rows made before a field was added (version 1 had no `group`) is another version, so it is read
+ * as empty and written again in this one.
  */
 import { join } from "node:path";
 import { MiB } from "../core/constants.ts";
@@ -22,7 +24,8 @@ import type { TaskRow } from "./row.ts";
 import { type KeptEntry, RowCache, type RowCacheOptions } from "./row-cache.ts";
 
 export const ROW_CACHE_FILE = "row-cache.json";
-const FILE_VERSION = 1;
+/** 2: rows carry `group` (src/tasks/row.ts). */
+const FILE_VERSION = 2;
 /** Rows of tens of thousands of trees; a larger file is not ours. */
 const MAX_FILE_BYTES = 32 * MiB;
 
@@ -40,8 +43,9 @@ function isEntry(value: unknown): value is KeptEntry {
   const [key, identity, row] = value as unknown[];
   if (typeof key !== "string" || typeof identity !== "string") return false;
   if (typeof row !== "object" || row === null || Array.isArray(row)) return false;
-  const { id, state } = row as Partial<TaskRow>;
-  return typeof id === "string" && (state === "completed" || state === "failed" || state === "cancelled");
+  const { id, state, group } = row as Partial<TaskRow>;
+  if (typeof id !== "string" || !(state === "completed" || state === "failed" || state === "cancelled")) return false;
+  return group === null || (typeof group?.id === "string" && typeof group.name === "string");
 }
 
 /** What a row cache file holds: kept rows, and session directories read whole with their stamps. */

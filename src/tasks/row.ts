@@ -6,6 +6,7 @@
 import { basename, dirname } from "node:path";
 import { FOLLOW_UP_CHAIN_MAX } from "../core/constants.ts";
 import { DelegateError, type FailureCode } from "../core/errors.ts";
+import type { TaskGroup } from "../core/group.ts";
 import type { UsageRecord } from "../core/types.ts";
 import type { TaskRef } from "../store/lookup.ts";
 import type { TreeTrust } from "../store/tree-trust.ts";
@@ -43,6 +44,11 @@ export interface TaskRow {
   dir: string;
   /** A follow-up's previous task (docs/tools/bg_delegate.md, "Follow-ups"); null otherwise. */
   previous_id: string | null;
+  /**
+   * The group its signed record names (src/core/group.ts): a delegate's manifest, a Fusion run's
+   * run.json; null for work of its own, a run's children, and a row not read (unreadable, foreign).
+   */
+  group: TaskGroup | null;
   /** A Fusion run's children (their task ids, in the run's order), listed under it; empty for a delegate. */
   children: readonly string[];
   /** How deep under its previous task the list shows it: 0 unless it follows a task in the same list. */
@@ -86,6 +92,7 @@ export function unreadRow(ref: TaskRef): TaskRow {
     code: null,
     dir: ref.dir,
     previous_id: null,
+    group: null,
     children: [],
     depth: 0,
   };

@@ -101,8 +101,10 @@ async function pickRunning(ctx: ExtensionCommandContext): Promise<string | undef
     ctx.ui.notify("No delegate is running.", "info");
     return undefined;
   }
-  // rowName escapes the name: a picker line is drawn as it is.
-  const options = running.map((r) => `${visible(shortId(r.id))}  ${rowName(r)}`);
+  // rowName escapes the name: a picker line is drawn as it is. A member says its group after its name.
+  const options = running.map(
+    (r) => `${visible(shortId(r.id))}  ${rowName(r)}${r.group === null ? "" : ` · group ${visible(r.group.name)}`}`,
+  );
   const choice = await ctx.ui.select("Cancel which delegate?", options);
   return choice === undefined ? undefined : running[options.indexOf(choice)]?.id;
 }

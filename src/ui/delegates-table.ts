@@ -52,6 +52,18 @@ const COLUMNS: readonly Column[] = [
   { title: "NAME", cell: rowName },
 ];
 
+/**
+ * The group a row was launched in (its name: the id is bg_result's, not a person's), between SIZE and
+ * NAME; drawn only when a row shown is in a group, so a table without groups is as it was.
+ */
+const GROUP: Column = { title: "GROUP", cell: (r) => r.group?.name ?? "", max: 16 };
+
+/** The columns of a page of rows: GROUP only when one of them is in a group. */
+function columnsOf(rows: readonly TaskRow[]): readonly Column[] {
+  if (!rows.some((r) => r.group !== null)) return COLUMNS;
+  return [...COLUMNS.slice(0, -1), GROUP, ...COLUMNS.slice(-1)];
+}
+
 const GAP = "  ";
 const NAME_MIN = 16;
 /** The fewest columns a name ever gets (cut with an ellipsis). */
@@ -59,12 +71,15 @@ const NAME_FLOOR = 8;
 /**
  * What gives way, in order, when the columns do not fit: [column title, narrowest it gets, the name
  * width it makes room for]. The name keeps NAME_MIN columns before the state's code is cut short; only
- * then is the name cut to NAME_FLOOR.
+ * then is the name cut to NAME_FLOOR. A group's name (when there is the column) is cut after the
+ * route's first step and again before the name is cut.
  */
 const SHRINK: readonly (readonly [string, number, number])[] = [
   ["ROUTE", 12, NAME_MIN],
+  ["GROUP", 10, NAME_MIN],
   ["STATE", 16, NAME_MIN],
   ["ROUTE", 8, NAME_MIN],
+  ["GROUP", 6, NAME_MIN],
   ["STATE", 9, NAME_FLOOR],
 ];
 
@@ -99,24 +114,25 @@ function padCell(text: string, width: number, right = false): string {
 
 /**
  * Column widths for a terminal width: the name column takes the rest; when the rest is too narrow,
- * the route gives way first, then the state's failure code (cut with an ellipsis).
+ * the route gives way first, then the group's name, then the state's failure code (cut with an ellipsis).
  */
-function widths(rows: readonly TaskRow[], total: number): number[] {
-  const natural = COLUMNS.map((c) =>
+function widths(columns: readonly Column[], rows: readonly TaskRow[], total: number): number[] {
+  const natural = columns.map((c) =>
     Math.min(
       c.max ?? Number.MAX_SAFE_INTEGER,
       Math.max(visibleWidth(c.title), ...rows.map((r) => visibleWidth(visible(c.cell(r))))),
     ),
   );
-  const nameIndex = COLUMNS.length - 1;
+  const nameIndex = columns.length - 1;
   // The name keeps NAME_MIN columns (fewer when every name is shorter) before anything else gives way.
   const nameMin = Math.min(NAME_MIN, natural[nameIndex]!);
   const fixed = () => natural.slice(0, nameIndex).reduce((a, b) => a + b, 0) + GAP.length * nameIndex;
   for (const [title, min, name] of SHRINK) {
     const spare = total - fixed() - Math.min(name, nameMin);
     if (spare >= 0) continue;
-    const index = COLUMNS.findIndex((c) => c.title === title);
-    natural[index] = Math.max(min, natural[index]! + spare);
+    const index = columns.findIndex((c) => c.title === title);
+    // Never wider than it is: a column already narrower than `min` stays as it is.
+    if (index !== -1) natural[index] = Math.min(natural[index]!, Math.max(min, natural[index]! + spare));
   }
   // When nothing else can give way, the name takes what is left, down to NAME_FLOOR columns.
   natural[nameIndex] = Math.max(Math.min(NAME_FLOOR, nameMin), total - fixed());
@@ -165,11 +181,12 @@ export class DelegatesTable implements Component {
     const pages = limit === undefined ? 1 : Math.ceil(all.length / limit);
     const first = limit === undefined ? 0 : (this.page % pages) * limit;
     const rows = limit === undefined ? all : all.slice(first, first + limit);
-    const w = widths(rows, width);
+    const columns = columnsOf(rows);
+    const w = widths(columns, rows, width);
     const line = (cells: string[]) => cells.join(GAP);
-    const out = [t.fg("muted", t.bold(line(COLUMNS.map((c, i) => padCell(c.title, w[i]!, c.right)))))];
+    const out = [t.fg("muted", t.bold(line(columns.map((c, i) => padCell(c.title, w[i]!, c.right)))))];
     for (const row of rows) {
-      const cells = COLUMNS.map((c, i) => padCell(c.cell(row), w[i]!, c.right));
+      const cells = columns.map((c, i) => padCell(c.cell(row), w[i]!, c.right));
       cells[1] = t.fg(STATE_COLOR[row.state], cells[1]!);
       out.push(line(cells));
     }

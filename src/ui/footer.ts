@@ -1,6 +1,8 @@
 import { join } from "node:path";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { truncateToWidth, visibleWidth } from "@mariozechner/pi-tui";
+import { FUSION_ROOT } from "../core/constants.ts";
+import type { TaskGroup } from "../core/group.ts";
 import { visible } from "../core/terminal-text.ts";
 import type { ChildProgress } from "../core/types.ts";
 import { formatCost, formatDuration, formatSpend, plural } from "../core/units.ts";
@@ -13,16 +15,26 @@ import { getRegistry } from "../tasks/registry.ts";
 import type { TaskRow } from "../tasks/row.ts";
 import { listRows } from "../tasks/seam.ts";
 import { addSpend, type SpendFigure, spendCells } from "../views/spend-figure.ts";
+import { cutName, type FooterEntry, type FooterTheme, PLAIN_THEME } from "./footer-entry.ts";
+import { endedGroupedRuns, type GroupMember, groupEntries, rememberGroupedRun } from "./footer-group.ts";
+
+export { type FooterEntry, type FooterTheme, PLAIN_THEME } from "./footer-entry.ts";
 
 const STATUS_KEY = "bg-delegate";
 const REFRESH_MS = 1_000;
 
-/** Spend of tasks that ended, read once from their rows (an ended task's record does not change). */
-const endedSpend = new Map<string, SpendFigure>();
+/** What the footer counts of a task that ended: its spend and its group (null: none). */
+interface EndedTask {
+  figure: SpendFigure;
+  group: TaskGroup | null;
+}
 
-/** The ended delegates this process started in `cwd` whose spend is not read yet: read now, by the one list of rows. */
-function readEndedSpend(cwd: string, ids: readonly string[]): void {
-  const pending = new Set(ids.filter((id) => !endedSpend.has(id)));
+/** Tasks that ended, read once from their rows (an ended task's record does not change). */
+const endedTasks = new Map<string, EndedTask>();
+
+/** The ended delegates this process started in `cwd` not read yet: read now, by the one list of rows. */
+function readEndedTasks(cwd: string, ids: readonly string[]): void {
+  const pending = new Set(ids.filter((id) => !endedTasks.has(id)));
   if (pending.size === 0) return;
   let rows: Map<string, TaskRow>;
   try {
@@ -33,33 +45,28 @@ function readEndedSpend(cwd: string, ids: readonly string[]): void {
   for (const id of pending) {
     const row = rows.get(id);
     // Its tree is gone or unreadable: its spend is unknown for good.
-    if (row === undefined || row.state === "unreadable") endedSpend.set(id, { usd: null, at_least: false });
+    if (row === undefined || row.state === "unreadable")
+      endedTasks.set(id, { figure: { usd: null, at_least: false }, group: null });
     // else not recorded yet: look again on the next tick
-    else if (row.ended_at !== null) endedSpend.set(id, { usd: row.cost, at_least: row.cost_at_least });
+    else if (row.ended_at !== null)
+      endedTasks.set(id, { figure: { usd: row.cost, at_least: row.cost_at_least }, group: row.group });
   }
 }
 
-/** The figures of the ended delegates this process started in `cwd` (each read once; not yet recorded ones left out). */
-function endedFigures(cwd: string): SpendFigure[] {
+/** The ended delegates this process started in `cwd` (each read once; not yet recorded ones left out). */
+function endedInProject(cwd: string): EndedTask[] {
   const registry = getRegistry();
   const root = join(delegateRoot(cwd), "");
   const ended = [...registry.known].filter(([id, dir]) => !registry.delegates.has(id) && dir.startsWith(root));
-  readEndedSpend(
+  readEndedTasks(
     cwd,
     ended.map(([id]) => id),
   );
   return ended.flatMap(([id]) => {
-    const figure = endedSpend.get(id);
-    return figure === undefined ? [] : [figure];
+    const task = endedTasks.get(id);
+    return task === undefined ? [] : [task];
   });
 }
-
-/** The part of Pi's theme the footer uses (Pi's Theme satisfies it); PLAIN_THEME colours nothing. */
-export interface FooterTheme {
-  fg(color: "accent" | "warning" | "dim" | "muted", text: string): string;
-}
-
-export const PLAIN_THEME: FooterTheme = { fg: (_color, text) => text };
 
 /** How many characters of a run id the footer shows, as `/delegates` abbreviates ids. */
 const RUN_ID_CHARS = 9;
@@ -71,21 +78,8 @@ function capPart(spent: number | null, cap: number | undefined, theme: FooterThe
   return theme.fg("dim", ` · ${cells.spent} of ${cells.cap} cap`);
 }
 
-/** One running task or run as the footer draws it: in full, or short when the full ones do not fit. */
-export interface FooterEntry {
-  /** When it started (ms): entries are drawn oldest first, and the newest are kept when not all fit. */
-  at: number;
-  full: string;
-  /** Name and time, the name cut to `nameColumns` (Infinity: whole). */
-  short(nameColumns: number): string;
-}
-
 /** The most columns a name takes in a short entry (cut with an ellipsis). */
 const SHORT_NAME_COLUMNS = 24;
-
-function cutName(name: string, columns: number): string {
-  return Number.isFinite(columns) ? truncateToWidth(visible(name), columns, "…") : visible(name);
-}
 
 /**
  * One live Fusion run: its id, the stage it is in (in words), and how many of its candidates have a
@@ -132,9 +126,10 @@ export function spendTotalWords(spent: number, unknown: number, atLeast: boolean
 
 /**
  * The footer line: each running Fusion run (its stage and verified candidates; its children are not
- * listed one by one), each other running delegate's name, run time, turns and tool calls, then what
- * the delegates this Pi process started here have spent, running and ended — a run's children
- * included — with how much of it Pi's own `$` counts; fitted to `width` columns
+ * listed one by one), each other running delegate's name, run time, turns and tool calls, each group
+ * with a running member as one entry (its running and launched members: src/ui/footer-group.ts),
+ * then what the delegates this Pi process started here have spent, running and ended — a run's
+ * children included — with how much of it Pi's own `$` counts; fitted to `width` columns
  * (docs/subsystems/retrieval.md, "`/delegates` and the footer").
  */
 export function footerText(
@@ -144,18 +139,33 @@ export function footerText(
   width = Number.POSITIVE_INFINITY,
   inBooksUsd = 0,
 ): string | undefined {
-  const tasks = getRegistry().runningIn(cwd);
-  const runs = [...getRegistry().runs.values()].filter((run) => run.cwd === cwd);
+  const registry = getRegistry();
+  const tasks = registry.runningIn(cwd);
+  const runs = [...registry.runs.values()].filter((run) => run.cwd === cwd);
   const ofRuns = new Set(runs.flatMap((run) => run.children.map((c) => c.taskId)));
-  const figures = endedFigures(cwd);
-  if (tasks.length === 0 && runs.length === 0 && figures.length === 0) return undefined;
-  const entries = runs.map((run) => runEntry(run, now, theme));
+  const ended = endedInProject(cwd);
+  if (tasks.length === 0 && runs.length === 0 && ended.length === 0) return undefined;
+  const figures = ended.map((task) => task.figure);
+  // A group's members (running, and ended: delegates by their rows, runs as remembered) make one entry.
+  const members: GroupMember[] = ended.flatMap((task) =>
+    task.group ? [{ group: task.group, runningSince: null }] : [],
+  );
+  members.push(...endedGroupedRuns(join(cwd, FUSION_ROOT, ""), new Set(registry.runs.keys())));
+  const entries: FooterEntry[] = [];
+  for (const run of runs) {
+    rememberGroupedRun(run.runId, run.runDir, run.record.group);
+    if (run.record.group) members.push({ group: run.record.group, runningSince: run.createdAt });
+    else entries.push(runEntry(run, now, theme));
+  }
   for (const t of tasks) {
     const p = readProgress(t.taskDir);
     // A running task's figure so far (a floor only once it ended: src/views/spend-figure.ts).
     figures.push({ usd: p.cost_total, at_least: false });
-    if (!ofRuns.has(t.taskId)) entries.push(taskEntry(t, p, now, theme));
+    if (ofRuns.has(t.taskId)) continue;
+    if (t.manifest.group) members.push({ group: t.manifest.group, runningSince: t.startedAt });
+    else entries.push(taskEntry(t, p, now, theme));
   }
+  entries.push(...groupEntries(members, now, theme));
   const sum = addSpend(figures);
   const words = spendTotalWords(sum.usd, sum.unknown, sum.floors);
   // What of it Pi's own `$` counts: the usage bg_result results carried (src/tools/books.ts).
@@ -203,12 +213,14 @@ export function fitFooter(
   const every =
     fits(full, total.full) ?? fits(full, total.short) ?? fits(whole, total.short) ?? fits(short, total.short);
   if (every !== undefined) return every;
+  // What entries left out stand for: a group's entry counts its running members.
+  const running = (list: readonly FooterEntry[]) => list.reduce((n, e) => n + (e.running ?? 1), 0);
   for (let n = short.length - 1; n >= 1; n--) {
-    const count = theme.fg("warning", `+${short.length - n} more running`);
+    const count = theme.fg("warning", `+${running(sorted.slice(0, short.length - n))} more running`);
     const line = fits([count, ...short.slice(short.length - n)], total.short);
     if (line !== undefined) return line;
   }
-  const count = sorted.length === 0 ? [] : [theme.fg("warning", `${sorted.length} running`)];
+  const count = sorted.length === 0 ? [] : [theme.fg("warning", `${running(sorted)} running`)];
   return fits(count, total.short) ?? truncateToWidth([...count, total.short].join(sep), Math.max(1, width), "…");
 }
 
@@ -271,8 +283,12 @@ export function startFooter(getCtx: () => ExtensionContext | undefined): () => v
   };
   const timer = setInterval(tick, REFRESH_MS);
   timer.unref();
-  // A task's end shows at once (its spend moves from running to ended), not at the next tick.
-  const unsubscribe = getRegistry().subscribe(() => tick());
+  // A task's end shows at once (its spend moves from running to ended), not at the next tick; a
+  // grouped run that ended is remembered, its group's total still counts it.
+  const unsubscribe = getRegistry().subscribe((event) => {
+    if (event.kind === "fusion") rememberGroupedRun(event.end.runId, event.end.runDir, event.end.record.group);
+    tick();
+  });
   return () => {
     clearInterval(timer);
     unsubscribe();

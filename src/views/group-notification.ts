@@ -7,7 +7,7 @@
 import type { TaskGroup } from "../core/group.ts";
 import { plural } from "../core/units.ts";
 import type { NotificationDetails } from "./notification.ts";
-import { addSpend, spendFigureText } from "./spend-figure.ts";
+import { addSpend, spendFigureText, spendOfCapText } from "./spend-figure.ts";
 
 export interface GroupNotificationDetails {
   kind: "group";
@@ -20,6 +20,8 @@ export interface GroupNotificationDetails {
   cost_total: number | null;
   /** cost_total is a floor: some member's is one, or is not known. */
   cost_at_least: boolean;
+  /** The group's spend cap (groupMaxCostUsd); null without one. */
+  max_cost_usd: number | null;
 }
 
 /** The notice's own text bound for the model; answers autoDeliver carries come on top, never cut. */
@@ -48,6 +50,7 @@ export function groupDetails(group: TaskGroup, members: readonly ComposedMember[
     members: members.map((m) => m.details),
     cost_total: sum.unknown === sum.count ? null : sum.usd,
     cost_at_least: sum.floors || (sum.unknown > 0 && sum.unknown < sum.count),
+    max_cost_usd: group.max_cost_usd ?? null,
   };
 }
 
@@ -78,8 +81,9 @@ function counts(members: readonly NotificationDetails[]): string {
  */
 export function groupNotificationText(group: TaskGroup, members: readonly ComposedMember[]): string {
   const d = groupDetails(group, members);
+  const figure = { usd: d.cost_total, at_least: d.cost_at_least };
   const spent =
-    d.cost_total === null ? "" : ` Group spend ${spendFigureText({ usd: d.cost_total, at_least: d.cost_at_least })}.`;
+    d.cost_total === null && d.max_cost_usd === null ? "" : ` Group spend ${spendOfCapText(figure, d.max_cost_usd)}.`;
   const unread = members.reduce((n, m) => n + (m.details.steering_undelivered ?? 0), 0);
   const steering =
     unread === 0

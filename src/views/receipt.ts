@@ -45,7 +45,8 @@ export function groupNoticeLine(r: LaunchReceiptCommon): string | null {
   if (r.group === null) return null;
   const chars = [...r.group.name];
   const name = chars.length <= GROUP_NAME_SHOWN ? r.group.name : `${chars.slice(0, GROUP_NAME_SHOWN - 1).join("")}…`;
-  return `Group "${name}" ${r.group.id}: one notification when its last member ends${r.trigger_on_completion ? " (it starts a turn)" : ""}, none per member; then call bg_result {"taskId":"${r.group.id}"} once for every answer. Do not poll.`;
+  const cap = r.group.max_cost_usd === undefined ? "" : `, spend cap ${formatCost(r.group.max_cost_usd)}`;
+  return `Group "${name}" ${r.group.id}${cap}: one notification when its last member ends${r.trigger_on_completion ? " (it starts a turn)" : ""}, none per member; then call bg_result {"taskId":"${r.group.id}"} once for every answer. Do not poll.`;
 }
 
 export interface ReceiptDetails extends LaunchReceiptCommon {

@@ -77,7 +77,11 @@ describe("groups", () => {
       expect(result.isError).toBe(false);
       expect(result.text).toContain("ANSWER-A: the cache is in src/cache.ts");
       expect(result.text).toContain("ANSWER-B: the retry is in src/retry.ts");
-      const view = result.details as { kind: string; state: string; members: { id: string; state: string; failure: { code: string } | null }[] };
+      const view = result.details as {
+        kind: string;
+        state: string;
+        members: { id: string; state: string; failure: { code: string } | null }[];
+      };
       expect(view).toMatchObject({ kind: "bg_group_result", state: "ended" });
       expect(view.members.map((m) => [m.id, m.state])).toEqual([
         [ids[0], "completed"],

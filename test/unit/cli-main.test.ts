@@ -9,10 +9,19 @@ import { describe, expect, it } from "vitest";
 import { withDelegateDefaults } from "../../src/arguments/delegate-arguments.ts";
 import { type CliIo, main } from "../../src/cli/main.ts";
 import { FUSION_FILES, SCHEMA } from "../../src/core/constants.ts";
+import { groupFor } from "../../src/core/group.ts";
 import { buildManifest, newTaskIdentity } from "../../src/launch/task-documents.ts";
 import { processStartTime } from "../../src/process/identity.ts";
 import { writeManifest } from "../../src/store/lookup.ts";
-import { buildCompletedRun, buildFailedRun, buildStrandedRun, failureInput } from "../helpers/fusion-fixtures.ts";
+import {
+  buildCompletedRun,
+  buildFailedRun,
+  buildStrandedRun,
+  failureInput,
+  startRun,
+  writeCandidates,
+  writeRunRecord,
+} from "../helpers/fusion-fixtures.ts";
 import { writeCompletedTask } from "../helpers/task-tree.ts";
 import { makeTempDir } from "../helpers/temp.ts";
 
@@ -216,6 +225,44 @@ describe("what a task tree says is printed visibly, never as live terminal codes
     const shown = await cli(cwd, ["show", task.id]);
     expect(shown.stdout).toContain("name with \\x9b31m C1 CSI");
     expect(shown.stdout).not.toContain("\u009b");
+  });
+});
+
+describe('a group\'s members (docs/cli.md, "list" and "show")', () => {
+  it("list shows each member's group (--json: group {id, name}, null for work of its own); show prints its group line", async () => {
+    const cwd = await project();
+    const task = writeCompletedTask(cwd, { name: "token path", session: "grouped-session" });
+    const group = groupFor("grouped-session", "認証監査🔐チーム")!;
+    writeManifest(task.taskDir, { ...task.manifest, group }); // signed, as launch writes a member's
+    const alone = writeCompletedTask(cwd, { name: "quick look", session: "grouped-session" });
+    const run = startRun(cwd);
+    const runGroup = groupFor("session", "auth-audit")!;
+    writeRunRecord(run, { name: "cache question", group: runGroup });
+    writeCandidates(run);
+    run.commitCancelled({ summary: failureInput({ code: "child_cancelled" }) });
+
+    const text = (await cli(cwd, ["list"])).stdout.split("\n");
+    expect(text[0]).toMatch(/\bGROUP\s+NAME$/);
+    expect(text.find((l) => l.startsWith(task.manifest.task_id))).toMatch(/ 認証監査🔐チーム {2}token path$/);
+    expect(text.find((l) => l.startsWith(alone.manifest.task_id))).toMatch(/ - {2,}quick look$/);
+    expect(text.find((l) => l.startsWith(run.runId))).toMatch(/ auth-audit {2,}cache question$/);
+
+    const json = JSON.parse((await cli(cwd, ["list", "--json"])).stdout) as {
+      tasks: { id: string; group: unknown }[];
+    };
+    const groupOf = (id: string) => json.tasks.find((t) => t.id === id)?.group;
+    expect(groupOf(task.manifest.task_id)).toEqual(group);
+    expect(groupOf(alone.manifest.task_id)).toBeNull();
+    expect(groupOf(run.runId)).toEqual(runGroup);
+
+    const shown = await cli(cwd, ["show", task.manifest.task_id]);
+    expect(shown.stdout).toMatch(new RegExp(`^group:\\s+認証監査🔐チーム \\(${group.id}\\)$`, "m"));
+    expect(JSON.parse((await cli(cwd, ["show", task.manifest.task_id, "--json"])).stdout).group).toEqual(group);
+    expect((await cli(cwd, ["show", alone.manifest.task_id])).stdout).not.toMatch(/^group:/m);
+    expect((await cli(cwd, ["show", run.runId])).stdout).toMatch(
+      new RegExp(`^workflow:.*\\ngroup:\\s+auth-audit \\(${runGroup.id}\\)$`, "m"),
+    );
+    expect(JSON.parse((await cli(cwd, ["show", run.runId, "--json"])).stdout).group).toEqual(runGroup);
   });
 });
 

@@ -9,7 +9,9 @@ import { helpText } from "../../src/cli/help.ts";
 import { renderFacts, renderList } from "../../src/cli/render.ts";
 import { type DelegateFacts, SHOW_SCHEMA } from "../../src/cli/show-facts.ts";
 import { ARGUMENT_BOUNDS } from "../../src/core/constants.ts";
+import { displayWidth } from "../../src/core/display-width.ts";
 import { DelegateError } from "../../src/core/errors.ts";
+import { groupFor } from "../../src/core/group.ts";
 import { visible, visibleLines } from "../../src/core/terminal-text.ts";
 import { type TaskRow, threadedName, threadRows, unreadRow } from "../../src/tasks/row.ts";
 
@@ -253,6 +255,7 @@ describe("list: the spend cap and the total", () => {
       code: null,
       dir: "/tmp/x",
       previous_id: null,
+      group: null,
       children: [],
       depth: 0,
     };
@@ -322,6 +325,7 @@ describe("list: the spend cap and the total", () => {
       code: "child_cancelled" as const,
       dir: "/tmp/y",
       previous_id: null,
+      group: null,
       children: [],
       depth: 0,
     };
@@ -332,12 +336,42 @@ describe("list: the spend cap and the total", () => {
   });
 });
 
+describe("list and show: a member's group", () => {
+  const make = (n: number, group: string | null, name: string): TaskRow => ({
+    ...unreadRow({ kind: "delegate", id: `d${n}${"0".repeat(31)}`, dir: `/tmp/${n}`, trust: { mine: true } }),
+    state: "completed",
+    route: "fake/m",
+    name,
+    group: group === null ? null : groupFor("s", group)!,
+  });
+
+  it("list: a GROUP column before NAME when a row is in one ('-' for work of its own), aligned for wide names", () => {
+    const text = renderList(
+      [make(1, "認証監査🔐チーム", "セッション"), make(2, "auth-audit", "token path"), make(3, null, "quick look")],
+      true,
+      0,
+    );
+    const lines = text.split("\n");
+    expect(lines[0]).toMatch(/\bANSWER\s+GROUP\s+NAME$/);
+    // Each NAME starts at the header's column, in terminal columns (a wide character takes two).
+    const nameAt = lines[0]!.indexOf("NAME");
+    const nameColumn = (line: string, name: string) => displayWidth(line.slice(0, line.indexOf(name)));
+    expect(nameColumn(lines[1]!, "セッション")).toBe(nameAt);
+    expect(lines[1]).toContain("認証監査🔐チーム  ");
+    expect(nameColumn(lines[2]!, "token path")).toBe(nameAt);
+    expect(lines[3]).toMatch(/ - {2,}quick look$/);
+    // No group in the list: no column.
+    expect(renderList([make(3, null, "quick look")], true, 0).split("\n")[0]).not.toContain("GROUP");
+  });
+});
+
 describe("show: which limit made the delegate answer", () => {
   const base: DelegateFacts = {
     schema_version: SHOW_SCHEMA,
     kind: "delegate",
     id: `d${"a".repeat(32)}`,
     name: "audit",
+    group: null,
     state: "completed",
     created_at: "2026-12-01T10:00:00.000Z",
     ended_at: "2026-12-01T10:03:05.000Z",
@@ -392,6 +426,14 @@ describe("show: which limit made the delegate answer", () => {
     expect(lines({ ...base, settings_ignored: [ignored] })).toEqual([
       expect.stringMatching(/^ignored:?\s+bgDelegate\.maxRunning 9 /),
     ]);
+  });
+
+  it("prints a member's group, its name and its id, under the name; nothing for a task of its own", () => {
+    const group = groupFor("s", "認証監査🔐チーム")!;
+    const lines = renderFacts({ ...base, group }).split("\n");
+    expect(lines[1]).toMatch(/^name:\s+audit$/);
+    expect(lines[2]).toBe(`group:${" ".repeat(lines[2]!.indexOf("認") - 6)}認証監査🔐チーム (${group.id})`);
+    expect(renderFacts(base)).not.toMatch(/^group:/m);
   });
 
   it("states a steered task's messages: read before which request, and the rest (not read yet while it runs)", () => {

@@ -1,6 +1,9 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { visibleWidth } from "@mariozechner/pi-tui";
 import { afterEach, describe, expect, it } from "vitest";
+import { FUSION_ROOT } from "../../src/core/constants.ts";
+import { GROUP_NAME_MAX_CHARS, groupFor, type TaskGroup } from "../../src/core/group.ts";
 import type { DelegateManifest } from "../../src/core/types.ts";
 import type { FusionRunRecord } from "../../src/fusion/run-record.ts";
 import { writeManifest } from "../../src/store/lookup.ts";
@@ -158,5 +161,104 @@ describe("the footer's total of ended delegates", () => {
     } finally {
       getRegistry().known.delete(task.manifest.task_id);
     }
+  });
+});
+
+describe('the footer\'s groups (docs/subsystems/retrieval.md, "`/delegates` and the footer")', () => {
+  const SESSION = "footer-group-session";
+  const held: string[] = [];
+  afterEach(() => {
+    for (const id of held.splice(0)) {
+      getRegistry().delegates.delete(id);
+      getRegistry().runs.delete(id);
+      getRegistry().known.delete(id);
+    }
+  });
+
+  /** A running delegate of `group` (none: of its own) held by the registry, started `seconds` before `now`. */
+  async function running(cwd: string, n: number, name: string, group: TaskGroup | undefined, startedAt: number) {
+    const taskId = `d${String(n).repeat(32)}`;
+    const taskDir = await makeTempDir("footer-group-task");
+    writeFileSync(join(taskDir, "progress.json"), JSON.stringify({ turns: 1, tool_calls: 2, cost_total: 0.001 }));
+    const limits = { max_turns: 24, max_tool_calls: 120, timeout_seconds: 900 };
+    const manifest = { name, limits, ...(group ? { group } : {}) };
+    getRegistry().delegates.set(taskId, { taskId, taskDir, cwd, startedAt, manifest } as unknown as LiveTask);
+    held.push(taskId);
+  }
+
+  /** A member of `group` this process started that ended: its tree signed with the group, known to the registry. */
+  function ended(cwd: string, group: TaskGroup): void {
+    const task = writeCompletedTask(cwd, { session: SESSION, name: "ended member" });
+    writeManifest(task.taskDir, { ...task.manifest, group });
+    getRegistry().known.set(task.manifest.task_id, task.taskDir);
+    held.push(task.manifest.task_id);
+  }
+
+  it("draws a group's running members as one entry: running of the members launched, since the oldest running one", async () => {
+    const cwd = await makeTempDir("footer-group");
+    const now = 5_000_000;
+    const audit = groupFor(SESSION, "auth-audit")!;
+    await running(cwd, 1, "session cookie checks", audit, now - 20_000);
+    await running(cwd, 2, "token refresh path", audit, now - 12_000);
+    await running(cwd, 3, "map auth", undefined, now - 30_000);
+    ended(cwd, audit);
+    const text = footerText(cwd, now);
+    expect(text).toMatch(
+      /^⧗ map auth 30s · 1 turn · 2 tool calls │ ⧗ group auth-audit: 2\/3 running 20s │ delegate spend: \$0\.\d{4} \(not in the session's \$\)$/,
+    );
+    // Its members are not drawn one by one.
+    expect(text).not.toContain("session cookie checks");
+    // A group with the same name in another session is another group.
+    await running(cwd, 4, "elsewhere", groupFor("another-session", "auth-audit"), now - 2_000);
+    expect(footerText(cwd, now)).toContain("⧗ group auth-audit: 1/1 running 2s");
+  });
+
+  it("counts a grouped Fusion run as one member, still after it ended; its children are not listed", async () => {
+    const cwd = await makeTempDir("footer-group-run");
+    const now = 6_000_000;
+    const audit = groupFor(SESSION, "auth-audit")!;
+    const runId = `f${"9".repeat(32)}`;
+    const run = liveRun(cwd, "candidate", [candidate("candidate-7", undefined)], now - 40_000);
+    Object.assign(run, { runId, runDir: join(cwd, FUSION_ROOT, runId), record: { ...run.record, group: audit } });
+    getRegistry().runs.set(runId, run);
+    held.push(runId);
+    await running(cwd, 5, "token refresh path", audit, now - 10_000);
+    expect(footerText(cwd, now)).toMatch(/^⧗ group auth-audit: 2\/2 running 40s │ delegate spend: /);
+    getRegistry().runs.delete(runId); // committed: the registry forgets it, the footer still counts it
+    expect(footerText(cwd, now)).toMatch(/^⧗ group auth-audit: 1\/2 running 10s │ delegate spend: /);
+  });
+
+  it("fits 80 columns with a CJK, emoji or 64-character group name, and counts members left out", async () => {
+    const now = 7_000_000;
+    const names = ["認証監査🔐チーム", "x".repeat(GROUP_NAME_MAX_CHARS), "🦀🦀🦀 crab 監査 audit of everything"];
+    for (const name of names) {
+      const cwd = await makeTempDir("footer-group-wide");
+      const group = groupFor(SESSION, name)!;
+      await running(cwd, 6, "first", group, now - 9_000);
+      await running(cwd, 7, "second", group, now - 8_000);
+      await running(cwd, 8, "map auth", undefined, now - 7_000);
+      const line = footerText(cwd, now, PLAIN_THEME, 80)!;
+      expect(visibleWidth(line)).toBeLessThanOrEqual(80);
+      expect(line).toMatch(/ 2\/2 9s │ ⧗ map auth 7s │ delegates: \$0\.0030$/);
+      for (const id of held.splice(0)) getRegistry().delegates.delete(id);
+    }
+    // Narrower, the entry left out is counted by the members it stands for.
+    const cwd = await makeTempDir("footer-group-narrow");
+    const group = groupFor(SESSION, names[0]!)!;
+    await running(cwd, 6, "first", group, now - 9_000);
+    await running(cwd, 7, "second", group, now - 8_000);
+    await running(cwd, 8, "map auth", undefined, now - 7_000);
+    expect(footerText(cwd, now, PLAIN_THEME, 55)).toBe("+2 more running │ ⧗ map auth 7s │ delegates: $0.0030");
+    expect(footerText(cwd, now, PLAIN_THEME, 30)).toBe("3 running │ delegates: $0.0030");
+  });
+
+  it("colours a group's entry with Pi's theme", async () => {
+    const cwd = await makeTempDir("footer-group-theme");
+    const now = 8_000_000;
+    await running(cwd, 9, "first", groupFor(SESSION, "auth-audit"), now - 3_000);
+    const tagged: FooterTheme = { fg: (color, text) => `<${color}>${text}</${color}>` };
+    expect(footerText(cwd, now, tagged)).toMatch(
+      /^<warning>⧗<\/warning> <muted>group<\/muted> <accent>auth-audit<\/accent>: 1\/1 running <dim>3s<\/dim><dim> │ <\/dim>/,
+    );
   });
 });

@@ -633,6 +633,7 @@ describe("bg_fusion as a person sees it", () => {
     retrieve_with: { tool: "bg_result", taskId: runId },
     settings_ignored: [],
     key_record_ignored: null,
+    group: null,
   };
 
   it("a structured run's merged answer: its fields with their basis, then the agreement per field", () => {
@@ -795,6 +796,7 @@ describe("/delegates table", () => {
     code: null,
     dir: "/tmp/t",
     previous_id: null,
+    group: null,
     children: [],
     depth: 0,
     ...over,

@@ -7,6 +7,10 @@ import { readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { TASK_FILES } from "../../src/core/constants.ts";
+import { groupFor } from "../../src/core/group.ts";
+import { sha256Hex } from "../../src/core/hash.ts";
+import { writeManifest } from "../../src/store/lookup.ts";
+import { signRecord } from "../../src/store/record-mac.ts";
 import { userAgentDir } from "../../src/store/tree-trust.ts";
 import { loadRowCache, parseRowCacheFile, rowCachePath, saveRowCache } from "../../src/tasks/row-cache-file.ts";
 import { listRows } from "../../src/tasks/seam.ts";
@@ -40,6 +44,33 @@ describe("the rows list keeps between runs", () => {
     const grown = listOnce(cwd);
     expect(grown.reads).toBe(1);
     expect(grown.rows.map((r) => r.name).sort()).toEqual(["a", "b", "c", "d", "e"]);
+  });
+
+  it("keeps a member's group with its row; a file of rows made before rows had a group (version 1) keeps nothing", async () => {
+    const cwd = await makeTempDir("row-file-group");
+    const task = writeCompletedTask(cwd, { name: "member", session: "s1" });
+    const group = groupFor("s1", "認証監査🔐チーム")!;
+    writeManifest(task.taskDir, { ...task.manifest, group });
+    expect(listOnce(cwd).rows[0]?.group).toEqual(group);
+    const again = listOnce(cwd);
+    expect(again.reads).toBe(0);
+    expect(again.rows[0]?.group).toEqual(group);
+    // The same rows as version 1 wrote them (no group), signed by this user for this project: another
+    // version, read as empty, so no row without its group is ever taken from it.
+    const path = rowCachePath(cwd);
+    const [, rowsLine] = readFileSync(path, "utf8").split("\n");
+    const content = JSON.parse(rowsLine!) as { rows: [string, string, Record<string, unknown>][] };
+    for (const [, , row] of content.rows) delete row.group;
+    const oldRows = `${JSON.stringify(content)}\n`;
+    const fields = { version: 1, rows_sha256: sha256Hex(Buffer.from(oldRows)) };
+    const header = JSON.stringify({ ...fields, mac: signRecord(userAgentDir(), cwd, "row-cache", fields) });
+    writeFileSync(path, `${header}\n${oldRows}`);
+    expect(parseRowCacheFile(readFileSync(path), userAgentDir(), cwd).rows).toEqual([]);
+    const reread = listOnce(cwd);
+    expect(reread.reads).toBe(1);
+    expect(reread.rows[0]?.group).toEqual(group);
+    // And it is written again in this version: the next run reads nothing.
+    expect(listOnce(cwd).reads).toBe(0);
   });
 
   it("a tree removed from a settled session is gone from the list", async () => {
