@@ -2,9 +2,14 @@
  * Groups (docs/tools/bg_delegate.md, "Groups") with a real parent and real children: three grouped
  * delegates, one of which fails, wake the parent once — one notice listing all three, none of
  * their own — and one bg_result with the group id returns the two verified answers and the failure;
- * each member stays retrievable by its own id.
+ * each member stays retrievable by its own id. A Fusion run and a delegate share a group; a member's
+ * end found at a session start (after /new and back) waits for the member still running; a group's
+ * spend cap is held by reservation and refused typed, writing nothing.
  */
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { DEFAULT_FAKE_MODELS } from "../helpers/agent-dir.ts";
 import {
   bgResultVia,
   call,
@@ -15,7 +20,17 @@ import {
   promptWhenIdle,
   until,
 } from "../helpers/drive.ts";
-import { createAgentDir, makeTempDir, startSdkParent, useModelServer } from "../helpers/pi-parent.ts";
+import { fusionVia, HELD_RUN_ARGS, heldRun, MERGED_TEXT } from "../helpers/fusion-run-driver.ts";
+import {
+  createAgentDir,
+  makeTempDir,
+  startRpcParent,
+  startSdkParent,
+  useModelServer,
+  waitForNoProcesses,
+} from "../helpers/pi-parent.ts";
+import { PRICED_MODEL, PRICED_MODELS, pricedRoute } from "../helpers/spend-route.ts";
+import { expectRefusal } from "./launch-support.ts";
 
 const server = useModelServer();
 
@@ -97,5 +112,157 @@ describe("groups", () => {
     } finally {
       await parent.dispose();
     }
+  }, 180_000);
+
+  it("a Fusion run and a delegate in one group: one notice naming both, one bg_result with the merged answer and the delegate's", async () => {
+    const project = await heldRun(server, "groups-fusion");
+    const parent = await startSdkParent({ agentDir: project.agentDir, cwd: project.cwd });
+    try {
+      const runId = await fusionVia(parent, { ...HELD_RUN_ARGS, group: "mixed" });
+      await promptWhenIdle(parent, call("bg_delegate", { name: "side look", prompt: "Look around.", group: "mixed" }));
+      const receipt = lastToolResult(parent.messages(), "bg_delegate");
+      expect(receipt.isError, receipt.text).toBe(false);
+      const { task_id: taskId, group } = receipt.details as { task_id: string; group: { id: string } };
+      const fusionReceipt = lastToolResult(parent.messages(), "bg_fusion");
+      expect((fusionReceipt.details as { group: { id: string } }).group.id).toBe(group.id);
+      expect(fusionReceipt.text).toContain(`bg_result {"taskId":"${group.id}"}`);
+
+      project.held.release();
+      await until(() => notifications(parent.messages()).length > 0, "the group's notice", 120_000);
+      await parent.waitForIdle();
+      const notices = notifications(parent.messages()) as { details: Record<string, unknown> }[];
+      expect(notices).toHaveLength(1);
+      const members = notices[0]!.details.members as { taskId: string; kind?: string; state: string }[];
+      expect(members.map((m) => [m.taskId, m.kind ?? "delegate", m.state]).sort()).toEqual(
+        [
+          [runId, "fusion", "completed"],
+          [taskId, "delegate", "completed"],
+        ].sort(),
+      );
+
+      const result = await bgResultVia(parent, { taskId: group.id });
+      expect(result.isError).toBe(false);
+      expect(result.text).toContain(MERGED_TEXT);
+      const view = result.details as { members: { id: string; kind: string; state: string }[] };
+      expect(view.members.map((m) => [m.id, m.kind, m.state])).toEqual([
+        [runId, "fusion", "completed"],
+        [taskId, "delegate", "completed"],
+      ]);
+    } finally {
+      project.held.release();
+      await parent.dispose();
+    }
+    await waitForNoProcesses(project.agentDir.dir);
+  }, 240_000);
+
+  it("a member's end found at a session start waits for the member still running; then one notice for both", async () => {
+    const agentDir = await createAgentDir({ serverUrl: server.url });
+    const cwd = await makeTempDir("groups-resume");
+    const sessions = await makeTempDir("sessions");
+    const slow = gate();
+    installParentDriver(server, async (req) => {
+      const text = req.messages.map((m) => m.text).join("\n");
+      if (text.includes("GROUP-SLOW")) {
+        await slow.wait;
+        return { text: "ANSWER-SLOW: found it late" };
+      }
+      if (text.includes("GROUP-FAST")) return { text: "ANSWER-FAST: found it early" };
+      return undefined;
+    });
+    const rpc = await startRpcParent({ agentDir, cwd, session: { dir: sessions } });
+    try {
+      await rpc.promptAndWait(call("bg_delegate", { name: "fast", prompt: "Look. GROUP-FAST", group: "wave" }));
+      const fast = lastToolResult(await rpc.messages(), "bg_delegate");
+      expect(fast.isError, fast.text).toBe(false);
+      await rpc.promptAndWait(call("bg_delegate", { name: "slow", prompt: "Look. GROUP-SLOW", group: "wave" }));
+      const first = (await rpc.client.getState()).sessionFile as string;
+      const fastId = (fast.details as { task_id: string }).task_id;
+      const [sessionDir] = readdirSync(join(cwd, ".pi/delegate"), { withFileTypes: true }).filter((d) =>
+        d.isDirectory(),
+      );
+      const manifestState = (id: string) =>
+        (
+          JSON.parse(readFileSync(join(cwd, ".pi/delegate", sessionDir?.name ?? "", id, "manifest.json"), "utf8")) as {
+            state: string;
+          }
+        ).state;
+
+      // Away in another session while the fast member ends; back, its end is held for the slow one.
+      await rpc.client.newSession();
+      await until(() => manifestState(fastId) === "completed", "the fast member to end");
+      await rpc.client.switchSession(first);
+      await new Promise((r) => setTimeout(r, 3_000));
+      expect(notifications(await rpc.messages())).toHaveLength(0);
+
+      slow.release();
+      let messages: readonly unknown[] = [];
+      for (let i = 0; i < 1800 && notifications(messages).length === 0; i++) {
+        messages = await rpc.messages();
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      // Another second for a second notice, were one coming.
+      await new Promise((r) => setTimeout(r, 1_000));
+      messages = await rpc.messages();
+      const notices = notifications(messages) as { details: Record<string, unknown> }[];
+      expect(notices).toHaveLength(1);
+      expect((notices[0]!.details.members as { name: string }[]).map((m) => m.name).sort()).toEqual(["fast", "slow"]);
+    } finally {
+      slow.release();
+      await rpc.stop();
+    }
+    await waitForNoProcesses(agentDir.dir);
+  }, 180_000);
+
+  it("a group's spend cap is held by reservation; refusals are typed and write nothing", async () => {
+    const agentDir = await createAgentDir({
+      serverUrl: server.url,
+      models: [...DEFAULT_FAKE_MODELS, ...PRICED_MODELS],
+    });
+    const cwd = await makeTempDir("groups-cap");
+    const held = gate();
+    installParentDriver(server, async () => {
+      await held.wait;
+      return { text: "CAPPED ANSWER" };
+    });
+    const parent = await startSdkParent({ agentDir, cwd });
+    const route = pricedRoute(PRICED_MODEL);
+    const launch = async (args: Record<string, unknown>) => {
+      await promptWhenIdle(parent, call("bg_delegate", { name: "capped", prompt: "Look.", route, ...args }));
+      return lastToolResult(parent.messages(), "bg_delegate");
+    };
+    const trees = () => readdirSync(join(cwd, ".pi/delegate"), { recursive: true }).length;
+    try {
+      const first = await launch({ group: "budget", groupMaxCostUsd: 1, maxCostUsd: 0.6 });
+      expect(first.isError, first.text).toBe(false);
+      expect(first.text).toContain("spend cap $1.00:");
+      expect((first.details as { group: unknown }).group).toMatchObject({ name: "budget", max_cost_usd: 1 });
+      const before = trees();
+
+      expectRefusal(await launch({ group: "budget", maxCostUsd: 0.6 }), "group_cap_exceeded");
+      expectRefusal(await launch({ group: "budget" }), "group_cap_exceeded");
+      expectRefusal(await launch({ group: "budget", groupMaxCostUsd: 2, maxCostUsd: 0.1 }), "group_cap_conflict");
+      expectRefusal(await launch({ groupMaxCostUsd: 1, maxCostUsd: 0.1 }), "group_cap_conflict");
+      expect(lastToolResult(parent.messages(), "bg_delegate").text).toContain("groupMaxCostUsd needs group");
+      expect(trees()).toBe(before);
+
+      // What is left fits exactly; the cap is taken from the group.
+      const second = await launch({ group: "budget", maxCostUsd: 0.4 });
+      expect(second.isError, second.text).toBe(false);
+      expect((second.details as { group: unknown }).group).toMatchObject({ max_cost_usd: 1 });
+      const open = await launch({ group: "open", maxCostUsd: 0.1 });
+      expect(open.isError, open.text).toBe(false);
+      expectRefusal(await launch({ group: "open", groupMaxCostUsd: 1, maxCostUsd: 0.1 }), "group_cap_conflict");
+
+      held.release();
+      await until(() => notifications(parent.messages()).length === 2, "the two groups' notices", 90_000);
+      const budget = (notifications(parent.messages()) as { content: string; details: { name: string } }[]).find(
+        (n) => n.details.name === "budget",
+      );
+      expect(budget?.content).toMatch(/Group spend \$[\d.]+ of cap \$1\.0+\./);
+    } finally {
+      held.release();
+      await parent.dispose();
+    }
+    await waitForNoProcesses(agentDir.dir);
   }, 180_000);
 });
