@@ -38,7 +38,7 @@ function capWhy(d: NotificationDetails): string {
 }
 
 /** The notification line: short id, name, how it ended, run time, spend, answer size, a limit that cut it short. */
-export function notificationLine(raw: NotificationDetails, theme: Theme): string {
+export function notificationLine(raw: NotificationDetails, theme: Theme, sayNext = true): string {
   const d = visibleDeep(raw);
   const id = theme.fg("accent", shortId(d.taskId));
   const time =
@@ -70,7 +70,7 @@ export function notificationLine(raw: NotificationDetails, theme: Theme): string
         ? `${dot(theme)}${theme.fg("warning", d.unmerged)}`
         : "";
   const next =
-    d.state === "completed" && d.auto_delivered === null
+    sayNext && d.state === "completed" && d.auto_delivered === null
       ? `${dot(theme)}${theme.fg("muted", "the agent reads it with bg_result")}`
       : "";
   return `${icon} ${d.kind === "fusion" ? "fusion" : "delegate"} ${id} ${theme.fg("accent", visible(d.name))} ${d.state}${time}${dot(theme)}${cost}${size}${early}${next}`;
@@ -125,13 +125,14 @@ function groupComponent(raw: GroupNotificationDetails, options: { expanded: bool
     d.cost_total === null ? "" : `${dot(theme)}${d.cost_at_least ? "at least " : ""}${formatCost(d.cost_total)}`;
   box.addChild(
     new Text(
-      `${theme.fg("accent", "◆")} group ${theme.fg("accent", visible(d.name))} ${theme.fg("muted", shortId(d.taskId))}${dot(theme)}${plural(d.members.length, "member")} ended${spend}`,
+      `${theme.fg("accent", "◆")} group ${theme.fg("accent", visible(d.name))} ${theme.fg("muted", shortId(d.taskId))}${dot(theme)}${plural(d.members.length, "member")} ended${spend}${d.members.some((m) => m.state === "completed" && m.auto_delivered === null) ? `${dot(theme)}${theme.fg("muted", "bg_result reads them")}` : ""}`,
       1,
       0,
     ),
   );
   for (const member of d.members) {
-    box.addChild(new Text(`  ${notificationLine(member, theme)}`, 1, 0));
+    // The head says it for all: a member's line ends at its answer.
+    box.addChild(new Text(`  ${notificationLine(member, theme, false)}`, 1, 0));
     if (options.expanded && member.message !== null)
       box.addChild(new Text(theme.fg("muted", `    ${member.message}`), 1, 0));
   }
