@@ -8,6 +8,7 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { execa } from "execa";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_FAKE_MODELS } from "../helpers/agent-dir.ts";
 import {
@@ -15,6 +16,7 @@ import {
   call,
   gate,
   installParentDriver,
+  isChildRequest,
   lastToolResult,
   notifications,
   promptWhenIdle,
@@ -23,7 +25,10 @@ import {
 import { fusionVia, HELD_RUN_ARGS, heldRun, MERGED_TEXT } from "../helpers/fusion-run-driver.ts";
 import {
   createAgentDir,
+  HOST,
   makeTempDir,
+  PI_CLI_PATH,
+  REPO_ROOT,
   startRpcParent,
   startSdkParent,
   useModelServer,
@@ -193,6 +198,16 @@ describe("groups", () => {
       await rpc.client.switchSession(first);
       await new Promise((r) => setTimeout(r, 3_000));
       expect(notifications(await rpc.messages())).toHaveLength(0);
+      // Asked meanwhile, the group answers what ended and names what still runs.
+      const groupId = (fast.details as { group: { id: string } }).group.id;
+      await rpc.promptAndWait(call("bg_result", { taskId: groupId }));
+      const partial = lastToolResult(await rpc.messages(), "bg_result");
+      expect(partial.isError).toBe(false);
+      expect(partial.text).toContain("ANSWER-FAST: found it early");
+      expect(partial.text).toMatch(
+        /Still running: d[0-9a-f]{32}; the group's one notification comes when the last ends/,
+      );
+      expect((partial.details as { state: string }).state).toBe("running");
 
       slow.release();
       let messages: readonly unknown[] = [];
@@ -265,4 +280,51 @@ describe("groups", () => {
     }
     await waitForNoProcesses(agentDir.dir);
   }, 180_000);
+
+  it("works in pi -p: two grouped delegates, one wake, one bg_result printing both answers", async () => {
+    const agentDir = await createAgentDir({ serverUrl: server.url });
+    const cwd = await makeTempDir("groups-print");
+    let wakes = 0;
+    server.setHandler(async (req) => {
+      const text = req.messages.map((m) => m.text).join("\n");
+      if (isChildRequest(req))
+        return { text: text.includes("PRINT-TWO") ? "TWO: found in two.ts" : "ONE: found in one.ts" };
+      const last = req.messages.at(-1);
+      if (last?.role === "user" && last.text === "go") {
+        return {
+          toolCalls: [
+            { name: "bg_delegate", args: { name: "one", prompt: "Find it. PRINT-ONE", group: "print" } },
+            { name: "bg_delegate", args: { name: "two", prompt: "Find it. PRINT-TWO", group: "print" } },
+          ],
+        };
+      }
+      const notice =
+        last?.role === "user" ? /Background (group "print" (g[0-9a-f]{32})|delegate)/.exec(last.text) : null;
+      if (notice) {
+        wakes++;
+        return notice[2] ? { toolCalls: [{ name: "bg_result", args: { taskId: notice[2] } }] } : { text: "unexpected" };
+      }
+      if (last?.role === "tool" && last.text.startsWith('Group "print"')) {
+        return {
+          text: `FINAL: ${["ONE: found in one.ts", "TWO: found in two.ts"].every((a) => last.text.includes(a))}`,
+        };
+      }
+      return { text: "noted" };
+    });
+    const run = await execa(
+      process.execPath,
+      [PI_CLI_PATH, "-e", REPO_ROOT, "--no-session", "--provider", "fake", "--model", "fake-model", "-p", "go"],
+      {
+        cwd,
+        env: { PI_CODING_AGENT_DIR: agentDir.dir, PI_OFFLINE: "1", PI_TELEMETRY: "0", PATH: HOST.pathEnv() },
+        stdin: "ignore",
+        reject: false,
+        timeout: 90_000,
+      },
+    );
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(run.stdout.trim().split("\n").at(-1)).toBe("FINAL: true");
+    expect(wakes).toBe(1);
+    expect(await waitForNoProcesses(agentDir.dir, { includeEnv: true })).toEqual([]);
+  }, 120_000);
 });
