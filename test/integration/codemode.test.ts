@@ -1,15 +1,17 @@
 /**
  * Structured results for scripts (docs/tools/bg_result.md, "Structured results for scripts"): on a Pi
  * with codemode, a `pi -p` parent's script launches three delegates, waits for their notices and
- * reads the three verified answers as objects — in codemode's modes `on` and `only`; a script steers
- * the delegate it launched and reads bg_steer's result as an object. Real parents, real children, the
- * scripted model.
+ * reads the three verified answers as objects — in codemode's modes `on` and `only`; the same three
+ * launched as one group wake the parent once, and a later script reads every member's answer from
+ * one bg_result on the group id, while the codemode rows record each nested call as Pi draws them;
+ * a script steers the delegate it launched and reads bg_steer's result as an object. Real parents,
+ * real children, the scripted model.
  */
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { execa } from "execa";
 import { describe, expect, it } from "vitest";
-import { isChildRequest } from "../helpers/drive.ts";
+import { isChildRequest, type Notice, notifications, sessionFileIn } from "../helpers/drive.ts";
 import {
   type AgentDir,
   createAgentDir,
@@ -29,37 +31,52 @@ const answerOf = (name: string) => `ANSWER OF ${name.toUpperCase()} 4711`;
 /** Whether this Pi has codemode (its own extension file), not which version it is. */
 const HAS_CODEMODE = existsSync(join(dirname(PI_CLI_PATH), "extensions", "codemode", "index.js"));
 
-/** The launch script: three delegates; it returns what each call resolved to. */
-const LAUNCH = `
+/** The launch script: three delegates (`more` first in each call's arguments); it returns what each call resolved to. */
+function launch(more: Record<string, unknown> = {}): string {
+  return `
 const receipts = [];
 for (const name of ${JSON.stringify(NAMES)}) {
   const prompt = "Answer for " + name + ". " + ${JSON.stringify(Object.fromEntries(NAMES.map((n) => [n, script({ text: answerOf(n), delayMs: 300 })])))}[name];
-  receipts.push(await tools.bg_delegate({ name, prompt }));
+  receipts.push(await tools.bg_delegate({ ...${JSON.stringify(more)}, name, prompt }));
 }
 return JSON.stringify({ LAUNCHED: receipts });
 `;
+}
 
-/** The retrieval script: every id, read back as objects. */
+/**
+ * The retrieval script: every id read back as objects, and the answers it read from them (a group's:
+ * each member's, `members[i].answer`).
+ */
 function retrieve(ids: readonly string[]): string {
   return `
 const results = [];
 for (const taskId of ${JSON.stringify(ids)}) results.push(await tools.bg_result({ taskId }));
-return JSON.stringify({ RESULTS: results });
+const answers = [];
+for (const result of results) {
+  const each = result.kind === "group" ? result.members : [result];
+  for (let i = 0; i < each.length; i++) answers.push(each[i].answer.trim());
+}
+return JSON.stringify({ RESULTS: results, ANSWERS: answers });
 `;
 }
 
-/** The JSON a script returned, found in a tool result's text by its marker key. */
-function scriptValue<T>(text: string, key: string): T | undefined {
-  const at = text.indexOf(`{"${key}":`);
+/** The object a script returned, found in a tool result's text by its first key. */
+function scriptObject(text: string, firstKey: string): Record<string, unknown> | undefined {
+  const at = text.indexOf(`{"${firstKey}":`);
   if (at === -1) return undefined;
   for (let end = text.length; end > at; end--) {
     try {
-      return (JSON.parse(text.slice(at, end)) as Record<string, T>)[key];
+      return JSON.parse(text.slice(at, end)) as Record<string, unknown>;
     } catch {
       // not yet the whole value
     }
   }
   return undefined;
+}
+
+/** The JSON a script returned under its first key. */
+function scriptValue<T>(text: string, key: string): T | undefined {
+  return scriptObject(text, key)?.[key] as T | undefined;
 }
 
 interface Launched {
@@ -69,50 +86,70 @@ interface Launched {
   started: boolean;
   state: string;
   routes: { provider: string; model: string }[];
+  group: { id: string; name: string } | null;
 }
 interface Result {
   id: string;
+  kind: string;
   state: string;
   verified: boolean;
   answer: string | null;
   answer_bytes: number | null;
+  /** A group's members (bg_result on a group id). */
+  members?: (Result & { name: string })[];
+}
+interface Seen {
+  launched?: Launched[];
+  results?: Result[];
 }
 
-/** "go" → the launch script; the third notice → the retrieval script; its result → a final line. */
-function driveParent(seen: { launched?: Launched[]; results?: Result[] }): void {
+/** A delegate's own completion notice, as the model reads it. */
+const DELEGATE_NOTICE = /Background delegate d[0-9a-f]{32} \(\w+\) completed/;
+
+/**
+ * "go" → the launch script; `notices` notices matching `notice` → the retrieval script for what was
+ * launched; its result → a final line with the answers the script read.
+ */
+function driveParent(
+  seen: Seen,
+  {
+    code,
+    notice,
+    notices,
+    retrieval,
+  }: { code: string; notice: RegExp; notices: number; retrieval: (launched: Launched[]) => string },
+): void {
   server.setHandler((req) => {
     if (isChildRequest(req)) return undefined;
     const last = req.messages.at(-1);
-    if (last?.role === "user" && last.text === "go")
-      return { toolCalls: [{ name: "codemode", args: { code: LAUNCH } }] };
+    if (last?.role === "user" && last.text === "go") return { toolCalls: [{ name: "codemode", args: { code } }] };
     if (last?.role === "tool") {
-      const results = scriptValue<Result[]>(last.text, "RESULTS");
-      if (results !== undefined) {
-        seen.results = results;
-        return { text: `FINAL ${results.map((r) => r.answer?.trim()).join(" | ")}` };
+      const read = scriptObject(last.text, "RESULTS");
+      if (read !== undefined) {
+        seen.results = read.RESULTS as Result[];
+        return { text: `FINAL ${(read.ANSWERS as string[]).join(" | ")}` };
       }
       const launched = scriptValue<Launched[]>(last.text, "LAUNCHED");
       if (launched !== undefined) seen.launched = launched;
       return { text: "Launched; waiting." };
     }
-    const notices = req.messages.filter(
-      (m) => m.role === "user" && /Background delegate d[0-9a-f]{32} \(\w+\) completed/.test(m.text),
-    ).length;
-    if (notices >= NAMES.length && seen.launched !== undefined && seen.results === undefined) {
-      return { toolCalls: [{ name: "codemode", args: { code: retrieve(seen.launched.map((r) => r.id)) } }] };
+    const noticed = req.messages.filter((m) => m.role === "user" && notice.test(m.text)).length;
+    if (noticed >= notices && seen.launched !== undefined && seen.results === undefined) {
+      return { toolCalls: [{ name: "codemode", args: { code: retrieval(seen.launched) } }] };
     }
     return { text: "noted" };
   });
 }
 
-async function runPi(agent: AgentDir, cwd: string) {
+/** `pi -p go` with codemode and this package; with `sessionDir` it keeps its session there. */
+async function runPi(agent: AgentDir, cwd: string, sessionDir?: string) {
   return execa(
     process.execPath,
     [
       PI_CLI_PATH,
       "-e",
       REPO_ROOT,
-      "--no-session",
+      ...(sessionDir === undefined ? ["--no-session"] : ["--session-dir", sessionDir]),
       "--tools",
       "+codemode",
       "--provider",
@@ -132,19 +169,29 @@ async function runPi(agent: AgentDir, cwd: string) {
   );
 }
 
+/** An agent dir with codemode in `mode` and a fresh project. */
+async function codemodeProject(mode: "on" | "only", label: string): Promise<{ agent: AgentDir; cwd: string }> {
+  const agent = await createAgentDir({ serverUrl: server.url, settings: { codemode: { mode } } });
+  return { agent, cwd: await makeTempDir(`${label}-${mode}`) };
+}
+
 describe.runIf(HAS_CODEMODE)(`a codemode script on pi ${HOST.version} reads the tools' results as objects`, () => {
   for (const mode of ["on", "only"] as const) {
     it(`mode ${mode}: three delegates launched from one script, their verified answers read back as objects`, async () => {
-      const agent = await createAgentDir({ serverUrl: server.url, settings: { codemode: { mode } } });
-      const cwd = await makeTempDir(`codemode-${mode}`);
-      const seen: { launched?: Launched[]; results?: Result[] } = {};
-      driveParent(seen);
+      const { agent, cwd } = await codemodeProject(mode, "codemode");
+      const seen: Seen = {};
+      driveParent(seen, {
+        code: launch(),
+        notice: DELEGATE_NOTICE,
+        notices: NAMES.length,
+        retrieval: (launched) => retrieve(launched.map((r) => r.id)),
+      });
       const run = await runPi(agent, cwd);
       expect(run.exitCode, run.stderr).toBe(0);
       // The launch script got receipts as objects: ids, kinds, routes — no prose to parse.
       expect(seen.launched?.map((r) => r.name)).toEqual([...NAMES]);
       for (const receipt of seen.launched ?? []) {
-        expect(receipt).toMatchObject({ kind: "delegate", started: true, state: "running" });
+        expect(receipt).toMatchObject({ kind: "delegate", started: true, state: "running", group: null });
         expect(receipt.id).toMatch(/^d[0-9a-f]{32}$/);
         expect(receipt.routes).toEqual([{ provider: "fake", model: "fake-model" }]);
       }
@@ -156,6 +203,98 @@ describe.runIf(HAS_CODEMODE)(`a codemode script on pi ${HOST.version} reads the 
         expect(result.answer_bytes).toBe(Buffer.byteLength(result.answer ?? ""));
       }
       expect(run.stdout.trim().split("\n").at(-1)).toBe(`FINAL ${NAMES.map(answerOf).join(" | ")}`);
+      expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
+    });
+  }
+});
+
+/** A session file's messages, custom messages (the notices) as Pi hands them to extensions. */
+function sessionMessages(dir: string): Record<string, unknown>[] {
+  const entries = readFileSync(sessionFileIn(dir), "utf8")
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+  return entries.flatMap((e) => {
+    if (e.type === "message") return [e.message as Record<string, unknown>];
+    if (e.type === "custom_message") return [{ ...e, role: "custom" }];
+    return [];
+  });
+}
+
+/** A nested call as the codemode row records it, and as Pi draws it under the script. */
+interface NestedCall {
+  name: string;
+  args: string;
+  status: string;
+}
+
+/** The group's notice, as the model reads it. */
+const GROUP_NOTICE = /Background group "fan" g[0-9a-f]{32}: 3 members ended \(3 completed\)/;
+
+describe.runIf(HAS_CODEMODE)(`a codemode script on pi ${HOST.version} fans out to a group`, () => {
+  for (const mode of ["on", "only"] as const) {
+    it(`mode ${mode}: three grouped delegates from one script, one notice, one bg_result with every member's answer as objects`, async () => {
+      const { agent, cwd } = await codemodeProject(mode, "codemode-group");
+      const sessions = await makeTempDir(`codemode-group-sessions-${mode}`);
+      const seen: Seen = {};
+      driveParent(seen, {
+        code: launch({ group: "fan" }),
+        notice: GROUP_NOTICE,
+        notices: 1,
+        // Every id the receipts named as their group's: one, if the group holds.
+        retrieval: (launched) => retrieve([...new Set(launched.map((r) => r.group?.id ?? "no group"))]),
+      });
+      const run = await runPi(agent, cwd, sessions);
+      expect(run.exitCode, run.stderr).toBe(0);
+      // Each receipt names the same group.
+      expect(seen.launched?.map((r) => r.name)).toEqual([...NAMES]);
+      const groupId = seen.launched?.[0]?.group?.id;
+      expect(groupId).toMatch(/^g[0-9a-f]{32}$/);
+      for (const receipt of seen.launched ?? []) {
+        expect(receipt).toMatchObject({ kind: "delegate", started: true, group: { id: groupId, name: "fan" } });
+      }
+      const ids = seen.launched?.map((r) => r.id);
+
+      // One notice, the group's, listing the three; none of the members' own, in the session or the model's view.
+      const messages = sessionMessages(sessions);
+      const notices = notifications(messages) as unknown as Notice[];
+      expect(notices).toHaveLength(1);
+      expect(notices[0]?.details).toMatchObject({ kind: "group", taskId: groupId, name: "fan" });
+      // The notice lists the members as they ended (bg_result lists them oldest first).
+      const members = notices[0]?.details.members as { taskId: string; name: string; state: string }[];
+      expect(members.map((m) => `${m.taskId} ${m.name} ${m.state}`).sort()).toEqual(
+        NAMES.map((name, i) => `${ids?.[i]} ${name} completed`).sort(),
+      );
+      const parentRequests = server.requests.filter((r) => !isChildRequest(r));
+      expect(parentRequests.some((r) => r.messages.some((m) => DELEGATE_NOTICE.test(m.text)))).toBe(false);
+
+      // One bg_result on the group id: the group ended, every member verified, each answer as an object.
+      expect(seen.results).toHaveLength(1);
+      const group = seen.results?.[0];
+      expect(group).toMatchObject({ id: groupId, kind: "group", state: "ended", verified: true });
+      expect(group?.members?.map((m) => [m.id, m.kind, m.name, m.state, m.verified])).toEqual(
+        NAMES.map((name, i) => [ids?.[i], "delegate", name, "completed", true]),
+      );
+      for (const [i, member] of (group?.members ?? []).entries()) {
+        expect(member.answer?.trim()).toBe(answerOf(NAMES[i] as string));
+        expect(member.answer_bytes).toBe(Buffer.byteLength(member.answer ?? ""));
+      }
+      // What the script read from members[i].answer is the three distinct answers.
+      expect(run.stdout.trim().split("\n").at(-1)).toBe(`FINAL ${NAMES.map(answerOf).join(" | ")}`);
+
+      // The person's screen: each codemode row lists its nested calls (Pi draws no other row for them).
+      const rows = messages
+        .filter((m) => m.role === "toolResult" && m.toolName === "codemode")
+        .map((m) => (m.details as { calls: NestedCall[] }).calls);
+      expect(rows.map((calls) => calls.map((c) => [c.name, c.status]))).toEqual([
+        NAMES.map(() => ["bg_delegate", "ok"]),
+        [["bg_result", "ok"]],
+      ]);
+      for (const [i, call] of (rows[0] ?? []).entries()) {
+        expect(call.args).toContain(`"name":"${NAMES[i]}"`);
+        expect(call.args).toContain(`"group":"fan"`);
+      }
+      expect(rows[1]?.[0]?.args).toBe(JSON.stringify({ taskId: groupId }));
       expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
     });
   }
@@ -181,8 +320,7 @@ interface Steer {
 describe.runIf(HAS_CODEMODE)(`a codemode script on pi ${HOST.version} steers a running delegate`, () => {
   for (const mode of ["on", "only"] as const) {
     it(`mode ${mode}: bg_steer's result is an object; the answer read back took the message into account`, async () => {
-      const agent = await createAgentDir({ serverUrl: server.url, settings: { codemode: { mode } } });
-      const cwd = await makeTempDir(`codemode-steer-${mode}`);
+      const { agent, cwd } = await codemodeProject(mode, "codemode-steer");
       let released: () => void = () => {};
       const scriptDone = new Promise<void>((resolve) => {
         released = resolve;
