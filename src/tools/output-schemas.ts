@@ -18,7 +18,19 @@ export const LAUNCH_OUTPUT = Type.Object(
     routes: Type.Array(Route, { description: "the pinned route; a Fusion run's candidates" }),
     artifact_dir: Type.String({ description: "the task's or run's directory" }),
     group: Type.Union(
-      [Type.Object({ id: Type.String(), name: Type.String() }, { additionalProperties: false }), Type.Null()],
+      [
+        Type.Object(
+          {
+            id: Type.String(),
+            name: Type.String(),
+            max_cost_usd: Type.Union([Type.Number(), Type.Null()], {
+              description: "the group's spend cap; null without one",
+            }),
+          },
+          { additionalProperties: false },
+        ),
+        Type.Null(),
+      ],
       {
         description:
           "the group it was launched in (pass its id to bg_result for every member's answer); null without one",

@@ -6,6 +6,8 @@
  * `structuredContent`: nothing changes there. One projection from the tool's own details into each
  * shape (src/tools/output-schemas.ts).
  */
+
+import type { TaskGroup } from "../core/group.ts";
 import { fusionInlineAnswer } from "../fusion/index.ts";
 import type { FusionView } from "../fusion/types.ts";
 import type { FusionReceiptDetails } from "../fusion-run/receipt.ts";
@@ -38,7 +40,7 @@ export function launchOutput(details: ReceiptDetails | FusionReceiptDetails | Al
       state: "running",
       routes: details.candidates.map((c) => ({ provider: c.provider, model: c.model })),
       artifact_dir: details.artifact_dir,
-      group: details.group,
+      group: launchGroup(details.group),
     };
   }
   return {
@@ -49,8 +51,13 @@ export function launchOutput(details: ReceiptDetails | FusionReceiptDetails | Al
     state: "running",
     routes: [{ provider: details.route.provider, model: details.route.model }],
     artifact_dir: details.artifact_dir,
-    group: details.group,
+    group: launchGroup(details.group),
   };
+}
+
+/** A receipt's group as scripts read it (its cap null without one). */
+function launchGroup(group: TaskGroup | null): LaunchOutput["group"] {
+  return group === null ? null : { id: group.id, name: group.name, max_cost_usd: group.max_cost_usd ?? null };
 }
 
 /** The group an already-started launch's first receipt named; null when it named none (or is not there). */
@@ -58,7 +65,9 @@ function receiptGroup(receipt: unknown): LaunchOutput["group"] {
   if (typeof receipt !== "object" || receipt === null || !("group" in receipt)) return null;
   const g: unknown = receipt.group;
   if (typeof g !== "object" || g === null || !("id" in g) || !("name" in g)) return null;
-  return typeof g.id === "string" && typeof g.name === "string" ? { id: g.id, name: g.name } : null;
+  if (typeof g.id !== "string" || typeof g.name !== "string") return null;
+  const cap = "max_cost_usd" in g && typeof g.max_cost_usd === "number" ? g.max_cost_usd : undefined;
+  return launchGroup({ id: g.id, name: g.name, ...(cap === undefined ? {} : { max_cost_usd: cap }) });
 }
 
 const NOTHING = {
