@@ -2,14 +2,7 @@ import { ARGUMENT_BOUNDS, CAPABILITIES, DELEGATE_DEFAULTS, EXTENSION_MODES } fro
 import { DelegateError } from "../core/errors.ts";
 import type { PinnedRoute } from "../core/types.ts";
 import { type ArgsOf, type FieldTable, toolArguments } from "./fields.ts";
-import {
-  type AsGiven,
-  GROUP_CAP_FIELD,
-  groupField,
-  launchKeyField,
-  outputSchemaField,
-  runOptionFields,
-} from "./run-options.ts";
+import { type AsGiven, launchTailFields, outputSchemaField, runOptionFields } from "./run-options.ts";
 
 /** bg_delegate's public arguments (docs/tools/bg_delegate.md, "Arguments"), descriptions in our words. */
 export const DELEGATE_FIELDS = {
@@ -68,9 +61,7 @@ export const DELEGATE_FIELDS = {
       "Only with previousTaskId: also send a fresh projection of this conversation as background with the new prompt. Default false: the previous delegate's context is enough.",
   },
   ...runOptionFields("delegate"),
-  key: launchKeyField("delegate"),
-  group: groupField("delegate"),
-  groupMaxCostUsd: GROUP_CAP_FIELD,
+  ...launchTailFields("delegate"),
 } as const satisfies FieldTable;
 
 type Checked = ArgsOf<typeof DELEGATE_FIELDS>;

@@ -2,14 +2,7 @@ import { ARGUMENT_BOUNDS, FUSION_CANDIDATES } from "../core/constants.ts";
 import type { PinnedRoute } from "../core/types.ts";
 import { DELEGATE_FIELDS, withRunDefaults } from "./delegate-arguments.ts";
 import { type ArgsOf, type FieldTable, toolArguments } from "./fields.ts";
-import {
-  type AsGiven,
-  GROUP_CAP_FIELD,
-  groupField,
-  launchKeyField,
-  outputSchemaField,
-  runOptionFields,
-} from "./run-options.ts";
+import { type AsGiven, launchTailFields, outputSchemaField, runOptionFields } from "./run-options.ts";
 
 const ROUTE_FIELDS = DELEGATE_FIELDS.route.fields;
 
@@ -47,9 +40,7 @@ export const FUSION_FIELDS = {
   },
   outputSchema: outputSchemaField("fusion"),
   ...runOptionFields("fusion"),
-  key: launchKeyField("fusion"),
-  group: groupField("fusion"),
-  groupMaxCostUsd: GROUP_CAP_FIELD,
+  ...launchTailFields("fusion"),
 } as const satisfies FieldTable;
 
 type Checked = ArgsOf<typeof FUSION_FIELDS>;

@@ -81,6 +81,11 @@ export const GROUP_CAP_FIELD = {
     "Only with group: a spend cap in US dollars for the whole group, fixed by its first member (a later member may repeat it or leave it out). Each member then needs its own maxCostUsd (or the setting's), and a member is launched only while its cap fits what the group has left: the caps of the members still running and what the ended ones spent.",
 } as const satisfies FieldSpec;
 
+/** The arguments both tools end with: the launch key and the group with its cap. */
+export function launchTailFields(tool: "delegate" | "fusion") {
+  return { key: launchKeyField(tool), group: groupField(tool), groupMaxCostUsd: GROUP_CAP_FIELD } as const;
+}
+
 /** outputSchema, worded for each tool (docs/tools/bg_delegate.md, "Structured answers"). */
 export function outputSchemaField(tool: "delegate" | "fusion") {
   return { kind: "outputSchema", required: false, description: OUTPUT_SCHEMA_TEXT[tool] } as const satisfies FieldSpec;
