@@ -8,8 +8,9 @@ import type { FailureCode } from "../core/errors.ts";
 import type { TaskGroup } from "../core/group.ts";
 import { plural } from "../core/units.ts";
 import type { FusionView } from "../fusion/types.ts";
+import { groupSpend, groupSpendSentence } from "../views/group-notification.ts";
 import type { CompletedView, RunningView } from "../views/result.ts";
-import { addSpend, type SpendFigure, spendOfCapText } from "../views/spend-figure.ts";
+import type { SpendFigure } from "../views/spend-figure.ts";
 
 /** One member as the group's result holds it. */
 export interface GroupMemberView {
@@ -41,14 +42,13 @@ export interface GroupView {
 }
 
 export function groupView(group: TaskGroup, members: GroupMemberView[]): GroupView {
-  const sum = addSpend(members.map((m) => m.spend));
   return {
     kind: "bg_group_result",
     group_id: group.id,
     name: group.name,
     state: members.some((m) => m.state === "running") ? "running" : "ended",
     members,
-    spend: { usd: sum.unknown === sum.count ? null : sum.usd, at_least: sum.floors || sum.unknown > 0 },
+    spend: groupSpend(members.map((m) => m.spend)),
     max_cost_usd: group.max_cost_usd ?? null,
   };
 }
@@ -61,8 +61,7 @@ function counts(members: readonly GroupMemberView[]): string {
 
 /** The model's text: the head, then each member's own result under a line naming it. */
 export function groupResultText(v: GroupView): string {
-  const spend =
-    v.spend.usd === null && v.max_cost_usd === null ? "" : ` Group spend ${spendOfCapText(v.spend, v.max_cost_usd)}.`;
+  const spend = groupSpendSentence(v.spend, v.max_cost_usd);
   const running = v.members.filter((m) => m.state === "running").map((m) => m.id);
   const wait =
     running.length === 0

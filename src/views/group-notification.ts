@@ -5,9 +5,9 @@
  * it, each as the member's own notice would carry it. Pure.
  */
 import type { TaskGroup } from "../core/group.ts";
-import { plural } from "../core/units.ts";
+import { formatCost, plural } from "../core/units.ts";
 import type { NotificationDetails } from "./notification.ts";
-import { addSpend, spendFigureText, spendOfCapText } from "./spend-figure.ts";
+import { addSpend, type SpendFigure, spendFigureText, spendOfCapText } from "./spend-figure.ts";
 
 export interface GroupNotificationDetails {
   kind: "group";
@@ -41,15 +41,31 @@ function clip(text: string, chars: number): string {
   return all.length <= chars ? text : `${all.slice(0, chars - 1).join("")}…`;
 }
 
+/**
+ * A group's one spend figure from its members' (the one sum, src/views/spend-figure.ts addSpend):
+ * unknown when none is known; a floor when one is a floor or is not known.
+ */
+export function groupSpend(figures: readonly SpendFigure[]): SpendFigure {
+  const sum = addSpend(figures);
+  if (sum.unknown === sum.count) return { usd: null, at_least: false };
+  return { usd: sum.usd, at_least: sum.floors || sum.unknown > 0 };
+}
+
+/** " Group spend $0.0420 of cap $1.00.", " Group spend not reported (cap $1.00).", or nothing without a figure or a cap. */
+export function groupSpendSentence(figure: SpendFigure, capUsd: number | null): string {
+  if (figure.usd === null) return capUsd === null ? "" : ` Group spend not reported (cap ${formatCost(capUsd)}).`;
+  return ` Group spend ${spendOfCapText(figure, capUsd)}.`;
+}
+
 export function groupDetails(group: TaskGroup, members: readonly ComposedMember[]): GroupNotificationDetails {
-  const sum = addSpend(members.map((m) => ({ usd: m.details.cost_total, at_least: m.details.cost_at_least })));
+  const spend = groupSpend(members.map((m) => ({ usd: m.details.cost_total, at_least: m.details.cost_at_least })));
   return {
     kind: "group",
     taskId: group.id,
     name: group.name,
     members: members.map((m) => m.details),
-    cost_total: sum.unknown === sum.count ? null : sum.usd,
-    cost_at_least: sum.floors || (sum.unknown > 0 && sum.unknown < sum.count),
+    cost_total: spend.usd,
+    cost_at_least: spend.at_least,
     max_cost_usd: group.max_cost_usd ?? null,
   };
 }
@@ -81,9 +97,7 @@ function counts(members: readonly NotificationDetails[]): string {
  */
 export function groupNotificationText(group: TaskGroup, members: readonly ComposedMember[]): string {
   const d = groupDetails(group, members);
-  const figure = { usd: d.cost_total, at_least: d.cost_at_least };
-  const spent =
-    d.cost_total === null && d.max_cost_usd === null ? "" : ` Group spend ${spendOfCapText(figure, d.max_cost_usd)}.`;
+  const spent = groupSpendSentence({ usd: d.cost_total, at_least: d.cost_at_least }, d.max_cost_usd);
   const unread = members.reduce((n, m) => n + (m.details.steering_undelivered ?? 0), 0);
   const steering =
     unread === 0
