@@ -104,12 +104,20 @@ export function groupNotificationText(group: TaskGroup, members: readonly Compos
       ? ""
       : ` ${unread} steering ${unread === 1 ? "message was" : "messages were"} not delivered (sent after a delegate's last request).`;
   const head = `Background group "${clip(group.name, NAME_SHOWN)}" ${group.id}: ${plural(members.length, "member")} ended (${counts(d.members)}).${spent}${steering}`;
-  const tail = `Call bg_result {"taskId":"${group.id}"} once for every verified answer (each member's id works too); do not poll.`;
+  // What is left to read: nothing when every member's answer rides below (autoDeliver), else bg_result once.
+  const carried = members.filter((m) => m.details.auto_delivered !== null);
+  const toRead = members.some((m) => m.details.auto_delivered === null && m.details.state === "completed");
+  const tail = !toRead
+    ? carried.length > 0
+      ? "The verified answers follow (autoDeliver); bg_result is not needed."
+      : `Call bg_result {"taskId":"${group.id}"} for the failure details; do not poll.`
+    : carried.length > 0
+      ? `The answers of the members marked below follow; call bg_result {"taskId":"${group.id}"} once for the others; do not poll.`
+      : `Call bg_result {"taskId":"${group.id}"} once for every verified answer (each member's id works too); do not poll.`;
   const lines = d.members.map(memberLine);
   let shown = lines.length;
   const text = (n: number) =>
     [head, ...lines.slice(0, n), ...(n < lines.length ? [`- … and ${lines.length - n} more`] : []), tail].join("\n");
   while (shown > 0 && Buffer.byteLength(text(shown)) > GROUP_NOTIFICATION_TEXT_MAX_BYTES) shown--;
-  const carried = members.filter((m) => m.details.auto_delivered !== null).map((m) => m.content);
-  return [text(shown), ...carried].join("\n\n");
+  return [text(shown), ...carried.map((m) => m.content)].join("\n\n");
 }

@@ -327,4 +327,43 @@ describe("groups", () => {
     expect(wakes).toBe(1);
     expect(await waitForNoProcesses(agentDir.dir, { includeEnv: true })).toEqual([]);
   }, 120_000);
+
+  it("bg_result on a group keeps its inline answers within 48 KiB together; the member past it comes as a file", async () => {
+    const agentDir = await createAgentDir({ serverUrl: server.url });
+    const cwd = await makeTempDir("groups-large");
+    const held = gate();
+    installParentDriver(server, async (req) => {
+      const text = req.messages.map((m) => m.text).join("\n");
+      await held.wait;
+      // About 30 KiB each: one fits inline, two do not.
+      if (text.includes("LARGE-2")) return { text: "SECOND-LARGE ", repeat: 2_400 };
+      if (text.includes("LARGE-1")) return { text: "FIRST-LARGE ", repeat: 2_600 };
+      return undefined;
+    });
+    const parent = await startSdkParent({ agentDir, cwd });
+    try {
+      await promptWhenIdle(parent, call("bg_delegate", { name: "large one", prompt: "Write. LARGE-1", group: "big" }));
+      await promptWhenIdle(parent, call("bg_delegate", { name: "large two", prompt: "Write. LARGE-2", group: "big" }));
+      const groupId = (lastToolResult(parent.messages(), "bg_delegate").details as { group: { id: string } }).group.id;
+      held.release();
+      await until(() => notifications(parent.messages()).length > 0, "the group's notice", 90_000);
+      const result = await bgResultVia(parent, { taskId: groupId });
+      expect(result.isError).toBe(false);
+      const view = result.details as {
+        members: { details: { delivery: string; answer: { byte_length: number; text_path: string | null } } }[];
+      };
+      const [first, second] = view.members.map((m) => m.details);
+      expect(first?.delivery).toBe("inline");
+      expect(second?.delivery).toBe("artifact");
+      expect((first?.answer.byte_length ?? 0) + (second?.answer.byte_length ?? 0)).toBeGreaterThan(48 * 1024);
+      expect(result.text).toContain("FIRST-LARGE FIRST-LARGE");
+      expect(result.text).not.toContain("SECOND-LARGE SECOND-LARGE");
+      expect(second?.answer.text_path).toBeTruthy();
+      expect(readFileSync(second!.answer.text_path!, "utf8")).toContain("SECOND-LARGE SECOND-LARGE");
+    } finally {
+      held.release();
+      await parent.dispose();
+    }
+    await waitForNoProcesses(agentDir.dir);
+  }, 120_000);
 });

@@ -205,6 +205,22 @@ describe("the group's notice text", () => {
     expect(few.endsWith(`\n\n${carried}`)).toBe(true);
   });
 
+  it("asks for bg_result only for what does not ride along: every answer below, some of them, none, or only failures", () => {
+    const own = (members: Parameters<typeof groupNotificationText>[1]) =>
+      groupNotificationText(GROUP, members).split("\n\n")[0]!.split("\n").at(-1);
+    const carried = (n: number) => member(details(n, { auto_delivered: "answer" }), `own notice of ${n}`);
+    expect(own([carried(1), carried(2)])).toBe("The verified answers follow (autoDeliver); bg_result is not needed.");
+    expect(own([carried(1), member(details(2))])).toBe(
+      `The answers of the members marked below follow; call bg_result {"taskId":"${GROUP.id}"} once for the others; do not poll.`,
+    );
+    expect(own([member(details(1)), member(details(2))])).toBe(
+      `Call bg_result {"taskId":"${GROUP.id}"} once for every verified answer (each member's id works too); do not poll.`,
+    );
+    expect(own([member(failed(1))])).toBe(
+      `Call bg_result {"taskId":"${GROUP.id}"} for the failure details; do not poll.`,
+    );
+  });
+
   it("carries nothing after its text when no member was autoDelivered", () => {
     const text = groupNotificationText(GROUP, [member(details(1)), member(details(2))]);
     expect(text).not.toContain("own notice of");
