@@ -27,6 +27,7 @@ const NUMBER = {
   spend_overbilled_flagged: "9c",
   spend_cap_use_cached: "9d",
   follow_up_spend: "10",
+  "fan-out-tokens": "14",
 };
 export const FIGURE_IDS = Object.keys(NUMBER);
 

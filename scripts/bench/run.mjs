@@ -22,6 +22,7 @@ import { resolve } from "node:path";
 import { concurrencyFigure } from "./figures/concurrency.mjs";
 import { contextFigures } from "./figures/context.mjs";
 import { endToEndFigure } from "./figures/end-to-end.mjs";
+import { fanOutFigure } from "./figures/fan-out.mjs";
 import { followUpFigure } from "./figures/follow-up.mjs";
 import { historyLaunchFigures } from "./figures/history-launch.mjs";
 import { memoryFigure } from "./figures/memory.mjs";
@@ -55,6 +56,7 @@ const CONFIGS = {
     viewsHistory: { trees: 1_000, reps: 5 },
     historyLaunch: { trees: 1_000, reps: 5 },
     start: { trees: 1_000, reps: 7 },
+    fanOut: { messages: 1_000, reps: 2, extra: true },
   },
   quick: {
     receipt: { small: 100, large: 2_000, largest: 10_000, reps: 1 },
@@ -71,6 +73,7 @@ const CONFIGS = {
     viewsHistory: { trees: 100, reps: 1 },
     historyLaunch: { trees: 100, reps: 1 },
     start: { trees: 100, reps: 1 },
+    fanOut: { messages: 200, reps: 1, extra: false },
   },
 };
 const USAGE = "usage: npm run bench [-- --quick] [--out <file>] [--keep] [--host <version>] [--only <step,…>]";
@@ -136,6 +139,7 @@ async function main() {
     ["views-history", () => viewsHistoryFigures({ ...config.viewsHistory, log })],
     ["history-launch", () => historyLaunchFigures(workspace, { ...config.historyLaunch, log })],
     ["start", () => startFigures(workspace, { ...config.start, log })],
+    ["fan-out", () => fanOutFigure(workspace, { ...config.fanOut, log })],
   ];
   const unknown = (options.only ?? []).filter((name) => !steps.some(([step]) => step === name));
   if (unknown.length > 0) throw new Error(`--only: no step ${unknown.join(", ")}\n${USAGE}`);

@@ -10,6 +10,11 @@
  *
  *   parent scenario: { steps: [[{ name, args }], ...] }  step k = the tool calls of the k-th reply
  *                    after the prompt (several calls in one step run in parallel); then "ok".
+ *                    { onNotice(ids) }: after the steps and their "ok", each request that brings
+ *                    new messages (the package's completion notices) gets onNotice's tool calls for
+ *                    the ids those notices ask bg_result to be called with (each notice's
+ *                    `Call bg_result {"taskId":…}`), "noted" when it returns none, and "noted" after
+ *                    the calls' results. Every request of such a scenario is logged (parentRequests).
  *   child scenario:  { read?: "file", reads?: ["file", …], answerBytes?: n, fail?: true }
  *                    reply 0 reads the file (if any), or reply k the k-th of reads; the next reply
  *                    is the answer, exactly answerBytes bytes of UTF-8, or an HTTP 500 with fail.
@@ -36,11 +41,26 @@ let nextId = 0;
 export class ScriptedProviderError extends Error {}
 
 /** Register a parent scenario; returns the prompt that runs it. */
-export function parentPrompt(steps) {
+export function parentPrompt(steps, { onNotice } = {}) {
   const id = `p${++nextId}`;
-  parents.set(id, { steps });
+  parents.set(id, onNotice === undefined ? { steps } : { steps, onNotice, requests: [] });
   return `BENCH-PARENT ${id}`;
 }
+
+/**
+ * The requests the scripted model answered for the parent scenario `prompt` runs (one with onNotice),
+ * in order: why each was made — "prompt" (the prompt and its steps), "notice" (new messages after
+ * the model's last reply: the notices that woke the parent), "tool" (the results of calls made for a
+ * notice) — its body's bytes, and its prompt tokens as the model server reports them (its usage,
+ * src/host/probe/model-server.ts: the request's JSON at 4 characters a token).
+ */
+export function parentRequests(prompt) {
+  const scenario = parents.get(PARENT.exec(prompt)?.[1] ?? "");
+  if (scenario?.requests === undefined) throw new Error(`no logged parent scenario in ${JSON.stringify(prompt)}`);
+  return scenario.requests;
+}
+
+const NOTICE_CALL = /Call bg_result \{"taskId":"([^"]+)"\}/g;
 
 /** Register a child scenario; returns its id and the directive text to give the child. */
 export function childWork(work, label = "Do the scripted work") {
@@ -96,7 +116,7 @@ function scriptedChildReply(id, messages, at) {
   return { text };
 }
 
-function parentReply(messages) {
+function parentReply(messages, rawBody) {
   let at = -1;
   for (let i = messages.length - 1; i >= 0; i--) {
     if (messages[i].role === "user" && PARENT.test(messages[i].text)) {
@@ -108,8 +128,29 @@ function parentReply(messages) {
   const scenario = parents.get(PARENT.exec(messages[at].text)[1]);
   if (!scenario) throw new Error(`unknown parent scenario in ${JSON.stringify(messages[at].text)}`);
   const turn = assistantsAfter(messages, at);
+  if (scenario.onNotice !== undefined && turn > scenario.steps.length) return noticeReply(scenario, messages, rawBody);
+  scenario.requests?.push({ cause: "prompt", bytes: rawBody.length, prompt_tokens: promptTokens(rawBody) });
   const step = scenario.steps[turn];
   return step ? { toolCalls: step } : { text: "ok" };
+}
+
+/** The model server's prompt_tokens for a request it reports no usage of its own for (model-server.ts, usage()). */
+const promptTokens = (rawBody) => Math.max(1, Math.ceil(rawBody.length / 4));
+
+/** A parent woken after its steps: a notice's calls (onNotice), else "noted". */
+function noticeReply(scenario, messages, rawBody) {
+  const last = messages.findLastIndex((m) => m.role === "assistant");
+  const fresh = messages.slice(last + 1);
+  const woken = fresh.some((m) => m.role !== "tool");
+  scenario.requests.push({
+    cause: woken ? "notice" : "tool",
+    bytes: rawBody.length,
+    prompt_tokens: promptTokens(rawBody),
+  });
+  if (!woken) return { text: "noted" };
+  const ids = fresh.flatMap((m) => [...m.text.matchAll(NOTICE_CALL)].map((match) => match[1]));
+  const calls = scenario.onNotice(ids) ?? [];
+  return calls.length > 0 ? { toolCalls: calls } : { text: "noted" };
 }
 
 /** The model's decision for one request (see scripts/demo/model-server.mjs). */
@@ -117,5 +158,5 @@ export function decide(request, rawBody) {
   const { messages } = request;
   const at = messages.findLastIndex((m) => m.role === "user" && CHILD.test(m.text));
   if (at !== -1) return childReply(CHILD.exec(messages[at].text)[1], request, rawBody, at);
-  return parentReply(messages);
+  return parentReply(messages, rawBody);
 }
