@@ -8,8 +8,7 @@ export const RESULT_FIELDS = {
     required: true,
     maxChars: ARGUMENT_BOUNDS.taskIdMaxChars,
     trim: true,
-    description:
-      "The task id from bg_delegate's receipt (or a Fusion run id, or a group id for every member of the group); a unique prefix is enough.",
+    description: "The task id from bg_delegate's receipt, a Fusion run id or a group id; a unique prefix is enough.",
   },
   delivery: {
     kind: "enum",
