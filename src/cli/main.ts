@@ -10,12 +10,14 @@ import { DELEGATE_ROOT, FUSION_ROOT } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import { boundedMessage } from "../core/failure-text.ts";
 import { writeFileAtomic } from "../core/fs.ts";
+import { looksLikeGroupId } from "../core/group.ts";
 import { safeJson, visible, visibleLines } from "../core/terminal-text.ts";
 import { formatBytes } from "../core/units.ts";
 import { diskFull, isDiskFull } from "../core/write-failure.ts";
 import { requireMineRef, resolveTaskRef } from "../store/lookup.ts";
 import { userAgentDir } from "../store/tree-trust.ts";
 import { adjudicateStrandedRuns } from "../tasks/adjudicate.ts";
+import { projectGroupMembers } from "../tasks/group-members.ts";
 import { pruneTasks } from "../tasks/prune.ts";
 import type { TaskRow } from "../tasks/row.ts";
 import { loadRowCache, saveRowCache } from "../tasks/row-cache-file.ts";
@@ -46,9 +48,25 @@ function say(io: CliIo, stream: "stdout" | "stderr", text: string): void {
   io[stream](`${visibleLines(text)}\n`);
 }
 
-/** The id resolved as bg_result resolves it; this process has seen no task, so nothing is "known". */
+/**
+ * The id resolved as bg_result resolves it; this process has seen no task, so nothing is "known". A
+ * group's id names its members instead: the command line reads one task or run at a time.
+ */
 function resolveRef(io: CliIo, id: string) {
-  return resolveTaskRef(io.cwd, id, new Map());
+  try {
+    return resolveTaskRef(io.cwd, id, new Map());
+  } catch (error) {
+    if (!(error instanceof DelegateError) || error.code !== "task_unknown" || !looksLikeGroupId(id)) throw error;
+    const members = projectGroupMembers(io.cwd, (g) => g.startsWith(id));
+    if (members.length === 0) throw error;
+    const group = members[0]!.group;
+    throw new DelegateError(
+      "task_unknown",
+      `"${id}" is group "${group.name}" (${group.id}), not a task: give one member's id — ${members.map((m) => `${m.ref.id} (${m.name}, ${m.state})`).join(", ")}; bg_result reads them together in the session that launched them`,
+      {},
+      { cause: error },
+    );
+  }
 }
 
 /** The same, for a command that returns or verifies its answer: a foreign tree is task_foreign (docs/cli.md). */

@@ -8,7 +8,7 @@ import { FUSION_FILES } from "../core/constants.ts";
 import type { TaskGroup } from "../core/group.ts";
 import { readManifestDocument } from "../fusion/index.ts";
 import { readRunRecord } from "../fusion/run-record.ts";
-import { listFusionRefs, listSessionRefs, readManifest, type TaskRef } from "../store/lookup.ts";
+import { listFusionRefs, listSessionRefs, listTaskRefs, readManifest, type TaskRef } from "../store/lookup.ts";
 import { sessionDirFor } from "../store/task-paths.ts";
 import { recordedSpend, type SpendFigure } from "../views/spend-figure.ts";
 
@@ -27,12 +27,13 @@ export interface GroupMember {
   answerBytes: number | null;
 }
 
-function memberOf(ref: TaskRef, sessionId: string): GroupMember | null {
+/** `ref` as a member of a group (of session `sessionId` when given); null when it is in none. */
+function memberOf(ref: TaskRef, sessionId: string | undefined): GroupMember | null {
   if (!ref.trust.mine) return null; // a foreign tree is never a member (docs/subsystems/launch.md, "The store is yours")
   try {
     if (ref.kind === "delegate") {
       const m = readManifest(ref.dir);
-      if (m.group === undefined || m.parent_session_id !== sessionId) return null;
+      if (m.group === undefined || (sessionId !== undefined && m.parent_session_id !== sessionId)) return null;
       return {
         ref,
         group: m.group,
@@ -47,7 +48,7 @@ function memberOf(ref: TaskRef, sessionId: string): GroupMember | null {
     // The tree's trust (ref.trust: this user's MAC over the manifest) was proven as it was listed.
     const manifest = readManifestDocument(ref.dir);
     const record = readRunRecord(ref.dir, manifest);
-    if (record?.group === undefined || record.parent_session_id !== sessionId) return null;
+    if (record?.group === undefined || (sessionId !== undefined && record.parent_session_id !== sessionId)) return null;
     const merged = manifest.artifacts.find((a) => a.path === FUSION_FILES.merged);
     return {
       ref,
@@ -70,6 +71,19 @@ export function groupMembers(cwd: string, sessionId: string, matches: (groupId: 
   const members: GroupMember[] = [];
   for (const ref of refs) {
     const member = memberOf(ref, sessionId);
+    if (member?.group && matches(member.group.id)) members.push(member);
+  }
+  return members.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+}
+
+/**
+ * The members, of any session of the project, of the groups whose id `matches` (the command line
+ * knows no session: it names a group's members, docs/cli.md), oldest first.
+ */
+export function projectGroupMembers(cwd: string, matches: (groupId: string) => boolean): GroupMember[] {
+  const members: GroupMember[] = [];
+  for (const ref of listTaskRefs(cwd)) {
+    const member = memberOf(ref, undefined);
     if (member?.group && matches(member.group.id)) members.push(member);
   }
   return members.sort((a, b) => a.createdAt.localeCompare(b.createdAt));

@@ -263,6 +263,19 @@ describe('a group\'s members (docs/cli.md, "list" and "show")', () => {
       new RegExp(`^workflow:.*\\ngroup:\\s+auth-audit \\(${runGroup.id}\\)$`, "m"),
     );
     expect(JSON.parse((await cli(cwd, ["show", run.runId, "--json"])).stdout).group).toEqual(runGroup);
+
+    // A group's id names its members: the command line reads one task at a time.
+    const asked = await cli(cwd, ["result", group.id.slice(0, 12)]);
+    expect(asked.code).not.toBe(0);
+    expect(asked.stderr).toMatch(/^\[task_unknown\] /);
+    expect(asked.stderr).toContain(
+      `is group "認証監査🔐チーム" (${group.id}), not a task: give one member's id — ${task.manifest.task_id} (token path, completed)`,
+    );
+    expect(asked.stderr).not.toContain(alone.manifest.task_id);
+    // An id that is no group stays the plain unknown id.
+    expect((await cli(cwd, ["result", "g0000000000"])).stderr).toMatch(
+      /^\[task_unknown\] no delegate task or Fusion run matches/,
+    );
   });
 });
 
