@@ -5,21 +5,22 @@
  */
 import { displayWidth } from "../core/display-width.ts";
 import { visible } from "../core/terminal-text.ts";
+import { TABLE_GAP, type TableText, tableCells, tableWidths } from "../views/table.ts";
+
+/** The command line's terminal: columns measured as /delegates measures them; nothing is cut. */
+const CLI_TEXT: TableText = { width: displayWidth, cut: (text) => text };
 
 /**
- * Columns padded to their widest cell, two spaces apart; the last column is not padded. Widths are
- * terminal columns as /delegates measures them (src/core/display-width.ts): a wide character takes two.
+ * Columns padded to their widest cell, two spaces apart (the one layout, src/views/table.ts); the
+ * last column is not padded. Widths are terminal columns: a wide character takes two.
  */
 export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
-  const all = [header, ...rows].map((row) => row.map(visible));
-  const widths = header.map((_, col) => Math.max(...all.map((row) => displayWidth(row[col] ?? ""))));
-  return all
-    .map((row) =>
-      row
-        .map((cell, col) => (col === row.length - 1 ? cell : cell + " ".repeat(widths[col]! - displayWidth(cell))))
-        .join("  ")
-        .trimEnd(),
-    )
+  const columns = header.map((title) => ({ title: visible(title) }));
+  const cells = rows.map((row) => header.map((_, col) => visible(row[col] ?? "")));
+  const widths = tableWidths(columns, cells, CLI_TEXT);
+  const titles = columns.map((c) => c.title);
+  return [titles, ...cells]
+    .map((row) => tableCells(columns, row, widths, CLI_TEXT, false).join(TABLE_GAP).trimEnd())
     .join("\n");
 }
 

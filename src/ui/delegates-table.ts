@@ -5,6 +5,7 @@ import { formatBytes, formatDuration } from "../core/units.ts";
 import { type TaskRow, threadedName } from "../tasks/row.ts";
 import { spendCells } from "../views/spend-figure.ts";
 import { spendTotalText } from "../views/spend-total.ts";
+import { TABLE_GAP, type TableColumn, type TableText, tableCells, tableWidths } from "../views/table.ts";
 
 /** The short id shown to a person: `d` and 8 hex digits, a prefix every id lookup accepts. */
 export function shortId(id: string): string {
@@ -17,13 +18,9 @@ export function rowName(row: TaskRow): string {
   return row.detail === null ? name : `${name} (${visible(row.detail)})`;
 }
 
-interface Column {
-  title: string;
+/** A column of the one table layout (src/views/table.ts) with its cell; the name column, last, takes what is left. */
+interface Column extends TableColumn {
   cell(row: TaskRow): string;
-  /** Right-aligned (numbers). */
-  right?: boolean;
-  /** The widest this column may get; the name column takes what is left. */
-  max?: number;
 }
 
 const COLUMNS: readonly Column[] = [
@@ -64,7 +61,6 @@ function columnsOf(rows: readonly TaskRow[]): readonly Column[] {
   return [...COLUMNS.slice(0, -1), GROUP, ...COLUMNS.slice(-1)];
 }
 
-const GAP = "  ";
 const NAME_MIN = 16;
 /** The fewest columns a name ever gets (cut with an ellipsis). */
 const NAME_FLOOR = 8;
@@ -105,38 +101,15 @@ export function pageText(first: number, shown: number, total: number): string {
     : `${span}, the oldest · /delegates shows the newest`;
 }
 
-/** One cell, escaped (what a tree says is never drawn raw), cut to `width` and padded. */
-function padCell(text: string, width: number, right = false): string {
-  const cut = truncateToWidth(visible(text), width, "…");
-  const pad = " ".repeat(Math.max(0, width - visibleWidth(cut)));
-  return right ? pad + cut : cut + pad;
-}
+/** Pi's terminal: its own measure and cut (a cut cell ends with an ellipsis). */
+const TUI_TEXT: TableText = { width: visibleWidth, cut: (text, columns) => truncateToWidth(text, columns, "…") };
 
 /**
  * Column widths for a terminal width: the name column takes the rest; when the rest is too narrow,
  * the route gives way first, then the group's name, then the state's failure code (cut with an ellipsis).
  */
-function widths(columns: readonly Column[], rows: readonly TaskRow[], total: number): number[] {
-  const natural = columns.map((c) =>
-    Math.min(
-      c.max ?? Number.MAX_SAFE_INTEGER,
-      Math.max(visibleWidth(c.title), ...rows.map((r) => visibleWidth(visible(c.cell(r))))),
-    ),
-  );
-  const nameIndex = columns.length - 1;
-  // The name keeps NAME_MIN columns (fewer when every name is shorter) before anything else gives way.
-  const nameMin = Math.min(NAME_MIN, natural[nameIndex]!);
-  const fixed = () => natural.slice(0, nameIndex).reduce((a, b) => a + b, 0) + GAP.length * nameIndex;
-  for (const [title, min, name] of SHRINK) {
-    const spare = total - fixed() - Math.min(name, nameMin);
-    if (spare >= 0) continue;
-    const index = columns.findIndex((c) => c.title === title);
-    // Never wider than it is: a column already narrower than `min` stays as it is.
-    if (index !== -1) natural[index] = Math.min(natural[index]!, Math.max(min, natural[index]! + spare));
-  }
-  // When nothing else can give way, the name takes what is left, down to NAME_FLOOR columns.
-  natural[nameIndex] = Math.max(Math.min(NAME_FLOOR, nameMin), total - fixed());
-  return natural;
+function widths(columns: readonly Column[], cells: readonly (readonly string[])[], total: number): number[] {
+  return tableWidths(columns, cells, TUI_TEXT, { total, shrink: SHRINK, room: NAME_MIN, floor: NAME_FLOOR });
 }
 
 const STATE_COLOR = {
@@ -182,14 +155,16 @@ export class DelegatesTable implements Component {
     const first = limit === undefined ? 0 : (this.page % pages) * limit;
     const rows = limit === undefined ? all : all.slice(first, first + limit);
     const columns = columnsOf(rows);
-    const w = widths(columns, rows, width);
-    const line = (cells: string[]) => cells.join(GAP);
-    const out = [t.fg("muted", t.bold(line(columns.map((c, i) => padCell(c.title, w[i]!, c.right)))))];
-    for (const row of rows) {
-      const cells = columns.map((c, i) => padCell(c.cell(row), w[i]!, c.right));
-      cells[1] = t.fg(STATE_COLOR[row.state], cells[1]!);
-      out.push(line(cells));
-    }
+    // Every cell escaped: what a tree says is never drawn raw.
+    const cells = rows.map((row) => columns.map((c) => visible(c.cell(row))));
+    const w = widths(columns, cells, width);
+    const line = (row: readonly string[]) => tableCells(columns, row, w, TUI_TEXT, true);
+    const out = [t.fg("muted", t.bold(line(columns.map((c) => c.title)).join(TABLE_GAP)))];
+    rows.forEach((row, r) => {
+      const drawn = line(cells[r]!);
+      drawn[1] = t.fg(STATE_COLOR[row.state], drawn[1]!);
+      out.push(drawn.join(TABLE_GAP));
+    });
     if (rows.length < all.length)
       out.push(t.fg("muted", truncateToWidth(pageText(first, rows.length, all.length), width, "…")));
     out.push(t.fg("muted", truncateToWidth(spendTotalText(all, "in this project"), width, "…")));
