@@ -52,7 +52,7 @@ describe("the one table layout", () => {
   });
 
   it("fitted to a width, the columns give way in order, then the last column down to its floor", () => {
-    const fit = (total: number) =>
+    const fitted = (total: number) =>
       tableWidths(COLUMNS, ROWS, TEXT, {
         total,
         shrink: [
@@ -63,10 +63,10 @@ describe("the one table layout", () => {
         floor: 8,
       });
     // Room for all: the last column takes what is left.
-    expect(fit(60)).toEqual([3, 10, 7, 34]);
+    expect(fitted(60)).toEqual([3, 10, 7, 34]);
     // The route gives way first (to 6), keeping the name 16 columns.
-    expect(fit(36)).toEqual([3, 6, 7, 14]);
+    expect(fitted(36)).toEqual([3, 6, 7, 14]);
     // Then the cost, for a name of 8; then the name is cut to its floor.
-    expect(fit(26)).toEqual([3, 6, 5, 8]);
+    expect(fitted(26)).toEqual([3, 6, 5, 8]);
   });
 });
