@@ -1,5 +1,5 @@
 /** Where things are, for the drivers: this repository (the package pi loads) and the host pi under test. */
-import { hosts, resolveHost } from "../../scripts/hosts.mjs";
+import { hosts, REPO_ROOT as REPO_ROOT_PATH, resolveHost } from "../../scripts/hosts.mjs";
 
 export { REPO_ROOT } from "../../scripts/hosts.mjs";
 
@@ -37,4 +37,28 @@ export function forHost<T>(table: Record<string, T>): T {
   const newest = sameFamily.at(-1);
   if (newest === undefined) throw new Error(`no measured behaviour for pi ${HOST.version}`);
   return table[newest.name] as T;
+}
+
+/**
+ * The argv and options of a `pi` run of this package as a script runs it (`-p`, `--mode json`):
+ * no session, the fake route, the agent dir given, no stdin (print mode reads piped stdin to its
+ * end), not rejected on a non-zero exit; `args` follow the route (a mode and the prompt).
+ */
+export function printRun(
+  agentDir: string,
+  cwd: string,
+  args: readonly string[],
+  options: { env?: Record<string, string>; timeout?: number } = {},
+) {
+  return {
+    file: process.execPath,
+    args: [PI_CLI_PATH, "-e", REPO_ROOT_PATH, "--no-session", "--provider", "fake", "--model", "fake-model", ...args],
+    options: {
+      cwd,
+      env: { PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1", PI_TELEMETRY: "0", PATH: HOST.pathEnv(), ...options.env },
+      stdin: "ignore" as const,
+      reject: false as const,
+      timeout: options.timeout ?? 90_000,
+    },
+  };
 }

@@ -25,10 +25,8 @@ import {
 import { fusionVia, HELD_RUN_ARGS, heldRun, MERGED_TEXT } from "../helpers/fusion-run-driver.ts";
 import {
   createAgentDir,
-  HOST,
   makeTempDir,
-  PI_CLI_PATH,
-  REPO_ROOT,
+  printRun,
   startRpcParent,
   startSdkParent,
   useModelServer,
@@ -311,17 +309,8 @@ describe("groups", () => {
       }
       return { text: "noted" };
     });
-    const run = await execa(
-      process.execPath,
-      [PI_CLI_PATH, "-e", REPO_ROOT, "--no-session", "--provider", "fake", "--model", "fake-model", "-p", "go"],
-      {
-        cwd,
-        env: { PI_CODING_AGENT_DIR: agentDir.dir, PI_OFFLINE: "1", PI_TELEMETRY: "0", PATH: HOST.pathEnv() },
-        stdin: "ignore",
-        reject: false,
-        timeout: 90_000,
-      },
-    );
+    const print = printRun(agentDir.dir, cwd, ["-p", "go"]);
+    const run = await execa(print.file, print.args, print.options);
     expect(run.exitCode, run.stderr).toBe(0);
     expect(run.stdout.trim().split("\n").at(-1)).toBe("FINAL: true");
     expect(wakes).toBe(1);

@@ -15,8 +15,7 @@ import {
   createAgentDir,
   HOST,
   makeTempDir,
-  PI_CLI_PATH,
-  REPO_ROOT,
+  printRun,
   script,
   useModelServer,
   waitForNoProcesses,
@@ -56,17 +55,8 @@ async function signalled(signal: "SIGTERM" | "SIGINT", phase: Phase, mode: strin
   const cwd = await makeTempDir(`signal-${signal}`);
   const launchTurn = gate();
   driveParent(phase, launchTurn);
-  const pi = execa(
-    process.execPath,
-    [PI_CLI_PATH, "-e", REPO_ROOT, "--no-session", "--provider", "fake", "--model", "fake-model", ...mode, "go"],
-    {
-      cwd,
-      env: { PI_CODING_AGENT_DIR: agent.dir, PI_OFFLINE: "1", PI_TELEMETRY: "0", PATH: HOST.pathEnv() },
-      stdin: "ignore",
-      reject: false,
-      timeout: 120_000,
-    },
-  );
+  const print = printRun(agent.dir, cwd, [...mode, "go"], { timeout: 120_000 });
+  const pi = execa(print.file, print.args, print.options);
   let stdout = "";
   pi.stdout?.on("data", (chunk: Buffer) => {
     stdout += chunk.toString("utf8");

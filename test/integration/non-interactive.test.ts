@@ -15,8 +15,7 @@ import {
   createAgentDir,
   HOST,
   makeTempDir,
-  PI_CLI_PATH,
-  REPO_ROOT,
+  printRun,
   script,
   useModelServer,
   waitForNoProcesses,
@@ -57,18 +56,8 @@ function driveParent(childDelayMs: number): void {
 }
 
 async function runPi(agent: AgentDir, cwd: string, mode: string[], env: Record<string, string> = {}) {
-  return execa(
-    process.execPath,
-    [PI_CLI_PATH, "-e", REPO_ROOT, "--no-session", "--provider", "fake", "--model", "fake-model", ...mode, "go"],
-    {
-      cwd,
-      env: { PI_CODING_AGENT_DIR: agent.dir, PI_OFFLINE: "1", PI_TELEMETRY: "0", PATH: HOST.pathEnv(), ...env },
-      // Print mode reads piped stdin to its end: give it none.
-      stdin: "ignore",
-      reject: false,
-      timeout: 90_000,
-    },
-  );
+  const print = printRun(agent.dir, cwd, [...mode, "go"], { env });
+  return execa(print.file, print.args, print.options);
 }
 
 function manifestOf(cwd: string): { state: string; terminal: { code?: string } | null } {
