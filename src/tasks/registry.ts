@@ -10,6 +10,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { FUSION_FILES, TASK_FILES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
+import type { TaskGroup } from "../core/group.ts";
 import type { DelegateManifest } from "../core/types.ts";
 import { writeFailure } from "../core/write-failure.ts";
 import { killGroup, type SpawnedChild } from "../process/spawn.ts";
@@ -42,6 +43,11 @@ export class TaskRegistry {
   readonly notified = new Set<string>();
   /** Ids the person cancelled: their notice is recorded without starting a model turn. */
   readonly quiet = new Set<string>();
+  /**
+   * Grouped Fusion runs this host ran that ended, by run id (the footer still counts them in their
+   * group's total; a run is otherwise forgotten once it committed).
+   */
+  readonly endedGroupedRuns = new Map<string, { runDir: string; group: TaskGroup }>();
   private readonly listeners = new Set<TaskListener>();
   private exitHookInstalled = false;
 
@@ -103,6 +109,7 @@ export class TaskRegistry {
 
   /** A run's pipeline committed: forget the run and tell every subscriber. */
   recordRunEnd(end: RunEnd): void {
+    if (end.record.group) this.endedGroupedRuns.set(end.runId, { runDir: end.runDir, group: end.record.group });
     this.forgetRun(end.runId);
     this.tell({ kind: "fusion", end });
   }

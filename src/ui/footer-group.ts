@@ -16,18 +16,15 @@ export interface GroupMember {
 }
 
 /**
- * Fusion runs of a group this process ran, by run id, with their directories: the registry forgets a
- * run once it committed, and the group's total still counts it (its run directory says which project).
+ * The ended grouped Fusion runs the registry kept (src/tasks/registry.ts `endedGroupedRuns`: it
+ * forgets a run once it committed, and the group's total still counts it) under `fusionRoot`, a
+ * project's: ended members.
  */
-const groupedRuns = new Map<string, { runDir: string; group: TaskGroup }>();
-
-/** Remember a grouped run (seen live, or told ended by the registry); nothing for a run of its own. */
-export function rememberGroupedRun(runId: string, runDir: string, group: TaskGroup | undefined): void {
-  if (group !== undefined) groupedRuns.set(runId, { runDir, group });
-}
-
-/** The grouped runs remembered under `fusionRoot` (a project's) that no longer run: ended members. */
-export function endedGroupedRuns(fusionRoot: string, live: ReadonlySet<string>): GroupMember[] {
+export function endedGroupedRuns(
+  groupedRuns: ReadonlyMap<string, { runDir: string; group: TaskGroup }>,
+  fusionRoot: string,
+  live: ReadonlySet<string>,
+): GroupMember[] {
   return [...groupedRuns]
     .filter(([runId, run]) => !live.has(runId) && run.runDir.startsWith(fusionRoot))
     .map(([, run]) => ({ group: run.group, runningSince: null }));

@@ -16,7 +16,7 @@ import type { TaskRow } from "../tasks/row.ts";
 import { listRows } from "../tasks/seam.ts";
 import { addSpend, type SpendFigure, spendCells } from "../views/spend-figure.ts";
 import { cutName, type FooterEntry, type FooterTheme, PLAIN_THEME } from "./footer-entry.ts";
-import { endedGroupedRuns, type GroupMember, groupEntries, rememberGroupedRun } from "./footer-group.ts";
+import { endedGroupedRuns, type GroupMember, groupEntries } from "./footer-group.ts";
 
 export { type FooterEntry, type FooterTheme, PLAIN_THEME } from "./footer-entry.ts";
 
@@ -150,10 +150,11 @@ export function footerText(
   const members: GroupMember[] = ended.flatMap((task) =>
     task.group ? [{ group: task.group, runningSince: null }] : [],
   );
-  members.push(...endedGroupedRuns(join(cwd, FUSION_ROOT, ""), new Set(registry.runs.keys())));
+  members.push(
+    ...endedGroupedRuns(registry.endedGroupedRuns, join(cwd, FUSION_ROOT, ""), new Set(registry.runs.keys())),
+  );
   const entries: FooterEntry[] = [];
   for (const run of runs) {
-    rememberGroupedRun(run.runId, run.runDir, run.record.group);
     if (run.record.group) members.push({ group: run.record.group, runningSince: run.createdAt });
     else entries.push(runEntry(run, now, theme));
   }
@@ -283,12 +284,8 @@ export function startFooter(getCtx: () => ExtensionContext | undefined): () => v
   };
   const timer = setInterval(tick, REFRESH_MS);
   timer.unref();
-  // A task's end shows at once (its spend moves from running to ended), not at the next tick; a
-  // grouped run that ended is remembered, its group's total still counts it.
-  const unsubscribe = getRegistry().subscribe((event) => {
-    if (event.kind === "fusion") rememberGroupedRun(event.end.runId, event.end.runDir, event.end.record.group);
-    tick();
-  });
+  // A task's end shows at once (its spend moves from running to ended), not at the next tick.
+  const unsubscribe = getRegistry().subscribe(() => tick());
   return () => {
     clearInterval(timer);
     unsubscribe();

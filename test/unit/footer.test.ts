@@ -172,6 +172,7 @@ describe('the footer\'s groups (docs/subsystems/retrieval.md, "`/delegates` and 
       getRegistry().delegates.delete(id);
       getRegistry().runs.delete(id);
       getRegistry().known.delete(id);
+      getRegistry().endedGroupedRuns.delete(id);
     }
   });
 
@@ -224,7 +225,10 @@ describe('the footer\'s groups (docs/subsystems/retrieval.md, "`/delegates` and 
     held.push(runId);
     await running(cwd, 5, "token refresh path", audit, now - 10_000);
     expect(footerText(cwd, now)).toMatch(/^⧗ group auth-audit: 2\/2 running 40s │ delegate spend: /);
-    getRegistry().runs.delete(runId); // committed: the registry forgets it, the footer still counts it
+    // Committed: the registry forgets it but keeps it among the ended grouped runs (as recordRunEnd
+    // does), which outlive a /reload of the extension; the footer still counts it.
+    getRegistry().endedGroupedRuns.set(runId, { runDir: run.runDir, group: audit });
+    getRegistry().runs.delete(runId);
     expect(footerText(cwd, now)).toMatch(/^⧗ group auth-audit: 1\/2 running 10s │ delegate spend: /);
   });
 
