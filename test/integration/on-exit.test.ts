@@ -120,7 +120,11 @@ describe("quitting Pi", () => {
     const first = await startRpcParent({ agentDir, cwd, session: { dir: sessions } });
     let taskId = "";
     try {
-      await first.promptAndWait(call("bg_delegate", { name: "bounded", prompt: "Take your time.", timeoutSeconds: 8 }));
+      // 20 s: the parent's own timer must not end the child before its first request, even when a
+      // loaded machine takes seconds to start a Pi child.
+      await first.promptAndWait(
+        call("bg_delegate", { name: "bounded", prompt: "Take your time.", timeoutSeconds: 20 }),
+      );
       taskId = /d[0-9a-f]{32}/.exec(lastToolResult(await first.messages(), "bg_delegate").text)?.[0] ?? "";
       await until(() => server.requests.some(isChildRequest), "the child's first request");
     } finally {
@@ -128,7 +132,7 @@ describe("quitting Pi", () => {
     }
     const [dir] = taskDirs(cwd);
     const { child } = JSON.parse(readFileSync(join(dir as string, TASK_FILES.manifest), "utf8"));
-    await until(() => !alive(child.pid), "the child's own deadline", 30_000);
+    await until(() => !alive(child.pid), "the child's own deadline", 45_000);
     held.release();
     const [file] = readdirSync(sessions).filter((name) => name.endsWith(".jsonl"));
     const again = await startRpcParent({ agentDir, cwd, session: { file: join(sessions, file as string) } });
@@ -145,7 +149,7 @@ describe("quitting Pi", () => {
       await again.stop();
     }
     expect(await waitForNoProcesses(agentDir.dir, { includeEnv: true })).toEqual([]);
-  }, 120_000); // the child's own 8 s deadline between two Pi starts
+  }, 150_000); // the child's own 20 s deadline between two Pi starts
 
   it("by default: quitting cancels the delegate and says so with what it spent", async () => {
     const agentDir = await createAgentDir({ serverUrl: server.url });
