@@ -2,55 +2,19 @@
  * Steering a running delegate (docs/tools/bg_steer.md): the parent's hash-chained steering record
  * (steering.json), the head the signed manifest vouches for, what the guard delivered (steering-seen.json
  * as it runs, result.json's `steering` when it commits), and the one check that ties them together.
- * Pure: hashes and shapes only; reading and writing the files is the callers' (src/tasks/steer.ts,
- * src/child/steering.ts, src/verify/result-file.ts).
+ * Pure: hashes only — the documents' shapes are declared once in ./schema/steering.ts; reading and
+ * writing the files is the callers' (src/tasks/steer.ts, src/child/steering.ts, src/verify/result-file.ts).
  */
 import { canonicalJson } from "./canonical.ts";
-import { SCHEMA, STEER_MAX_PER_TASK, STEER_MESSAGE_MAX_BYTES } from "./constants.ts";
+import { SCHEMA } from "./constants.ts";
 import { sha256Hex } from "./hash.ts";
-import { anyString, closedObject, count, keyPath, list, literal, sha256, str, timestamp } from "./validate.ts";
-
-/** One steering message as the parent recorded it; `sha256` chains it to the one before. */
-export interface SteeringEntry {
-  /** 1, 2, … in the order written. */
-  n: number;
-  at: string;
-  message: string;
-  prev_sha256: string;
-  sha256: string;
-}
-
-/** steering.json: written by the parent, whole, on every bg_steer. */
-export interface SteeringRecord {
-  schema_version: string;
-  task_id: string;
-  launch_nonce: string;
-  entries: SteeringEntry[];
-}
-
-/** What the signed manifest vouches for: how many entries the parent wrote and the last one's hash. */
-export interface ManifestSteering {
-  count: number;
-  head_sha256: string;
-}
-
-/** One delivered entry: before which model request of the child, and when. */
-export interface SteeringDelivery {
-  n: number;
-  sha256: string;
-  request: number;
-  at: string;
-}
-
-/**
- * result.json's `steering` (and steering-seen.json's body): the entries the guard last saw vouched
- * for (`entries`, the last one's hash `head_sha256`) and those it delivered, in order.
- */
-export interface ResultSteering {
-  entries: number;
-  head_sha256: string;
-  delivered: SteeringDelivery[];
-}
+import type {
+  ManifestSteering,
+  ResultSteering,
+  SteeringDelivery,
+  SteeringEntry,
+  SteeringRecord,
+} from "./schema/steering.ts";
 
 /** The hash an entry's chain starts from: the task's identity, so no entry passes for another task's. */
 export function steeringGenesis(taskId: string, launchNonce: string): string {
@@ -72,62 +36,6 @@ export function appendSteering(record: SteeringRecord, message: string, at: stri
 
 export function emptySteering(taskId: string, launchNonce: string): SteeringRecord {
   return { schema_version: SCHEMA.steering, task_id: taskId, launch_nonce: launchNonce, entries: [] };
-}
-
-/** A steering message as an argument or a recorded entry: non-blank text within its byte bound. */
-export function steeringMessage(value: unknown, at: string): string {
-  return str(value, at, { maxBytes: STEER_MESSAGE_MAX_BYTES, allowControl: true });
-}
-
-function entry(value: unknown, at: string): SteeringEntry {
-  const o = closedObject(value, at, ["n", "at", "message", "prev_sha256", "sha256"]);
-  return {
-    n: count(o.n, keyPath(at, "n"), 1, STEER_MAX_PER_TASK),
-    at: timestamp(o.at, keyPath(at, "at")),
-    message: steeringMessage(o.message, keyPath(at, "message")),
-    prev_sha256: sha256(o.prev_sha256, keyPath(at, "prev_sha256")),
-    sha256: sha256(o.sha256, keyPath(at, "sha256")),
-  };
-}
-
-/** steering.json's parsed JSON, shape only (its chain is {@link chainProblem}'s); throws SchemaViolation. */
-export function parseSteeringRecord(value: unknown): SteeringRecord {
-  const o = closedObject(value, "", ["schema_version", "task_id", "launch_nonce", "entries"]);
-  return {
-    schema_version: literal(o.schema_version, "schema_version", SCHEMA.steering),
-    task_id: anyString(o.task_id, "task_id"),
-    launch_nonce: anyString(o.launch_nonce, "launch_nonce"),
-    entries: list(o.entries, "entries", STEER_MAX_PER_TASK, entry),
-  };
-}
-
-function delivery(value: unknown, at: string): SteeringDelivery {
-  const o = closedObject(value, at, ["n", "sha256", "request", "at"]);
-  return {
-    n: count(o.n, keyPath(at, "n"), 1, STEER_MAX_PER_TASK),
-    sha256: sha256(o.sha256, keyPath(at, "sha256")),
-    request: count(o.request, keyPath(at, "request"), 1),
-    at: timestamp(o.at, keyPath(at, "at")),
-  };
-}
-
-/** result.json's `steering` (shape only; {@link checkSteering} compares it with the record). */
-export function parseResultSteering(value: unknown, at: string): ResultSteering {
-  const o = closedObject(value, at, ["entries", "head_sha256", "delivered"]);
-  return {
-    entries: count(o.entries, keyPath(at, "entries"), 1, STEER_MAX_PER_TASK),
-    head_sha256: sha256(o.head_sha256, keyPath(at, "head_sha256")),
-    delivered: list(o.delivered, keyPath(at, "delivered"), STEER_MAX_PER_TASK, delivery),
-  };
-}
-
-/** The manifest's `steering` (shape only). */
-export function parseManifestSteering(value: unknown, at: string): ManifestSteering {
-  const o = closedObject(value, at, ["count", "head_sha256"]);
-  return {
-    count: count(o.count, keyPath(at, "count"), 1, STEER_MAX_PER_TASK),
-    head_sha256: sha256(o.head_sha256, keyPath(at, "head_sha256")),
-  };
 }
 
 /**

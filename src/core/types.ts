@@ -22,9 +22,9 @@ export type {
 import type { TaskGroup } from "./group.ts";
 import type { OutputSchema } from "./output-schema.ts";
 import type { SpendOverbilled } from "./overbilling.ts";
+import type { ManifestSteering, ResultSteering } from "./schema/steering.ts";
 import type { SearchTools } from "./search-tools.ts";
 import type { SeedSpend } from "./spend.ts";
-import type { ManifestSteering, ResultSteering } from "./steering.ts";
 
 /** The evidence shapes live in evidence-types.ts; importers of this file keep finding them here. */
 export type {

@@ -11,7 +11,8 @@ import { AUTO_DELIVER_MODES, CAPABILITIES, EXTENSION_MODES, FINALIZED_BY, SCHEMA
 import { FAILURE_CODES } from "../core/errors.ts";
 import { parseTaskGroup } from "../core/group.ts";
 import { checkOutputSchema } from "../core/output-schema.ts";
-import { parseManifestSteering } from "../core/steering.ts";
+import { checkDocument } from "../core/schema/check.ts";
+import { ManifestSteeringSchema } from "../core/schema/steering.ts";
 import type {
   BoundArtifact,
   DelegateManifest,
@@ -225,7 +226,7 @@ export function parseDelegateManifest(value: unknown): DelegateManifest {
   const ignored = optional(o, "", "settings_ignored", (v, at) => list(v, at, MAX_IGNORED_SETTINGS, anyString));
   const link = optional(o, "", "follow_up", followUp);
   const keySha256 = optional(o, "", "key_sha256", sha256);
-  const steering = optional(o, "", "steering", parseManifestSteering);
+  const steering = optional(o, "", "steering", (v, at) => checkDocument(ManifestSteeringSchema, v, at));
   const mac = optional(o, "", "mac", sha256);
   const parentSession = text("parent_session_id");
   const group = optional(o, "", "group", (v, at) => parseTaskGroup(v, at, parentSession));

@@ -8,7 +8,8 @@
 import { join } from "node:path";
 import { SCHEMA, TASK_FILES, TASK_RECORD_MAX_BYTES } from "../core/constants.ts";
 import { readRegularFile } from "../core/fs.ts";
-import { parseResultSteering, type SteeringDelivery } from "../core/steering.ts";
+import { checkDocument } from "../core/schema/check.ts";
+import { ResultSteeringSchema, type SteeringDelivery } from "../core/schema/steering.ts";
 import type { BudgetFigures, ChildProgress } from "../core/types.ts";
 import { amount, count, keyPath, plainObject, SchemaViolation } from "../core/validate.ts";
 
@@ -89,7 +90,7 @@ export function readSteeringSeen(taskDir: string, taskId: string, launchNonce: s
     (v) => {
       const { schema_version, task_id, launch_nonce, ...body } = plainObject(v, "");
       if (schema_version !== SCHEMA.steeringSeen || task_id !== taskId || launch_nonce !== launchNonce) return [];
-      return parseResultSteering(body, "").delivered;
+      return checkDocument(ResultSteeringSchema, body).delivered;
     },
     [],
   );

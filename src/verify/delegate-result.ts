@@ -7,7 +7,8 @@
 import { SCHEMA, TASK_FILES } from "../core/constants.ts";
 import { DelegateError, type FailureCode } from "../core/errors.ts";
 import { sha256Hex, sha256Stream } from "../core/hash.ts";
-import type { ManifestSteering, SteeringView } from "../core/steering.ts";
+import type { ManifestSteering } from "../core/schema/steering.ts";
+import type { SteeringView } from "../core/steering.ts";
 import type { AnswerBlock, DelegateResultFile, PinnedRoute } from "../core/types.ts";
 import { decodeUtf8Strict, isWellFormedUtf8 } from "../core/utf8.ts";
 import { type DecodedBlocks, layoutIsCanonical, parseCanonicalWithPlainBlocks } from "./result-layout.ts";

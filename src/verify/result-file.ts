@@ -16,16 +16,14 @@ import {
 import { DelegateError } from "../core/errors.ts";
 import { openRegularFile, readRegularFile, refusalText } from "../core/fs.ts";
 import { sha256Stream } from "../core/hash.ts";
+import { checkDocument } from "../core/schema/check.ts";
 import {
-  chainProblem,
-  checkSteering,
   type ManifestSteering,
-  parseSteeringRecord,
   type SteeringEntry,
   type SteeringRecord,
-  type SteeringView,
-  vouchedEntries,
-} from "../core/steering.ts";
+  SteeringRecordSchema,
+} from "../core/schema/steering.ts";
+import { chainProblem, checkSteering, type SteeringView, vouchedEntries } from "../core/steering.ts";
 import {
   type ExpectedResultIdentity,
   failResult,
@@ -149,7 +147,7 @@ export function readVouchedSteering(
   }
   let record: SteeringRecord;
   try {
-    record = parseSteeringRecord(JSON.parse(read.bytes.toString("utf8")));
+    record = checkDocument(SteeringRecordSchema, JSON.parse(read.bytes.toString("utf8")));
   } catch (error) {
     return invalid(`is not a steering record: ${error instanceof Error ? error.message : String(error)}`);
   }

@@ -14,7 +14,8 @@ import {
   TASK_FILES,
 } from "../core/constants.ts";
 import { DelegateError, isFailureCode } from "../core/errors.ts";
-import { parseResultSteering } from "../core/steering.ts";
+import { checkDocument } from "../core/schema/check.ts";
+import { ResultSteeringSchema } from "../core/schema/steering.ts";
 import { type ChildTerminalFile, type DelegateResultFile, MODEL_SOURCES } from "../core/types.ts";
 import {
   amount,
@@ -208,7 +209,7 @@ const resultFile = shape(
       previous_session_sha256: sha256,
     }),
     steering: (v, at) => {
-      parseResultSteering(v, at);
+      checkDocument(ResultSteeringSchema, v, at);
     },
   },
   ["overbilled", "session_sha256", "previous", "steering"],

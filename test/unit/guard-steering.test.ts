@@ -14,13 +14,8 @@ import { type GuardState, newState } from "../../src/child/state.ts";
 import { lastSteeringLook, lookAtSteering, resultSteering, steeredMessages } from "../../src/child/steering.ts";
 import { SCHEMA, TASK_FILES } from "../../src/core/constants.ts";
 import { writeJsonRecord } from "../../src/core/fs.ts";
-import {
-  appendSteering,
-  emptySteering,
-  type SteeringEntry,
-  type SteeringRecord,
-  steeringText,
-} from "../../src/core/steering.ts";
+import type { SteeringEntry, SteeringRecord } from "../../src/core/schema/steering.ts";
+import { appendSteering, emptySteering, steeringText } from "../../src/core/steering.ts";
 import type { DelegateManifest, SeedDocument } from "../../src/core/types.ts";
 import { newTaskIdentity } from "../../src/launch/task-documents.ts";
 import { writeManifest } from "../../src/store/lookup.ts";

@@ -1,25 +1,33 @@
 /**
  * The steering record's pure rules (src/core/steering.ts): the hash chain the parent writes, the
  * entries the signed manifest vouches for, the check that ties what the child committed to them,
- * and the closed shapes of steering.json, result.json's `steering` and the manifest's `steering`.
+ * and the closed shapes of steering.json, result.json's `steering` and the manifest's `steering`
+ * (declared once in src/core/schema/steering.ts, checked by src/core/schema/check.ts).
  */
 import { describe, expect, it } from "vitest";
 import { SCHEMA, STEER_MAX_PER_TASK, STEER_MESSAGE_MAX_BYTES } from "../../src/core/constants.ts";
+import { checkDocument } from "../../src/core/schema/check.ts";
+import {
+  ManifestSteeringSchema,
+  type ResultSteering,
+  ResultSteeringSchema,
+  type SteeringRecord,
+  SteeringRecordSchema,
+} from "../../src/core/schema/steering.ts";
 import {
   appendSteering,
   chainProblem,
   checkSteering,
   emptySteering,
-  parseManifestSteering,
-  parseResultSteering,
-  parseSteeringRecord,
-  type ResultSteering,
-  type SteeringRecord,
   steeringGenesis,
   steeringText,
   vouchedEntries,
 } from "../../src/core/steering.ts";
 import { SchemaViolation } from "../../src/core/validate.ts";
+
+const parseSteeringRecord = (value: unknown) => checkDocument(SteeringRecordSchema, value);
+const parseResultSteering = (value: unknown, at: string) => checkDocument(ResultSteeringSchema, value, at);
+const parseManifestSteering = (value: unknown, at: string) => checkDocument(ManifestSteeringSchema, value, at);
 
 const TASK = "delegate-0123456789abcdef0123456789abcdef";
 const NONCE = "9f86d081884c7d659a2feaa0c55ad015";

@@ -1,0 +1,160 @@
+/**
+ * The one checker of a declared document (docs/INDEX.md, "Where the code is"): it walks the JSON
+ * Schema keywords of a declaration from ./kinds.ts and checks a parsed JSON value with the one
+ * validator's primitives (../validate.ts), so every document keeps the same path-and-problem
+ * messages. Objects come back rebuilt from checked values only, in their declaration's key order;
+ * what a check finds is thrown as a SchemaViolation for each caller to turn into its own code.
+ * It reads keywords only — never TypeBox's runtime — so it runs the same under either TypeBox major.
+ */
+import type { Static, TSchema } from "@sinclair/typebox";
+import {
+  amount,
+  anyString,
+  bool,
+  closedObject,
+  count,
+  dollars,
+  keyPath,
+  list,
+  literal,
+  oneOf,
+  plainObject,
+  sha256,
+  str,
+  timestamp,
+  violation,
+} from "../validate.ts";
+
+/** The keywords the checker reads. */
+interface Node {
+  type?: string;
+  const?: unknown;
+  enum?: readonly string[];
+  anyOf?: readonly Node[];
+  properties?: Readonly<Record<string, Node>>;
+  required?: readonly string[];
+  additionalProperties?: boolean;
+  items?: Node;
+  minItems?: number;
+  maxItems?: number;
+  minimum?: number;
+  maximum?: number;
+  exclusiveMinimum?: number;
+  maxLength?: number;
+  pattern?: string;
+  "x-kind"?: "sha256" | "timestamp" | "amount";
+  "x-text"?: boolean;
+  "x-max-bytes"?: number;
+  "x-pattern-flags"?: string;
+  "x-control"?: boolean;
+  "x-noun"?: string;
+}
+
+const patterns = new WeakMap<Node, RegExp>();
+
+function patternOf(node: Node): RegExp | undefined {
+  if (node.pattern === undefined) return undefined;
+  let re = patterns.get(node);
+  if (re === undefined) {
+    re = new RegExp(node.pattern, node["x-pattern-flags"] ?? "u");
+    patterns.set(node, re);
+  }
+  return re;
+}
+
+function unsupported(node: Node): never {
+  throw new Error(`schema checker: unsupported declaration ${JSON.stringify(node)}`);
+}
+
+function checkString(node: Node, value: unknown, at: string): string {
+  if (node["x-kind"] === "sha256") return sha256(value, at);
+  if (node["x-kind"] === "timestamp") return timestamp(value, at);
+  if (node["x-text"] !== true) return anyString(value, at);
+  const pattern = patternOf(node);
+  return str(value, at, {
+    ...(node.maxLength === undefined ? {} : { maxChars: node.maxLength }),
+    ...(node["x-max-bytes"] === undefined ? {} : { maxBytes: node["x-max-bytes"] }),
+    ...(pattern === undefined ? {} : { pattern }),
+    allowControl: node["x-control"] === true,
+  });
+}
+
+function checkObject(node: Node, value: unknown, at: string): Record<string, unknown> {
+  const properties = node.properties ?? {};
+  const keys = Object.keys(properties);
+  const required = node.required ?? [];
+  let record: Record<string, unknown>;
+  if (node.additionalProperties === false) {
+    const optional = keys.filter((key) => !required.includes(key));
+    record = closedObject(value, at, keys, { optional, ...(node["x-noun"] ? { noun: node["x-noun"] } : {}) });
+  } else {
+    record = plainObject(value, at);
+    for (const key of required) if (!Object.hasOwn(record, key)) violation(keyPath(at, key), "is required");
+  }
+  // An open object keeps what it does not declare; a closed one has nothing else.
+  const out: Record<string, unknown> = node.additionalProperties === false ? {} : { ...record };
+  for (const key of keys) {
+    if (Object.hasOwn(record, key)) out[key] = checkNode(properties[key] as Node, record[key], keyPath(at, key));
+  }
+  return out;
+}
+
+function checkUnion(node: Node, options: readonly Node[], value: unknown, at: string): unknown {
+  const others = options.filter((option) => option.type !== "null");
+  if (others.length === 1 && others.length < options.length) {
+    return value === null ? null : checkNode(others[0] as Node, value, at);
+  }
+  if (options.every((option) => typeof option.const === "string")) {
+    return oneOf(
+      value,
+      at,
+      options.map((option) => option.const as string),
+    );
+  }
+  return unsupported(node);
+}
+
+function checkNode(node: Node, value: unknown, at: string): unknown {
+  if (node.anyOf !== undefined) return checkUnion(node, node.anyOf, value, at);
+  if (node.const !== undefined) {
+    if (typeof node.const !== "string" && typeof node.const !== "boolean") return unsupported(node);
+    return literal(value, at, node.const);
+  }
+  if (node.enum !== undefined) return oneOf(value, at, node.enum);
+  switch (node.type) {
+    case "string":
+      return checkString(node, value, at);
+    case "integer":
+      return count(value, at, node.minimum ?? 0, node.maximum);
+    case "number":
+      if (node["x-kind"] === "amount") return amount(value, at);
+      if (node.exclusiveMinimum === 0) return dollars(value, at, node.maximum ?? Number.MAX_VALUE);
+      return unsupported(node);
+    case "boolean":
+      return bool(value, at);
+    case "null":
+      if (value !== null) violation(at, "must be null");
+      return null;
+    case "array": {
+      const items = list(value, at, node.maxItems ?? Number.MAX_SAFE_INTEGER, (item, itemAt) =>
+        checkNode(node.items ?? unsupported(node), item, itemAt),
+      );
+      if (node.minItems !== undefined && items.length < node.minItems) {
+        violation(at, `must have at least ${node.minItems} entries`);
+      }
+      return items;
+    }
+    case "object":
+      return checkObject(node, value, at);
+    default:
+      return unsupported(node);
+  }
+}
+
+/**
+ * A parsed JSON value checked against its document's declaration; `at` is where it sits in a larger
+ * document ("" for a document of its own). Throws SchemaViolation naming the first path that fails.
+ */
+export function checkDocument<T extends TSchema>(schema: T, value: unknown, at = ""): Static<T> {
+  return checkNode(schema as unknown as Node, value, at) as Static<T>;
+}

@@ -1,0 +1,82 @@
+/**
+ * The building blocks every document's one declaration is made of (docs/INDEX.md, "Where the code
+ * is"): TypeBox types whose JSON Schema keywords, plus a few `x-` keywords of ours, say everything the
+ * checker (./check.ts) needs. Only `Type` constructors both TypeBox majors provide are used: the tests
+ * load TypeBox 0.34, Pi 1.x's loader maps the same import to its TypeBox 1.x, and both build the same
+ * keywords (test/unit/schema-kinds.test.ts runs under each).
+ */
+import { type TProperties, type TSchema, Type } from "@sinclair/typebox";
+
+export interface TextRule {
+  /** At most this many characters (code points): JSON Schema's maxLength. */
+  maxChars?: number;
+  /** At most this many bytes of UTF-8. */
+  maxBytes?: number;
+  pattern?: RegExp;
+  /** Allow control characters (a message, a prompt); labels and paths never do. */
+  control?: boolean;
+}
+
+/** Non-blank, well-formed text within its bounds (validate.ts `str`). */
+export function Text(rule: TextRule = {}) {
+  return Type.String({
+    "x-text": true,
+    ...(rule.maxChars === undefined ? {} : { maxLength: rule.maxChars }),
+    ...(rule.maxBytes === undefined ? {} : { "x-max-bytes": rule.maxBytes }),
+    ...(rule.pattern === undefined ? {} : { pattern: rule.pattern.source, "x-pattern-flags": rule.pattern.flags }),
+    ...(rule.control === true ? { "x-control": true } : {}),
+  });
+}
+
+/** Any string, typed only (an identifier compared elsewhere, free text a child wrote). */
+export function AnyString() {
+  return Type.String();
+}
+
+/** Lowercase hex SHA-256. */
+export function Sha256() {
+  return Type.String({ pattern: "^[0-9a-f]{64}$", "x-kind": "sha256" });
+}
+
+/** A timestamp exactly as Date.prototype.toISOString writes it. */
+export function Timestamp() {
+  return Type.String({ format: "date-time", "x-kind": "timestamp" });
+}
+
+/** A safe integer within min..max (min 0: a count). */
+export function Count(min = 0, max?: number) {
+  return Type.Integer({ minimum: min, ...(max === undefined ? {} : { maximum: max }) });
+}
+
+/** A finite, non-negative number (a cost, an amount of tokens). */
+export function Amount() {
+  return Type.Number({ minimum: 0, "x-kind": "amount" });
+}
+
+/** US dollars: a finite number above 0, at most `max` (a spend cap). */
+export function Dollars(max: number) {
+  return Type.Number({ exclusiveMinimum: 0, maximum: max });
+}
+
+/** One of these strings (a real JSON Schema enum, as pi-ai's StringEnum emits). */
+export function OneOf<const V extends readonly string[]>(values: V) {
+  return Type.Unsafe<V[number]>({ type: "string", enum: [...values] });
+}
+
+/** An object with exactly these keys (optional ones may be absent); `noun` names a key in messages. */
+export function Closed<P extends TProperties>(properties: P, noun?: string) {
+  return Type.Object(properties, { additionalProperties: false, ...(noun === undefined ? {} : { "x-noun": noun }) });
+}
+
+/** A list of at most `max` items (and at least `min`). */
+export function List<T extends TSchema>(item: T, max: number, min?: number) {
+  return Type.Array(item, { maxItems: max, ...(min === undefined ? {} : { minItems: min }) });
+}
+
+/** The value or null. */
+export function Nullable<T extends TSchema>(schema: T) {
+  return Type.Union([schema, Type.Null()]);
+}
+
+export type { Static, TSchema } from "@sinclair/typebox";
+export { Type };
