@@ -48,6 +48,9 @@ interface Node {
   "x-pattern-flags"?: string;
   "x-control"?: boolean;
   "x-noun"?: string;
+  patternProperties?: Readonly<Record<string, Node>>;
+  "x-refine"?: (value: unknown, at: string) => void;
+  "x-parse"?: (value: unknown, at: string) => unknown;
 }
 
 const patterns = new WeakMap<Node, RegExp>();
@@ -80,6 +83,14 @@ function checkString(node: Node, value: unknown, at: string): string {
 }
 
 function checkObject(node: Node, value: unknown, at: string): Record<string, unknown> {
+  if (node.patternProperties !== undefined) {
+    const [each] = Object.values(node.patternProperties);
+    if (each === undefined) return unsupported(node);
+    const record = plainObject(value, at);
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(record)) out[key] = checkNode(each, item, keyPath(at, key));
+    return out;
+  }
   const properties = node.properties ?? {};
   const keys = Object.keys(properties);
   const required = node.required ?? [];
@@ -115,6 +126,14 @@ function checkUnion(node: Node, options: readonly Node[], value: unknown, at: st
 }
 
 function checkNode(node: Node, value: unknown, at: string): unknown {
+  const parse = node["x-parse"];
+  if (parse !== undefined) return parse(value, at);
+  const checked = checkBase(node, value, at);
+  node["x-refine"]?.(checked, at);
+  return checked;
+}
+
+function checkBase(node: Node, value: unknown, at: string): unknown {
   if (node.anyOf !== undefined) return checkUnion(node, node.anyOf, value, at);
   if (node.const !== undefined) {
     if (typeof node.const !== "string" && typeof node.const !== "boolean") return unsupported(node);

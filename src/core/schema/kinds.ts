@@ -5,7 +5,7 @@
  * load TypeBox 0.34, Pi 1.x's loader maps the same import to its TypeBox 1.x, and both build the same
  * keywords (test/unit/schema-kinds.test.ts runs under each).
  */
-import { type TProperties, type TSchema, Type } from "@sinclair/typebox";
+import { type Static, type TProperties, type TSchema, Type } from "@sinclair/typebox";
 
 export interface TextRule {
   /** At most this many characters (code points): JSON Schema's maxLength. */
@@ -79,4 +79,25 @@ export function Nullable<T extends TSchema>(schema: T) {
 }
 
 export type { Static, TSchema } from "@sinclair/typebox";
+/** A map of names (keys any string) to values of one declaration. */
+export function Dict<T extends TSchema>(value: T) {
+  return Type.Record(Type.String(), value);
+}
+
+/**
+ * A declaration with a rule its keywords cannot say (an absolute path, a positive cap, an id bound to
+ * its session): `refine` runs on the checked value and throws through validate.ts `violation`.
+ */
+export function Refine<T extends TSchema>(schema: T, refine: (value: Static<T>, at: string) => void): T {
+  return { ...schema, "x-refine": refine };
+}
+
+/**
+ * A value checked by a parser of its own (a JSON Schema a caller gave, checked against its subset):
+ * `keywords` are what the declaration shows (an object, a string), `parse` is what the checker runs.
+ */
+export function Custom<T>(parse: (value: unknown, at: string) => T, keywords: Record<string, unknown> = {}) {
+  return Type.Unsafe<T>({ ...keywords, "x-parse": parse });
+}
+
 export { Type };
