@@ -14,6 +14,7 @@ import {
   closedObject,
   count,
   dollars,
+  fieldOf,
   keyPath,
   list,
   literal,
@@ -110,10 +111,29 @@ function checkObject(node: Node, value: unknown, at: string): Record<string, unk
   return out;
 }
 
+/** The key every option of a union of objects fixes to a constant of its own (e.g. `status`), if any. */
+function discriminator(options: readonly Node[]): string | undefined {
+  const [first] = options;
+  if (first?.type !== "object" || first.properties === undefined) return undefined;
+  return Object.keys(first.properties).find((key) => {
+    const consts = options.map((option) => option.properties?.[key]?.const);
+    return consts.every((c) => typeof c === "string") && new Set(consts).size === options.length;
+  });
+}
+
 function checkUnion(node: Node, options: readonly Node[], value: unknown, at: string): unknown {
   const others = options.filter((option) => option.type !== "null");
   if (others.length === 1 && others.length < options.length) {
     return value === null ? null : checkNode(others[0] as Node, value, at);
+  }
+  const tag = discriminator(options);
+  if (tag !== undefined) {
+    const seen = fieldOf(value, tag);
+    const chosen = options.find((option) => option.properties?.[tag]?.const === seen);
+    if (chosen !== undefined) return checkNode(chosen, value, at);
+    plainObject(value, at);
+    const consts = options.map((option) => JSON.stringify(option.properties?.[tag]?.const));
+    violation(keyPath(at, tag), `must be ${consts.join(" or ")}`);
   }
   if (options.every((option) => typeof option.const === "string")) {
     return oneOf(
