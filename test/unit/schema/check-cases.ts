@@ -114,9 +114,9 @@ export function schemaCheckCases(typebox: string): void {
       const Open = Type.Object({ a: Count() });
       expect(checkDocument(Open, { a: 1, b: "kept" })).toEqual({ a: 1, b: "kept" });
       expect(problem(() => checkDocument(Open, { b: 1 }))).toBe("a: is required");
-      const Map = Dict(Amount());
-      expect(checkDocument(Map, { x: 1, y: 2 })).toEqual({ x: 1, y: 2 });
-      expect(problem(() => checkDocument(Map, { x: -1 }, "m"))).toBe("m.x: must be a finite non-negative number");
+      const Costs = Dict(Amount());
+      expect(checkDocument(Costs, { x: 1, y: 2 })).toEqual({ x: 1, y: 2 });
+      expect(problem(() => checkDocument(Costs, { x: -1 }, "m"))).toBe("m.x: must be a finite non-negative number");
     });
 
     it("a union of objects is told apart by the key each fixes to a constant", () => {
