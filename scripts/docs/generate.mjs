@@ -9,7 +9,7 @@
  * Blocks: `tool-contract-<tool>` and `argument-checks-<tool>` in docs/tools/<tool>.md for every
  * tool the extension registers (read from pi's own loader, see load.mjs), and `failure-codes` in
  * docs/failure-codes.md (from src/core/errors.ts), `host-probe-checks` in docs/configuration.md (from
- * src/host/probe-checks.ts), `pi-versions` in docs/configuration.md (from
+ * src/core/host-probe-checks.ts), `pi-versions` in docs/configuration.md (from
  * src/host/proven.ts), and `setting-trust` in docs/configuration.md (from src/core/setting-trust.ts). Output is a pure function of the code: the same tree gives the same bytes.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";

@@ -181,11 +181,11 @@ export async function loadProvenPiVersions(root) {
 }
 
 /**
- * HOST_PROBE_CHECKS of src/host/probe-checks.ts: the host probe's checks, in order.
+ * HOST_PROBE_CHECKS of src/core/host-probe-checks.ts: the host probe's checks, in order.
  * @returns {Promise<Array<{id: string, means: string}>>}
  */
 export async function loadHostProbeChecks(root) {
-  const file = join(root, "src", "host", "probe-checks.ts");
+  const file = join(root, "src", "core", "host-probe-checks.ts");
   const { HOST_PROBE_CHECKS: checks } = await importTypeScript(file);
   if (typeof checks !== "object" || checks === null) throw new Error(`${file}: HOST_PROBE_CHECKS must be an object`);
   return Object.entries(checks).map(([id, means]) => ({ id, means: String(means) }));

@@ -279,7 +279,7 @@ export function renderHostProbeChecks(checks) {
     "| --- | --- |",
     ...checks.map((c) => `| \`${c.id}\` | ${c.means} |`),
     "",
-    "- Source: `HOST_PROBE_CHECKS` in `src/host/probe-checks.ts`; the host-proof suite runs the same probe on every proven version.",
+    "- Source: `HOST_PROBE_CHECKS` in `src/core/host-probe-checks.ts`; the host-proof suite runs the same probe on every proven version.",
   ].join("\n");
 }
 

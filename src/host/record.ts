@@ -14,36 +14,14 @@ import { canonicalJson } from "../core/canonical.ts";
 import { SCHEMA } from "../core/constants.ts";
 import { DIR_MODE, writeFileAtomic } from "../core/fs.ts";
 import { hmacSha256Hex } from "../core/hash.ts";
-import {
-  anyString,
-  bool,
-  closedObject,
-  count,
-  list,
-  literal,
-  oneOf,
-  sha256,
-  str,
-  timestamp,
-} from "../core/validate.ts";
-import { HOST_PROBE_CHECK_IDS, type HostProbeCheck } from "./probe-checks.ts";
+import { HOST_PROBE_CHECK_IDS } from "../core/host-probe-checks.ts";
+import { checkDocument } from "../core/schema/check.ts";
+import { type SelfProofRecord, SelfProofRecordSchema } from "../core/schema/self-proof.ts";
 import { piBuildSha256 } from "./record-fingerprint.ts";
 import { ownedByMe, readRecordKey, recordKey } from "./record-key.ts";
 
+export type { SelfProofRecord } from "../core/schema/self-proof.ts";
 export { piBuildSha256 } from "./record-fingerprint.ts";
-
-export interface SelfProofRecord {
-  schema_version: typeof SCHEMA.selfProof;
-  pi_version: string;
-  cli_path: string;
-  /** {@link piBuildSha256} of the Pi that passed. */
-  build_sha256: string;
-  proven_at: string;
-  duration_ms: number;
-  checks: HostProbeCheck[];
-  /** HMAC-SHA-256 of the record without this field (canonical JSON), under this user's key. */
-  mac: string;
-}
 
 type Unsigned = Omit<SelfProofRecord, "mac">;
 
@@ -61,38 +39,6 @@ export function selfProofPath(agentDir: string, version: string, buildSha256: st
   return join(selfProofDir(agentDir), `${safe}-${buildSha256.slice(0, 16)}.json`);
 }
 
-function parseRecord(value: unknown): SelfProofRecord {
-  const at = "";
-  const r = closedObject(value, at, [
-    "schema_version",
-    "pi_version",
-    "cli_path",
-    "build_sha256",
-    "proven_at",
-    "duration_ms",
-    "checks",
-    "mac",
-  ]);
-  const checks = list(r.checks, "checks", HOST_PROBE_CHECK_IDS.length, (item, itemAt) => {
-    const c = closedObject(item, itemAt, ["id", "ok", "seen"]);
-    return {
-      id: oneOf(c.id, `${itemAt}.id`, HOST_PROBE_CHECK_IDS),
-      ok: bool(c.ok, `${itemAt}.ok`),
-      seen: anyString(c.seen, `${itemAt}.seen`),
-    };
-  });
-  return {
-    schema_version: literal(r.schema_version, "schema_version", SCHEMA.selfProof),
-    pi_version: str(r.pi_version, "pi_version"),
-    cli_path: str(r.cli_path, "cli_path"),
-    build_sha256: sha256(r.build_sha256, "build_sha256"),
-    proven_at: timestamp(r.proven_at, "proven_at"),
-    duration_ms: count(r.duration_ms, "duration_ms"),
-    checks,
-    mac: sha256(r.mac, "mac"),
-  };
-}
-
 /**
  * The record that admits `version` run from `cliPath`, or undefined: none; not a regular file of
  * this user, or writable by group or others; unreadable, malformed, for another version or Pi build;
@@ -108,7 +54,7 @@ export function readSelfProof(agentDir: string, version: string, cliPath: string
   let record: SelfProofRecord;
   try {
     if (!ownedByMe(lstatSync(path))) return undefined;
-    record = parseRecord(JSON.parse(readFileSync(path, "utf8")));
+    record = checkDocument(SelfProofRecordSchema, JSON.parse(readFileSync(path, "utf8")));
   } catch {
     // none, unreadable, not JSON or not this schema: no record
     return undefined;
