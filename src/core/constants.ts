@@ -164,6 +164,7 @@ export const SCHEMA = {
   delegateUsageClaim: "pi-bg-delegate.delegate-usage-claim.v1",
   steering: "pi-bg-delegate.steering.v1",
   steeringSeen: "pi-bg-delegate.steering-seen.v1",
+  launchKey: "pi-bg-delegate.launch-key.v1",
   fusionRun: "pi-bg-delegate.fusion-run.v1",
   fusionChild: "pi-bg-delegate.fusion-child.v1",
   fusionEvaluation: "pi-bg-delegate.fusion-evaluation.v1",

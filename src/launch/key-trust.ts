@@ -25,6 +25,7 @@ import { canonicalJson } from "../core/canonical.ts";
 import { DELEGATE_ROOT, FUSION_FILES, FUSION_ROOT, TASK_FILES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import { hmacSha256Hex } from "../core/hash.ts";
+import type { SignedKeyFields } from "../core/schema/launch-key.ts";
 import { checkFusionManifest, fusionRunDir } from "../fusion/index.ts";
 import { RUN_RECORD_PATH, readRunRecord } from "../fusion/run-record.ts";
 import { readRecordKey, whyNotMine } from "../host/index.ts";
@@ -35,17 +36,7 @@ import { expectedIdentity } from "../tasks/adjudicate-task.ts";
 import { fusionLiveness, isTaskRunning } from "../tasks/running.ts";
 import { readVerifiedResult } from "../verify/result-file.ts";
 
-export type KeyedKind = "delegate" | "fusion";
-
-/** The fields of a key record its signature covers (with the project's path). */
-export interface SignedKeyFields {
-  key_sha256: string;
-  kind: KeyedKind;
-  id: string;
-  /** The task's or run's directory, relative to the project. */
-  dir: string;
-  created_at: string;
-}
+export type KeyedKind = SignedKeyFields["kind"];
 
 /** A key record that may not stand for a launch: why, in a few words. */
 export class KeyDistrust extends Error {}

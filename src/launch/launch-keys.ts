@@ -10,9 +10,13 @@
 import { lstatSync } from "node:fs";
 import { join, relative } from "node:path";
 import { getAgentDir } from "@mariozechner/pi-coding-agent";
+import { SCHEMA } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import { kindOf, readRegularFile, writeJsonRecord } from "../core/fs.ts";
 import { sha256Hex } from "../core/hash.ts";
+import { checkDocument } from "../core/schema/check.ts";
+import { type LaunchKeyRecord, LaunchKeyRecordSchema, type SignedKeyFields } from "../core/schema/launch-key.ts";
+import { SchemaViolation } from "../core/validate.ts";
 import { recordKey } from "../host/index.ts";
 import { delegateRoot } from "../store/task-paths.ts";
 import type { AlreadyStartedDetails } from "../views/already-started.ts";
@@ -23,24 +27,12 @@ import {
   keyedStanding,
   keyRecordMac,
   requireMine,
-  type SignedKeyFields,
 } from "./key-trust.ts";
 
 export type { KeyedKind } from "./key-trust.ts";
 
-export const LAUNCH_KEY_SCHEMA = "pi-bg-delegate.launch-key.v1";
 const KEY_RECORD_MAX_BYTES = 256 * 1024;
 const DAY_MS = 86_400_000;
-
-/**
- * What a key file holds. `mac` signs the other fields but `receipt` (src/launch/key-trust.ts);
- * `receipt` is the first launch's receipt details, once it returned.
- */
-export interface LaunchKeyRecord extends SignedKeyFields {
-  schema_version: typeof LAUNCH_KEY_SCHEMA;
-  mac: string;
-  receipt: unknown;
-}
 
 /** A launch that already happened with this key, and how it stands now. */
 export interface ExistingLaunch {
@@ -68,21 +60,18 @@ function readRecord(path: string): LaunchKeyRecord | undefined {
   if (!read.ok && read.reason === "missing") return undefined;
   requireMine(path, "the key record");
   if (!read.ok) throw new KeyDistrust(`the key record cannot be read (${read.reason})`);
-  let value: Partial<LaunchKeyRecord>;
+  let value: unknown;
   try {
-    value = JSON.parse(read.bytes.toString("utf8")) as Partial<LaunchKeyRecord>;
+    value = JSON.parse(read.bytes.toString("utf8"));
   } catch {
     throw new KeyDistrust("the key record is not JSON");
   }
-  const fieldsOk =
-    value.schema_version === LAUNCH_KEY_SCHEMA &&
-    (value.kind === "delegate" || value.kind === "fusion") &&
-    typeof value.id === "string" &&
-    typeof value.dir === "string" &&
-    typeof value.key_sha256 === "string" &&
-    typeof value.created_at === "string";
-  if (!fieldsOk) throw new KeyDistrust("the key record is not a launch-key record of this version");
-  return value as LaunchKeyRecord;
+  try {
+    return checkDocument(LaunchKeyRecordSchema, value);
+  } catch (error) {
+    if (!(error instanceof SchemaViolation)) throw error;
+    throw new KeyDistrust("the key record is not a launch-key record of this version");
+  }
 }
 
 function withinRetention(endedAt: string | undefined, retentionDays: number, now: number): boolean {
@@ -171,7 +160,7 @@ export function recordKeyedLaunch(
     created_at: new Date().toISOString(),
   };
   const record: LaunchKeyRecord = {
-    schema_version: LAUNCH_KEY_SCHEMA,
+    schema_version: SCHEMA.launchKey,
     ...fields,
     mac: signature(agentDir, cwd, fields),
     receipt: null,

@@ -12,9 +12,10 @@ import { describe, expect, it } from "vitest";
 import { canonicalJsonLine } from "../../src/core/canonical.ts";
 import { TASK_FILES } from "../../src/core/constants.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
+import type { LaunchKeyRecord } from "../../src/core/schema/launch-key.ts";
 import { recordKey } from "../../src/host/index.ts";
 import { keyRecordMac } from "../../src/launch/key-trust.ts";
-import { findKeyedLaunch, keyFile, type LaunchKeyRecord, recordKeyedLaunch } from "../../src/launch/launch-keys.ts";
+import { findKeyedLaunch, keyFile, recordKeyedLaunch } from "../../src/launch/launch-keys.ts";
 import { readManifest, writeManifest } from "../../src/store/lookup.ts";
 import { taskDirFor } from "../../src/store/task-paths.ts";
 import {
@@ -108,6 +109,20 @@ describe("a delegate's key record", () => {
     expect(ignoredWhy(cwd, agentDir)).toBe(
       `the record of key "${KEY}" was not trusted: it is not signed with your key for this project (written by hand, shipped or copied); launched anew`,
     );
+  });
+
+  it("a record not of the declared shape (another kind, a field of another type, none of a key) is not trusted", () => {
+    const { cwd, agentDir } = project("key-shape");
+    const task = keyedTask(cwd, agentDir);
+    const own = readRecord(cwd);
+    for (const bad of [{ ...own, kind: "workflow" }, { ...own, id: 7 }, { ...own, created_at: undefined }]) {
+      writeFileSync(keyFile(cwd, KEY), JSON.stringify(bad), { mode: 0o600 });
+      expect(ignoredWhy(cwd, agentDir)).toBe(
+        `the record of key "${KEY}" was not trusted: the key record is not a launch-key record of this version; launched anew`,
+      );
+    }
+    writeFileSync(keyFile(cwd, KEY), JSON.stringify(own), { mode: 0o600 });
+    expect(findKeyedLaunch(cwd, KEY, 0, agentDir)).toMatchObject({ existing: { dir: task.taskDir } });
   });
 
   it("a record signed under another user's key (another agent dir) is not trusted", () => {

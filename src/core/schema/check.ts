@@ -185,6 +185,10 @@ function checkBase(node: Node, value: unknown, at: string): unknown {
     }
     case "object":
       return checkObject(node, value, at);
+    case undefined:
+      // Type.Unknown(): a value kept as it is (a receipt carried along, never read for a rule).
+      if (Object.keys(node).every((key) => key === "description")) return value;
+      return unsupported(node);
     default:
       return unsupported(node);
   }
