@@ -153,7 +153,39 @@ function checkNode(node: Node, value: unknown, at: string): unknown {
   return checked;
 }
 
+/** The keywords a declaration may use: what the checker reads, and annotations. */
+const KNOWN = new Set([
+  "type",
+  "const",
+  "enum",
+  "anyOf",
+  "properties",
+  "required",
+  "additionalProperties",
+  "patternProperties",
+  "items",
+  "minItems",
+  "maxItems",
+  "minimum",
+  "maximum",
+  "exclusiveMinimum",
+  "maxLength",
+  "pattern",
+  "format",
+  "description",
+  "title",
+]);
+const vetted = new WeakSet<Node>();
+
+/** A declaration using a keyword the checker does not read (allOf, oneOf, …) is an error, never a pass. */
+function vet(node: Node): void {
+  if (vetted.has(node)) return;
+  if (Object.keys(node).some((key) => !KNOWN.has(key) && !key.startsWith("x-"))) unsupported(node);
+  vetted.add(node);
+}
+
 function checkBase(node: Node, value: unknown, at: string): unknown {
+  vet(node);
   if (node.anyOf !== undefined) return checkUnion(node, node.anyOf, value, at);
   if (node.const !== undefined) {
     if (typeof node.const !== "string" && typeof node.const !== "boolean") return unsupported(node);
@@ -187,8 +219,7 @@ function checkBase(node: Node, value: unknown, at: string): unknown {
       return checkObject(node, value, at);
     case undefined:
       // Type.Unknown(): a value kept as it is (a receipt carried along, never read for a rule).
-      if (Object.keys(node).every((key) => key === "description")) return value;
-      return unsupported(node);
+      return value;
     default:
       return unsupported(node);
   }

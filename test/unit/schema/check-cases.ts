@@ -121,6 +121,15 @@ export function schemaCheckCases(typebox: string): void {
       expect(problem(() => checkDocument(Costs, { x: -1 }, "m"))).toBe("m.x: must be a finite non-negative number");
     });
 
+    it("an unknown value is kept as it is; a construct the checker does not know is an error, not a pass", () => {
+      const Carried = Closed({ receipt: Type.Unknown() });
+      expect(checkDocument(Carried, { receipt: { any: [1] } })).toEqual({ receipt: { any: [1] } });
+      expect(problem(() => checkDocument(Carried, {}))).toBe("receipt: is required");
+      expect(() => checkDocument(Type.Intersect([Closed({ a: Count() }), Closed({ b: Count() })]), {})).toThrow(
+        /unsupported declaration/,
+      );
+    });
+
     it("a union of objects is told apart by the key each fixes to a constant", () => {
       const Usage = Type.Union([
         Closed({ status: Type.Literal("observed"), input: Count() }),
