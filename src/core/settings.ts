@@ -4,7 +4,6 @@ import {
   ARGUMENT_BOUNDS,
   DEFAULT_MAX_RUNNING,
   DEFAULT_RETENTION_DAYS,
-  FUSION_CANDIDATES,
   MAX_COST_USD_ENV,
   NON_INTERACTIVE_CHOICES,
   type NonInteractiveChoice,
@@ -15,9 +14,11 @@ import {
   SETTINGS_KEY,
 } from "./constants.ts";
 import { realLocation, within } from "./read-reach.ts";
+import { checkDocument } from "./schema/check.ts";
+import { FusionCandidatesSchema } from "./schema/settings.ts";
 import { type SettingPolicy, settingPolicy } from "./setting-trust.ts";
 import type { PinnedRoute } from "./types.ts";
-import { closedObject, dollars, list, SchemaViolation, str, violation } from "./validate.ts";
+import { dollars, SchemaViolation } from "./validate.ts";
 
 export interface PackageSettings {
   /** Running delegates allowed per project. */
@@ -54,15 +55,6 @@ export interface PackageSettings {
   ignored: string[];
 }
 
-function parseRoutes(value: unknown, at: string): PinnedRoute[] {
-  const routes = list(value, at, FUSION_CANDIDATES.max, (item, itemAt) => {
-    const route = closedObject(item, itemAt, ["provider", "model"]);
-    return { provider: str(route.provider, `${itemAt}.provider`), model: str(route.model, `${itemAt}.model`) };
-  });
-  if (routes.length < FUSION_CANDIDATES.min) violation(at, `must have at least ${FUSION_CANDIDATES.min} entries`);
-  return routes;
-}
-
 /** bgDelegate.fusion.candidates of one settings section: undefined when unset; a malformed one is reported, never ignored. */
 function candidatesOf(section: Record<string, unknown>): PackageSettings["fusionCandidates"] {
   const fusion = section.fusion;
@@ -70,7 +62,7 @@ function candidatesOf(section: Record<string, unknown>): PackageSettings["fusion
   const value = (fusion as Record<string, unknown>).candidates;
   if (value === undefined) return undefined;
   try {
-    return { routes: parseRoutes(value, `${SETTINGS_KEY}.fusion.candidates`) };
+    return { routes: checkDocument(FusionCandidatesSchema, value, `${SETTINGS_KEY}.fusion.candidates`) };
   } catch (error) {
     if (error instanceof SchemaViolation) return { problem: error.message };
     throw error;
