@@ -8,9 +8,10 @@ import { join } from "node:path";
 import { packAnswer } from "../core/answer.ts";
 import { CHILD_FILE_MAX_BYTES, PROVABLE_BYTES_PER_TOKEN, TASK_FILES } from "../core/constants.ts";
 import { sessionDigest, writeFileAtomic } from "../core/fs.ts";
+import type { ChildRuntimeBudget } from "../core/schema/runtime-budget.ts";
 import type { DelegateResultFile, SeedDocument } from "../core/types.ts";
 import { answerText, decideOutcome, type FinalMessage } from "./outcome.ts";
-import { commitResult, commitTerminal, type RuntimeBudgetFile, writeRuntimeBudget } from "./records.ts";
+import { commitResult, commitTerminal, writeRuntimeBudget } from "./records.ts";
 import { evidenceRows, type GuardState, type RunwayState, receiptsInOrder } from "./state.ts";
 import { resultSteering } from "./steering.ts";
 import { usageRecord } from "./usage.ts";
@@ -34,7 +35,7 @@ function terminalBase(state: GuardState) {
 }
 
 /** Whether a limit asked for the answer, which one, at which request, with what headroom left. */
-function finalizationRecord(runway: RunwayState): RuntimeBudgetFile["finalization"] {
+function finalizationRecord(runway: RunwayState): ChildRuntimeBudget["finalization"] {
   return {
     requested: runway.finalized,
     by: runway.finalizedBy,

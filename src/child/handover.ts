@@ -10,7 +10,8 @@ import { CHILD_ENV, TASK_FILES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import type { Handover } from "../core/handover-env.ts";
 import { sha256Hex } from "../core/hash.ts";
-import { parseSeedDocument } from "../core/seed-shape.ts";
+import { checkDocument } from "../core/schema/check.ts";
+import { SeedDocumentSchema } from "../core/schema/seed.ts";
 import type { SeedDocument } from "../core/types.ts";
 import { decodeUtf8Strict } from "../core/utf8.ts";
 import { SchemaViolation } from "../core/validate.ts";
@@ -49,7 +50,7 @@ export function verifyTask(handover: Handover): VerifiedTask {
   // The numbers the guard enforces must be present and sane, or the seed is not one we wrote.
   let seed: SeedDocument;
   try {
-    seed = parseSeedDocument(parsed);
+    seed = checkDocument(SeedDocumentSchema, parsed);
   } catch (error) {
     if (!(error instanceof SchemaViolation)) throw error;
     throw mismatch(`seed.json ${error.message}`);

@@ -10,6 +10,7 @@
  */
 
 import { overbillingOf, type SpendOverbilled } from "../core/overbilling.ts";
+import type { SpendRow } from "../core/schema/runtime-budget.ts";
 import {
   type CacheCredit,
   planRequest,
@@ -30,24 +31,7 @@ import {
   type TextClasses,
 } from "../core/token-estimate.ts";
 
-export interface SpendRow {
-  request: number;
-  /** Spend before the request, as reported so far (US dollars). */
-  spent_before_usd: number;
-  /** The input tokens the request was bounded with. */
-  input_bound_tokens: number;
-  /** The output limit the request carried (0: not sent). */
-  output_limit_tokens: number;
-  /** The most the request could cost with that limit, its cached prefix at the cache-read price. */
-  worst_usd: number;
-  /** Input tokens credited to the provider's cache (src/core/spend.ts, CacheCredit); 0 when none. */
-  cached_tokens: number;
-  /** What its response cost by the provider's report; null while none, or when it reported nothing. */
-  reported_usd: number | null;
-  /** What was added to the spend for it: the report, the bound when a response with content reported nothing, 0 for none. */
-  charged_usd: number | null;
-  decision: SpendDecision;
-}
+export type { SpendRow };
 
 /** A report and the transcript it measured (classes of the growth at that request). */
 interface Measure {

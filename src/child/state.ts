@@ -8,12 +8,12 @@ import type { FinalizedBy } from "../core/constants.ts";
 import type { DelegateError, FailureCode } from "../core/errors.ts";
 import type { Handover } from "../core/handover-env.ts";
 import type { ReadReach } from "../core/read-reach.ts";
+import type { ChildRuntimeBudget } from "../core/schema/runtime-budget.ts";
 import type { SteeringDelivery, SteeringEntry } from "../core/schema/steering.ts";
 import type { SpendPrices } from "../core/spend.ts";
 import type { EvidenceRow, RouteAttestation, SeedDocument, SpillReceipt } from "../core/types.ts";
 import type { HostProof } from "../host/index.ts";
 import type { Failure, FinalMessage } from "./outcome.ts";
-import type { RuntimeBudgetFile } from "./records.ts";
 import type { RunwayBudget } from "./runway.ts";
 import { newSpendState, type SpendState } from "./spend.ts";
 import type { SpilledRead } from "./spilled-read.ts";
@@ -43,7 +43,7 @@ export interface RunwayState {
   finalizedAtRequest: number | undefined;
   finalizedHeadroom: number | undefined;
   readRefusals: number;
-  requests: RuntimeBudgetFile["requests"];
+  requests: ChildRuntimeBudget["requests"];
 }
 
 /** Where the repair turn of a structured answer (child/repair.ts) stands: not needed yet, asked (text sent), or over (answered, refused or failed). */

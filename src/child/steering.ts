@@ -13,9 +13,10 @@ import type { ContextEvent } from "@mariozechner/pi-coding-agent";
 import { SCHEMA, TASK_FILES, TASK_RECORD_MAX_BYTES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import { readRegularFile, refusalText, writeJsonRecord } from "../core/fs.ts";
+import { checkDocument } from "../core/schema/check.ts";
+import { DelegateManifestSchema } from "../core/schema/manifest.ts";
 import type { ManifestSteering, ResultSteering, SteeringEntry } from "../core/schema/steering.ts";
 import { steeringText } from "../core/steering.ts";
-import { parseDelegateManifest } from "../store/manifest-shape.ts";
 import { documentTrust } from "../store/tree-trust.ts";
 import { readVouchedSteering } from "../verify/result-file.ts";
 import { type GuardState, latchError } from "./state.ts";
@@ -38,7 +39,7 @@ function vouched(taskDir: string, taskId: string, launchNonce: string, agentDir:
   }
   const trust = documentTrust("delegate", taskDir, parsed, agentDir);
   if (!trust.mine) return invalid(`manifest.json is not yours (${trust.why})`);
-  const manifest = parseDelegateManifest(parsed);
+  const manifest = checkDocument(DelegateManifestSchema, parsed);
   if (manifest.task_id !== taskId || manifest.launch_nonce !== launchNonce) {
     return invalid("manifest.json names another task or launch");
   }

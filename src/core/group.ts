@@ -3,23 +3,12 @@
  * session launched under one group name. Its id is derived from the session and the name, so every
  * member's signed record names the same group and nobody can add a task of another session to it.
  */
-import { ARGUMENT_BOUNDS } from "./constants.ts";
 import { sha256Hex } from "./hash.ts";
-import { anyString, closedObject, dollars, keyPath, str, violation } from "./validate.ts";
+import { checkDocument } from "./schema/check.ts";
+import { type TaskGroup, TaskGroupSchema } from "./schema/group.ts";
+import { keyPath, violation } from "./validate.ts";
 
-/** What a member's manifest (or run record) says of its group. */
-export interface TaskGroup {
-  /** "g" + 32 hex: {@link groupIdOf} the session and the name. */
-  id: string;
-  name: string;
-  /** The group's spend cap (groupMaxCostUsd), fixed by its first member; absent without one. */
-  max_cost_usd?: number;
-}
-
-/** A group name: printable, at most this many characters. */
-export const GROUP_NAME_MAX_CHARS = 64;
-
-const GROUP_ID = /^g[0-9a-f]{32}$/;
+export { GROUP_NAME_MAX_CHARS, type TaskGroup } from "./schema/group.ts";
 
 /** The group id of `name` in session `sessionId`. */
 export function groupIdOf(sessionId: string, name: string): string {
@@ -42,19 +31,18 @@ export function groupRecord(group: TaskGroup | undefined): { group?: TaskGroup }
   return group === undefined ? {} : { group };
 }
 
+/** That a recorded group (at `at`) is the group its session and name give: its id is bound to both. */
+export function checkGroupSession(group: TaskGroup, at: string, sessionId: string): void {
+  if (group.id !== groupIdOf(sessionId, group.name))
+    violation(keyPath(at, "id"), "is not this session's group of that name");
+}
+
 /**
- * A recorded group, checked: a closed {id, name, max_cost_usd?} whose id is the one its session and name give (a
- * record naming another session's group, or an id that does not fit its name, is refused).
+ * A recorded group, checked: its shape (./schema/group.ts), then its id against its record's session
+ * (a record naming another session's group, or an id that does not fit its name, is refused).
  */
 export function parseTaskGroup(value: unknown, at: string, sessionId: string): TaskGroup {
-  const o = closedObject(value, at, ["id", "name", "max_cost_usd"], { optional: ["max_cost_usd"] });
-  const name = str(o.name, keyPath(at, "name"), { maxChars: GROUP_NAME_MAX_CHARS });
-  const cap =
-    o.max_cost_usd === undefined
-      ? {}
-      : { max_cost_usd: dollars(o.max_cost_usd, keyPath(at, "max_cost_usd"), ARGUMENT_BOUNDS.maxCostUsd) };
-  const id = anyString(o.id, keyPath(at, "id"));
-  if (!GROUP_ID.test(id)) violation(keyPath(at, "id"), "must be g followed by 32 lowercase hex digits");
-  if (id !== groupIdOf(sessionId, name)) violation(keyPath(at, "id"), "is not this session's group of that name");
-  return { id, name, ...cap };
+  const group = checkDocument(TaskGroupSchema, value, at);
+  checkGroupSession(group, at, sessionId);
+  return group;
 }

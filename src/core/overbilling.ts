@@ -6,23 +6,12 @@
  * guard then sends no further request; the result and every view state the amount and the reason.
  */
 
+import type { SpendOverbilled } from "./schema/result-usage.ts";
 import { inputPrice, type ReportedTokens, type SeedSpend, worstRequestUsd } from "./spend.ts";
 import { formatCostExact } from "./units.ts";
 
-/** What the result records (result.json and runtime-budget.json `overbilled`). */
-export interface SpendOverbilled {
-  /** Spend past the cap (0 when the spend is still within it). */
-  over_cap_usd: number;
-  /**
-   * What the response cost beyond its request's bound: its reported cost past the request's worst
-   * cost, and at least the price of its output tokens past the request's limit.
-   */
-  past_bound_usd: number;
-  /** The request whose response it was. */
-  request: number;
-  /** Why, in words: what the provider billed past the request's limits. */
-  reason: string;
-}
+/** What the result records (result.json and runtime-budget.json `overbilled`): declared in schema/result-usage.ts. */
+export type { SpendOverbilled } from "./schema/result-usage.ts";
 
 /** The part of a spend row this reads. */
 interface BoundRow {

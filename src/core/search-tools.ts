@@ -9,20 +9,10 @@
 import { accessSync, constants, readFileSync, realpathSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { delimiter, join } from "node:path";
+import type { ResolvedBinary, SearchTools } from "./schema/terminal.ts";
 
-export type BinarySource = "agent_bin" | "path" | "bundled";
-
-export interface ResolvedBinary {
-  path: string;
-  source: BinarySource;
-}
-
-export interface SearchTools {
-  /** The rg Pi's grep runs (and the guard's find, when there is no fd). */
-  rg: ResolvedBinary;
-  /** Pi's own find with this fd, or the guard's find over `rg --files`. */
-  find: { served_by: "pi_fd"; fd: ResolvedBinary } | { served_by: "guard_rg_files"; rg: ResolvedBinary };
-}
+/** Which binaries serve the child's grep and find are recorded in child-ready.json: declared in schema/terminal.ts. */
+export type { BinarySource, ResolvedBinary, SearchTools } from "./schema/terminal.ts";
 
 function isExecutable(path: string): boolean {
   try {

@@ -33,25 +33,11 @@
  * that drops a cache it held bills at most that one request's discount more (flagged by
  * src/core/overbilling.ts), and is not credited again.
  */
+import type { PriceRates, PriceTier, SeedSpend, SpendPrices } from "./schema/seed-spend.ts";
 import { MESSAGE_FRAMING_TOKENS } from "./token-estimate.ts";
 
-/** US dollars per million tokens of each token class. */
-export interface PriceRates {
-  input: number;
-  output: number;
-  cache_read: number;
-  cache_write: number;
-}
-
-/** Rates that apply to a request whose whole input (input, cache reads and writes) is above a size. */
-export interface PriceTier extends PriceRates {
-  input_tokens_above: number;
-}
-
-/** A model's prices, as Pi's model registry states them (`cost` of a model, its `tiers` on Pi 1.x). */
-export interface SpendPrices extends PriceRates {
-  tiers?: PriceTier[];
-}
+/** seed.json's spend block and the prices in it are declared once in ./schema/seed-spend.ts. */
+export type { PriceRates, PriceTier, SeedSpend, SpendPrices } from "./schema/seed-spend.ts";
 
 /** Anthropic bills a one-hour cache write at twice the input price (Pi 1.x's calculateCost too). */
 export const LONG_CACHE_WRITE_INPUT_FACTOR = 2;
@@ -115,22 +101,6 @@ export function dearestRates(prices: SpendPrices, inputTokens: number): PriceRat
     out.cache_write = Math.max(out.cache_write, tier.cache_write);
   }
   return out;
-}
-
-/** seed.json's spend block: what the guard enforces (present only when the task has a cap). */
-export interface SeedSpend {
-  cap_usd: number;
-  prices_usd_per_mtok: SpendPrices;
-  /** The most output tokens one request may ask for (the budget's output reserve). */
-  output_reserve_tokens: number;
-  /** The least output an answer request is given (SPEND_ANSWER_OUTPUT_TOKENS); a tool turn gets at least this too. */
-  answer_output_tokens: number;
-  /** The first request's prompt, by the budget plan's provable estimate (1 byte per token). */
-  first_request_tokens: number;
-  /** Input beyond the prompt before any usage report (tool definitions, message framing: the budget's framing reserve). */
-  framing_tokens: number;
-  /** The run asks for one-hour cache writes (PI_CACHE_RETENTION=long, which the child inherits): priced as such from the first request. */
-  long_cache_writes?: true;
 }
 
 /** The environment asks Pi for long cache retention (PI_CACHE_RETENTION=long, on every host): one-hour writes. */

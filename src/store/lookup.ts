@@ -4,9 +4,10 @@ import { DELEGATE_ROOT, FUSION_ROOT, TASK_FILES, TASK_RECORD_MAX_BYTES } from ".
 import { DelegateError } from "../core/errors.ts";
 import { boundedList } from "../core/failure-text.ts";
 import { readRegularFile, refusalText, writeJsonRecord } from "../core/fs.ts";
+import { checkDocument } from "../core/schema/check.ts";
+import { DelegateManifestSchema } from "../core/schema/manifest.ts";
 import type { BudgetFigures, ChildProgress, DelegateManifest } from "../core/types.ts";
 import { SchemaViolation } from "../core/validate.ts";
-import { parseDelegateManifest } from "./manifest-shape.ts";
 import { readBudgetFigures, readProgress } from "./progress.ts";
 import { requireRootNotLinked } from "./store-trust.ts";
 import { signManifest, type TreeTrust, treeTrust, trustOrAdopt } from "./tree-trust.ts";
@@ -181,7 +182,7 @@ export function resolveTaskRef(cwd: string, query: string, known: ReadonlyMap<st
 /**
  * Read a delegate manifest; a missing one is result_unavailable, one that is not a regular file (a
  * FIFO, a link: never followed), over its bound or unreadable is artifact_read_failed, and one that
- * is not JSON or lacks the shape its readers rely on (src/store/manifest-shape.ts) is result_unavailable.
+ * is not JSON or lacks the shape its readers rely on (src/core/schema/manifest.ts) is result_unavailable.
  */
 export function readManifest(taskDir: string): DelegateManifest {
   return readTrustedManifest(taskDir).manifest;
@@ -214,7 +215,7 @@ export function readTrustedManifest(taskDir: string): { manifest: DelegateManife
     );
   }
   try {
-    const manifest = parseDelegateManifest(parsed);
+    const manifest = checkDocument(DelegateManifestSchema, parsed);
     return { manifest, trust: trustOrAdopt("delegate", taskDir, parsed) };
   } catch (error) {
     if (!(error instanceof SchemaViolation)) throw error;

@@ -9,9 +9,10 @@ import { join } from "node:path";
 import { SCHEMA, TASK_FILES, TASK_RECORD_MAX_BYTES } from "../core/constants.ts";
 import { readRegularFile } from "../core/fs.ts";
 import { checkDocument } from "../core/schema/check.ts";
+import { ProgressSchema } from "../core/schema/runtime-budget.ts";
 import { ResultSteeringSchema, type SteeringDelivery } from "../core/schema/steering.ts";
 import type { BudgetFigures, ChildProgress } from "../core/types.ts";
-import { amount, count, keyPath, plainObject, SchemaViolation } from "../core/validate.ts";
+import { count, keyPath, plainObject, SchemaViolation } from "../core/validate.ts";
 
 /** A task record's parsed JSON, or undefined when it cannot be read or is not JSON. */
 function readRecord(taskDir: string, name: string): unknown {
@@ -37,18 +38,15 @@ function shaped<T>(value: unknown, check: (value: unknown) => T, fallback: T): T
 
 const NOTHING_DONE: ChildProgress = { turns: 0, tool_calls: 0, cost_total: null };
 
-/** A count the guard wrote, or 0 when it wrote none or something else. */
-function countOr0(o: Record<string, unknown>, key: string): number {
-  return shaped(o[key], (v) => count(v, key), 0);
-}
+const FIGURES = ProgressSchema.properties;
 
-/** progress.json's figures from its parsed JSON; each figure that is not of its type reads as unknown. */
+/** progress.json's figures from its parsed JSON; each figure that is not of its declared type reads as unknown. */
 export function parseProgress(value: unknown): ChildProgress {
   const o = plainObject(value, "");
   return {
-    turns: countOr0(o, "turns"),
-    tool_calls: countOr0(o, "tool_calls"),
-    cost_total: shaped(o.cost_total, (v) => amount(v, "cost_total"), null),
+    turns: shaped(o.turns, (v) => checkDocument(FIGURES.turns, v, "turns"), 0),
+    tool_calls: shaped(o.tool_calls, (v) => checkDocument(FIGURES.tool_calls, v, "tool_calls"), 0),
+    cost_total: shaped(o.cost_total, (v) => checkDocument(FIGURES.cost_total, v, "cost_total"), null),
   };
 }
 

@@ -8,11 +8,12 @@ import { lstatSync, type Stats } from "node:fs";
 import { join, resolve } from "node:path";
 import { FUSION_DOCUMENT_MAX_BYTES, FUSION_FILES, TASK_FILES, TASK_RECORD_MAX_BYTES } from "../core/constants.ts";
 import { readRegularFile, refusalText, writeJsonRecord } from "../core/fs.ts";
+import { checkDocument } from "../core/schema/check.ts";
+import { DelegateManifestSchema } from "../core/schema/manifest.ts";
 import type { DelegateManifest } from "../core/types.ts";
 import { piAgentDir, readRecordKey } from "../host/index.ts";
 import { expectedIdentity } from "../verify/expected-identity.ts";
 import { readVerifiedResult } from "../verify/result-file.ts";
-import { parseDelegateManifest } from "./manifest-shape.ts";
 import { projectRealPath, type RecordPurpose, recordMacValid, signRecord } from "./record-mac.ts";
 import { untrustedWhy } from "./store-trust.ts";
 
@@ -165,7 +166,7 @@ function manifestName(kind: TreeKind): string {
 
 /** A delegate tree of an earlier version as {@link adoptUnsigned} checks it; null while it runs. */
 function delegateAdoption(dir: string, document: unknown): Adoption | null {
-  const manifest: DelegateManifest = parseDelegateManifest(document);
+  const manifest: DelegateManifest = checkDocument(DelegateManifestSchema, document);
   if (manifest.state === "running") return null;
   const completed = manifest.state === "completed";
   return {

@@ -7,22 +7,8 @@
 import { join } from "node:path";
 import { SCHEMA, TASK_FILES } from "../core/constants.ts";
 import { fileExists, writeJsonRecord } from "../core/fs.ts";
+import type { ParentRuntimeBudget } from "../core/schema/runtime-budget.ts";
 import type { ChildProgress, DelegateManifest } from "../core/types.ts";
-
-export interface ParentRuntimeBudgetFile {
-  schema_version: string;
-  task_id: string;
-  launch_nonce: string;
-  written_by: "parent";
-  /** The code the task ended with, or null for a completed task. */
-  ended_with: string | null;
-  /** From the child's last progress.json (0 when it reported none). */
-  turns: number;
-  tool_calls: number;
-  /** The growth budget the seed gave the child; what it consumed is unknown to the parent. */
-  growth_budget_tokens: number | null;
-  at: string;
-}
 
 /**
  * Write the parent's record unless the child wrote its own, from what the caller already read: the
@@ -39,7 +25,7 @@ export function ensureRuntimeBudget(
   const path = join(taskDir, TASK_FILES.runtimeBudget);
   try {
     if (fileExists(path)) return;
-    const record: ParentRuntimeBudgetFile = {
+    const record: ParentRuntimeBudget = {
       schema_version: SCHEMA.runtimeBudget,
       task_id: manifest.task_id,
       launch_nonce: manifest.launch_nonce,

@@ -16,9 +16,9 @@ import { closeSync, existsSync, openSync, readdirSync, readFileSync } from "node
 import { join } from "node:path";
 import { execa } from "execa";
 import { type DelegateArguments, withDelegateDefaults } from "../../src/arguments/delegate-arguments.ts";
-import type { RuntimeBudgetFile } from "../../src/child/records.ts";
 import { canonicalJsonLine } from "../../src/core/canonical.ts";
 import { DELEGATE_DEFAULTS, type ExtensionMode, TASK_FILES } from "../../src/core/constants.ts";
+import type { ChildRuntimeBudget } from "../../src/core/schema/runtime-budget.ts";
 import type {
   ChildReadyFile,
   ChildTerminalFile,
@@ -80,7 +80,7 @@ export interface ChildFiles {
   /** result.json exactly as written (the verifier checks the byte layout). */
   resultText?: string;
   terminal?: ChildTerminalFile;
-  runtimeBudget?: RuntimeBudgetFile;
+  runtimeBudget?: ChildRuntimeBudget;
   progress?: { turns: number; tool_calls: number; at: string };
   /** Names under spill/. */
   spill: string[];

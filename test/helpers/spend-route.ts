@@ -6,8 +6,8 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { RuntimeBudgetFile } from "../../src/child/records.ts";
 import { TASK_FILES } from "../../src/core/constants.ts";
+import type { ChildRuntimeBudget } from "../../src/core/schema/runtime-budget.ts";
 import type { DelegateResultFile } from "../../src/core/types.ts";
 import { listTaskRefs } from "../../src/store/lookup.ts";
 import { type AgentDir, DEFAULT_FAKE_MODELS, type FakeModelSpec } from "./agent-dir.ts";
@@ -81,7 +81,7 @@ export function taskFiles(cwd: string, taskId: string) {
   const read = (name: string): unknown => JSON.parse(readFileSync(join(dir, name), "utf8"));
   return {
     dir,
-    budget: () => read(TASK_FILES.runtimeBudget) as RuntimeBudgetFile,
+    budget: () => read(TASK_FILES.runtimeBudget) as ChildRuntimeBudget,
     result: () => read(TASK_FILES.result) as DelegateResultFile,
     terminal: () => read(TASK_FILES.terminal) as { code: string; message: string },
     state: () => (read(TASK_FILES.manifest) as { state: string }).state,

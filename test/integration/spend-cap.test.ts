@@ -10,7 +10,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { scriptedModel } from "../../scripts/scripted-agent.mjs";
-import type { RuntimeBudgetFile } from "../../src/child/records.ts";
+import type { ChildRuntimeBudget } from "../../src/core/schema/runtime-budget.ts";
 import { runCli } from "../helpers/cli.ts";
 import {
   bgResultVia,
@@ -106,7 +106,7 @@ function childModel(request: ModelRequest) {
 const pricedArgs = { route: pricedRoute(PRICED_MODEL), maxCostUsd: CAP };
 
 /** Every request the child sent stayed within the cap by its bound; the spend is within the cap. */
-function expectWithinCap(budget: RuntimeBudgetFile, cap = CAP): void {
+function expectWithinCap(budget: ChildRuntimeBudget, cap = CAP): void {
   const spend = budget.spend;
   if (spend === null) throw new Error("runtime-budget.json has no spend block");
   expect(spend.cap_usd).toBe(cap);
@@ -180,7 +180,7 @@ describe("a capped delegate", () => {
       // less as the money runs out); the uncapped child's asked for Pi's own limit (32,000 on 0.73.1,
       // the model's 64,000 on 1.6).
       const asked = childRequestsOf(server, "SPEND-OBEY").map(outputLimitOf);
-      const limits = files.budget().spend?.requests.map((r) => r.output_limit_tokens) ?? [];
+      const limits = files.budget().spend?.requests.map((r) => r.output_limit_tokens ?? -1) ?? [];
       expect(limits.length).toBeGreaterThan(1);
       expect(Math.max(...limits)).toBeLessThanOrEqual(16_384);
       expect(asked.filter((n) => n <= 16_384)).toEqual(limits);

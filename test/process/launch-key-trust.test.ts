@@ -115,7 +115,11 @@ describe("a delegate's key record", () => {
     const { cwd, agentDir } = project("key-shape");
     const task = keyedTask(cwd, agentDir);
     const own = readRecord(cwd);
-    for (const bad of [{ ...own, kind: "workflow" }, { ...own, id: 7 }, { ...own, created_at: undefined }]) {
+    for (const bad of [
+      { ...own, kind: "workflow" },
+      { ...own, id: 7 },
+      { ...own, created_at: undefined },
+    ]) {
       writeFileSync(keyFile(cwd, KEY), JSON.stringify(bad), { mode: 0o600 });
       expect(ignoredWhy(cwd, agentDir)).toBe(
         `the record of key "${KEY}" was not trusted: the key record is not a launch-key record of this version; launched anew`,

@@ -18,6 +18,7 @@ import type { TUI } from "@mariozechner/pi-tui";
 import { KeybindingsManager, setKeybindings, TUI_KEYBINDINGS, visibleWidth } from "@mariozechner/pi-tui";
 import { beforeAll, describe, expect, it } from "vitest";
 import { withDelegateDefaults } from "../../src/arguments/delegate-arguments.ts";
+import { SCHEMA } from "../../src/core/constants.ts";
 import { DelegateError, FAILURE_REMEDIATION } from "../../src/core/errors.ts";
 import { renderFailure } from "../../src/core/failure-text.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
@@ -84,7 +85,7 @@ function manifest(name: string, over: Partial<DelegateManifest> = {}): DelegateM
   });
   return {
     ...base,
-    schema_version: "x",
+    schema_version: SCHEMA.manifest,
     artifacts: {},
     seed_sha256: "b".repeat(64),
     seed_bytes: 48_213,

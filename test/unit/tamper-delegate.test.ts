@@ -30,7 +30,7 @@ function rng(seed: number): { int(n: number): number; pick<T>(items: readonly T[
 }
 
 const receipt = {
-  schema_version: "pi-bg-delegate.spill-receipt.v1",
+  schema_version: "pi-bg-delegate.spill-receipt.v1" as const,
   artifact: "spill/0001-grep.txt",
   tool_name: "grep",
   tool_call_id: "call_7",

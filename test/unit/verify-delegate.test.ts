@@ -197,7 +197,10 @@ describe("verifyDelegateResult: step 1, JSON shape, schema version, canonical la
     [
       "a grep row with more seen ranges than the guard keeps",
       "evidence.1.seen",
-      Array.from({ length: GREP_SEEN_MAX_RANGES + 1 }, () => (r.evidence[1] as SearchEvidence).seen?.[0]),
+      Array.from(
+        { length: GREP_SEEN_MAX_RANGES + 1 },
+        () => (r.evidence[1] as Extract<SearchEvidence, { tool: "grep" }>).seen?.[0],
+      ),
     ],
     ["a missing field", "finalized_by_runway", REMOVE],
     ["a missing block field", "answer.blocks.0.sha256", REMOVE],

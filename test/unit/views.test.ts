@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { SCHEMA } from "../../src/core/constants.ts";
 import type { DelegateManifest } from "../../src/core/types.ts";
 import { checkEvidence } from "../../src/verify/evidence-check.ts";
 import type { TaskOutput } from "../../src/verify/structured-output.ts";
@@ -16,7 +17,7 @@ const DIR = `${CWD}/.pi/delegate/01a22e3b-bb08-73c8-8fc6-6a5d4674fadd/${TASK}`;
 
 function manifest(over: Partial<DelegateManifest> = {}): DelegateManifest {
   return {
-    schema_version: "x",
+    schema_version: SCHEMA.manifest,
     kind: "delegate",
     task_id: TASK,
     name: LONG_NAME,

@@ -48,6 +48,7 @@ interface Node {
   "x-max-bytes"?: number;
   "x-pattern-flags"?: string;
   "x-control"?: boolean;
+  "x-trim"?: boolean;
   "x-noun"?: string;
   patternProperties?: Readonly<Record<string, Node>>;
   "x-refine"?: (value: unknown, at: string) => void;
@@ -75,12 +76,13 @@ function checkString(node: Node, value: unknown, at: string): string {
   if (node["x-kind"] === "timestamp") return timestamp(value, at);
   if (node["x-text"] !== true) return anyString(value, at);
   const pattern = patternOf(node);
-  return str(value, at, {
+  const text = str(value, at, {
     ...(node.maxLength === undefined ? {} : { maxChars: node.maxLength }),
     ...(node["x-max-bytes"] === undefined ? {} : { maxBytes: node["x-max-bytes"] }),
     ...(pattern === undefined ? {} : { pattern }),
     allowControl: node["x-control"] === true,
   });
+  return node["x-trim"] === true ? text.trim() : text;
 }
 
 function checkObject(node: Node, value: unknown, at: string): Record<string, unknown> {

@@ -15,6 +15,10 @@ export interface TextRule {
   pattern?: RegExp;
   /** Allow control characters (a message, a prompt); labels and paths never do. */
   control?: boolean;
+  /** The checked value is the text without its edge whitespace (a label, an id). */
+  trim?: boolean;
+  /** What the field means, for the model and the docs. */
+  description?: string;
 }
 
 /** Non-blank, well-formed text within its bounds (validate.ts `str`). */
@@ -25,6 +29,8 @@ export function Text(rule: TextRule = {}) {
     ...(rule.maxBytes === undefined ? {} : { "x-max-bytes": rule.maxBytes }),
     ...(rule.pattern === undefined ? {} : { pattern: rule.pattern.source, "x-pattern-flags": rule.pattern.flags }),
     ...(rule.control === true ? { "x-control": true } : {}),
+    ...(rule.trim === true ? { "x-trim": true } : {}),
+    ...(rule.description === undefined ? {} : { description: rule.description }),
   });
 }
 
@@ -58,6 +64,11 @@ export function Dollars(max: number) {
   return Type.Number({ exclusiveMinimum: 0, maximum: max });
 }
 
+/** true or false. */
+export function Bool(description?: string) {
+  return Type.Boolean(description === undefined ? {} : { description });
+}
+
 /** One of these strings (a real JSON Schema enum, as pi-ai's StringEnum emits). */
 export function OneOf<const V extends readonly string[]>(values: V) {
   return Type.Unsafe<V[number]>({ type: "string", enum: [...values] });
@@ -79,6 +90,11 @@ export function Nullable<T extends TSchema>(schema: T) {
 }
 
 export type { Static, TSchema } from "@sinclair/typebox";
+/** A declaration with what it means, for the model and the docs (JSON Schema's description). */
+export function Described<T extends TSchema>(schema: T, description: string): T {
+  return { ...schema, description };
+}
+
 /** A map of names (keys any string) to values of one declaration. */
 export function Dict<T extends TSchema>(value: T) {
   return Type.Record(Type.String(), value);

@@ -9,9 +9,11 @@ import { checkDocument } from "../../../src/core/schema/check.ts";
 import {
   Amount,
   AnyString,
+  Bool,
   Closed,
   Count,
   Custom,
+  Described,
   Dict,
   Dollars,
   List,
@@ -163,6 +165,13 @@ export function schemaCheckCases(typebox: string): void {
       });
       expect(checkDocument(Closed({ u: Upper }), { u: "x" })).toEqual({ u: "X" });
       expect(problem(() => checkDocument(Closed({ u: Upper }), { u: 1 }))).toBe("u: must be text");
+    });
+
+    it("a trimmed text is checked as given and kept without its edge whitespace; a description changes no check", () => {
+      const Label = Closed({ name: Described(Text({ maxChars: 6, trim: true }), "a label"), on: Bool("on?") });
+      expect(checkDocument(Label, { name: "  ab ", on: true })).toEqual({ name: "ab", on: true });
+      expect(problem(() => checkDocument(Label, { name: "   ", on: true }))).toBe("name: must not be blank");
+      expect(Label.properties.name.description).toBe("a label");
     });
 
     it("a closed object names its keys with its noun, and an unknown long key only by its length", () => {
