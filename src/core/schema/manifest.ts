@@ -17,6 +17,7 @@ import { TaskGroupSchema } from "./group.ts";
 import {
   Amount,
   AnyString,
+  Bool,
   Closed,
   Count,
   Custom,
@@ -35,9 +36,6 @@ import { ManifestSteeringSchema } from "./steering.ts";
  * true or false. kinds.ts has no boolean builder yet; Unsafe (which kinds.ts uses) builds the same
  * keyword under either TypeBox major.
  */
-function Bool() {
-  return Type.Unsafe<boolean>({ type: "boolean" });
-}
 
 /** The artifacts launch binds (src/store/artifacts.ts): at most this many names. */
 const MAX_ARTIFACTS = 64;

@@ -8,16 +8,11 @@
  */
 import { ANSWER_CAPTURE_MAX_BYTES, FINALIZED_BY } from "../constants.ts";
 import { EvidenceRowSchema } from "./evidence.ts";
-import { AnyString, Closed, Count, Nullable, OneOf, Sha256, type Static, Type } from "./kinds.ts";
+import { AnyString, Bool, Closed, Count, Nullable, OneOf, Sha256, type Static, Type } from "./kinds.ts";
 import { PinnedRouteSchema } from "./manifest.ts";
 import { RouteAttestationSchema, SpendOverbilledSchema, UsageRecordSchema } from "./result-usage.ts";
 import { SpillReceiptSchema } from "./spill-receipt.ts";
 import { ResultSteeringSchema } from "./steering.ts";
-
-/** true or false (kinds.ts has no boolean builder; Unsafe builds the same keyword under either TypeBox major). */
-function Bool() {
-  return Type.Unsafe<boolean>({ type: "boolean" });
-}
 
 /** The three facts that tie a follow-up to the task it continues (docs/tools/bg_delegate.md, "Follow-ups"). */
 export const ChainLinkSchema = Closed({

@@ -7,7 +7,7 @@
  * And progress.json, the guard's running count, read as a display aid (src/store/progress.ts).
  */
 import { FINALIZED_BY, SCHEMA } from "../constants.ts";
-import { Amount, AnyString, Count, List, Nullable, OneOf, type Static, Timestamp, Type } from "./kinds.ts";
+import { Amount, AnyString, Bool, Count, List, Nullable, OneOf, type Static, Timestamp, Type } from "./kinds.ts";
 import { SpendOverbilledSchema } from "./result-usage.ts";
 
 /** Rows at most (a run has one per model request; the turn limit bounds them anyway). */
@@ -65,7 +65,7 @@ export const ChildRuntimeBudgetSchema = Type.Object({
   spilled_tool_result_bytes: Count(),
   aggregate_tool_output_bytes: Count(),
   finalization: Type.Object({
-    requested: Type.Boolean(),
+    requested: Bool(),
     /** Which limit forced it (finalized_by of result.json); null when none did. */
     by: Nullable(OneOf(FINALIZED_BY)),
     at_request: Nullable(Count()),

@@ -11,7 +11,7 @@ import { isAbsolute } from "node:path";
 import { CAPABILITIES, EXTENSION_MODES, READ_ROOTS_MAX } from "../constants.ts";
 import { checkOutputSchema } from "../output-schema.ts";
 import { violation } from "../validate.ts";
-import { Amount, AnyString, Count, Custom, List, Nullable, OneOf, Refine, type Static, Type } from "./kinds.ts";
+import { Amount, AnyString, Bool, Count, Custom, List, Nullable, OneOf, Refine, type Static, Type } from "./kinds.ts";
 import { SeedSpendSchema } from "./seed-spend.ts";
 import { SpillReceiptSchema } from "./spill-receipt.ts";
 
@@ -72,7 +72,7 @@ export const SeedFollowUpSchema = Type.Object({
   /** Bytes of the previous session carried into this task's session (without its header line). */
   carried_session_bytes: Count(),
   /** Whether a fresh projection of the parent's conversation was sent with the prompt; absent: false. */
-  reseed: Type.Optional(Type.Unsafe<boolean>({ type: "boolean" })),
+  reseed: Type.Optional(Bool()),
 });
 export type SeedFollowUp = Static<typeof SeedFollowUpSchema>;
 

@@ -5,12 +5,12 @@
  */
 import { SCHEMA } from "../constants.ts";
 import { HOST_PROBE_CHECK_IDS } from "../host-probe-checks.ts";
-import { AnyString, Closed, Count, List, OneOf, Sha256, type Static, Text, Timestamp, Type } from "./kinds.ts";
+import { AnyString, Bool, Closed, Count, List, OneOf, Sha256, type Static, Text, Timestamp, Type } from "./kinds.ts";
 
 /** One check's outcome: `seen` says what the host did, in a line a person can read. */
 export const HostProbeCheckSchema = Closed({
   id: OneOf(HOST_PROBE_CHECK_IDS),
-  ok: Type.Boolean(),
+  ok: Bool(),
   seen: AnyString(),
 });
 export type HostProbeCheck = Static<typeof HostProbeCheckSchema>;
