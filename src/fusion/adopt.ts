@@ -8,11 +8,12 @@
  */
 import { dirname, join, resolve, sep } from "node:path";
 import { DELEGATE_ROOT, FUSION_FILES } from "../core/constants.ts";
-import { parseDelegateManifest } from "../store/manifest-shape.ts";
+import { checkDocument } from "../core/schema/check.ts";
+import { FusionManifestSchema } from "../core/schema/fusion-document.ts";
+import { DelegateManifestSchema } from "../core/schema/manifest.ts";
 import { type Adoption, adoptUnsigned, readManifestJson, treeProject } from "../store/tree-trust.ts";
 import { checkFusionManifest, type ManifestReading } from "./read.ts";
 import { CHILDREN_DIR, readChildRecords, readRunRecord } from "./run-record.ts";
-import { parseManifest } from "./schema.ts";
 import { parseStructuredMerged } from "./structured-merged.ts";
 import type { FusionManifest } from "./types.ts";
 import { verifyCompletedRun } from "./verify-completed.ts";
@@ -48,7 +49,7 @@ function childrenCwd(runDir: string, manifest: FusionManifest): string | undefin
     if (!taskDir.startsWith(delegateRoot)) return undefined;
     const read = readManifestJson("delegate", taskDir);
     if (!read.ok) continue; // pruned since: it says nothing either way
-    cwds.add(parseDelegateManifest(read.value).cwd);
+    cwds.add(checkDocument(DelegateManifestSchema, read.value).cwd);
   }
   return cwds.size === 1 ? [...cwds][0] : undefined;
 }
@@ -69,7 +70,7 @@ async function adoptFusionRun(runDir: string): Promise<boolean> {
   if (!read.ok) return false;
   let manifest: FusionManifest;
   try {
-    manifest = parseManifest(read.value);
+    manifest = checkDocument(FusionManifestSchema, read.value, "manifest");
   } catch {
     return false;
   }

@@ -24,11 +24,12 @@ import { FUSION_DOCUMENT_MAX_BYTES, FUSION_FILES, SCHEMA } from "../core/constan
 import { DelegateError, type FailureCode } from "../core/errors.ts";
 import { readRegularFile, refusalText } from "../core/fs.ts";
 import { sha256Hex } from "../core/hash.ts";
+import { checkDocument } from "../core/schema/check.ts";
+import { FusionManifestSchema } from "../core/schema/fusion-document.ts";
 import { decodeUtf8Strict } from "../core/utf8.ts";
 import { SchemaViolation } from "../core/validate.ts";
 import { documentTrust } from "../store/tree-trust.ts";
 import { decodeDocument } from "./document.ts";
-import { parseManifest } from "./schema.ts";
 import { type BoundArtifact, FUSION_STATES, type FusionManifest, type FusionState } from "./types.ts";
 
 function errnoOf(error: unknown): string | undefined {
@@ -130,7 +131,9 @@ export function checkFusionManifest(runDir: string): ManifestReading {
   const { bytes } = read;
   let unsigned = false;
   try {
-    const manifest = parseDocumentBytes(path, bytes, "manifest.json", parseManifest);
+    const manifest = parseDocumentBytes(path, bytes, "manifest.json", (value) =>
+      checkDocument(FusionManifestSchema, value, "manifest"),
+    );
     // Artifact identity: the manifest's artifact_dir (.pi/fusion/<run id>) is where it really lives.
     if (!resolve(runDir).endsWith(`${sep}${join(manifest.artifact_dir)}`)) {
       throw new DelegateError(
@@ -166,7 +169,7 @@ export function readManifestDocument(runDir: string): FusionManifest {
   const read = readRegular(path, FUSION_DOCUMENT_MAX_BYTES);
   if ("tooLarge" in read)
     return fail("child_result_invalid", `${path} is over ${FUSION_DOCUMENT_MAX_BYTES} bytes`, path);
-  return parseManifest(decodeDocument(read.bytes, "manifest"));
+  return checkDocument(FusionManifestSchema, decodeDocument(read.bytes, "manifest"), "manifest");
 }
 
 /** The bytes of a manifest-bound file, checked against the binding's byte length and SHA-256. */

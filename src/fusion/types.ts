@@ -5,67 +5,42 @@
  */
 import type { SCHEMA } from "../core/constants.ts";
 import type { FailureCode } from "../core/errors.ts";
-import type { BoundArtifact, DeliveryReason, PinnedRoute, UsageCounts, UsageRecord } from "../core/types.ts";
+import type { FusionStage, FusionTerminalFailureState, NoAnswer } from "../core/fusion-constants.ts";
+import type { FusionUnmerged } from "../core/schema/fusion-document.ts";
+import type { FusionFailureMessage, FusionProgress } from "../core/schema/fusion-failure.ts";
+import type { FusionAttemptRow } from "../core/schema/fusion-parts.ts";
+import type { BoundArtifact, DeliveryReason, UsageRecord } from "../core/types.ts";
 import type { UsageClaimStatus } from "../store/usage-claim.ts";
 import type { CheckedFieldBasis } from "../verify/structured-output.ts";
 import type { FieldAgreement } from "./structured-merged.ts";
 
+export {
+  ATTEMPT_STATUSES,
+  type AttemptStatus,
+  FUSION_STAGES,
+  FUSION_STATES,
+  type FusionStage,
+  type FusionState,
+  type FusionTerminalFailureState,
+  NO_ANSWER,
+  type NoAnswer,
+  UNMERGED_STAGES,
+} from "../core/fusion-constants.ts";
+export type {
+  FusionDetails,
+  FusionManifest,
+  FusionManifestTerminal,
+  FusionResultDocument,
+  FusionUnmerged,
+} from "../core/schema/fusion-document.ts";
+export type {
+  FusionFailureFacts,
+  FusionFailureMessage,
+  FusionFailureSummary,
+  FusionProgress,
+} from "../core/schema/fusion-failure.ts";
+export type { FusionAttemptRow, FusionOwner, FusionRunIdentity, FusionUsage } from "../core/schema/fusion-parts.ts";
 export type { BoundArtifact } from "../core/types.ts";
-
-/** Pipeline stages a failure or an attempt can name. Closed: a new stage is a new schema version. */
-export const FUSION_STAGES = ["preflight", "candidate", "evaluate", "evaluate_repair", "merge", "commit"] as const;
-export type FusionStage = (typeof FUSION_STAGES)[number];
-
-export const FUSION_STATES = ["running", "completed", "failed", "cancelled"] as const;
-export type FusionState = (typeof FUSION_STATES)[number];
-export type FusionTerminalFailureState = "failed" | "cancelled";
-
-export const ATTEMPT_STATUSES = ["completed", "failed", "cancelled"] as const;
-export type AttemptStatus = (typeof ATTEMPT_STATUSES)[number];
-
-/** The process that owns a running run; lets the registry tell "still running" from "crashed". */
-export interface FusionOwner {
-  pid: number;
-  start_time: string;
-}
-
-/** What identifies a run. result.json and failure-summary.json repeat it; it must equal the manifest's. */
-export interface FusionRunIdentity {
-  run_id: string;
-  workflow: string;
-  /** Always `.pi/fusion/<run_id>`, relative to the project cwd. */
-  artifact_dir: string;
-  created_at: string;
-  owner: FusionOwner;
-}
-
-/** manifest.json. `artifacts` keeps bind order (an array, so canonical key sorting cannot reorder it). */
-export interface FusionManifest extends FusionRunIdentity {
-  schema_version: typeof SCHEMA.fusionManifest;
-  kind: "fusion";
-  state: FusionState;
-  artifacts: BoundArtifact[];
-  /** null while running; set by the one terminal commit. */
-  terminal: FusionManifestTerminal | null;
-  /**
-   * This user's MAC of the other fields for this project (docs/subsystems/launch.md, "The store is
-   * yours"); absent in runs written before it was recorded, and in shipped ones.
-   */
-  mac?: string;
-}
-
-export interface FusionManifestTerminal {
-  ended_at: string;
-  /** null for completed; the failure's code and stage for failed/cancelled. */
-  failure: { code: FailureCode; stage: FusionStage } | null;
-  /**
-   * The run's one spend figure, in dollars: the sum of its children's recorded figures
-   * (src/tasks/run-spend.ts); absent in runs committed before it was recorded.
-   */
-  cost_total?: number;
-  /** cost_total is a floor: a child was ended with a request in flight, or its figure is unknown. */
-  cost_at_least?: true;
-}
 
 /** The spend figure a commit records in the terminal record (src/views/spend-figure.ts). */
 export interface FusionSpendInput {
@@ -73,109 +48,8 @@ export interface FusionSpendInput {
   at_least: boolean;
 }
 
-/** Summed usage counts (every count known). */
-export type FusionUsage = UsageCounts;
-
-/** One model call of the pipeline (a candidate, the evaluator, a repair, the merger). */
-export interface FusionAttemptRow {
-  stage: FusionStage;
-  /** Which seat of the stage, e.g. "candidate-1", "evaluator", "merger". */
-  slot: string;
-  /** 1-based attempt number within the slot. */
-  attempt: number;
-  status: AttemptStatus;
-  code: FailureCode | null;
-  route: PinnedRoute;
-  /** Path of the attempt's output artifact (bound by the manifest), or null. */
-  output: string | null;
-}
-
 /** What every view says of a run whose answer is the candidates' answers, unmerged. */
 export const UNMERGED_TEXT = "not merged: the cap left no room for the merger";
-
-/** The review stages whose child may find no room under the run's cap. */
-export const UNMERGED_STAGES = ["evaluate", "evaluate_repair", "merge"] as const;
-
-/**
- * Why a completed run's answer is not merged (docs/subsystems/fusion.md, "Not merged"): the run's
- * spend cap left too little for the evaluator or the merger, so merged.md holds the candidates'
- * verified answers and the package's own agreement map.
- */
-export interface FusionUnmerged {
-  /** One reason so far: what was left of the cap could not buy the review child's answer. */
-  reason: "cap_left_no_room";
-  /** The stage whose child found no room. */
-  stage: (typeof UNMERGED_STAGES)[number];
-  /** That child's code: spend_cap_below_first_request (refused at admission) or child_cost_limit. */
-  code: FailureCode;
-}
-
-/**
- * details inside result.json: the current schema, the run's usage and the attempts that produced it.
- * usage is "observed" (every child's counts, summed) or "unavailable" with the reason when a child's
- * provider reported none — never a sum that silently counts such a child as zero. `unmerged` is
- * present only when the answer is the candidates' answers, unmerged.
- */
-export interface FusionDetails {
-  schema_version: typeof SCHEMA.fusionDetails;
-  usage: UsageRecord;
-  attempts: FusionAttemptRow[];
-  unmerged?: FusionUnmerged;
-}
-
-/** result.json of a completed run; written after merged.md, before the completed manifest. */
-export interface FusionResultDocument {
-  schema_version: typeof SCHEMA.fusionResult;
-  run: FusionRunIdentity;
-  ended_at: string;
-  /** Equal to the manifest's binding of merged.md. */
-  merged: BoundArtifact;
-  /** Every binding of the manifest except result.json itself, in bind order (merged.md last). */
-  artifacts: BoundArtifact[];
-  details: FusionDetails;
-}
-
-export interface FusionProgress {
-  stage_reached: FusionStage;
-  attempts_total: number;
-  attempts_completed: number;
-  attempts_failed: number;
-  attempts_cancelled: number;
-}
-
-/** The failure message by hash; its text rides inline when short, else it is failure-message.txt. */
-export interface FusionFailureMessage {
-  byte_length: number;
-  sha256: string;
-  text: string | null;
-}
-
-export interface FusionFailureFacts {
-  code: FailureCode;
-  stage: FusionStage;
-  slot: string | null;
-  attempt: number | null;
-  child_created: boolean;
-  message: FusionFailureMessage;
-}
-
-export const NO_ANSWER = { present: false, reason: "run_did_not_commit" } as const;
-export type NoAnswer = typeof NO_ANSWER;
-
-/** failure-summary.json of a failed or cancelled run. Usage so far is recorded, never surfaced. */
-export interface FusionFailureSummary {
-  schema_version: typeof SCHEMA.fusionFailureSummary;
-  run: FusionRunIdentity;
-  terminal_state: FusionTerminalFailureState;
-  ended_at: string;
-  answer: NoAnswer;
-  failure: FusionFailureFacts;
-  progress: FusionProgress;
-  usage_so_far: UsageRecord;
-  attempts: FusionAttemptRow[];
-  /** Every binding of the manifest except failure-summary.json itself, in bind order. */
-  evidence: BoundArtifact[];
-}
 
 // ---------------------------------------------------------------------------------------------
 // Views returned by retrieveFusion (details of the bg_result tool result).

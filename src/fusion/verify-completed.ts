@@ -15,9 +15,10 @@ import { join } from "node:path";
 import { canonicalJson } from "../core/canonical.ts";
 import { FUSION_FILES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
+import { checkDocument } from "../core/schema/check.ts";
+import { FusionResultDocumentSchema } from "../core/schema/fusion-document.ts";
 import { decodeUtf8Strict } from "../core/utf8.ts";
 import { findBinding, parseDocumentBytes, readBound } from "./read.ts";
-import { parseResultDocument } from "./schema.ts";
 import type { BoundArtifact, FusionManifest, FusionResultDocument, FusionRunIdentity } from "./types.ts";
 
 export interface VerifiedCompletedRun {
@@ -59,7 +60,9 @@ export async function verifyCompletedRun(runDir: string, manifest: FusionManifes
   const mergedBytes = await readBound(runDir, mergedRef);
 
   // 4–5
-  const result = parseDocumentBytes(resultPath, resultBytes, "result.json", parseResultDocument);
+  const result = parseDocumentBytes(resultPath, resultBytes, "result.json", (value) =>
+    checkDocument(FusionResultDocumentSchema, value, "result"),
+  );
   if (!same(result.run, identityOf(manifest))) throw invalid("run identity differs from manifest.json");
   if (result.ended_at !== manifest.terminal.ended_at) throw invalid("ended_at differs from manifest.json");
   if (!same(result.merged, mergedRef)) throw invalid("the merged ref differs from manifest.json's binding");

@@ -17,6 +17,8 @@ import { dirname, join } from "node:path";
 import { FUSION_FILES, FUSION_MAX_ARTIFACTS, FUSION_MERGED_MAX_BYTES, SCHEMA } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
 import { markPrivateRoot } from "../core/fs.ts";
+import { checkDocument } from "../core/schema/check.ts";
+import { FusionManifestSchema, FusionResultDocumentSchema } from "../core/schema/fusion-document.ts";
 import { decodeUtf8Strict } from "../core/utf8.ts";
 import { diskFull, isDiskFull, writeSettlingBytes } from "../core/write-failure.ts";
 import { processStartTime } from "../process/identity.ts";
@@ -31,7 +33,6 @@ import {
   relativeRunDir,
   WORKFLOW_NAME,
 } from "./layout.ts";
-import { parseManifest, parseResultDocument } from "./schema.ts";
 import type {
   BoundArtifact,
   FusionManifest,
@@ -93,7 +94,7 @@ export function openRun(options: OpenRunOptions): FusionRunHandle {
   let manifest: FusionManifest;
   try {
     bytes = Buffer.from(io.readFile(path));
-    manifest = parseManifest(decodeDocument(bytes, "manifest"));
+    manifest = checkDocument(FusionManifestSchema, decodeDocument(bytes, "manifest"), "manifest");
   } catch (error) {
     const why = error instanceof Error ? error.message : String(error);
     throw new DelegateError(
@@ -201,14 +202,17 @@ class RunWriter implements FusionRunHandle {
     const mergedRef = bindBytes(FUSION_FILES.merged, merged);
     const artifacts = [...base.artifacts, mergedRef];
     checkOutputs(input.details.attempts, artifacts);
-    const result: FusionResultDocument = selfCheck(parseResultDocument, {
-      schema_version: SCHEMA.fusionResult,
-      run: this.#identity,
-      ended_at: ended,
-      merged: mergedRef,
-      artifacts,
-      details: { schema_version: SCHEMA.fusionDetails, ...input.details },
-    });
+    const result: FusionResultDocument = selfCheck(
+      (value) => checkDocument(FusionResultDocumentSchema, value, "result"),
+      {
+        schema_version: SCHEMA.fusionResult,
+        run: this.#identity,
+        ended_at: ended,
+        merged: mergedRef,
+        artifacts,
+        details: { schema_version: SCHEMA.fusionDetails, ...input.details },
+      },
+    );
     const resultBytes = boundedDocument(result, "result.json");
     this.#write(FUSION_FILES.merged, merged);
     this.#write(FUSION_FILES.result, resultBytes);
@@ -242,7 +246,11 @@ class RunWriter implements FusionRunHandle {
   /** Replace the manifest; the rename inside io.writeFile is the commit point. */
   #persist(next: FusionManifest): FusionManifest {
     // Signed by every write (docs/subsystems/launch.md, "The store is yours").
-    const checked = signManifest("fusion", this.runDir, selfCheck(parseManifest, next));
+    const checked = signManifest(
+      "fusion",
+      this.runDir,
+      selfCheck((value) => checkDocument(FusionManifestSchema, value, "manifest"), next),
+    );
     const bytes = boundedDocument(checked, "manifest.json");
     this.#pending = { manifest: checked, bytes };
     try {

@@ -15,12 +15,8 @@
 import { DelegateError } from "../core/errors.ts";
 import type { OutputSchema } from "../core/output-schema.ts";
 import { projectFile, resolveLikePi } from "../core/project-path.ts";
-import {
-  type BasisCitation,
-  type FieldBasis,
-  parseStructuredAnswer,
-  type StructuredAnswer,
-} from "../core/structured-answer.ts";
+import type { CheckedCitation, CheckedFieldBasis } from "../core/schema/fusion-merged.ts";
+import { type BasisCitation, parseStructuredAnswer, type StructuredAnswer } from "../core/structured-answer.ts";
 import type { EvidenceRow, SeenRange } from "../core/types.ts";
 import { SchemaViolation } from "../core/validate.ts";
 import { seenByFile } from "./seen-ranges.ts";
@@ -33,43 +29,14 @@ import type { TextFieldBasis } from "./text-basis.ts";
  */
 export const EXCERPT_MIN_CHARS = 8;
 
-/** A checked citation's status (docs/tools/bg_result.md, "Structured answers"). */
-export const CITATION_STATUSES = [
-  "verified",
-  "not_read",
-  "excerpt_not_found",
-  "changed_since_read",
-  "too_short",
-] as const;
-/** Why a citation is `not_read` or `too_short`. */
-export const CITATION_WHYS = [
-  "file never opened",
-  "lines never shown",
-  "shorter than the minimum",
-  "found more than once",
-] as const;
-export const CITATION_MATCHES = ["verbatim", "whitespace_normalised"] as const;
-
-export type CitationStatus = (typeof CITATION_STATUSES)[number];
-
-export interface CheckedCitation extends BasisCitation {
-  status: CitationStatus;
-  /**
-   * For `not_read`: no line of the file was shown, or not every cited line was. For `too_short`: the
-   * excerpt is under {@link EXCERPT_MIN_CHARS}, or occurs more than once in lines that do not pin it.
-   */
-  why: (typeof CITATION_WHYS)[number] | null;
-  /** For `verified`: the excerpt is in the lines byte for byte, or only once whitespace is normalised. */
-  match: (typeof CITATION_MATCHES)[number] | null;
-  /** The cited lines' bytes in the file differ from what the child read. */
-  stale: boolean;
-}
-
-export interface CheckedFieldBasis extends Omit<FieldBasis, "citations"> {
-  citations: CheckedCitation[];
-  /** verified: every citation verified; flagged: some citation is not; uncited: no citation. */
-  status: "verified" | "flagged" | "uncited";
-}
+export {
+  type CheckedCitation,
+  type CheckedFieldBasis,
+  CITATION_MATCHES,
+  CITATION_STATUSES,
+  CITATION_WHYS,
+  type CitationStatus,
+} from "../core/schema/fusion-merged.ts";
 
 /** What bg_result returns as `output` (content null when the answer is delivered as a file). */
 export type TaskOutput =

@@ -12,9 +12,9 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { RuntimeBudgetFile } from "../../src/child/records.ts";
 import { FUSION_REVIEW_SHARE_X100, TASK_FILES } from "../../src/core/constants.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
+import type { ChildRuntimeBudget } from "../../src/core/schema/runtime-budget.ts";
 import type { SeedDocument } from "../../src/core/types.ts";
 import { type FusionCompletedView, UNMERGED_TEXT } from "../../src/fusion/types.ts";
 import { EVALUATE_HEADING, MERGE_HEADING } from "../../src/fusion-run/prompts.ts";
@@ -53,7 +53,7 @@ async function noticeOf(
 function childSpend(cwd: string) {
   return delegateTaskDirs(cwd).map((dir) => {
     const seed = JSON.parse(readFileSync(join(dir, TASK_FILES.seed), "utf8")) as SeedDocument;
-    const budget = JSON.parse(readFileSync(join(dir, TASK_FILES.runtimeBudget), "utf8")) as RuntimeBudgetFile;
+    const budget = JSON.parse(readFileSync(join(dir, TASK_FILES.runtimeBudget), "utf8")) as ChildRuntimeBudget;
     return { directive: seed.directive.text, cap: seed.spend?.cap_usd as number, spent: budget.spend?.spent_usd ?? 0 };
   });
 }

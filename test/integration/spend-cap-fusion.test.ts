@@ -6,8 +6,8 @@
 import { readFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { RuntimeBudgetFile } from "../../src/child/records.ts";
 import { TASK_FILES } from "../../src/core/constants.ts";
+import type { ChildRuntimeBudget } from "../../src/core/schema/runtime-budget.ts";
 import type { SeedDocument } from "../../src/core/types.ts";
 import { call, lastToolResult, notifications, promptWhenIdle, until } from "../helpers/drive.ts";
 import {
@@ -66,7 +66,7 @@ describe("bg_fusion under a spend cap", () => {
 
       const children = delegateTaskDirs(cwd).map((dir) => {
         const seed = JSON.parse(readFileSync(join(dir, TASK_FILES.seed), "utf8")) as SeedDocument;
-        const budget = JSON.parse(readFileSync(join(dir, TASK_FILES.runtimeBudget), "utf8")) as RuntimeBudgetFile;
+        const budget = JSON.parse(readFileSync(join(dir, TASK_FILES.runtimeBudget), "utf8")) as ChildRuntimeBudget;
         return { cap: seed.spend?.cap_usd, spent: budget.spend?.spent_usd };
       });
       // Two candidates, the evaluator and the merger, each under its own share.

@@ -8,8 +8,9 @@ import { describe, expect, it } from "vitest";
 import { FUSION_MERGED_MAX_BYTES } from "../../src/core/constants.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
 import type { OutputSchema } from "../../src/core/output-schema.ts";
+import { checkDocument } from "../../src/core/schema/check.ts";
+import { FusionResultDocumentSchema } from "../../src/core/schema/fusion-document.ts";
 import { retrieveFusion } from "../../src/fusion/retrieve.ts";
-import { parseResultDocument } from "../../src/fusion/schema.ts";
 import { UNMERGED_TEXT } from "../../src/fusion/types.ts";
 import { verifyCompletedRun } from "../../src/fusion/verify-completed.ts";
 import type { Evaluation } from "../../src/fusion-run/evaluation.ts";
@@ -26,6 +27,8 @@ import {
   USAGE_SO_FAR,
   writeCandidates,
 } from "../helpers/fusion-fixtures.ts";
+
+const parseResultDocument = (value: unknown) => checkDocument(FusionResultDocumentSchema, value, "result");
 
 describe("the review shares of a capped run", () => {
   const CAP = 2; // the merger's reserve: 20 % = $0.40

@@ -18,13 +18,15 @@ import {
   parseTaskGroup,
   type TaskGroup,
 } from "../../src/core/group.ts";
+import { checkDocument } from "../../src/core/schema/check.ts";
+import { FusionRunRecordSchema } from "../../src/core/schema/fusion-run.ts";
+import { DelegateManifestSchema } from "../../src/core/schema/manifest.ts";
 import type { DelegateManifest, UsageRecord } from "../../src/core/types.ts";
 import { SchemaViolation } from "../../src/core/validate.ts";
-import { type FusionRunRecord, parseRunRecord } from "../../src/fusion/run-record.ts";
+import type { FusionRunRecord } from "../../src/fusion/run-record.ts";
 import type { FusionCompletedView, FusionFailureView } from "../../src/fusion/types.ts";
 import { buildManifest, newTaskIdentity } from "../../src/launch/task-documents.ts";
 import { type GroupMemberView, groupResultText, groupView } from "../../src/retrieval/group-view.ts";
-import { parseDelegateManifest } from "../../src/store/manifest-shape.ts";
 import { noticesInSession } from "../../src/tasks/notice.ts";
 import { type PiUsage, sumUsage } from "../../src/tools/books.ts";
 import { RESULT_OUTPUT } from "../../src/tools/output-schemas.ts";
@@ -38,6 +40,8 @@ const SESSION = "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b";
 const OTHER_SESSION = "0199a1b2-c3d4-7e5f-8a9b-ffffffffffff";
 
 /** What a SchemaViolation thrown by `run` says: its path, its problem and its message. */
+const parseRunRecord = (value: unknown) => checkDocument(FusionRunRecordSchema, value);
+
 function violationOf(run: () => unknown): { path: string; problem: string; message: string } {
   try {
     run();
@@ -199,6 +203,9 @@ function memberManifest(session: string, group?: { name: string; cap?: number })
   };
 }
 
+/** manifest.json's parsed JSON, checked against its declaration. */
+const parseManifest = (value: unknown): DelegateManifest => checkDocument(DelegateManifestSchema, value);
+
 /** A value as it comes back from disk (JSON), so nothing but its text reaches the parser. */
 const fromDisk = (value: unknown): unknown => JSON.parse(JSON.stringify(value));
 
@@ -206,25 +213,23 @@ describe("a manifest's group", () => {
   it("a manifest whose group is of its own parent session parses, the group kept (and its cap)", () => {
     const m = memberManifest(SESSION, { name: "auth-audit", cap: 2 });
     expect(m.group).toEqual(groupFor(SESSION, "auth-audit", 2));
-    expect(parseDelegateManifest(fromDisk(m))).toEqual(m);
+    expect(parseManifest(fromDisk(m))).toEqual(m);
     const plain = memberManifest(SESSION);
     expect(plain.group).toBeUndefined();
-    expect(parseDelegateManifest(fromDisk(plain))).toEqual(plain);
+    expect(parseManifest(fromDisk(plain))).toEqual(plain);
   });
 
   it("a manifest naming a group made for another session is refused, as is a forged one", () => {
     const m = memberManifest(SESSION, { name: "auth-audit" });
     const theirs = { ...m, group: groupFor(OTHER_SESSION, "auth-audit") };
-    expect(violationOf(() => parseDelegateManifest(fromDisk(theirs))).message).toBe(
+    expect(violationOf(() => parseManifest(fromDisk(theirs))).message).toBe(
       "group.id: is not this session's group of that name",
     );
     // Moved to another session's directory with its parent_session_id rewritten: its group no longer fits.
     const moved = { ...m, parent_session_id: OTHER_SESSION };
-    expect(violationOf(() => parseDelegateManifest(fromDisk(moved))).path).toBe("group.id");
+    expect(violationOf(() => parseManifest(fromDisk(moved))).path).toBe("group.id");
     const extra = { ...m, group: { ...m.group, joined_by: "me" } };
-    expect(violationOf(() => parseDelegateManifest(fromDisk(extra))).message).toBe(
-      "group.joined_by: is not a known key",
-    );
+    expect(violationOf(() => parseManifest(fromDisk(extra))).message).toBe("group.joined_by: is not a known key");
   });
 });
 

@@ -4,8 +4,9 @@
  * the cap from printing equal to it, and the Fusion manifest's terminal record that holds a run's figure.
  */
 import { describe, expect, it } from "vitest";
+import { checkDocument } from "../../src/core/schema/check.ts";
+import { FusionManifestSchema } from "../../src/core/schema/fusion-document.ts";
 import { SchemaViolation } from "../../src/core/validate.ts";
-import { parseManifest } from "../../src/fusion/schema.ts";
 import { listRows } from "../../src/tasks/seam.ts";
 import {
   addSpend,
@@ -17,6 +18,8 @@ import {
 } from "../../src/views/spend-figure.ts";
 import { spendTotal } from "../../src/views/spend-total.ts";
 import { failureInput, newProject, startRun, writeRunRecord } from "../helpers/fusion-fixtures.ts";
+
+const parseManifest = (value: unknown) => checkDocument(FusionManifestSchema, value, "manifest");
 
 describe("a Fusion run's figure from its children's", () => {
   it("sums them; a floor when any child's is one or is not known (counted as nothing); nothing spent without children", () => {
