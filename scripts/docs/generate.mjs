@@ -10,12 +10,14 @@
  * tool the extension registers (read from pi's own loader, see load.mjs), and `failure-codes` in
  * docs/failure-codes.md (from src/core/errors.ts), `host-probe-checks` in docs/configuration.md (from
  * src/core/host-probe-checks.ts), `pi-versions` in docs/configuration.md (from
- * src/host/proven.ts), and `setting-trust` in docs/configuration.md (from src/core/setting-trust.ts). Output is a pure function of the code: the same tree gives the same bytes.
+ * src/host/proven.ts), `setting-trust` in docs/configuration.md (from src/core/setting-trust.ts), and
+ * `documents` in docs/documents.md (from the declarations of src/core/schema/, scripts/docs/documents.mjs). Output is a pure function of the code: the same tree gives the same bytes.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { insertBlock, parseBlocks, spliceBlocks, wrapBody } from "./blocks.mjs";
+import { loadDocuments, renderDocuments } from "./documents.mjs";
 import { lintDocs } from "./lint.mjs";
 import {
   loadArgumentTables,
@@ -41,6 +43,7 @@ const FAILURE_BLOCK = "failure-codes";
 const VERSIONS_BLOCK = "pi-versions";
 const PROBE_BLOCK = "host-probe-checks";
 const TRUST_BLOCK = "setting-trust";
+const DOCUMENTS_BLOCK = "documents";
 
 function parseArgs(argv) {
   const options = { check: false, root: resolve(dirname(fileURLToPath(import.meta.url)), "..", "..") };
@@ -118,6 +121,11 @@ async function expectedBlocks(root) {
     file: join(root, "docs", "configuration.md"),
     body: renderSettingTrust(await loadSettingPolicies(root)),
     stub: "---\ndoc_id: configuration\naudience: user\nmode: reference\nreview_policy: contract\nstability: stable\ncovers_surfaces: []\ncovers_sources: [src/core/setting-trust.ts]\n---\n# Configuration\n",
+  });
+  expected.set(DOCUMENTS_BLOCK, {
+    file: join(root, "docs", "documents.md"),
+    body: renderDocuments(await loadDocuments(root)),
+    stub: "---\ndoc_id: documents\naudience: maintainer\nmode: reference\nreview_policy: contract\nstability: stable\ncovers_surfaces: []\ncovers_sources: [src/core/schema/documents.ts]\n---\n# Documents\n",
   });
   return { tools, expected };
 }

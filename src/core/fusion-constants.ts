@@ -26,6 +26,10 @@ export const ARTIFACT_PATH = /^(?=.{1,128}$)[A-Za-z0-9_-][A-Za-z0-9._-]*(\/[A-Za
 export const SLOT = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 
 /** The highest attempt number a slot may record. */
+/** The run record, bound first (src/fusion/run-record.ts), and the folder of its children's records. */
+export const RUN_RECORD_PATH = "run.json";
+export const CHILDREN_DIR = "children";
+
 export const MAX_ATTEMPT_NUMBER = 1_000;
 
 /** Files a completed manifest must bind, at these fixed paths. */

@@ -21,8 +21,9 @@ import type { BoundArtifact, FusionManifest, FusionResultDocument } from "./type
 
 export type { FusionChildRecord, FusionRunRecord } from "../core/schema/fusion-run.ts";
 
-export const RUN_RECORD_PATH = "run.json";
-export const CHILDREN_DIR = "children";
+import { CHILDREN_DIR, RUN_RECORD_PATH } from "../core/fusion-constants.ts";
+
+export { CHILDREN_DIR, RUN_RECORD_PATH };
 
 /**
  * A bound document, read back only if its bytes still match the binding; null otherwise (also when

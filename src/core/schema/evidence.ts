@@ -51,9 +51,13 @@ export const SeenRangeSchema = Refine(Closed(seenFields), ordered(1));
 export type SeenRange = Static<typeof SeenRangeSchema>;
 
 /** The lines of a spilled read an artifact row returned whole: absent when none, so never empty. */
-const SeenListSchema = Refine(List(SeenRangeSchema, GREP_SEEN_MAX_RANGES), (ranges, at) => {
-  if (ranges.length === 0) violation(at, "must not be empty");
-});
+const SeenListSchema = Refine(
+  List(SeenRangeSchema, GREP_SEEN_MAX_RANGES),
+  (ranges, at) => {
+    if (ranges.length === 0) violation(at, "must not be empty");
+  },
+  "not empty",
+);
 
 /**
  * A `read` the child saw: the path as given, offset and limit as Pi applied them (integers; absent

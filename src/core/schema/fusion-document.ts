@@ -16,7 +16,6 @@ import {
 } from "../fusion-constants.ts";
 import { keyPath, violation } from "../validate.ts";
 import {
-  FailureCodeSchema,
   FUSION_IDENTITY,
   FusionAttemptsSchema,
   FusionBindingSchema,
@@ -28,6 +27,7 @@ import {
 } from "./fusion-parts.ts";
 import { Amount, Closed, Nullable, OneOf, Refine, Sha256, type Static, Timestamp, Type } from "./kinds.ts";
 
+import { FailureCodeSchema } from "./shared.ts";
 /** The terminal record: set by the one terminal commit. */
 export const FusionManifestTerminalSchema = Refine(
   Closed({
@@ -141,12 +141,16 @@ export const FusionDetailsSchema = Closed({
 export type FusionDetails = Static<typeof FusionDetailsSchema>;
 
 /** result.json's binding of merged.md: at its fixed path, within its size bound. */
-const MergedBindingSchema = Refine(FusionBindingSchema, (merged, at) => {
-  if (merged.path !== FUSION_FILES.merged) violation(keyPath(at, "path"), `must be ${FUSION_FILES.merged}`);
-  if (merged.byte_length === 0 || merged.byte_length > FUSION_MERGED_MAX_BYTES) {
-    violation(keyPath(at, "byte_length"), `must be within 1..${FUSION_MERGED_MAX_BYTES}`);
-  }
-});
+const MergedBindingSchema = Refine(
+  FusionBindingSchema,
+  (merged, at) => {
+    if (merged.path !== FUSION_FILES.merged) violation(keyPath(at, "path"), `must be ${FUSION_FILES.merged}`);
+    if (merged.byte_length === 0 || merged.byte_length > FUSION_MERGED_MAX_BYTES) {
+      violation(keyPath(at, "byte_length"), `must be within 1..${FUSION_MERGED_MAX_BYTES}`);
+    }
+  },
+  `binds ${FUSION_FILES.merged}, 1 to ${FUSION_MERGED_MAX_BYTES} bytes`,
+);
 
 /** result.json of a completed run; written after merged.md, before the completed manifest. */
 export const FusionResultDocumentSchema = Refine(

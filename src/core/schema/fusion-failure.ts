@@ -14,7 +14,6 @@ import {
 } from "../fusion-constants.ts";
 import { keyPath, violation } from "../validate.ts";
 import {
-  FailureCodeSchema,
   type FusionAttemptRow,
   FusionAttemptsSchema,
   FusionBindingsSchema,
@@ -24,6 +23,7 @@ import {
 } from "./fusion-parts.ts";
 import { Closed, Count, Nullable, OneOf, Refine, Sha256, type Static, Text, Timestamp, Type } from "./kinds.ts";
 
+import { FailureCodeSchema } from "./shared.ts";
 /** The failure message by hash; its text rides inline when short, else it is failure-message.txt. */
 export const FusionFailureMessageSchema = Refine(
   Closed({

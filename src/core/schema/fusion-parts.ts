@@ -4,7 +4,6 @@
  * result.json are ./fusion-document.ts's, failure-summary.json ./fusion-failure.ts's.
  */
 import { FUSION_MAX_ARTIFACTS, FUSION_MAX_ATTEMPTS } from "../constants.ts";
-import { FAILURE_CODES, type FailureCode, isFailureCode } from "../errors.ts";
 import {
   ARTIFACT_PATH,
   ATTEMPT_STATUSES,
@@ -20,7 +19,6 @@ import {
   Amount,
   Closed,
   Count,
-  Custom,
   List,
   Nullable,
   OneOf,
@@ -35,13 +33,7 @@ import {
 const NAME_MAX = 256;
 
 /** A failure code of src/core/errors.ts. */
-export const FailureCodeSchema = Custom(
-  (value, at): FailureCode => {
-    if (!isFailureCode(value)) violation(at, "must be a known failure code");
-    return value;
-  },
-  { type: "string", enum: [...FAILURE_CODES] },
-);
+import { FailureCodeSchema } from "./shared.ts";
 
 /** A file of the run directory the manifest binds: its path, byte length and SHA-256. */
 export const FusionBindingSchema = Closed({
@@ -52,13 +44,17 @@ export const FusionBindingSchema = Closed({
 export type FusionBinding = Static<typeof FusionBindingSchema>;
 
 /** A list of bindings, in bind order, each path bound once. */
-export const FusionBindingsSchema = Refine(List(FusionBindingSchema, FUSION_MAX_ARTIFACTS), (refs, at) => {
-  const seen = new Set<string>();
-  refs.forEach((ref, index) => {
-    if (seen.has(ref.path)) violation(`${at}[${index}].path`, `binds ${ref.path} twice`);
-    seen.add(ref.path);
-  });
-});
+export const FusionBindingsSchema = Refine(
+  List(FusionBindingSchema, FUSION_MAX_ARTIFACTS),
+  (refs, at) => {
+    const seen = new Set<string>();
+    refs.forEach((ref, index) => {
+      if (seen.has(ref.path)) violation(`${at}[${index}].path`, `binds ${ref.path} twice`);
+      seen.add(ref.path);
+    });
+  },
+  "each path bound once",
+);
 
 /** The process that owns a running run; lets the registry tell "still running" from "crashed". */
 export const FusionOwnerSchema = Closed({

@@ -8,10 +8,10 @@
 import { ARGUMENT_BOUNDS, AUTO_DELIVER_MODES, SCHEMA } from "../constants.ts";
 import { FUSION_STAGES } from "../fusion-constants.ts";
 import { checkGroupSession } from "../group.ts";
-import { checkOutputSchema } from "../output-schema.ts";
 import { keyPath } from "../validate.ts";
 import { TaskGroupSchema } from "./group.ts";
-import { Closed, Count, Custom, Dollars, List, OneOf, Refine, Sha256, type Static, Text, Type } from "./kinds.ts";
+import { Closed, Count, Dollars, List, OneOf, Refine, Sha256, type Static, Text, Type } from "./kinds.ts";
+import { OutputSchemaSchema } from "./shared.ts";
 
 const TEXT = { maxChars: 256 };
 
@@ -41,7 +41,7 @@ export const FusionRunRecordSchema = Refine(
     notify_on_completion: Type.Boolean(),
     trigger_on_completion: Type.Boolean(),
     /** The answers' shape when the run has an outputSchema (docs/tools/bg_fusion.md, "Structured answers"). */
-    output_schema: Type.Optional(Custom(checkOutputSchema, { type: "object" })),
+    output_schema: Type.Optional(OutputSchemaSchema),
     /**
      * SHA-256 of the run's launch `key`, so a key record can be checked against the run it names
      * (docs/tools/bg_fusion.md, "Admission"); absent for a run launched without a key.

@@ -15,9 +15,13 @@ const GROUP_ID = /^g[0-9a-f]{32}$/;
 /** What a member's manifest (or run record) says of its group. */
 export const TaskGroupSchema = Closed({
   /** "g" + 32 hex: groupIdOf (../group.ts) the session and the name. */
-  id: Refine(AnyString(), (id, at) => {
-    if (!GROUP_ID.test(id)) violation(at, "must be g followed by 32 lowercase hex digits");
-  }),
+  id: Refine(
+    AnyString(),
+    (id, at) => {
+      if (!GROUP_ID.test(id)) violation(at, "must be g followed by 32 lowercase hex digits");
+    },
+    "g followed by 32 lowercase hex digits: its session's and name's",
+  ),
   name: Text({ maxChars: GROUP_NAME_MAX_CHARS }),
   /** The group's spend cap (groupMaxCostUsd), fixed by its first member; absent without one. */
   max_cost_usd: Type.Optional(Dollars(ARGUMENT_BOUNDS.maxCostUsd)),

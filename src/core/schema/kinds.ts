@@ -104,8 +104,13 @@ export function Dict<T extends TSchema>(value: T) {
  * A declaration with a rule its keywords cannot say (an absolute path, a positive cap, an id bound to
  * its session): `refine` runs on the checked value and throws through validate.ts `violation`.
  */
-export function Refine<T extends TSchema>(schema: T, refine: (value: Static<T>, at: string) => void): T {
-  return { ...schema, "x-refine": refine };
+export function Refine<T extends TSchema>(
+  schema: T,
+  refine: (value: Static<T>, at: string) => void,
+  /** The rule in a few words, for the docs (docs/documents.md). */
+  rule?: string,
+): T {
+  return { ...schema, "x-refine": refine, ...(rule === undefined ? {} : { "x-rule": rule }) };
 }
 
 /**

@@ -11,7 +11,6 @@
 import { AUTO_DELIVER_MODES, CAPABILITIES, EXTENSION_MODES, FINALIZED_BY, SCHEMA } from "../constants.ts";
 import { FAILURE_CODES } from "../errors.ts";
 import { checkGroupSession } from "../group.ts";
-import { checkOutputSchema, type OutputSchema } from "../output-schema.ts";
 import { keyPath, violation } from "../validate.ts";
 import { TaskGroupSchema } from "./group.ts";
 import {
@@ -20,7 +19,6 @@ import {
   Bool,
   Closed,
   Count,
-  Custom,
   Dict,
   List,
   Nullable,
@@ -30,6 +28,7 @@ import {
   type Static,
   Type,
 } from "./kinds.ts";
+import { OutputSchemaSchema } from "./shared.ts";
 import { ManifestSteeringSchema } from "./steering.ts";
 
 /**
@@ -84,9 +83,13 @@ export const BoundArtifactSchema = Closed({ path: AnyString(), byte_length: Coun
 export type BoundArtifact = Static<typeof BoundArtifactSchema>;
 
 /** The artifacts launch bound, by name: at most MAX_ARTIFACTS. */
-export const ManifestArtifactsSchema = Refine(Dict(BoundArtifactSchema), (artifacts, at) => {
-  if (Object.keys(artifacts).length > MAX_ARTIFACTS) violation(at, `has more than ${MAX_ARTIFACTS} entries`);
-});
+export const ManifestArtifactsSchema = Refine(
+  Dict(BoundArtifactSchema),
+  (artifacts, at) => {
+    if (Object.keys(artifacts).length > MAX_ARTIFACTS) violation(at, `has more than ${MAX_ARTIFACTS} entries`);
+  },
+  `at most ${MAX_ARTIFACTS} entries`,
+);
 
 /** The parent's adjudication of the task: when it ended and how. */
 export const ManifestTerminalSchema = Closed({
@@ -183,7 +186,7 @@ export const DelegateManifestSchema = Refine(
     artifacts: ManifestArtifactsSchema,
     terminal: Nullable(ManifestTerminalSchema),
     /** The answer's shape, as admitted (the parent checks the answer against it); absent for a text answer. */
-    output_schema: Type.Optional(Custom<OutputSchema>(checkOutputSchema, { type: "object" })),
+    output_schema: Type.Optional(OutputSchemaSchema),
     /**
      * The project settings launch ignored because only you may widen them, one line each
      * (docs/configuration.md, "Who may set what"); absent when none was.

@@ -45,9 +45,13 @@ export const SeedSpendSchema = Type.Object({
   /** Input beyond the prompt before any usage report (tool definitions, message framing: the budget's framing reserve). */
   framing_tokens: Count(),
   /** The cap, in US dollars: a positive finite amount. */
-  cap_usd: Refine(Amount(), (cap, at) => {
-    if (cap <= 0) violation(at, "must be a positive amount");
-  }),
+  cap_usd: Refine(
+    Amount(),
+    (cap, at) => {
+      if (cap <= 0) violation(at, "must be a positive amount");
+    },
+    "above 0",
+  ),
   prices_usd_per_mtok: SpendPricesSchema,
   /** The run asks for one-hour cache writes (PI_CACHE_RETENTION=long, which the child inherits): priced as such from the first request. */
   long_cache_writes: Type.Optional(Type.Literal(true)),

@@ -9,10 +9,10 @@
  */
 import { isAbsolute } from "node:path";
 import { CAPABILITIES, EXTENSION_MODES, READ_ROOTS_MAX } from "../constants.ts";
-import { checkOutputSchema } from "../output-schema.ts";
 import { violation } from "../validate.ts";
-import { Amount, AnyString, Bool, Count, Custom, List, Nullable, OneOf, Refine, type Static, Type } from "./kinds.ts";
+import { Amount, AnyString, Bool, Count, List, Nullable, OneOf, Refine, type Static, Type } from "./kinds.ts";
 import { SeedSpendSchema } from "./seed-spend.ts";
+import { OutputSchemaSchema } from "./shared.ts";
 import { SpillReceiptSchema } from "./spill-receipt.ts";
 
 /** Where a task's route came from (docs/subsystems/launch.md, "The route pin"). */
@@ -88,9 +88,13 @@ export const ChainArtifactSchema = Type.Object({
 export type ChainArtifact = Static<typeof ChainArtifactSchema>;
 
 /** A granted read root: an absolute path. */
-const ReadRootSchema = Refine(AnyString(), (path, at) => {
-  if (!isAbsolute(path)) violation(at, "must be an absolute path");
-});
+const ReadRootSchema = Refine(
+  AnyString(),
+  (path, at) => {
+    if (!isAbsolute(path)) violation(at, "must be an absolute path");
+  },
+  "an absolute path",
+);
 
 /** seed.json: what the guard enforces, hash-bound. Route, limits and budget are checked first. */
 export const SeedDocumentSchema = Type.Object({
@@ -112,7 +116,7 @@ export const SeedDocumentSchema = Type.Object({
    * The answer's shape (docs/tools/bg_delegate.md, "Structured answers"), checked against the subset
    * (../output-schema.ts): the guard checks the final message against it. Absent or null for a text answer.
    */
-  output_schema: Type.Optional(Nullable(Custom(checkOutputSchema, { type: "object" }))),
+  output_schema: Type.Optional(Nullable(OutputSchemaSchema)),
   schema_version: AnyString(),
   task_id: AnyString(),
   launch_nonce: AnyString(),
@@ -127,7 +131,7 @@ export const SeedDocumentSchema = Type.Object({
     authority: Type.Literal("explicit_text"),
   }),
   /** The projection of the parent branch (launch/projection.ts): untrusted background, never checked here. */
-  projection: Type.Optional(Custom((value: unknown) => value)),
+  projection: Type.Optional(Type.Unknown()),
   /** SHA-256 of child-prompt.txt, the exact bytes pi delivers to the child. */
   child_prompt_sha256: AnyString(),
   /** SHA-256 of the package-owned system prompt passed with --system-prompt. */

@@ -5,21 +5,11 @@
  * declaration before anything in it is believed (docs/subsystems/retrieval.md, "Verification order").
  */
 import { SCHEMA } from "../constants.ts";
-import { type FailureCode, isFailureCode } from "../errors.ts";
-import { violation } from "../validate.ts";
 import { EvidenceRowSchema } from "./evidence.ts";
-import { AnyString, Closed, Count, Custom, OneOf, type Static, Timestamp, Type } from "./kinds.ts";
+import { AnyString, Closed, Count, OneOf, type Static, Timestamp, Type } from "./kinds.ts";
 import { UsageRecordSchema } from "./result-usage.ts";
+import { FailureCodeSchema } from "./shared.ts";
 import { SpillReceiptSchema } from "./spill-receipt.ts";
-
-/** One of the failure codes of src/core/errors.ts. */
-const FailureCodeSchema = Custom<FailureCode>(
-  (value, at) => {
-    if (!isFailureCode(value)) violation(at, "must be a known failure code");
-    return value;
-  },
-  { type: "string" },
-);
 
 /** child-terminal.json. */
 export const ChildTerminalFileSchema = Closed({
