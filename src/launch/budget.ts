@@ -21,20 +21,14 @@ import {
   SYSTEM_PROMPT_APPENDIX_BYTES,
 } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
+import type { BudgetPlan, ByteClasses, CalibrationStatus, RouteCapacity } from "../core/schema/budget-plan.ts";
 import type { PinnedRoute, SeedBudget } from "../core/types.ts";
 import { calibrationFor } from "./calibration.ts";
 
+export type { BudgetPlan, ByteClasses, RouteCapacity } from "../core/schema/budget-plan.ts";
+
 const RESERVED_TOKENS = RESERVE_OUTPUT_TOKENS + RESERVE_FRAMING_TOKENS + RESERVE_SAFETY_TOKENS;
 const PROVABLE_X100 = Math.round(PROVABLE_BYTES_PER_TOKEN * 100);
-
-export interface RouteCapacity {
-  context_window_tokens: number;
-  reserves: { output_tokens: number; framing_tokens: number; safety_tokens: number };
-  capacity_tokens: number;
-  finalization_runway_tokens: number;
-  usable_input_tokens: number;
-  min_usable_input_tokens: number;
-}
 
 const refused = (
   code: "route_capacity_unknown" | "route_capacity_insufficient" | "seed_budget_exceeded",
@@ -76,14 +70,6 @@ export function checkRouteCapacity(contextWindow: unknown): RouteCapacity {
   };
 }
 
-export interface ByteClasses {
-  /** Bytes of code points below U+0080 (one byte each in UTF-8). */
-  ascii_bytes: number;
-  /** UTF-8 bytes of all other code points (2–4 bytes each). */
-  multibyte_bytes: number;
-  total_bytes: number;
-}
-
 export function byteClasses(text: string): ByteClasses {
   const total = Buffer.byteLength(text, "utf8");
   // Every UTF-16 unit takes at least one UTF-8 byte and only an ASCII one takes exactly one, so equal
@@ -92,57 +78,6 @@ export function byteClasses(text: string): ByteClasses {
   let ascii = 0;
   for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) < 0x80) ascii++;
   return { ascii_bytes: ascii, multibyte_bytes: total - ascii, total_bytes: total };
-}
-
-export type CalibrationStatus = "applied" | "prompt_below_threshold" | "no_entry_for_family";
-
-export interface BudgetPlan {
-  schema_version: typeof SCHEMA.budgetPlan;
-  route: PinnedRoute;
-  capacity: RouteCapacity;
-  input: {
-    system_prompt: ByteClasses;
-    /** pi appends date and cwd lines to --system-prompt; this allowance stands for them. */
-    system_prompt_appendix_bytes: number;
-    child_prompt: ByteClasses;
-    total_bytes: number;
-  };
-  /**
-   * Every byte counted as one token, per byte class. A byte-level tokenizer never needs more than
-   * one token per byte, so this bounds the real count from above; it is recorded even when a
-   * calibrated rate is used for admission.
-   */
-  provable_forecast: {
-    bytes_per_token: number;
-    tokens_by_class: {
-      system_prompt_ascii: number;
-      system_prompt_multibyte: number;
-      system_prompt_appendix: number;
-      child_prompt_ascii: number;
-      child_prompt_multibyte: number;
-    };
-    total_tokens: number;
-    fits_admission_rule: boolean;
-  };
-  calibration: {
-    status: CalibrationStatus;
-    family: string;
-    threshold_child_prompt_bytes: number;
-    /** Present when the family has an entry, whether or not the prompt was large enough to use it. */
-    entry?: { bytes_per_token: number; source: string; estimate_tokens: number };
-  };
-  admission: {
-    rule: "estimate_tokens + finalization_runway_tokens <= capacity_tokens";
-    estimate_source: "provable" | "calibrated";
-    bytes_per_token: number;
-    estimate_tokens: number;
-    finalization_runway_tokens: number;
-    required_tokens: number;
-    capacity_tokens: number;
-  };
-  growth_budget_tokens: number;
-  finalization_runway_tokens: number;
-  low_runway_trigger_tokens: number;
 }
 
 export interface BudgetInput {

@@ -8,11 +8,12 @@
 import { join } from "node:path";
 import { SCHEMA, TASK_FILES, TASK_RECORD_MAX_BYTES } from "../core/constants.ts";
 import { readRegularFile } from "../core/fs.ts";
+import { BudgetPlanSchema } from "../core/schema/budget-plan.ts";
 import { checkDocument } from "../core/schema/check.ts";
 import { ProgressSchema } from "../core/schema/runtime-budget.ts";
 import { ResultSteeringSchema, type SteeringDelivery } from "../core/schema/steering.ts";
 import type { BudgetFigures, ChildProgress } from "../core/types.ts";
-import { count, keyPath, plainObject, SchemaViolation } from "../core/validate.ts";
+import { plainObject, SchemaViolation } from "../core/validate.ts";
 
 /** A task record's parsed JSON, or undefined when it cannot be read or is not JSON. */
 function readRecord(taskDir: string, name: string): unknown {
@@ -50,14 +51,13 @@ export function parseProgress(value: unknown): ChildProgress {
   };
 }
 
-/** budget-plan.json's figures from its parsed JSON (src/launch/budget.ts, BudgetPlan); throws SchemaViolation. */
+/** budget-plan.json's figures from its parsed JSON (its declaration: src/core/schema/budget-plan.ts); throws SchemaViolation. */
 export function parseBudgetFigures(value: unknown): BudgetFigures {
-  const o = plainObject(value, "");
-  const capacity = plainObject(o.capacity, "capacity");
+  const plan = checkDocument(BudgetPlanSchema, value);
   return {
-    capacity_tokens: count(capacity.capacity_tokens, keyPath("capacity", "capacity_tokens")),
-    growth_budget_tokens: count(o.growth_budget_tokens, "growth_budget_tokens"),
-    finalization_runway_tokens: count(o.finalization_runway_tokens, "finalization_runway_tokens"),
+    capacity_tokens: plan.capacity.capacity_tokens,
+    growth_budget_tokens: plan.growth_budget_tokens,
+    finalization_runway_tokens: plan.finalization_runway_tokens,
   };
 }
 

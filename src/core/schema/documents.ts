@@ -5,6 +5,7 @@
  */
 import { FUSION_FILES, TASK_FILES } from "../constants.ts";
 import { CHILDREN_DIR, RUN_RECORD_PATH } from "../fusion-constants.ts";
+import { BudgetPlanSchema } from "./budget-plan.ts";
 import { FusionManifestSchema, FusionResultDocumentSchema } from "./fusion-document.ts";
 import { FusionFailureSummarySchema } from "./fusion-failure.ts";
 import { FusionChildRecordSchema, FusionRunRecordSchema } from "./fusion-run.ts";
@@ -32,6 +33,7 @@ const RUN = ".pi/fusion/<run>/";
 
 export const DOCUMENTS: readonly DeclaredDocument[] = [
   { file: `${TASK}${TASK_FILES.seed}`, writer: "the parent, at launch", schema: SeedDocumentSchema },
+  { file: `${TASK}${TASK_FILES.budgetPlan}`, writer: "the parent, at launch", schema: BudgetPlanSchema },
   { file: `${TASK}${TASK_FILES.manifest}`, writer: "the parent (signed)", schema: DelegateManifestSchema },
   { file: `${TASK}${TASK_FILES.steering}`, writer: "the parent, on every bg_steer", schema: SteeringRecordSchema },
   { file: `${TASK}${TASK_FILES.result}`, writer: "the child's guard, at its commit", schema: DelegateResultFileSchema },
