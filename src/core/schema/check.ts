@@ -179,10 +179,15 @@ const KNOWN = new Set([
 ]);
 const vetted = new WeakSet<Node>();
 
-/** A declaration using a keyword the checker does not read (allOf, oneOf, …) is an error, never a pass. */
+/**
+ * A declaration using a keyword the checker does not read (allOf, oneOf, …) is an error, never a pass.
+ * TypeBox 1.x's own markers (`~kind`, `~optional`: visible on a declaration a refinement copied) are
+ * not keywords.
+ */
 function vet(node: Node): void {
   if (vetted.has(node)) return;
-  if (Object.keys(node).some((key) => !KNOWN.has(key) && !key.startsWith("x-"))) unsupported(node);
+  const foreign = (key: string) => !KNOWN.has(key) && !key.startsWith("x-") && !key.startsWith("~");
+  if (Object.keys(node).some(foreign)) unsupported(node);
   vetted.add(node);
 }
 

@@ -156,6 +156,13 @@ export function schemaCheckCases(typebox: string): void {
         if (!value.startsWith("/")) violation(at, "must be an absolute path");
       });
       expect(checkDocument(List(Absolute, 4), ["/a"])).toEqual(["/a"]);
+      // Optional around a refined (copied) declaration: TypeBox 1.x marks the copy `~optional`.
+      const Roots = Closed({ roots: Type.Optional(Refine(List(AnyString(), 2), () => {}, "rule")), n: Count() });
+      expect(checkDocument(Roots, { n: 1 })).toEqual({ n: 1 });
+      expect(checkDocument(Roots, { n: 1, roots: ["x"] })).toEqual({ n: 1, roots: ["x"] });
+      expect(problem(() => checkDocument(Roots, { roots: [] }))).toBe("n: is required");
+      const Labels = Closed({ label: Type.Optional(Described(Text(), "a label")) });
+      expect(checkDocument(Labels, {})).toEqual({});
       expect(problem(() => checkDocument(List(Absolute, 4), ["/a", "b"], "roots"))).toBe(
         "roots[1]: must be an absolute path",
       );
