@@ -95,61 +95,65 @@ async function importTypeScript(file) {
 }
 
 /**
- * Where each tool's argument table (src/arguments/fields.ts FieldTable) and defaults live. Checked to
- * cover exactly the registered tools, and each table to name exactly the schema's fields.
+ * Where each tool's argument declaration (src/arguments/tool-arguments.ts) and defaults live. Checked
+ * to cover exactly the registered tools, and each declaration to name exactly the schema's fields.
  */
-const ARGUMENT_TABLES = {
+const ARGUMENT_DECLARATIONS = {
   bg_delegate: {
     module: "src/arguments/delegate-arguments.ts",
-    fields: "DELEGATE_FIELDS",
+    schema: "DelegateArgumentsSchema",
     defaults: "DELEGATE_DEFAULTS",
   },
-  bg_result: { module: "src/arguments/result-arguments.ts", fields: "RESULT_FIELDS", defaults: undefined },
-  bg_fusion: { module: "src/arguments/fusion-arguments.ts", fields: "FUSION_FIELDS", defaults: "FUSION_DEFAULTS" },
-  bg_steer: { module: "src/arguments/steer-arguments.ts", fields: "STEER_FIELDS", defaults: undefined },
+  bg_result: { module: "src/arguments/result-arguments.ts", schema: "ResultArgumentsSchema", defaults: undefined },
+  bg_fusion: {
+    module: "src/arguments/fusion-arguments.ts",
+    schema: "FusionArgumentsSchema",
+    defaults: "FUSION_DEFAULTS",
+  },
+  bg_steer: { module: "src/arguments/steer-arguments.ts", schema: "SteerArgumentsSchema", defaults: undefined },
 };
 
-function sameFields(table, schema, path) {
-  const a = Object.keys(table).sort();
-  const b = Object.keys(schema?.properties ?? {}).sort();
+function sameFields(declared, offered, path) {
+  const a = Object.keys(declared?.properties ?? {}).sort();
+  const b = Object.keys(offered?.properties ?? {}).sort();
   if (a.join() !== b.join()) {
-    throw new Error(`${path}: argument table has [${a.join(", ")}] but the registered schema has [${b.join(", ")}]`);
+    throw new Error(`${path}: the declaration has [${a.join(", ")}] but the registered schema has [${b.join(", ")}]`);
   }
   for (const name of a) {
-    if (table[name].kind === "object") sameFields(table[name].fields, schema.properties[name], `${path}.${name}`);
-    if (table[name].kind === "array")
-      sameFields(table[name].items, schema.properties[name]?.items, `${path}.${name}[]`);
+    const field = declared.properties[name];
+    if (field.type === "object") sameFields(field, offered.properties[name], `${path}.${name}`);
+    if (field.type === "array") sameFields(field.items, offered.properties[name]?.items, `${path}.${name}[]`);
   }
 }
 
 /**
- * The strict-check table and defaults of every registered tool.
- * @returns {Promise<Map<string, {fields: object, defaults: object}>>}
+ * The argument declaration and defaults of every registered tool.
+ * @returns {Promise<Map<string, {schema: object, defaults: object}>>}
  */
 export async function loadArgumentTables(root, tools) {
   const names = [...tools.keys()].sort();
-  const mapped = Object.keys(ARGUMENT_TABLES).sort();
+  const mapped = Object.keys(ARGUMENT_DECLARATIONS).sort();
   if (names.join() !== mapped.join()) {
     throw new Error(
-      `scripts/docs/load.mjs ARGUMENT_TABLES covers [${mapped.join(", ")}] but the extension registers [${names.join(", ")}]`,
+      `scripts/docs/load.mjs ARGUMENT_DECLARATIONS covers [${mapped.join(", ")}] but the extension registers [${names.join(", ")}]`,
     );
   }
   const constants = await importTypeScript(join(root, "src", "core", "constants.ts"));
   const out = new Map();
   for (const name of names) {
-    const spec = ARGUMENT_TABLES[name];
+    const spec = ARGUMENT_DECLARATIONS[name];
     const module = await importTypeScript(join(root, spec.module));
-    const fields = module[spec.fields];
-    if (typeof fields !== "object" || fields === null) throw new Error(`${spec.module}: no ${spec.fields}`);
+    const schema = module[spec.schema];
+    if (schema?.type !== "object") throw new Error(`${spec.module}: no ${spec.schema}`);
     const defaults = spec.defaults === undefined ? {} : constants[spec.defaults];
     if (typeof defaults !== "object" || defaults === null)
       throw new Error(`src/core/constants.ts: no ${spec.defaults}`);
     sameFields(
-      fields,
+      schema,
       JSON.parse(JSON.stringify(tools.get(name).definition.parameters)),
-      `${spec.module} ${spec.fields}`,
+      `${spec.module} ${spec.schema}`,
     );
-    out.set(name, { fields, defaults });
+    out.set(name, { schema, defaults });
   }
   return out;
 }

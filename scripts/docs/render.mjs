@@ -160,63 +160,66 @@ function grouped(n) {
   return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 }
 
-function check(spec) {
-  switch (spec.kind) {
+/** The keys of an object declaration, sorted, each in backticks. */
+function keyList(node) {
+  return Object.keys(node.properties)
+    .sort()
+    .map((k) => `\`${k}\``)
+    .join(", ");
+}
+
+/** What one argument's declaration (src/core/schema/kinds.ts) accepts, from its keywords. */
+function check(node) {
+  if (node["x-parse"] !== undefined) {
+    return "a JSON Schema inside the subset of [Structured answers](#structured-answers) (outside it: `output_schema_unsupported`)";
+  }
+  if (node.enum !== undefined) return `one of ${node.enum.map((v) => `\`${v}\``).join(", ")}`;
+  switch (node.type) {
     case "string": {
       const parts = ["string, not blank after trimming"];
-      if (spec.maxChars !== undefined) parts.push(`at most ${grouped(spec.maxChars)} characters`);
-      if (spec.maxBytes !== undefined) parts.push(`at most ${grouped(spec.maxBytes)} bytes of UTF-8`);
-      if (spec.printable) parts.push("no control characters");
+      if (node.maxLength !== undefined) parts.push(`at most ${grouped(node.maxLength)} characters`);
+      if (node["x-max-bytes"] !== undefined) parts.push(`at most ${grouped(node["x-max-bytes"])} bytes of UTF-8`);
+      if (node["x-control"] !== true) parts.push("no control characters");
       return parts.join(", ");
     }
-    case "enum":
-      return `one of ${spec.values.map((v) => `\`${v}\``).join(", ")}`;
     case "integer":
-      return `integer, 1 to ${grouped(spec.max)}`;
-    case "usd":
-      return `number of US dollars, finite, above 0 and at most ${grouped(spec.max)}`;
+      return `integer, ${grouped(node.minimum)} to ${grouped(node.maximum)}`;
+    case "number":
+      return `number of US dollars, finite, above 0 and at most ${grouped(node.maximum)}`;
     case "boolean":
       return "boolean";
     case "object":
-      return `object with only the keys ${Object.keys(spec.fields)
-        .sort()
-        .map((k) => `\`${k}\``)
-        .join(", ")}`;
+      return `object with only the keys ${keyList(node)}`;
     case "array":
-      return `array of ${spec.minItems} to ${spec.maxItems} objects with only the keys ${Object.keys(spec.items)
-        .sort()
-        .map((k) => `\`${k}\``)
-        .join(", ")}`;
-    case "outputSchema":
-      return "a JSON Schema inside the subset of [Structured answers](#structured-answers) (outside it: `output_schema_unsupported`)";
+      return `array of ${node.minItems} to ${node.maxItems} objects with only the keys ${keyList(node.items)}`;
     default:
-      throw new Error(`unknown field kind ${JSON.stringify(spec.kind)}`);
+      throw new Error(`unknown argument declaration ${JSON.stringify(node)}`);
   }
 }
 
-function defaultText(name, spec, defaults) {
-  if (spec.required) return "required";
+function defaultText(name, required, defaults) {
+  if (required) return "required";
   if (Object.hasOwn(defaults, name)) return `\`${JSON.stringify(defaults[name])}\``;
   return "see description";
 }
 
-function checkRows(fields, defaults, prefix) {
+function checkRows(object, defaults, prefix) {
   const rows = [];
-  for (const name of Object.keys(fields).sort()) {
-    const spec = fields[name];
+  const required = object.required ?? [];
+  for (const name of Object.keys(object.properties).sort()) {
+    const node = object.properties[name];
     const path = `${prefix}${name}`;
-    rows.push(
-      `| \`${path}\` | ${cell(defaultText(name, spec, prefix === "" ? defaults : {}))} | ${cell(check(spec))} |`,
-    );
-    if (spec.kind === "object") rows.push(...checkRows(spec.fields, {}, `${path}.`));
-    if (spec.kind === "array") rows.push(...checkRows(spec.items, {}, `${path}[].`));
+    const given = defaultText(name, required.includes(name), prefix === "" ? defaults : {});
+    rows.push(`| \`${path}\` | ${cell(given)} | ${cell(check(node))} |`);
+    if (node.type === "object" && node["x-parse"] === undefined) rows.push(...checkRows(node, {}, `${path}.`));
+    if (node.type === "array") rows.push(...checkRows(node.items, {}, `${path}[].`));
   }
   return rows;
 }
 
-/** Body of `argument-checks-<tool>`: the strict check run before pi's own validation (src/arguments/fields.ts). */
-export function renderArgumentChecks({ fields, defaults }) {
-  return ["| Field | Default | Accepted values |", "| --- | --- | --- |", ...checkRows(fields, defaults, "")].join(
+/** Body of `argument-checks-<tool>`: the strict check run before pi's own validation (src/arguments/tool-arguments.ts). */
+export function renderArgumentChecks({ schema, defaults }) {
+  return ["| Field | Default | Accepted values |", "| --- | --- | --- |", ...checkRows(schema, defaults, "")].join(
     "\n",
   );
 }

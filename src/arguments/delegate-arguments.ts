@@ -1,70 +1,71 @@
 import { ARGUMENT_BOUNDS, CAPABILITIES, DELEGATE_DEFAULTS, EXTENSION_MODES } from "../core/constants.ts";
 import { DelegateError } from "../core/errors.ts";
+import { Bool, Closed, Described, OneOf, type Static, Text, Type } from "../core/schema/kinds.ts";
 import type { PinnedRoute } from "../core/types.ts";
-import { type ArgsOf, type FieldTable, toolArguments } from "./fields.ts";
-import { type AsGiven, launchTailFields, outputSchemaField, runOptionFields } from "./run-options.ts";
+import {
+  type AsGiven,
+  launchTailArguments,
+  outputSchemaArgument,
+  RouteArgumentSchema,
+  runOptionArguments,
+} from "./run-options.ts";
+import { toolArguments } from "./tool-arguments.ts";
 
 /** bg_delegate's public arguments (docs/tools/bg_delegate.md, "Arguments"), descriptions in our words. */
-export const DELEGATE_FIELDS = {
-  name: {
-    kind: "string",
-    required: true,
-    maxChars: ARGUMENT_BOUNDS.nameMaxChars,
-    printable: true,
-    trim: true,
-    description: "A short label for the task (2-6 words), shown in the footer and in /delegates.",
+export const DelegateArgumentsSchema = Closed(
+  {
+    name: Text({
+      maxChars: ARGUMENT_BOUNDS.nameMaxChars,
+      trim: true,
+      description: "A short label for the task (2-6 words), shown in the footer and in /delegates.",
+    }),
+    /** Kept byte for byte: the child's instruction, which may hold any text. */
+    prompt: Text({
+      maxBytes: ARGUMENT_BOUNDS.promptMaxBytes,
+      control: true,
+      description:
+        "The instruction the delegate must carry out. It is authoritative; the copied conversation is only background.",
+    }),
+    route: Type.Optional(
+      Described(
+        RouteArgumentSchema,
+        "Pin an exact model route. When omitted, the current model of this session is pinned.",
+      ),
+    ),
+    outputSchema: outputSchemaArgument("delegate"),
+    capability: Type.Optional(
+      Described(
+        OneOf(CAPABILITIES),
+        'What the delegate may do. Only "inspect" exists: read, grep, find and ls, with no shell, no writes, no network and no further delegation.',
+      ),
+    ),
+    extensionMode: Type.Optional(
+      Described(
+        OneOf(EXTENSION_MODES),
+        'Extension discovery in the child. "isolated" (default) loads none; "ambient" lets pi discover user and project extensions, which run arbitrary code in the child. Use it only for a provider that an extension registers.',
+      ),
+    ),
+    /** A follow-up's previous task (docs/tools/bg_delegate.md, "Follow-ups"). */
+    previousTaskId: Type.Optional(
+      Text({
+        maxChars: ARGUMENT_BOUNDS.taskIdMaxChars,
+        trim: true,
+        description:
+          "Ask a follow-up of an ended delegate (its id or a unique prefix): the new delegate resumes that one's session (its reads, tool results and answer) and gets this prompt as the next message. The previous task must verify; a task stopped by a limit or cancelled can be continued this way (prompt \"continue\"). The route defaults to the previous one; limits, spend cap and outputSchema are this call's own. Not for Fusion runs.",
+      }),
+    ),
+    reseed: Type.Optional(
+      Bool(
+        "Only with previousTaskId: also send a fresh projection of this conversation as background with the new prompt. Default false: the previous delegate's context is enough.",
+      ),
+    ),
+    ...runOptionArguments("delegate"),
+    ...launchTailArguments("delegate"),
   },
-  prompt: {
-    kind: "string",
-    required: true,
-    maxBytes: ARGUMENT_BOUNDS.promptMaxBytes,
-    description:
-      "The instruction the delegate must carry out. It is authoritative; the copied conversation is only background.",
-  },
-  route: {
-    kind: "object",
-    required: false,
-    description: "Pin an exact model route. When omitted, the current model of this session is pinned.",
-    fields: {
-      provider: { kind: "string", required: true, description: "Provider name, exactly as registered." },
-      model: { kind: "string", required: true, description: "Model id within that provider, exactly as registered." },
-    },
-  },
-  outputSchema: outputSchemaField("delegate"),
-  capability: {
-    kind: "enum",
-    required: false,
-    values: CAPABILITIES,
-    description:
-      'What the delegate may do. Only "inspect" exists: read, grep, find and ls, with no shell, no writes, no network and no further delegation.',
-  },
-  extensionMode: {
-    kind: "enum",
-    required: false,
-    values: EXTENSION_MODES,
-    description:
-      'Extension discovery in the child. "isolated" (default) loads none; "ambient" lets pi discover user and project extensions, which run arbitrary code in the child. Use it only for a provider that an extension registers.',
-  },
-  previousTaskId: {
-    kind: "string",
-    required: false,
-    maxChars: ARGUMENT_BOUNDS.taskIdMaxChars,
-    printable: true,
-    trim: true,
-    description:
-      "Ask a follow-up of an ended delegate (its id or a unique prefix): the new delegate resumes that one's session (its reads, tool results and answer) and gets this prompt as the next message. The previous task must verify; a task stopped by a limit or cancelled can be continued this way (prompt \"continue\"). The route defaults to the previous one; limits, spend cap and outputSchema are this call's own. Not for Fusion runs.",
-  },
-  reseed: {
-    kind: "boolean",
-    required: false,
-    description:
-      "Only with previousTaskId: also send a fresh projection of this conversation as background with the new prompt. Default false: the previous delegate's context is enough.",
-  },
-  ...runOptionFields("delegate"),
-  ...launchTailFields("delegate"),
-} as const satisfies FieldTable;
+  "argument",
+);
 
-type Checked = ArgsOf<typeof DELEGATE_FIELDS>;
+type Checked = Static<typeof DelegateArgumentsSchema>;
 
 /** Checked arguments with every default applied (but {@link AsGiven}'s): what a launch works from. */
 export type DelegateArguments = Required<Omit<Checked, "route" | "previousTaskId" | keyof AsGiven>> &
@@ -120,7 +121,7 @@ export function withDelegateDefaults(a: Checked): DelegateArguments {
 }
 
 /** bg_delegate's arguments as its tool definition takes them. */
-export const DELEGATE_ARGUMENTS = toolArguments(DELEGATE_FIELDS, withDelegateDefaults);
+export const DELEGATE_ARGUMENTS = toolArguments(DelegateArgumentsSchema, withDelegateDefaults);
 
 /** Strict admission of raw bg_delegate arguments; defaults applied. Throws invalid_arguments. */
 export function parseDelegateArguments(raw: unknown): DelegateArguments {

@@ -1,49 +1,52 @@
 import { ARGUMENT_BOUNDS, FUSION_CANDIDATES } from "../core/constants.ts";
+import { Closed, Described, List, type Static, Text, Type } from "../core/schema/kinds.ts";
 import type { PinnedRoute } from "../core/types.ts";
-import { DELEGATE_FIELDS, withRunDefaults } from "./delegate-arguments.ts";
-import { type ArgsOf, type FieldTable, toolArguments } from "./fields.ts";
-import { type AsGiven, launchTailFields, outputSchemaField, runOptionFields } from "./run-options.ts";
-
-const ROUTE_FIELDS = DELEGATE_FIELDS.route.fields;
+import { withRunDefaults } from "./delegate-arguments.ts";
+import {
+  type AsGiven,
+  launchTailArguments,
+  outputSchemaArgument,
+  RouteArgumentSchema,
+  runOptionArguments,
+} from "./run-options.ts";
+import { toolArguments } from "./tool-arguments.ts";
 
 /** bg_fusion's public arguments (docs/tools/bg_fusion.md, "Arguments"). Limits are a delegate's, per child. */
-export const FUSION_FIELDS = {
-  prompt: {
-    kind: "string",
-    required: true,
-    maxBytes: ARGUMENT_BOUNDS.promptMaxBytes,
-    description:
-      "The question every candidate model answers. It is the authoritative instruction of every child; the copied conversation is only background.",
+export const FusionArgumentsSchema = Closed(
+  {
+    prompt: Text({
+      maxBytes: ARGUMENT_BOUNDS.promptMaxBytes,
+      control: true,
+      description:
+        "The question every candidate model answers. It is the authoritative instruction of every child; the copied conversation is only background.",
+    }),
+    name: Type.Optional(
+      Text({
+        maxChars: ARGUMENT_BOUNDS.nameMaxChars,
+        trim: true,
+        description: "A short label for the run (2-6 words), shown in /delegates. Default: the start of the prompt.",
+      }),
+    ),
+    candidates: Type.Optional(
+      Described(
+        List(RouteArgumentSchema, FUSION_CANDIDATES.max, FUSION_CANDIDATES.min),
+        `The ${FUSION_CANDIDATES.min} to ${FUSION_CANDIDATES.max} model routes {provider, model} that each answer the prompt (a route may repeat). Default: the setting bgDelegate.fusion.candidates.`,
+      ),
+    ),
+    merge: Type.Optional(
+      Described(
+        RouteArgumentSchema,
+        "The route {provider, model} that compares the candidate answers and writes the merged one. Default: the current model of this session.",
+      ),
+    ),
+    outputSchema: outputSchemaArgument("fusion"),
+    ...runOptionArguments("fusion"),
+    ...launchTailArguments("fusion"),
   },
-  name: {
-    kind: "string",
-    required: false,
-    maxChars: ARGUMENT_BOUNDS.nameMaxChars,
-    printable: true,
-    trim: true,
-    description: "A short label for the run (2-6 words), shown in /delegates. Default: the start of the prompt.",
-  },
-  candidates: {
-    kind: "array",
-    required: false,
-    minItems: FUSION_CANDIDATES.min,
-    maxItems: FUSION_CANDIDATES.max,
-    items: ROUTE_FIELDS,
-    description: `The ${FUSION_CANDIDATES.min} to ${FUSION_CANDIDATES.max} model routes {provider, model} that each answer the prompt (a route may repeat). Default: the setting bgDelegate.fusion.candidates.`,
-  },
-  merge: {
-    kind: "object",
-    required: false,
-    fields: ROUTE_FIELDS,
-    description:
-      "The route {provider, model} that compares the candidate answers and writes the merged one. Default: the current model of this session.",
-  },
-  outputSchema: outputSchemaField("fusion"),
-  ...runOptionFields("fusion"),
-  ...launchTailFields("fusion"),
-} as const satisfies FieldTable;
+  "argument",
+);
 
-type Checked = ArgsOf<typeof FUSION_FIELDS>;
+type Checked = Static<typeof FusionArgumentsSchema>;
 
 /** Checked arguments with the defaults applied; candidates and merge stay unresolved until admission. */
 export type FusionArguments = Required<Omit<Checked, "name" | "candidates" | "merge" | keyof AsGiven>> &
@@ -64,7 +67,7 @@ function withFusionDefaults(a: Checked): FusionArguments {
 }
 
 /** bg_fusion's arguments as its tool definition takes them. */
-export const FUSION_ARGUMENTS = toolArguments(FUSION_FIELDS, withFusionDefaults);
+export const FUSION_ARGUMENTS = toolArguments(FusionArgumentsSchema, withFusionDefaults);
 
 /** Strict admission of raw bg_fusion arguments; defaults applied. Throws invalid_arguments. */
 export function parseFusionArguments(raw: unknown): FusionArguments {

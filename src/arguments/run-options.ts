@@ -1,8 +1,8 @@
 /**
- * The limits and completion options bg_delegate and bg_fusion share (docs/tools/bg_delegate.md and
- * docs/tools/bg_fusion.md, "Arguments"): one field table for both tools, worded for each — a
- * delegate's limits are its own, a Fusion run's apply to each child (the time and the cap to the
- * whole run).
+ * The declarations bg_delegate and bg_fusion share (docs/tools/bg_delegate.md and
+ * docs/tools/bg_fusion.md, "Arguments"): the limits and completion options, the answer's shape, the
+ * launch key and the group, worded for each tool — a delegate's limits are its own, a Fusion run's
+ * apply to each child (the time and the cap to the whole run) — and a model route.
  */
 import {
   ARGUMENT_BOUNDS,
@@ -11,9 +11,11 @@ import {
   FUSION_DEFAULTS,
   INLINE_LIMIT_TEXT,
 } from "../core/constants.ts";
+import { DelegateError } from "../core/errors.ts";
 import { GROUP_NAME_MAX_CHARS } from "../core/group.ts";
-import type { OutputSchema } from "../core/output-schema.ts";
-import type { FieldSpec, FieldTable } from "./fields.ts";
+import { checkOutputSchema, type OutputSchema } from "../core/output-schema.ts";
+import { Bool, Closed, Count, Custom, Described, Dollars, OneOf, Text, Type } from "../core/schema/kinds.ts";
+import { SchemaViolation, typeName, violation } from "../core/validate.ts";
 
 /**
  * The arguments of both tools that stay as given (undefined when absent) after the defaults: the
@@ -32,6 +34,15 @@ export interface AsGiven {
   groupMaxCostUsd: number | undefined;
 }
 
+/** An exact model route {provider, model} (docs/tools/bg_delegate.md, "Arguments"). */
+export const RouteArgumentSchema = Closed(
+  {
+    provider: Text({ control: true, description: "Provider name, exactly as registered." }),
+    model: Text({ control: true, description: "Model id within that provider, exactly as registered." }),
+  },
+  "argument",
+);
+
 const COST_TEXT = {
   delegate:
     "Spend cap in US dollars: the delegate is told to answer before its next request could cross it, and is never billed past it. Needs a route with prices. Default: the setting bgDelegate.maxCostUsd; unset means no cap.",
@@ -46,93 +57,91 @@ const OUTPUT_SCHEMA_TEXT = {
     "A JSON Schema (the subset of bg_delegate's outputSchema) every candidate answers in and the merged answer conforms to; the candidates are compared field by field and the merged answer carries an agreement map per top-level field.",
 } as const;
 
-/** key, worded for each tool (docs/tools/bg_delegate.md, "Never launched twice"). */
-export function launchKeyField(tool: "delegate" | "fusion") {
-  const work = tool === "fusion" ? "run" : "task";
-  return {
-    kind: "string",
-    required: false,
-    maxChars: ARGUMENT_BOUNDS.keyMaxChars,
-    printable: true,
-    trim: true,
-    description: `A name for this piece of work, unique in the project (e.g. "audit-auth-2026-12"). Use one for work you may ask for again after compaction: a second launch with the same key while the first ${work} runs, or after it ended within the retention window, starts nothing and returns the first ${work}'s receipt marked already started, with its state. A launch that failed before its child started does not hold the key.`,
-  } as const satisfies FieldSpec;
-}
-
-/** group, worded for each tool (docs/tools/bg_delegate.md, "Groups"). */
-export function groupField(tool: "delegate" | "fusion") {
-  const work = tool === "fusion" ? "run" : "task";
-  return {
-    kind: "string",
-    required: false,
-    maxChars: GROUP_NAME_MAX_CHARS,
-    printable: true,
-    trim: true,
-    description: `Launch this ${work} as a member of a group (a name of your choice, e.g. "auth-audit"): the delegates and Fusion runs this session launches with the same group name share a group id, given in the receipt. The group gets one completion notice when its last member ends, listing each member's state, answer size and spend, and its members get none of their own; bg_result with the group id returns every ended member's verified answer. Use it to fan out several pieces of work and be woken once.`,
-  } as const satisfies FieldSpec;
-}
-
-/** groupMaxCostUsd (docs/tools/bg_delegate.md, "Groups"). */
-export const GROUP_CAP_FIELD = {
-  kind: "usd",
-  required: false,
-  max: ARGUMENT_BOUNDS.maxCostUsd,
-  description:
-    "Only with group: a spend cap in US dollars for the whole group, fixed by its first member (a later member may repeat it or leave it out). Each member then needs its own maxCostUsd (or the setting's), and a member is launched only while its cap fits what the group has left: the caps of the members still running and what the ended ones spent.",
-} as const satisfies FieldSpec;
-
-/** The arguments both tools end with: the launch key and the group with its cap. */
-export function launchTailFields(tool: "delegate" | "fusion") {
-  return { key: launchKeyField(tool), group: groupField(tool), groupMaxCostUsd: GROUP_CAP_FIELD } as const;
+/** An object (else invalid_arguments), inside the subset of core/output-schema.ts (else output_schema_unsupported). */
+function outputSchema(value: unknown, at: string): OutputSchema {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    violation(at, `must be a JSON Schema object, got ${typeName(value)}`);
+  }
+  try {
+    return checkOutputSchema(value, at);
+  } catch (error) {
+    if (!(error instanceof SchemaViolation)) throw error;
+    throw new DelegateError(
+      "output_schema_unsupported",
+      error.describe("arguments"),
+      { childProcessCreated: false },
+      { cause: error },
+    );
+  }
 }
 
 /** outputSchema, worded for each tool (docs/tools/bg_delegate.md, "Structured answers"). */
-export function outputSchemaField(tool: "delegate" | "fusion") {
-  return { kind: "outputSchema", required: false, description: OUTPUT_SCHEMA_TEXT[tool] } as const satisfies FieldSpec;
+export function outputSchemaArgument(tool: "delegate" | "fusion") {
+  return Type.Optional(Described(Custom(outputSchema, { type: "object" }), OUTPUT_SCHEMA_TEXT[tool]));
+}
+
+/** The arguments both tools end with: the launch key and the group with its cap. */
+export function launchTailArguments(tool: "delegate" | "fusion") {
+  const work = tool === "fusion" ? "run" : "task";
+  return {
+    /** The launch key (docs/tools/bg_delegate.md, "Never launched twice"). */
+    key: Type.Optional(
+      Text({
+        maxChars: ARGUMENT_BOUNDS.keyMaxChars,
+        trim: true,
+        description: `A name for this piece of work, unique in the project (e.g. "audit-auth-2026-12"). Use one for work you may ask for again after compaction: a second launch with the same key while the first ${work} runs, or after it ended within the retention window, starts nothing and returns the first ${work}'s receipt marked already started, with its state. A launch that failed before its child started does not hold the key.`,
+      }),
+    ),
+    /** The group's name (docs/tools/bg_delegate.md, "Groups"). */
+    group: Type.Optional(
+      Text({
+        maxChars: GROUP_NAME_MAX_CHARS,
+        trim: true,
+        description: `Launch this ${work} as a member of a group (a name of your choice, e.g. "auth-audit"): the delegates and Fusion runs this session launches with the same group name share a group id, given in the receipt. The group gets one completion notice when its last member ends, listing each member's state, answer size and spend, and its members get none of their own; bg_result with the group id returns every ended member's verified answer. Use it to fan out several pieces of work and be woken once.`,
+      }),
+    ),
+    /** The group's spend cap (docs/tools/bg_delegate.md, "Groups"). */
+    groupMaxCostUsd: Type.Optional(
+      Described(
+        Dollars(ARGUMENT_BOUNDS.maxCostUsd),
+        "Only with group: a spend cap in US dollars for the whole group, fixed by its first member (a later member may repeat it or leave it out). Each member then needs its own maxCostUsd (or the setting's), and a member is launched only while its cap fits what the group has left: the caps of the members still running and what the ended ones spent.",
+      ),
+    ),
+  };
 }
 
 /** maxTurns … triggerOnCompletion, with the bounds of ARGUMENT_BOUNDS and the tool's own defaults. */
-export function runOptionFields(tool: "delegate" | "fusion") {
+export function runOptionArguments(tool: "delegate" | "fusion") {
   const fusion = tool === "fusion";
   const d = fusion ? FUSION_DEFAULTS : DELEGATE_DEFAULTS;
   const who = fusion ? "each child" : "the delegate";
   const answer = fusion ? "verified merged answer" : "verified answer";
   const small = fusion ? `up to ${INLINE_LIMIT_TEXT}` : `answers up to ${INLINE_LIMIT_TEXT}`;
   return {
-    maxTurns: {
-      kind: "integer",
-      required: false,
-      max: ARGUMENT_BOUNDS.maxTurns,
-      description: `Most agent turns ${who} may take. Default ${d.maxTurns}.`,
-    },
-    maxToolCalls: {
-      kind: "integer",
-      required: false,
-      max: ARGUMENT_BOUNDS.maxToolCalls,
-      description: `Most tool calls ${who} may make. Default ${d.maxToolCalls}.`,
-    },
-    timeoutSeconds: {
-      kind: "integer",
-      required: false,
-      max: ARGUMENT_BOUNDS.timeoutSeconds,
-      description: `Wall-clock limit in seconds${fusion ? " for the whole run" : ""}. Default ${d.timeoutSeconds}.`,
-    },
-    maxCostUsd: { kind: "usd", required: false, max: ARGUMENT_BOUNDS.maxCostUsd, description: COST_TEXT[tool] },
-    autoDeliver: {
-      kind: "enum",
-      required: false,
-      values: AUTO_DELIVER_MODES,
-      description: `Whether the completion notice carries the ${answer}: "never" (default), "when_small" (${small}) or "always" (the answer, or its file reference when larger).`,
-    },
-    notifyOnCompletion: {
-      kind: "boolean",
-      required: false,
-      description: `Send one completion notice to this session when the ${fusion ? "run" : "task"} ends. Default true.`,
-    },
-    triggerOnCompletion: {
-      kind: "boolean",
-      required: false,
-      description: "Let the completion notice start a new turn when the session is idle. Default true.",
-    },
-  } as const satisfies FieldTable;
+    maxTurns: Type.Optional(
+      Described(Count(1, ARGUMENT_BOUNDS.maxTurns), `Most agent turns ${who} may take. Default ${d.maxTurns}.`),
+    ),
+    maxToolCalls: Type.Optional(
+      Described(Count(1, ARGUMENT_BOUNDS.maxToolCalls), `Most tool calls ${who} may make. Default ${d.maxToolCalls}.`),
+    ),
+    timeoutSeconds: Type.Optional(
+      Described(
+        Count(1, ARGUMENT_BOUNDS.timeoutSeconds),
+        `Wall-clock limit in seconds${fusion ? " for the whole run" : ""}. Default ${d.timeoutSeconds}.`,
+      ),
+    ),
+    maxCostUsd: Type.Optional(Described(Dollars(ARGUMENT_BOUNDS.maxCostUsd), COST_TEXT[tool])),
+    autoDeliver: Type.Optional(
+      Described(
+        OneOf(AUTO_DELIVER_MODES),
+        `Whether the completion notice carries the ${answer}: "never" (default), "when_small" (${small}) or "always" (the answer, or its file reference when larger).`,
+      ),
+    ),
+    notifyOnCompletion: Type.Optional(
+      Bool(`Send one completion notice to this session when the ${fusion ? "run" : "task"} ends. Default true.`),
+    ),
+    triggerOnCompletion: Type.Optional(
+      Bool("Let the completion notice start a new turn when the session is idle. Default true."),
+    ),
+  };
 }

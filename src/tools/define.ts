@@ -7,7 +7,7 @@
  */
 import type { AgentToolResult, ExtensionContext, ToolDefinition } from "@mariozechner/pi-coding-agent";
 import type { TSchema } from "@sinclair/typebox";
-import type { ArgsSchema, FieldTable, ToolArguments } from "../arguments/fields.ts";
+import type { Offered, ToolArguments } from "../arguments/tool-arguments.ts";
 import { strictArguments, toToolError } from "../core/failure-text.ts";
 import type { PiUsage } from "./books.ts";
 import type { ToolTexts } from "./texts.ts";
@@ -50,14 +50,14 @@ export type FailureUsage = (error: unknown) => PiUsage | undefined;
 /** A failure returned rather than thrown, as Pi 1.x's agent loop reads it: failed, with what it spent. */
 type BookedFailure<TDetails> = AgentToolResult<TDetails> & { isError: true; usage: PiUsage };
 
-export function packageTool<T extends FieldTable, A, TDetails>(
+export function packageTool<S extends TSchema, A, TDetails>(
   texts: ToolTexts,
-  args: ToolArguments<T, A>,
+  args: ToolArguments<S, A>,
   run: ToolRun<A, TDetails>,
   output?: ToolOutput<NoInfer<TDetails>>,
   failureUsage?: FailureUsage,
-): ToolDefinition<ArgsSchema<T>, TDetails> {
-  const definition: ToolDefinition<ArgsSchema<T>, TDetails> = {
+): ToolDefinition<Offered<S>, TDetails> {
+  const definition: ToolDefinition<Offered<S>, TDetails> = {
     ...texts,
     label: labelOf(texts.name),
     parameters: args.parameters,

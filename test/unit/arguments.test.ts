@@ -6,14 +6,19 @@
  * and through the tools' prepareArguments (the text pi shows the model starts with the code).
  * Expected values (defaults, bounds) are written here from the spec, not read from our constants.
  */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { validateToolArguments } from "@mariozechner/pi-ai";
 import { describe, expect, it } from "vitest";
+import { REPO_ROOT } from "../../scripts/hosts.mjs";
 import {
   DELEGATE_ARGUMENTS,
   parseDelegateArguments,
   withDelegateDefaults,
 } from "../../src/arguments/delegate-arguments.ts";
+import { FUSION_ARGUMENTS } from "../../src/arguments/fusion-arguments.ts";
 import { parseResultArguments, RESULT_ARGUMENTS } from "../../src/arguments/result-arguments.ts";
+import { STEER_ARGUMENTS } from "../../src/arguments/steer-arguments.ts";
 import { DelegateError } from "../../src/core/errors.ts";
 import { packageTool } from "../../src/tools/define.ts";
 import { BG_DELEGATE, BG_RESULT } from "../../src/tools/texts.ts";
@@ -265,4 +270,57 @@ describe("valid arguments", () => {
     expect(prepareResult({ taskId: " abc " })).toEqual({ taskId: "abc" });
     expect(prepareResult({ taskId: "abc", delivery: "inline" })).toEqual({ taskId: "abc", delivery: "inline" });
   });
+});
+
+/**
+ * A JSON schema's structure as test/integration/package-load.test.ts compares it: descriptions
+ * dropped, `required` and `enum` as sorted sets.
+ */
+function structure(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(structure);
+  if (typeof schema !== "object" || schema === null) return schema;
+  return Object.fromEntries(
+    Object.entries(schema)
+      .filter(([key]) => key !== "description" && !key.startsWith("$"))
+      .map(([key, value]) => [
+        key,
+        (key === "required" || key === "enum") && Array.isArray(value) ? [...value].sort() : structure(value),
+      ]),
+  );
+}
+
+/** Every key at any depth of a JSON value. */
+function keysOf(value: unknown): string[] {
+  if (typeof value !== "object" || value === null) return [];
+  return Object.entries(value).flatMap(([key, inner]) => [key, ...keysOf(inner)]);
+}
+
+/** Paths of properties (at any depth) without a non-empty description. */
+function undescribed(schema: Record<string, unknown>, path = ""): string[] {
+  const properties = (schema.properties ?? {}) as Record<string, Record<string, unknown>>;
+  return Object.entries(properties).flatMap(([name, prop]) => {
+    const here = path ? `${path}.${name}` : name;
+    const ok = typeof prop.description === "string" && prop.description.trim() !== "";
+    return [...(ok ? [] : [here]), ...undescribed(prop, here)];
+  });
+}
+
+describe("the schema offered to the model", () => {
+  const contracts = JSON.parse(readFileSync(join(REPO_ROOT, "test/fixtures/tool-contracts.json"), "utf8"));
+  const offered = {
+    bg_delegate: DELEGATE_ARGUMENTS.parameters,
+    bg_result: RESULT_ARGUMENTS.parameters,
+    bg_fusion: FUSION_ARGUMENTS.parameters,
+    bg_steer: STEER_ARGUMENTS.parameters,
+  };
+
+  it.each(Object.entries(offered))(
+    "%s is the documented contract, every field described, no x- keyword",
+    (tool, schema) => {
+      const json = JSON.parse(JSON.stringify(schema));
+      expect(structure(json)).toEqual(structure(contracts[tool]));
+      expect(undescribed(json)).toEqual([]);
+      expect(keysOf(json).filter((key) => key.startsWith("x-"))).toEqual([]);
+    },
+  );
 });

@@ -4,8 +4,8 @@
  * messages a value or an answer gets (the repair request quotes them).
  */
 import { describe, expect, it } from "vitest";
-import { DELEGATE_FIELDS } from "../../src/arguments/delegate-arguments.ts";
-import { checkArguments } from "../../src/arguments/fields.ts";
+import { DelegateArgumentsSchema } from "../../src/arguments/delegate-arguments.ts";
+import { checkArguments } from "../../src/arguments/tool-arguments.ts";
 import { canonicalJson } from "../../src/core/canonical.ts";
 import { DelegateError } from "../../src/core/errors.ts";
 import {
@@ -100,7 +100,7 @@ describe("the outputSchema subset", () => {
   it("is refused at admission as output_schema_unsupported; a non-object is invalid_arguments", () => {
     const refuse = (outputSchema: unknown) => {
       try {
-        checkArguments(DELEGATE_FIELDS, { name: "n", prompt: "p", outputSchema });
+        checkArguments(DelegateArgumentsSchema, { name: "n", prompt: "p", outputSchema });
       } catch (error) {
         return error instanceof DelegateError ? error.code : String(error);
       }
