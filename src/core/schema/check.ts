@@ -233,6 +233,26 @@ function checkBase(node: Node, value: unknown, at: string): unknown {
 }
 
 /**
+ * Every node of a declaration vetted, without a value: a keyword the checker would not read anywhere
+ * in it is found before a document ever meets it (the tests run it on every declaration).
+ */
+export function vetDeclaration(schema: TSchema): void {
+  const visit = (node: Node): void => {
+    if (node["x-parse"] !== undefined) return;
+    vet(node);
+    for (const child of [
+      ...Object.values(node.properties ?? {}),
+      ...Object.values(node.patternProperties ?? {}),
+      ...(node.anyOf ?? []),
+      ...(node.items === undefined ? [] : [node.items]),
+    ]) {
+      visit(child);
+    }
+  };
+  visit(schema as unknown as Node);
+}
+
+/**
  * A parsed JSON value checked against its document's declaration; `at` is where it sits in a larger
  * document ("" for a document of its own). Throws SchemaViolation naming the first path that fails.
  */

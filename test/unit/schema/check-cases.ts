@@ -5,7 +5,12 @@
  * typed values and the same path-and-problem messages as the one validator's primitives.
  */
 import { describe, expect, it } from "vitest";
-import { checkDocument } from "../../../src/core/schema/check.ts";
+import { DelegateArgumentsSchema } from "../../../src/arguments/delegate-arguments.ts";
+import { FusionArgumentsSchema } from "../../../src/arguments/fusion-arguments.ts";
+import { ResultArgumentsSchema } from "../../../src/arguments/result-arguments.ts";
+import { SteerArgumentsSchema } from "../../../src/arguments/steer-arguments.ts";
+import { checkDocument, vetDeclaration } from "../../../src/core/schema/check.ts";
+import { DOCUMENTS } from "../../../src/core/schema/documents.ts";
 import {
   Amount,
   AnyString,
@@ -70,6 +75,15 @@ export function schemaCheckCases(typebox: string): void {
   };
 
   describe(`checkDocument under TypeBox ${typebox}`, () => {
+    it("every real declaration (each document, each tool's arguments) uses only keywords the checker reads", () => {
+      const tools = [DelegateArgumentsSchema, FusionArgumentsSchema, ResultArgumentsSchema, SteerArgumentsSchema];
+      for (const schema of [...DOCUMENTS.map((d) => d.schema), ...tools])
+        expect(() => vetDeclaration(schema)).not.toThrow();
+      expect(() => vetDeclaration(Type.Intersect([Closed({ a: Count() }), Closed({ b: Count() })]))).toThrow(
+        /unsupported declaration/,
+      );
+    });
+
     it("returns the checked value, rebuilt in declaration order, optional keys only when present", () => {
       const value = checkDocument(Doc, { ...good, note: "a\nb" });
       expect(value).toEqual({ ...good, note: "a\nb" });
