@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, expect } from "vitest";
 import { type AgentDir, type AgentDirOptions, createAgentDir } from "./agent-dir.ts";
 import type { ModelServer } from "./model-server.ts";
+import { useModelServer } from "./model-server-fixture.ts";
 import { waitForNoProcesses } from "./temp.ts";
 
 export function useAgentDir(server: ModelServer, options: Omit<AgentDirOptions, "serverUrl"> = {}): AgentDir {
@@ -25,4 +26,13 @@ export function useAgentDir(server: ModelServer, options: Omit<AgentDirOptions, 
     expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
   });
   return agent;
+}
+
+/** A file's usual fixtures in one call: its scripted model server (useModelServer) and its agent dir on it. */
+export function useServerAndAgentDir(options: Omit<AgentDirOptions, "serverUrl"> = {}): {
+  server: ModelServer;
+  agent: AgentDir;
+} {
+  const server = useModelServer();
+  return { server, agent: useAgentDir(server, options) };
 }

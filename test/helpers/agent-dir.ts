@@ -59,6 +59,14 @@ export const WIRE_PROVIDERS = {
 
 export type WireName = keyof typeof WIRE_PROVIDERS;
 
+/** Every wire's name, in WIRE_PROVIDERS's order. */
+export const WIRE_NAMES = Object.keys(WIRE_PROVIDERS) as WireName[];
+
+/** A wire provider's route: its reasoning model, or `model` (WIRE_PRICED_MODEL for a capped run). */
+export function wireRoute(wire: WireName, model: string = WIRE_PROVIDERS[wire].model) {
+  return { provider: WIRE_PROVIDERS[wire].provider, model };
+}
+
 /** The base URL each wire's SDK is given: Anthropic's adds /v1 itself, Google's takes the version in it. */
 function wireBaseUrl(name: WireName, serverUrl: string): string {
   const origin = serverUrl.replace(/\/v1$/, "");
@@ -74,7 +82,7 @@ function wireBaseUrl(name: WireName, serverUrl: string): string {
 export const WIRE_PRICED_MODEL = "wire-priced-model";
 
 function wireProviders(serverUrl: string) {
-  return (Object.keys(WIRE_PROVIDERS) as WireName[]).map((name) => {
+  return WIRE_NAMES.map((name) => {
     const wire = WIRE_PROVIDERS[name];
     return {
       provider: wire.provider,

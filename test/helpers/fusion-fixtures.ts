@@ -17,7 +17,7 @@ import {
   type FusionRunRecord,
   RUN_RECORD_PATH,
 } from "../../src/fusion/run-record.ts";
-import type { FusionAttemptRow, FusionManifest, FusionUsage } from "../../src/fusion/types.ts";
+import type { FusionAttemptRow, FusionFailureView, FusionManifest, FusionUsage } from "../../src/fusion/types.ts";
 import { createRun } from "../../src/fusion/writer.ts";
 import {
   type FusionFailureInput,
@@ -151,9 +151,18 @@ export function buildStrandedRun(cwd: string, children: number): FusionRunHandle
  * 4 turns, 4 tool calls, 60 s, unless `fields` says otherwise. Returns the record written.
  */
 export function writeRunRecord(run: FusionRunHandle, fields: Partial<FusionRunRecord> = {}): FusionRunRecord {
-  const record: FusionRunRecord = {
+  const record = fusionRunRecord({ run_id: run.runId, ...fields });
+  run.writeArtifact(RUN_RECORD_PATH, canonicalJsonLine(record));
+  return record;
+}
+
+/**
+ * A run record (run.json) of run `run_id`, named "question", of session "session": two candidates
+ * and a merge route of provider "p", limits 4 turns, 4 tool calls, 60 s, unless `fields` says otherwise.
+ */
+export function fusionRunRecord(fields: Partial<FusionRunRecord> & Pick<FusionRunRecord, "run_id">): FusionRunRecord {
+  return {
     schema_version: SCHEMA.fusionRun,
-    run_id: run.runId,
     name: "question",
     parent_session_id: "session",
     prompt_sha256: "a".repeat(64),
@@ -169,8 +178,39 @@ export function writeRunRecord(run: FusionRunHandle, fields: Partial<FusionRunRe
     trigger_on_completion: true,
     ...fields,
   };
-  run.writeArtifact(RUN_RECORD_PATH, canonicalJsonLine(record));
-  return record;
+}
+
+/**
+ * bg_result's view of a Fusion run that failed in its evaluation (fusion_evaluation_invalid, second
+ * attempt, no message), files in `artifactDir`, $0.0123 spent, unless `fields` says otherwise.
+ */
+export function fusionFailureView(
+  runId: string,
+  artifactDir: string,
+  fields: Partial<FusionFailureView> = {},
+): FusionFailureView {
+  return {
+    schema_version: SCHEMA.fusionView,
+    run_id: runId,
+    state: "failed",
+    delivery: "none",
+    answer: { present: false, reason: "run_did_not_commit" },
+    summary_status: "verified",
+    artifact_dir: artifactDir,
+    workflow: "fusion",
+    ended_at: "2026-12-01T10:00:14.000Z",
+    failure: { code: "fusion_evaluation_invalid", stage: "evaluate", slot: null, attempt: 2, child_created: true },
+    message: null,
+    message_omitted: 0,
+    progress: null,
+    attempts: [],
+    attempts_omitted: 0,
+    evidence: [],
+    evidence_omitted: 0,
+    integrity: null,
+    spend: { usd: 0.0123, at_least: false, cap_usd: null },
+    ...fields,
+  };
 }
 
 /** Bind children/candidate-<i>-1.json: candidate i's first attempt, a delegate task of `session`. */

@@ -1,17 +1,51 @@
 /**
- * A project whose delegates stay running until the test lets them answer: a fresh agent dir on the
- * model server, a temp project, and the parent driven by instruction (test/helpers/drive.ts) while
- * every child model request waits at a gate (`held.release()` lets them answer `answer`).
+ * A fresh project on the model server: a new agent dir and a temp project (`freshProject`), with
+ * the parent driven by instruction (test/helpers/drive.ts) and an SDK parent started in it
+ * (`drivenSdkParent`), or with every child model request waiting at a gate (`heldDelegates`:
+ * `held.release()` lets them answer `answer`).
  * test/helpers/fusion-run-driver.ts `heldRun` is the same for a Fusion run's candidates.
  */
-import { type AgentDir, createAgentDir } from "./agent-dir.ts";
-import { installHeldChildren } from "./drive.ts";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { type AgentDir, type AgentDirOptions, createAgentDir } from "./agent-dir.ts";
+import { installHeldChildren, installParentDriver } from "./drive.ts";
 import type { ModelServer } from "./model-server.ts";
+import { type SdkParent, startSdkParent } from "./pi-sdk-parent.ts";
 import { makeTempDir } from "./temp.ts";
 
-export interface HeldProject {
+export interface FreshProject {
   agentDir: AgentDir;
   cwd: string;
+}
+
+/** A new agent dir on `server` (with `agentOptions`) and a temp project holding `files` (paths relative to it). */
+export async function freshProject(
+  server: ModelServer,
+  label = "proj",
+  files: Readonly<Record<string, string>> = {},
+  agentOptions: Omit<AgentDirOptions, "serverUrl"> = {},
+): Promise<FreshProject> {
+  const agentDir = await createAgentDir({ ...agentOptions, serverUrl: server.url });
+  const cwd = await makeTempDir(label);
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(cwd, path)), { recursive: true });
+    writeFileSync(join(cwd, path), text);
+  }
+  return { agentDir, cwd };
+}
+
+/** freshProject, the parent driven by instruction (installParentDriver) and an SDK parent in it. */
+export async function drivenSdkParent(
+  server: ModelServer,
+  label: string,
+  files: Readonly<Record<string, string>> = {},
+): Promise<FreshProject & { parent: SdkParent }> {
+  const project = await freshProject(server, label, files);
+  installParentDriver(server);
+  return { ...project, parent: await startSdkParent(project) };
+}
+
+export interface HeldProject extends FreshProject {
   /** A sessions dir for file-backed parents (with `{ sessions: true }`), else "". */
   sessions: string;
   held: ReturnType<typeof installHeldChildren>;
@@ -22,8 +56,12 @@ export async function heldDelegates(
   answer: string,
   options: { label?: string; sessions?: boolean } = {},
 ): Promise<HeldProject> {
-  const agentDir = await createAgentDir({ serverUrl: server.url });
-  const cwd = await makeTempDir(options.label ?? "proj");
+  const project = await freshProject(server, options.label);
   const sessions = options.sessions ? await makeTempDir("sessions") : "";
-  return { agentDir, cwd, sessions, held: installHeldChildren(server, answer) };
+  return { ...project, sessions, held: installHeldChildren(server, answer) };
+}
+
+/** Where a parent's task lives in its project: .pi/delegate/<session>/<task>. */
+export function taskDirOf(cwd: string, parent: SdkParent, taskId: string): string {
+  return join(cwd, ".pi/delegate", parent.sessionManager.getSessionId(), taskId);
 }

@@ -141,33 +141,65 @@ function normalizeMessage(raw: unknown): NormalizedMessage {
   return out;
 }
 
-export function normalizeRequest(
-  body: Record<string, unknown>,
-  seq: number,
-  path: string,
-  headers: IncomingHttpHeaders,
+/** The records of a body field that holds a list (anything else: none). */
+export function recordsOf(list: unknown): Record<string, unknown>[] {
+  return Array.isArray(list) ? list.filter(isRecord) : [];
+}
+
+/** One offered tool: its name and description as the wire sends them, with the schema found where the wire puts it. */
+export function toolSchema(tool: Record<string, unknown>, parameters: unknown): ToolSchema {
+  return { name: String(tool.name ?? ""), description: String(tool.description ?? ""), parameters };
+}
+
+/** What a wire reads from a request body; tool names are taken from the schemas, the system prompt by default from the system messages. */
+export interface RequestBody {
+  model: string;
+  stream: boolean;
+  systemPrompt?: string;
+  messages: NormalizedMessage[];
+  toolSchemas: ToolSchema[];
+}
+
+/** The protocol-neutral view of one request (ModelRequest), from what its wire read of the body. */
+export function modelRequest(
+  read: RequestBody,
+  received: {
+    seq: number;
+    path: string;
+    protocol: WireProtocol;
+    headers: IncomingHttpHeaders;
+    raw: Record<string, unknown>;
+  },
 ): ModelRequest {
-  const messages = (Array.isArray(body.messages) ? body.messages : []).map(normalizeMessage);
-  const toolSchemas: ToolSchema[] = (Array.isArray(body.tools) ? body.tools : []).filter(isRecord).map((tool) => {
-    const fn = isRecord(tool.function) ? tool.function : {};
-    return { name: String(fn.name ?? ""), description: String(fn.description ?? ""), parameters: fn.parameters };
-  });
-  return {
-    seq,
-    path,
-    protocol: "openai-completions",
-    model: String(body.model ?? ""),
-    stream: body.stream === true,
-    systemPrompt: messages
+  const systemPrompt =
+    read.systemPrompt ??
+    read.messages
       .filter((m) => m.role === "system")
       .map((m) => m.text)
-      .join("\n"),
-    messages,
-    tools: toolSchemas.map((t) => t.name),
-    toolSchemas,
-    headers,
-    raw: body,
+      .join("\n");
+  return {
+    seq: received.seq,
+    path: received.path,
+    protocol: received.protocol,
+    model: read.model,
+    stream: read.stream,
+    systemPrompt,
+    messages: read.messages,
+    tools: read.toolSchemas.map((t) => t.name),
+    toolSchemas: read.toolSchemas,
+    headers: received.headers,
+    raw: received.raw,
   };
+}
+
+/** A chat-completions body read (the wire's normalize: wire-protocols.ts). */
+export function readChatBody(body: Record<string, unknown>): RequestBody {
+  const toolSchemas = recordsOf(body.tools).map((tool) => {
+    const fn = isRecord(tool.function) ? tool.function : {};
+    return toolSchema(fn, fn.parameters);
+  });
+  const messages = (Array.isArray(body.messages) ? body.messages : []).map(normalizeMessage);
+  return { model: String(body.model ?? ""), stream: body.stream === true, messages, toolSchemas };
 }
 
 let idCounter = 0;
@@ -219,6 +251,12 @@ export function usageClasses(request: ModelRequest, reply: FakeReply, text: stri
     uncached: Math.max(0, prompt - cacheRead - cacheWrite5m - cacheWrite1h),
     reasoning: u.reasoning_tokens ?? 0,
   };
+}
+
+/** What every streaming wire starts a reply with: its text, its token classes and an SSE writer on `res`. */
+export function startStream(res: ServerResponse, request: ModelRequest, reply: FakeReply) {
+  const text = replyText(reply);
+  return { text, u: usageClasses(request, reply, text), out: sseWriter(res) };
 }
 
 /** The stop a reply ends with, protocol-neutral: "length" (cut at the output limit), "tool_calls" or "stop". */

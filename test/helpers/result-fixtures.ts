@@ -9,8 +9,30 @@ import { canonicalJsonLine } from "../../src/core/canonical.ts";
 import { SCHEMA, TASK_FILES } from "../../src/core/constants.ts";
 import { writeFileAtomic } from "../../src/core/fs.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
-import type { AnswerPackage, ChildTerminalFile, DelegateResultFile, EvidenceRow } from "../../src/core/types.ts";
+import type {
+  AnswerPackage,
+  ChildTerminalFile,
+  DelegateResultFile,
+  EvidenceRow,
+  UsageRecord,
+} from "../../src/core/types.ts";
 import type { ExpectedResultIdentity } from "../../src/verify/delegate-result.ts";
+
+/** A completed task's observed usage in the unit tests: 1,200 input and 300 output tokens, $0.0042. */
+export const OBSERVED_USAGE: UsageRecord = {
+  status: "observed",
+  input: 1200,
+  output: 300,
+  cache_read: 0,
+  cache_write: 0,
+  total_tokens: 1500,
+  cost_total: 0.0042,
+};
+
+/** The manifest terminal of a task that completed at 10:00:14 with `answer`, OBSERVED_USAGE's cost spent. */
+export function completedTerminal(answer: string) {
+  return { ended_at: "2026-12-01T10:00:14.000Z", answer_bytes: Buffer.byteLength(answer), cost_total: 0.0042 };
+}
 
 /** One evidence row of each kind (docs/subsystems/child-guard.md, "Evidence"): read, grep, artifact. */
 export const EVIDENCE_FIXTURE: EvidenceRow[] = [

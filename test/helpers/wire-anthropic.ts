@@ -6,7 +6,7 @@
  * call (input_json_delta in pieces), message_delta (stop_reason end_turn / tool_use / max_tokens and
  * the usage), message_stop.
  */
-import type { IncomingHttpHeaders, ServerResponse } from "node:http";
+import type { ServerResponse } from "node:http";
 import {
   type FakeReply,
   isRecord,
@@ -14,13 +14,13 @@ import {
   type NormalizedMessage,
   nextId,
   parseJson,
-  replyText,
+  type RequestBody,
+  recordsOf,
   splitText,
-  sseWriter,
+  startStream,
   stopOf,
-  type ToolSchema,
   toolCallArgs,
-  usageClasses,
+  toolSchema,
 } from "./model-wire.ts";
 
 /** A signature the scripted server puts on a thinking block, so a resumed conversation can be checked. */
@@ -71,37 +71,17 @@ function normalizeAssistant(blocks: Record<string, unknown>[]): NormalizedMessag
   return message;
 }
 
-export function normalizeAnthropic(
-  body: Record<string, unknown>,
-  seq: number,
-  path: string,
-  headers: IncomingHttpHeaders,
-): ModelRequest {
+/** An Anthropic Messages body read (the wire's normalize: wire-protocols.ts). */
+export function readAnthropicBody(body: Record<string, unknown>): RequestBody {
   const systemPrompt = textOf(blocksOf(body.system));
   const messages: NormalizedMessage[] = systemPrompt === "" ? [] : [{ role: "system", text: systemPrompt }];
-  for (const raw of Array.isArray(body.messages) ? body.messages.filter(isRecord) : []) {
+  for (const raw of recordsOf(body.messages)) {
     const blocks = blocksOf(raw.content);
     if (raw.role === "assistant") messages.push(normalizeAssistant(blocks));
     else messages.push(...normalizeUser(blocks));
   }
-  const toolSchemas: ToolSchema[] = (Array.isArray(body.tools) ? body.tools : []).filter(isRecord).map((tool) => ({
-    name: String(tool.name ?? ""),
-    description: String(tool.description ?? ""),
-    parameters: tool.input_schema,
-  }));
-  return {
-    seq,
-    path,
-    protocol: "anthropic-messages",
-    model: String(body.model ?? ""),
-    stream: body.stream === true,
-    systemPrompt,
-    messages,
-    tools: toolSchemas.map((t) => t.name),
-    toolSchemas,
-    headers,
-    raw: body,
-  };
+  const toolSchemas = recordsOf(body.tools).map((tool) => toolSchema(tool, tool.input_schema));
+  return { model: String(body.model ?? ""), stream: body.stream === true, systemPrompt, messages, toolSchemas };
 }
 
 const STOP_REASONS: Readonly<Record<string, string>> = {
@@ -125,9 +105,7 @@ export function sendAnthropicError(res: ServerResponse, status: number, message:
 }
 
 export async function streamAnthropic(res: ServerResponse, request: ModelRequest, reply: FakeReply): Promise<void> {
-  const text = replyText(reply);
-  const u = usageClasses(request, reply, text);
-  const out = sseWriter(res);
+  const { text, u, out } = startStream(res, request, reply);
   const event = (type: string, data: Record<string, unknown>) =>
     out.send(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
   const inputUsage = {

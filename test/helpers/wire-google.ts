@@ -7,19 +7,19 @@
  * finishReason STOP or MAX_TOKENS, every chunk with usageMetadata (promptTokenCount,
  * cachedContentTokenCount, candidatesTokenCount, thoughtsTokenCount) and modelVersion.
  */
-import type { IncomingHttpHeaders, ServerResponse } from "node:http";
+import type { ServerResponse } from "node:http";
 import {
   type FakeReply,
   isRecord,
   type ModelRequest,
   type NormalizedMessage,
   nextId,
-  replyText,
+  type RequestBody,
+  recordsOf,
   splitText,
-  sseWriter,
+  startStream,
   stopOf,
-  type ToolSchema,
-  usageClasses,
+  toolSchema,
 } from "./model-wire.ts";
 import { thinkingSignature } from "./wire-anthropic.ts";
 
@@ -75,38 +75,15 @@ function normalizeContent(content: Record<string, unknown>): NormalizedMessage[]
   return out;
 }
 
-export function normalizeGoogle(
-  body: Record<string, unknown>,
-  seq: number,
-  path: string,
-  headers: IncomingHttpHeaders,
-): ModelRequest {
+/** A Google body read, the model and streaming from its path (the wire's normalize: wire-protocols.ts). */
+export function readGoogleBody(body: Record<string, unknown>, path: string): RequestBody {
   const systemPrompt = plainText(partsOf(body.systemInstruction));
   const messages: NormalizedMessage[] = systemPrompt === "" ? [] : [{ role: "system", text: systemPrompt }];
-  for (const content of Array.isArray(body.contents) ? body.contents.filter(isRecord) : []) {
-    messages.push(...normalizeContent(content));
-  }
-  const declarations = (Array.isArray(body.tools) ? body.tools : [])
-    .filter(isRecord)
-    .flatMap((tool) => (Array.isArray(tool.functionDeclarations) ? tool.functionDeclarations.filter(isRecord) : []));
-  const toolSchemas: ToolSchema[] = declarations.map((d) => ({
-    name: String(d.name ?? ""),
-    description: String(d.description ?? ""),
-    parameters: d.parametersJsonSchema ?? d.parameters,
-  }));
-  return {
-    seq,
-    path,
-    protocol: "google-generative-ai",
-    model: modelOfPath(path),
-    stream: path.endsWith(":streamGenerateContent"),
-    systemPrompt,
-    messages,
-    tools: toolSchemas.map((t) => t.name),
-    toolSchemas,
-    headers,
-    raw: body,
-  };
+  for (const content of recordsOf(body.contents)) messages.push(...normalizeContent(content));
+  const declarations = recordsOf(body.tools).flatMap((tool) => recordsOf(tool.functionDeclarations));
+  const toolSchemas = declarations.map((d) => toolSchema(d, d.parametersJsonSchema ?? d.parameters));
+  const stream = path.endsWith(":streamGenerateContent");
+  return { model: modelOfPath(path), stream, systemPrompt, messages, toolSchemas };
 }
 
 /** A Google error body. */
@@ -122,9 +99,7 @@ export function sendGoogleError(res: ServerResponse, status: number, message: st
 const FINISH_REASONS: Readonly<Record<string, string>> = { stop: "STOP", tool_calls: "STOP", length: "MAX_TOKENS" };
 
 export async function streamGoogle(res: ServerResponse, request: ModelRequest, reply: FakeReply): Promise<void> {
-  const text = replyText(reply);
-  const u = usageClasses(request, reply, text);
-  const out = sseWriter(res);
+  const { text, u, out } = startStream(res, request, reply);
   const responseId = nextId("gresp");
   const modelVersion = reply.model ?? request.model;
   const thoughts = reply.thinking ? Math.max(1, Math.ceil(reply.thinking.length / 4)) : 0;

@@ -8,15 +8,17 @@ import type { IncomingHttpHeaders, ServerResponse } from "node:http";
 import {
   type FakeReply,
   type ModelRequest,
-  normalizeRequest,
+  modelRequest,
+  type RequestBody,
+  readChatBody,
   sendError,
   sendNonStreaming,
   sendStreaming,
   type WireProtocol,
 } from "./model-wire.ts";
-import { normalizeAnthropic, sendAnthropicError, streamAnthropic } from "./wire-anthropic.ts";
-import { normalizeGoogle, sendGoogleError, streamGoogle } from "./wire-google.ts";
-import { normalizeResponses, streamResponses } from "./wire-responses.ts";
+import { readAnthropicBody, sendAnthropicError, streamAnthropic } from "./wire-anthropic.ts";
+import { readGoogleBody, sendGoogleError, streamGoogle } from "./wire-google.ts";
+import { readResponsesBody, streamResponses } from "./wire-responses.ts";
 
 export interface Wire {
   protocol: WireProtocol;
@@ -34,11 +36,17 @@ function streamOnly(stream: Wire["send"]): Wire["send"] {
   };
 }
 
+/** A wire's normalize: what it reads of the body, with what every request has. */
+function normalizer(protocol: WireProtocol, read: (body: Record<string, unknown>, path: string) => RequestBody) {
+  return (body: Record<string, unknown>, seq: number, path: string, headers: IncomingHttpHeaders): ModelRequest =>
+    modelRequest(read(body, path), { seq, path, protocol, headers, raw: body });
+}
+
 export const WIRES: readonly Wire[] = [
   {
     protocol: "openai-completions",
     matches: (path) => path.endsWith("/chat/completions"),
-    normalize: normalizeRequest,
+    normalize: normalizer("openai-completions", readChatBody),
     send: async (res, request, reply) =>
       request.stream ? sendStreaming(res, request, reply) : sendNonStreaming(res, request, reply),
     error: sendError,
@@ -46,21 +54,21 @@ export const WIRES: readonly Wire[] = [
   {
     protocol: "anthropic-messages",
     matches: (path) => path.endsWith("/v1/messages"),
-    normalize: normalizeAnthropic,
+    normalize: normalizer("anthropic-messages", readAnthropicBody),
     send: streamOnly(streamAnthropic),
     error: sendAnthropicError,
   },
   {
     protocol: "openai-responses",
     matches: (path) => path.endsWith("/responses"),
-    normalize: normalizeResponses,
+    normalize: normalizer("openai-responses", readResponsesBody),
     send: streamOnly(streamResponses),
     error: sendError,
   },
   {
     protocol: "google-generative-ai",
     matches: (path) => /\/models\/[^/]+:(stream)?[gG]enerateContent$/.test(path),
-    normalize: normalizeGoogle,
+    normalize: normalizer("google-generative-ai", readGoogleBody),
     send: streamOnly(streamGoogle),
     error: sendGoogleError,
   },

@@ -8,7 +8,7 @@
  * (input_tokens_details.cached_tokens, output_tokens_details.reasoning_tokens), or for a length stop
  * response.incomplete with incomplete_details.reason "max_output_tokens".
  */
-import type { IncomingHttpHeaders, ServerResponse } from "node:http";
+import type { ServerResponse } from "node:http";
 import {
   type FakeReply,
   isRecord,
@@ -16,13 +16,13 @@ import {
   type NormalizedMessage,
   nextId,
   parseJson,
-  replyText,
+  type RequestBody,
+  recordsOf,
   splitText,
-  sseWriter,
+  startStream,
   stopOf,
-  type ToolSchema,
   toolCallArgs,
-  usageClasses,
+  toolSchema,
 } from "./model-wire.ts";
 import { thinkingSignature } from "./wire-anthropic.ts";
 
@@ -73,43 +73,18 @@ function addItem(messages: NormalizedMessage[], item: Record<string, unknown>): 
   }
 }
 
-export function normalizeResponses(
-  body: Record<string, unknown>,
-  seq: number,
-  path: string,
-  headers: IncomingHttpHeaders,
-): ModelRequest {
+/** An OpenAI Responses body read (the wire's normalize: wire-protocols.ts). */
+export function readResponsesBody(body: Record<string, unknown>): RequestBody {
   const messages: NormalizedMessage[] = [];
   if (typeof body.instructions === "string") messages.push({ role: "system", text: body.instructions });
   const input = typeof body.input === "string" ? [{ role: "user", content: body.input }] : body.input;
-  for (const item of Array.isArray(input) ? input.filter(isRecord) : []) addItem(messages, item);
-  const toolSchemas: ToolSchema[] = (Array.isArray(body.tools) ? body.tools : []).filter(isRecord).map((tool) => ({
-    name: String(tool.name ?? ""),
-    description: String(tool.description ?? ""),
-    parameters: tool.parameters,
-  }));
-  return {
-    seq,
-    path,
-    protocol: "openai-responses",
-    model: String(body.model ?? ""),
-    stream: body.stream === true,
-    systemPrompt: messages
-      .filter((m) => m.role === "system")
-      .map((m) => m.text)
-      .join("\n"),
-    messages,
-    tools: toolSchemas.map((t) => t.name),
-    toolSchemas,
-    headers,
-    raw: body,
-  };
+  for (const item of recordsOf(input)) addItem(messages, item);
+  const toolSchemas = recordsOf(body.tools).map((tool) => toolSchema(tool, tool.parameters));
+  return { model: String(body.model ?? ""), stream: body.stream === true, messages, toolSchemas };
 }
 
 export async function streamResponses(res: ServerResponse, request: ModelRequest, reply: FakeReply): Promise<void> {
-  const text = replyText(reply);
-  const u = usageClasses(request, reply, text);
-  const out = sseWriter(res);
+  const { text, u, out } = startStream(res, request, reply);
   let sequence = 0;
   const event = (type: string, data: Record<string, unknown>) =>
     out.send(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...data })}\n\n`);

@@ -8,7 +8,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { gate, isChildRequest } from "../helpers/drive.ts";
-import { makeTempDir, startSdkParent, useAgentDir, useModelServer, waitForNoProcesses } from "../helpers/pi-parent.ts";
+import { makeTempDir, startSdkParent, useServerAndAgentDir, waitForNoProcesses } from "../helpers/pi-parent.ts";
 import { IS_EARENDIL_HOST } from "../helpers/pi-paths.ts";
 import { calls, delegateCall, parentModel, readJson, resultOf, taskDirs } from "./launch-support.ts";
 
@@ -23,8 +23,7 @@ const FOREIGN: Record<string, string> = {
 const KEY_VAR = "FAKE_PINNED_KEY";
 const PLANTED = { ...FOREIGN, [KEY_VAR]: PINNED_KEY };
 
-const server = useModelServer();
-const agent = useAgentDir(server);
+const { server, agent } = useServerAndAgentDir();
 const saved: Record<string, string | undefined> = {};
 
 beforeAll(async () => {

@@ -8,7 +8,7 @@
  * counts it.
  */
 import { readFileSync } from "node:fs";
-import { mkdir, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { TASK_FILES } from "../../src/core/constants.ts";
@@ -25,8 +25,8 @@ import {
   noticeOf,
   promptWhenIdle,
 } from "../helpers/drive.ts";
+import { drivenSdkParent, taskDirOf } from "../helpers/held-project.ts";
 import {
-  createAgentDir,
   type ModelRequest,
   makeTempDir,
   type SdkParent,
@@ -39,18 +39,7 @@ import { PRICED_MODEL, pricedRoute, usePricedAgentDir } from "../helpers/spend-r
 const server = useModelServer();
 const priced = usePricedAgentDir(server);
 
-async function startParent(label: string): Promise<{ cwd: string; parent: SdkParent }> {
-  const agentDir = await createAgentDir({ serverUrl: server.url });
-  const cwd = await makeTempDir(label);
-  await mkdir(join(cwd, "src"), { recursive: true });
-  await writeFile(join(cwd, "src/retry.ts"), "// the retry budget\nexport const RETRIES = 7;\n");
-  installParentDriver(server);
-  return { cwd, parent: await startSdkParent({ agentDir, cwd }) };
-}
-
-function taskDir(cwd: string, parent: SdkParent, taskId: string): string {
-  return join(cwd, ".pi/delegate", parent.sessionManager.getSessionId(), taskId);
-}
+const RETRY_SOURCE = { "src/retry.ts": "// the retry budget\nexport const RETRIES = 7;\n" };
 
 async function ended(parent: SdkParent, args: Record<string, unknown>): Promise<string> {
   const id = await delegateVia(parent, args);
@@ -61,7 +50,7 @@ async function ended(parent: SdkParent, args: Record<string, unknown>): Promise<
 
 describe("a shipped follow-up cycle", () => {
   it("is follow_up_chain_invalid naming the task in bg_result and a follow-up, and show returns", async () => {
-    const { cwd, parent } = await startParent("chain-cycle");
+    const { cwd, parent } = await drivenSdkParent(server, "chain-cycle", RETRY_SOURCE);
     try {
       const first = await ended(parent, {
         name: "find retries",
@@ -72,7 +61,7 @@ describe("a shipped follow-up cycle", () => {
         previousTaskId: first,
         prompt: `How many? ${script({ text: "Seven: src/retry.ts:2." })}`,
       });
-      const [firstDir, secondDir] = [taskDir(cwd, parent, first), taskDir(cwd, parent, second)];
+      const [firstDir, secondDir] = [taskDirOf(cwd, parent, first), taskDirOf(cwd, parent, second)];
       expect((await bgResultVia(parent, { taskId: second })).isError).toBe(false);
 
       // The first task now claims to follow the second, far down a chain (the old recursion bound).
@@ -155,13 +144,13 @@ describe("a follow-up of a task that spilled a read", () => {
       const route = pricedRoute(PRICED_MODEL);
       const first = await ended(parent, { name: "big", prompt: "Read big.txt. SPILL-FIRST", route, maxCostUsd: 0.09 });
       const firstResult = JSON.parse(
-        readFileSync(join(taskDir(cwd, parent, first), TASK_FILES.result), "utf8"),
+        readFileSync(join(taskDirOf(cwd, parent, first), TASK_FILES.result), "utf8"),
       ) as DelegateResultFile;
       const spilled = firstResult.spilled_artifacts[0];
       expect(spilled?.tool_name).toBe("read");
 
       const second = await ended(parent, { name: "line 3", previousTaskId: first, prompt: "Line 3? SPILL-FOLLOW" });
-      const secondDir = taskDir(cwd, parent, second);
+      const secondDir = taskDirOf(cwd, parent, second);
       const result = JSON.parse(readFileSync(join(secondDir, TASK_FILES.result), "utf8")) as DelegateResultFile;
       const row = result.evidence.find((r) => r.tool === "delegate_read_artifact") as ArtifactEvidence | undefined;
       expect(row?.path).toBe(spilled?.artifact);

@@ -4,7 +4,6 @@
  * earlier tool results in its request, and bg_result verifies the follow-up and its link.
  */
 import { appendFileSync, cpSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { sha256Hex } from "../../src/core/hash.ts";
@@ -15,7 +14,6 @@ import {
   call,
   delegateVia,
   installHoldingDriver,
-  installParentDriver,
   isChildRequest,
   lastToolResult,
   noticeOf,
@@ -23,31 +21,18 @@ import {
   until,
 } from "../helpers/drive.ts";
 import { fusionProject, fusionVia, HELD_RUN_ARGS } from "../helpers/fusion-run-driver.ts";
+import { drivenSdkParent, freshProject, taskDirOf } from "../helpers/held-project.ts";
 import type { ModelRequest } from "../helpers/model-server.ts";
-import {
-  createAgentDir,
-  makeTempDir,
-  type SdkParent,
-  script,
-  startSdkParent,
-  useModelServer,
-} from "../helpers/pi-parent.ts";
+import { type SdkParent, script, startSdkParent, useModelServer } from "../helpers/pi-parent.ts";
 
 const server = useModelServer();
 
 const MARKER = "the retry budget lives in src/retry.ts and is 7 attempts";
 
-async function startParent(label: string): Promise<{ cwd: string; parent: SdkParent }> {
-  const agentDir = await createAgentDir({ serverUrl: server.url });
-  const cwd = await makeTempDir(label);
-  await mkdir(join(cwd, "src"), { recursive: true });
-  writeFileSync(join(cwd, "src/retry.ts"), `// ${MARKER}\nexport const RETRIES = 7;\n`);
-  installParentDriver(server);
-  return { cwd, parent: await startSdkParent({ agentDir, cwd }) };
-}
+const RETRY_SOURCE = { "src/retry.ts": `// ${MARKER}\nexport const RETRIES = 7;\n` };
 
-function taskDir(cwd: string, parent: SdkParent, taskId: string): string {
-  return join(cwd, ".pi/delegate", parent.sessionManager.getSessionId(), taskId);
+function startParent(label: string) {
+  return drivenSdkParent(server, label, RETRY_SOURCE);
 }
 
 function readJson<T>(path: string): T {
@@ -107,7 +92,7 @@ describe("follow-ups of a delegate", () => {
     const { cwd, parent } = await startParent("follow-up");
     try {
       const first = await firstTask(parent);
-      const firstDir = taskDir(cwd, parent, first);
+      const firstDir = taskDirOf(cwd, parent, first);
       const firstResult = readJson<DelegateResultFile>(join(firstDir, "result.json"));
       const firstSession = readFileSync(join(firstDir, "child-session/session.jsonl"));
       expect(firstResult.session_sha256).toBe(sha256Hex(firstSession));
@@ -140,7 +125,7 @@ describe("follow-ups of a delegate", () => {
       const now = firstOfFollowUp.raw.messages as unknown[];
       expect(JSON.stringify(now.slice(0, before.length))).toBe(JSON.stringify(before));
 
-      const secondDir = taskDir(cwd, parent, second);
+      const secondDir = taskDirOf(cwd, parent, second);
       const manifest = readJson<DelegateManifest>(join(secondDir, "manifest.json"));
       const result = readJson<DelegateResultFile>(join(secondDir, "result.json"));
       expect(result.tool_calls).toBe(0);
@@ -247,7 +232,7 @@ describe("follow-ups of a delegate", () => {
       });
 
       // The previous session changes after the follow-up started: reported, its reads not counted.
-      const firstDir = taskDir(cwd, parent, first);
+      const firstDir = taskDirOf(cwd, parent, first);
       appendFileSync(join(firstDir, "child-session/session.jsonl"), "\n");
       const changed = await bgResultVia(parent, { taskId: second });
       expect(changed.isError).toBe(false);
@@ -275,7 +260,7 @@ describe("follow-ups of a delegate", () => {
       });
       await noticeOf(parent, stopped);
       await parent.waitForIdle();
-      const stoppedManifest = readJson<DelegateManifest>(join(taskDir(cwd, parent, stopped), "manifest.json"));
+      const stoppedManifest = readJson<DelegateManifest>(join(taskDirOf(cwd, parent, stopped), "manifest.json"));
       expect(stoppedManifest.terminal?.code).toBe("child_turn_limit");
 
       const next = await delegateVia(parent, {
@@ -296,7 +281,7 @@ describe("follow-ups of a delegate", () => {
       const prompt = asked[0]!.messages.at(-1)!.text;
       expect(prompt).toContain("<<<BACKGROUND");
       expect(prompt).toContain("runs out of turns");
-      const nextDir = taskDir(cwd, parent, next);
+      const nextDir = taskDirOf(cwd, parent, next);
       const seed = readJson<{ projection: unknown; follow_up: { reseed: boolean }; child_prompt_sha256: string }>(
         join(nextDir, "seed.json"),
       );
@@ -311,8 +296,8 @@ describe("follow-ups of a delegate", () => {
       expect(view.text).toContain("1 evidence row carried");
       expect(view.details?.evidence_check).toMatchObject({ citations: { total: 1, read: 1 } });
       expect(view.text).toContain("Continuing the interrupted run");
-      const manifest = readJson<DelegateManifest>(join(taskDir(cwd, parent, next), "manifest.json"));
-      const stoppedTerminal = readFileSync(join(taskDir(cwd, parent, stopped), "child-terminal.json"));
+      const manifest = readJson<DelegateManifest>(join(taskDirOf(cwd, parent, next), "manifest.json"));
+      const stoppedTerminal = readFileSync(join(taskDirOf(cwd, parent, stopped), "child-terminal.json"));
       expect(manifest.follow_up).toMatchObject({
         previous_end: "child_turn_limit",
         previous_result_sha256: sha256Hex(stoppedTerminal),
@@ -326,7 +311,7 @@ describe("follow-ups of a delegate", () => {
     const { cwd, parent } = await startParent("follow-up-refusals");
     try {
       const first = await firstTask(parent);
-      const firstDir = taskDir(cwd, parent, first);
+      const firstDir = taskDirOf(cwd, parent, first);
       const ask = (previousTaskId: string) => ({ name: "again", previousTaskId, prompt: "and?" });
 
       // The session file changed after the task ended.
@@ -386,9 +371,8 @@ describe("follow-ups of a delegate", () => {
       await parent.waitForIdle();
 
       // Its tree copied into another project is not that project's task.
-      const otherAgent = await createAgentDir({ serverUrl: server.url });
-      const other = await makeTempDir("follow-up-foreign");
-      const sourceDir = taskDir(cwd, parent, running);
+      const { agentDir: otherAgent, cwd: other } = await freshProject(server, "follow-up-foreign");
+      const sourceDir = taskDirOf(cwd, parent, running);
       const otherParent = await startSdkParent({ agentDir: otherAgent, cwd: other });
       try {
         cpSync(sourceDir, join(other, ".pi/delegate/copied", running), { recursive: true });

@@ -15,19 +15,11 @@ import { call, installParentDriver, lastToolResult, notifications, promptWhenIdl
 import { directiveOf, FUSION_MODELS, fusionRoute, runIdOf } from "../helpers/fusion-run-driver.ts";
 import type { FakeReply, ModelRequest } from "../helpers/model-server.ts";
 import { createAgentDir, makeTempDir, startSdkParent, useModelServer } from "../helpers/pi-parent.ts";
+import { TTL_PLACES_SCHEMA } from "../helpers/sample-sources.ts";
 
 const server = useModelServer();
 
-const SCHEMA = {
-  type: "object",
-  additionalProperties: false,
-  required: ["ttl", "places"],
-  properties: {
-    ttl: { type: "integer" },
-    places: { type: "array", items: { type: "string" } },
-    note: { type: "string" },
-  },
-};
+const SCHEMA = TTL_PLACES_SCHEMA;
 
 function answer(output: Record<string, unknown>, citations: unknown[] = []): string {
   const basis = Object.keys(output).map((field) => ({

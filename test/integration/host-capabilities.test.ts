@@ -11,11 +11,11 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { PI_CLI_ENV } from "../../src/core/constants.ts";
 import { REQUIRED_CHILD_FLAGS } from "../../src/host/index.ts";
-import { makeTempDir, type ParentMessage, startRpcParent, useAgentDir, useModelServer } from "../helpers/pi-parent.ts";
+import { makeTempDir, type ParentMessage, startRpcParent, useServerAndAgentDir } from "../helpers/pi-parent.ts";
+import { witnessArgsJs } from "../helpers/sample-sources.ts";
 import { calls, delegateCall, expectNothingStarted, expectRefusal, parentModel, resultOf } from "./launch-support.ts";
 
-const server = useModelServer();
-const agent = useAgentDir(server);
+const { server, agent } = useServerAndAgentDir();
 
 describe("the host's flags of a configured CLI", () => {
   it("are read in a child process: the configured args.js never runs in the parent's pid", async () => {
@@ -31,17 +31,7 @@ describe("the host's flags of a configured CLI", () => {
       `import { writeFileSync } from "node:fs";\nwriteFileSync(${JSON.stringify(witnessDir)} + "/cli-" + process.pid, "ran");\n`,
     );
     const known = REQUIRED_CHILD_FLAGS.filter((flag) => flag !== "--session");
-    writeFileSync(
-      join(pkg, "dist", "cli", "args.js"),
-      [
-        'import { writeFileSync } from "node:fs";',
-        `writeFileSync(${JSON.stringify(witnessDir)} + "/" + process.pid, "imported");`,
-        `const known = new Set(${JSON.stringify(known)});`,
-        "export function parseArgs(args) {",
-        "  return { unknownFlags: new Map(known.has(args[0]) ? [] : [[args[0], true]]), diagnostics: [] };",
-        "}",
-      ].join("\n"),
-    );
+    writeFileSync(join(pkg, "dist", "cli", "args.js"), witnessArgsJs(witnessDir, known));
     server.setHandler(
       parentModel({
         onUser: (t) => (t === "go" ? calls(delegateCall("c_caps", { name: "t", prompt: "look" })) : { text: "ok" }),

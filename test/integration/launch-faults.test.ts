@@ -17,13 +17,11 @@ import {
   makeTempDir,
   type SdkParent,
   startSdkParent,
-  useAgentDir,
-  useModelServer,
+  useServerAndAgentDir,
 } from "../helpers/pi-parent.ts";
 import { calls, delegateCall, groupAlive, parentModel, readJson, resultOf, taskDirs } from "./launch-support.ts";
 
-const server = useModelServer();
-const agent = useAgentDir(server);
+const { server, agent } = useServerAndAgentDir();
 
 const NOTIFICATION = /^Background delegate (d[0-9a-f]{32}) /;
 

@@ -18,14 +18,12 @@ import {
   makeTempDir,
   type SdkParent,
   startSdkParent,
-  useAgentDir,
-  useModelServer,
+  useServerAndAgentDir,
 } from "../helpers/pi-parent.ts";
 import { writeCompletedTask } from "../helpers/task-tree.ts";
 import { calls, delegateCall, parentModel, readJson, resultOf, taskDirs } from "./launch-support.ts";
 
-const server = useModelServer();
-const agent = useAgentDir(server);
+const { server, agent } = useServerAndAgentDir();
 const KEY = "audit-auth";
 
 afterAll(async () => {

@@ -15,6 +15,7 @@ import {
   type ModelRequest,
   type ModelServer,
   type ParentMessage,
+  type RpcParent,
 } from "../helpers/pi-parent.ts";
 
 export type ToolCall = NonNullable<FakeReply["toolCalls"]>[number];
@@ -44,6 +45,11 @@ export function calls(...list: ToolCall[]): FakeReply {
 
 export function delegateCall(id: string, args: Record<string, unknown>): ToolCall {
   return { id, name: "bg_delegate", args };
+}
+
+/** An RPC parent's messages, as the SDK's message type. */
+export async function messagesOf(parent: RpcParent): Promise<ParentMessage[]> {
+  return (await parent.messages()) as unknown as ParentMessage[];
 }
 
 export function resultOf(messages: readonly ParentMessage[], toolCallId: string): ToolResultView {

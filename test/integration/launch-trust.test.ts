@@ -7,27 +7,24 @@
  */
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.ts";
 import { gate, isChildRequest, type ToolResultView, toolResults } from "../helpers/drive.ts";
 import {
-  type AgentDir,
-  createAgentDir,
   DEFAULT_FAKE_MODELS,
   type FakeReply,
   type ModelRequest,
   makeTempDir,
-  type ParentMessage,
-  type RpcParent,
   startRpcParent,
+  useAgentDir,
   useModelServer,
-  waitForNoProcesses,
 } from "../helpers/pi-parent.ts";
 import {
   calls,
   delegateCall,
   expectRefusal,
   listTree,
+  messagesOf,
   parentModel,
   readJson,
   resultOf,
@@ -36,24 +33,16 @@ import {
 
 const PRICED = "priced-model";
 const server = useModelServer();
-let agent: AgentDir;
-
-beforeAll(async () => {
-  agent = await createAgentDir({
-    serverUrl: server.url,
-    models: [
-      ...DEFAULT_FAKE_MODELS,
-      {
-        id: PRICED,
-        contextWindow: 200_000,
-        maxTokens: 8192,
-        cost: { input: 1, output: 2, cacheRead: 0.1, cacheWrite: 1.25 },
-      },
-    ],
-  });
-});
-afterAll(async () => {
-  expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
+const agent = useAgentDir(server, {
+  models: [
+    ...DEFAULT_FAKE_MODELS,
+    {
+      id: PRICED,
+      contextWindow: 200_000,
+      maxTokens: 8192,
+      cost: { input: 1, output: 2, cacheRead: 0.1, cacheWrite: 1.25 },
+    },
+  ],
 });
 
 /** The user's own bgDelegate settings for one test (the agent dir is the file's). */
@@ -64,10 +53,6 @@ async function userSettings(bgDelegate: Record<string, unknown>): Promise<void> 
 function projectWith(cwd: string, bgDelegate: Record<string, unknown>): void {
   mkdirSync(join(cwd, ".pi"), { recursive: true });
   writeFileSync(join(cwd, ".pi", "settings.json"), JSON.stringify({ bgDelegate }));
-}
-
-async function messagesOf(parent: RpcParent): Promise<ParentMessage[]> {
-  return (await parent.messages()) as unknown as ParentMessage[];
 }
 
 /** The .pi/delegate root holds task trees and key files only: no lock or breaker file is left. */

@@ -11,7 +11,7 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync, lstatSync, mkdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import type { DelegateManifest } from "../../src/core/types.ts";
 import { newTaskIdentity } from "../../src/launch/task-documents.ts";
 import { processStartTime } from "../../src/process/identity.ts";
@@ -20,29 +20,26 @@ import { signRecord } from "../../src/store/record-mac.ts";
 import { runCli } from "../helpers/cli.ts";
 import { taskIdOf, toolResults } from "../helpers/drive.ts";
 import { holdLaunchLock } from "../helpers/lock-holder.ts";
-import {
-  type AgentDir,
-  createAgentDir,
-  makeTempDir,
-  type ParentMessage,
-  type RpcParent,
-  startRpcParent,
-  useModelServer,
-  waitForNoProcesses,
-} from "../helpers/pi-parent.ts";
+import { makeTempDir, startRpcParent, useAgentDir, useModelServer } from "../helpers/pi-parent.ts";
 import { runningManifest } from "../helpers/task-tree.ts";
-import { calls, delegateCall, expectRefusal, parentModel, readJson, resultOf, taskDirs } from "./launch-support.ts";
+import {
+  calls,
+  delegateCall,
+  expectRefusal,
+  messagesOf,
+  parentModel,
+  readJson,
+  resultOf,
+  taskDirs,
+} from "./launch-support.ts";
 
 const server = useModelServer();
-let agent: AgentDir;
+// useAgentDir's check that no process is left runs after this file's afterAll (hooks stack).
+const agent = useAgentDir(server);
 const started: ChildProcess[] = [];
 
-beforeAll(async () => {
-  agent = await createAgentDir({ serverUrl: server.url });
-});
-afterAll(async () => {
+afterAll(() => {
   for (const child of started) child.kill("SIGKILL");
-  expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
 });
 
 const lockOf = (cwd: string) => join(cwd, ".pi", "delegate", "launch.lock");
@@ -60,10 +57,6 @@ function launchOnGo(): void {
           : { text: "ok" },
     }),
   );
-}
-
-async function messagesOf(parent: RpcParent): Promise<ParentMessage[]> {
-  return (await parent.messages()) as unknown as ParentMessage[];
 }
 
 /** Wait until the task the receipt names has completed (its child ran and committed). */

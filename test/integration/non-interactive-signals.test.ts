@@ -11,15 +11,8 @@ import { execa } from "execa";
 import { describe, expect, it } from "vitest";
 import { TASK_FILES } from "../../src/core/constants.ts";
 import { gate, isChildRequest, until } from "../helpers/drive.ts";
-import {
-  createAgentDir,
-  HOST,
-  makeTempDir,
-  printRun,
-  script,
-  useModelServer,
-  waitForNoProcesses,
-} from "../helpers/pi-parent.ts";
+import { freshProject } from "../helpers/held-project.ts";
+import { HOST, printRun, script, useModelServer, waitForNoProcesses } from "../helpers/pi-parent.ts";
 import { taskDirs } from "./launch-support.ts";
 
 const server = useModelServer();
@@ -51,8 +44,7 @@ function manifestOf(cwd: string): { state: string; terminal: { code?: string } |
 }
 
 async function signalled(signal: "SIGTERM" | "SIGINT", phase: Phase, mode: string[]) {
-  const agent = await createAgentDir({ serverUrl: server.url });
-  const cwd = await makeTempDir(`signal-${signal}`);
+  const { agentDir: agent, cwd } = await freshProject(server, `signal-${signal}`);
   const launchTurn = gate();
   driveParent(phase, launchTurn);
   const print = printRun(agent.dir, cwd, [...mode, "go"], { timeout: 120_000 });

@@ -10,16 +10,8 @@ import { execa } from "execa";
 import { describe, expect, it } from "vitest";
 import { NON_INTERACTIVE_ENV, TASK_FILES } from "../../src/core/constants.ts";
 import { isChildRequest } from "../helpers/drive.ts";
-import {
-  type AgentDir,
-  createAgentDir,
-  HOST,
-  makeTempDir,
-  printRun,
-  script,
-  useModelServer,
-  waitForNoProcesses,
-} from "../helpers/pi-parent.ts";
+import { freshProject } from "../helpers/held-project.ts";
+import { type AgentDir, HOST, printRun, script, useModelServer, waitForNoProcesses } from "../helpers/pi-parent.ts";
 import { taskDirs } from "./launch-support.ts";
 
 const server = useModelServer();
@@ -67,8 +59,7 @@ function manifestOf(cwd: string): { state: string; terminal: { code?: string } |
 
 describe(`non-interactive Pi ${HOST.version} keeps its delegates`, () => {
   it("pi -p waits for the delegate, runs the turn its notice triggers and prints the answer built on the verified result", async () => {
-    const agent = await createAgentDir({ serverUrl: server.url });
-    const cwd = await makeTempDir("print-wait");
+    const { agentDir: agent, cwd } = await freshProject(server, "print-wait");
     driveParent(1_500);
     const run = await runPi(agent, cwd, ["-p"]);
     expect(run.exitCode, run.stderr).toBe(0);
@@ -79,8 +70,7 @@ describe(`non-interactive Pi ${HOST.version} keeps its delegates`, () => {
   });
 
   it("pi --mode json does the same: the event stream ends with the final answer", async () => {
-    const agent = await createAgentDir({ serverUrl: server.url });
-    const cwd = await makeTempDir("json-wait");
+    const { agentDir: agent, cwd } = await freshProject(server, "json-wait");
     driveParent(1_500);
     const run = await runPi(agent, cwd, ["--mode", "json"]);
     expect(run.exitCode, run.stderr).toBe(0);
@@ -100,8 +90,7 @@ describe(`non-interactive Pi ${HOST.version} keeps its delegates`, () => {
   });
 
   it(`with ${NON_INTERACTIVE_ENV}=cancel the delegate is cancelled, named on stderr, and the exit status is non-zero`, async () => {
-    const agent = await createAgentDir({ serverUrl: server.url });
-    const cwd = await makeTempDir("print-cancel");
+    const { agentDir: agent, cwd } = await freshProject(server, "print-cancel");
     driveParent(20_000);
     const run = await runPi(agent, cwd, ["-p"], { [NON_INTERACTIVE_ENV]: "cancel" });
     expect(run.exitCode).not.toBe(0);

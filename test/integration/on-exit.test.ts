@@ -11,13 +11,8 @@ import { describe, expect, it } from "vitest";
 import { TASK_FILES } from "../../src/core/constants.ts";
 import { runCli } from "../helpers/cli.ts";
 import { call, gate, isChildRequest, lastToolResult, notifications, toolResults, until } from "../helpers/drive.ts";
-import {
-  createAgentDir,
-  makeTempDir,
-  startRpcParent,
-  useModelServer,
-  waitForNoProcesses,
-} from "../helpers/pi-parent.ts";
+import { freshProject } from "../helpers/held-project.ts";
+import { startRpcParent, useModelServer, waitForNoProcesses } from "../helpers/pi-parent.ts";
 import { taskDirs } from "./launch-support.ts";
 
 const server = useModelServer();
@@ -50,8 +45,12 @@ function drive(held: { wait: Promise<void> }): void {
 
 describe("quitting Pi", () => {
   it('with bgDelegate.onExit "finish": the delegate finishes after Pi quits; the next session tells it once', async () => {
-    const agentDir = await createAgentDir({ serverUrl: server.url, settings: { bgDelegate: { onExit: "finish" } } });
-    const cwd = await makeTempDir("on-exit-finish");
+    const { agentDir, cwd } = await freshProject(
+      server,
+      "on-exit-finish",
+      {},
+      { settings: { bgDelegate: { onExit: "finish" } } },
+    );
     const sessions = join(cwd, "sessions");
     const held = gate();
     drive(held);
@@ -112,8 +111,12 @@ describe("quitting Pi", () => {
   }, 120_000); // two Pi starts and a child outliving the first: long on a loaded 2-core machine
 
   it('with "finish", a child left running still keeps its timeoutSeconds: it ends itself as child_timeout', async () => {
-    const agentDir = await createAgentDir({ serverUrl: server.url, settings: { bgDelegate: { onExit: "finish" } } });
-    const cwd = await makeTempDir("on-exit-timeout");
+    const { agentDir, cwd } = await freshProject(
+      server,
+      "on-exit-timeout",
+      {},
+      { settings: { bgDelegate: { onExit: "finish" } } },
+    );
     const sessions = join(cwd, "sessions");
     const held = gate(); // never released before the child's own deadline
     drive(held);
@@ -152,8 +155,7 @@ describe("quitting Pi", () => {
   }, 150_000); // the child's own 20 s deadline between two Pi starts
 
   it("by default: quitting cancels the delegate and says so with what it spent", async () => {
-    const agentDir = await createAgentDir({ serverUrl: server.url });
-    const cwd = await makeTempDir("on-exit-cancel");
+    const { agentDir, cwd } = await freshProject(server, "on-exit-cancel");
     const held = gate();
     drive(held);
     const parent = await startRpcParent({ agentDir, cwd });

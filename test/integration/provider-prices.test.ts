@@ -15,23 +15,23 @@ import {
   IS_EARENDIL_HOST,
   type ModelRequest,
   script,
-  useAgentDir,
-  useModelServer,
+  useServerAndAgentDir,
+  WIRE_NAMES,
   WIRE_PRICED_MODEL,
   WIRE_PROVIDERS,
   type WireName,
+  wireRoute,
 } from "../helpers/pi-parent.ts";
 import { childRequestsOf, outputLimitOf, settledDelegate } from "../helpers/spend-route.ts";
 
-const server = useModelServer();
-const agent = useAgentDir(server);
+const { server, agent } = useServerAndAgentDir();
 
 /** wire-priced-model's prices (test/helpers/agent-dir.ts): $1/M input, $2 output, $0.10 cache reads, $1.25 writes. */
 const P = { input: 1, output: 2, cache_read: 0.1, cache_write: 1.25 };
 const usd = (perMillion: number, tokens: number) => (perMillion * tokens) / 1e6;
 
-const anthropic = { provider: WIRE_PROVIDERS.anthropic.provider, model: WIRE_PRICED_MODEL };
-const WIRES = Object.keys(WIRE_PROVIDERS) as WireName[];
+const anthropic = wireRoute("anthropic", WIRE_PRICED_MODEL);
+const WIRES = WIRE_NAMES;
 
 describe("one-hour cache writes are billed at twice the input price", () => {
   let before: string | undefined;
@@ -139,7 +139,7 @@ describe("a cap that buys the answer on a caching provider", () => {
         prepare: (cwd) => writeFileSync(join(cwd, "big.txt"), BIG),
         args: {
           prompt: `${marker}: read big.txt until you are told to answer.`,
-          route: { provider: WIRE_PROVIDERS[wire].provider, model: WIRE_PRICED_MODEL },
+          route: wireRoute(wire, WIRE_PRICED_MODEL),
           maxCostUsd: CAP,
         },
       },
@@ -197,7 +197,7 @@ describe.runIf(IS_EARENDIL_HOST)("a tiered price (Pi 1.x)", () => {
         child: () => undefined,
         args: {
           prompt: `TIERED ${script({ text: "TIERED ANSWER", usage })}`,
-          route: { provider: WIRE_PROVIDERS.google.provider, model: WIRE_PRICED_MODEL },
+          route: wireRoute("google", WIRE_PRICED_MODEL),
           maxCostUsd: 1,
         },
       },
@@ -242,7 +242,7 @@ describe("each wire: a structured answer and a provider billing past the request
         prepare: (cwd) => writeFileSync(join(cwd, "a.txt"), "hello\n"),
         args: {
           prompt: `${marker} ${script({ tool: "read", args: { path: "a.txt" } }, { text: answer })}`,
-          route: { provider: WIRE_PROVIDERS[wire].provider, model: WIRE_PROVIDERS[wire].model },
+          route: wireRoute(wire),
           outputSchema: SCHEMA,
         },
       },
@@ -270,7 +270,7 @@ describe("each wire: a structured answer and a provider billing past the request
         },
         args: {
           prompt: `${marker}: answer at once.`,
-          route: { provider: WIRE_PROVIDERS[wire].provider, model: WIRE_PRICED_MODEL },
+          route: wireRoute(wire, WIRE_PRICED_MODEL),
           maxCostUsd: 0.05,
         },
       },

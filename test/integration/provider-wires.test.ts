@@ -15,20 +15,19 @@ import {
   IS_EARENDIL_HOST,
   script,
   startSdkParent,
-  useAgentDir,
-  useModelServer,
+  useServerAndAgentDir,
+  WIRE_NAMES,
   WIRE_PRICED_MODEL,
   WIRE_PROVIDERS,
   type WireName,
+  wireRoute,
 } from "../helpers/pi-parent.ts";
 import { childRequestsOf, outputLimitOf, settledDelegate } from "../helpers/spend-route.ts";
 import { thinkingSignature } from "../helpers/wire-anthropic.ts";
 
-const server = useModelServer();
-const agent = useAgentDir(server);
+const { server, agent } = useServerAndAgentDir();
 
-const WIRES = Object.keys(WIRE_PROVIDERS) as WireName[];
-const routeOf = (wire: WireName) => ({ provider: WIRE_PROVIDERS[wire].provider, model: WIRE_PROVIDERS[wire].model });
+const WIRES = WIRE_NAMES;
 
 function childRequestsWith(marker: string) {
   return server.requests.filter((r) => isChildRequest(r) && r.messages.some((m) => m.text.includes(marker)));
@@ -49,7 +48,7 @@ describe("an inline answer on each wire", () => {
           prepare: (cwd) => writeFileSync(join(cwd, "a.txt"), "hello\n"),
           args: {
             prompt: `${marker} ${script({ tool: "read", args: { path: "a.txt" }, thinking: "look first" }, { text: answer })}`,
-            route: routeOf(wire),
+            route: wireRoute(wire),
           },
         },
         async ({ parent, taskId, files }) => {
@@ -85,7 +84,7 @@ describe("the route attestation says what it attests", () => {
           child: () => undefined,
           args: {
             prompt: `ATTEST ${script({ text: "ATTESTED ANSWER", model: "provider-named-model" })}`,
-            route: routeOf(wire),
+            route: wireRoute(wire),
           },
         },
         async ({ parent, taskId, files }) => {
@@ -124,7 +123,7 @@ describe("a cut answer is a cut answer on every host", () => {
         {
           label: `cut-${wire}`,
           child: () => undefined,
-          args: { prompt: `CUT ${script({ text: cut, finish: "length" })}`, route: routeOf(wire) },
+          args: { prompt: `CUT ${script({ text: cut, finish: "length" })}`, route: wireRoute(wire) },
         },
         async ({ parent, taskId, files }) => {
           expect(files.state()).toBe("failed");
@@ -159,7 +158,7 @@ describe("a follow-up resumes Anthropic's signed thinking", () => {
       {
         label: "signed-thinking",
         child: () => undefined,
-        args: { prompt: `FIRST ${script({ text: "first answer", thinking })}`, route: routeOf("anthropic") },
+        args: { prompt: `FIRST ${script({ text: "first answer", thinking })}`, route: wireRoute("anthropic") },
       },
       async ({ parent, taskId }) => {
         const followUp = await delegateVia(parent, {
@@ -196,7 +195,7 @@ describe("a capped run on each wire", () => {
           child: () => undefined,
           args: {
             prompt: `${marker} ${script({ tool: "ls", args: {}, usage }, { text: `CAPPED ANSWER over ${wire}`, usage })}`,
-            route: { provider: WIRE_PROVIDERS[wire].provider, model: WIRE_PRICED_MODEL },
+            route: wireRoute(wire, WIRE_PRICED_MODEL),
             maxCostUsd: CAP,
           },
         },
@@ -232,8 +231,8 @@ describe("a Fusion run across the three wires", () => {
       const runId = await fusionVia(parent, {
         name: "wires fusion",
         prompt: QUESTION,
-        candidates: WIRES.map(routeOf),
-        merge: routeOf("anthropic"),
+        candidates: WIRES.map((wire) => wireRoute(wire)),
+        merge: wireRoute("anthropic"),
       });
       const notice = await noticeOf(parent, runId);
       expect(notice.details).toMatchObject({ kind: "fusion", state: "completed", code: null });

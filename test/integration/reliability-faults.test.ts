@@ -25,23 +25,19 @@ import {
   promptWhenIdle,
   until,
 } from "../helpers/drive.ts";
+import { taskDirOf } from "../helpers/held-project.ts";
 import {
   makeTempDir,
   type SdkParent,
   script,
   startSdkParent,
   useAgentDir,
-  useModelServer,
+  useServerAndAgentDir,
   waitForNoProcesses,
 } from "../helpers/pi-parent.ts";
 
-const server = useModelServer();
-const agent = useAgentDir(server);
+const { server, agent } = useServerAndAgentDir();
 const retryAgent = useAgentDir(server, { retry: true });
-
-function taskDirOf(cwd: string, parent: SdkParent, taskId: string): string {
-  return join(cwd, ".pi/delegate", parent.sessionManager.getSessionId(), taskId);
-}
 
 function manifestOf(taskDir: string): DelegateManifest {
   return JSON.parse(readFileSync(join(taskDir, "manifest.json"), "utf8")) as DelegateManifest;

@@ -4,36 +4,19 @@ import { describe, expect, it } from "vitest";
 import { packAnswer } from "../../src/core/answer.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
 import type { DelegateResultFile } from "../../src/core/types.ts";
-import { bgResultVia, delegateVia, installParentDriver, notifications, toolResults, until } from "../helpers/drive.ts";
-import {
-  createAgentDir,
-  makeTempDir,
-  type SdkParent,
-  script,
-  startSdkParent,
-  useModelServer,
-} from "../helpers/pi-parent.ts";
+import { bgResultVia, delegateVia, notifications, toolResults, until } from "../helpers/drive.ts";
+import { drivenSdkParent, taskDirOf } from "../helpers/held-project.ts";
+import { script, useModelServer } from "../helpers/pi-parent.ts";
 import { recommit } from "../helpers/result-fixtures.ts";
 
 const server = useModelServer();
 
 const LINE = `${"The cache is invalidated in src/cache.ts:42 when the session reloads.".padEnd(99, ".")}\n`;
 
-function taskDir(cwd: string, parent: SdkParent, taskId: string): string {
-  return join(cwd, ".pi/delegate", parent.sessionManager.getSessionId(), taskId);
-}
-
 /** A fresh agent dir and project (`label`), the parent driver installed, and an SDK parent on them. */
-async function startParent(label: string): Promise<{ cwd: string; parent: SdkParent }> {
-  const agentDir = await createAgentDir({ serverUrl: server.url });
-  const cwd = await makeTempDir(label);
-  installParentDriver(server);
-  return { cwd, parent: await startSdkParent({ agentDir, cwd }) };
-}
-
 describe("bg_result against real children", () => {
   it("delivers large answers as artifacts, refuses inline, and rejects every tampered verification step", async () => {
-    const { cwd, parent } = await startParent("proj");
+    const { cwd, parent } = await drivenSdkParent(server, "proj");
     try {
       const id = await delegateVia(parent, {
         name: "large answer",
@@ -51,7 +34,7 @@ describe("bg_result against real children", () => {
       const byDefault = await bgResultVia(parent, { taskId: id });
       expect(byDefault.isError).toBe(false);
       expect(byDefault.details?.delivery).toBe("artifact");
-      const dir = taskDir(cwd, parent, id);
+      const dir = taskDirOf(cwd, parent, id);
       expect(readFileSync(join(dir, "answer.txt"), "utf8")).toBe(expected);
       expect(byDefault.text).toContain(join(dir, "answer.txt"));
       expect(byDefault.text).not.toContain(LINE.trim());
@@ -156,7 +139,7 @@ describe("bg_result against real children", () => {
       expect(ambiguous.text).toMatch(/^\[task_ambiguous\]/);
       expect(ambiguous.text).toContain(id);
       expect(ambiguous.text).toContain(second);
-      rmSync(taskDir(cwd, parent, second), { recursive: true });
+      rmSync(taskDirOf(cwd, parent, second), { recursive: true });
       const gone = await bgResultVia(parent, { taskId: second });
       expect(gone.text).toMatch(/^\[result_unavailable\]/);
     } finally {
@@ -165,9 +148,9 @@ describe("bg_result against real children", () => {
   });
 
   it("a task tree where answer.txt cannot be written still delivers the verified answer, from result.json", async () => {
-    const { cwd, parent } = await startParent("proj-readonly");
+    const { cwd, parent } = await drivenSdkParent(server, "proj-readonly");
     let id = "";
-    const dir = () => taskDir(cwd, parent, id);
+    const dir = () => taskDirOf(cwd, parent, id);
     try {
       id = await delegateVia(parent, {
         name: "read-only tree",
@@ -209,7 +192,7 @@ describe("bg_result against real children", () => {
   });
 
   it("autoDeliver carries verified answers; notifyOnCompletion false sends nothing", async () => {
-    const { cwd, parent } = await startParent("proj");
+    const { cwd, parent } = await drivenSdkParent(server, "proj");
     try {
       await delegateVia(parent, {
         name: "small auto",
@@ -235,18 +218,18 @@ describe("bg_result against real children", () => {
       expect(small?.content).toContain("AUTO-SMALL-ANSWER");
       expect(small?.details.auto_delivered).toBe("answer");
       expect(large?.details.auto_delivered).toBe("artifact");
-      expect(large?.content).toContain(relative(cwd, join(taskDir(cwd, parent, big), "answer.txt")));
+      expect(large?.content).toContain(relative(cwd, join(taskDirOf(cwd, parent, big), "answer.txt")));
       expect(large?.content).not.toContain(LINE.trim());
       // The silent task ends without a notification; bg_result still returns it.
       await until(() => {
-        const m = JSON.parse(readFileSync(join(taskDir(cwd, parent, silent), "manifest.json"), "utf8"));
+        const m = JSON.parse(readFileSync(join(taskDirOf(cwd, parent, silent), "manifest.json"), "utf8"));
         return m.state !== "running";
       }, "the silent task to end");
       const r = await bgResultVia(parent, { taskId: silent });
       expect(r.text).toContain("SILENT-ANSWER");
       expect(notifications(parent.messages())).toHaveLength(2);
       expect(toolResults(parent.messages(), "bg_result")).toHaveLength(1);
-      expect(existsSync(join(taskDir(cwd, parent, silent), "outcome.json"))).toBe(true);
+      expect(existsSync(join(taskDirOf(cwd, parent, silent), "outcome.json"))).toBe(true);
     } finally {
       await parent.dispose();
     }

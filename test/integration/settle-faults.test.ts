@@ -40,14 +40,12 @@ import {
   makeTempDir,
   type SdkParent,
   startSdkParent,
-  useAgentDir,
-  useModelServer,
+  useServerAndAgentDir,
   waitForNoProcesses,
 } from "../helpers/pi-parent.ts";
 import { readJson, taskDirs } from "./launch-support.ts";
 
-const server = useModelServer();
-const agent = useAgentDir(server);
+const { server, agent } = useServerAndAgentDir();
 
 /** bg_delegate's tool result for `args` (the refusal too). */
 async function launchVia(parent: SdkParent, args: Record<string, unknown>) {

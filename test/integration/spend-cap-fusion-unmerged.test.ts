@@ -33,6 +33,7 @@ import {
   runDirOf,
 } from "../helpers/fusion-run-driver.ts";
 import { startSdkParent, useModelServer, waitForNoProcesses } from "../helpers/pi-parent.ts";
+import { TTL_PLACES_SCHEMA } from "../helpers/sample-sources.ts";
 
 const server = useModelServer();
 const CAP = 2;
@@ -207,16 +208,7 @@ describe("bg_fusion under a cap whose merger cannot fit", () => {
   });
 
   it("a structured run whose evaluator billed past the cap: the candidates' JSON answers with the agreement per field, unmerged", async () => {
-    const schema = {
-      type: "object",
-      additionalProperties: false,
-      required: ["ttl", "places"],
-      properties: {
-        ttl: { type: "integer" },
-        places: { type: "array", items: { type: "string" } },
-        note: { type: "string" },
-      },
-    };
+    const schema = TTL_PLACES_SCHEMA;
     const json = (output: Record<string, unknown>) =>
       JSON.stringify({
         output,

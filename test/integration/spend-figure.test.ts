@@ -10,7 +10,7 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { TASK_FILES } from "../../src/core/constants.ts";
 import { listTaskRefs } from "../../src/store/lookup.ts";
 import { runCli } from "../helpers/cli.ts";
@@ -24,15 +24,7 @@ import {
   until,
 } from "../helpers/drive.ts";
 import { FUSION_MODELS, fusionRoute, fusionVia, installFusionDriver, QUESTION } from "../helpers/fusion-run-driver.ts";
-import {
-  type AgentDir,
-  createAgentDir,
-  type ModelRequest,
-  makeTempDir,
-  startSdkParent,
-  useModelServer,
-  waitForNoProcesses,
-} from "../helpers/pi-parent.ts";
+import { type ModelRequest, makeTempDir, startSdkParent, useAgentDir, useModelServer } from "../helpers/pi-parent.ts";
 
 /** $1 per million input tokens, $2 per million output tokens. */
 const PRICED = "priced-model";
@@ -43,24 +35,16 @@ const REPORTED = { prompt_tokens: 20_000, completion_tokens: 50 };
 const BILLED = 3;
 
 const server = useModelServer();
-let agent: AgentDir;
-
-beforeAll(async () => {
-  agent = await createAgentDir({
-    serverUrl: server.url,
-    models: [
-      ...FUSION_MODELS,
-      {
-        id: PRICED,
-        contextWindow: 200_000,
-        maxTokens: 64_000,
-        cost: { input: 1, output: 2, cacheRead: 0, cacheWrite: 0 },
-      },
-    ],
-  });
-});
-afterAll(async () => {
-  expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
+const agent = useAgentDir(server, {
+  models: [
+    ...FUSION_MODELS,
+    {
+      id: PRICED,
+      contextWindow: 200_000,
+      maxTokens: 64_000,
+      cost: { input: 1, output: 2, cacheRead: 0, cacheWrite: 0 },
+    },
+  ],
 });
 
 interface ListJson {

@@ -25,10 +25,9 @@ import {
   until,
 } from "../helpers/drive.ts";
 import { delegateTaskDirs, heldRun } from "../helpers/fusion-run-driver.ts";
+import { freshProject, taskDirOf } from "../helpers/held-project.ts";
 import type { FakeReply, ModelRequest } from "../helpers/model-server.ts";
 import {
-  createAgentDir,
-  makeTempDir,
   printRun,
   type SdkParent,
   startRpcParent,
@@ -43,10 +42,6 @@ const server = useModelServer();
 const STEERED = "STEERED: the bug is in the v2 API handler";
 const UNSTEERED = "UNSTEERED: no idea where the bug is";
 const STEER_TEXT = "The bug is in the v2 API; skip the tests folder.";
-
-function taskDir(cwd: string, parent: SdkParent, taskId: string): string {
-  return join(cwd, ".pi/delegate", parent.sessionManager.getSessionId(), taskId);
-}
 
 /** The child requests of the task whose prompt carries `marker`. */
 function childRequests(marker: string): ModelRequest[] {
@@ -89,15 +84,9 @@ function heldChild(marker: string, reply: FakeReply): ReturnType<typeof gate> {
   return held;
 }
 
-async function startParent(label: string) {
-  const agentDir = await createAgentDir({ serverUrl: server.url });
-  const cwd = await makeTempDir(label);
-  return { agentDir, cwd };
-}
-
 describe("bg_steer", () => {
   it("redirects a running delegate: its next request carries the message, its answer changes, bg_result says so; a tampered record is refused", async () => {
-    const { agentDir, cwd } = await startParent("steer");
+    const { agentDir, cwd } = await freshProject(server, "steer");
     const first = steerableChild("STEER-ME");
     const parent = await startSdkParent({ agentDir, cwd });
     try {
@@ -122,7 +111,7 @@ describe("bg_steer", () => {
       expect(last.role).toBe("user");
       expect(last.text).toContain(STEER_TEXT);
 
-      const dir = taskDir(cwd, parent, id);
+      const dir = taskDirOf(cwd, parent, id);
       const result = JSON.parse(readFileSync(join(dir, "result.json"), "utf8")) as DelegateResultFile;
       expect(result.steering?.entries).toBe(1);
       expect(result.steering?.delivered.map((d) => [d.n, d.request])).toEqual([[1, 2]]);
@@ -154,7 +143,7 @@ describe("bg_steer", () => {
 
   for (const wire of Object.values(WIRE_PROVIDERS)) {
     it(`reaches a child on the ${wire.api} wire: its next request carries the message after the tool result`, async () => {
-      const { agentDir, cwd } = await startParent(`steer-${wire.api}`);
+      const { agentDir, cwd } = await freshProject(server, `steer-${wire.api}`);
       const marker = `STEER-WIRE-${wire.api}`;
       const first = steerableChild(marker);
       const parent = await startSdkParent({ agentDir, cwd });
@@ -183,7 +172,7 @@ describe("bg_steer", () => {
   }
 
   it("works in pi -p: the run steers its delegate, waits for it and prints the answer built on the steered result", async () => {
-    const { agentDir, cwd } = await startParent("steer-print");
+    const { agentDir, cwd } = await freshProject(server, "steer-print");
     const steered = gate();
     server.setHandler(async (req) => {
       if (isChildRequest(req)) {
@@ -223,7 +212,7 @@ describe("bg_steer", () => {
   });
 
   it("reports a message that arrived after the last request as not delivered; refuses past the limit and after the end", async () => {
-    const { agentDir, cwd } = await startParent("steer-late");
+    const { agentDir, cwd } = await freshProject(server, "steer-late");
     const held = heldChild("LATE-STEER", { text: UNSTEERED });
     const parent = await startSdkParent({ agentDir, cwd });
     try {
@@ -234,7 +223,7 @@ describe("bg_steer", () => {
         expect(queued.isError).toBe(false);
         expect(queued.details).toMatchObject({ n, state: "queued" });
       }
-      const dir = taskDir(cwd, parent, id);
+      const dir = taskDirOf(cwd, parent, id);
       const before = readFileSync(join(dir, "steering.json"), "utf8");
       const over = await steerVia(parent, { taskId: id, message: "One too many." });
       expect(over.isError).toBe(true);
@@ -268,7 +257,7 @@ describe("bg_steer", () => {
   });
 
   it("a delegate that failed before it read a message: the notice and bg_result's failure say so", async () => {
-    const { agentDir, cwd } = await startParent("steer-failed");
+    const { agentDir, cwd } = await freshProject(server, "steer-failed");
     const held = heldChild("FAIL-STEER", { error: 400, message: "bad request" });
     const parent = await startSdkParent({ agentDir, cwd });
     try {
@@ -311,7 +300,7 @@ describe("bg_steer", () => {
   });
 
   it("refuses a delegate another Pi process runs", async () => {
-    const { agentDir, cwd } = await startParent("steer-owner");
+    const { agentDir, cwd } = await freshProject(server, "steer-owner");
     const held = heldChild("OTHER-OWNER", { text: UNSTEERED });
     const owner = await startRpcParent({ agentDir, cwd });
     const parent = await startSdkParent({ agentDir, cwd });

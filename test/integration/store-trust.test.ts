@@ -8,7 +8,7 @@
  */
 import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, symlinkSync } from "node:fs";
 import { join, relative } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { FUSION_FILES, SCHEMA, TASK_FILES } from "../../src/core/constants.ts";
 import { writeJsonRecord } from "../../src/core/fs.ts";
 import { recordKeyedLaunch } from "../../src/launch/launch-keys.ts";
@@ -26,28 +26,11 @@ import {
   readRunJson,
   runDirOf,
 } from "../helpers/fusion-run-driver.ts";
-import {
-  type AgentDir,
-  createAgentDir,
-  makeTempDir,
-  type ParentMessage,
-  type RpcParent,
-  startRpcParent,
-  useModelServer,
-  waitForNoProcesses,
-} from "../helpers/pi-parent.ts";
+import { makeTempDir, startRpcParent, useServerAndAgentDir, waitForNoProcesses } from "../helpers/pi-parent.ts";
 import { runningManifest, TREE_ROUTE, writeCompletedTask } from "../helpers/task-tree.ts";
-import { calls, delegateCall, expectRefusal, parentModel, readJson, resultOf } from "./launch-support.ts";
+import { calls, delegateCall, expectRefusal, messagesOf, parentModel, readJson, resultOf } from "./launch-support.ts";
 
-const server = useModelServer();
-let agent: AgentDir;
-
-beforeAll(async () => {
-  agent = await createAgentDir({ serverUrl: server.url });
-});
-afterAll(async () => {
-  expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
-});
+const { server, agent } = useServerAndAgentDir();
 
 /** Every name under `dir`, links listed as links and never followed. */
 function entries(dir: string): string[] {
@@ -62,10 +45,6 @@ function entries(dir: string): string[] {
   };
   if (existsSync(dir)) walk(dir);
   return out.sort();
-}
-
-async function messagesOf(parent: RpcParent): Promise<ParentMessage[]> {
-  return (await parent.messages()) as unknown as ParentMessage[];
 }
 
 /**

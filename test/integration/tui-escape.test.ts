@@ -7,17 +7,10 @@
  * the terminal acts on none of them (no title, no clipboard write, no erase from a name).
  */
 import { describe, expect, it } from "vitest";
-import { gate, isChildRequest } from "../helpers/drive.ts";
-import {
-  createAgentDir,
-  FAKE_MODELS,
-  FAKE_PROVIDER,
-  makeTempDir,
-  useModelServer,
-  waitForNoProcesses,
-} from "../helpers/pi-parent.ts";
+import { gate } from "../helpers/drive.ts";
+import { useModelServer } from "../helpers/pi-parent.ts";
 import { writeCompletedTask } from "../helpers/task-tree.ts";
-import { startInteractivePi } from "../helpers/terminal.ts";
+import { driveHeldDelegates, withInteractivePi } from "../helpers/tui-run.ts";
 
 const server = useModelServer();
 
@@ -31,31 +24,12 @@ const BIDI_SHOWN = "cv\\u202eexe.txt\\u202c\\u200b";
 
 describe("names a person sees", () => {
   it("are escaped in /delegates, its cancel picker and the footer, at 80 columns, and nothing is acted on", async () => {
-    const agent = await createAgentDir({ serverUrl: server.url });
-    const cwd = await makeTempDir("tui-escape");
-    for (const name of SHIPPED) writeCompletedTask(cwd, { name, session: "shipped-session" });
     const held = gate();
-    server.setHandler(async (req) => {
-      if (isChildRequest(req)) {
-        await held.wait;
-        return { text: "done" };
-      }
-      const last = req.messages.at(-1);
-      if (last?.role === "user" && last.text === "go") {
-        return { toolCalls: [{ name: "bg_delegate", args: { name: BIDI_NAME, prompt: "Take your time." } }] };
-      }
-      return { text: last?.role === "tool" ? "Started it." : "Nothing else to do." };
-    });
-    const tty = await startInteractivePi({
-      agentDir: agent.dir,
-      cwd,
-      cols: 80,
-      rows: 40,
-      provider: FAKE_PROVIDER,
-      model: FAKE_MODELS.default,
-      message: "go",
-    });
-    try {
+    driveHeldDelegates(server, held, [BIDI_NAME], "Started it.");
+    const prepare = (cwd: string) => {
+      for (const name of SHIPPED) writeCompletedTask(cwd, { name, session: "shipped-session" });
+    };
+    await withInteractivePi(server, { label: "tui-escape", cols: 80, rows: 40, prepare, held }, async (tty) => {
       await tty.waitFor(/Started it\./, "the parent's reply to the receipt");
       const footer = `⧗ ${BIDI_SHOWN}`.replace(/[\\.]/g, "\\$&");
       await tty.waitFor(new RegExp(footer), "the running delegate's name in the footer, escaped");
@@ -92,10 +66,6 @@ describe("names a person sees", () => {
       expect(raw).not.toContain("t3 \u001b[2J");
       for (const shown of SHIPPED_SHOWN)
         expect(tty.history().join("\n")).not.toContain(shown.replace(/\\x1b/, "\u001b"));
-    } finally {
-      held.release();
-      await tty.close();
-    }
-    expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
+    });
   });
 });

@@ -5,17 +5,10 @@
  */
 import { visibleWidth } from "@mariozechner/pi-tui";
 import { describe, expect, it } from "vitest";
-import { gate, isChildRequest } from "../helpers/drive.ts";
-import {
-  createAgentDir,
-  FAKE_MODELS,
-  FAKE_PROVIDER,
-  makeTempDir,
-  useModelServer,
-  waitForNoProcesses,
-} from "../helpers/pi-parent.ts";
+import { gate } from "../helpers/drive.ts";
+import { useModelServer } from "../helpers/pi-parent.ts";
 import { writeCompletedTask } from "../helpers/task-tree.ts";
-import { startInteractivePi } from "../helpers/terminal.ts";
+import { driveHeldDelegates, withInteractivePi } from "../helpers/tui-run.ts";
 
 const server = useModelServer();
 
@@ -26,35 +19,14 @@ const ROWS = 40;
 describe("a screen that fits", () => {
   for (const cols of [80, 160] as const) {
     it(`at ${cols} columns: three running delegates in the footer, 40 ended tasks in /delegates`, async () => {
-      const agent = await createAgentDir({ serverUrl: server.url });
-      const cwd = await makeTempDir("tui-fit");
-      for (let i = 0; i < HISTORY; i++) {
-        writeCompletedTask(cwd, { session: "earlier-session", name: `history task ${String(i).padStart(2, "0")}` });
-      }
       const held = gate();
-      server.setHandler(async (req) => {
-        if (isChildRequest(req)) {
-          await held.wait;
-          return { text: "done" };
+      driveHeldDelegates(server, held, NAMES, "Started them.");
+      const prepare = (cwd: string) => {
+        for (let i = 0; i < HISTORY; i++) {
+          writeCompletedTask(cwd, { session: "earlier-session", name: `history task ${String(i).padStart(2, "0")}` });
         }
-        const last = req.messages.at(-1);
-        if (last?.role === "user" && last.text === "go") {
-          return {
-            toolCalls: NAMES.map((name) => ({ name: "bg_delegate", args: { name, prompt: "Take your time." } })),
-          };
-        }
-        return { text: last?.role === "tool" ? "Started them." : "Nothing else to do." };
-      });
-      const tty = await startInteractivePi({
-        agentDir: agent.dir,
-        cwd,
-        cols,
-        rows: ROWS,
-        provider: FAKE_PROVIDER,
-        model: FAKE_MODELS.default,
-        message: "go",
-      });
-      try {
+      };
+      await withInteractivePi(server, { label: "tui-fit", cols, rows: ROWS, prepare, held }, async (tty) => {
         await tty.waitFor(/Started them\./, "the parent's reply to the receipts");
         // Every running task is on the footer's one line, or counted; entries are separated; the spend is there.
         await tty.waitFor(/⧗ third one \d+s/, "the newest running delegate in the footer");
@@ -90,11 +62,7 @@ describe("a screen that fits", () => {
         }
         await tty.waitFor(/history task 00[\s\S]*of 43, the oldest · \/delegates shows the newest/, "the oldest page");
         for (const line of tty.screen()) expect(visibleWidth(line)).toBeLessThanOrEqual(cols);
-      } finally {
-        held.release();
-        await tty.close();
-      }
-      expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
+      });
     });
   }
 });

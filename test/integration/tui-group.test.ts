@@ -6,22 +6,13 @@
  */
 import { describe, expect, it } from "vitest";
 import { gate, isChildRequest, until } from "../helpers/drive.ts";
-import {
-  createAgentDir,
-  FAKE_MODELS,
-  FAKE_PROVIDER,
-  makeTempDir,
-  useModelServer,
-  waitForNoProcesses,
-} from "../helpers/pi-parent.ts";
-import { startInteractivePi } from "../helpers/terminal.ts";
+import { useModelServer } from "../helpers/pi-parent.ts";
+import { withInteractivePi } from "../helpers/tui-run.ts";
 
 const server = useModelServer();
 
 describe("a group in Pi's interactive terminal", () => {
   it("draws the footer entry, the one notice and the group's result within 80 columns", async () => {
-    const agent = await createAgentDir({ serverUrl: server.url });
-    const cwd = await makeTempDir("tui-group");
     const held = gate();
     let childAsked = 0;
     server.setHandler(async (req) => {
@@ -46,16 +37,7 @@ describe("a group in Pi's interactive terminal", () => {
       if (notice) return { toolCalls: [{ name: "bg_result", args: { taskId: notice[1] } }] };
       return { text: last?.role === "tool" ? "Noted." : "Nothing else to do." };
     });
-    const tty = await startInteractivePi({
-      agentDir: agent.dir,
-      cwd,
-      cols: 80,
-      rows: 50,
-      provider: FAKE_PROVIDER,
-      model: FAKE_MODELS.default,
-      message: "go",
-    });
-    try {
+    await withInteractivePi(server, { label: "tui-group", cols: 80, rows: 50, held }, async (tty) => {
       await tty.waitFor(/▸ started d[0-9a-f]{8}[\s\S]*▸ started d[0-9a-f]{8}/, "both receipts");
       await until(() => childAsked === 2, "both children's requests");
       await tty.waitFor(/fan-out:? 2\/2/, "the footer's group entry");
@@ -70,10 +52,6 @@ describe("a group in Pi's interactive terminal", () => {
       expect(all).not.toMatch(/do not poll|sha256|Call bg_result/);
       for (const line of tty.history()) expect(line.length).toBeLessThanOrEqual(80);
       if (process.env.SHOW_SCREEN === "1") console.log(all);
-    } finally {
-      held.release();
-      await tty.close();
-    }
-    expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
+    });
   });
 });

@@ -5,22 +5,13 @@
  */
 import { describe, expect, it } from "vitest";
 import { gate, isChildRequest, until } from "../helpers/drive.ts";
-import {
-  createAgentDir,
-  FAKE_MODELS,
-  FAKE_PROVIDER,
-  makeTempDir,
-  useModelServer,
-  waitForNoProcesses,
-} from "../helpers/pi-parent.ts";
-import { startInteractivePi } from "../helpers/terminal.ts";
+import { useModelServer } from "../helpers/pi-parent.ts";
+import { withInteractivePi } from "../helpers/tui-run.ts";
 
 const server = useModelServer();
 
 describe("bg_steer in Pi's interactive terminal", () => {
   it("draws the call, the queued message and the steered answer within 80 columns", async () => {
-    const agent = await createAgentDir({ serverUrl: server.url });
-    const cwd = await makeTempDir("tui-steer");
     const held = gate();
     let taskId = "";
     let childAsked = 0;
@@ -58,16 +49,7 @@ describe("bg_steer in Pi's interactive terminal", () => {
       if (notice) return { toolCalls: [{ name: "bg_result", args: { taskId: notice[1] } }] };
       return { text: last?.role === "tool" ? "Noted." : "Nothing else to do." };
     });
-    const tty = await startInteractivePi({
-      agentDir: agent.dir,
-      cwd,
-      cols: 80,
-      rows: 40,
-      provider: FAKE_PROVIDER,
-      model: FAKE_MODELS.default,
-      message: "go",
-    });
-    try {
+    await withInteractivePi(server, { label: "tui-steer", cols: 80, rows: 40, held }, async (tty) => {
       await tty.waitFor(/▸ started d[0-9a-f]{8}/, "the receipt");
       await tty.waitFor(/Noted\./, "the launch turn's end");
       await until(() => childAsked === 1, "the child's first request");
@@ -86,10 +68,6 @@ describe("bg_steer in Pi's interactive terminal", () => {
       expect(all).not.toMatch(/If it makes no further request|previousTaskId|sha256/);
       for (const line of tty.history()) expect(line.length).toBeLessThanOrEqual(80);
       if (process.env.SHOW_SCREEN === "1") console.log(tty.history().join("\n"));
-    } finally {
-      held.release();
-      await tty.close();
-    }
-    expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
+    });
   });
 });

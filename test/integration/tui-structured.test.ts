@@ -8,16 +8,9 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { isChildRequest } from "../helpers/drive.ts";
-import {
-  createAgentDir,
-  FAKE_MODELS,
-  FAKE_PROVIDER,
-  makeTempDir,
-  script,
-  useModelServer,
-  waitForNoProcesses,
-} from "../helpers/pi-parent.ts";
-import { type InteractivePi, startInteractivePi } from "../helpers/terminal.ts";
+import { script, useModelServer } from "../helpers/pi-parent.ts";
+import type { InteractivePi } from "../helpers/terminal.ts";
+import { withInteractivePi } from "../helpers/tui-run.ts";
 
 const server = useModelServer();
 
@@ -89,29 +82,15 @@ async function withAuthTui(
   autoDeliver: "never" | "when_small",
   look: (tty: InteractivePi) => Promise<void>,
 ): Promise<void> {
-  const agent = await createAgentDir({ serverUrl: server.url });
-  const cwd = await makeTempDir(label);
-  mkdirSync(join(cwd, "src"));
-  writeFileSync(
-    join(cwd, "src", "auth.js"),
-    "// auth\nexport function login(user) {\n  return token(user);\n}\nexport const TTL = 60;\n",
-  );
+  const prepare = (cwd: string) => {
+    mkdirSync(join(cwd, "src"));
+    writeFileSync(
+      join(cwd, "src", "auth.js"),
+      "// auth\nexport function login(user) {\n  return token(user);\n}\nexport const TTL = 60;\n",
+    );
+  };
   driveParent(autoDeliver);
-  const tty = await startInteractivePi({
-    agentDir: agent.dir,
-    cwd,
-    cols: 120,
-    rows: 48,
-    provider: FAKE_PROVIDER,
-    model: FAKE_MODELS.default,
-    message: "go",
-  });
-  try {
-    await look(tty);
-  } finally {
-    await tty.close();
-  }
-  expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
+  await withInteractivePi(server, { label, cols: 120, rows: 48, prepare }, look);
 }
 
 describe("a structured answer in Pi's interactive terminal", () => {

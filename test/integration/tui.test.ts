@@ -8,17 +8,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { call, gate, isChildRequest, until } from "../helpers/drive.ts";
 import { directiveOf, FUSION_MODELS, fusionRoute, installFusionDriver } from "../helpers/fusion-run-driver.ts";
-import {
-  createAgentDir,
-  FAKE_MODELS,
-  FAKE_PROVIDER,
-  HOST,
-  makeTempDir,
-  script,
-  useModelServer,
-  waitForNoProcesses,
-} from "../helpers/pi-parent.ts";
-import { startInteractivePi } from "../helpers/terminal.ts";
+import { FAKE_MODELS, HOST, script, useModelServer } from "../helpers/pi-parent.ts";
+import { driveHeldDelegates, withInteractivePi } from "../helpers/tui-run.ts";
 
 const server = useModelServer();
 
@@ -60,29 +51,16 @@ describe("Pi's interactive terminal", () => {
     [80, 40],
   ] as const) {
     it(`shows the answer's first lines, the cost and the /delegates table at ${cols} columns`, async () => {
-      const agent = await createAgentDir({
-        serverUrl: server.url,
-        models: [
-          {
-            id: FAKE_MODELS.default,
-            contextWindow: 200_000,
-            maxTokens: 8192,
-            cost: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
-          },
-        ],
-      });
-      const cwd = await makeTempDir("tui");
+      const models = [
+        {
+          id: FAKE_MODELS.default,
+          contextWindow: 200_000,
+          maxTokens: 8192,
+          cost: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
+        },
+      ];
       driveParent();
-      const tty = await startInteractivePi({
-        agentDir: agent.dir,
-        cwd,
-        cols,
-        rows,
-        provider: FAKE_PROVIDER,
-        model: FAKE_MODELS.default,
-        message: "go",
-      });
-      try {
+      await withInteractivePi(server, { label: "tui", cols, rows, models }, async (tty) => {
         // The whole bg_result block (its last line is the expand hint), not just its first line.
         await tty.waitFor(
           /✓ map auth · answer \d+ B, verified[\s\S]*ctrl\+o to expand\)/,
@@ -128,39 +106,15 @@ describe("Pi's interactive terminal", () => {
         // A word /delegates does not know is named, with what it does know.
         tty.type("/delegates foo\r");
         await tty.waitFor(/\/delegates has no "foo"\. Usage: \/delegates \[list \| more/, "the unknown word named");
-      } finally {
-        await tty.close();
-      }
-      expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
+      });
     });
   }
 
   it("offers cancel on a running row; the person's cancel ends it without starting a model turn", async () => {
-    const agent = await createAgentDir({ serverUrl: server.url });
-    const cwd = await makeTempDir("tui-cancel");
     const held = gate();
-    server.setHandler(async (req) => {
-      if (isChildRequest(req)) {
-        await held.wait;
-        return { text: "too late" };
-      }
-      const last = req.messages.at(-1);
-      if (last?.role === "user" && last.text === "go") {
-        return { toolCalls: [{ name: "bg_delegate", args: { name: "slow audit", prompt: "Take your time." } }] };
-      }
-      return { text: last?.role === "tool" ? "Started it." : "Nothing else to do." };
-    });
+    driveHeldDelegates(server, held, ["slow audit"], "Started it.", "too late");
     const parentRequests = () => server.requests.filter((r) => !isChildRequest(r)).length;
-    const tty = await startInteractivePi({
-      agentDir: agent.dir,
-      cwd,
-      cols: 120,
-      rows: 40,
-      provider: FAKE_PROVIDER,
-      model: FAKE_MODELS.default,
-      message: "go",
-    });
-    try {
+    await withInteractivePi(server, { label: "tui-cancel", cols: 120, rows: 40, held }, async (tty, { cwd }) => {
       await tty.waitFor(/Started it\./, "the parent's reply to the receipt");
       await tty.waitFor(/⧗ slow audit \d+s · 0 turns · 0 tool calls/, "the running delegate in the footer");
       tty.type("/delegates\r");
@@ -197,16 +151,10 @@ describe("Pi's interactive terminal", () => {
       await tty.waitFor(/Removed 1 task tree, \d+\.\d KiB freed\. d[0-9a-f]{8} \d+\.\d KiB/, "the prune");
       expect(taskDirs()).toBe(0);
       expect(parentRequests()).toBe(before + 1);
-    } finally {
-      held.release();
-      await tty.close();
-    }
-    expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
+    });
   });
 
   it("a running follow-up's bg_result names the task it follows and its place in the chain", async () => {
-    const agent = await createAgentDir({ serverUrl: server.url });
-    const cwd = await makeTempDir("tui-follow-up");
     const held = gate();
     let firstId: string | undefined;
     server.setHandler(async (req) => {
@@ -250,51 +198,29 @@ describe("Pi's interactive terminal", () => {
       }
       return { text: last?.role === "tool" ? "Noted." : "Nothing else to do." };
     });
-    const tty = await startInteractivePi({
-      agentDir: agent.dir,
-      cwd,
-      cols: 160,
-      rows: 48,
-      provider: FAKE_PROVIDER,
-      model: FAKE_MODELS.default,
-      message: "go",
-    });
-    try {
+    await withInteractivePi(server, { label: "tui-follow-up", cols: 160, rows: 48, held }, async (tty) => {
       await tty.waitFor(
         /⧗ refresh path is still running · follow-up of d[0-9a-f]{8} \(2nd in chain\) · \d+s · \d+ turns? · \d+ tool calls?/,
         "the running follow-up's bg_result",
       );
       expect(tty.history().join("\n")).toContain(`follow-up of ${firstId?.slice(0, 9)} (2nd in chain)`);
       expect(tty.history().join("\n")).not.toMatch(/Do not poll|in the chain after/);
-    } finally {
-      held.release();
-      await tty.close();
-    }
-    expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
+    });
   });
 
   it("the footer shows a Fusion run as one part: its stage and how many candidates are verified", async () => {
-    const agent = await createAgentDir({ serverUrl: server.url, models: FUSION_MODELS });
-    const cwd = await makeTempDir("tui-fusion");
     // candidate-1 (model-a) answers at once; candidate-2 (model-b) waits until released.
     const held = gate();
     installFusionDriver(server, (req) =>
       req.model === "model-b" && !directiveOf(req).first.startsWith("Fusion ") ? held.wait : undefined,
     );
-    const tty = await startInteractivePi({
-      agentDir: agent.dir,
-      cwd,
-      cols: 160,
-      rows: 48,
-      provider: FAKE_PROVIDER,
-      model: FAKE_MODELS.default,
-      message: call("bg_fusion", {
-        name: "cache question",
-        prompt: "Where is the session cache invalidated?",
-        candidates: [fusionRoute("model-a"), fusionRoute("model-b")],
-      }),
+    const message = call("bg_fusion", {
+      name: "cache question",
+      prompt: "Where is the session cache invalidated?",
+      candidates: [fusionRoute("model-a"), fusionRoute("model-b")],
     });
-    try {
+    const options = { label: "tui-fusion", cols: 160, rows: 48, models: FUSION_MODELS, message, held };
+    await withInteractivePi(server, options, async (tty) => {
       await tty.waitFor(
         /⧗ fusion f[0-9a-f]{8} \(cache question\): asking the candidates, 1\/2 candidates verified \d+s │ delegate spend: /,
         "the run in the footer, one candidate verified",
@@ -306,10 +232,6 @@ describe("Pi's interactive terminal", () => {
         const shown = tty.screen().join("\n");
         return !shown.includes("⧗ fusion f") && /delegate spend: \$\d/.test(shown);
       }, "the run gone from the footer");
-    } finally {
-      held.release();
-      await tty.close();
-    }
-    expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
+    });
   });
 });

@@ -8,7 +8,6 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { FOLLOW_UP_CHAIN_MAX, TASK_FILES } from "../../src/core/constants.ts";
-import { DelegateError } from "../../src/core/errors.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
 import type { EvidenceRow } from "../../src/core/types.ts";
 import { admitPrevious } from "../../src/launch/follow-up.ts";
@@ -17,6 +16,7 @@ import { adjudicateDelegate } from "../../src/retrieval/retrieve.ts";
 import { readManifest, writeManifest } from "../../src/store/lookup.ts";
 import { decidePrune, type PruneCandidate } from "../../src/tasks/prune-policy.ts";
 import { type TaskRow, threadRows, unreadRow } from "../../src/tasks/row.ts";
+import { thrownBy } from "../helpers/failures.ts";
 import { EVIDENCE_FIXTURE } from "../helpers/result-fixtures.ts";
 import { type CompletedTask, writeCompletedTask } from "../helpers/task-tree.ts";
 import { makeTempDirSync } from "../helpers/temp.ts";
@@ -49,15 +49,8 @@ function link(from: CompletedTask, to: CompletedTask, position: number, dir = to
   });
 }
 
-const chainFailure = (run: () => unknown): DelegateError => {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof DelegateError) return error;
-    throw error;
-  }
-  throw new Error("the chain was accepted");
-};
+/** The DelegateError a chain is refused with (a chain accepted fails the test). */
+const chainFailure = thrownBy;
 
 describe("a follow-up chain", () => {
   it("carries the evidence of every intact link, earliest first, and names the trees it rests on", () => {

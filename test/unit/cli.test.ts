@@ -244,30 +244,44 @@ describe("the command needs nothing from Pi", () => {
   });
 });
 
+type ListedRow = Parameters<typeof renderList>[0][number];
+
+/** A listed delegate of session "s" on fake/priced-model with a $0.20 cap, top level, with `fields`. */
+function cappedRow(
+  fields: Pick<
+    ListedRow,
+    "id" | "state" | "name" | "run_seconds" | "cost" | "cost_at_least" | "answer_bytes" | "code" | "dir"
+  >,
+): ListedRow {
+  return {
+    kind: "delegate",
+    session: "s",
+    route: "fake/priced-model",
+    detail: null,
+    created_at: null,
+    ended_at: null,
+    cap: 0.2,
+    previous_id: null,
+    group: null,
+    children: [],
+    depth: 0,
+    ...fields,
+  };
+}
+
 describe("list: the spend cap and the total", () => {
   it("shows each task's cap beside its cost and one line with the listed delegates' total spend", () => {
-    const row = {
+    const row = cappedRow({
       id: `d${"a".repeat(32)}`,
-      kind: "delegate" as const,
-      state: "completed" as const,
-      session: "s",
-      route: "fake/priced-model",
+      state: "completed",
       name: "capped",
-      detail: null,
-      created_at: null,
-      ended_at: null,
       run_seconds: 12,
       cost: 0.1005,
       cost_at_least: false,
-      cap: 0.2,
       answer_bytes: 70,
       code: null,
       dir: "/tmp/x",
-      previous_id: null,
-      group: null,
-      children: [],
-      depth: 0,
-    };
+    });
     const text = renderList([row, { ...row, id: `d${"b".repeat(32)}`, cap: null, cost: null }], true, 0);
     expect(text.split("\n")[0]).toMatch(/\bCOST\s+CAP\s+ANSWER\b/);
     expect(text).toMatch(/\$0\.1005\s+\$0\.2000/);
@@ -316,28 +330,17 @@ describe("list: the spend cap and the total", () => {
   });
 
   it("marks a cost that may leave out a request in flight (a cancel) 'at least', and the total with it", () => {
-    const row = {
+    const row = cappedRow({
       id: `d${"c".repeat(32)}`,
-      kind: "delegate" as const,
-      state: "cancelled" as const,
-      session: "s",
-      route: "fake/priced-model",
+      state: "cancelled",
       name: "stopped",
-      detail: null,
-      created_at: null,
-      ended_at: null,
       run_seconds: 3,
       cost: 0.1207,
       cost_at_least: true,
-      cap: 0.2,
       answer_bytes: null,
-      code: "child_cancelled" as const,
+      code: "child_cancelled",
       dir: "/tmp/y",
-      previous_id: null,
-      group: null,
-      children: [],
-      depth: 0,
-    };
+    });
     const text = renderList([row, { ...row, id: `d${"d".repeat(32)}`, cost: 0.01, cost_at_least: false }], true, 0);
     expect(text).toMatch(/\bat least \$0\.1207\s+\$0\.2000/);
     expect(text).toMatch(/\s\$0\.0100\s+\$0\.2000/);

@@ -21,10 +21,10 @@ import {
 import { checkDocument } from "../../src/core/schema/check.ts";
 import { FusionRunRecordSchema } from "../../src/core/schema/fusion-run.ts";
 import { DelegateManifestSchema } from "../../src/core/schema/manifest.ts";
-import type { DelegateManifest, UsageRecord } from "../../src/core/types.ts";
+import type { DelegateManifest } from "../../src/core/types.ts";
 import { SchemaViolation } from "../../src/core/validate.ts";
 import type { FusionRunRecord } from "../../src/fusion/run-record.ts";
-import type { FusionCompletedView, FusionFailureView } from "../../src/fusion/types.ts";
+import type { FusionCompletedView } from "../../src/fusion/types.ts";
 import { buildManifest, newTaskIdentity } from "../../src/launch/task-documents.ts";
 import { type GroupMemberView, groupResultText, groupView } from "../../src/retrieval/group-view.ts";
 import { noticesInSession } from "../../src/tasks/notice.ts";
@@ -34,7 +34,8 @@ import { resultOutput } from "../../src/tools/structured.ts";
 import { checkEvidence } from "../../src/verify/evidence-check.ts";
 import type { TaskOutput } from "../../src/verify/structured-output.ts";
 import { completedText, completedView, runningView } from "../../src/views/result.ts";
-import { makeResultFile } from "../helpers/result-fixtures.ts";
+import { fusionFailureView, fusionRunRecord } from "../helpers/fusion-fixtures.ts";
+import { completedTerminal, makeResultFile, OBSERVED_USAGE } from "../helpers/result-fixtures.ts";
 
 const SESSION = "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b";
 const OTHER_SESSION = "0199a1b2-c3d4-7e5f-8a9b-ffffffffffff";
@@ -234,24 +235,13 @@ describe("a manifest's group", () => {
 });
 
 function runRecord(fields: Partial<FusionRunRecord> = {}): FusionRunRecord {
-  return {
-    schema_version: SCHEMA.fusionRun,
+  return fusionRunRecord({
     run_id: `f${"1".repeat(31)}`,
     name: "cache question",
     parent_session_id: SESSION,
-    prompt_sha256: "a".repeat(64),
-    seed_projection_sha256: "b".repeat(64),
-    candidates: [
-      { provider: "p", model: "a" },
-      { provider: "p", model: "b" },
-    ],
-    merge: { provider: "p", model: "a" },
     limits: { max_turns: 4, max_tool_calls: 4, timeout_seconds: 60, max_cost_usd: 0.5 },
-    auto_deliver: "never",
-    notify_on_completion: true,
-    trigger_on_completion: true,
     ...fields,
-  };
+  });
 }
 
 describe("a Fusion run record's group", () => {
@@ -279,15 +269,7 @@ describe("a Fusion run record's group", () => {
 const CWD = "/home/ana/shop";
 const TEXT_OUTPUT: TaskOutput = { type: "text", content: null, basis: [] };
 const ANSWER = "The session cookie is checked in src/auth.ts:42.\n";
-const USAGE: UsageRecord = {
-  status: "observed",
-  input: 1200,
-  output: 300,
-  cache_read: 0,
-  cache_write: 0,
-  total_tokens: 1500,
-  cost_total: 0.0042,
-};
+const USAGE = OBSERVED_USAGE;
 const GROUP: TaskGroup = groupFor(SESSION, "auth-audit", 1)!;
 
 function completedMember(name: string): GroupMemberView {
@@ -296,7 +278,7 @@ function completedMember(name: string): GroupMemberView {
     ...base,
     name,
     state: "completed",
-    terminal: { ended_at: "2026-12-01T10:00:14.000Z", answer_bytes: Buffer.byteLength(ANSWER), cost_total: 0.0042 },
+    terminal: completedTerminal(ANSWER),
   };
   const { result } = makeResultFile({ answer: ANSWER, usage: USAGE, turns: 2, tool_calls: 3, evidence: [] });
   const dir = `${CWD}/.pi/delegate/${SESSION}/${m.task_id}`;
@@ -381,27 +363,7 @@ function fusionCompletedMember(name: string): GroupMemberView {
 
 function fusionFailedMember(name: string): GroupMemberView {
   const id = `f${"3".repeat(31)}`;
-  const view: FusionFailureView = {
-    schema_version: SCHEMA.fusionView,
-    run_id: id,
-    state: "failed",
-    delivery: "none",
-    answer: { present: false, reason: "run_did_not_commit" },
-    summary_status: "verified",
-    artifact_dir: `${CWD}/.pi/fusion/${id}`,
-    workflow: "fusion",
-    ended_at: "2026-12-01T10:00:14.000Z",
-    failure: { code: "fusion_evaluation_invalid", stage: "evaluate", slot: null, attempt: 2, child_created: true },
-    message: null,
-    message_omitted: 0,
-    progress: null,
-    attempts: [],
-    attempts_omitted: 0,
-    evidence: [],
-    evidence_omitted: 0,
-    integrity: null,
-    spend: { usd: 0.0123, at_least: false, cap_usd: null },
-  };
+  const view = fusionFailureView(id, `${CWD}/.pi/fusion/${id}`);
   return {
     id,
     kind: "fusion",

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { OPTIONAL_CHILD_FLAGS } from "../../src/host/capabilities.ts";
 import { REQUIRED_CHILD_FLAGS, readHostCapabilities } from "../../src/host/index.ts";
+import { witnessArgsJs } from "../helpers/sample-sources.ts";
 import { makeTempDir } from "../helpers/temp.ts";
 
 interface FakePackage {
@@ -28,18 +29,7 @@ async function fakePackage(label: string, argsJs?: string, unknown = "--session"
     `console.log(${JSON.stringify([...REQUIRED_CHILD_FLAGS].filter((f) => f !== unknown).map((f) => `  ${f}`))}.join("\\n"));\n`,
   );
   const known = [...REQUIRED_CHILD_FLAGS, ...OPTIONAL_CHILD_FLAGS].filter((f) => f !== unknown);
-  writeFileSync(
-    join(dir, "dist", "cli", "args.js"),
-    argsJs ??
-      [
-        'import { writeFileSync } from "node:fs";',
-        `writeFileSync(${JSON.stringify(witnessDir)} + "/" + process.pid, "imported");`,
-        `const known = new Set(${JSON.stringify(known)});`,
-        "export function parseArgs(args) {",
-        "  return { unknownFlags: new Map(known.has(args[0]) ? [] : [[args[0], true]]), diagnostics: [] };",
-        "}",
-      ].join("\n"),
-  );
+  writeFileSync(join(dir, "dist", "cli", "args.js"), argsJs ?? witnessArgsJs(witnessDir, known));
   return { cli, witnesses: () => readdirSync(witnessDir) };
 }
 

@@ -19,17 +19,12 @@ import {
   requireHostAdmitted,
 } from "../../src/host/index.ts";
 import { PROBE_OUTPUT_LIMIT } from "../../src/host/probe-checks.ts";
+import { thrownBy } from "../helpers/failures.ts";
 
 const bytes = (text: string) => Buffer.byteLength(text, "utf8");
 
 function refusalOf(admission: Parameters<typeof requireHostAdmitted>[0]): DelegateError {
-  try {
-    requireHostAdmitted(admission);
-  } catch (error) {
-    if (error instanceof DelegateError) return error;
-    throw error;
-  }
-  throw new Error("admitted");
+  return thrownBy(() => requireHostAdmitted(admission));
 }
 
 describe("a host refusal names the next step", () => {

@@ -16,6 +16,7 @@ import {
 } from "../../src/host/index.ts";
 import { WITNESS_JUDGES, type WitnessObservations } from "../../src/host/probe/witness-checks.ts";
 import { buildChildArgv } from "../../src/launch/argv.ts";
+import { cleanWitness } from "../helpers/host-proof-fixtures.ts";
 
 function argv(extensionMode: "isolated" | "ambient", noMcp: boolean, projectTrust: boolean): string[] {
   return buildChildArgv({
@@ -89,18 +90,7 @@ describe("the child's off flags and the probe", () => {
 
 function clean(): WitnessObservations {
   return {
-    witness: {
-      markers: {
-        skill: { agent: "W-skill-agent", project: "W-skill-project" },
-        prompt: { agent: "W-prompt-agent", project: "W-prompt-project" },
-        context: { agent: "W-context-agent", project: "W-context-project" },
-        append: { agent: "W-append-agent", project: "W-append-project" },
-      },
-      extensionRan: [],
-      ambientExtensionRan: ["agent"],
-      mcpRan: [],
-      hostFlags: ["--no-mcp", "--no-approve"],
-    },
+    witness: cleanWitness(),
     runs: [
       {
         requests: [

@@ -22,9 +22,9 @@ import { SCHEMA } from "../../src/core/constants.ts";
 import { DelegateError, FAILURE_REMEDIATION } from "../../src/core/errors.ts";
 import { renderFailure } from "../../src/core/failure-text.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
-import type { ChildProgress, DelegateManifest, UsageRecord } from "../../src/core/types.ts";
+import type { ChildProgress, DelegateManifest } from "../../src/core/types.ts";
 import bgDelegateExtension from "../../src/extension.ts";
-import { type FusionCompletedView, type FusionFailureView, UNMERGED_TEXT } from "../../src/fusion/types.ts";
+import { type FusionCompletedView, UNMERGED_TEXT } from "../../src/fusion/types.ts";
 import { type FusionReceiptDetails, fusionReceiptText } from "../../src/fusion-run/receipt.ts";
 import { buildManifest, newTaskIdentity } from "../../src/launch/task-documents.ts";
 import { type TaskRow, threadRows } from "../../src/tasks/row.ts";
@@ -41,7 +41,8 @@ import {
 } from "../../src/views/notification.ts";
 import { buildReceipt, receiptText } from "../../src/views/receipt.ts";
 import { completedText, completedView, runningText, runningView } from "../../src/views/result.ts";
-import { makeResultFile } from "../helpers/result-fixtures.ts";
+import { fusionFailureView } from "../helpers/fusion-fixtures.ts";
+import { completedTerminal, makeResultFile, OBSERVED_USAGE } from "../helpers/result-fixtures.ts";
 import { makeTempDir } from "../helpers/temp.ts";
 
 const TEXT_OUTPUT: TaskOutput = { type: "text", content: null, basis: [] };
@@ -111,15 +112,7 @@ const ANSWER = [
   "- the last finding",
 ].join("\n");
 
-const USAGE: UsageRecord = {
-  status: "observed",
-  input: 1200,
-  output: 300,
-  cache_read: 0,
-  cache_write: 0,
-  total_tokens: 1500,
-  cost_total: 0.0042,
-};
+const USAGE = OBSERVED_USAGE;
 
 let tools: Captured["tools"];
 let renderers: Captured["renderers"];
@@ -161,7 +154,7 @@ function renderTool(
 function completed(name = "map auth") {
   const m = manifest(name, {
     state: "completed",
-    terminal: { ended_at: "2026-12-01T10:00:14.000Z", answer_bytes: Buffer.byteLength(ANSWER), cost_total: 0.0042 },
+    terminal: completedTerminal(ANSWER),
   });
   const { result } = makeResultFile({ answer: ANSWER, usage: USAGE, turns: 2, tool_calls: 3 });
   return { m, result };
@@ -671,16 +664,7 @@ describe("bg_fusion as a person sees it", () => {
   });
 
   it("a failed run reads as a delegate's failure: the reason and the code; expanded, what to do", () => {
-    const view: FusionFailureView = {
-      schema_version: "pi-background-tasks.fusion-result-view.v1",
-      run_id: runId,
-      state: "failed",
-      delivery: "none",
-      answer: { present: false, reason: "run_did_not_commit" },
-      summary_status: "verified",
-      artifact_dir: `${CWD}/.pi/fusion/${runId}`,
-      workflow: "fusion",
-      ended_at: "2026-12-01T10:00:14.000Z",
+    const view = fusionFailureView(runId, `${CWD}/.pi/fusion/${runId}`, {
       failure: {
         code: "fusion_evaluation_invalid",
         stage: "evaluate_repair",
@@ -693,15 +677,7 @@ describe("bg_fusion as a person sees it", () => {
         sha256: "f".repeat(64),
         text: "The evaluator's comparison was invalid twice.\nfield 'ranking' missing",
       },
-      message_omitted: 0,
-      progress: null,
-      attempts: [],
-      attempts_omitted: 0,
-      evidence: [],
-      evidence_omitted: 0,
-      integrity: null,
-      spend: { usd: 0.0123, at_least: false, cap_usd: null },
-    };
+    });
     const result = { text: "model text", details: view, isError: false };
     const collapsed = renderTool("bg_result", { taskId: runId }, result, 160).join("\n");
     expect(collapsed).toContain(

@@ -20,7 +20,6 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
   admitHost,
-  HOST_PROBE_CHECK_IDS,
   hostProofOf,
   piBuildSha256,
   REQUIRED_CHILD_FLAGS,
@@ -30,9 +29,8 @@ import {
   selfProofPath,
   writeSelfProof,
 } from "../../src/host/index.ts";
+import { selfProofRecord } from "../helpers/host-proof-fixtures.ts";
 import { makeTempDir } from "../helpers/temp.ts";
-
-const PASSED = HOST_PROBE_CHECK_IDS.map((id) => ({ id, ok: true, seen: "fine" }));
 
 /** A Pi CLI that prints every flag a child needs on --help, and an agent dir beside it. */
 async function fakeHost(): Promise<{ agentDir: string; cli: string; root: string }> {
@@ -45,16 +43,7 @@ async function fakeHost(): Promise<{ agentDir: string; cli: string; root: string
   return { agentDir, cli, root };
 }
 
-function record(cli: string) {
-  return {
-    pi_version: "1.99.0",
-    cli_path: cli,
-    build_sha256: piBuildSha256(cli) ?? "",
-    proven_at: "2026-12-02T10:00:00.000Z",
-    duration_ms: 2000,
-    checks: PASSED,
-  };
-}
+const record = (cli: string) => selfProofRecord(cli);
 
 describe("a self-proof record", () => {
   it("is signed with this user's key, created 0600 in the agent dir on first write", async () => {

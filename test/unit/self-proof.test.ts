@@ -28,9 +28,10 @@ import {
 import { judgeProbe, type ProbeObservations } from "../../src/host/probe/checks.ts";
 import { PROBE_EXTENSION, PROBE_SHADOW } from "../../src/host/probe/run-probe.ts";
 import { PROBE_OUTPUT_LIMIT } from "../../src/host/probe-checks.ts";
+import { cleanWitness, PASSED_CHECKS, selfProofRecord } from "../helpers/host-proof-fixtures.ts";
 import { makeTempDir } from "../helpers/temp.ts";
 
-const PASSED = HOST_PROBE_CHECK_IDS.map((id) => ({ id, ok: true, seen: "fine" }));
+const PASSED = PASSED_CHECKS;
 
 /** A Pi build as npm installs it: dist/cli.js and the modules beside and below it. */
 async function fakeCli(text = "// a pi CLI\n"): Promise<{ agentDir: string; cli: string }> {
@@ -46,17 +47,7 @@ async function fakeCli(text = "// a pi CLI\n"): Promise<{ agentDir: string; cli:
   return { agentDir, cli };
 }
 
-function record(cli: string, over: Partial<Parameters<typeof writeSelfProof>[1]> = {}) {
-  return {
-    pi_version: "1.99.0",
-    cli_path: cli,
-    build_sha256: piBuildSha256(cli) ?? "",
-    proven_at: "2026-12-02T10:00:00.000Z",
-    duration_ms: 2000,
-    checks: PASSED,
-    ...over,
-  };
-}
+const record = selfProofRecord;
 
 describe("the self-proof record", () => {
   it("admits exactly its version run from exactly its CLI file", async () => {
@@ -197,19 +188,7 @@ function observations(): ProbeObservations {
       output: "",
       signalled: true,
     },
-    witness: {
-      markers: {
-        skill: { agent: "W-skill-agent", project: "W-skill-project" },
-        prompt: { agent: "W-prompt-agent", project: "W-prompt-project" },
-        context: { agent: "W-context-agent", project: "W-context-project" },
-        append: { agent: "W-append-agent", project: "W-append-project" },
-      },
-      extensionRan: [],
-      // The ambient run loads the agent dir's extension; the untrusted project's stays out.
-      ambientExtensionRan: ["agent"],
-      mcpRan: [],
-      hostFlags: ["--no-mcp", "--no-approve"],
-    },
+    witness: cleanWitness(),
   };
 }
 

@@ -17,15 +17,9 @@ import type { StructuredAnswer } from "../../src/core/structured-answer.ts";
 import type { EvidenceRow, ReadEvidence } from "../../src/core/types.ts";
 import { fieldAgreement } from "../../src/fusion/structured-merged.ts";
 import { type CheckedCitation, checkBasis, EXCERPT_MIN_CHARS } from "../../src/verify/structured-output.ts";
+import { AUTH_SOURCE } from "../helpers/sample-sources.ts";
 
-const SOURCE = [
-  "// auth",
-  "export function login(user) {",
-  "  return token(user);",
-  "}",
-  "export const TTL = 60;",
-  "",
-].join("\n");
+const SOURCE = AUTH_SOURCE;
 
 let root: string;
 let taskDir: string;
