@@ -90,9 +90,10 @@ function checkObject(node: Node, value: unknown, at: string): Record<string, unk
     const [each] = Object.values(node.patternProperties);
     if (each === undefined) return unsupported(node);
     const record = plainObject(value, at);
-    const out: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(record)) out[key] = checkNode(each, item, keyPath(at, key));
-    return out;
+    // Built as own data properties: a name such as "__proto__" stays a name, never a prototype.
+    return Object.fromEntries(
+      Object.entries(record).map(([key, item]) => [key, checkNode(each, item, keyPath(at, key))]),
+    );
   }
   const properties = node.properties ?? {};
   const keys = Object.keys(properties);

@@ -146,6 +146,17 @@ export function schemaCheckCases(typebox: string): void {
       );
     });
 
+    it("a name that is __proto__ (JSON.parse keeps it as a key) stays a key of a map or an open object", () => {
+      const parsed = JSON.parse('{"__proto__": {"path": "x"}, "a": {"path": "y"}}') as unknown;
+      const map = checkDocument(Dict(Type.Object({ path: AnyString() })), parsed);
+      expect(Object.getPrototypeOf(map)).toBe(Object.prototype);
+      expect(Object.keys(map)).toEqual(["__proto__", "a"]);
+      expect((map as Record<string, unknown>).path).toBeUndefined();
+      const open = checkDocument(Type.Object({ a: Count() }), JSON.parse('{"a": 1, "__proto__": {"b": 2}}'));
+      expect(Object.getPrototypeOf(open)).toBe(Object.prototype);
+      expect(Object.keys(open)).toEqual(["a", "__proto__"]);
+    });
+
     it("a union of objects is told apart by the key each fixes to a constant", () => {
       const Usage = Type.Union([
         Closed({ status: Type.Literal("observed"), input: Count() }),
