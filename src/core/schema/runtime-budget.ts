@@ -49,11 +49,16 @@ export const SpendBlockSchema = Type.Object({
 });
 export type SpendBlock = Static<typeof SpendBlockSchema>;
 
-/** What the guard writes. */
-export const ChildRuntimeBudgetSchema = Type.Object({
+/** Whose run a runtime-budget.json is: both writers' records start with it. */
+const RECORD_HEAD = {
   schema_version: Type.Literal(SCHEMA.runtimeBudget),
   task_id: AnyString(),
   launch_nonce: AnyString(),
+};
+
+/** What the guard writes. */
+export const ChildRuntimeBudgetSchema = Type.Object({
+  ...RECORD_HEAD,
   written_by: Type.Literal("child"),
   bytes_per_token: Amount(),
   growth_budget_tokens: Count(),
@@ -93,9 +98,7 @@ export type ChildRuntimeBudget = Static<typeof ChildRuntimeBudgetSchema>;
 
 /** What the parent writes when the child wrote none (killed, or never started). */
 export const ParentRuntimeBudgetSchema = Type.Object({
-  schema_version: Type.Literal(SCHEMA.runtimeBudget),
-  task_id: AnyString(),
-  launch_nonce: AnyString(),
+  ...RECORD_HEAD,
   written_by: Type.Literal("parent"),
   /** The code the task ended with, or null for a completed task. */
   ended_with: Nullable(AnyString()),
