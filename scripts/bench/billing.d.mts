@@ -1,4 +1,7 @@
-import type { ScriptedRequest } from "../../src/host/probe/model-server.ts";
+import type { ModelRequest } from "../../src/host/model-server/index.ts";
+
+/** What a billing reads of a request. */
+export type BilledRequest = Pick<ModelRequest, "messages" | "maxOutput" | "bodyLength">;
 
 export type Billing =
   | { kind: "dense"; rates: Record<string, number> }
@@ -11,8 +14,8 @@ export interface BilledUsage {
   cache_write_tokens?: number;
 }
 
-export function densePromptTokens(request: ScriptedRequest, rawBody: string, rates: Record<string, number>): number;
+export function densePromptTokens(request: BilledRequest, rates: Record<string, number>): number;
 export function billedUsage(
   billing: Billing | undefined,
-  at: { request: ScriptedRequest; rawBody: string; answering: boolean; number: number },
+  at: { request: BilledRequest; answering: boolean; number: number },
 ): BilledUsage | undefined;

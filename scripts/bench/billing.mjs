@@ -1,6 +1,6 @@
 /**
  * How the bench's scripted providers bill a child's request (figure 9, docs/benchmarks.md), as the
- * `usage` of a scripted reply (src/host/probe/model-server.ts). Without a billing the server reports
+ * `usage` of a scripted reply (src/host/model-server/reply.ts). Without a billing the server reports
  * about 4 characters of the request's JSON a token and the answer's own length as output.
  *
  *   { kind: "dense", rates: { file: bytesPerToken } }   honest, with a tokenizer that counts each
@@ -40,9 +40,9 @@ function readPaths(messages) {
  * rate (a spill notice after kept text at 4 characters a token), everything else at 4 characters
  * of the JSON body a token.
  */
-export function densePromptTokens(request, rawBody, rates) {
+export function densePromptTokens(request, rates) {
   const paths = readPaths(request.messages);
-  let rest = rawBody.length;
+  let rest = request.bodyLength;
   let tokens = 0;
   for (const m of request.messages) {
     const rate = m.role === "tool" ? rates[paths.get(m.toolCallId)] : undefined;
@@ -59,13 +59,13 @@ export function densePromptTokens(request, rawBody, rates) {
  * The usage to report for a child's reply (undefined: the server's default). `answering` says the
  * reply is the answer; `request` is the request's 1-based number in the child's conversation.
  */
-export function billedUsage(billing, { request, rawBody, answering, number }) {
+export function billedUsage(billing, { request, answering, number }) {
   if (billing === undefined) return undefined;
-  const plain = Math.max(1, Math.ceil(rawBody.length / 4));
+  const plain = Math.max(1, Math.ceil(request.bodyLength / 4));
   const limit = request.maxOutput;
   if (limit === null) throw new Error("a billed bench child sent a request without an output limit");
   if (billing.kind === "dense") {
-    const prompt_tokens = densePromptTokens(request, rawBody, billing.rates);
+    const prompt_tokens = densePromptTokens(request, billing.rates);
     return answering ? { prompt_tokens, completion_tokens: limit } : { prompt_tokens };
   }
   if (billing.kind === "ignore-limit") return answering ? { completion_tokens: limit + billing.pastTokens } : undefined;

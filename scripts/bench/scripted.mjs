@@ -52,7 +52,7 @@ export function parentPrompt(steps, { onNotice } = {}) {
  * in order: why each was made — "prompt" (the prompt and its steps), "notice" (new messages after
  * the model's last reply: the notices that woke the parent), "tool" (the results of calls made for a
  * notice) — its body's bytes, and its prompt tokens as the model server reports them (its usage,
- * src/host/probe/model-server.ts: the request's JSON at 4 characters a token).
+ * src/host/model-server/reply.ts: the request's JSON at 4 characters a token).
  */
 export function parentRequests(prompt) {
   const scenario = parents.get(PARENT.exec(prompt)?.[1] ?? "");
@@ -89,11 +89,11 @@ function answerText(id, readResult, bytes) {
 }
 
 /** The child's reply, with the usage its scenario's provider bills (scripts/bench/billing.mjs). */
-function childReply(id, request, rawBody, at) {
+function childReply(id, request, at) {
   const reply = scriptedChildReply(id, request.messages, at);
   const work = children.get(id);
   const number = assistantsAfter(request.messages, at) + 1;
-  const usage = billedUsage(work.billing, { request, rawBody, answering: reply.text !== undefined, number });
+  const usage = billedUsage(work.billing, { request, answering: reply.text !== undefined, number });
   return usage === undefined ? reply : { ...reply, usage };
 }
 
@@ -116,7 +116,8 @@ function scriptedChildReply(id, messages, at) {
   return { text };
 }
 
-function parentReply(messages, rawBody) {
+function parentReply(request) {
+  const { messages } = request;
   let at = -1;
   for (let i = messages.length - 1; i >= 0; i--) {
     if (messages[i].role === "user" && PARENT.test(messages[i].text)) {
@@ -128,24 +129,25 @@ function parentReply(messages, rawBody) {
   const scenario = parents.get(PARENT.exec(messages[at].text)[1]);
   if (!scenario) throw new Error(`unknown parent scenario in ${JSON.stringify(messages[at].text)}`);
   const turn = assistantsAfter(messages, at);
-  if (scenario.onNotice !== undefined && turn > scenario.steps.length) return noticeReply(scenario, messages, rawBody);
-  scenario.requests?.push({ cause: "prompt", bytes: rawBody.length, prompt_tokens: promptTokens(rawBody) });
+  if (scenario.onNotice !== undefined && turn > scenario.steps.length) return noticeReply(scenario, request);
+  scenario.requests?.push({ cause: "prompt", bytes: request.bodyLength, prompt_tokens: promptTokens(request) });
   const step = scenario.steps[turn];
   return step ? { toolCalls: step } : { text: "ok" };
 }
 
-/** The model server's prompt_tokens for a request it reports no usage of its own for (model-server.ts, usage()). */
-const promptTokens = (rawBody) => Math.max(1, Math.ceil(rawBody.length / 4));
+/** The model server's prompt_tokens for a request it reports no usage of its own for (reply.ts, plausiblePromptTokens). */
+const promptTokens = (request) => Math.max(1, Math.ceil(request.bodyLength / 4));
 
 /** A parent woken after its steps: a notice's calls (onNotice), else "noted". */
-function noticeReply(scenario, messages, rawBody) {
+function noticeReply(scenario, request) {
+  const { messages } = request;
   const last = messages.findLastIndex((m) => m.role === "assistant");
   const fresh = messages.slice(last + 1);
   const woken = fresh.some((m) => m.role !== "tool");
   scenario.requests.push({
     cause: woken ? "notice" : "tool",
-    bytes: rawBody.length,
-    prompt_tokens: promptTokens(rawBody),
+    bytes: request.bodyLength,
+    prompt_tokens: promptTokens(request),
   });
   if (!woken) return { text: "noted" };
   const ids = fresh.flatMap((m) => [...m.text.matchAll(NOTICE_CALL)].map((match) => match[1]));
@@ -154,9 +156,9 @@ function noticeReply(scenario, messages, rawBody) {
 }
 
 /** The model's decision for one request (see scripts/demo/model-server.mjs). */
-export function decide(request, rawBody) {
+export function decide(request) {
   const { messages } = request;
   const at = messages.findLastIndex((m) => m.role === "user" && CHILD.test(m.text));
-  if (at !== -1) return childReply(CHILD.exec(messages[at].text)[1], request, rawBody, at);
-  return parentReply(messages, rawBody);
+  if (at !== -1) return childReply(CHILD.exec(messages[at].text)[1], request, at);
+  return parentReply(request);
 }

@@ -18,13 +18,18 @@
  *   {"error": 503, "message": "..."}            an HTTP provider error
  * and on any step: "model" (reported model differs), "finish" (e.g. "length"), "noUsage": true, "outputTokens",
  * "usage" (token classes, FakeReply.usage),
- * "delayMs", "repeat" (repeat the text N times), "thinking" (reasoning text), "hangup": true,
+ * "delayMs", "repeat" (repeat the text N times), "thinking" (reasoning text),
  * "failFirst": N with "failStatus" (or "error"; default 503): the first N requests that reach this step of this
  * script fail with that status, later ones get the step (for pi's auto-retry; counted per server,
  * keyed by the script text, the step index and an optional "key").
  */
 import { assistantsAfter } from "../../scripts/scripted-agent.mjs";
-import type { FakeReply, ModelRequest, NormalizedMessage, ReplyUsage } from "./model-wire.ts";
+import type {
+  ScriptedReply as FakeReply,
+  ModelRequest,
+  NormalizedMessage,
+  ReplyUsage,
+} from "../../src/host/model-server/index.ts";
 
 export const SCRIPT_MARKER = "FAKE_SCRIPT:";
 
@@ -46,7 +51,6 @@ export interface ScriptStep {
   delayMs?: number;
   repeat?: number;
   thinking?: string;
-  hangup?: boolean;
   failFirst?: number;
   failStatus?: number;
   key?: string;
@@ -174,7 +178,6 @@ export function stepReply(position: ScriptPosition, request: ModelRequest, failu
   if (step.delayMs !== undefined) reply.delayMs = step.delayMs;
   if (step.repeat !== undefined) reply.repeat = step.repeat;
   if (step.thinking !== undefined) reply.thinking = step.thinking;
-  if (step.hangup) reply.hangup = true;
   return reply;
 }
 

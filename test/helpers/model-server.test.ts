@@ -3,10 +3,10 @@
  * replies, the SSE wire format, failure modes and recording.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type { NormalizedMessage } from "../../src/host/model-server/index.ts";
+import { splitText } from "../../src/host/model-server/reply.ts";
 import { locateScript, parseScript } from "./model-script.ts";
 import { type ModelServer, script, startModelServer } from "./model-server.ts";
-import type { NormalizedMessage } from "./model-wire.ts";
-import { splitText } from "./model-wire.ts";
 
 const user = (text: string): NormalizedMessage => ({ role: "user", text });
 const assistant = (text = ""): NormalizedMessage => ({ role: "assistant", text });

@@ -1,8 +1,8 @@
 /**
- * A scripted model server on 127.0.0.1 (random port) for real-pi tests. It speaks OpenAI chat
- * completions, Anthropic Messages, OpenAI Responses and Google streaming, the wire picked by the
- * request's path (wire-protocols.ts); scripts and handlers are the same on every wire.
- * It serves a parent pi and any number of concurrent child pi processes at once.
+ * The tests' side of the package's scripted model server (src/host/model-server/server.ts: HTTP on
+ * 127.0.0.1, the four wires, usage, errors, delays): it records every request, waits for one, and
+ * decides each reply; scripts and handlers are the same on every wire. It serves a parent pi and
+ * any number of concurrent child pi processes at once.
  *
  * Who answers a request, first match wins:
  *   1. `failNext(n)` — the next n requests of any kind get a provider error;
@@ -15,26 +15,29 @@
  *   ...
  *   await server.close();
  */
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { Socket } from "node:net";
+import type { ModelRequest, ScriptedReply } from "../../src/host/model-server/index.ts";
+import { startScriptedModelServer } from "../../src/host/model-server/index.ts";
 import { locateScript, stepReply } from "./model-script.ts";
-import { type FakeReply, type ModelRequest, sendError } from "./model-wire.ts";
-import { wireFor } from "./wire-protocols.ts";
 
-export { SCRIPT_MARKER, type ScriptStep, script } from "./model-script.ts";
 export type {
-  FakeReply,
   ModelRequest,
   NormalizedMessage,
   ReplyUsage,
+  ScriptedReply as FakeReply,
   ToolSchema,
   WireProtocol,
-} from "./model-wire.ts";
+} from "../../src/host/model-server/index.ts";
+export { plausiblePromptTokens, thinkingSignature } from "../../src/host/model-server/index.ts";
+export { SCRIPT_MARKER, type ScriptStep, script } from "./model-script.ts";
+
+type FakeReply = ScriptedReply;
 
 /** Decide the reply for a request, or return undefined to fall through to the default echo. */
 export type ModelHandler = (request: ModelRequest) => FakeReply | undefined | Promise<FakeReply | undefined>;
 
 export interface RecordedRequest extends ModelRequest {
+  /** 0-based arrival order since the server started or was last reset. */
+  seq: number;
   /** Who answered; undefined while the reply is still being decided. */
   source?: "failNext" | "script" | "handler" | "default";
   reply?: FakeReply;
@@ -70,29 +73,8 @@ interface Waiter {
   resolve: (request: RecordedRequest) => void;
 }
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-    signal.addEventListener("abort", done);
-  });
-}
-
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString("utf8");
-}
-
 export async function startModelServer(options: ModelServerOptions = {}): Promise<ModelServer> {
   const requests: RecordedRequest[] = [];
-  const errors: Error[] = [];
-  const sockets = new Set<Socket>();
   const failFirstCounts = new Map<string, number>();
   let waiters: Waiter[] = [];
   let handler = options.handler;
@@ -101,7 +83,6 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
     status: 503,
     message: undefined,
   };
-  const closing = new AbortController();
 
   async function decide(request: RecordedRequest): Promise<void> {
     if (pendingFailures.count > 0) {
@@ -126,84 +107,26 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
     request.reply = { text: `echo: ${request.messages.at(-1)?.text.slice(0, 200) ?? ""}` };
   }
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? "/", "http://127.0.0.1");
-    const raw = await readBody(req);
-    if (req.method === "GET" && url.pathname.endsWith("/models")) {
-      res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ object: "list", data: [{ id: "fake-model", object: "model" }] }));
-      return;
-    }
-    const wire = wireFor(url.pathname);
-    if (req.method !== "POST" || wire === undefined) {
-      res.writeHead(404).end();
-      return;
-    }
-    let body: Record<string, unknown>;
-    try {
-      body = JSON.parse(raw) as Record<string, unknown>;
-    } catch (error) {
-      errors.push(new Error(`request body is not JSON: ${String(error)}`));
-      wire.error(res, 400, "request body is not JSON");
-      return;
-    }
-    const request: RecordedRequest = wire.normalize(body, requests.length, url.pathname, req.headers);
-    requests.push(request);
+  /** Record the request, wake its waiters, then decide (the server streams request.reply). */
+  async function answer(request: ModelRequest): Promise<FakeReply> {
+    const recorded: RecordedRequest = Object.assign(request, { seq: requests.length });
+    requests.push(recorded);
     waiters = waiters.filter((w) => {
-      if (!w.predicate(request)) return true;
-      w.resolve(request);
+      if (!w.predicate(recorded)) return true;
+      w.resolve(recorded);
       return false;
     });
-    try {
-      await decide(request);
-    } catch (error) {
-      const err = error instanceof Error ? error : new Error(String(error));
-      errors.push(err);
-      request.reply = { error: 500, message: `fake server: ${err.message}` };
-    }
-    const reply = request.reply ?? {};
-    if (reply.delayMs !== undefined && reply.delayMs > 0) {
-      // Abort the wait when the client gives up or the server closes, so nothing lingers.
-      const gone = new AbortController();
-      res.on("close", () => gone.abort());
-      closing.signal.addEventListener("abort", () => gone.abort());
-      await sleep(reply.delayMs, gone.signal);
-      if (gone.signal.aborted) return;
-    }
-    if (reply.error !== undefined) {
-      wire.error(res, reply.error, reply.message);
-      return;
-    }
-    await wire.send(res, request, reply);
+    await decide(recorded);
+    return recorded.reply ?? {};
   }
 
-  const server = createServer((req, res) => {
-    handle(req, res).catch((error: unknown) => {
-      errors.push(error instanceof Error ? error : new Error(String(error)));
-      if (!res.headersSent) sendError(res, 500, "fake server crashed");
-      else res.destroy();
-    });
-  });
-  // No idle timeout on kept-alive connections: Node's default (5 s) closes an idle socket while a
-  // client that reused it is already sending, and that request fails with ECONNRESET ("Connection
-  // error."). Clients close idle sockets themselves; close() destroys the rest.
-  server.keepAliveTimeout = 0;
-  server.requestTimeout = 0;
-  server.on("connection", (socket) => {
-    sockets.add(socket);
-    socket.on("close", () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  if (address === null || typeof address === "string") throw new Error("model server has no TCP address");
-  const port = address.port;
-
+  const server = await startScriptedModelServer(answer);
   return {
-    url: `http://127.0.0.1:${port}/v1`,
-    origin: `http://127.0.0.1:${port}`,
-    port,
+    url: server.url,
+    origin: server.origin,
+    port: server.port,
     requests,
-    errors,
+    errors: server.errors,
     setHandler(next) {
       handler = next;
     },
@@ -230,15 +153,11 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
     },
     reset() {
       requests.length = 0;
-      errors.length = 0;
+      server.errors.length = 0;
       handler = options.handler;
       pendingFailures = { count: 0, status: 503, message: undefined };
       failFirstCounts.clear();
     },
-    close() {
-      closing.abort();
-      for (const socket of sockets) socket.destroy();
-      return new Promise((resolve) => server.close(() => resolve()));
-    },
+    close: () => server.close(),
   };
 }

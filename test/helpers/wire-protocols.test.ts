@@ -8,8 +8,7 @@ import { GoogleGenAI } from "@google/genai";
 import { type Api, type AssistantMessage, complete, type Model } from "@mariozechner/pi-ai";
 import OpenAI from "openai";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { type FakeReply, type ModelServer, startModelServer } from "./model-server.ts";
-import { thinkingSignature } from "./wire-anthropic.ts";
+import { type FakeReply, type ModelServer, startModelServer, thinkingSignature } from "./model-server.ts";
 
 let server: ModelServer;
 beforeAll(async () => {

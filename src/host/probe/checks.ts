@@ -12,8 +12,7 @@ import {
   type HostProbeCheckId,
   PROBE_OUTPUT_LIMIT,
 } from "../probe-checks.ts";
-import type { ScriptedRequest } from "./model-server.ts";
-import { WITNESS_JUDGES, type WitnessObservations, type WitnessRun } from "./witness-checks.ts";
+import { type ProbeRequest, WITNESS_JUDGES, type WitnessObservations, type WitnessRun } from "./witness-checks.ts";
 import type { WitnessSeen } from "./witnesses.ts";
 
 export interface ProbeEvent {
@@ -23,7 +22,7 @@ export interface ProbeEvent {
 
 export interface RunObservation extends WitnessRun {
   events: ProbeEvent[];
-  requests: ScriptedRequest[];
+  requests: ProbeRequest[];
   exitCode: number | null;
   signal: string | null;
   /** The run had to be killed: it did not end within the probe's time. */
@@ -65,7 +64,7 @@ function names(run: RunObservation): string[] {
   return run.events.map((e) => e.event).filter((n) => !NOISE.has(n));
 }
 
-function toolTexts(request: ScriptedRequest | undefined): string[] {
+function toolTexts(request: ProbeRequest | undefined): string[] {
   return request?.messages.filter((m) => m.role === "tool").map((m) => m.text) ?? [];
 }
 

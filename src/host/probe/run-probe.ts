@@ -20,9 +20,9 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { fieldOf, plainObject } from "../../core/validate.ts";
+import { type ModelRequest, type ScriptedReply, startScriptedModelServer } from "../model-server/index.ts";
 import { CHILD_OFF_FLAGS, type ChildOffFlag, type HostProbeCheck, offFlagArgs } from "../probe-checks.ts";
 import { judgeProbe, type ProbeEvent, type ProbeObservations, type RunObservation } from "./checks.ts";
-import { type ScriptedReply, type ScriptedRequest, startScriptedModelServer } from "./model-server.ts";
 import type { WitnessRun } from "./witness-checks.ts";
 import { plantWitnesses, witnessesSeen } from "./witnesses.ts";
 
@@ -98,7 +98,7 @@ function writeAgentDir(dir: string, serverUrl: string): void {
   writeFileSync(join(dir, "settings.json"), `${JSON.stringify({ retry, quietStartup: true })}\n`);
 }
 
-function modeOf(request: ScriptedRequest): Mode | undefined {
+function modeOf(request: ModelRequest): Mode | undefined {
   const first = request.messages.find((m) => m.role === "user")?.text ?? "";
   const match = /PROBE-RUN:(main|input|sigterm)/.exec(first);
   return match ? (match[1] as Mode) : undefined;
@@ -108,7 +108,7 @@ function modeOf(request: ScriptedRequest): Mode | undefined {
 function script(mode: Mode, n: number): ScriptedReply {
   if (mode === "main") {
     if (n === 0) return { toolCalls: [{ name: "read", args: { path: "payload.txt" } }, { name: "probe_touch" }] };
-    if (n === 1) return { error: { status: 503, message: "probe: overloaded once" } };
+    if (n === 1) return { error: 503, message: "probe: overloaded once" };
     return { text: "probe final" };
   }
   if (mode === "sigterm") {
@@ -182,7 +182,7 @@ interface Started {
 export async function runHostProbe(host: ProbeHost, options: ProbeOptions = {}): Promise<ProbeReport> {
   const started = Date.now();
   const root = mkdtempSync(join(tmpdir(), "pi-bg-delegate-probe-"));
-  const requests: Record<Mode, ScriptedRequest[]> = { main: [], input: [], sigterm: [] };
+  const requests: Record<Mode, ModelRequest[]> = { main: [], input: [], sigterm: [] };
   const server = await startScriptedModelServer((request) => {
     const mode = modeOf(request);
     if (mode === undefined) return { text: "unknown probe run" };

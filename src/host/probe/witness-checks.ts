@@ -5,11 +5,21 @@
  * check fails naming its flag and the witness that reached the child.
  */
 import type { HostProbeCheckId } from "../probe-checks.ts";
-import type { ScriptedRequest } from "./model-server.ts";
 import { SCOPES, type Scope, type WitnessKind, type WitnessSeen } from "./witnesses.ts";
 
+/** What the checks read of a request the probe's model server answered (src/host/model-server/request.ts, ModelRequest). */
+export interface ProbeRequest {
+  model: string;
+  stream: boolean;
+  messages: { role: string; text: string }[];
+  /** The names of the tools offered. */
+  tools: string[];
+  /** The output limit the request asked for; null when none. */
+  maxOutput: number | null;
+}
+
 export interface WitnessRun {
-  requests: ScriptedRequest[];
+  requests: ProbeRequest[];
   /** The host's commands at session_start, as the probe extension listed them. */
   commands: { name: string; source: string; description: string }[];
 }
@@ -66,12 +76,17 @@ function noPromptTemplates(o: WitnessObservations): Verdict {
     : fail(`--no-prompt-templates was ignored: the prompt template planted in ${where(listed)} was loaded`);
 }
 
-function noContextFiles(o: WitnessObservations): Verdict {
-  const seen = inRequests(o, "context");
-  return seen.length === 0
-    ? pass("the AGENTS.md planted in the agent dir and the project reached no request")
-    : fail(`--no-context-files was ignored: the AGENTS.md planted in ${where(seen)} reached the model`);
+/** A file planted for `kind` that `flag` keeps from the model: it must reach no request. */
+function reachesNoRequest(kind: WitnessKind, flag: string, file: string): (o: WitnessObservations) => Verdict {
+  return (o) => {
+    const seen = inRequests(o, kind);
+    return seen.length === 0
+      ? pass(`the ${file} planted in the agent dir and the project reached no request`)
+      : fail(`${flag} was ignored: the ${file} planted in ${where(seen)} reached the model`);
+  };
 }
+
+const noContextFiles = reachesNoRequest("context", "--no-context-files", "AGENTS.md");
 
 function noMcp(o: WitnessObservations): Verdict {
   const ran = o.witness.mcpRan;
@@ -82,12 +97,7 @@ function noMcp(o: WitnessObservations): Verdict {
   return pass("the MCP servers configured in the agent dir and the project were not started");
 }
 
-function noAppendSystem(o: WitnessObservations): Verdict {
-  const seen = inRequests(o, "append");
-  return seen.length === 0
-    ? pass("the APPEND_SYSTEM.md planted in the agent dir and the project reached no request")
-    : fail(`--append-system-prompt was ignored: the APPEND_SYSTEM.md planted in ${where(seen)} reached the model`);
-}
+const noAppendSystem = reachesNoRequest("append", "--append-system-prompt", "APPEND_SYSTEM.md");
 
 /**
  * Project trust, seen in the ambient run (extensions on): the agent dir's extension loads there, the

@@ -1,34 +1,22 @@
 /**
- * The OpenAI Responses wire format for the scripted model server (POST .../v1/responses, SSE): a
- * request's `input` items become the protocol-neutral ModelRequest (consecutive assistant items —
- * reasoning, message, function_call — are one assistant message); a reply is streamed as the
- * Responses API streams it — response.created, one output item per reasoning summary, message
- * (output_text.delta) and function call (function_call_arguments.delta in pieces), each opened by
- * output_item.added and closed by output_item.done, then response.completed with the usage
- * (input_tokens_details.cached_tokens, output_tokens_details.reasoning_tokens), or for a length stop
- * response.incomplete with incomplete_details.reason "max_output_tokens".
+ * The OpenAI Responses wire (POST .../v1/responses, SSE): a request's `input` items become the
+ * ModelRequest (consecutive assistant items — reasoning, message, function_call — are one
+ * assistant message); a reply is streamed as the Responses API streams it — response.created, one
+ * output item per reasoning summary, message (output_text.delta) and function call
+ * (function_call_arguments.delta in pieces), each opened by output_item.added and closed by
+ * output_item.done, then response.completed with the usage (input_tokens_details.cached_tokens,
+ * output_tokens_details.reasoning_tokens), or for a length stop response.incomplete with
+ * incomplete_details.reason "max_output_tokens".
  */
 import type { ServerResponse } from "node:http";
-import {
-  type FakeReply,
-  isRecord,
-  type ModelRequest,
-  type NormalizedMessage,
-  nextId,
-  parseJson,
-  type RequestBody,
-  recordsOf,
-  splitText,
-  startStream,
-  stopOf,
-  toolCallArgs,
-  toolSchema,
-} from "./model-wire.ts";
-import { thinkingSignature } from "./wire-anthropic.ts";
+import { nextId, type ScriptedReply, splitText, stopOf, thinkingSignature, toolCallArgs } from "./reply.ts";
+import type { ModelRequest, NormalizedMessage, RequestBody } from "./request.ts";
+import { recordsOf, sentToolCall, toolSchema } from "./request.ts";
+import { startStream } from "./sse.ts";
 
 function contentText(content: unknown): { text: string; images: number } {
   if (typeof content === "string") return { text: content, images: 0 };
-  const parts = Array.isArray(content) ? content.filter(isRecord) : [];
+  const parts = recordsOf(content);
   return {
     text: parts.map((p) => (typeof p.text === "string" ? p.text : "")).join(""),
     images: parts.filter((p) => p.type === "input_image").length,
@@ -49,12 +37,9 @@ function addItem(messages: NormalizedMessage[], item: Record<string, unknown>): 
   } else if (item.type === "function_call") {
     const args = String(item.arguments ?? "");
     const target = assistant();
-    target.toolCalls = [
-      ...(target.toolCalls ?? []),
-      { id: String(item.call_id ?? ""), name: String(item.name ?? ""), arguments: args, args: parseJson(args) },
-    ];
+    target.toolCalls = [...(target.toolCalls ?? []), sentToolCall(item.call_id, item.name, args)];
   } else if (item.type === "reasoning") {
-    const summary = Array.isArray(item.summary) ? item.summary.filter(isRecord) : [];
+    const summary = recordsOf(item.summary);
     const target = assistant();
     target.thinking = [
       ...(target.thinking ?? []),
@@ -73,17 +58,18 @@ function addItem(messages: NormalizedMessage[], item: Record<string, unknown>): 
   }
 }
 
-/** An OpenAI Responses body read (the wire's normalize: wire-protocols.ts). */
+/** An OpenAI Responses body read (the wire's normalize: ./wires.ts). */
 export function readResponsesBody(body: Record<string, unknown>): RequestBody {
   const messages: NormalizedMessage[] = [];
   if (typeof body.instructions === "string") messages.push({ role: "system", text: body.instructions });
   const input = typeof body.input === "string" ? [{ role: "user", content: body.input }] : body.input;
   for (const item of recordsOf(input)) addItem(messages, item);
   const toolSchemas = recordsOf(body.tools).map((tool) => toolSchema(tool, tool.parameters));
-  return { model: String(body.model ?? ""), stream: body.stream === true, messages, toolSchemas };
+  const { model, stream, max_output_tokens: maxOutput } = body;
+  return { model: String(model ?? ""), stream: stream === true, messages, toolSchemas, maxOutput };
 }
 
-export async function streamResponses(res: ServerResponse, request: ModelRequest, reply: FakeReply): Promise<void> {
+export async function streamResponses(res: ServerResponse, request: ModelRequest, reply: ScriptedReply): Promise<void> {
   const { text, u, out } = startStream(res, request, reply);
   let sequence = 0;
   const event = (type: string, data: Record<string, unknown>) =>
@@ -131,18 +117,15 @@ export async function streamResponses(res: ServerResponse, request: ModelRequest
     const at = open({ type: "message", id, role: "assistant", content: [] });
     const part = { type: "output_text", text: "", annotations: [] };
     event("response.content_part.added", { item_id: id, output_index: at, content_index: 0, part });
-    for (const delta of splitText(text)) {
-      if (out.gone) return;
-      event("response.output_text.delta", { item_id: id, output_index: at, content_index: 0, delta, logprobs: [] });
-      if (reply.hangup) return out.hangup();
-      await out.drain();
-    }
+    const sent = await out.pieces(text, (delta) =>
+      event("response.output_text.delta", { item_id: id, output_index: at, content_index: 0, delta, logprobs: [] }),
+    );
+    if (!sent) return;
     const done = { type: "output_text", text, annotations: [] };
     event("response.output_text.done", { item_id: id, output_index: at, content_index: 0, text, logprobs: [] });
     event("response.content_part.done", { item_id: id, output_index: at, content_index: 0, part: done });
     close(at, { type: "message", id, role: "assistant", status: "completed", content: [done] });
   }
-  if (reply.hangup) return out.hangup();
   for (const call of reply.toolCalls ?? []) {
     const args = toolCallArgs(call);
     const half = Math.floor(args.length / 2);

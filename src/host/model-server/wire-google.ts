@@ -1,27 +1,16 @@
 /**
- * The Google Generative AI wire format for the scripted model server
- * (POST .../models/<model>:streamGenerateContent?alt=sse): a request's `contents` become the
- * protocol-neutral ModelRequest (functionResponse parts are tool messages, thought parts thinking);
+ * The Google Generative AI wire (POST .../models/<model>:streamGenerateContent?alt=sse): a
+ * request's `contents` become the ModelRequest (functionResponse parts are tool messages, thought parts thinking);
  * a reply is streamed as Gemini streams it — chunks of candidates whose parts carry thought text
  * (thought: true, with a thoughtSignature), text and whole functionCall parts, the last chunk with
  * finishReason STOP or MAX_TOKENS, every chunk with usageMetadata (promptTokenCount,
  * cachedContentTokenCount, candidatesTokenCount, thoughtsTokenCount) and modelVersion.
  */
 import type { ServerResponse } from "node:http";
-import {
-  type FakeReply,
-  isRecord,
-  type ModelRequest,
-  type NormalizedMessage,
-  nextId,
-  type RequestBody,
-  recordsOf,
-  splitText,
-  startStream,
-  stopOf,
-  toolSchema,
-} from "./model-wire.ts";
-import { thinkingSignature } from "./wire-anthropic.ts";
+import { isRecord } from "../../core/validate.ts";
+import { nextId, type ScriptedReply, splitText, stopOf, thinkingSignature } from "./reply.ts";
+import { type ModelRequest, type NormalizedMessage, type RequestBody, recordsOf, toolSchema } from "./request.ts";
+import { startStream } from "./sse.ts";
 
 /** The model a Gemini request names in its path (`models/<model>:streamGenerateContent`). */
 function modelOfPath(path: string): string {
@@ -75,7 +64,7 @@ function normalizeContent(content: Record<string, unknown>): NormalizedMessage[]
   return out;
 }
 
-/** A Google body read, the model and streaming from its path (the wire's normalize: wire-protocols.ts). */
+/** A Google body read, the model and streaming from its path (the wire's normalize: ./wires.ts). */
 export function readGoogleBody(body: Record<string, unknown>, path: string): RequestBody {
   const systemPrompt = plainText(partsOf(body.systemInstruction));
   const messages: NormalizedMessage[] = systemPrompt === "" ? [] : [{ role: "system", text: systemPrompt }];
@@ -83,7 +72,8 @@ export function readGoogleBody(body: Record<string, unknown>, path: string): Req
   const declarations = recordsOf(body.tools).flatMap((tool) => recordsOf(tool.functionDeclarations));
   const toolSchemas = declarations.map((d) => toolSchema(d, d.parametersJsonSchema ?? d.parameters));
   const stream = path.endsWith(":streamGenerateContent");
-  return { model: modelOfPath(path), stream, systemPrompt, messages, toolSchemas };
+  const config = isRecord(body.generationConfig) ? body.generationConfig : {};
+  return { model: modelOfPath(path), stream, systemPrompt, messages, toolSchemas, maxOutput: config.maxOutputTokens };
 }
 
 /** A Google error body. */
@@ -91,14 +81,14 @@ export function sendGoogleError(res: ServerResponse, status: number, message: st
   res.writeHead(status, { "content-type": "application/json" });
   res.end(
     JSON.stringify({
-      error: { code: status, message: message ?? `fake provider error ${status}`, status: "UNAVAILABLE" },
+      error: { code: status, message: message ?? `scripted provider error ${status}`, status: "UNAVAILABLE" },
     }),
   );
 }
 
 const FINISH_REASONS: Readonly<Record<string, string>> = { stop: "STOP", tool_calls: "STOP", length: "MAX_TOKENS" };
 
-export async function streamGoogle(res: ServerResponse, request: ModelRequest, reply: FakeReply): Promise<void> {
+export async function streamGoogle(res: ServerResponse, request: ModelRequest, reply: ScriptedReply): Promise<void> {
   const { text, u, out } = startStream(res, request, reply);
   const responseId = nextId("gresp");
   const modelVersion = reply.model ?? request.model;
@@ -131,13 +121,7 @@ export async function streamGoogle(res: ServerResponse, request: ModelRequest, r
       ]);
     });
   }
-  for (const piece of splitText(text)) {
-    if (out.gone) return;
-    chunk([{ text: piece }]);
-    if (reply.hangup) return out.hangup();
-    await out.drain();
-  }
-  if (reply.hangup) return out.hangup();
+  if (!(await out.pieces(text, (piece) => chunk([{ text: piece }])))) return;
   const calls = (reply.toolCalls ?? []).map((call) => ({
     functionCall: {
       name: call.name,

@@ -1,36 +1,19 @@
 /**
- * The Anthropic Messages wire format for the scripted model server (POST .../v1/messages, SSE):
- * a request body becomes the protocol-neutral ModelRequest; a reply is streamed as the Messages API
- * streams it — message_start (input usage with both cache classes and the cache_creation TTL split),
- * one content block per thinking (thinking_delta, then signature_delta), text (text_delta) and tool
- * call (input_json_delta in pieces), message_delta (stop_reason end_turn / tool_use / max_tokens and
- * the usage), message_stop.
+ * The Anthropic Messages wire (POST .../v1/messages, SSE): a request body becomes the ModelRequest;
+ * a reply is streamed as the Messages API streams it — message_start (input usage with both cache
+ * classes and the cache_creation TTL split), one content block per thinking (thinking_delta, then
+ * signature_delta), text (text_delta) and tool call (input_json_delta in pieces), message_delta
+ * (stop_reason end_turn / tool_use / max_tokens and the usage), message_stop.
  */
 import type { ServerResponse } from "node:http";
-import {
-  type FakeReply,
-  isRecord,
-  type ModelRequest,
-  type NormalizedMessage,
-  nextId,
-  parseJson,
-  type RequestBody,
-  recordsOf,
-  splitText,
-  startStream,
-  stopOf,
-  toolCallArgs,
-  toolSchema,
-} from "./model-wire.ts";
-
-/** A signature the scripted server puts on a thinking block, so a resumed conversation can be checked. */
-export function thinkingSignature(thinking: string): string {
-  return Buffer.from(`fake-signature:${thinking}`, "utf8").toString("base64");
-}
+import { nextId, type ScriptedReply, splitText, stopOf, thinkingSignature, toolCallArgs } from "./reply.ts";
+import type { ModelRequest, NormalizedMessage, RequestBody } from "./request.ts";
+import { recordsOf, sentToolCall, toolSchema } from "./request.ts";
+import { startStream } from "./sse.ts";
 
 function blocksOf(content: unknown): Record<string, unknown>[] {
   if (typeof content === "string") return [{ type: "text", text: content }];
-  return Array.isArray(content) ? content.filter(isRecord) : [];
+  return recordsOf(content);
 }
 
 function textOf(blocks: Record<string, unknown>[]): string {
@@ -65,13 +48,13 @@ function normalizeAssistant(blocks: Record<string, unknown>[]): NormalizedMessag
   if (calls.length > 0) {
     message.toolCalls = calls.map((b) => {
       const args = JSON.stringify(b.input ?? {});
-      return { id: String(b.id ?? ""), name: String(b.name ?? ""), arguments: args, args: parseJson(args) };
+      return sentToolCall(b.id, b.name, args);
     });
   }
   return message;
 }
 
-/** An Anthropic Messages body read (the wire's normalize: wire-protocols.ts). */
+/** An Anthropic Messages body read (the wire's normalize: ./wires.ts). */
 export function readAnthropicBody(body: Record<string, unknown>): RequestBody {
   const systemPrompt = textOf(blocksOf(body.system));
   const messages: NormalizedMessage[] = systemPrompt === "" ? [] : [{ role: "system", text: systemPrompt }];
@@ -81,7 +64,8 @@ export function readAnthropicBody(body: Record<string, unknown>): RequestBody {
     else messages.push(...normalizeUser(blocks));
   }
   const toolSchemas = recordsOf(body.tools).map((tool) => toolSchema(tool, tool.input_schema));
-  return { model: String(body.model ?? ""), stream: body.stream === true, systemPrompt, messages, toolSchemas };
+  const { model, stream, max_tokens: maxOutput } = body;
+  return { model: String(model ?? ""), stream: stream === true, systemPrompt, messages, toolSchemas, maxOutput };
 }
 
 const STOP_REASONS: Readonly<Record<string, string>> = {
@@ -98,13 +82,13 @@ export function sendAnthropicError(res: ServerResponse, status: number, message:
       type: "error",
       error: {
         type: status === 429 ? "rate_limit_error" : "api_error",
-        message: message ?? `fake provider error ${status}`,
+        message: message ?? `scripted provider error ${status}`,
       },
     }),
   );
 }
 
-export async function streamAnthropic(res: ServerResponse, request: ModelRequest, reply: FakeReply): Promise<void> {
+export async function streamAnthropic(res: ServerResponse, request: ModelRequest, reply: ScriptedReply): Promise<void> {
   const { text, u, out } = startStream(res, request, reply);
   const event = (type: string, data: Record<string, unknown>) =>
     out.send(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
@@ -142,16 +126,13 @@ export async function streamAnthropic(res: ServerResponse, request: ModelRequest
   }
   if (text !== "" || !reply.toolCalls?.length) {
     event("content_block_start", { index, content_block: { type: "text", text: "" } });
-    for (const piece of splitText(text)) {
-      if (out.gone) return;
-      event("content_block_delta", { index, delta: { type: "text_delta", text: piece } });
-      if (reply.hangup) return out.hangup();
-      await out.drain();
-    }
+    const sent = await out.pieces(text, (piece) =>
+      event("content_block_delta", { index, delta: { type: "text_delta", text: piece } }),
+    );
+    if (!sent) return;
     event("content_block_stop", { index });
     index++;
   }
-  if (reply.hangup) return out.hangup();
   for (const call of reply.toolCalls ?? []) {
     const args = toolCallArgs(call);
     const half = Math.floor(args.length / 2);
