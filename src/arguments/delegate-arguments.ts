@@ -2,13 +2,7 @@ import { ARGUMENT_BOUNDS, CAPABILITIES, DELEGATE_DEFAULTS, EXTENSION_MODES } fro
 import { DelegateError } from "../core/errors.ts";
 import { Bool, Closed, Described, OneOf, type Static, Text, Type } from "../core/schema/kinds.ts";
 import type { PinnedRoute } from "../core/types.ts";
-import {
-  type AsGiven,
-  launchTailArguments,
-  outputSchemaArgument,
-  RouteArgumentSchema,
-  runOptionArguments,
-} from "./run-options.ts";
+import { type AsGiven, closingArguments, outputSchemaArgument, RouteArgumentSchema } from "./run-options.ts";
 import { toolArguments } from "./tool-arguments.ts";
 
 /** bg_delegate's public arguments (docs/tools/bg_delegate.md, "Arguments"), descriptions in our words. */
@@ -59,8 +53,7 @@ export const DelegateArgumentsSchema = Closed(
         "Only with previousTaskId: also send a fresh projection of this conversation as background with the new prompt. Default false: the previous delegate's context is enough.",
       ),
     ),
-    ...runOptionArguments("delegate"),
-    ...launchTailArguments("delegate"),
+    ...closingArguments("delegate"),
   },
   "argument",
 );

@@ -2,13 +2,7 @@ import { ARGUMENT_BOUNDS, FUSION_CANDIDATES } from "../core/constants.ts";
 import { Closed, Described, List, type Static, Text, Type } from "../core/schema/kinds.ts";
 import type { PinnedRoute } from "../core/types.ts";
 import { withRunDefaults } from "./delegate-arguments.ts";
-import {
-  type AsGiven,
-  launchTailArguments,
-  outputSchemaArgument,
-  RouteArgumentSchema,
-  runOptionArguments,
-} from "./run-options.ts";
+import { type AsGiven, closingArguments, outputSchemaArgument, RouteArgumentSchema } from "./run-options.ts";
 import { toolArguments } from "./tool-arguments.ts";
 
 /** bg_fusion's public arguments (docs/tools/bg_fusion.md, "Arguments"). Limits are a delegate's, per child. */
@@ -40,8 +34,7 @@ export const FusionArgumentsSchema = Closed(
       ),
     ),
     outputSchema: outputSchemaArgument("fusion"),
-    ...runOptionArguments("fusion"),
-    ...launchTailArguments("fusion"),
+    ...closingArguments("fusion"),
   },
   "argument",
 );

@@ -11,11 +11,11 @@ import {
   FUSION_DEFAULTS,
   INLINE_LIMIT_TEXT,
 } from "../core/constants.ts";
-import { DelegateError } from "../core/errors.ts";
+import { violationAs } from "../core/errors.ts";
 import { GROUP_NAME_MAX_CHARS } from "../core/group.ts";
 import { checkOutputSchema, type OutputSchema } from "../core/output-schema.ts";
 import { Bool, Closed, Count, Custom, Described, Dollars, OneOf, Text, Type } from "../core/schema/kinds.ts";
-import { SchemaViolation, typeName, violation } from "../core/validate.ts";
+import { typeName, violation } from "../core/validate.ts";
 
 /**
  * The arguments of both tools that stay as given (undefined when absent) after the defaults: the
@@ -62,17 +62,12 @@ function outputSchema(value: unknown, at: string): OutputSchema {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     violation(at, `must be a JSON Schema object, got ${typeName(value)}`);
   }
-  try {
-    return checkOutputSchema(value, at);
-  } catch (error) {
-    if (!(error instanceof SchemaViolation)) throw error;
-    throw new DelegateError(
-      "output_schema_unsupported",
-      error.describe("arguments"),
-      { childProcessCreated: false },
-      { cause: error },
-    );
-  }
+  return violationAs(
+    "output_schema_unsupported",
+    () => checkOutputSchema(value, at),
+    (error) => error.describe("arguments"),
+    { childProcessCreated: false },
+  );
 }
 
 /** outputSchema, worded for each tool (docs/tools/bg_delegate.md, "Structured answers"). */
@@ -80,8 +75,8 @@ export function outputSchemaArgument(tool: "delegate" | "fusion") {
   return Type.Optional(Described(Custom(outputSchema, { type: "object" }), OUTPUT_SCHEMA_TEXT[tool]));
 }
 
-/** The arguments both tools end with: the launch key and the group with its cap. */
-export function launchTailArguments(tool: "delegate" | "fusion") {
+/** The launch key and the group with its cap. */
+function launchTailArguments(tool: "delegate" | "fusion") {
   const work = tool === "fusion" ? "run" : "task";
   return {
     /** The launch key (docs/tools/bg_delegate.md, "Never launched twice"). */
@@ -111,7 +106,7 @@ export function launchTailArguments(tool: "delegate" | "fusion") {
 }
 
 /** maxTurns … triggerOnCompletion, with the bounds of ARGUMENT_BOUNDS and the tool's own defaults. */
-export function runOptionArguments(tool: "delegate" | "fusion") {
+function runOptionArguments(tool: "delegate" | "fusion") {
   const fusion = tool === "fusion";
   const d = fusion ? FUSION_DEFAULTS : DELEGATE_DEFAULTS;
   const who = fusion ? "each child" : "the delegate";
@@ -144,4 +139,9 @@ export function runOptionArguments(tool: "delegate" | "fusion") {
       Bool("Let the completion notice start a new turn when the session is idle. Default true."),
     ),
   };
+}
+
+/** The arguments both tools end with: the limits and completion options, then the launch key and the group. */
+export function closingArguments(tool: "delegate" | "fusion") {
+  return { ...runOptionArguments(tool), ...launchTailArguments(tool) };
 }

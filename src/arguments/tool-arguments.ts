@@ -5,9 +5,8 @@
  * src/core/schema/check.ts) and the schema the model is offered (`offeredSchema`).
  */
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
-import { DelegateError } from "../core/errors.ts";
-import { checkDocument } from "../core/schema/check.ts";
-import { SchemaViolation } from "../core/validate.ts";
+import { DelegateError, violationAs } from "../core/errors.ts";
+import { checkDocument, type Node as Declared } from "../core/schema/check.ts";
 
 /**
  * The schema Pi offers the model, typed as what our check returns: `static` is how
@@ -16,25 +15,19 @@ import { SchemaViolation } from "../core/validate.ts";
  */
 export type Offered<S extends TSchema> = TSchema & { static: Static<S>; "~unsafe": Static<S> };
 
-/** The keywords of a declaration the offered schema is projected from. */
-interface Declared {
-  type?: string;
-  enum?: readonly string[];
-  properties?: Readonly<Record<string, Declared>>;
-  required?: readonly string[];
-  items?: Declared;
-  minItems?: number;
-  maxItems?: number;
-  maximum?: number;
-  description?: string;
-}
+/**
+ * How a declared integer is offered: "number" for the package's tools, whose pages type it as a JSON
+ * number (integrality and bounds are checked by us); "integer" with its least value for the child's
+ * delegate_read_artifact (src/child/read-artifact.ts).
+ */
+export type OfferedIntegers = "number" | "integer";
 
 /**
  * What the model is shown of one declared argument: its JSON type, an enum's values, a spend cap's
  * bounds, a list's length and an object's keys, with the description; the rest (text bounds,
  * integrality, an outputSchema's subset) is checked by us and stated in the tool pages.
  */
-function offered(node: Declared): TSchema {
+function offered(node: Declared, integers: OfferedIntegers): TSchema {
   const described = node.description === undefined ? {} : { description: node.description };
   switch (node.type) {
     case "string":
@@ -43,14 +36,13 @@ function offered(node: Declared): TSchema {
         ? Type.String(described)
         : Type.Unsafe<string>({ type: "string", enum: [...node.enum], ...described });
     case "integer":
-      // The tool pages type these as JSON numbers; integrality is checked by us.
-      return Type.Number(described);
+      return integers === "integer" ? Type.Integer({ minimum: node.minimum, ...described }) : Type.Number(described);
     case "number":
       return Type.Number({ exclusiveMinimum: 0, maximum: node.maximum, ...described });
     case "boolean":
       return Type.Boolean(described);
     case "array":
-      return Type.Array(offered(node.items ?? {}), {
+      return Type.Array(offered(node.items ?? {}, integers), {
         minItems: node.minItems,
         maxItems: node.maxItems,
         ...described,
@@ -61,7 +53,8 @@ function offered(node: Declared): TSchema {
       const required = node.required ?? [];
       const properties: Record<string, TSchema> = {};
       for (const [name, property] of Object.entries(node.properties)) {
-        properties[name] = required.includes(name) ? offered(property) : Type.Optional(offered(property));
+        const shown = offered(property, integers);
+        properties[name] = required.includes(name) ? shown : Type.Optional(shown);
       }
       return Type.Object(properties, { additionalProperties: false, ...described });
     }
@@ -71,8 +64,8 @@ function offered(node: Declared): TSchema {
 }
 
 /** The schema Pi offers the model for a tool's declared arguments. */
-export function offeredSchema<S extends TSchema>(schema: S): Offered<S> {
-  return Type.Unsafe<Static<S>>(offered(schema as Declared)) as Offered<S>;
+export function offeredSchema<S extends TSchema>(schema: S, integers: OfferedIntegers = "number"): Offered<S> {
+  return Type.Unsafe<Static<S>>(offered(schema as Declared, integers)) as Offered<S>;
 }
 
 function isEmptyObject(raw: unknown): boolean {
@@ -95,17 +88,12 @@ export function checkArguments<S extends TSchema>(schema: S, raw: unknown): Stat
       { childProcessCreated: false },
     );
   }
-  try {
-    return checkDocument(schema, raw);
-  } catch (error) {
-    if (!(error instanceof SchemaViolation)) throw error;
-    throw new DelegateError(
-      "invalid_arguments",
-      error.describe("arguments"),
-      { childProcessCreated: false },
-      { cause: error },
-    );
-  }
+  return violationAs(
+    "invalid_arguments",
+    () => checkDocument(schema, raw),
+    (error) => error.describe("arguments"),
+    { childProcessCreated: false },
+  );
 }
 
 /**

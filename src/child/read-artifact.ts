@@ -7,32 +7,38 @@
 import { closeSync, fstatSync, openSync, readSync, realpathSync, statSync } from "node:fs";
 import { isAbsolute, join, relative, sep } from "node:path";
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
-import { Type } from "@sinclair/typebox";
+import { offeredSchema } from "../arguments/tool-arguments.ts";
 import { READ_ARTIFACT_TOOL } from "../core/constants.ts";
 import { strictArguments } from "../core/failure-text.ts";
 import { readRegularFile } from "../core/fs.ts";
 import { sha256Hex } from "../core/hash.ts";
+import { checkDocument } from "../core/schema/check.ts";
+import { Closed, Count, Described, type Static, Text } from "../core/schema/kinds.ts";
 import type { ChainArtifact, SpilledReadRange } from "../core/types.ts";
-import { closedObject, count, SchemaViolation, str } from "../core/validate.ts";
+import { SchemaViolation } from "../core/validate.ts";
 import { maxReadLength, readArtifactCost } from "./runway.ts";
 
-export const READ_ARTIFACT_PARAMETERS = Type.Object(
+/**
+ * delegate_read_artifact's arguments, declared once as the package's tools' are
+ * (src/arguments/tool-arguments.ts): the strict check and the schema the child's model is offered
+ * both come from it.
+ */
+export const ReadArtifactArgumentsSchema = Closed(
   {
-    artifact: Type.String({
+    artifact: Text({
       description:
         'Path relative to the task artifact directory, e.g. "spill/t0002-c0000-call_1.txt" from a spill receipt.',
     }),
-    offset: Type.Integer({ minimum: 0, description: "First byte to read (0-based)." }),
-    length: Type.Integer({ minimum: 1, description: "Number of bytes to read; the whole range must exist." }),
+    offset: Described(Count(0), "First byte to read (0-based)."),
+    length: Described(Count(1), "Number of bytes to read; the whole range must exist."),
   },
-  { additionalProperties: false },
+  "argument",
 );
 
-export interface ReadArtifactArgs {
-  artifact: string;
-  offset: number;
-  length: number;
-}
+/** What the child's model is offered: the declaration's types, its integers kept integers with their least value. */
+export const READ_ARTIFACT_PARAMETERS = offeredSchema(ReadArtifactArgumentsSchema, "integer");
+
+export type ReadArtifactArgs = Static<typeof ReadArtifactArgumentsSchema>;
 
 /** What a successful read reports to the guard (kept out of the model's view). */
 export interface ReadArtifactDetails {
@@ -49,12 +55,7 @@ export interface ReadArtifactDetails {
 /** Strict argument check: exact JSON types, no coercion ("5" is not 5), no unknown keys. */
 export function parseReadArtifactArgs(raw: unknown): ReadArtifactArgs {
   try {
-    const a = closedObject(raw, "", ["artifact", "offset", "length"], { noun: "argument" });
-    return {
-      artifact: str(a.artifact, "artifact"),
-      offset: count(a.offset, "offset", 0),
-      length: count(a.length, "length", 1),
-    };
+    return checkDocument(ReadArtifactArgumentsSchema, raw);
   } catch (error) {
     if (error instanceof SchemaViolation) throw new Error(error.describe("arguments"));
     throw error;

@@ -4,6 +4,7 @@
  * written twice (docs are generated from this table).
  */
 import { FAILURE_WHEN, type FailureStage } from "./failure-when.ts";
+import { SchemaViolation } from "./validate.ts";
 
 export const FAILURE_REMEDIATION = {
   invalid_arguments: "Fix the named argument and call the tool again.",
@@ -158,6 +159,24 @@ export class DelegateError extends Error {
 
 export function fail(code: FailureCode, message: string, facts?: FailureFacts): never {
   throw new DelegateError(code, message, facts);
+}
+
+/**
+ * What `check` returns; a SchemaViolation it throws becomes a DelegateError of `code` whose message
+ * `say` writes from it (the violation kept as the cause). Any other error passes through.
+ */
+export function violationAs<T>(
+  code: FailureCode,
+  check: () => T,
+  say: (violation: SchemaViolation) => string,
+  facts: FailureFacts = {},
+): T {
+  try {
+    return check();
+  } catch (error) {
+    if (!(error instanceof SchemaViolation)) throw error;
+    throw new DelegateError(code, say(error), facts, { cause: error });
+  }
 }
 
 export { FAILURE_WHEN, type FailureStage };

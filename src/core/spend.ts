@@ -163,31 +163,26 @@ export interface CacheCredit {
 /** No cache: every input token at its dearest price. */
 export const NO_CACHE: CacheCredit = { cachedTokens: 0, reads: false, longWrites: false };
 
-/** The most `inputTokens` of input can cost, `cachedTokens` of them held in the provider's cache (micro-dollars). */
-function inputMicroUsd(prices: SpendPrices, inputTokens: number, cachedTokens: number, longWrites: boolean): number {
-  const rates = dearestRates(prices, inputTokens);
-  const cached = Math.min(Math.max(0, cachedTokens), Math.max(0, inputTokens));
-  return cached * rates.cache_read + (inputTokens - cached) * newTokenPrice(rates, longWrites);
-}
-
 /** The price of one uncached input token of a request of up to `inputTokens` input. */
 export function inputPrice(prices: SpendPrices, inputTokens = 0, longWrites = false): number {
   return newTokenPrice(dearestRates(prices, inputTokens), longWrites);
 }
 
-/** The most a request of `inputTokens` input and an output limit of `outputTokens` can cost. */
+/**
+ * The most a request of `inputTokens` input and an output limit of `outputTokens` can cost: its input
+ * at the dearest rates of its size, the `credit.cachedTokens` of it held in the provider's cache at
+ * the cache-read price, and its output.
+ */
 export function worstRequestUsd(
   spend: SeedSpend,
   inputTokens: number,
   outputTokens: number,
   credit: CacheCredit = NO_CACHE,
 ): number {
-  const p = spend.prices_usd_per_mtok;
-  return (
-    (inputMicroUsd(p, inputTokens, credit.cachedTokens, credit.longWrites) +
-      outputTokens * dearestRates(p, inputTokens).output) /
-    PER_TOKEN
-  );
+  const rates = dearestRates(spend.prices_usd_per_mtok, inputTokens);
+  const cached = Math.min(Math.max(0, credit.cachedTokens), Math.max(0, inputTokens));
+  const inputMicroUsd = cached * rates.cache_read + (inputTokens - cached) * newTokenPrice(rates, credit.longWrites);
+  return (inputMicroUsd + outputTokens * rates.output) / PER_TOKEN;
 }
 
 /** The least the first request costs: its provable prompt at the input price, nothing more. */

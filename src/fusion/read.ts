@@ -21,13 +21,12 @@
 import { lstatSync } from "node:fs";
 import { basename, join, resolve, sep } from "node:path";
 import { FUSION_DOCUMENT_MAX_BYTES, FUSION_FILES, SCHEMA } from "../core/constants.ts";
-import { DelegateError, type FailureCode } from "../core/errors.ts";
+import { DelegateError, type FailureCode, violationAs } from "../core/errors.ts";
 import { readRegularFile, refusalText } from "../core/fs.ts";
 import { sha256Hex } from "../core/hash.ts";
 import { checkDocument } from "../core/schema/check.ts";
 import { FusionManifestSchema } from "../core/schema/fusion-document.ts";
 import { decodeUtf8Strict } from "../core/utf8.ts";
-import { SchemaViolation } from "../core/validate.ts";
 import { documentTrust } from "../store/tree-trust.ts";
 import { decodeDocument } from "./document.ts";
 import { type BoundArtifact, FUSION_STATES, type FusionManifest, type FusionState } from "./types.ts";
@@ -62,17 +61,12 @@ function fail(code: FailureCode, message: string, path: string): never {
 
 /** Read, decode and parse a JSON document whose bytes were already bounded; child_result_invalid if not. */
 export function parseDocumentBytes<T>(path: string, bytes: Uint8Array, at: string, parse: (value: unknown) => T): T {
-  try {
-    return parse(decodeDocument(bytes, at));
-  } catch (error) {
-    if (!(error instanceof SchemaViolation)) throw error;
-    throw new DelegateError(
-      "child_result_invalid",
-      `${path}: ${error.message}`,
-      { artifacts: [path] },
-      { cause: error },
-    );
-  }
+  return violationAs(
+    "child_result_invalid",
+    () => parse(decodeDocument(bytes, at)),
+    (error) => `${path}: ${error.message}`,
+    { artifacts: [path] },
+  );
 }
 
 export type ManifestReading =

@@ -1,13 +1,12 @@
 import { lstatSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { DELEGATE_ROOT, FUSION_ROOT, TASK_FILES, TASK_RECORD_MAX_BYTES } from "../core/constants.ts";
-import { DelegateError } from "../core/errors.ts";
+import { DelegateError, violationAs } from "../core/errors.ts";
 import { boundedList } from "../core/failure-text.ts";
 import { readRegularFile, refusalText, writeJsonRecord } from "../core/fs.ts";
 import { checkDocument } from "../core/schema/check.ts";
 import { DelegateManifestSchema } from "../core/schema/manifest.ts";
 import type { BudgetFigures, ChildProgress, DelegateManifest } from "../core/types.ts";
-import { SchemaViolation } from "../core/validate.ts";
 import { readBudgetFigures, readProgress } from "./progress.ts";
 import { requireRootNotLinked } from "./store-trust.ts";
 import { signManifest, type TreeTrust, treeTrust, trustOrAdopt } from "./tree-trust.ts";
@@ -214,18 +213,13 @@ export function readTrustedManifest(taskDir: string): { manifest: DelegateManife
       { cause: error },
     );
   }
-  try {
-    const manifest = checkDocument(DelegateManifestSchema, parsed);
-    return { manifest, trust: trustOrAdopt("delegate", taskDir, parsed) };
-  } catch (error) {
-    if (!(error instanceof SchemaViolation)) throw error;
-    throw new DelegateError(
-      "result_unavailable",
-      `the task's manifest is not a delegate manifest: ${error.message}`,
-      { artifacts: [path] },
-      { cause: error },
-    );
-  }
+  const manifest = violationAs(
+    "result_unavailable",
+    () => checkDocument(DelegateManifestSchema, parsed),
+    (error) => `the task's manifest is not a delegate manifest: ${error.message}`,
+    { artifacts: [path] },
+  );
+  return { manifest, trust: trustOrAdopt("delegate", taskDir, parsed) };
 }
 
 /** The parent-side records of one delegate task, as one call sees them. */

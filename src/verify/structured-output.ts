@@ -12,13 +12,12 @@
  * found more than once where the cited lines do not pin it, is `too_short`. A citation that fails is
  * flagged, never refused. Only reads; bounded like freshness.
  */
-import { DelegateError } from "../core/errors.ts";
+import { violationAs } from "../core/errors.ts";
 import type { OutputSchema } from "../core/output-schema.ts";
 import { projectFile, resolveLikePi } from "../core/project-path.ts";
 import type { CheckedCitation, CheckedFieldBasis } from "../core/schema/fusion-merged.ts";
 import { type BasisCitation, parseStructuredAnswer, type StructuredAnswer } from "../core/structured-answer.ts";
 import type { EvidenceRow, SeenRange } from "../core/types.ts";
-import { SchemaViolation } from "../core/validate.ts";
 import { seenByFile } from "./seen-ranges.ts";
 import { ShownBytesReader, shownLines } from "./shown-lines.ts";
 import type { TextFieldBasis } from "./text-basis.ts";
@@ -48,17 +47,12 @@ export type JsonOutput = Extract<TaskOutput, { type: "json" }>;
 
 /** The committed answer as a structured answer of `schema`; child_output_invalid when it is not one. */
 export function parseCommittedAnswer(text: string, schema: OutputSchema, artifacts: string[]): StructuredAnswer {
-  try {
-    return parseStructuredAnswer(text, schema);
-  } catch (error) {
-    if (!(error instanceof SchemaViolation)) throw error;
-    throw new DelegateError(
-      "child_output_invalid",
-      `the committed answer does not conform to outputSchema: ${error.describe("the answer")}`,
-      { childProcessCreated: true, artifacts },
-      { cause: error },
-    );
-  }
+  return violationAs(
+    "child_output_invalid",
+    () => parseStructuredAnswer(text, schema),
+    (error) => `the committed answer does not conform to outputSchema: ${error.describe("the answer")}`,
+    { childProcessCreated: true, artifacts },
+  );
 }
 
 /** Collapse every run of whitespace to one space (the normalised match). */

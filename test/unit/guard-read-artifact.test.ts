@@ -47,6 +47,16 @@ describe("arguments", () => {
     );
     expect(() => parseReadArtifactArgs(null)).toThrow(/object/);
   });
+
+  it("offers the child's model the same schema, byte for byte: integers with their least value", () => {
+    const { parameters } = createReadArtifactTool({ taskDir, bound: () => 1 });
+    expect(JSON.stringify(parameters)).toBe(
+      '{"additionalProperties":false,"type":"object","required":["artifact","offset","length"],"properties":{' +
+        '"artifact":{"description":"Path relative to the task artifact directory, e.g. \\"spill/t0002-c0000-call_1.txt\\" from a spill receipt.","type":"string"},' +
+        '"offset":{"minimum":0,"description":"First byte to read (0-based).","type":"integer"},' +
+        '"length":{"minimum":1,"description":"Number of bytes to read; the whole range must exist.","type":"integer"}}}',
+    );
+  });
 });
 
 describe("paths", () => {

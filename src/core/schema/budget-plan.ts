@@ -30,6 +30,16 @@ export type ByteClasses = Static<typeof ByteClassesSchema>;
 export const CALIBRATION_STATUSES = ["applied", "prompt_below_threshold", "no_entry_for_family"] as const;
 export type CalibrationStatus = (typeof CALIBRATION_STATUSES)[number];
 
+/**
+ * What the plan leaves the child: the growth budget, the runway kept for the answer and the runway
+ * left at which the guard tells the child to answer. seed.json's budget carries the same figures.
+ */
+export const RUNWAY_FIGURES = {
+  growth_budget_tokens: Count(),
+  finalization_runway_tokens: Count(),
+  low_runway_trigger_tokens: Count(),
+};
+
 export const BudgetPlanSchema = Type.Object({
   schema_version: Type.Literal(SCHEMA.budgetPlan),
   route: PinnedRouteSchema,
@@ -74,8 +84,6 @@ export const BudgetPlanSchema = Type.Object({
     required_tokens: Count(),
     capacity_tokens: Count(),
   }),
-  growth_budget_tokens: Count(),
-  finalization_runway_tokens: Count(),
-  low_runway_trigger_tokens: Count(),
+  ...RUNWAY_FIGURES,
 });
 export type BudgetPlan = Static<typeof BudgetPlanSchema>;

@@ -26,8 +26,8 @@ import {
   violation,
 } from "../validate.ts";
 
-/** The keywords the checker reads. */
-interface Node {
+/** The keywords the checker reads (and what a tool's offered schema is projected from, src/arguments/tool-arguments.ts). */
+export interface Node {
   type?: string;
   const?: unknown;
   enum?: readonly string[];
@@ -43,6 +43,7 @@ interface Node {
   exclusiveMinimum?: number;
   maxLength?: number;
   pattern?: string;
+  description?: string;
   "x-kind"?: "sha256" | "timestamp" | "amount";
   "x-text"?: boolean;
   "x-max-bytes"?: number;

@@ -15,25 +15,11 @@ import {
   WORKFLOW_NAME,
 } from "../fusion-constants.ts";
 import { keyPath, violation } from "../validate.ts";
-import {
-  Amount,
-  Closed,
-  Count,
-  List,
-  Nullable,
-  OneOf,
-  Refine,
-  Sha256,
-  type Static,
-  Text,
-  Timestamp,
-  Type,
-} from "./kinds.ts";
+import { Closed, Count, List, Nullable, OneOf, Refine, Sha256, type Static, Text, Timestamp } from "./kinds.ts";
+import { usageCountFields, usageRecord } from "./result-usage.ts";
+import { FailureCodeSchema } from "./shared.ts";
 
 const NAME_MAX = 256;
-
-/** A failure code of src/core/errors.ts. */
-import { FailureCodeSchema } from "./shared.ts";
 
 /** A file of the run directory the manifest binds: its path, byte length and SHA-256. */
 export const FusionBindingSchema = Closed({
@@ -94,14 +80,7 @@ export const FusionRouteSchema = Closed({
   model: Text({ maxChars: NAME_MAX }),
 });
 
-const USAGE_COUNTS = {
-  input: Count(),
-  output: Count(),
-  cache_read: Count(),
-  cache_write: Count(),
-  total_tokens: Count(),
-  cost_total: Amount(),
-};
+const USAGE_COUNTS = usageCountFields(Count);
 
 /** Summed usage counts (every count known). */
 export const FusionUsageSchema = Closed(USAGE_COUNTS);
@@ -111,10 +90,7 @@ export type FusionUsage = Static<typeof FusionUsageSchema>;
  * Usage as reported: "observed" (every child's counts, summed) or "unavailable" with the reason when a
  * child's provider reported none — never a sum that silently counts such a child as zero.
  */
-export const FusionUsageRecordSchema = Type.Union([
-  Closed({ status: Type.Literal("observed"), ...USAGE_COUNTS }),
-  Closed({ status: Type.Literal("unavailable"), reason: Text({ maxChars: NAME_MAX }) }),
-]);
+export const FusionUsageRecordSchema = usageRecord(USAGE_COUNTS, Text({ maxChars: NAME_MAX }));
 
 /** One model call of the pipeline (a candidate, the evaluator, a repair, the merger). */
 export const FusionAttemptRowSchema = Refine(

@@ -89,7 +89,7 @@ export function Nullable<T extends TSchema>(schema: T) {
   return Type.Union([schema, Type.Null()]);
 }
 
-export type { Static, TSchema } from "@sinclair/typebox";
+export type { Static, TProperties, TSchema } from "@sinclair/typebox";
 /** A declaration with what it means, for the model and the docs (JSON Schema's description). */
 export function Described<T extends TSchema>(schema: T, description: string): T {
   return { ...schema, description };

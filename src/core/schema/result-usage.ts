@@ -3,7 +3,7 @@
  * what each response attested of the route it ran on, the usage as reported, and under a spend cap
  * what a provider billed past a request's limits. The route itself is manifest.json's PinnedRoute.
  */
-import { Amount, AnyString, Closed, Count, OneOf, type Static, Type } from "./kinds.ts";
+import { Amount, AnyString, Closed, Count, OneOf, type Static, type TProperties, type TSchema, Type } from "./kinds.ts";
 
 /**
  * Where a route attestation's model comes from (docs/subsystems/child-guard.md, "What each provider
@@ -25,25 +25,37 @@ export const RouteAttestationSchema = Closed({
 });
 export type RouteAttestation = Static<typeof RouteAttestationSchema>;
 
-const usageCounts = {
-  input: Amount(),
-  output: Amount(),
-  cache_read: Amount(),
-  cache_write: Amount(),
-  total_tokens: Amount(),
-  /** Dollars, as the provider reported them. */
-  cost_total: Amount(),
-};
+/**
+ * The fields of usage counts: each token count of `token`'s declaration (a delegate's as its provider
+ * reported them; a Fusion run's summed whole counts, src/core/schema/fusion-parts.ts) and the cost.
+ */
+export function usageCountFields<T extends TSchema>(token: () => T) {
+  return {
+    input: token(),
+    output: token(),
+    cache_read: token(),
+    cache_write: token(),
+    total_tokens: token(),
+    /** Dollars, as the provider reported them. */
+    cost_total: Amount(),
+  };
+}
+
+/** Usage as reported: observed counts, or unavailable with why (never a synthesized zero); told apart by `status`. */
+export function usageRecord<C extends TProperties, R extends TSchema>(counts: C, reason: R) {
+  return Type.Union([
+    Closed({ status: Type.Literal("observed"), ...counts }),
+    Closed({ status: Type.Literal("unavailable"), reason }),
+  ]);
+}
+
+const usageCounts = usageCountFields(Amount);
 
 /** Token and cost counts of one or more model calls. */
 export const UsageCountsSchema = Closed(usageCounts);
 export type UsageCounts = Static<typeof UsageCountsSchema>;
 
-/** Usage as reported: observed counts, or unavailable with why (never a synthesized zero); told apart by `status`. */
-export const UsageRecordSchema = Type.Union([
-  Closed({ status: Type.Literal("observed"), ...usageCounts }),
-  Closed({ status: Type.Literal("unavailable"), reason: AnyString() }),
-]);
+export const UsageRecordSchema = usageRecord(usageCounts, AnyString());
 export type UsageRecord = Static<typeof UsageRecordSchema>;
 
 /**

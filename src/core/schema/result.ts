@@ -11,6 +11,7 @@ import { EvidenceRowSchema } from "./evidence.ts";
 import { AnyString, Bool, Closed, Count, Nullable, OneOf, Sha256, type Static, Type } from "./kinds.ts";
 import { PinnedRouteSchema } from "./manifest.ts";
 import { RouteAttestationSchema, SpendOverbilledSchema, UsageRecordSchema } from "./result-usage.ts";
+import { TASK_LAUNCH } from "./shared.ts";
 import { SpillReceiptSchema } from "./spill-receipt.ts";
 import { ResultSteeringSchema } from "./steering.ts";
 
@@ -45,8 +46,7 @@ export type AnswerPackage = Static<typeof AnswerPackageSchema>;
 export const DelegateResultFileSchema = Closed({
   /** Typed only here: a version other than the current one is refused by step 1 after the shape. */
   schema_version: AnyString(),
-  task_id: AnyString(),
-  launch_nonce: AnyString(),
+  ...TASK_LAUNCH,
   seed_sha256: Sha256(),
   route: PinnedRouteSchema,
   route_attestations: Type.Array(RouteAttestationSchema),

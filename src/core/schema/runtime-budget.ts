@@ -9,6 +9,7 @@
 import { FINALIZED_BY, SCHEMA } from "../constants.ts";
 import { Amount, AnyString, Bool, Count, List, Nullable, OneOf, type Static, Timestamp, Type } from "./kinds.ts";
 import { SpendOverbilledSchema } from "./result-usage.ts";
+import { TASK_LAUNCH } from "./shared.ts";
 
 /** Rows at most (a run has one per model request; the turn limit bounds them anyway). */
 const MAX_ROWS = 100_000;
@@ -52,8 +53,7 @@ export type SpendBlock = Static<typeof SpendBlockSchema>;
 /** Whose run a runtime-budget.json is: both writers' records start with it. */
 const RECORD_HEAD = {
   schema_version: Type.Literal(SCHEMA.runtimeBudget),
-  task_id: AnyString(),
-  launch_nonce: AnyString(),
+  ...TASK_LAUNCH,
 };
 
 /** What the guard writes. */

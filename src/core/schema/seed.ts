@@ -10,9 +10,10 @@
 import { isAbsolute } from "node:path";
 import { CAPABILITIES, EXTENSION_MODES, READ_ROOTS_MAX } from "../constants.ts";
 import { violation } from "../validate.ts";
+import { RUNWAY_FIGURES } from "./budget-plan.ts";
 import { Amount, AnyString, Bool, Count, List, Nullable, OneOf, Refine, type Static, Type } from "./kinds.ts";
 import { SeedSpendSchema } from "./seed-spend.ts";
-import { OutputSchemaSchema } from "./shared.ts";
+import { OutputSchemaSchema, TASK_LAUNCH } from "./shared.ts";
 import { SpillReceiptSchema } from "./spill-receipt.ts";
 
 /** Where a task's route came from (docs/subsystems/launch.md, "The route pin"). */
@@ -44,9 +45,7 @@ export type SeedLimits = Static<typeof SeedLimitsSchema>;
 export const SeedBudgetSchema = Type.Object({
   capacity_tokens: Count(),
   admission_estimate_tokens: Count(),
-  growth_budget_tokens: Count(),
-  finalization_runway_tokens: Count(),
-  low_runway_trigger_tokens: Count(),
+  ...RUNWAY_FIGURES,
   /** The rate the estimate used. */
   bytes_per_token: Amount(),
 });
@@ -118,8 +117,7 @@ export const SeedDocumentSchema = Type.Object({
    */
   output_schema: Type.Optional(Nullable(OutputSchemaSchema)),
   schema_version: AnyString(),
-  task_id: AnyString(),
-  launch_nonce: AnyString(),
+  ...TASK_LAUNCH,
   created_at: AnyString(),
   cwd: AnyString(),
   capability: OneOf(CAPABILITIES),

@@ -1,11 +1,15 @@
 /**
- * Declarations several documents share: a failure code (src/core/errors.ts) and an answer's JSON
- * Schema (src/core/output-schema.ts, checked against the subset the package supports).
+ * Declarations several documents share: the task and launch a record belongs to, a failure code
+ * (src/core/errors.ts) and an answer's JSON Schema (src/core/output-schema.ts, checked against the
+ * subset the package supports).
  */
 import { FAILURE_CODES, type FailureCode, isFailureCode } from "../errors.ts";
 import { checkOutputSchema, type OutputSchema } from "../output-schema.ts";
 import { violation } from "../validate.ts";
-import { Custom } from "./kinds.ts";
+import { AnyString, Custom } from "./kinds.ts";
+
+/** The task and the launch of it a record belongs to: a record naming another is not this task's. */
+export const TASK_LAUNCH = { task_id: AnyString(), launch_nonce: AnyString() };
 
 /** One of the failure codes of src/core/errors.ts. */
 export const FailureCodeSchema = Custom<FailureCode>(

@@ -4,7 +4,8 @@
  * steering-seen.json's body). Their chain and their agreement are ../steering.ts's.
  */
 import { SCHEMA, STEER_MAX_PER_TASK, STEER_MESSAGE_MAX_BYTES } from "../constants.ts";
-import { AnyString, Closed, Count, List, Sha256, type Static, Text, Timestamp, Type } from "./kinds.ts";
+import { Closed, Count, List, Sha256, type Static, Text, Timestamp, Type } from "./kinds.ts";
+import { TASK_LAUNCH } from "./shared.ts";
 
 /** A steering message, as an argument or a recorded entry: non-blank text within its byte bound. */
 export const SteeringMessageSchema = Text({ maxBytes: STEER_MESSAGE_MAX_BYTES, control: true });
@@ -23,8 +24,7 @@ export type SteeringEntry = Static<typeof SteeringEntrySchema>;
 /** steering.json: written by the parent, whole, on every bg_steer. */
 export const SteeringRecordSchema = Closed({
   schema_version: Type.Literal(SCHEMA.steering),
-  task_id: AnyString(),
-  launch_nonce: AnyString(),
+  ...TASK_LAUNCH,
   entries: List(SteeringEntrySchema, STEER_MAX_PER_TASK),
 });
 export type SteeringRecord = Static<typeof SteeringRecordSchema>;

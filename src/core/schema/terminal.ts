@@ -8,14 +8,13 @@ import { SCHEMA } from "../constants.ts";
 import { EvidenceRowSchema } from "./evidence.ts";
 import { AnyString, Closed, Count, OneOf, type Static, Timestamp, Type } from "./kinds.ts";
 import { UsageRecordSchema } from "./result-usage.ts";
-import { FailureCodeSchema } from "./shared.ts";
+import { FailureCodeSchema, TASK_LAUNCH } from "./shared.ts";
 import { SpillReceiptSchema } from "./spill-receipt.ts";
 
 /** child-terminal.json. */
 export const ChildTerminalFileSchema = Closed({
   schema_version: OneOf([SCHEMA.terminal]),
-  task_id: AnyString(),
-  launch_nonce: AnyString(),
+  ...TASK_LAUNCH,
   /** Why the run stopped. */
   code: FailureCodeSchema,
   message: AnyString(),
@@ -57,8 +56,7 @@ export type SearchTools = Static<typeof SearchToolsSchema>;
 /** child-ready.json: written once by the guard, never read back (its presence is the signal). */
 export const ChildReadyFileSchema = Closed({
   schema_version: OneOf([SCHEMA.ready]),
-  task_id: AnyString(),
-  launch_nonce: AnyString(),
+  ...TASK_LAUNCH,
   pid: Count(),
   pi_version: AnyString(),
   /** How the guard admitted its host (docs/configuration.md, "Supported Pi versions"); absent before 0.2. */

@@ -9,6 +9,7 @@ import { DelegateArgumentsSchema } from "../../../src/arguments/delegate-argumen
 import { FusionArgumentsSchema } from "../../../src/arguments/fusion-arguments.ts";
 import { ResultArgumentsSchema } from "../../../src/arguments/result-arguments.ts";
 import { SteerArgumentsSchema } from "../../../src/arguments/steer-arguments.ts";
+import { ReadArtifactArgumentsSchema } from "../../../src/child/read-artifact.ts";
 import { checkDocument, vetDeclaration } from "../../../src/core/schema/check.ts";
 import { DOCUMENTS } from "../../../src/core/schema/documents.ts";
 import {
@@ -76,7 +77,13 @@ export function schemaCheckCases(typebox: string): void {
 
   describe(`checkDocument under TypeBox ${typebox}`, () => {
     it("every real declaration (each document, each tool's arguments) uses only keywords the checker reads", () => {
-      const tools = [DelegateArgumentsSchema, FusionArgumentsSchema, ResultArgumentsSchema, SteerArgumentsSchema];
+      const tools = [
+        DelegateArgumentsSchema,
+        FusionArgumentsSchema,
+        ResultArgumentsSchema,
+        SteerArgumentsSchema,
+        ReadArtifactArgumentsSchema,
+      ];
       for (const schema of [...DOCUMENTS.map((d) => d.schema), ...tools])
         expect(() => vetDeclaration(schema)).not.toThrow();
       expect(() => vetDeclaration(Type.Intersect([Closed({ a: Count() }), Closed({ b: Count() })]))).toThrow(
