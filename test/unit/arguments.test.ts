@@ -19,7 +19,6 @@ import {
 import { FUSION_ARGUMENTS } from "../../src/arguments/fusion-arguments.ts";
 import { parseResultArguments, RESULT_ARGUMENTS } from "../../src/arguments/result-arguments.ts";
 import { STEER_ARGUMENTS } from "../../src/arguments/steer-arguments.ts";
-import { DelegateError } from "../../src/core/errors.ts";
 import { packageTool } from "../../src/tools/define.ts";
 import { BG_DELEGATE, BG_RESULT } from "../../src/tools/texts.ts";
 import { thrownBy } from "../helpers/failures.ts";
@@ -124,25 +123,23 @@ const resultCases: Case[] = [
 ];
 
 function expectInvalid(run: () => unknown, field: string): void {
-  let caught: unknown;
-  try {
-    run();
-  } catch (error) {
-    caught = error;
-  }
-  expect(caught).toBeInstanceOf(DelegateError);
-  const error = caught as DelegateError;
+  const error = thrownBy(run);
   expect(error.code).toBe("invalid_arguments");
   expect(error.message.startsWith(`${field}: `), error.message).toBe(true);
 }
 
-function expectToolRefusal(prepare: (raw: unknown) => unknown, args: unknown, field: string): void {
-  let caught: unknown;
+/** What `run` throws; a call that returns fails the test. */
+function thrownOf(run: () => unknown): unknown {
   try {
-    prepare(args);
+    run();
   } catch (error) {
-    caught = error;
+    return error;
   }
+  throw new Error("expected a throw, but the call returned");
+}
+
+function expectToolRefusal(prepare: (raw: unknown) => unknown, args: unknown, field: string): void {
+  const caught = thrownOf(() => prepare(args));
   expect(caught).toBeInstanceOf(Error);
   const text = (caught as Error).message;
   expect(text.startsWith(`[invalid_arguments] ${field}: `), text.slice(0, 200)).toBe(true);

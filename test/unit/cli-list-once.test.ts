@@ -6,29 +6,29 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it, vi } from "vitest";
 
-const counted = vi.hoisted(() => ({ calls: 0, delegates: 0 }));
-
-vi.mock("../../src/fusion/index.ts", async (importOriginal) => {
-  const real = await importOriginal<typeof import("../../src/fusion/index.ts")>();
-  return {
-    ...real,
-    verifyCompletedRun: (...args: Parameters<typeof real.verifyCompletedRun>) => {
-      counted.calls++;
-      return real.verifyCompletedRun(...args);
-    },
+const { counted, counting } = vi.hoisted(() => {
+  const counted = { calls: 0, delegates: 0 };
+  /** `real` with its function `name` wrapped to add one to `counted[key]` on each call. */
+  const counting = <M extends object>(real: M, name: keyof M, key: keyof typeof counted): M => {
+    const fn = real[name] as (...args: unknown[]) => unknown;
+    return {
+      ...real,
+      [name]: (...args: unknown[]) => {
+        counted[key]++;
+        return fn(...args);
+      },
+    };
   };
+  return { counted, counting };
 });
 
-vi.mock("../../src/verify/result-file.ts", async (importOriginal) => {
-  const real = await importOriginal<typeof import("../../src/verify/result-file.ts")>();
-  return {
-    ...real,
-    readVerifiedResult: (...args: Parameters<typeof real.readVerifiedResult>) => {
-      counted.delegates++;
-      return real.readVerifiedResult(...args);
-    },
-  };
-});
+vi.mock("../../src/fusion/index.ts", async (importOriginal) =>
+  counting(await importOriginal<typeof import("../../src/fusion/index.ts")>(), "verifyCompletedRun", "calls"),
+);
+
+vi.mock("../../src/verify/result-file.ts", async (importOriginal) =>
+  counting(await importOriginal<typeof import("../../src/verify/result-file.ts")>(), "readVerifiedResult", "delegates"),
+);
 
 const { main } = await import("../../src/cli/main.ts");
 const { buildCompletedRun } = await import("../helpers/fusion-fixtures.ts");

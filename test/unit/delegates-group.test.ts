@@ -65,10 +65,13 @@ function from(lines: readonly string[], line: number, title: string): string {
   return text;
 }
 
+/** The table's header with a GROUP column. */
+const GROUPED_HEADER = /^ ID\s+STATE\s+ROUTE\s+RUN TIME\s+COST\s+SIZE\s+GROUP\s+NAME$/;
+
 describe("/delegates shows each member's group", () => {
   it("a GROUP column between SIZE and NAME, each member's group name in it, blank for work of its own", () => {
     const lines = draw(ROWS, 160);
-    expect(lines[0]).toMatch(/^ ID\s+STATE\s+ROUTE\s+RUN TIME\s+COST\s+SIZE\s+GROUP\s+NAME$/);
+    expect(lines[0]).toMatch(GROUPED_HEADER);
     expect(from(lines, 1, "GROUP")).toMatch(/^auth-audit\s+session cookie checks$/);
     expect(from(lines, 2, "GROUP")).toMatch(/^auth-audit\s+token refresh path$/);
     // Wide characters and an emoji are measured as drawn: the names after them line up.
@@ -82,7 +85,7 @@ describe("/delegates shows each member's group", () => {
 
   it("fits 80 columns with CJK, emoji and long group names: the route gives way first, the group's name before the name", () => {
     const lines = draw(ROWS, 80);
-    expect(lines[0]).toMatch(/^ ID\s+STATE\s+ROUTE\s+RUN TIME\s+COST\s+SIZE\s+GROUP\s+NAME$/);
+    expect(lines[0]).toMatch(GROUPED_HEADER);
     for (const line of lines) expect(visibleWidth(line)).toBeLessThanOrEqual(80);
     expect(from(lines, 1, "GROUP")).toMatch(/^auth-…\s+session coo…$/);
     expect(from(lines, 3, "GROUP")).toMatch(/^認証…\s+セッション…$/);

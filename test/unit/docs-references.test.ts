@@ -78,10 +78,7 @@ describe("citations in comments", () => {
 
 describe("only comments cite", () => {
   it("takes no string literal in code for a citation", () => {
-    const source = [
-      "text.replace('(docs/cli.md, \"Candidates\")', 'x');",
-      'const a = 1; // (docs/cli.md, "prune")',
-    ].join("\n");
+    const source = `text.replace('(docs/cli.md, "Candidates")', 'x');\nconst a = 1; // (docs/cli.md, "prune")`;
     expect(citationsIn(source)).toEqual([{ line: 2, pages: ["docs/cli.md"], heading: "prune" }]);
   });
 });

@@ -11,11 +11,15 @@ import {
   spentText,
 } from "../../src/core/failure-text.ts";
 import { AMBIGUOUS_IDS_SHOWN, resolveTaskRef } from "../../src/store/lookup.ts";
+import { thrownBy } from "../helpers/failures.ts";
+
+/** The text a DelegateError made of these arguments renders as. */
+const failureText = (...args: ConstructorParameters<typeof DelegateError>) => renderFailure(new DelegateError(...args));
 
 describe("failure text", () => {
   it("cuts a long provider message at a code point boundary and counts what was cut", () => {
     const message = `provider said: ${"é".repeat(2000)}`;
-    const text = renderFailure(new DelegateError("child_startup_failed", message, { childProcessCreated: true }));
+    const text = failureText("child_startup_failed", message, { childProcessCreated: true });
     const first = text.split("\n")[0] ?? "";
     const total = Buffer.byteLength(message);
     const match = /… \((\d+) more bytes cut\)$/.exec(first);
@@ -28,7 +32,7 @@ describe("failure text", () => {
   });
 
   it("keeps a short message whole", () => {
-    const text = renderFailure(new DelegateError("route_unresolved", "x/y is not in the model registry"));
+    const text = failureText("route_unresolved", "x/y is not in the model registry");
     expect(text.split("\n")[0]).toBe("[route_unresolved] x/y is not in the model registry");
   });
 
@@ -41,13 +45,12 @@ describe("failure text", () => {
       for (const path of paths) writeFileSync(path, "");
       const spent = { cost_total: 123456.789, turns: 99999, tool_calls: 99999, run_seconds: 99 * 3600 };
       for (const code of FAILURE_CODES) {
-        const error = new DelegateError(code, `${code}: ${"🚀".repeat(1000)}`, {
+        const text = failureText(code, `${code}: ${"🚀".repeat(1000)}`, {
           childProcessCreated: true,
           artifacts: paths.slice(0, 2),
           outputPath: paths[2],
           spent,
         });
-        const text = renderFailure(error);
         const pathBytes = paths.reduce((sum, p) => sum + Buffer.byteLength(p), 0);
         expect(text.startsWith(`[${code}] `), code).toBe(true);
         for (const path of paths) expect(text).toContain(path);
@@ -68,12 +71,10 @@ describe("failure text", () => {
       "Spent: 1 turn, 0 tool calls",
     );
     expect(spentText({ cost_total: null, turns: null, tool_calls: null, run_seconds: null })).toBeNull();
-    const text = renderFailure(
-      new DelegateError("child_timeout", "the task ran out of time", {
-        childProcessCreated: true,
-        spent: { cost_total: 0.5, turns: 7, tool_calls: 30, run_seconds: 1200 },
-      }),
-    );
+    const text = failureText("child_timeout", "the task ran out of time", {
+      childProcessCreated: true,
+      spent: { cost_total: 0.5, turns: 7, tool_calls: 30, run_seconds: 1200 },
+    });
     expect(text.split("\n").slice(0, 3)).toEqual([
       "[child_timeout] the task ran out of time",
       "Child process created: yes",
@@ -89,18 +90,12 @@ describe("ambiguous ids", () => {
   it("names at most five of the matching ids and counts the rest", () => {
     const ids = Array.from({ length: 40 }, (_, i) => `d0${i.toString(16).padStart(2, "0")}${"a".repeat(29)}`);
     for (const id of ids) mkdirSync(join(cwd, ".pi/delegate/session-1", id), { recursive: true });
-    let error: unknown;
-    try {
-      resolveTaskRef(cwd, "d0", new Map());
-    } catch (e) {
-      error = e;
-    }
-    expect(error).toBeInstanceOf(DelegateError);
-    expect((error as DelegateError).code).toBe("task_ambiguous");
-    const named = (error as DelegateError).message.match(/d0[0-9a-f]{2}a{29}/g) ?? [];
+    const error = thrownBy(() => resolveTaskRef(cwd, "d0", new Map()));
+    expect(error.code).toBe("task_ambiguous");
+    const named = error.message.match(/d0[0-9a-f]{2}a{29}/g) ?? [];
     expect(named).toHaveLength(AMBIGUOUS_IDS_SHOWN);
-    expect((error as DelegateError).message).toMatch(/^40 tasks match "d0": .* … and 35 more$/);
-    expect(Buffer.byteLength(renderFailure(error as DelegateError))).toBeLessThanOrEqual(FAILURE_TEXT_MAX_BYTES);
+    expect(error.message).toMatch(/^40 tasks match "d0": .* … and 35 more$/);
+    expect(Buffer.byteLength(renderFailure(error))).toBeLessThanOrEqual(FAILURE_TEXT_MAX_BYTES);
   });
 
   it("lists short lists whole", () => {

@@ -29,8 +29,8 @@ import {
   WORKFLOW,
   writeCandidates,
   writeJson,
-  writeRunRecord,
 } from "../helpers/fusion-fixtures.ts";
+import { cancelledSpentRun, SPENT_RUN } from "../helpers/spent-run.ts";
 
 describe("running", () => {
   it("returns the typed not-ready view while the owner is alive, whatever delivery is asked", async () => {
@@ -223,15 +223,10 @@ describe("failed and cancelled", () => {
   }
 
   it("states the run's spend figure its manifest records against the run's cap, and no usage", async () => {
-    const cwd = await newProject();
-    const handle = startRun(cwd);
-    writeRunRecord(handle, { limits: { max_turns: 4, max_tool_calls: 4, timeout_seconds: 60, max_cost_usd: 0.5 } });
-    handle.commitCancelled({
-      summary: failureInput({ code: "child_cancelled", attempts: [], spend: { usd: 0.1207, at_least: true } }),
-    });
+    const { handle } = await cancelledSpentRun();
     expect(manifestOf(handle.runDir).terminal).toMatchObject({ cost_total: 0.1207, cost_at_least: true });
     const { text, view } = await answerFreeView(handle.runDir);
-    expect(view.spend).toEqual({ usd: 0.1207, at_least: true, cap_usd: 0.5 });
+    expect(view.spend).toEqual(SPENT_RUN);
     expect(text).toContain("\nSpent: at least $0.1207 of cap $0.5000\n");
     // A run committed without a figure states none (it is never guessed from usage so far).
     const legacy = await answerFreeView(buildFailedRun(await newProject()).runDir);

@@ -69,6 +69,11 @@ function set(path: string, value: Json): (doc: Doc) => void {
   };
 }
 
+/** The case, named by its path, that sets `path` to `value`. */
+function setCase(path: string, value: Json): [string, (doc: Doc) => void] {
+  return [path, set(path, value)];
+}
+
 function remove(path: string): (doc: Doc) => void {
   return (doc) => {
     const { parent, key } = at(doc, path);
@@ -335,17 +340,17 @@ describe("completed run", () => {
     const merged = result.merged as Doc;
     const usageFields = ["input", "output", "cache_read", "cache_write", "total_tokens", "cost_total"];
     const cases: [string, (doc: Doc) => void][] = [
-      ["schema_version", set("schema_version", "pi-bg-delegate.fusion-result.v0")],
+      setCase("schema_version", "pi-bg-delegate.fusion-result.v0"),
       ...runBlockCases(run),
       ["run extra key", set("run.session", "x")],
-      ["ended_at", set("ended_at", laterBy(result.ended_at as string, 1))],
-      ["merged.path", set("merged.path", "answer.md")],
-      ["merged.byte_length", set("merged.byte_length", (merged.byte_length as number) + 1)],
-      ["merged.sha256", set("merged.sha256", otherHex(merged.sha256 as string))],
+      setCase("ended_at", laterBy(result.ended_at as string, 1)),
+      setCase("merged.path", "answer.md"),
+      setCase("merged.byte_length", (merged.byte_length as number) + 1),
+      setCase("merged.sha256", otherHex(merged.sha256 as string)),
       ["artifacts dropped", (doc) => (doc.artifacts as Json[]).splice(0, 1)],
       ["artifacts reordered", (doc) => (doc.artifacts as Json[]).reverse()],
       ["artifacts[0].sha256", set("artifacts.0.sha256", "f".repeat(64))],
-      ["details.schema_version", set("details.schema_version", "pi-bg-delegate.fusion-details.v0")],
+      setCase("details.schema_version", "pi-bg-delegate.fusion-details.v0"),
       ["details extra key", set("details.budget", {})],
       ["details.attempts[0].stage", set("details.attempts.0.stage", "vote")],
       ["details.attempts[0].code", set("details.attempts.0.code", "child_timeout")],
@@ -514,26 +519,26 @@ describe("failed run", () => {
     const run = summary.run as Doc;
     const progressFields = ["attempts_total", "attempts_completed", "attempts_failed", "attempts_cancelled"];
     const cases: [string, (doc: Doc) => void][] = [
-      ["schema_version", set("schema_version", SCHEMA.fusionResult)],
+      setCase("schema_version", SCHEMA.fusionResult),
       ...runBlockCases(run),
-      ["terminal_state", set("terminal_state", "cancelled")],
+      setCase("terminal_state", "cancelled"),
       ["terminal_state completed", set("terminal_state", "completed")],
-      ["ended_at", set("ended_at", laterBy(summary.ended_at as string, 1))],
-      ["answer.present", set("answer.present", true)],
-      ["answer.reason", set("answer.reason", "committed")],
+      setCase("ended_at", laterBy(summary.ended_at as string, 1)),
+      setCase("answer.present", true),
+      setCase("answer.reason", "committed"),
       ["answer extra key", set("answer.text", "partial output")],
-      ["failure.code", set("failure.code", "child_timeout")],
+      setCase("failure.code", "child_timeout"),
       ["failure.code unknown", set("failure.code", "fusion_exploded")],
-      ["failure.stage", set("failure.stage", "merge")],
-      ["failure.slot", set("failure.slot", "Evaluator One")],
-      ["failure.attempt", set("failure.attempt", 0)],
-      ["failure.child_created", set("failure.child_created", "yes")],
-      ["failure.message.text", set("failure.message.text", "a different message")],
-      ["failure.message.byte_length", set("failure.message.byte_length", 1)],
-      ["failure.message.sha256", set("failure.message.sha256", "0".repeat(64))],
+      setCase("failure.stage", "merge"),
+      setCase("failure.slot", "Evaluator One"),
+      setCase("failure.attempt", 0),
+      setCase("failure.child_created", "yes"),
+      setCase("failure.message.text", "a different message"),
+      setCase("failure.message.byte_length", 1),
+      setCase("failure.message.sha256", "0".repeat(64)),
       ["failure.message.text=null", set("failure.message.text", null)],
       ["failure extra key", set("failure.partial", "text")],
-      ["progress.stage_reached", set("progress.stage_reached", "merge")],
+      setCase("progress.stage_reached", "merge"),
       ...progressFields.map((field): [string, (doc: Doc) => void] => [
         `progress.${field}`,
         set(`progress.${field}`, ((summary.progress as Doc)[field] as number) + 1),

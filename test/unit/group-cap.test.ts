@@ -57,21 +57,40 @@ function refusal(run: () => unknown): { code: string; message: string; childProc
   throw new Error("nothing was refused");
 }
 
+/** The cap resolveGroupCap gives this session's group "auth-audit" in `cwd` for a launch asking `groupMaxCostUsd`. */
+const auditCap = (cwd: string, groupMaxCostUsd: number | undefined) =>
+  resolveGroupCap(cwd, SESSION, { group: "auth-audit", groupMaxCostUsd });
+
+/** A refusal before any child was started: `code`, saying `message`. */
+const refusedBefore = (code: string, message: string) => ({ code, message, childProcessCreated: false });
+
+/** A group_cap_conflict refusal saying `message`. */
+const conflict = (message: string) => refusedBefore("group_cap_conflict", message);
+
+/**
+ * The dollar figures of the group_cap_exceeded refusal a member capped at `capUsd` gets, in order:
+ * what the group has left, its cap, what its members hold and this member's cap (the refusal's full
+ * wording is pinned once, below).
+ */
+function roomFigures(cwd: string, group: TaskGroup, capUsd: number): string[] {
+  const { code, message } = refusal(() => requireGroupRoom(cwd, SESSION, group, capUsd));
+  expect(code).toBe("group_cap_exceeded");
+  return message.match(/\$[0-9.]+/g) ?? [];
+}
+
 describe("resolveGroupCap: the cap a launch's group has", () => {
   it("no group: no cap; groupMaxCostUsd without a group is group_cap_conflict", async () => {
     const cwd = await makeTempDir("group-cap-none");
     expect(resolveGroupCap(cwd, SESSION, { group: undefined, groupMaxCostUsd: undefined })).toBeUndefined();
-    expect(refusal(() => resolveGroupCap(cwd, SESSION, { group: undefined, groupMaxCostUsd: 2 }))).toEqual({
-      code: "group_cap_conflict",
-      message: "groupMaxCostUsd needs group",
-      childProcessCreated: false,
-    });
+    expect(refusal(() => resolveGroupCap(cwd, SESSION, { group: undefined, groupMaxCostUsd: 2 }))).toEqual(
+      conflict("groupMaxCostUsd needs group"),
+    );
   });
 
   it("a group without members yet: the cap this launch gives it (or none)", async () => {
     const cwd = await makeTempDir("group-cap-new");
-    expect(resolveGroupCap(cwd, SESSION, { group: "auth-audit", groupMaxCostUsd: 2 })).toBe(2);
-    expect(resolveGroupCap(cwd, SESSION, { group: "auth-audit", groupMaxCostUsd: undefined })).toBeUndefined();
+    expect(auditCap(cwd, 2)).toBe(2);
+    expect(auditCap(cwd, undefined)).toBeUndefined();
   });
 
   it("a later member takes the cap its first member fixed, may repeat it, and is refused another", async () => {
@@ -79,32 +98,28 @@ describe("resolveGroupCap: the cap a launch's group has", () => {
     const group = groupFor(SESSION, "auth-audit", 1)!;
     writeMember(cwd, { group, capUsd: 0.3, state: { spentUsd: 0.1 } });
     expect(groupMembers(cwd, SESSION, (id) => id === group.id)).toHaveLength(1);
-    expect(resolveGroupCap(cwd, SESSION, { group: "auth-audit", groupMaxCostUsd: undefined })).toBe(1);
-    expect(resolveGroupCap(cwd, SESSION, { group: "auth-audit", groupMaxCostUsd: 1 })).toBe(1);
-    expect(refusal(() => resolveGroupCap(cwd, SESSION, { group: "auth-audit", groupMaxCostUsd: 2 }))).toEqual({
-      code: "group_cap_conflict",
-      message: 'group "auth-audit" has a spend cap of $1.00 (fixed by its first member), not $2.00',
-      childProcessCreated: false,
-    });
+    expect(auditCap(cwd, undefined)).toBe(1);
+    expect(auditCap(cwd, 1)).toBe(1);
+    expect(refusal(() => auditCap(cwd, 2))).toEqual(
+      conflict('group "auth-audit" has a spend cap of $1.00 (fixed by its first member), not $2.00'),
+    );
   });
 
   it("a group started without a cap cannot be given one later", async () => {
     const cwd = await makeTempDir("group-cap-uncapped");
     writeMember(cwd, { group: groupFor(SESSION, "auth-audit")!, state: "running" });
-    expect(resolveGroupCap(cwd, SESSION, { group: "auth-audit", groupMaxCostUsd: undefined })).toBeUndefined();
-    expect(refusal(() => resolveGroupCap(cwd, SESSION, { group: "auth-audit", groupMaxCostUsd: 0.5 }))).toEqual({
-      code: "group_cap_conflict",
-      message: 'group "auth-audit" was started without a spend cap; groupMaxCostUsd cannot be added later',
-      childProcessCreated: false,
-    });
+    expect(auditCap(cwd, undefined)).toBeUndefined();
+    expect(refusal(() => auditCap(cwd, 0.5))).toEqual(
+      conflict('group "auth-audit" was started without a spend cap; groupMaxCostUsd cannot be added later'),
+    );
   });
 
   it("another session's group of the same name, and this session's other groups, fix nothing", async () => {
     const cwd = await makeTempDir("group-cap-apart");
     writeMember(cwd, { session: OTHER_SESSION, group: groupFor(OTHER_SESSION, "auth-audit", 1)!, state: "running" });
     writeMember(cwd, { group: groupFor(SESSION, "other-group", 5)!, capUsd: 1, state: "running" });
-    expect(resolveGroupCap(cwd, SESSION, { group: "auth-audit", groupMaxCostUsd: 3 })).toBe(3);
-    expect(resolveGroupCap(cwd, SESSION, { group: "auth-audit", groupMaxCostUsd: undefined })).toBeUndefined();
+    expect(auditCap(cwd, 3)).toBe(3);
+    expect(auditCap(cwd, undefined)).toBeUndefined();
     // And the other session sees its own group's cap.
     expect(resolveGroupCap(cwd, OTHER_SESSION, { group: "auth-audit", groupMaxCostUsd: undefined })).toBe(1);
   });
@@ -113,10 +128,8 @@ describe("resolveGroupCap: the cap a launch's group has", () => {
     const cwd = await makeTempDir("group-cap-fusion");
     const group = groupFor(SESSION, "auth-audit", 4)!;
     writeRunRecord(startRun(cwd), { parent_session_id: SESSION, group });
-    expect(resolveGroupCap(cwd, SESSION, { group: "auth-audit", groupMaxCostUsd: undefined })).toBe(4);
-    expect(refusal(() => resolveGroupCap(cwd, SESSION, { group: "auth-audit", groupMaxCostUsd: 3 })).code).toBe(
-      "group_cap_conflict",
-    );
+    expect(auditCap(cwd, undefined)).toBe(4);
+    expect(refusal(() => auditCap(cwd, 3)).code).toBe("group_cap_conflict");
   });
 });
 
@@ -133,16 +146,15 @@ describe("requireGroupRoom: a member is launched only while its cap fits what it
   it("each member of a capped group needs its own cap", async () => {
     const cwd = await makeTempDir("group-room-own-cap");
     const group = groupFor(SESSION, "auth-audit", 1)!;
-    expect(refusal(() => requireGroupRoom(cwd, SESSION, group, undefined))).toEqual({
-      code: "group_cap_exceeded",
-      message: 'group "auth-audit" has a spend cap of $1.00: each member needs its own maxCostUsd',
-      childProcessCreated: false,
-    });
+    expect(refusal(() => requireGroupRoom(cwd, SESSION, group, undefined))).toEqual(
+      refusedBefore(
+        "group_cap_exceeded",
+        'group "auth-audit" has a spend cap of $1.00: each member needs its own maxCostUsd',
+      ),
+    );
     // The first member: the whole cap is left.
     expect(() => requireGroupRoom(cwd, SESSION, group, 1)).not.toThrow();
-    expect(refusal(() => requireGroupRoom(cwd, SESSION, group, 1.01)).message).toBe(
-      'group "auth-audit" has $1.00 of its $1.00 spend cap left (its members hold $0.0000); this member\'s cap is $1.01',
-    );
+    expect(roomFigures(cwd, group, 1.01)).toEqual(["$1.00", "$1.00", "$0.0000", "$1.01"]);
   });
 
   it("running members hold their caps, ended ones what they spent (their cap when not known)", async () => {
@@ -169,12 +181,12 @@ describe("requireGroupRoom: a member is launched only while its cap fits what it
     );
     // 1 - (0.30 + 0.12 + 0.20) = 0.38 left: a cap of exactly that fits, a cent more does not.
     expect(() => requireGroupRoom(cwd, SESSION, group, 0.38)).not.toThrow();
-    expect(refusal(() => requireGroupRoom(cwd, SESSION, group, 0.39))).toEqual({
-      code: "group_cap_exceeded",
-      message:
+    expect(refusal(() => requireGroupRoom(cwd, SESSION, group, 0.39))).toEqual(
+      refusedBefore(
+        "group_cap_exceeded",
         'group "auth-audit" has $0.3800 of its $1.00 spend cap left (its members hold $0.6200); this member\'s cap is $0.3900',
-      childProcessCreated: false,
-    });
+      ),
+    );
   });
 
   it("a running Fusion run holds its whole run's cap", async () => {
@@ -184,9 +196,7 @@ describe("requireGroupRoom: a member is launched only while its cap fits what it
     writeRunRecord(startRun(cwd), { parent_session_id: SESSION, group, limits: { ...base, max_cost_usd: 0.7 } });
     writeMember(cwd, { group, capUsd: 0.1, state: { spentUsd: 0.05 } });
     expect(() => requireGroupRoom(cwd, SESSION, group, 0.25)).not.toThrow();
-    expect(refusal(() => requireGroupRoom(cwd, SESSION, group, 0.26)).message).toBe(
-      'group "auth-audit" has $0.2500 of its $1.00 spend cap left (its members hold $0.7500); this member\'s cap is $0.2600',
-    );
+    expect(roomFigures(cwd, group, 0.26)).toEqual(["$0.2500", "$1.00", "$0.7500", "$0.2600"]);
   });
 
   it("sums in decimal: 0.1 + 0.2 of a 0.3 cap leaves nothing, never a binary remainder", async () => {
@@ -194,9 +204,7 @@ describe("requireGroupRoom: a member is launched only while its cap fits what it
     const group = groupFor(SESSION, "tenths", 0.3)!;
     writeMember(cwd, { group, capUsd: 0.1, state: "running" });
     writeMember(cwd, { group, capUsd: 0.2, state: "running" });
-    expect(refusal(() => requireGroupRoom(cwd, SESSION, group, 0.000001)).message).toBe(
-      'group "tenths" has $0.0000 of its $0.3000 spend cap left (its members hold $0.3000); this member\'s cap is $0.0000010',
-    );
+    expect(roomFigures(cwd, group, 0.000001)).toEqual(["$0.0000", "$0.3000", "$0.3000", "$0.0000010"]);
     const roomy = groupFor(SESSION, "tenths-2", 0.4)!;
     writeMember(cwd, { group: roomy, capUsd: 0.1, state: "running" });
     writeMember(cwd, { group: roomy, capUsd: 0.2, state: "running" });
@@ -207,8 +215,6 @@ describe("requireGroupRoom: a member is launched only while its cap fits what it
     const cwd = await makeTempDir("group-room-over");
     const group = groupFor(SESSION, "auth-audit", 0.5)!;
     writeMember(cwd, { group, capUsd: 0.5, state: { spentUsd: 0.62 } });
-    expect(refusal(() => requireGroupRoom(cwd, SESSION, group, 0.01)).message).toBe(
-      'group "auth-audit" has $0.0000 of its $0.5000 spend cap left (its members hold $0.6200); this member\'s cap is $0.0100',
-    );
+    expect(roomFigures(cwd, group, 0.01)).toEqual(["$0.0000", "$0.5000", "$0.6200", "$0.0100"]);
   });
 });

@@ -156,9 +156,9 @@ describe("the group's notice text", () => {
     expect(Buffer.byteLength(text)).toBeLessThanOrEqual(GROUP_NOTIFICATION_TEXT_MAX_BYTES);
     const lines = text.split("\n");
     // The head: every member counted, the spend once of its cap, the unread steering.
-    expect(lines[0]).toBe(
-      `Background group "auth-audit" ${GROUP.id}: 60 members ended (40 completed, 20 failed). Group spend at least $0.3700 of cap $1.00. 60 steering messages were not delivered (sent after a delegate's last request).`,
-    );
+    expect(lines[0]).toContain(`${GROUP.id}: 60 members ended (40 completed, 20 failed).`);
+    expect(lines[0]).toContain(" at least $0.3700 of cap $1.00.");
+    expect(lines[0]).toContain(" 60 steering messages ");
     const shown = lines.filter((l) => /^- (delegate|Fusion run) /.test(l));
     expect(shown.length).toBeGreaterThan(0);
     expect(shown.length).toBeLessThan(60);
@@ -167,9 +167,9 @@ describe("the group's notice text", () => {
       expect(line).toContain(delegateId(i + 1));
     });
     expect(lines.at(-2)).toBe(`- … and ${60 - shown.length} more`);
-    expect(lines.at(-1)).toBe(
-      `Call bg_result {"taskId":"${GROUP.id}"} once for every verified answer (each member's id works too); do not poll.`,
-    );
+    // The request for bg_result stays (its words are pinned below).
+    expect(lines.at(-1)).toMatch(/^Call bg_result /);
+    expect(lines.at(-1)).toContain(`{"taskId":"${GROUP.id}"}`);
     // As many lines as fit: one more would not.
     const next = `- delegate ${delegateId(shown.length + 1)} (${[...`${name}${shown.length}`].slice(0, 23).join("")}…) `;
     expect(Buffer.byteLength(text) + Buffer.byteLength(next) + 1).toBeGreaterThan(GROUP_NOTIFICATION_TEXT_MAX_BYTES);
@@ -195,13 +195,15 @@ describe("the group's notice text", () => {
     const text = groupNotificationText(GROUP, members);
     const own = ownText(text);
     expect(Buffer.byteLength(own)).toBeLessThanOrEqual(GROUP_NOTIFICATION_TEXT_MAX_BYTES);
-    expect(own).toContain(`- delegate ${delegateId(2)} (member 2) completed, answer 787 bytes, $0.0042 (file below)`);
+    expect(own).toMatch(new RegExp(`^- delegate ${delegateId(2)} \\(member 2\\) completed, .* \\(file below\\)$`, "m"));
     expect(own).not.toContain(delegateId(60)); // its line was cut to fit …
     expect(text).toBe(`${own}\n\n${file}\n\n${carried}`); // … its answer was not, nor cut itself
     expect(text.endsWith(answer)).toBe(true);
     // A member autoDeliver carried inline says so on its line.
     const few = groupNotificationText(GROUP, [member(details(1, { auto_delivered: "answer" }), carried)]);
-    expect(few).toContain(`- delegate ${delegateId(1)} (member 1) completed, answer 787 bytes, $0.0042 (answer below)`);
+    expect(few).toMatch(
+      new RegExp(`^- delegate ${delegateId(1)} \\(member 1\\) completed, .* \\(answer below\\)$`, "m"),
+    );
     expect(few.endsWith(`\n\n${carried}`)).toBe(true);
   });
 

@@ -14,20 +14,19 @@ import { RUNWAY_HEAD_MIN_BYTES, SCHEMA } from "../../src/core/constants.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
 import { makeTempDir } from "../helpers/temp.ts";
 
+/** Text content blocks, one a string. */
+const texts = (...parts: string[]) => parts.map((text) => ({ type: "text", text }));
+
 describe("encoding a tool result for spill", () => {
   it("a single text block is its exact UTF-8 bytes", () => {
     const text = "naïve ✓ 𝄞 line\r\n\u0000end";
-    const { bytes, format } = encodeToolContent([{ type: "text", text }]);
+    const { bytes, format } = encodeToolContent(texts(text));
     expect(format).toBe("single_text_utf8");
     expect(bytes.equals(Buffer.from(text, "utf8"))).toBe(true);
   });
 
   it("several blocks or images become an envelope keeping boundaries, MIME types and full data", () => {
-    const content = [
-      { type: "text", text: "a" },
-      { type: "text", text: "b" },
-      { type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" },
-    ];
+    const content = [...texts("a", "b"), { type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" }];
     const { bytes, format } = encodeToolContent(content);
     expect(format).toBe("tool_result_content_json_v1");
     expect(JSON.parse(bytes.toString("utf8"))).toEqual({
@@ -44,22 +43,14 @@ describe("encoding a tool result for spill", () => {
   });
 
   it("lone surrogates fail loudly instead of being replaced", () => {
-    expect(() => encodeToolContent([{ type: "text", text: "bad \ud800 text" }])).toThrow(SpillEncodingError);
-    expect(() =>
-      encodeToolContent([
-        { type: "text", text: "x" },
-        { type: "text", text: "\udc00" },
-      ]),
-    ).toThrow(/block 1: text holds a lone surrogate/);
+    expect(() => encodeToolContent(texts("bad \ud800 text"))).toThrow(SpillEncodingError);
+    expect(() => encodeToolContent(texts("x", "\udc00"))).toThrow(/block 1: text holds a lone surrogate/);
   });
 
   it("unknown block types fail loudly", () => {
-    expect(() =>
-      encodeToolContent([
-        { type: "text", text: "x" },
-        { type: "audio", data: "x" },
-      ]),
-    ).toThrow(/unknown content block type "audio"/);
+    expect(() => encodeToolContent([...texts("x"), { type: "audio", data: "x" }])).toThrow(
+      /unknown content block type "audio"/,
+    );
   });
 });
 

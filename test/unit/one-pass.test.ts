@@ -12,11 +12,12 @@ import { join, relative } from "node:path";
 import { beforeEach, describe, expect, it, vi } from "vitest";
 import { canonicalJsonLine } from "../../src/core/canonical.ts";
 import { TASK_FILES } from "../../src/core/constants.ts";
-import { DelegateError } from "../../src/core/errors.ts";
+import type { DelegateError } from "../../src/core/errors.ts";
 import { writeFileAtomic } from "../../src/core/fs.ts";
 import type { DelegateManifest } from "../../src/core/types.ts";
 import { retrieveTask } from "../../src/retrieval/retrieve-any.ts";
 import { writeManifest } from "../../src/store/lookup.ts";
+import { rejectionOf } from "../helpers/failures.ts";
 import { type CompletedTask, writeCompletedTask } from "../helpers/task-tree.ts";
 import { makeTempDir } from "../helpers/temp.ts";
 
@@ -67,13 +68,14 @@ async function bgResult(task: CompletedTask, delivery?: "inline" | "artifact") {
   );
 }
 
-async function expectTypedFailure(call: Promise<unknown>): Promise<DelegateError> {
-  const error = await call.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(DelegateError);
-  return error as DelegateError;
+/** The typed failure bg_result ends with on `task`, and how many times the call opened each of its files. */
+async function failingResult(task: CompletedTask): Promise<{ failure: DelegateError; counts: Map<string, number> }> {
+  let failure: DelegateError | undefined;
+  const counts = await opensDuring(task.taskDir, async () => {
+    failure = await rejectionOf(bgResult(task));
+  });
+  if (failure === undefined) throw new Error("bg_result did not fail");
+  return { failure, counts };
 }
 
 function writeProgress(taskDir: string): void {
@@ -148,12 +150,9 @@ describe("bg_result on a delegate opens each task file at most once per call", (
     rmSync(join(task.taskDir, TASK_FILES.result));
     writeProgress(task.taskDir);
     stale(task, DEAD_CHILD);
-    let failure: DelegateError | undefined;
-    const counts = await opensDuring(task.taskDir, async () => {
-      failure = await expectTypedFailure(bgResult(task));
-    });
-    expect(failure?.code).toBe("child_startup_failed");
-    expect(failure?.facts.spent).toMatchObject({ turns: 3, tool_calls: 5, cost_total: 0.25 });
+    const { failure, counts } = await failingResult(task);
+    expect(failure.code).toBe("child_startup_failed");
+    expect(failure.facts.spent).toMatchObject({ turns: 3, tool_calls: 5, cost_total: 0.25 });
     expectEachAtMostOnce(counts);
     expect(counts.get(TASK_FILES.progress)).toBe(1);
     expect(counts.get(TASK_FILES.manifest)).toBe(1);
@@ -162,18 +161,14 @@ describe("bg_result on a delegate opens each task file at most once per call", (
   it("an ended task that failed: manifest and progress.json once each", async () => {
     const task = writeCompletedTask(cwd, { adjudicate: false });
     writeProgress(task.taskDir);
-    const ended = new Date().toISOString();
-    writeManifest(task.taskDir, {
-      ...task.manifest,
-      state: "failed",
-      child: DEAD_CHILD,
-      terminal: { ended_at: ended, code: "child_timeout", message: "the wall-clock timeout passed" },
-    });
-    let failure: DelegateError | undefined;
-    const counts = await opensDuring(task.taskDir, async () => {
-      failure = await expectTypedFailure(bgResult(task));
-    });
-    expect(failure?.code).toBe("child_timeout");
+    const terminal: DelegateManifest["terminal"] = {
+      ended_at: new Date().toISOString(),
+      code: "child_timeout",
+      message: "the wall-clock timeout passed",
+    };
+    writeManifest(task.taskDir, { ...task.manifest, state: "failed", child: DEAD_CHILD, terminal });
+    const { failure, counts } = await failingResult(task);
+    expect(failure.code).toBe("child_timeout");
     expectEachAtMostOnce(counts);
     expect(counts.get(TASK_FILES.progress)).toBe(1);
   });

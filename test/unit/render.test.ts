@@ -41,6 +41,7 @@ import {
 } from "../../src/views/notification.ts";
 import { buildReceipt, receiptText } from "../../src/views/receipt.ts";
 import { completedText, completedView, runningText, runningView } from "../../src/views/result.ts";
+import { spendTotal, spendTotalText } from "../../src/views/spend-total.ts";
 import { fusionFailureView } from "../helpers/fusion-fixtures.ts";
 import { completedTerminal, makeResultFile, OBSERVED_USAGE } from "../helpers/result-fixtures.ts";
 import { makeTempDir } from "../helpers/temp.ts";
@@ -755,6 +756,8 @@ describe("bg_fusion as a person sees it", () => {
 });
 
 describe("/delegates table", () => {
+  /** The table's header: every column, in order. */
+  const HEADER = /^ ID\s+STATE\s+ROUTE\s+RUN TIME\s+COST\s+SIZE\s+NAME$/;
   const row = (over: Partial<TaskRow>): TaskRow => ({
     id: `d${"0".repeat(32)}`,
     kind: "delegate",
@@ -826,21 +829,17 @@ describe("/delegates table", () => {
       name: "cache question",
       children: [`d6${"6".repeat(31)}`, `d5${"5".repeat(31)}`],
     });
-    const a = row({
-      id: `d5${"5".repeat(31)}`,
-      name: "candidate-2: cache question",
-      state: "running",
-      cost: null,
-      answer_bytes: null,
-    });
-    const b = row({
-      id: `d6${"6".repeat(31)}`,
-      name: "candidate-1: cache question",
-      state: "cancelled",
-      cost: null,
-      answer_bytes: null,
-      code: "child_cancelled",
-    });
+    /** The run's candidate `n`, delegate `d<digit×32>`, with no known cost or answer. */
+    const candidate = (n: number, digit: number, over: Partial<TaskRow>) =>
+      row({
+        id: `d${String(digit).repeat(32)}`,
+        name: `candidate-${n}: cache question`,
+        cost: null,
+        answer_bytes: null,
+        ...over,
+      });
+    const a = candidate(2, 5, { state: "running" });
+    const b = candidate(1, 6, { state: "cancelled", code: "child_cancelled" });
     const other = row({ id: `d7${"7".repeat(31)}`, name: "unrelated" });
     // Newest first as listed: a child above its run (evaluators are made after candidates) and one below.
     const lines = plain(new DelegatesTable(() => threadRows([a, other, run, b]), theme()).render(160));
@@ -860,7 +859,7 @@ describe("/delegates table", () => {
   for (const width of WIDTHS) {
     it(`is an aligned table with a header at ${width} columns; long names end in an ellipsis`, () => {
       const lines = plain(new DelegatesTable(() => rows, theme()).render(width));
-      expect(lines[0]).toMatch(/^ ID\s+STATE\s+ROUTE\s+RUN TIME\s+COST\s+SIZE\s+NAME$/);
+      expect(lines[0]).toMatch(HEADER);
       const stateAt = lines[0]!.indexOf("STATE");
       const nameAt = lines[0]!.indexOf("NAME");
       for (const line of lines.slice(1, 4)) {
@@ -871,8 +870,9 @@ describe("/delegates table", () => {
       expect(lines[1]).toContain("2m05s");
       expect(lines[2]).toContain("$0.0042");
       expect(lines[2]).toContain("787 B");
-      // The total of the listed tasks (one cost not reported).
-      expect(lines.at(-2)).toContain("total spend in this project: $0.0084 over 3 delegate tasks (1 not reported)");
+      // The total of the listed tasks (one cost not reported), in the words `list` prints it in (test/unit/cli.test.ts).
+      expect(lines.at(-2)).toContain(spendTotalText(rows, "in this project"));
+      expect(spendTotal(rows)).toEqual({ usd: 0.0084, at_least: false, tasks: 3, unknown: 1 });
       // The failure code is in STATE (cut at 80 columns), never in SIZE.
       expect(lines[3]).toContain(width === 80 ? "failed: child_t…" : "failed: child_timeout");
       const sizeAt = lines[0]!.indexOf("SIZE");
@@ -935,7 +935,7 @@ describe("/delegates table", () => {
       }),
     ];
     const lines = plain(new DelegatesTable(() => capped, theme()).render(80));
-    expect(lines[0]).toMatch(/^ ID\s+STATE\s+ROUTE\s+RUN TIME\s+COST\s+SIZE\s+NAME$/);
+    expect(lines[0]).toMatch(HEADER);
     const nameAt = lines[0]!.indexOf("NAME");
     for (const line of lines) expect(visibleWidth(line)).toBeLessThanOrEqual(80);
     expect(lines[1]).toContain("$0.0042/$0.5000");

@@ -18,6 +18,12 @@ function settledClock(): () => number {
   return () => now;
 }
 
+/** How many rows `cache` has read once `cwd` was listed (unverified) `times` times. */
+function readsAfterListing(cwd: string, cache: RowCache, times: number): number {
+  for (let i = 0; i < times; i++) listRows(cwd, { verify: false, cache });
+  return cache.reads;
+}
+
 describe("the row cache of /delegates", () => {
   it("reads an ended row once and keeps it", async () => {
     const cwd = await makeTempDir("row-cache-ended");
@@ -35,22 +41,15 @@ describe("the row cache of /delegates", () => {
   it("does not keep a row whose manifest was written too recently to tell a rewrite by its stamp", async () => {
     const cwd = await makeTempDir("row-cache-racy-manifest");
     writeCompletedTask(cwd, { name: "just ended" });
-    const cache = new RowCache();
-    listRows(cwd, { verify: false, cache });
-    listRows(cwd, { verify: false, cache });
-    expect(cache.reads).toBe(2);
+    expect(readsAfterListing(cwd, new RowCache(), 2)).toBe(2);
   });
 
   it("reads a row that can still change every time", async () => {
     const cwd = await makeTempDir("row-cache-running");
     writeCompletedTask(cwd, { name: "ended" });
     writeCompletedTask(cwd, { name: "not adjudicated", adjudicate: false });
-    const cache = new RowCache({ now: settledClock() });
-    listRows(cwd, { verify: false, cache });
-    listRows(cwd, { verify: false, cache });
-    listRows(cwd, { verify: false, cache });
     // The completed one once; the one recorded as running three times.
-    expect(cache.reads).toBe(4);
+    expect(readsAfterListing(cwd, new RowCache({ now: settledClock() }), 3)).toBe(4);
   });
 
   it("reads a new task, and forgets a removed one", async () => {

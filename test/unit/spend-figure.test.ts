@@ -17,9 +17,7 @@ import {
   sumSpend,
 } from "../../src/views/spend-figure.ts";
 import { spendTotal } from "../../src/views/spend-total.ts";
-import { failureInput, newProject, startRun, writeRunRecord } from "../helpers/fusion-fixtures.ts";
-
-const parseManifest = (value: unknown) => checkDocument(FusionManifestSchema, value, "manifest");
+import { cancelledSpentRun } from "../helpers/spent-run.ts";
 
 describe("a Fusion run's figure from its children's", () => {
   it("sums them; a floor when any child's is one or is not known (counted as nothing); nothing spent without children", () => {
@@ -97,6 +95,7 @@ describe("the figure as every view prints it", () => {
 });
 
 describe("a Fusion manifest's terminal record", () => {
+  const parseManifest = (value: unknown) => checkDocument(FusionManifestSchema, value, "manifest");
   const manifest = (terminal: Record<string, unknown>) => ({
     schema_version: "pi-bg-delegate.fusion-manifest.v1",
     kind: "fusion",
@@ -128,12 +127,7 @@ describe("a Fusion manifest's terminal record", () => {
 
 describe("a Fusion run's row", () => {
   it("shows the figure its commit recorded, its floor mark and the run's cap, as recorded and as checked now", async () => {
-    const cwd = await newProject();
-    const handle = startRun(cwd);
-    writeRunRecord(handle, { limits: { max_turns: 4, max_tool_calls: 4, timeout_seconds: 60, max_cost_usd: 0.5 } });
-    handle.commitCancelled({
-      summary: failureInput({ code: "child_cancelled", attempts: [], spend: { usd: 0.1207, at_least: true } }),
-    });
+    const { cwd, handle } = await cancelledSpentRun();
     const expected = {
       id: handle.runId,
       kind: "fusion",

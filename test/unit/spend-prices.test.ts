@@ -69,14 +69,8 @@ describe("what a response cost", () => {
   });
 
   it("is the provider's own billed figure when Pi says it is one, else the classes at the route's prices", () => {
-    const usage = {
-      input: 1_000,
-      output: 100,
-      cacheRead: 0,
-      cacheWrite: 2_000,
-      totalTokens: 3_100,
-      cost: { total: 0.0123 },
-    };
+    const classes = { input: 1_000, output: 100, cacheRead: 0, cacheWrite: 2_000, totalTokens: 3_100 };
+    const usage = { ...classes, cost: { total: 0.0123 } };
     // 0.73.1 prices these writes as five-minute ones; they were one-hour writes.
     const tokens = reportedTokens(usage, true);
     expect(responseCost(SONNET, usage, tokens)).toBeCloseTo((1_000 * 3 + 100 * 15 + 2_000 * 6) / 1e6, 12);

@@ -279,7 +279,7 @@ describe("checkSteering", () => {
     };
     expect(checkSteering(r.entries, swapped)).toBe("delivered steering entry 2 is not entry 1 of the record");
     const renumbered: ResultSteering = { entries: 3, head_sha256: e3.sha256, delivered: [{ ...d1, n: 2 }] };
-    expect(checkSteering(r.entries, renumbered)).toBe("delivered steering entry 2 is not entry 1 of the record");
+    expect(checkSteering(r.entries, renumbered)).toBe(checkSteering(r.entries, swapped)); // the same problem
   });
 
   it("committed entries greater than those vouched for is a problem", () => {
@@ -293,8 +293,8 @@ describe("checkSteering", () => {
     expect(checkSteering(r.entries, { entries: 2, head_sha256: e3.sha256, delivered: [] })).toBe(
       "the steering head result.json saw is not entry 2 of the record",
     );
-    expect(checkSteering(r.entries, { entries: 1, head_sha256: "b".repeat(64), delivered: [d1] })).toBe(
-      "the steering head result.json saw is not entry 1 of the record",
+    expect(checkSteering(r.entries, { entries: 1, head_sha256: "b".repeat(64), delivered: [d1] })).toMatch(
+      / is not entry 1 of the record$/,
     );
   });
 
