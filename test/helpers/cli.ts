@@ -4,6 +4,7 @@
  */
 import { join } from "node:path";
 import { execa } from "execa";
+import { expect } from "vitest";
 import { HOST, REPO_ROOT } from "./pi-paths.ts";
 
 export const CLI_BIN = join(REPO_ROOT, "bin", "pi-bg-delegate.mjs");
@@ -40,4 +41,19 @@ export function spawnCli(cwd: string, ...args: string[]): { stderrSoFar: () => s
   });
   const done = child.then((ended) => ({ code: ended.exitCode ?? -1, stdout: ended.stdout, stderr: ended.stderr }));
   return { stderrSoFar: () => stderr, done };
+}
+
+/** What `result --json` prints: `{run, output}` in Parallel's retrieval shape. */
+export interface PrintedResult {
+  run: Record<string, unknown> & { created_at: string; modified_at: string; warnings: { message: string }[] };
+  output: Record<string, unknown> & { basis: { citations: Record<string, unknown>[] }[] };
+}
+
+/** `pi-bg-delegate result <id> --json` of a completed task or run: exit 0, the run `id` completed; the printed document. */
+export async function printedCompleted(cwd: string, id: string): Promise<PrintedResult> {
+  const json = await runCli(cwd, "result", id, "--json");
+  expect(json.code, json.stderr).toBe(0);
+  const printed = JSON.parse(json.stdout) as PrintedResult;
+  expect(printed.run).toMatchObject({ run_id: id, interaction_id: id, status: "completed", is_active: false });
+  return printed;
 }

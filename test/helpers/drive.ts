@@ -178,12 +178,30 @@ export async function until(check: () => boolean, what: string, timeoutMs = 45_0
 
 export type DrivenParent = Parameters<typeof promptWhenIdle>[0] & { messages(): readonly unknown[] };
 
+/** Have the scripted parent call `tool` (bg_delegate, bg_fusion); returns its receipt's text (fails on a refusal). */
+export async function receiptVia(parent: DrivenParent, tool: string, args: Record<string, unknown>): Promise<string> {
+  await promptWhenIdle(parent, call(tool, args));
+  const receipt = lastToolResult(parent.messages(), tool);
+  if (receipt.isError) throw new Error(`${tool} refused: ${receipt.text}`);
+  return receipt.text;
+}
+
 /** Have the scripted parent call bg_delegate; returns the task id from the receipt (fails on a refusal). */
 export async function delegateVia(parent: DrivenParent, args: Record<string, unknown>): Promise<string> {
-  await promptWhenIdle(parent, call("bg_delegate", args));
-  const receipt = lastToolResult(parent.messages(), "bg_delegate");
-  if (receipt.isError) throw new Error(`bg_delegate refused: ${receipt.text}`);
-  return taskIdOf(receipt.text);
+  return taskIdOf(await receiptVia(parent, "bg_delegate", args));
+}
+
+/** A follow-up of `previousTaskId` through the scripted parent, settled: its notice came and the turn after it ended; its task id. */
+export async function followUpVia(
+  parent: DrivenParent & { waitForIdle(): Promise<void> },
+  previousTaskId: string,
+  name: string,
+  prompt: string,
+): Promise<string> {
+  const id = await delegateVia(parent, { name, previousTaskId, prompt });
+  await noticeOf(parent, id);
+  await parent.waitForIdle();
+  return id;
 }
 
 /** Have the scripted parent call bg_result; returns that tool result. */

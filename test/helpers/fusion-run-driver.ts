@@ -9,8 +9,9 @@ import { join } from "node:path";
 import { EVALUATE_HEADING, MERGE_HEADING } from "../../src/fusion-run/prompts.ts";
 import { isAlive } from "../../src/process/identity.ts";
 import { type AgentDir, createAgentDir, DEFAULT_FAKE_MODELS, type FakeModelSpec } from "./agent-dir.ts";
-import { call, type DrivenParent, gate, installParentDriver, lastToolResult, promptWhenIdle, until } from "./drive.ts";
+import { call, type DrivenParent, gate, installParentDriver, lastToolResult, receiptVia, until } from "./drive.ts";
 import type { FakeReply, ModelRequest, ModelServer } from "./model-server.ts";
+import { type SdkParent, type SdkParentOptions, withSdkParent } from "./pi-sdk-parent.ts";
 import { makeTempDir } from "./temp.ts";
 
 export const FUSION_MODELS: readonly FakeModelSpec[] = [
@@ -124,6 +125,15 @@ export function holdCandidates(server: ModelServer) {
 
 export const fusionRoute = (model: string) => ({ provider: "fake", model });
 
+/** The routes of most runs: candidates model-a and model-b, merged by `merge` when named (else the default merger). */
+export function twoCandidates(merge?: string): {
+  candidates: { provider: string; model: string }[];
+  merge?: { provider: string; model: string };
+} {
+  const candidates = [fusionRoute("model-a"), fusionRoute("model-b")];
+  return merge === undefined ? { candidates } : { candidates, merge: fusionRoute(merge) };
+}
+
 /** The question of the Fusion tests. */
 export const QUESTION = "Where is the session cache invalidated?";
 
@@ -131,7 +141,7 @@ export const QUESTION = "Where is the session cache invalidated?";
 export const HELD_RUN_ARGS = {
   name: "cache question",
   prompt: QUESTION,
-  candidates: [fusionRoute("model-a"), fusionRoute("model-b")],
+  ...twoCandidates(),
 };
 
 /** What bg_result's view of a run that committed no answer holds, whatever its state and failure. */
@@ -168,12 +178,25 @@ export async function heldRun(server: ModelServer, label: string) {
   };
 }
 
+export type HeldRun = Awaited<ReturnType<typeof heldRun>>;
+
+/**
+ * heldRun (in a project labelled `where`, or `where.label` with the parent on `where.session`) with
+ * an SDK parent for `body`; then the candidates are released and the parent disposed.
+ */
+export async function withHeldRun(
+  server: ModelServer,
+  where: string | { label: string; session: SdkParentOptions["session"] },
+  body: (parent: SdkParent, run: HeldRun) => Promise<void>,
+): Promise<void> {
+  const { label, session } = typeof where === "string" ? { label: where, session: undefined } : where;
+  const run = await heldRun(server, label);
+  await withSdkParent({ ...run, session }, (parent) => body(parent, run));
+}
+
 /** Have the scripted parent call bg_fusion; returns the run id from the receipt (fails on a refusal). */
 export async function fusionVia(parent: DrivenParent, args: Record<string, unknown>): Promise<string> {
-  await promptWhenIdle(parent, call("bg_fusion", args));
-  const receipt = lastToolResult(parent.messages(), "bg_fusion");
-  if (receipt.isError) throw new Error(`bg_fusion refused: ${receipt.text}`);
-  return runIdOf(receipt.text);
+  return runIdOf(await receiptVia(parent, "bg_fusion", args));
 }
 
 /** bg_fusion through a pi process over RPC; returns the run id from the receipt. */

@@ -10,7 +10,7 @@ import { dirname, join } from "node:path";
 import { type AgentDir, type AgentDirOptions, createAgentDir } from "./agent-dir.ts";
 import { installHeldChildren, installParentDriver } from "./drive.ts";
 import type { ModelServer } from "./model-server.ts";
-import { type SdkParent, startSdkParent } from "./pi-sdk-parent.ts";
+import { type SdkParent, startSdkParent, withSdkParent } from "./pi-sdk-parent.ts";
 import { makeTempDir } from "./temp.ts";
 
 export interface FreshProject {
@@ -43,6 +43,32 @@ export async function drivenSdkParent(
   const project = await freshProject(server, label, files);
   installParentDriver(server);
   return { ...project, parent: await startSdkParent(project) };
+}
+
+/** A new temp project (`label`) with an SDK parent on `agentDir`, given to `body` and disposed after it. */
+export async function withFreshParent(
+  agentDir: AgentDir,
+  label: string,
+  body: (parent: SdkParent, cwd: string) => Promise<void>,
+): Promise<void> {
+  const cwd = await makeTempDir(label);
+  await withSdkParent({ agentDir, cwd }, (parent) => body(parent, cwd));
+}
+
+/**
+ * A new temp project (`label`) whose children wait at a gate (`held`; released, they answer
+ * `answer`), with an SDK parent on `agentDir` for `body`; then `held` is released and the parent disposed.
+ */
+export async function withHeldChildren(
+  server: ModelServer,
+  agentDir: AgentDir,
+  label: string,
+  answer: string,
+  body: (parent: SdkParent, cwd: string, held: ReturnType<typeof installHeldChildren>) => Promise<void>,
+): Promise<void> {
+  const cwd = await makeTempDir(label);
+  const held = installHeldChildren(server, answer);
+  await withSdkParent({ agentDir, cwd, held }, (parent) => body(parent, cwd, held));
 }
 
 export interface HeldProject extends FreshProject {

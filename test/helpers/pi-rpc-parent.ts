@@ -225,3 +225,13 @@ export async function startRpcParent(options: RpcParentOptions): Promise<RpcPare
   }
   return parent;
 }
+
+/** A test's pi process over RPC: started with `options`, given to `body` (its value is returned), then stopped (also when `body` throws). */
+export async function withRpcParent<T>(options: RpcParentOptions, body: (parent: RpcParent) => Promise<T>): Promise<T> {
+  const parent = await startRpcParent(options);
+  try {
+    return await body(parent);
+  } finally {
+    await parent.stop();
+  }
+}

@@ -199,3 +199,20 @@ export async function startSdkParent(options: SdkParentOptions): Promise<SdkPare
     throw error;
   }
 }
+
+/**
+ * A test's SDK parent: started with `options`, given to `body` (its value is returned), then (also when `body` throws)
+ * `options.held` released, so children it holds can end, and the parent disposed.
+ */
+export async function withSdkParent<T>(
+  options: SdkParentOptions & { held?: { release(): void } },
+  body: (parent: SdkParent) => Promise<T>,
+): Promise<T> {
+  const parent = await startSdkParent(options);
+  try {
+    return await body(parent);
+  } finally {
+    options.held?.release();
+    await parent.dispose();
+  }
+}

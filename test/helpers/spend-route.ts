@@ -14,6 +14,7 @@ import { type AgentDir, DEFAULT_FAKE_MODELS, type FakeModelSpec } from "./agent-
 import { useAgentDir } from "./agent-dir-fixture.ts";
 import { delegateVia, installParentDriver, isChildRequest, noticesOf, until } from "./drive.ts";
 import type { FakeReply, ModelRequest, ModelServer } from "./model-server.ts";
+import { useModelServer } from "./model-server-fixture.ts";
 import { type SdkParent, startSdkParent } from "./pi-sdk-parent.ts";
 import { makeTempDir } from "./temp.ts";
 
@@ -52,6 +53,12 @@ export const PRICED_MODELS: readonly FakeModelSpec[] = [
 /** The file's agent dir (useAgentDir) with the default fake models and PRICED_MODELS. */
 export function usePricedAgentDir(server: ModelServer): AgentDir {
   return useAgentDir(server, { models: [...DEFAULT_FAKE_MODELS, ...PRICED_MODELS] });
+}
+
+/** A file's scripted model server (useModelServer) and its priced agent dir on it (usePricedAgentDir). */
+export function useServerAndPricedAgentDir(): { server: ModelServer; agent: AgentDir } {
+  const server = useModelServer();
+  return { server, agent: usePricedAgentDir(server) };
 }
 
 /** The route of a priced model. */

@@ -13,6 +13,7 @@ import { MAX_RUNNING_ENV, PI_CLI_ENV, SELF_PROOF_ENV } from "../../src/core/cons
 import { FAILURE_REMEDIATION } from "../../src/core/errors.ts";
 import { PROVEN_PI_VERSIONS } from "../../src/host/index.ts";
 import { gate, isChildRequest } from "../helpers/drive.ts";
+import { withFreshParent } from "../helpers/held-project.ts";
 import {
   createAgentDir,
   DEFAULT_FAKE_MODELS,
@@ -73,15 +74,8 @@ async function promptWith(parent: SdkParent, text: string, toolCalls: ToolCall[]
 }
 
 /** A fresh project (`label`) and an SDK parent on the file's agent dir, disposed after `body`. */
-async function withParent(label: string, body: (cwd: string, parent: SdkParent) => Promise<void>): Promise<void> {
-  const cwd = await makeTempDir(label);
-  const parent = await startSdkParent({ agentDir: agent, cwd });
-  try {
-    await body(cwd, parent);
-  } finally {
-    await parent.dispose();
-  }
-}
+const withParent = (label: string, body: (cwd: string, parent: SdkParent) => Promise<void>) =>
+  withFreshParent(agent, label, (parent, cwd) => body(cwd, parent));
 
 describe("refusals create nothing", () => {
   it("invalid_arguments: a string maxTurns, an unknown key and a blank prompt, each named", async () => {

@@ -11,6 +11,7 @@ import { describe, expect, it } from "vitest";
 import { call, isChildRequest, lastToolResult, toolResults } from "../helpers/drive.ts";
 import { buildCompletedRun, buildFailedRun, USAGE } from "../helpers/fusion-fixtures.ts";
 import {
+  type AgentDir,
   createAgentDir,
   HOST,
   makeTempDir,
@@ -55,6 +56,25 @@ async function toolCost(parent: RpcParent): Promise<number> {
   return stats.cost - own;
 }
 
+/** The session in `sessions` reopened in a new Pi process: its tool cost is `booked`, and `retrieve` adds nothing to it. */
+async function expectNothingMoreBooked(
+  project: { agentDir: AgentDir; cwd: string; sessions: string },
+  booked: number,
+  retrieve: (again: RpcParent) => Promise<void>,
+): Promise<void> {
+  const { agentDir, cwd, sessions } = project;
+  const [file] = readdirSync(sessions).filter((name) => name.endsWith(".jsonl"));
+  const again = await startRpcParent({ agentDir, cwd, session: { file: join(sessions, file as string) } });
+  try {
+    const before = await toolCost(again);
+    expect(before).toBeCloseTo(booked, 12);
+    await retrieve(again);
+    expect(await toolCost(again)).toBeCloseTo(before, 12);
+  } finally {
+    await again.stop();
+  }
+}
+
 describe(`Pi ${HOST.version}'s own totals and delegate spend`, () => {
   it("a delegate's and a Fusion run's spend are counted once: two calls, two at once, a restart", async () => {
     const agentDir = await createAgentDir({ serverUrl: server.url });
@@ -89,18 +109,12 @@ describe(`Pi ${HOST.version}'s own totals and delegate spend`, () => {
     }
 
     // The same session in a new Pi process: retrieving again adds nothing.
-    const [file] = readdirSync(sessions).filter((name) => name.endsWith(".jsonl"));
-    const again = await startRpcParent({ agentDir, cwd, session: { file: join(sessions, file as string) } });
-    try {
-      const before = await toolCost(again);
-      expect(before).toBeCloseTo(COUNTS_TOOL_USAGE ? taskCost + USAGE.cost_total : 0, 12);
+    const booked = COUNTS_TOOL_USAGE ? taskCost + USAGE.cost_total : 0;
+    await expectNothingMoreBooked({ agentDir, cwd, sessions }, booked, async (again) => {
       await again.promptAndWait(call("bg_result", { taskId: task.manifest.task_id }));
       await again.promptAndWait(call("bg_result", { taskId: run.runId }));
       expect(lastToolResult(await again.messages(), "bg_result").isError).toBe(false);
-      expect(await toolCost(again)).toBeCloseTo(before, 12);
-    } finally {
-      await again.stop();
-    }
+    });
   });
 
   it("a cancelled delegate's and a failed Fusion run's spend are counted once, and the failure still reads as one", async () => {
@@ -149,17 +163,11 @@ describe(`Pi ${HOST.version}'s own totals and delegate spend`, () => {
       await first.stop();
     }
 
-    const [file] = readdirSync(sessions).filter((name) => name.endsWith(".jsonl"));
-    const again = await startRpcParent({ agentDir, cwd, session: { file: join(sessions, file as string) } });
-    try {
-      const before = await toolCost(again);
-      expect(before).toBeCloseTo(COUNTS_TOOL_USAGE ? 0.0125 + runSpend : 0, 12);
+    const booked = COUNTS_TOOL_USAGE ? 0.0125 + runSpend : 0;
+    await expectNothingMoreBooked({ agentDir, cwd, sessions }, booked, async (again) => {
       await again.promptAndWait(call("bg_result", { taskId: task.manifest.task_id }));
       expect(lastToolResult(await again.messages(), "bg_result").isError).toBe(true);
       await again.promptAndWait(call("bg_result", { taskId: run.runId }));
-      expect(await toolCost(again)).toBeCloseTo(before, 12);
-    } finally {
-      await again.stop();
-    }
+    });
   });
 });

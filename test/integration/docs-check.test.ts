@@ -38,11 +38,19 @@ async function scratchCopy(): Promise<string> {
   return dir;
 }
 
-async function edit(file: string, change: (text: string) => string): Promise<void> {
-  const before = await readFile(file, "utf8");
-  const after = change(before);
+/** In the copy `dir`, `from` replaced by `to` in the file `path` (which must change). */
+async function replaceIn(dir: string, path: string, from: string | RegExp, to: string): Promise<void> {
+  const before = await readFile(join(dir, path), "utf8");
+  const after = before.replace(from, to);
   expect(after).not.toBe(before);
-  await writeFile(file, after);
+  await writeFile(join(dir, path), after);
+}
+
+/** docs:check on the copy `dir`, which must fail (exit 1); what it printed on stderr. */
+async function failedCheck(dir: string): Promise<string> {
+  const run = await generator(["--check", "--root", dir]);
+  expect(run.code).toBe(1);
+  return run.stderr;
 }
 
 /** A page with the bodies of its generated blocks removed: what the generator must never touch. */
@@ -59,19 +67,19 @@ describe("docs:check", () => {
 
   it("fails, naming the block, when a schema description or a remediation changes without regenerating", async () => {
     const dir = await scratchCopy();
-    await edit(join(dir, "src", "arguments", "result-arguments.ts"), (text) =>
-      text.replace('description: "', 'description: "Changed without regenerating. '),
+    await replaceIn(
+      dir,
+      "src/arguments/result-arguments.ts",
+      'description: "',
+      'description: "Changed without regenerating. ',
     );
-    await edit(join(dir, "src", "core", "errors.ts"), (text) =>
-      text.replace('task_ambiguous: "', 'task_ambiguous: "Changed remediation. '),
-    );
+    await replaceIn(dir, "src/core/errors.ts", 'task_ambiguous: "', 'task_ambiguous: "Changed remediation. ');
 
-    const stale = await generator(["--check", "--root", dir]);
-    expect(stale.code).toBe(1);
-    expect(stale.stderr).toContain('docs/tools/bg_result.md: block "tool-contract-bg_result" is stale');
-    expect(stale.stderr).toContain("Changed without regenerating.");
-    expect(stale.stderr).toContain('docs/failure-codes.md: block "failure-codes" is stale');
-    expect(stale.stderr).not.toContain("tool-contract-bg_delegate");
+    const stale = await failedCheck(dir);
+    expect(stale).toContain('docs/tools/bg_result.md: block "tool-contract-bg_result" is stale');
+    expect(stale).toContain("Changed without regenerating.");
+    expect(stale).toContain('docs/failure-codes.md: block "failure-codes" is stale');
+    expect(stale).not.toContain("tool-contract-bg_delegate");
 
     // Regenerating repairs it, touching nothing outside the blocks.
     const pages = ["docs/tools/bg_result.md", "docs/failure-codes.md"];
@@ -89,37 +97,27 @@ describe("docs:check", () => {
 
   it("fails when a block is missing or a registered tool has no page", async () => {
     const dir = await scratchCopy();
-    await edit(join(dir, "docs", "tools", "bg_delegate.md"), (text) =>
-      text.replace(
-        /<!-- pi-docs:begin name="tool-contract-bg_delegate"[\s\S]*?<!-- pi-docs:end name="tool-contract-bg_delegate" -->\n/,
-        "",
-      ),
-    );
+    const block =
+      /<!-- pi-docs:begin name="tool-contract-bg_delegate"[\s\S]*?<!-- pi-docs:end name="tool-contract-bg_delegate" -->\n/;
+    await replaceIn(dir, "docs/tools/bg_delegate.md", block, "");
     await rm(join(dir, "docs", "tools", "bg_result.md"));
 
-    const run = await generator(["--check", "--root", dir]);
-    expect(run.code).toBe(1);
-    expect(run.stderr).toContain('docs/tools/bg_delegate.md: block "tool-contract-bg_delegate" is missing');
-    expect(run.stderr).toContain('docs/tools/bg_result.md: page missing (needed for block "tool-contract-bg_result")');
+    const stderr = await failedCheck(dir);
+    expect(stderr).toContain('docs/tools/bg_delegate.md: block "tool-contract-bg_delegate" is missing');
+    expect(stderr).toContain('docs/tools/bg_result.md: page missing (needed for block "tool-contract-bg_result")');
   });
 
   it("fails when a comment cites a heading, or a page links an anchor, that does not exist", async () => {
     const dir = await scratchCopy();
     // A heading renamed without renaming where the code cites it and where a page links to it.
-    await edit(join(dir, "docs", "subsystems", "launch.md"), (text) =>
-      text.replace("\n## The spend cap\n", "\n## What a delegate may spend\n"),
-    );
-    await edit(join(dir, "src", "core", "settings.ts"), (text) =>
-      text.replace('(docs/configuration.md, "Fusion candidates")', '(docs/configuration.md, "Candidates")'),
-    );
+    await replaceIn(dir, "docs/subsystems/launch.md", "\n## The spend cap\n", "\n## What a delegate may spend\n");
+    const cited = '(docs/configuration.md, "Fusion candidates")';
+    await replaceIn(dir, "src/core/settings.ts", cited, '(docs/configuration.md, "Candidates")');
 
-    const run = await generator(["--check", "--root", dir]);
-    expect(run.code).toBe(1);
-    expect(run.stderr).toMatch(
-      /src\/core\/settings\.ts:\d+: cites docs\/configuration\.md, "Candidates": no such heading/,
-    );
-    expect(run.stderr).toMatch(/cites docs\/subsystems\/launch\.md, "The spend cap": no such heading/);
-    expect(run.stderr).toMatch(
+    const stderr = await failedCheck(dir);
+    expect(stderr).toMatch(/src\/core\/settings\.ts:\d+: cites docs\/configuration\.md, "Candidates": no such heading/);
+    expect(stderr).toMatch(/cites docs\/subsystems\/launch\.md, "The spend cap": no such heading/);
+    expect(stderr).toMatch(
       /docs\/configuration\.md:\d+: links to subsystems\/launch\.md#the-spend-cap: no such heading/,
     );
   });

@@ -26,18 +26,10 @@ import {
   promptWhenIdle,
 } from "../helpers/drive.ts";
 import { drivenSdkParent, taskDirOf } from "../helpers/held-project.ts";
-import {
-  type ModelRequest,
-  makeTempDir,
-  type SdkParent,
-  script,
-  startSdkParent,
-  useModelServer,
-} from "../helpers/pi-parent.ts";
-import { PRICED_MODEL, pricedRoute, usePricedAgentDir } from "../helpers/spend-route.ts";
+import { type ModelRequest, makeTempDir, type SdkParent, script, withSdkParent } from "../helpers/pi-parent.ts";
+import { PRICED_MODEL, pricedRoute, useServerAndPricedAgentDir } from "../helpers/spend-route.ts";
 
-const server = useModelServer();
-const priced = usePricedAgentDir(server);
+const { server, agent: priced } = useServerAndPricedAgentDir();
 
 const RETRY_SOURCE = { "src/retry.ts": "// the retry budget\nexport const RETRIES = 7;\n" };
 
@@ -139,8 +131,7 @@ describe("a follow-up of a task that spilled a read", () => {
     });
     const cwd = await makeTempDir("chain-spill");
     await writeFile(join(cwd, "big.txt"), `${lines.join("\n")}\n`);
-    const parent = await startSdkParent({ agentDir: priced, cwd });
-    try {
+    await withSdkParent({ agentDir: priced, cwd }, async (parent) => {
       const route = pricedRoute(PRICED_MODEL);
       const first = await ended(parent, { name: "big", prompt: "Read big.txt. SPILL-FIRST", route, maxCostUsd: 0.09 });
       const firstResult = JSON.parse(
@@ -164,8 +155,6 @@ describe("a follow-up of a task that spilled a read", () => {
       });
       // What let the follow-up's child see those lines: the spill's file range, committed with its receipt.
       expect(spilled?.read).toMatchObject({ file: "big.txt", line_start: 1, line_end: 400 });
-    } finally {
-      await parent.dispose();
-    }
+    });
   });
 });

@@ -13,7 +13,9 @@ import {
   bgResultVia,
   call,
   delegateVia,
+  followUpVia,
   installHoldingDriver,
+  installParentDriver,
   isChildRequest,
   lastToolResult,
   noticeOf,
@@ -23,7 +25,7 @@ import {
 import { fusionProject, fusionVia, HELD_RUN_ARGS } from "../helpers/fusion-run-driver.ts";
 import { drivenSdkParent, freshProject, taskDirOf } from "../helpers/held-project.ts";
 import type { ModelRequest } from "../helpers/model-server.ts";
-import { type SdkParent, script, startSdkParent, useModelServer } from "../helpers/pi-parent.ts";
+import { type SdkParent, script, useModelServer, withSdkParent } from "../helpers/pi-parent.ts";
 
 const server = useModelServer();
 
@@ -33,6 +35,13 @@ const RETRY_SOURCE = { "src/retry.ts": `// ${MARKER}\nexport const RETRIES = 7;\
 
 function startParent(label: string) {
   return drivenSdkParent(server, label, RETRY_SOURCE);
+}
+
+/** A project holding RETRY_SOURCE with a parent driven by instruction for `body`, disposed after it. */
+async function withParent(label: string, body: (parent: SdkParent, cwd: string) => Promise<void>): Promise<void> {
+  const { agentDir, cwd } = await freshProject(server, label, RETRY_SOURCE);
+  installParentDriver(server);
+  await withSdkParent({ agentDir, cwd }, (parent) => body(parent, cwd));
 }
 
 function readJson<T>(path: string): T {
@@ -89,8 +98,7 @@ async function expectRefused(parent: SdkParent, cwd: string, args: Record<string
 
 describe("follow-ups of a delegate", () => {
   it("answers from the previous child's reads without reading again, and bg_result verifies the chain", async () => {
-    const { cwd, parent } = await startParent("follow-up");
-    try {
+    await withParent("follow-up", async (parent, cwd) => {
       const first = await firstTask(parent);
       const firstDir = taskDirOf(cwd, parent, first);
       const firstResult = readJson<DelegateResultFile>(join(firstDir, "result.json"));
@@ -172,14 +180,11 @@ describe("follow-ups of a delegate", () => {
       expect(gone.text).toContain(`follow-up of ${first} (2nd in chain); link gone`);
       const showGone = await runCli(cwd, "show", second);
       expect(showGone.stdout).toContain(`1. ${first} gone → 2. ${second} completed (link GONE) [this task]`);
-    } finally {
-      await parent.dispose();
-    }
+    });
   });
 
   it("follows up on another route and with its own outputSchema, and reports a previous tree changed or removed after the follow-up started", async () => {
-    const { cwd, parent } = await startParent("follow-up-route");
-    try {
+    await withParent("follow-up-route", async (parent, cwd) => {
       const first = await firstTask(parent);
       const second = await delegateVia(parent, {
         name: "cheaper question",
@@ -245,14 +250,11 @@ describe("follow-ups of a delegate", () => {
       expect(gone.isError).toBe(false);
       expect(gone.details?.follow_up).toMatchObject({ link: "gone" });
       expect(gone.text).toContain("link gone");
-    } finally {
-      await parent.dispose();
-    }
+    });
   });
 
   it("continues a turn-limited task to a verified answer that says it continues", async () => {
-    const { cwd, parent } = await startParent("continuation");
-    try {
+    await withParent("continuation", async (parent, cwd) => {
       const stopped = await delegateVia(parent, {
         name: "runs out of turns",
         maxTurns: 2,
@@ -302,14 +304,11 @@ describe("follow-ups of a delegate", () => {
         previous_end: "child_turn_limit",
         previous_result_sha256: sha256Hex(stoppedTerminal),
       });
-    } finally {
-      await parent.dispose();
-    }
+    });
   });
 
   it("refuses a follow-up of a tampered or failed task, typed, with nothing created", async () => {
-    const { cwd, parent } = await startParent("follow-up-refusals");
-    try {
+    await withParent("follow-up-refusals", async (parent, cwd) => {
       const first = await firstTask(parent);
       const firstDir = taskDirOf(cwd, parent, first);
       const ask = (previousTaskId: string) => ({ name: "again", previousTaskId, prompt: "and?" });
@@ -342,16 +341,8 @@ describe("follow-ups of a delegate", () => {
       await expectRefused(parent, cwd, ask(failed), "previous_task_not_resumable");
 
       // Restored, the tree follows up again.
-      const ok = await delegateVia(parent, {
-        name: "fine",
-        previousTaskId: first,
-        prompt: `ok ${script({ text: "fine" })}`,
-      });
-      await noticeOf(parent, ok);
-      await parent.waitForIdle();
-    } finally {
-      await parent.dispose();
-    }
+      await followUpVia(parent, first, "fine", `ok ${script({ text: "fine" })}`);
+    });
   });
 
   it("refuses a follow-up of a running task and of a task of another project", async () => {
@@ -373,8 +364,7 @@ describe("follow-ups of a delegate", () => {
       // Its tree copied into another project is not that project's task.
       const { agentDir: otherAgent, cwd: other } = await freshProject(server, "follow-up-foreign");
       const sourceDir = taskDirOf(cwd, parent, running);
-      const otherParent = await startSdkParent({ agentDir: otherAgent, cwd: other });
-      try {
+      await withSdkParent({ agentDir: otherAgent, cwd: other }, async (otherParent) => {
         cpSync(sourceDir, join(other, ".pi/delegate/copied", running), { recursive: true });
         await expectRefused(
           otherParent,
@@ -382,9 +372,7 @@ describe("follow-ups of a delegate", () => {
           { name: "again", previousTaskId: running, prompt: "and?" },
           "previous_task_foreign",
         );
-      } finally {
-        await otherParent.dispose();
-      }
+      });
     } finally {
       held.release();
       await parent.dispose();
@@ -395,8 +383,7 @@ describe("follow-ups of a delegate", () => {
 describe("follow-ups of a Fusion run", () => {
   it("are refused with their own code, before anything is created", async () => {
     const { agentDir, cwd } = await fusionProject(server, "follow-up-fusion");
-    const parent = await startSdkParent({ agentDir, cwd });
-    try {
+    await withSdkParent({ agentDir, cwd }, async (parent) => {
       const runId = await fusionVia(parent, HELD_RUN_ARGS);
       const text = await expectRefused(
         parent,
@@ -407,8 +394,6 @@ describe("follow-ups of a Fusion run", () => {
       expect(text).toContain("out of scope");
       await noticeOf(parent, runId);
       await parent.waitForIdle();
-    } finally {
-      await parent.dispose();
-    }
+    });
   });
 });

@@ -8,33 +8,24 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import {
-  bgResultVia,
-  call,
-  lastToolResult,
-  type Notice,
-  noticeOf,
-  notifications,
-  promptWhenIdle,
-} from "../helpers/drive.ts";
+import { bgResultVia, call, lastToolResult, noticeOf, notifications, promptWhenIdle } from "../helpers/drive.ts";
 import {
   delegateTaskDirs,
   fusionRoute,
   HELD_RUN_ARGS,
-  heldRun,
   NO_ANSWER_VIEW,
   readRunJson,
   runDirOf,
+  withHeldRun,
 } from "../helpers/fusion-run-driver.ts";
-import { findProcesses, startSdkParent, useModelServer, waitForNoProcesses } from "../helpers/pi-parent.ts";
+import { findProcesses, useModelServer, waitForNoProcesses } from "../helpers/pi-parent.ts";
+import { withUnspawnableEnv } from "./launch-support.ts";
 
 const server = useModelServer();
 
 describe("bg_fusion faults", () => {
   it("seed_budget_exceeded: one candidate's window is too small for the seed; the run is refused and nothing is left behind", async () => {
-    const { agentDir, cwd } = await heldRun(server, "fusion-seed-budget");
-    const parent = await startSdkParent({ agentDir, cwd });
-    try {
+    await withHeldRun(server, "fusion-seed-budget", async (parent, { agentDir, cwd }) => {
       const prompt = `Summarize: ${"lorem ipsum ".repeat(3_400)}`;
       expect(Buffer.byteLength(prompt)).toBeGreaterThan(40_000);
       await promptWhenIdle(
@@ -53,28 +44,18 @@ describe("bg_fusion faults", () => {
       expect(server.requests.filter((r) => r.model !== "fake-model")).toEqual([]);
       expect(await findProcesses(agentDir.dir, { includeEnv: true })).toEqual([]);
       expect(notifications(parent.messages())).toEqual([]);
-    } finally {
-      await parent.dispose();
-    }
+    });
   });
 
   it("child_spawn_failed mid-run: the evaluator cannot be started; the run fails at stage evaluate, bg_result shows no answer", async () => {
-    const run = await heldRun(server, "fusion-spawn-fault");
-    const { cwd, held } = run;
-    const parent = await startSdkParent(run);
-    try {
+    await withHeldRun(server, "fusion-spawn-fault", async (parent, { cwd, held, start }) => {
       // A refused run would fail here (fusionVia throws on an error result).
-      const runId = await run.start(parent, { ...HELD_RUN_ARGS, name: "unspawnable judge" });
-      // The candidates run; every later child inherits an environment string over Linux's 128 KiB
-      // cap, so execve refuses the evaluator (E2BIG), as launch-faults.test.ts does for a delegate.
-      process.env.PI_BGD_TEST_HUGE = "x".repeat(256 * 1024);
-      let notice: Notice;
-      try {
+      const runId = await start(parent, { ...HELD_RUN_ARGS, name: "unspawnable judge" });
+      // The candidates run; execve refuses the evaluator (E2BIG), as launch-faults.test.ts does for a delegate.
+      const notice = await withUnspawnableEnv(() => {
         held.release();
-        notice = await noticeOf(parent, runId);
-      } finally {
-        delete process.env.PI_BGD_TEST_HUGE;
-      }
+        return noticeOf(parent, runId);
+      });
       expect(notice.details).toMatchObject({
         kind: "fusion",
         state: "failed",
@@ -110,9 +91,6 @@ describe("bg_fusion faults", () => {
         server.requests.filter((r) => r.model === "fake-model" && r.messages.some((m) => m.text.includes("<<<ANSWER"))),
       ).toEqual([]);
       expect(await waitForNoProcesses(join(cwd, ".pi/delegate"))).toEqual([]);
-    } finally {
-      held.release();
-      await parent.dispose();
-    }
+    });
   });
 });

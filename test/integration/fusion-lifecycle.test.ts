@@ -22,25 +22,36 @@ import {
   MERGED_TEXT,
   readRunJson,
   runDirOf,
+  withHeldRun,
 } from "../helpers/fusion-run-driver.ts";
 import {
   findProcesses,
   makeTempDir,
+  type SdkParent,
   startRpcParent,
   startSdkParent,
   useModelServer,
   waitForNoProcesses,
+  withSdkParent,
 } from "../helpers/pi-parent.ts";
 
 const server = useModelServer();
 
+/** The run's one notice comes (`what` names it) and says it was cancelled at the candidate stage. */
+async function expectCancelledNotice(parent: SdkParent, runId: string, what: string): Promise<void> {
+  await until(() => noticesOf(parent.messages(), runId).length === 1, what);
+  expect((noticesOf(parent.messages(), runId)[0] as Notice).details).toMatchObject({
+    kind: "fusion",
+    state: "cancelled",
+    code: "child_cancelled",
+    stage: "candidate",
+  });
+}
+
 describe("a Fusion run's life with real parents and children", () => {
   it("/delegates lists the run with its stage and children; cancel ends every child and commits a cancelled run", async () => {
-    const run = await heldRun(server, "fusion-life");
-    const { cwd, held } = run;
-    const parent = await startSdkParent(run);
-    try {
-      const runId = await run.start(parent);
+    await withHeldRun(server, "fusion-life", async (parent, { cwd, start }) => {
+      const runId = await start(parent);
       const row = listRows(cwd, { verify: false }).find((r) => r.id === runId);
       expect(row).toMatchObject({
         kind: "fusion",
@@ -60,14 +71,7 @@ describe("a Fusion run's life with real parents and children", () => {
       const parentRequests = () => server.requests.filter((r) => !isChildRequest(r)).length;
       const before = parentRequests();
       await promptWhenIdle(parent, `/delegates cancel ${runId.slice(0, 9)}`);
-      await until(() => noticesOf(parent.messages(), runId).length === 1, "the cancel notice");
-      const notice = noticesOf(parent.messages(), runId)[0] as Notice;
-      expect(notice.details).toMatchObject({
-        kind: "fusion",
-        state: "cancelled",
-        code: "child_cancelled",
-        stage: "candidate",
-      });
+      await expectCancelledNotice(parent, runId, "the cancel notice");
       // The person's cancel started no model turn.
       expect(parentRequests()).toBe(before);
       expect(childManifests(cwd).map((m) => [m.state, m.terminal?.code])).toEqual([
@@ -90,45 +94,29 @@ describe("a Fusion run's life with real parents and children", () => {
         code: "child_cancelled",
       });
       expect(await waitForNoProcesses(join(cwd, ".pi/delegate"))).toEqual([]);
-    } finally {
-      held.release();
-      await parent.dispose();
-    }
+    });
   });
 
   it("pi-bg-delegate cancel <run id> from a shell: the owning Pi ends the children and commits a cancelled run", async () => {
-    const run = await heldRun(server, "fusion-life");
-    const { cwd, held } = run;
-    const parent = await startSdkParent(run);
-    try {
-      const runId = await run.start(parent);
+    await withHeldRun(server, "fusion-life", async (parent, { cwd, start }) => {
+      const runId = await start(parent);
       const cli = await runCli(cwd, "cancel", runId.slice(0, 9));
       expect(cli.code, cli.stderr).toBe(0);
       expect(cli.stdout).toContain(`Asked the Pi process that owns ${runId} (pid ${process.pid}) to cancel it`);
-      await until(() => noticesOf(parent.messages(), runId).length === 1, "the cancel notice");
-      expect((noticesOf(parent.messages(), runId)[0] as Notice).details).toMatchObject({
-        state: "cancelled",
-        code: "child_cancelled",
-        stage: "candidate",
-      });
+      await expectCancelledNotice(parent, runId, "the cancel notice");
       expect(childManifests(cwd).map((m) => m.state)).toEqual(["cancelled", "cancelled"]);
       // Once ended, there is nothing to cancel: refused, nothing changed.
       const again = await runCli(cwd, "cancel", runId);
       expect(again.code).toBe(4);
       expect(again.stderr).toBe(`${runId} is not running (cancelled); nothing was changed.`);
       expect(await waitForNoProcesses(join(cwd, ".pi/delegate"))).toEqual([]);
-    } finally {
-      held.release();
-      await parent.dispose();
-    }
+    });
   });
 
   it("keeps running across /reload: one notice after it, autoDeliver carries the verified merged answer", async () => {
-    const run = await heldRun(server, "fusion-life");
-    const { held } = run;
-    const parent = await startSdkParent({ ...run, session: { dir: await makeTempDir("sessions") } });
-    try {
-      const runId = await run.start(parent, { ...HELD_RUN_ARGS, autoDeliver: "when_small" });
+    const session = { dir: await makeTempDir("sessions") };
+    await withHeldRun(server, { label: "fusion-life", session }, async (parent, { held, start }) => {
+      const runId = await start(parent, { ...HELD_RUN_ARGS, autoDeliver: "when_small" });
       await parent.reload();
       held.release();
       await until(() => noticesOf(parent.messages(), runId).length === 1, "the notice after /reload", 90_000);
@@ -151,26 +139,18 @@ describe("a Fusion run's life with real parents and children", () => {
       expect(noticesOf(parent.messages(), runId)).toHaveLength(1);
       const r = await bgResultVia(parent, { taskId: runId });
       expect(r.details).toMatchObject({ state: "completed", usage_status: "attached" });
-    } finally {
-      held.release();
-      await parent.dispose();
-    }
+    });
   });
 
   it("timeoutSeconds is for the whole run: the run fails with child_timeout at the stage it reached", async () => {
-    const { agentDir, cwd, held } = await heldRun(server, "fusion-life");
-    const parent = await startSdkParent({ agentDir, cwd });
-    try {
+    await withHeldRun(server, "fusion-life", async (parent, { cwd }) => {
       const runId = await fusionVia(parent, { ...HELD_RUN_ARGS, timeoutSeconds: 2 });
       await until(() => noticesOf(parent.messages(), runId).length === 1, "the timeout notice");
       const notice = noticesOf(parent.messages(), runId)[0] as Notice;
       expect(notice.details).toMatchObject({ state: "failed", code: "child_timeout", stage: "candidate" });
       expect(childManifests(cwd).map((m) => m.terminal?.code)).toEqual(["child_timeout", "child_timeout"]);
       expect(await waitForNoProcesses(join(cwd, ".pi/delegate"))).toEqual([]);
-    } finally {
-      held.release();
-      await parent.dispose();
-    }
+    });
   });
 
   it("quitting Pi cancels the run and every child", async () => {
@@ -209,16 +189,8 @@ describe("a Fusion run's life with real parents and children", () => {
       await first.stop();
     }
     const sessionFile = sessionFileIn(sessions);
-    const second = await startSdkParent({ agentDir, cwd, session: { file: sessionFile } });
-    try {
-      await until(() => noticesOf(second.messages(), runId).length === 1, "the deferred notice");
-      const notice = noticesOf(second.messages(), runId)[0] as Notice;
-      expect(notice.details).toMatchObject({
-        kind: "fusion",
-        state: "cancelled",
-        code: "child_cancelled",
-        stage: "candidate",
-      });
+    await withSdkParent({ agentDir, cwd, session: { file: sessionFile } }, async (second) => {
+      await expectCancelledNotice(second, runId, "the deferred notice");
       const view = await bgResultVia(second, { taskId: runId });
       expect(view.details).toMatchObject({
         state: "cancelled",
@@ -229,9 +201,7 @@ describe("a Fusion run's life with real parents and children", () => {
       await second.reload();
       await promptWhenIdle(second, "anything new?");
       expect(noticesOf(second.messages(), runId)).toHaveLength(1);
-    } finally {
-      await second.dispose();
-    }
+    });
     expect(await findProcesses(agentDir.dir, { includeEnv: true })).toEqual([]);
   });
 
@@ -257,8 +227,7 @@ describe("a Fusion run's life with real parents and children", () => {
     }
     const [byResult, byStart] = runIds as [string, string];
     // Another session, no retention: nothing adjudicates the runs at its start; bg_result does.
-    const reader = await startSdkParent({ agentDir, cwd });
-    try {
+    await withSdkParent({ agentDir, cwd }, async (reader) => {
       await reader.waitForIdle();
       expect(readRunJson(cwd, byResult, "manifest.json").state).toBe("running");
       const view = await bgResultVia(reader, { taskId: byResult });
@@ -269,13 +238,10 @@ describe("a Fusion run's life with real parents and children", () => {
       });
       expect(view.text).not.toMatch(/still running/);
       expect(readRunJson(cwd, byStart, "manifest.json").state).toBe("running");
-    } finally {
-      await reader.dispose();
-    }
+    });
     // A session start with a retention adjudicates every stranded run before it prunes.
     setProject({ retentionDays: 30 });
-    const next = await startSdkParent({ agentDir, cwd });
-    try {
+    await withSdkParent({ agentDir, cwd }, async (next) => {
       await until(
         () => readRunJson(cwd, byStart, "manifest.json").state !== "running",
         "the session start to adjudicate",
@@ -286,9 +252,7 @@ describe("a Fusion run's life with real parents and children", () => {
       expect(runIds.every((id) => existsSync(runDirOf(cwd, id)))).toBe(true);
       await promptWhenIdle(next, "/delegates prune --older-than 0 --undelivered");
       await until(() => runIds.every((id) => !existsSync(runDirOf(cwd, id))), "/delegates prune to remove both runs");
-    } finally {
-      await next.dispose();
-    }
+    });
     expect(await findProcesses(agentDir.dir, { includeEnv: true })).toEqual([]);
   });
 });

@@ -18,8 +18,10 @@ import {
   readRunJson,
   runDirOf,
   runIdOf,
+  twoCandidates,
 } from "../helpers/fusion-run-driver.ts";
-import { startSdkParent, useModelServer, waitForNoProcesses } from "../helpers/pi-parent.ts";
+import type { FreshProject } from "../helpers/held-project.ts";
+import { type SdkParent, useModelServer, waitForNoProcesses, withSdkParent } from "../helpers/pi-parent.ts";
 
 const server = useModelServer();
 
@@ -33,15 +35,15 @@ interface AttemptRow {
   output: string | null;
 }
 
-async function setup() {
+/** A Fusion project and an SDK parent in it for `body`, disposed after it. */
+async function inRun(body: (parent: SdkParent, project: FreshProject) => Promise<void>): Promise<void> {
   const project = await fusionProject(server, "fusion-run");
-  return { ...project, parent: await startSdkParent(project) };
+  await withSdkParent(project, (parent) => body(parent, project));
 }
 
 describe("bg_fusion with a real pi parent and real children", () => {
   it("completes: the merged answer cites both routes, bg_result verifies it, usage once, a tampered merged.md is refused", async () => {
-    const { cwd, parent } = await setup();
-    try {
+    await inRun(async (parent, { cwd }) => {
       await promptWhenIdle(parent, call("bg_fusion", { ...HELD_RUN_ARGS, name: "where is the cache invalidated" }));
       const receipt = lastToolResult(parent.messages(), "bg_fusion");
       expect(receipt.isError).toBe(false);
@@ -131,14 +133,11 @@ describe("bg_fusion with a real pi parent and real children", () => {
       expect(tampered.text).toMatch(/^\[answer_hash_mismatch\]/);
       expect(tampered.text).not.toContain("FORGED");
       expect(await waitForNoProcesses(join(cwd, ".pi/delegate"))).toEqual([]);
-    } finally {
-      await parent.dispose();
-    }
+    });
   });
 
   it("a failing candidate: with three the run completes on the other two; with two it fails (fusion_candidates_insufficient)", async () => {
-    const { cwd, parent } = await setup();
-    try {
+    await inRun(async (parent, { cwd }) => {
       const three = await fusionVia(parent, {
         prompt: QUESTION,
         candidates: [fusionRoute("model-a"), fusionRoute("model-broken"), fusionRoute("model-c")],
@@ -179,14 +178,11 @@ describe("bg_fusion with a real pi parent and real children", () => {
       expect(existsSync(join(runDirOf(cwd, two), "merged.md"))).toBe(false);
       // No evaluator or merger was started for the failed run: 3 + 2 + 2 children in all.
       expect(delegateTaskDirs(cwd)).toHaveLength(7);
-    } finally {
-      await parent.dispose();
-    }
+    });
   });
 
   it("a child whose provider reported no usage: the run's usage is unavailable, naming how many, never summed as zero", async () => {
-    const { cwd, parent } = await setup();
-    try {
+    await inRun(async (parent, { cwd }) => {
       const runId = await fusionVia(parent, {
         prompt: QUESTION,
         candidates: [fusionRoute("model-a"), fusionRoute("model-silent")],
@@ -200,19 +196,12 @@ describe("bg_fusion with a real pi parent and real children", () => {
       expect(first.details).toMatchObject({ usage_status: "attached", usage: { status: "unavailable", reason } });
       expect(first.text).toContain(`Usage: unavailable (${reason}); not summed as zero`);
       expect(first.text).toContain(MERGED_TEXT);
-    } finally {
-      await parent.dispose();
-    }
+    });
   });
 
   it("a failed merge fails the run at stage merge with the child's code", async () => {
-    const { cwd, parent } = await setup();
-    try {
-      const runId = await fusionVia(parent, {
-        prompt: QUESTION,
-        candidates: [fusionRoute("model-a"), fusionRoute("model-b")],
-        merge: fusionRoute("merge-broken"),
-      });
+    await inRun(async (parent, { cwd }) => {
+      const runId = await fusionVia(parent, { prompt: QUESTION, ...twoCandidates("merge-broken") });
       const notice = await noticeOf(parent, runId);
       expect(notice.details).toMatchObject({ state: "failed", code: "child_provider_error", stage: "merge" });
       const view = await bgResultVia(parent, { taskId: runId });
@@ -227,19 +216,12 @@ describe("bg_fusion with a real pi parent and real children", () => {
         ["evaluate", "completed"],
         ["merge", "failed"],
       ]);
-    } finally {
-      await parent.dispose();
-    }
+    });
   });
 
   it("an invalid comparison gets one repair attempt: repaired it completes, invalid twice it fails (fusion_evaluation_invalid)", async () => {
-    const { cwd, parent } = await setup();
-    try {
-      const repaired = await fusionVia(parent, {
-        prompt: QUESTION,
-        candidates: [fusionRoute("model-a"), fusionRoute("model-b")],
-        merge: fusionRoute("judge-sloppy"),
-      });
+    await inRun(async (parent, { cwd }) => {
+      const repaired = await fusionVia(parent, { prompt: QUESTION, ...twoCandidates("judge-sloppy") });
       expect((await noticeOf(parent, repaired)).details).toMatchObject({ state: "completed" });
       const rows = (readRunJson(cwd, repaired, "result.json") as { details: { attempts: AttemptRow[] } }).details
         .attempts;
@@ -248,25 +230,18 @@ describe("bg_fusion with a real pi parent and real children", () => {
         ["evaluate_repair", "completed", null],
       ]);
 
-      const hopeless = await fusionVia(parent, {
-        prompt: QUESTION,
-        candidates: [fusionRoute("model-a"), fusionRoute("model-b")],
-        merge: fusionRoute("judge-hopeless"),
-      });
+      const hopeless = await fusionVia(parent, { prompt: QUESTION, ...twoCandidates("judge-hopeless") });
       const notice = await noticeOf(parent, hopeless);
       expect(notice.details).toMatchObject({
         state: "failed",
         code: "fusion_evaluation_invalid",
         stage: "evaluate_repair",
       });
-    } finally {
-      await parent.dispose();
-    }
+    });
   });
 
   it("refuses without candidates (fusion_candidates_unset), bad arguments, no room, an unknown route — leaving nothing behind; the setting supplies candidates", async () => {
-    const { agentDir, cwd, parent } = await setup();
-    try {
+    await inRun(async (parent, { agentDir, cwd }) => {
       await promptWhenIdle(parent, call("bg_fusion", { prompt: QUESTION }));
       const refused = lastToolResult(parent.messages(), "bg_fusion");
       expect(refused.isError).toBe(true);
@@ -305,8 +280,6 @@ describe("bg_fusion with a real pi parent and real children", () => {
       const runId = await fusionVia(parent, { prompt: QUESTION });
       expect(lastToolResult(parent.messages(), "bg_fusion").text).toContain("Candidates fake/model-a, fake/model-c;");
       expect((await noticeOf(parent, runId)).details).toMatchObject({ state: "completed" });
-    } finally {
-      await parent.dispose();
-    }
+    });
   });
 });

@@ -10,11 +10,11 @@ import { describe, expect, it } from "vitest";
 import type { FusionCompletedView } from "../../src/fusion/types.ts";
 import { EVALUATE_HEADING, MERGE_HEADING } from "../../src/fusion-run/prompts.ts";
 import type { NotificationDetails } from "../../src/views/notification.ts";
-import { runCli } from "../helpers/cli.ts";
+import { printedCompleted, runCli } from "../helpers/cli.ts";
 import { call, installParentDriver, lastToolResult, notifications, promptWhenIdle, until } from "../helpers/drive.ts";
-import { directiveOf, FUSION_MODELS, fusionRoute, runIdOf } from "../helpers/fusion-run-driver.ts";
+import { directiveOf, FUSION_MODELS, fusionVia, twoCandidates } from "../helpers/fusion-run-driver.ts";
 import type { FakeReply, ModelRequest } from "../helpers/model-server.ts";
-import { createAgentDir, makeTempDir, startSdkParent, useModelServer } from "../helpers/pi-parent.ts";
+import { createAgentDir, makeTempDir, useModelServer, withSdkParent } from "../helpers/pi-parent.ts";
 import { TTL_PLACES_SCHEMA } from "../helpers/sample-sources.ts";
 
 const server = useModelServer();
@@ -72,21 +72,14 @@ describe("a Fusion run with an outputSchema", () => {
     mkdirSync(join(cwd, "src"));
     writeFileSync(join(cwd, "src", "auth.js"), "export const TTL = 60;\n");
     installParentDriver(server, childReply);
-    const parent = await startSdkParent({ agentDir: agent, cwd });
-    try {
-      await promptWhenIdle(
-        parent,
-        call("bg_fusion", {
-          name: "auth ttl",
-          prompt: "What is the TTL and where is auth?",
-          candidates: [fusionRoute("model-a"), fusionRoute("model-b")],
-          outputSchema: SCHEMA,
-          autoDeliver: "when_small",
-        }),
-      );
-      const receipt = lastToolResult(parent.messages(), "bg_fusion");
-      expect(receipt.isError).toBe(false);
-      const runId = runIdOf(receipt.text);
+    await withSdkParent({ agentDir: agent, cwd }, async (parent) => {
+      const runId = await fusionVia(parent, {
+        name: "auth ttl",
+        prompt: "What is the TTL and where is auth?",
+        ...twoCandidates(),
+        outputSchema: SCHEMA,
+        autoDeliver: "when_small",
+      });
       await until(() => notifications(parent.messages()).length === 1, "the run's notice", 90_000);
       // autoDeliver carries what bg_result shows: the JSON, the basis lines and the agreement lines.
       const notice = JSON.stringify(notifications(parent.messages())[0]?.content);
@@ -123,21 +116,11 @@ describe("a Fusion run with an outputSchema", () => {
       expect(result.text).toContain("- ttl: verified (1 citation); confidence medium");
       // The command line prints the same output object in Parallel's shape: each citation also has
       // its file: URL, title and excerpts; run names the merger's route.
-      const json = await runCli(cwd, "result", runId, "--json");
-      expect(json.code).toBe(0);
-      const printed = JSON.parse(json.stdout);
-      expect(printed.run).toMatchObject({
-        run_id: runId,
-        interaction_id: runId,
-        status: "completed",
-        is_active: false,
-      });
-      expect(printed.output.basis[0].citations[0]).toMatchObject({
-        title: "src/auth.js",
-        excerpts: [expect.any(String)],
-      });
-      expect(printed.output.basis[0].citations[0].url).toMatch(/^file:\/\/.*\/src\/auth\.js#L\d+-L\d+$/);
-      const ours = printed.output.basis.map((b: { citations: Record<string, unknown>[] }) => ({
+      const printed = await printedCompleted(cwd, runId);
+      const [citation] = printed.output.basis[0]?.citations ?? [];
+      expect(citation).toMatchObject({ title: "src/auth.js", excerpts: [expect.any(String)] });
+      expect(citation?.url).toMatch(/^file:\/\/.*\/src\/auth\.js#L\d+-L\d+$/);
+      const ours = printed.output.basis.map((b) => ({
         ...b,
         citations: b.citations.map(({ url: _u, title: _t, excerpts: _e, ...rest }) => rest),
       }));
@@ -156,8 +139,6 @@ describe("a Fusion run with an outputSchema", () => {
         absent: [],
       });
       expect(facts.basis).toEqual(view.output?.basis);
-    } finally {
-      await parent.dispose();
-    }
+    });
   });
 });

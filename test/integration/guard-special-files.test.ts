@@ -7,27 +7,27 @@
  */
 import { symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { sha256Hex } from "../../src/core/hash.ts";
-import { type AgentDir, createAgentDir } from "../helpers/agent-dir.ts";
+import { useAgentDir } from "../helpers/agent-dir-fixture.ts";
 import { type ChildRun, prepareChildTask, runPreparedChild, verifyCommitted } from "../helpers/child-task.ts";
 import { useFifoReleaser } from "../helpers/fifo.ts";
 import { script } from "../helpers/model-server.ts";
 import { useModelServer } from "../helpers/model-server-fixture.ts";
-import { makeTempDir, waitForNoProcesses } from "../helpers/temp.ts";
+import { makeTempDir } from "../helpers/temp.ts";
 
 const server = useModelServer({ resetBetweenTests: false });
 // A regression (Pi's read opening the FIFO) would wait for a writer: the releaser opens and closes
 // each FIFO after 5 s, so the run then goes on with an empty read, and the assertions fail instead of
 // the run hanging until its timeout.
 const fifos = useFifoReleaser(5_000, 60_000);
-let agent: AgentDir;
+// useAgentDir: one agent dir for the file, and after it no process naming that dir.
+const agent = useAgentDir(server);
 let run: ChildRun;
 const NOTES = "the answer is 42\n";
 const ANSWER = "The notes say 42; the pipe and the device were refused.";
 
 beforeAll(async () => {
-  agent = await createAgentDir({ serverUrl: server.url });
   const cwd = await makeTempDir("guard-special");
   await writeFile(join(cwd, "notes.txt"), NOTES);
   await symlink("/dev/zero", join(cwd, "zero.txt"));
@@ -46,10 +46,6 @@ beforeAll(async () => {
   fifos.make(join(cwd, "pipe.txt"));
   run = await runPreparedChild(task);
 }, 60_000);
-
-afterAll(async () => {
-  expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
-});
 
 describe("special files in the child's project", () => {
   it("refuses a FIFO and a device, also through a link and as grep's path, before any tool opens them", () => {

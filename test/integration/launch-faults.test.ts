@@ -18,8 +18,18 @@ import {
   type SdkParent,
   startSdkParent,
   useServerAndAgentDir,
+  withSdkParent,
 } from "../helpers/pi-parent.ts";
-import { calls, delegateCall, groupAlive, parentModel, readJson, resultOf, taskDirs } from "./launch-support.ts";
+import {
+  calls,
+  delegateCall,
+  groupAlive,
+  parentModel,
+  readJson,
+  resultOf,
+  taskDirs,
+  withUnspawnableEnv,
+} from "./launch-support.ts";
 
 const { server, agent } = useServerAndAgentDir();
 
@@ -58,12 +68,14 @@ describe("launch faults", () => {
       await held.wait;
       return { text: "too late" };
     });
-    const parent = await startSdkParent({ agentDir: agent, cwd });
-    try {
+    await withSdkParent({ agentDir: agent, cwd, held }, async (parent) => {
       await parent.prompt("go");
       const receipt = resultOf(parent.messages(), "c_launch");
       expect(receipt.isError).toBe(false);
-      const { artifact_dir: taskDir, child_pid: pgid } = receipt.details as { artifact_dir: string; child_pid: number };
+      const { artifact_dir: taskDir, child_pid: pgid } = receipt.details as {
+        artifact_dir: string;
+        child_pid: number;
+      };
       // The child's identity: pid, its own process group and its /proc start time (a reused pid is not it).
       expect(readJson(join(taskDir, TASK_FILES.manifest)).child).toEqual({
         pid: pgid,
@@ -102,24 +114,14 @@ describe("launch faults", () => {
       // The group is gone (it was adjudicated only after the child exited), and nothing of ours lives.
       expect(groupAlive(pgid)).toBe(false);
       expect(await findProcesses(agent.dir, { includeEnv: true })).toEqual([]);
-    } finally {
-      held.release();
-      await parent.dispose();
-    }
+    });
   });
 
   it("child_spawn_failed: execve refuses an environment string over 128 KiB (E2BIG); no process is created", async () => {
     const cwd = await makeTempDir("fault-spawn");
     launchThenFetch({ name: "unspawnable", prompt: "look" });
-    const parent = await startSdkParent({ agentDir: agent, cwd });
-    // The child inherits the parent's environment; Linux caps one argv/env string at 128 KiB.
-    process.env.PI_BGD_TEST_HUGE = "x".repeat(256 * 1024);
-    try {
-      await parent.prompt("go");
-    } finally {
-      delete process.env.PI_BGD_TEST_HUGE;
-    }
-    try {
+    await withSdkParent({ agentDir: agent, cwd }, async (parent) => {
+      await withUnspawnableEnv(() => parent.prompt("go"));
       const result = resultOf(parent.messages(), "c_launch");
       expect(result.isError).toBe(true);
       const [taskDir] = taskDirs(cwd);
@@ -146,9 +148,7 @@ describe("launch faults", () => {
       await parent.waitForIdle(45_000);
       expect(notificationTexts(parent)).toEqual([]);
       expect(parent.log.count("agent_end")).toBe(2);
-    } finally {
-      await parent.dispose();
-    }
+    });
   });
 
   it("child_startup_failed: the configured pi CLI is a script that exits 1 before any guard runs", async () => {

@@ -13,15 +13,24 @@ import { canonicalJsonLine } from "../../src/core/canonical.ts";
 import { TASK_FILES } from "../../src/core/constants.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
 import { isChildRequest } from "../helpers/drive.ts";
+import { withFreshParent } from "../helpers/held-project.ts";
 import {
   findProcesses,
   makeTempDir,
   type SdkParent,
-  startSdkParent,
   useServerAndAgentDir,
+  withSdkParent,
 } from "../helpers/pi-parent.ts";
 import { writeCompletedTask } from "../helpers/task-tree.ts";
-import { calls, delegateCall, parentModel, readJson, resultOf, taskDirs } from "./launch-support.ts";
+import {
+  calls,
+  delegateCall,
+  parentModel,
+  readJson,
+  resultOf,
+  taskDirs,
+  withUnspawnableEnv,
+} from "./launch-support.ts";
 
 const { server, agent } = useServerAndAgentDir();
 const KEY = "audit-auth";
@@ -102,8 +111,7 @@ describe("a key record that is not yours does not stop your launch", () => {
     // signing key exists by then even in a fresh agent dir.
     const unsigned = "it is not signed with your key for this project (written by hand, shipped or copied)";
     keyedLaunches();
-    const parent = await startSdkParent({ agentDir: agent, cwd });
-    try {
+    await withSdkParent({ agentDir: agent, cwd }, async (parent) => {
       const first = await launch(parent, "first");
       expect(first.kind).toBe("bg_delegate_receipt");
       expect(first.task_id).not.toBe(fake.manifest.task_id);
@@ -126,46 +134,36 @@ describe("a key record that is not yours does not stop your launch", () => {
       );
       await completed(third.artifact_dir);
       expect(childAsked("THIRD-WORK")).toBe(true);
-    } finally {
-      await parent.dispose();
-    }
+    });
   });
 
   it("a record pointing at a real task of another project: the launch runs here", async () => {
     const other = await makeTempDir("key-other-project");
     const cwd = await makeTempDir("key-this-project");
     keyedLaunches();
-    const there = await startSdkParent({ agentDir: agent, cwd: other });
-    let theirs: Launch;
-    try {
-      theirs = await launch(there, "there");
-      await completed(theirs.artifact_dir);
-    } finally {
-      await there.dispose();
-    }
+    const theirs = await withSdkParent({ agentDir: agent, cwd: other }, async (there) => {
+      const launched = await launch(there, "there");
+      await completed(launched.artifact_dir);
+      return launched;
+    });
     // Their genuine record, planted here with its directory pointing at their task.
     const record = readJson(keyFile(other));
     mkdirSync(join(cwd, ".pi", "delegate"), { recursive: true });
     writeFileSync(keyFile(cwd), canonicalJsonLine({ ...record, dir: relative(cwd, theirs.artifact_dir) }));
 
-    const parent = await startSdkParent({ agentDir: agent, cwd });
-    try {
+    await withSdkParent({ agentDir: agent, cwd }, async (parent) => {
       const here = await launch(parent, "here");
       expect(here.kind).toBe("bg_delegate_receipt");
       expect(here.key_record_ignored).toMatch(/^the record of key "audit-auth" was not trusted: it is not signed/);
       expect(taskDirs(cwd)).toEqual([here.artifact_dir]);
       await completed(here.artifact_dir);
       expect(childAsked("HERE-WORK")).toBe(true);
-    } finally {
-      await parent.dispose();
-    }
+    });
   });
 
   it("a group-writable record is not trusted; our own record, readable only by us, dedupes", async () => {
-    const cwd = await makeTempDir("key-writable");
     keyedLaunches();
-    const parent = await startSdkParent({ agentDir: agent, cwd });
-    try {
+    await withFreshParent(agent, "key-writable", async (parent, cwd) => {
       const first = await launch(parent, "first");
       expect(first).toMatchObject({ kind: "bg_delegate_receipt", key_record_ignored: null });
       await completed(first.artifact_dir);
@@ -182,25 +180,15 @@ describe("a key record that is not yours does not stop your launch", () => {
       await completed(third.artifact_dir);
       expect(childAsked("THIRD-WORK")).toBe(true);
       expect(readJson(keyFile(cwd))).toMatchObject({ id: third.task_id });
-    } finally {
-      await parent.dispose();
-    }
+    });
   });
 });
 
 describe("a keyed launch whose spawn failed does not hold its key", () => {
   it("child_spawn_failed with a key, then the same key again: the retry launches and its child runs", async () => {
-    const cwd = await makeTempDir("key-spawn-failed");
     keyedLaunches();
-    const parent = await startSdkParent({ agentDir: agent, cwd });
-    try {
-      // The child inherits the parent's environment; Linux caps one env string at 128 KiB (E2BIG).
-      process.env.PI_BGD_TEST_HUGE = "x".repeat(256 * 1024);
-      try {
-        await parent.prompt("failing");
-      } finally {
-        delete process.env.PI_BGD_TEST_HUGE;
-      }
+    await withFreshParent(agent, "key-spawn-failed", async (parent, cwd) => {
+      await withUnspawnableEnv(() => parent.prompt("failing"));
       const failed = resultOf(parent.messages(), "c_failing");
       expect(failed.isError).toBe(true);
       expect(failed.text.split("\n")[0]).toMatch(/^\[child_spawn_failed\] /);
@@ -221,8 +209,6 @@ describe("a keyed launch whose spawn failed does not hold its key", () => {
       // The retry's record stands for work that ran: the same key now returns it.
       const after = await launch(parent, "after");
       expect(after).toMatchObject({ kind: "bg_launch_already_started", task_id: retry.task_id, state: "completed" });
-    } finally {
-      await parent.dispose();
-    }
+    });
   });
 });

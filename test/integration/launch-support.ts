@@ -154,3 +154,16 @@ export async function waitForToolResult(
   if (!view) throw new Error(`message_end for ${toolCallId} holds no tool result`);
   return view;
 }
+
+/**
+ * `fn` with an environment string over Linux's 128 KiB cap for one string in this process: every
+ * child spawned meanwhile inherits it and execve refuses it (E2BIG, child_spawn_failed); `fn`'s value.
+ */
+export async function withUnspawnableEnv<T>(fn: () => Promise<T>): Promise<T> {
+  process.env.PI_BGD_TEST_HUGE = "x".repeat(256 * 1024);
+  try {
+    return await fn();
+  } finally {
+    delete process.env.PI_BGD_TEST_HUGE;
+  }
+}

@@ -20,7 +20,7 @@ import { signRecord } from "../../src/store/record-mac.ts";
 import { runCli } from "../helpers/cli.ts";
 import { taskIdOf, toolResults } from "../helpers/drive.ts";
 import { holdLaunchLock } from "../helpers/lock-holder.ts";
-import { makeTempDir, startRpcParent, useAgentDir, useModelServer } from "../helpers/pi-parent.ts";
+import { makeTempDir, startRpcParent, useAgentDir, useModelServer, withRpcParent } from "../helpers/pi-parent.ts";
 import { runningManifest } from "../helpers/task-tree.ts";
 import {
   calls,
@@ -43,6 +43,22 @@ afterAll(() => {
 });
 
 const lockOf = (cwd: string) => join(cwd, ".pi", "delegate", "launch.lock");
+
+/** Under the user's maxRunning `maxRunning` (reset after), an RPC parent's `word` launch is admitted and its task completes. */
+async function expectLaunchRuns(cwd: string, maxRunning: number, word: string): Promise<void> {
+  await agent.updateSettings({ bgDelegate: { maxRunning } });
+  launchOnGo();
+  const parent = await startRpcParent({ agentDir: agent, cwd });
+  try {
+    await parent.promptAndWait(word);
+    const result = resultOf(await messagesOf(parent), `c_${word}`);
+    expect(result.isError, result.text).toBe(false);
+    await completed(cwd, result.text);
+  } finally {
+    await parent.stop();
+    await agent.updateSettings({});
+  }
+}
 
 /**
  * The parent's model: a user message "go-<name>" launches one delegate named <name> (no completion
@@ -103,8 +119,7 @@ describe("a shipped launch lock blocks no launch", () => {
     const outside = await makeTempDir("live-outside");
     mkdirSync(join(cwd, ".pi", "delegate"), { recursive: true });
     launchOnGo();
-    const parent = await startRpcParent({ agentDir: agent, cwd });
-    try {
+    await withRpcParent({ agentDir: agent, cwd }, async (parent) => {
       const live = { pid: process.ppid, start_time: processStartTime(process.ppid), since: new Date().toISOString() };
       const variants: Record<string, () => void> = {
         unknown: () => writeFileSync(lockOf(cwd), JSON.stringify({ pid: 1, start_time: "unknown" })),
@@ -126,9 +141,7 @@ describe("a shipped launch lock blocks no launch", () => {
         expect(existsSync(lockOf(cwd)), name).toBe(false);
       }
       expect(existsSync(join(outside, "made-through-the-link"))).toBe(false);
-    } finally {
-      await parent.stop();
-    }
+    });
   });
 
   it("a directory with files at the lock's path is kept: the launch is refused naming it, nothing starts", async () => {
@@ -136,8 +149,7 @@ describe("a shipped launch lock blocks no launch", () => {
     mkdirSync(lockOf(cwd), { recursive: true });
     writeFileSync(join(lockOf(cwd), "theirs"), "kept");
     launchOnGo();
-    const parent = await startRpcParent({ agentDir: agent, cwd });
-    try {
+    await withRpcParent({ agentDir: agent, cwd }, async (parent) => {
       await parent.promptAndWait("go-full");
       const result = resultOf(await messagesOf(parent), "c_go-full");
       expectRefusal(result, "store_untrusted");
@@ -145,9 +157,7 @@ describe("a shipped launch lock blocks no launch", () => {
       expect(lstatSync(lockOf(cwd)).isDirectory()).toBe(true);
       expect(readFileSync(join(lockOf(cwd), "theirs"), "utf8")).toBe("kept");
       expect(taskDirs(cwd)).toEqual([]);
-    } finally {
-      await parent.stop();
-    }
+    });
   });
 });
 
@@ -163,18 +173,7 @@ describe("shipped running manifests fill no maxRunning", () => {
     shippedRunning(cwd, "shipped-session", unknown, { pid: other, pgid: other });
     shippedRunning(cwd, "shipped-session", reused, { pid: 1, pgid: 1 });
     shippedRunning(cwd, "shipped-session", reused, { pid: other, pgid: other });
-    await agent.updateSettings({ bgDelegate: { maxRunning: 4 } });
-    launchOnGo();
-    const parent = await startRpcParent({ agentDir: agent, cwd });
-    try {
-      await parent.promptAndWait("go-room");
-      const result = resultOf(await messagesOf(parent), "c_go-room");
-      expect(result.isError, result.text).toBe(false);
-      await completed(cwd, result.text);
-    } finally {
-      await parent.stop();
-      await agent.updateSettings({});
-    }
+    await expectLaunchRuns(cwd, 4, "go-room");
   });
 });
 
@@ -182,8 +181,7 @@ describe("a live holder of the launch lock", () => {
   it("makes a launch wait without freezing Pi (it answers meanwhile) and take the lock once released; held throughout, the launch is refused naming the holder", async () => {
     const cwd = await makeTempDir("live-held-lock");
     launchOnGo();
-    const parent = await startRpcParent({ agentDir: agent, cwd });
-    try {
+    await withRpcParent({ agentDir: agent, cwd }, async (parent) => {
       const first = await holdLaunchLock(cwd, agent.dir);
       const from = parent.log.events.length;
       await parent.prompt("go-waits");
@@ -208,9 +206,7 @@ describe("a live holder of the launch lock", () => {
         await second.release();
       }
       expect(existsSync(lockOf(cwd))).toBe(false);
-    } finally {
-      await parent.stop();
-    }
+    });
   });
 });
 
@@ -223,18 +219,7 @@ describe("a reused child pid keeps no task running", () => {
     // were recorded names the pid alone, which proves nothing either.
     const waited = shippedRunning(cwd, "crashed-session", owner, { pid: reused, pgid: reused, start_time: "1" });
     const verified = shippedRunning(cwd, "crashed-session", owner, { pid: reused, pgid: reused });
-    await agent.updateSettings({ bgDelegate: { maxRunning: 1 } });
-    launchOnGo();
-    const parent = await startRpcParent({ agentDir: agent, cwd });
-    try {
-      await parent.promptAndWait("go-capacity");
-      const result = resultOf(await messagesOf(parent), "c_go-capacity");
-      expect(result.isError, result.text).toBe(false);
-      await completed(cwd, result.text);
-    } finally {
-      await parent.stop();
-      await agent.updateSettings({});
-    }
+    await expectLaunchRuns(cwd, 1, "go-capacity");
 
     const list = await runCli(cwd, "list", "--all", "--json");
     expect(list.code, list.stderr).toBe(0);

@@ -5,12 +5,21 @@
  * and the next Pi on that session tells its end once and retrieves the verified answer. Without the
  * setting, quitting still cancels (and says what it spent). Real RPC parents and real children.
  */
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { TASK_FILES } from "../../src/core/constants.ts";
 import { runCli } from "../helpers/cli.ts";
-import { call, gate, isChildRequest, lastToolResult, notifications, toolResults, until } from "../helpers/drive.ts";
+import {
+  call,
+  gate,
+  isChildRequest,
+  lastToolResult,
+  notifications,
+  sessionFileIn,
+  toolResults,
+  until,
+} from "../helpers/drive.ts";
 import { freshProject } from "../helpers/held-project.ts";
 import { startRpcParent, useModelServer, waitForNoProcesses } from "../helpers/pi-parent.ts";
 import { taskDirs } from "./launch-support.ts";
@@ -43,15 +52,15 @@ function drive(held: { wait: Promise<void> }): void {
   });
 }
 
+/** A fresh project whose user setting is bgDelegate.onExit "finish", with a sessions dir in it for file-backed parents. */
+async function finishingProject(label: string) {
+  const project = await freshProject(server, label, {}, { settings: { bgDelegate: { onExit: "finish" } } });
+  return { ...project, sessions: join(project.cwd, "sessions") };
+}
+
 describe("quitting Pi", () => {
   it('with bgDelegate.onExit "finish": the delegate finishes after Pi quits; the next session tells it once', async () => {
-    const { agentDir, cwd } = await freshProject(
-      server,
-      "on-exit-finish",
-      {},
-      { settings: { bgDelegate: { onExit: "finish" } } },
-    );
-    const sessions = join(cwd, "sessions");
+    const { agentDir, cwd, sessions } = await finishingProject("on-exit-finish");
     const held = gate();
     drive(held);
     const first = await startRpcParent({ agentDir, cwd, session: { dir: sessions } });
@@ -87,8 +96,7 @@ describe("quitting Pi", () => {
     expect(read.stdout).toContain(ANSWER);
 
     // The next Pi on that session tells its end once and retrieves it.
-    const [file] = readdirSync(sessions).filter((name) => name.endsWith(".jsonl"));
-    const again = await startRpcParent({ agentDir, cwd, session: { file: join(sessions, file as string) } });
+    const again = await startRpcParent({ agentDir, cwd, session: { file: sessionFileIn(sessions) } });
     try {
       for (const deadline = Date.now() + 45_000; notifications(await again.messages()).length === 0; ) {
         if (Date.now() > deadline) throw new Error("timed out waiting for the completion notice");
@@ -111,13 +119,7 @@ describe("quitting Pi", () => {
   }, 120_000); // two Pi starts and a child outliving the first: long on a loaded 2-core machine
 
   it('with "finish", a child left running still keeps its timeoutSeconds: it ends itself as child_timeout', async () => {
-    const { agentDir, cwd } = await freshProject(
-      server,
-      "on-exit-timeout",
-      {},
-      { settings: { bgDelegate: { onExit: "finish" } } },
-    );
-    const sessions = join(cwd, "sessions");
+    const { agentDir, cwd, sessions } = await finishingProject("on-exit-timeout");
     const held = gate(); // never released before the child's own deadline
     drive(held);
     const first = await startRpcParent({ agentDir, cwd, session: { dir: sessions } });
@@ -137,8 +139,7 @@ describe("quitting Pi", () => {
     const { child } = JSON.parse(readFileSync(join(dir as string, TASK_FILES.manifest), "utf8"));
     await until(() => !alive(child.pid), "the child's own deadline", 45_000);
     held.release();
-    const [file] = readdirSync(sessions).filter((name) => name.endsWith(".jsonl"));
-    const again = await startRpcParent({ agentDir, cwd, session: { file: join(sessions, file as string) } });
+    const again = await startRpcParent({ agentDir, cwd, session: { file: sessionFileIn(sessions) } });
     try {
       for (const deadline = Date.now() + 45_000; notifications(await again.messages()).length === 0; ) {
         if (Date.now() > deadline) throw new Error("timed out waiting for the notice");

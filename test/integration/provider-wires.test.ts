@@ -9,8 +9,9 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { bgResultVia, delegateVia, isChildRequest, noticeOf } from "../helpers/drive.ts";
+import { bgResultVia, followUpVia, isChildRequest, noticeOf } from "../helpers/drive.ts";
 import { fusionProject, fusionVia, MERGED_TEXT, QUESTION } from "../helpers/fusion-run-driver.ts";
+import { thinkingSignature } from "../helpers/model-server.ts";
 import {
   IS_EARENDIL_HOST,
   script,
@@ -23,7 +24,6 @@ import {
   wireRoute,
 } from "../helpers/pi-parent.ts";
 import { childRequestsOf, outputLimitOf, settledDelegate } from "../helpers/spend-route.ts";
-import { thinkingSignature } from "../helpers/wire-anthropic.ts";
 
 const { server, agent } = useServerAndAgentDir();
 
@@ -161,13 +161,7 @@ describe("a follow-up resumes Anthropic's signed thinking", () => {
         args: { prompt: `FIRST ${script({ text: "first answer", thinking })}`, route: wireRoute("anthropic") },
       },
       async ({ parent, taskId }) => {
-        const followUp = await delegateVia(parent, {
-          name: "again",
-          previousTaskId: taskId,
-          prompt: `SECOND ${script({ text: "second answer" })}`,
-        });
-        await noticeOf(parent, followUp);
-        await parent.waitForIdle();
+        const followUp = await followUpVia(parent, taskId, "again", `SECOND ${script({ text: "second answer" })}`);
         const [request] = childRequestsWith("SECOND");
         expect(request?.protocol).toBe("anthropic-messages");
         const resumed = request?.messages.find((m) => m.role === "assistant" && m.text === "first answer");

@@ -18,23 +18,14 @@ import { decodeAnswer, isAlive } from "../helpers/child-task.ts";
 import {
   bgResultVia,
   delegateVia,
-  installHeldChildren,
   installParentDriver,
   isChildRequest,
   notifications,
   promptWhenIdle,
   until,
 } from "../helpers/drive.ts";
-import { taskDirOf } from "../helpers/held-project.ts";
-import {
-  makeTempDir,
-  type SdkParent,
-  script,
-  startSdkParent,
-  useAgentDir,
-  useServerAndAgentDir,
-  waitForNoProcesses,
-} from "../helpers/pi-parent.ts";
+import { taskDirOf, withFreshParent, withHeldChildren } from "../helpers/held-project.ts";
+import { type SdkParent, script, useAgentDir, useServerAndAgentDir, waitForNoProcesses } from "../helpers/pi-parent.ts";
 
 const { server, agent } = useServerAndAgentDir();
 const retryAgent = useAgentDir(server, { retry: true });
@@ -104,10 +95,8 @@ function childPidOf(taskDir: string): number {
 
 describe("faults end in their documented terminal state", () => {
   it("child killed with SIGKILL mid-run → child_exited_without_commit, nothing written for it", async () => {
-    const cwd = await makeTempDir("rel-kill");
-    const held = installHeldChildren(server, "AN ANSWER THE KILLED CHILD NEVER RECEIVED");
-    const parent = await startSdkParent({ agentDir: agent, cwd });
-    try {
+    const never = "AN ANSWER THE KILLED CHILD NEVER RECEIVED";
+    await withHeldChildren(server, agent, "rel-kill", never, async (parent, cwd, held) => {
       const id = await delegateVia(parent, { name: "killed child", prompt: "Investigate the cache." });
       await until(() => held.count() === 1, "the child's first model request");
       const dir = taskDirOf(cwd, parent, id);
@@ -120,18 +109,13 @@ describe("faults end in their documented terminal state", () => {
       expect(existsSync(join(dir, "child-ready.json"))).toBe(true);
       expect(held.count()).toBe(1);
       expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
-    } finally {
-      held.release();
-      await parent.dispose();
-    }
+    });
   });
 
   it("maxTurns 1, maxToolCalls 1 and a provider error, through bg_delegate → their three codes", async () => {
-    const cwd = await makeTempDir("rel-limits");
     installParentDriver(server); // children follow their own scripts
-    const parent = await startSdkParent({ agentDir: agent, cwd });
     const keepsCalling = script({ tool: "ls", args: { path: "." } }); // the last step repeats
-    try {
+    await withFreshParent(agent, "rel-limits", async (parent, cwd) => {
       const turns = await delegateVia(parent, { name: "turn limit", prompt: `List. ${keepsCalling}`, maxTurns: 1 });
       const calls = await delegateVia(parent, {
         name: "tool-call limit",
@@ -157,17 +141,13 @@ describe("faults end in their documented terminal state", () => {
       const providerTerminal = readFileSync(join(taskDirOf(cwd, parent, provider), "child-terminal.json"), "utf8");
       expect(providerTerminal).toContain("scripted internal error");
       expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
-    } finally {
-      await parent.dispose();
-    }
+    });
   });
 
   it("a retryable provider error, then success → one consistent result.json and a completed task", async () => {
-    const cwd = await makeTempDir("rel-retry");
     installParentDriver(server);
-    const parent = await startSdkParent({ agentDir: retryAgent, cwd });
     const answer = "RECOVERED ANSWER: the cache key omits the session id.";
-    try {
+    await withFreshParent(retryAgent, "rel-retry", async (parent, cwd) => {
       const id = await delegateVia(parent, {
         name: "retry then success",
         prompt: `Answer. ${script({ text: answer, failFirst: 1, failStatus: 503 })}`,
@@ -197,9 +177,7 @@ describe("faults end in their documented terminal state", () => {
       expect(fetched.isError, fetched.text).toBe(false);
       expect(fetched.text).toContain(answer);
       expect(await waitForNoProcesses(retryAgent.dir, { includeEnv: true })).toEqual([]);
-    } finally {
-      await parent.dispose();
-    }
+    });
   });
 
   it("no room to commit (a file-size limit on the child): the task fails typed, no partial result accepted", async () => {
@@ -208,13 +186,10 @@ describe("faults end in their documented terminal state", () => {
     // same path as ENOSPC, and it reaches only the child. The answer is sized so that everything
     // else the child writes (session file, output log) fits and only result.json, whose base64
     // is 4/3 of the answer, does not: the failure lands exactly at the commit.
-    const cwd = await makeTempDir("rel-disk");
     const line = `${"Evidence: src/cache.ts:42 keys entries by path only.".padEnd(99, ".")}\n`;
     const answer = line.repeat(3000); // 300,000 bytes; its result.json is over 400,000
     const limit = 360_000;
-    const held = installHeldChildren(server, answer);
-    const parent = await startSdkParent({ agentDir: agent, cwd });
-    try {
+    await withHeldChildren(server, agent, "rel-disk", answer, async (parent, cwd, held) => {
       const id = await delegateVia(parent, { name: "full disk", prompt: "Report all the evidence." });
       await until(() => held.count() === 1, "the child's first model request");
       const dir = taskDirOf(cwd, parent, id);
@@ -234,17 +209,11 @@ describe("faults end in their documented terminal state", () => {
       expect(readdirSync(dir).filter((f) => f.includes("result") || f.endsWith(".tmp"))).toEqual([]);
       expect(existsSync(join(dir, "answer.txt"))).toBe(false);
       expect(await waitForNoProcesses(agent.dir, { includeEnv: true })).toEqual([]);
-    } finally {
-      held.release();
-      await parent.dispose();
-    }
+    });
   });
 
   it("the artifact dir removed mid-run → result_unavailable from the notification and bg_result; the parent stays usable", async () => {
-    const cwd = await makeTempDir("rel-removed");
-    const held = installHeldChildren(server, "AN ANSWER WITH NOWHERE TO GO");
-    const parent = await startSdkParent({ agentDir: agent, cwd });
-    try {
+    await withHeldChildren(server, agent, "rel-removed", "AN ANSWER WITH NOWHERE TO GO", async (parent, cwd, held) => {
       const id = await delegateVia(parent, { name: "dir removed", prompt: "Investigate." });
       await until(() => held.count() === 1, "the child's first model request");
       const dir = taskDirOf(cwd, parent, id);
@@ -273,9 +242,6 @@ describe("faults end in their documented terminal state", () => {
       });
       expect((await noteOf(parent, second)).details.state).toBe("completed");
       expect((await bgResultVia(parent, { taskId: second })).text).toContain("FINE");
-    } finally {
-      held.release();
-      await parent.dispose();
-    }
+    });
   });
 });

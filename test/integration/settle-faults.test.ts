@@ -18,7 +18,7 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, type TestContext } from "vitest";
 import { TASK_FILES } from "../../src/core/constants.ts";
 import { FAILURE_REMEDIATION } from "../../src/core/errors.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
@@ -42,6 +42,7 @@ import {
   startSdkParent,
   useServerAndAgentDir,
   waitForNoProcesses,
+  withSdkParent,
 } from "../helpers/pi-parent.ts";
 import { readJson, taskDirs } from "./launch-support.ts";
 
@@ -107,8 +108,7 @@ describe("a keyed bg_fusion whose key record cannot be written", () => {
     const key = "fusion-audit";
     const keyPath = join(cwd, ".pi", "delegate", `key-${sha256Hex(key)}.json`);
     mkdirSync(keyPath, { recursive: true });
-    const parent = await startSdkParent({ agentDir, cwd });
-    try {
+    await withSdkParent({ agentDir, cwd }, async (parent) => {
       await promptWhenIdle(parent, call("bg_fusion", { ...HELD_RUN_ARGS, key }));
       const refused = lastToolResult(parent.messages(), "bg_fusion");
       expect(refused.isError).toBe(true);
@@ -125,9 +125,7 @@ describe("a keyed bg_fusion whose key record cannot be written", () => {
       const runId = await fusionVia(parent, HELD_RUN_ARGS);
       expect((await noticeOf(parent, runId)).content).toMatch(/completed/);
       await parent.waitForIdle(45_000);
-    } finally {
-      await parent.dispose();
-    }
+    });
     expect(await waitForNoProcesses(agentDir.dir, { includeEnv: true })).toEqual([]);
   });
 });
@@ -197,6 +195,30 @@ async function fullDiskProject(label: string): Promise<{ cwd: string; store: str
   return { cwd, store };
 }
 
+/**
+ * A full-disk project labelled `where` (skipped where no tmpfs can be mounted) with an SDK parent
+ * for `body`; then `where.held` released, the filler removed, the parent disposed and the tmpfs unmounted.
+ */
+async function withFullDisk(
+  ctx: TestContext,
+  where: string | { label: string; held: { release(): void } },
+  body: (parent: SdkParent, cwd: string, store: string) => Promise<void>,
+): Promise<void> {
+  const { label, held } = typeof where === "string" ? { label: where, held: undefined } : where;
+  const project = await fullDiskProject(label);
+  if ("skip" in project) return ctx.skip(project.skip);
+  const { cwd, store } = project;
+  const parent = await startSdkParent({ agentDir: agent, cwd });
+  try {
+    await body(parent, cwd, store);
+  } finally {
+    held?.release();
+    unfill(store);
+    await parent.dispose();
+    unmount(store);
+  }
+}
+
 /** A disk_full failure text: the code, the path it names, the remediation, no errno. */
 function expectDiskFull(text: string, names: string): void {
   const first = text.split("\n")[0] ?? "";
@@ -208,12 +230,8 @@ function expectDiskFull(text: string, names: string): void {
 
 describe("a full disk is disk_full, and no task is left running", () => {
   it("(a) full before the launch: the launch is disk_full naming the tree, nothing is left; with space it runs", async (ctx) => {
-    const project = await fullDiskProject("full-before-launch");
-    if ("skip" in project) return ctx.skip(project.skip);
-    const { cwd, store } = project;
     installParentDriver(server, () => ({ text: "answer with room" }));
-    const parent = await startSdkParent({ agentDir: agent, cwd });
-    try {
+    await withFullDisk(ctx, "full-before-launch", async (parent, cwd, store) => {
       // Full to the byte: the launch lock itself cannot be written (and is not left behind).
       fill(store);
       const refused = await launchVia(parent, { name: "full", prompt: "FULL-WORK" });
@@ -235,19 +253,12 @@ describe("a full disk is disk_full, and no task is left running", () => {
       expect(again.isError, again.text).toBe(false);
       expect((await noticeOf(parent, taskIdOf(again.text))).content).toMatch(/completed/);
       await parent.waitForIdle(45_000);
-    } finally {
-      await parent.dispose();
-      unmount(store);
-    }
+    });
   });
 
   it("(b) full while the child runs: the notice and bg_result say disk_full; the task is failed, not running", async (ctx) => {
-    const project = await fullDiskProject("full-while-running");
-    if ("skip" in project) return ctx.skip(project.skip);
-    const { cwd, store } = project;
     const held = installHeldChildren(server, "an answer that finds no room");
-    const parent = await startSdkParent({ agentDir: agent, cwd });
-    try {
+    await withFullDisk(ctx, { label: "full-while-running", held }, async (parent, cwd, store) => {
       const receipt = await launchVia(parent, { name: "held", prompt: "HELD-WORK" });
       expect(receipt.isError, receipt.text).toBe(false);
       const taskId = taskIdOf(receipt.text);
@@ -269,21 +280,12 @@ describe("a full disk is disk_full, and no task is left running", () => {
         terminal: { code: "disk_full" },
       });
       expect(noticesOf(parent.messages(), taskId)).toHaveLength(1);
-    } finally {
-      held.release();
-      unfill(store);
-      await parent.dispose();
-      unmount(store);
-    }
+    });
   });
 
   it('(c) full before retrieval with delivery "artifact": disk_full naming answer.txt; with space the file is handed out', async (ctx) => {
-    const project = await fullDiskProject("full-before-retrieval");
-    if ("skip" in project) return ctx.skip(project.skip);
-    const { cwd, store } = project;
     installParentDriver(server, () => ({ text: "the verified answer" }));
-    const parent = await startSdkParent({ agentDir: agent, cwd });
-    try {
+    await withFullDisk(ctx, "full-before-retrieval", async (parent, cwd, store) => {
       const receipt = await launchVia(parent, { name: "done", prompt: "DONE-WORK" });
       expect(receipt.isError, receipt.text).toBe(false);
       const taskId = taskIdOf(receipt.text);
@@ -300,11 +302,7 @@ describe("a full disk is disk_full, and no task is left running", () => {
       const delivered = await bgResultVia(parent, { taskId, delivery: "artifact" });
       expect(delivered.isError, delivered.text).toBe(false);
       expect(delivered.text).toContain(join(taskDir, TASK_FILES.answer));
-    } finally {
-      unfill(store);
-      await parent.dispose();
-      unmount(store);
-    }
+    });
   });
 
   it("(d) a Fusion run whose .pi/fusion fills while its candidates run ends failed with disk_full, on disk and in its notice", async (ctx) => {

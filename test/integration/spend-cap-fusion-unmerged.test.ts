@@ -26,13 +26,13 @@ import {
   delegateTaskDirs,
   directiveOf,
   fusionProject,
-  fusionRoute,
   fusionVia,
   MERGED_TEXT,
   readRunJson,
   runDirOf,
+  twoCandidates,
 } from "../helpers/fusion-run-driver.ts";
-import { startSdkParent, useModelServer, waitForNoProcesses } from "../helpers/pi-parent.ts";
+import { type SdkParent, useModelServer, waitForNoProcesses, withSdkParent } from "../helpers/pi-parent.ts";
 import { TTL_PLACES_SCHEMA } from "../helpers/sample-sources.ts";
 
 const server = useModelServer();
@@ -59,11 +59,15 @@ function childSpend(cwd: string) {
   });
 }
 
-async function run(label: string) {
+/** A Fusion project with an SDK parent for `body`; after it, no process of the agent dir is left. */
+async function run(label: string, body: (parent: SdkParent, cwd: string) => Promise<void>): Promise<void> {
   const { agentDir, cwd } = await fusionProject(server, label);
-  const parent = await startSdkParent({ agentDir, cwd });
-  return { agentDir, cwd, parent };
+  await withSdkParent({ agentDir, cwd }, (parent) => body(parent, cwd));
+  expect(await waitForNoProcesses(agentDir.dir, { includeEnv: true })).toEqual([]);
 }
+
+/** A capped run of `name` asking `prompt`: candidates model-a and model-b, merged by model-c. */
+const capped = (name: string, prompt: string) => ({ name, prompt, ...twoCandidates("model-c"), maxCostUsd: CAP });
 
 /** What every view of an unmerged run must show: bg_result verified with both answers, the notice, list and show. */
 async function expectUnmerged(parent: DrivenParent, cwd: string, runId: string, stage: string) {
@@ -115,15 +119,8 @@ async function expectUnmerged(parent: DrivenParent, cwd: string, runId: string, 
 describe("bg_fusion under a cap whose merger cannot fit", () => {
   it("the evaluator billed past the cap: the merger is refused, and the run completes unmerged with the evaluator's claims", async () => {
     const question = `Where is the session cache invalidated? ${billMarker("EVALUATOR_BILLS", 200_000)}`;
-    const { agentDir, cwd, parent } = await run("fusion-unmerged-merge");
-    try {
-      const runId = await fusionVia(parent, {
-        name: "overbilled evaluator",
-        prompt: question,
-        candidates: [fusionRoute("model-a"), fusionRoute("model-b")],
-        merge: fusionRoute("model-c"),
-        maxCostUsd: CAP,
-      });
+    await run("fusion-unmerged-merge", async (parent, cwd) => {
+      const runId = await fusionVia(parent, capped("overbilled evaluator", question));
       const view = await expectUnmerged(parent, cwd, runId, "merge");
       // The evaluator completed (billed $3 of output past its share): its checked claims are in the map.
       expect(view.text).toContain("The claims of the evaluator's checked comparison (evaluation.json):");
@@ -139,48 +136,28 @@ describe("bg_fusion under a cap whose merger cannot fit", () => {
       expect(attempts).toContainEqual(
         expect.objectContaining({ stage: "merge", status: "failed", code: "spend_cap_below_first_request" }),
       );
-    } finally {
-      await parent.dispose();
-    }
-    expect(await waitForNoProcesses(agentDir.dir, { includeEnv: true })).toEqual([]);
+    });
   });
 
   it("the candidates billed past their shares and left less than the merger's reserve: the evaluator is refused, the run completes unmerged", async () => {
     // Each candidate's answer billed as 60,000 output tokens ($0.90 of a $0.60 share): under $0.40 is left.
     const question = `Where is the session cache invalidated? ${billMarker("CANDIDATES_BILL", 60_000)}`;
-    const { agentDir, cwd, parent } = await run("fusion-unmerged-evaluate");
-    try {
-      const runId = await fusionVia(parent, {
-        name: "overbilled candidates",
-        prompt: question,
-        candidates: [fusionRoute("model-a"), fusionRoute("model-b")],
-        merge: fusionRoute("model-c"),
-        maxCostUsd: CAP,
-      });
+    await run("fusion-unmerged-evaluate", async (parent, cwd) => {
+      const runId = await fusionVia(parent, capped("overbilled candidates", question));
       const view = await expectUnmerged(parent, cwd, runId, "evaluate");
       expect(view.text).not.toContain("evaluation.json");
       expect(view.text).toContain("- No two answers are identical once whitespace is normalised");
       const children = childSpend(cwd);
       expect(children).toHaveLength(2);
       expect(CAP - children.reduce((sum, c) => sum + c.spent, 0)).toBeLessThan(MERGER_RESERVE);
-    } finally {
-      await parent.dispose();
-    }
-    expect(await waitForNoProcesses(agentDir.dir, { includeEnv: true })).toEqual([]);
+    });
   });
 
   it("the candidates billed a little past their shares: the evaluator's share absorbs it, the merger keeps its reserve and merges", async () => {
     // Each candidate's answer billed as 43,000 output tokens (about $0.67 of a $0.60 share).
     const question = `Where is the session cache invalidated? ${billMarker("CANDIDATES_BILL", 43_000)}`;
-    const { agentDir, cwd, parent } = await run("fusion-overspend-merged");
-    try {
-      const runId = await fusionVia(parent, {
-        name: "slightly overbilled candidates",
-        prompt: question,
-        candidates: [fusionRoute("model-a"), fusionRoute("model-b")],
-        merge: fusionRoute("model-c"),
-        maxCostUsd: CAP,
-      });
+    await run("fusion-overspend-merged", async (parent, cwd) => {
+      const runId = await fusionVia(parent, capped("slightly overbilled candidates", question));
       const notice = await noticeOf(parent, runId);
       expect(notice.content).toContain("completed: verified merged answer");
       expect(notice.content).not.toContain(UNMERGED_TEXT);
@@ -201,10 +178,7 @@ describe("bg_fusion under a cap whose merger cannot fit", () => {
       expect(evaluator.cap).toBeLessThan(left / 2);
       expect(merger.cap).toBeCloseTo(left - evaluator.spent, 9);
       expect(merger.cap).toBeGreaterThanOrEqual(MERGER_RESERVE);
-    } finally {
-      await parent.dispose();
-    }
-    expect(await waitForNoProcesses(agentDir.dir, { includeEnv: true })).toEqual([]);
+    });
   });
 
   it("a structured run whose evaluator billed past the cap: the candidates' JSON answers with the agreement per field, unmerged", async () => {
@@ -218,25 +192,21 @@ describe("bg_fusion under a cap whose merger cannot fit", () => {
       "model-a": json({ ttl: 60, places: ["src/auth.js"] }),
       "model-b": json({ ttl: 90, places: ["src/auth.js"], note: "unsure" }),
     };
-    const { agentDir, parent } = await run("fusion-unmerged-structured");
-    installParentDriver(server, (req) => {
-      if (directiveOf(req).first === EVALUATE_HEADING) {
-        const claims = [
-          { claim: "places: src/auth.js", supported_by: ["candidate-1", "candidate-2"], contradicted_by: [] },
-        ];
-        return { text: JSON.stringify({ claims, unique_findings: [] }), usage: { completion_tokens: 200_000 } };
-      }
-      const text = answers[req.model];
-      return text === undefined ? undefined : { text };
-    });
-    try {
+    await run("fusion-unmerged-structured", async (parent) => {
+      // In place of the Fusion driver fusionProject installed: JSON candidates and an overbilling evaluator.
+      installParentDriver(server, (req) => {
+        if (directiveOf(req).first === EVALUATE_HEADING) {
+          const claims = [
+            { claim: "places: src/auth.js", supported_by: ["candidate-1", "candidate-2"], contradicted_by: [] },
+          ];
+          return { text: JSON.stringify({ claims, unique_findings: [] }), usage: { completion_tokens: 200_000 } };
+        }
+        const text = answers[req.model];
+        return text === undefined ? undefined : { text };
+      });
       const runId = await fusionVia(parent, {
-        name: "structured, overbilled evaluator",
-        prompt: "What is the TTL and where is auth?",
-        candidates: [fusionRoute("model-a"), fusionRoute("model-b")],
-        merge: fusionRoute("model-c"),
+        ...capped("structured, overbilled evaluator", "What is the TTL and where is auth?"),
         outputSchema: schema,
-        maxCostUsd: CAP,
       });
       await noticeOf(parent, runId);
       const view = await bgResultVia(parent, { taskId: runId });
@@ -256,9 +226,6 @@ describe("bg_fusion under a cap whose merger cannot fit", () => {
         "- note: a value of its own from fake/model-b (candidate-2); left out by fake/model-a (candidate-1)",
       );
       for (const text of Object.values(answers)) expect(view.text).toContain(`\n${text}\n`);
-    } finally {
-      await parent.dispose();
-    }
-    expect(await waitForNoProcesses(agentDir.dir, { includeEnv: true })).toEqual([]);
+    });
   });
 });

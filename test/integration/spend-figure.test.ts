@@ -23,11 +23,19 @@ import {
   noticeOf,
   until,
 } from "../helpers/drive.ts";
-import { FUSION_MODELS, fusionRoute, fusionVia, installFusionDriver, QUESTION } from "../helpers/fusion-run-driver.ts";
+import {
+  FUSION_MODELS,
+  fusionRoute,
+  fusionVia,
+  installFusionDriver,
+  QUESTION,
+  twoCandidates,
+} from "../helpers/fusion-run-driver.ts";
 import { type ModelRequest, makeTempDir, startSdkParent, useAgentDir, useModelServer } from "../helpers/pi-parent.ts";
+import { PRICED_MODEL, PRICED_MODELS } from "../helpers/spend-route.ts";
 
-/** $1 per million input tokens, $2 per million output tokens. */
-const PRICED = "priced-model";
+/** $1 per million input tokens, $2 per million output tokens (no response here reports cache tokens). */
+const PRICED = PRICED_MODEL;
 const CAP = 0.2;
 /** What each child response reports: 20,000 input tokens and 50 output tokens = $0.0201. */
 const REPORTED = { prompt_tokens: 20_000, completion_tokens: 50 };
@@ -35,17 +43,7 @@ const REPORTED = { prompt_tokens: 20_000, completion_tokens: 50 };
 const BILLED = 3;
 
 const server = useModelServer();
-const agent = useAgentDir(server, {
-  models: [
-    ...FUSION_MODELS,
-    {
-      id: PRICED,
-      contextWindow: 200_000,
-      maxTokens: 64_000,
-      cost: { input: 1, output: 2, cacheRead: 0, cacheWrite: 0 },
-    },
-  ],
-});
+const agent = useAgentDir(server, { models: [...FUSION_MODELS, ...PRICED_MODELS] });
 
 interface ListJson {
   tasks: {
@@ -296,13 +294,13 @@ describe("one spend figure in every view", () => {
       });
       expect((await check(completed, "completed")).usd).toBeGreaterThan(0);
 
-      const failed = await fusionVia(parent, {
-        name: "failed",
+      const capped = (name: string, merge: string) => ({
+        name,
         prompt: QUESTION,
-        candidates: [fusionRoute("model-a"), fusionRoute("model-b")],
-        merge: fusionRoute("merge-broken"),
+        ...twoCandidates(merge),
         maxCostUsd: FUSION_CAP,
       });
+      const failed = await fusionVia(parent, capped("failed", "merge-broken"));
       expect((await check(failed, "failed")).usd).toBeGreaterThan(0);
 
       // Each candidate is billed for one tool call, then its next request is held until the run is cancelled.
@@ -315,13 +313,7 @@ describe("one spend figure in every view", () => {
         await held.wait;
         return { text: "never delivered" };
       });
-      const cancelled = await fusionVia(parent, {
-        name: "cancelled",
-        prompt: QUESTION,
-        candidates: [fusionRoute("model-a"), fusionRoute("model-b")],
-        merge: fusionRoute("model-c"),
-        maxCostUsd: FUSION_CAP,
-      });
+      const cancelled = await fusionVia(parent, capped("cancelled", "model-c"));
       await until(() => inFlight === 2, "both candidates' second requests in flight", 90_000);
       const cancel = await runCli(cwd, "cancel", cancelled);
       expect(cancel.code, cancel.stderr).toBe(0);

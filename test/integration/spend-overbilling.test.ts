@@ -11,7 +11,7 @@ import { overbilledSentence } from "../../src/core/overbilling.ts";
 import { formatCostExact } from "../../src/core/units.ts";
 import { runCli } from "../helpers/cli.ts";
 import { bgResultVia, notifications } from "../helpers/drive.ts";
-import { plausiblePromptTokens } from "../helpers/model-wire.ts";
+import { plausiblePromptTokens } from "../helpers/model-server.ts";
 import { type ModelRequest, useModelServer } from "../helpers/pi-parent.ts";
 import {
   type AdjudicatedDelegate,

@@ -7,7 +7,7 @@
  * child_output_invalid with the raw text kept; a schema outside the subset is refused at admission
  * with nothing created.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { NotificationDetails } from "../../src/views/notification.ts";
@@ -23,32 +23,24 @@ import {
   promptWhenIdle,
   until,
 } from "../helpers/drive.ts";
-import { createAgentDir, makeTempDir, script, startSdkParent, useModelServer } from "../helpers/pi-parent.ts";
+import { freshProject } from "../helpers/held-project.ts";
+import { type SdkParent, script, useModelServer, withSdkParent } from "../helpers/pi-parent.ts";
 import { AUTH_SOURCE } from "../helpers/sample-sources.ts";
+import { at, cited, strictObject } from "../helpers/structured.ts";
 
 const server = useModelServer();
 
 const AUTH = AUTH_SOURCE;
 
-const SCHEMA = {
-  type: "object",
-  additionalProperties: false,
-  required: ["functions", "ttl"],
-  properties: {
-    functions: {
-      type: "array",
-      description: "exported functions",
-      items: {
-        type: "object",
-        additionalProperties: false,
-        required: ["name", "line"],
-        properties: { name: { type: "string" }, line: { type: "integer" } },
-      },
-    },
+const FUNCTION = strictObject({ name: { type: "string" }, line: { type: "integer" } }, ["name", "line"]);
+const SCHEMA = strictObject(
+  {
+    functions: { type: "array", description: "exported functions", items: FUNCTION },
     ttl: { type: "integer" },
     risk: { type: "string", enum: ["low", "high"] },
   },
-};
+  ["functions", "ttl"],
+);
 
 const OUTPUT = { functions: [{ name: "login", line: 2 }], ttl: 60, risk: "low" };
 
@@ -56,56 +48,28 @@ const OUTPUT = { functions: [{ name: "login", line: 2 }], ttl: 60, risk: "low" }
 const ANSWER = {
   output: OUTPUT,
   basis: [
-    {
-      field: "functions",
-      citations: [
-        { path: "src/auth.js", start_line: 2, end_line: 3, excerpt: "export function login(user) {" },
-        { path: "src/auth.js", start_line: 3, end_line: 3, excerpt: "return   token(user);" },
-      ],
-      reasoning: "login is exported at line 2",
-      confidence: "high",
-    },
-    {
-      field: "ttl",
-      citations: [{ path: "src/auth.js", start_line: 5, end_line: 5, excerpt: "export const TTL = 90;" }],
-      reasoning: "the constant",
-      confidence: "medium",
-    },
-    {
-      field: "risk",
-      citations: [{ path: "src/session.js", start_line: 1, end_line: 1, excerpt: "session" }],
-      reasoning: "a guess",
-      confidence: "low",
-    },
+    cited(
+      "functions",
+      [at("src/auth.js", [2, 3], "export function login(user) {"), at("src/auth.js", 3, "return   token(user);")],
+      "login is exported at line 2",
+      "high",
+    ),
+    cited("ttl", at("src/auth.js", 5, "export const TTL = 90;"), "the constant", "medium"),
+    cited("risk", at("src/session.js", 1, "session"), "a guess", "low"),
   ],
 };
 
-async function project(): Promise<string> {
-  const cwd = await makeTempDir("structured-proj");
-  mkdirSync(join(cwd, "src"));
-  writeFileSync(join(cwd, "src", "auth.js"), AUTH);
-  return cwd;
-}
-
 const READ = { tool: "read", args: { path: "src/auth.js" } };
 
-type Parent = Awaited<ReturnType<typeof startSdkParent>>;
-
 /** A real parent in a new project holding src/auth.js, driven by instruction; disposed after `body`. */
-async function withParent(body: (parent: Parent, cwd: string) => Promise<void>): Promise<void> {
-  const agentDir = await createAgentDir({ serverUrl: server.url });
-  const cwd = await project();
+async function withParent(body: (parent: SdkParent, cwd: string) => Promise<void>): Promise<void> {
+  const { agentDir, cwd } = await freshProject(server, "structured-proj", { "src/auth.js": AUTH });
   installParentDriver(server);
-  const parent = await startSdkParent({ agentDir, cwd });
-  try {
-    await body(parent, cwd);
-  } finally {
-    await parent.dispose();
-  }
+  await withSdkParent({ agentDir, cwd }, (parent) => body(parent, cwd));
 }
 
 /** Delegate with the schema and wait for its notification; returns the task id. */
-async function delegateStructured(parent: Parent, prompt: string, extra: Record<string, unknown> = {}) {
+async function delegateStructured(parent: SdkParent, prompt: string, extra: Record<string, unknown> = {}) {
   const id = await delegateVia(parent, { name: "auth facts", prompt, outputSchema: SCHEMA, ...extra });
   await until(() => notifications(parent.messages()).length === 1, "the notification");
   return id;

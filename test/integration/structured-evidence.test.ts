@@ -18,47 +18,29 @@ import type { ArtifactEvidence, DelegateResultFile } from "../../src/core/types.
 import { listTaskRefs } from "../../src/store/lookup.ts";
 import type { CheckedFieldBasis } from "../../src/verify/structured-output.ts";
 import type { CompletedView } from "../../src/views/result.ts";
-import { runCli } from "../helpers/cli.ts";
+import { printedCompleted, runCli } from "../helpers/cli.ts";
 import { bgResultVia, delegateVia, installParentDriver, notifications, until } from "../helpers/drive.ts";
-import {
-  type ModelRequest,
-  makeTempDir,
-  type SdkParent,
-  script,
-  startSdkParent,
-  useModelServer,
-} from "../helpers/pi-parent.ts";
+import { withFreshParent } from "../helpers/held-project.ts";
+import { type ModelRequest, type SdkParent, script } from "../helpers/pi-parent.ts";
 import { AUTH_SOURCE } from "../helpers/sample-sources.ts";
-import { PRICED_MODEL, pricedRoute, usePricedAgentDir } from "../helpers/spend-route.ts";
+import { PRICED_MODEL, pricedRoute, useServerAndPricedAgentDir } from "../helpers/spend-route.ts";
+import { at, cited, strictObject } from "../helpers/structured.ts";
 
-const server = useModelServer();
-const agent = usePricedAgentDir(server);
+const { server, agent } = useServerAndPricedAgentDir();
 
 /** A priced route (so a spend cap applies): $1 per million input tokens, $2 per million output. */
 const PRICED = pricedRoute(PRICED_MODEL);
 const REPORTED = { prompt_tokens: 20_000, completion_tokens: 50 };
 
-const MARKER_SCHEMA = {
-  type: "object",
-  additionalProperties: false,
-  required: ["ttl"],
-  properties: { ttl: { type: "integer" }, note: { type: "string" } },
-};
+const MARKER_SCHEMA = strictObject({ ttl: { type: "integer" }, note: { type: "string" } }, ["ttl"]);
 
 function basisOf(view: CompletedView): Record<string, CheckedFieldBasis> {
   if (view.output.type !== "json") throw new Error("not a structured answer");
   return Object.fromEntries(view.output.basis.map((b) => [b.field, b]));
 }
 
-async function withParent(name: string, body: (parent: SdkParent, cwd: string) => Promise<void>): Promise<void> {
-  const cwd = await makeTempDir(name);
-  const parent = await startSdkParent({ agentDir: agent, cwd });
-  try {
-    await body(parent, cwd);
-  } finally {
-    await parent.dispose();
-  }
-}
+const withParent = (label: string, body: (parent: SdkParent, cwd: string) => Promise<void>) =>
+  withFreshParent(agent, label, body);
 
 async function ended(parent: SdkParent, count = 1): Promise<void> {
   await until(() => notifications(parent.messages()).length === count, "the notification", 90_000);
@@ -79,21 +61,13 @@ describe("a structured answer's excerpts are checked against the bytes the child
       const answer = {
         output: { ttl: 90, note: "login" },
         basis: [
-          {
-            field: "ttl",
-            citations: [{ path: "auth.js", start_line: 5, end_line: 5, excerpt: "export const TTL = 90;" }],
-            reasoning: "the constant",
-            confidence: "high",
-          },
-          {
-            field: "note",
-            citations: [
-              { path: "auth.js", start_line: 2, end_line: 2, excerpt: "e" },
-              { path: "auth.js", start_line: 2, end_line: 2, excerpt: "export function login(user) {" },
-            ],
-            reasoning: "the function",
-            confidence: "low",
-          },
+          cited("ttl", at("auth.js", 5, "export const TTL = 90;"), "the constant", "high"),
+          cited(
+            "note",
+            [at("auth.js", 2, "e"), at("auth.js", 2, "export function login(user) {")],
+            "the function",
+            "low",
+          ),
         ],
       };
       const id = await delegateVia(parent, {
@@ -124,15 +98,9 @@ describe("a structured answer's excerpts are checked against the bytes the child
       expect(show.stdout).toMatch(/^ttl +high +auth\.js:5 +cannot check: changed since read$/m);
 
       // result --json: {run, output} in Parallel's shape, each citation with url, title and excerpts.
-      const json = await runCli(cwd, "result", id, "--json");
-      expect(json.code).toBe(0);
-      const doc = JSON.parse(json.stdout);
+      const doc = await printedCompleted(cwd, id);
       expect(Object.keys(doc).sort()).toEqual(["output", "run"]);
       expect(doc.run).toMatchObject({
-        run_id: id,
-        interaction_id: id,
-        status: "completed",
-        is_active: false,
         processor: "fake/fake-model",
         error: null,
         metadata: { kind: "delegate", name: "ttl" },
@@ -143,7 +111,7 @@ describe("a structured answer's excerpts are checked against the bytes the child
         "citations not verified for: ttl, note",
       );
       expect(doc.output).toMatchObject({ type: "json", content: { ttl: 90, note: "login" } });
-      expect(doc.output.basis[0].citations[0]).toMatchObject({
+      expect(doc.output.basis[0]?.citations[0]).toMatchObject({
         url: `${pathToFileURL(join(cwd, "auth.js")).href}#L5-L5`,
         title: "auth.js",
         excerpts: ["export const TTL = 90;"],
@@ -163,18 +131,8 @@ describe("a structured answer's excerpts are checked against the bytes the child
     const answer = {
       output: { ttl: 3, note: "big" },
       basis: [
-        {
-          field: "ttl",
-          citations: [{ path: "big.txt", start_line: 3, end_line: 3, excerpt: "line 0003 of the big file" }],
-          reasoning: "line 3",
-          confidence: "high",
-        },
-        {
-          field: "note",
-          citations: [{ path: "big.txt", start_line: 50, end_line: 50, excerpt: "line 0050 of the big file" }],
-          reasoning: "line 50 was never returned",
-          confidence: "low",
-        },
+        cited("ttl", at("big.txt", 3, "line 0003 of the big file"), "line 3", "high"),
+        cited("note", at("big.txt", 50, "line 0050 of the big file"), "line 50 was never returned", "low"),
       ],
     };
     // Turn 0 reads the 40 KB file (spilled: under a $0.09 cap, after a first response reporting
@@ -262,11 +220,7 @@ describe("the inline bound on the delivered text", () => {
   it("delivers as a file an answer whose compact JSON is under 48 KiB but whose indented view is not", async () => {
     installParentDriver(server);
     await withParent("delivered-bound", async (parent) => {
-      const schema = {
-        type: "object",
-        additionalProperties: false,
-        properties: { matrix: { type: "array", items: { type: "array", items: { type: "integer" } } } },
-      };
+      const schema = strictObject({ matrix: { type: "array", items: { type: "array", items: { type: "integer" } } } });
       const matrix = Array.from({ length: 5000 }, () => [1]);
       const answer = JSON.stringify({
         output: { matrix },
@@ -309,16 +263,8 @@ describe("result --json for a text answer", () => {
         prompt: `Where is login? ${script({ tool: "read", args: { path: "auth.js" } }, { text: "login is at auth.js:2-4." })}`,
       });
       await ended(parent);
-      const json = await runCli(cwd, "result", id, "--json");
-      expect(json.code).toBe(0);
-      const doc = JSON.parse(json.stdout);
-      expect(doc.run).toMatchObject({
-        run_id: id,
-        interaction_id: id,
-        status: "completed",
-        is_active: false,
-        warnings: [],
-      });
+      const doc = await printedCompleted(cwd, id);
+      expect(doc.run.warnings).toEqual([]);
       expect(doc.output).toMatchObject({ type: "text", content: "login is at auth.js:2-4." });
       expect(doc.output.basis).toEqual([
         expect.objectContaining({

@@ -9,27 +9,14 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { isChildRequest } from "../helpers/drive.ts";
 import { script, useModelServer } from "../helpers/pi-parent.ts";
+import { at, cited, strictObject } from "../helpers/structured.ts";
 import type { InteractivePi } from "../helpers/terminal.ts";
 import { withInteractivePi } from "../helpers/tui-run.ts";
 
 const server = useModelServer();
 
-const SCHEMA = {
-  type: "object",
-  additionalProperties: false,
-  required: ["places", "ttl"],
-  properties: {
-    places: {
-      type: "array",
-      items: {
-        type: "object",
-        additionalProperties: false,
-        properties: { file: { type: "string" }, line: { type: "integer" } },
-      },
-    },
-    ttl: { type: "integer" },
-  },
-};
+const PLACE = strictObject({ file: { type: "string" }, line: { type: "integer" } });
+const SCHEMA = strictObject({ places: { type: "array", items: PLACE }, ttl: { type: "integer" } }, ["places", "ttl"]);
 
 const ANSWER = {
   output: {
@@ -40,18 +27,8 @@ const ANSWER = {
     ttl: 60,
   },
   basis: [
-    {
-      field: "places",
-      citations: [{ path: "src/auth.js", start_line: 2, end_line: 3, excerpt: "return token(user);" }],
-      reasoning: "login hands out the token",
-      confidence: "high",
-    },
-    {
-      field: "ttl",
-      citations: [{ path: "src/auth.js", start_line: 5, end_line: 5, excerpt: "TTL = 90" }],
-      reasoning: "the constant",
-      confidence: "low",
-    },
+    cited("places", at("src/auth.js", [2, 3], "return token(user);"), "login hands out the token", "high"),
+    cited("ttl", at("src/auth.js", 5, "TTL = 90"), "the constant", "low"),
   ],
 };
 
