@@ -71,9 +71,7 @@ export function noticed(request: ModelRequest): boolean {
 
 /** The output limit the request asked for, where its wire puts it. */
 export function outputLimitOf(request: ModelRequest): number {
-  const raw = request.raw;
-  const google = raw.generationConfig as { maxOutputTokens?: unknown } | undefined;
-  return Number(raw.max_completion_tokens ?? raw.max_tokens ?? raw.max_output_tokens ?? google?.maxOutputTokens);
+  return request.maxOutput ?? Number.NaN;
 }
 
 /** The child requests whose directive (the first user message) carries `marker`, in order. */
